@@ -1,0 +1,318 @@
+// swapformer: ESM bindings over dist/swapformer.wasm.
+//
+// A thin layer: it copies inputs into wasm memory, calls the C ABI
+// (core/api.c), turns every non-zero return code into a SwapformerError, and
+// copies results out. It never keeps a typed-array view of wasm memory across
+// a call that may grow it: views are made fresh from memory.buffer each time.
+
+const CODES = [
+  'OK', 'BAD_CONFIG', 'BAD_FILE', 'BAD_WEIGHTS', 'BAD_TOKEN', 'SEQUENCE_TOO_LONG',
+  'OUT_OF_MEMORY', 'BAD_ARGUMENT', 'PLUGIN_EXISTS', 'NOT_FOUND', 'BAD_PLUGIN',
+];
+const ABI_VERSION = 1;
+
+/** Every error swapformer throws. `code` is stable; `message` names the field. */
+export class SwapformerError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.name = 'SwapformerError';
+    this.code = code;
+  }
+}
+
+const fail = (code, message) => { throw new SwapformerError(code, message); };
+
+const isNode = typeof process === 'object' && !!process.versions?.node;
+const utf8 = new TextEncoder();
+const fromUtf8 = new TextDecoder();
+
+// ------------------------------------------------------------------ loading
+
+const DEFAULT_WASM = new URL('../dist/swapformer.wasm', import.meta.url);
+
+async function readUrl(url) {
+  if (url.protocol === 'file:') {
+    if (!isNode) fail('BAD_ARGUMENT', `options.wasm: cannot read ${url.href} outside Node`);
+    const { readFile } = await import(/* webpackIgnore: true */ 'node:fs/promises');
+    return readFile(url);
+  }
+  return null;
+}
+
+async function compile(source) {
+  if (source instanceof WebAssembly.Module) return source;
+  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return WebAssembly.compile(source);
+  let url;
+  try {
+    url = source instanceof URL ? source : new URL(String(source), isNode ? `file://${process.cwd()}/` : globalThis.location?.href);
+  } catch {
+    fail('BAD_ARGUMENT', `options.wasm: '${source}' is neither a URL, bytes nor a WebAssembly.Module`);
+  }
+  const local = await readUrl(url);
+  if (local) return WebAssembly.compile(local);
+  const response = await fetch(url);
+  if (!response.ok) fail('BAD_ARGUMENT', `options.wasm: fetching ${url.href} gave HTTP ${response.status}`);
+  if (WebAssembly.compileStreaming && (response.headers.get('content-type') || '').startsWith('application/wasm')) {
+    return WebAssembly.compileStreaming(response);
+  }
+  return WebAssembly.compile(await response.arrayBuffer());
+}
+
+class Runtime {
+  constructor(instance) {
+    this.x = instance.exports;
+    this.x._initialize();
+    if (this.x.sf_abi_version() !== ABI_VERSION) fail('BAD_ARGUMENT', `wasm ABI ${this.x.sf_abi_version()} != bindings ABI ${ABI_VERSION}`);
+  }
+
+  get u8() { return new Uint8Array(this.x.memory.buffer); }
+  f32(ptr, n) { return new Float32Array(this.x.memory.buffer, ptr, n); }
+  i32(ptr, n) { return new Int32Array(this.x.memory.buffer, ptr, n); }
+
+  error(rc) {
+    return new SwapformerError(CODES[rc] ?? 'INTERNAL', this.cstr(this.x.sf_error_message()));
+  }
+  check(rc) { if (rc !== 0) throw this.error(rc); }
+
+  cstr(ptr) {
+    if (!ptr) return '';
+    const u8 = this.u8;
+    let end = ptr;
+    while (u8[end]) end++;
+    return fromUtf8.decode(u8.subarray(ptr, end));
+  }
+
+  alloc(bytes) {
+    const p = this.x.sf_alloc(bytes);
+    if (!p) throw this.error(6);
+    return p;
+  }
+
+  // Runs fn(ptr, length) with bytes copied into wasm memory (NUL-terminated).
+  withBytes(bytes, fn) {
+    const p = this.alloc(bytes.length + 1);
+    try {
+      const u8 = this.u8;
+      u8.set(bytes, p);
+      u8[p + bytes.length] = 0;
+      return fn(p, bytes.length);
+    } finally {
+      this.x.sf_dealloc(p);
+    }
+  }
+
+  withString(s, fn) { return this.withBytes(utf8.encode(s), fn); }
+
+  // Takes the result buffer (config JSON, saved file) out of wasm memory.
+  takeResult() {
+    const p = this.x.sf_result_ptr(), n = this.x.sf_result_len();
+    const out = this.u8.slice(p, p + n);
+    this.x.sf_result_free();
+    return out;
+  }
+}
+
+const runtimes = new Map(); // wasm source -> Promise<Runtime>
+
+function runtime(source = DEFAULT_WASM) {
+  const key = source instanceof URL ? source.href : source;
+  let rt = runtimes.get(key);
+  if (!rt) {
+    rt = compile(source).then(async (module) => new Runtime(await WebAssembly.instantiate(module, {})));
+    rt.catch(() => runtimes.delete(key));
+    runtimes.set(key, rt);
+  }
+  return rt;
+}
+
+// ------------------------------------------------------------------ API
+
+const handles = new FinalizationRegistry(({ rt, h }) => rt.x.sf_destroy(h));
+
+/** Names of the registered position and norm plugins, read from the C registry. */
+export async function listPlugins(options = {}) {
+  const rt = await runtime(options.wasm);
+  const names = (kind) => Array.from({ length: rt.x.sf_plugin_count(kind) }, (_, i) => rt.cstr(rt.x.sf_plugin_name(kind, i)));
+  return { position: names(0), norm: names(1) };
+}
+
+/** A new encoder from a config; weights not given are initialised from seed. */
+export async function createEncoder(config, options = {}) {
+  if (options === null || typeof options !== 'object') fail('BAD_ARGUMENT', 'options must be an object');
+  const { weights = {}, seed = 0 } = options;
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) fail('BAD_CONFIG', 'config must be an object');
+  if (weights === null || typeof weights !== 'object') fail('BAD_WEIGHTS', 'options.weights must be an object of Float32Arrays');
+  if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0) fail('BAD_ARGUMENT', `options.seed must be a non-negative safe integer, got ${String(seed)}`);
+  let json;
+  try {
+    json = JSON.stringify(config);
+  } catch (e) {
+    fail('BAD_CONFIG', `config is not serialisable as JSON: ${e.message}`);
+  }
+  const rt = await runtime(options.wasm);
+  const h = rt.withString(json, (p, n) => rt.x.sf_create(p, n));
+  if (!h) throw rt.error(rt.x.sf_error_code());
+  try {
+    for (const [name, value] of Object.entries(weights)) {
+      if (!(value instanceof Float32Array) && !Array.isArray(value) && !ArrayBuffer.isView(value)) {
+        fail('BAD_WEIGHTS', `weights['${name}'] must be a Float32Array`);
+      }
+      const data = value instanceof Float32Array ? value : Float32Array.from(value);
+      const p = rt.alloc(data.length * 4 || 4);
+      try {
+        rt.f32(p, data.length).set(data);
+        rt.check(rt.withString(name, (np) => rt.x.sf_set_weight(h, np, p, data.length)));
+      } finally {
+        rt.x.sf_dealloc(p);
+      }
+    }
+    rt.check(rt.x.sf_init(h, seed));
+    return new Encoder(rt, h);
+  } catch (e) {
+    rt.x.sf_destroy(h);
+    throw e;
+  }
+}
+
+/** An encoder from a model file (safetensors with the config in its metadata). */
+export async function loadModel(bytes, options = {}) {
+  if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
+  else if (ArrayBuffer.isView(bytes)) bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  else fail('BAD_FILE', 'loadModel: bytes must be a Uint8Array or an ArrayBuffer');
+  const rt = await runtime(options?.wasm);
+  const h = rt.withBytes(bytes, (p, n) => rt.x.sf_load(p, n));
+  if (!h) throw rt.error(rt.x.sf_error_code());
+  return new Encoder(rt, h);
+}
+
+// Accepts one sequence (number[] / typed array) or a batch (array of them).
+function normaliseIds(ids, vocabSize) {
+  const isSeq = (s) => ArrayBuffer.isView(s) || (Array.isArray(s) && (s.length === 0 || !(Array.isArray(s[0]) || ArrayBuffer.isView(s[0]))));
+  let seqs;
+  if (isSeq(ids)) seqs = [ids];
+  else if (Array.isArray(ids) && ids.every((s) => Array.isArray(s) || ArrayBuffer.isView(s))) seqs = ids;
+  else fail('BAD_ARGUMENT', 'ids must be a sequence of token ids (number[] or Int32Array) or an array of sequences');
+  if (seqs.length === 0) fail('BAD_ARGUMENT', 'ids is an empty batch');
+  const batched = !isSeq(ids);
+  seqs.forEach((s, b) => {
+    const where = batched ? `ids[${b}]` : 'ids';
+    if (s.length === 0) fail('BAD_ARGUMENT', `${where} is empty: a sequence needs at least one token`);
+    for (let t = 0; t < s.length; t++) {
+      const id = s[t];
+      if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id >= vocabSize) {
+        const shown = typeof id === 'number' ? String(id) : typeof id === 'bigint' ? `${id}n` : `${typeof id} ${JSON.stringify(id) ?? String(id)}`;
+        fail('BAD_TOKEN', `${where}[${t}] = ${shown} is not a token id in [0, ${vocabSize}) (vocabSize)`);
+      }
+    }
+  });
+  return { seqs, where: (b) => (batched ? `ids[${b}]` : 'ids') };
+}
+
+export class Encoder {
+  #rt;
+  #h;
+  #config;
+
+  constructor(rt, h) {
+    this.#rt = rt;
+    this.#h = h;
+    rt.check(rt.x.sf_config_json(h));
+    const config = JSON.parse(fromUtf8.decode(rt.takeResult()));
+    Object.freeze(config.positionOptions);
+    this.#config = Object.freeze(config);
+    handles.register(this, { rt, h }, this);
+  }
+
+  #handle() {
+    if (!this.#h) fail('DISPOSED', 'this encoder has been disposed');
+    return this.#h;
+  }
+
+  /** The resolved config, every default filled in. */
+  get config() { return this.#config; }
+
+  /** Longest sequence the position plugin can encode (Infinity when unlimited). */
+  get maxSequenceLength() {
+    const n = this.#rt.x.sf_max_len(this.#handle());
+    return n < 0 ? Infinity : n;
+  }
+
+  forward(ids, options = {}) {
+    const h = this.#handle(), rt = this.#rt, x = rt.x;
+    const outputAttentions = !!options?.outputAttentions;
+    const { seqs, where } = normaliseIds(ids, this.#config.vocabSize);
+    const B = seqs.length;
+    let T = 0, N = 0;
+    for (const s of seqs) { T = Math.max(T, s.length); N += s.length; }
+    if (N > 0x7fffffff) fail('OUT_OF_MEMORY', `a batch of ${N} tokens is too large`);
+    const limit = this.maxSequenceLength;
+    seqs.forEach((s, b) => {
+      if (s.length > limit) {
+        fail('SEQUENCE_TOO_LONG', `${where(b)} has ${s.length} tokens; position '${this.#config.position}' encodes at most ${limit} (maxLen)`);
+      }
+    });
+    rt.check(x.sf_reserve(h, B, T, N, outputAttentions ? 1 : 0));
+    const idsBuf = rt.i32(x.sf_ids(h), N), lens = rt.i32(x.sf_lens(h), B);
+    let off = 0;
+    seqs.forEach((s, b) => { idsBuf.set(s, off); lens[b] = s.length; off += s.length; });
+    rt.check(x.sf_forward(h, B, outputAttentions ? 1 : 0));
+    const C = this.#config.dModel;
+    const result = { data: rt.f32(x.sf_output(h), B * T * C).slice(), shape: [B, T, C] };
+    if (outputAttentions) {
+      const { layers, heads } = this.#config, per = B * heads * T * T, base = x.sf_attentions(h);
+      result.attentions = Array.from({ length: layers }, (_, l) => ({
+        data: rt.f32(base + l * per * 4, per).slice(),
+        shape: [B, heads, T, T],
+      }));
+    }
+    return result;
+  }
+
+  /** Copies of every weight, unpacked, row-major ([out, in] for Linear weights). */
+  getWeights() {
+    const h = this.#handle(), rt = this.#rt, x = rt.x;
+    const out = {};
+    for (let i = 0; i < x.sf_param_count(h); i++) {
+      const n = x.sf_param_ndim(h, i) === 2 ? x.sf_param_dim(h, i, 0) * x.sf_param_dim(h, i, 1) : x.sf_param_dim(h, i, 0);
+      const name = rt.cstr(x.sf_param_name(h, i));
+      const p = rt.alloc(n * 4 || 4);
+      try {
+        rt.check(x.sf_param_read(h, i, p));
+        out[name] = rt.f32(p, n).slice();
+      } finally {
+        x.sf_dealloc(p);
+      }
+    }
+    return out;
+  }
+
+  /** Name and shape of every weight, in file order. */
+  weightShapes() {
+    const h = this.#handle(), x = this.#rt.x;
+    const out = {};
+    for (let i = 0; i < x.sf_param_count(h); i++) {
+      const shape = x.sf_param_ndim(h, i) === 2 ? [x.sf_param_dim(h, i, 0), x.sf_param_dim(h, i, 1)] : [x.sf_param_dim(h, i, 0)];
+      out[this.#rt.cstr(x.sf_param_name(h, i))] = shape;
+    }
+    return out;
+  }
+
+  /** The model file: safetensors, F32, config in __metadata__.config. */
+  save() {
+    const h = this.#handle();
+    this.#rt.check(this.#rt.x.sf_save(h));
+    return this.#rt.takeResult();
+  }
+
+  /** Frees the encoder's wasm memory. Idempotent; any later call throws DISPOSED. */
+  dispose() {
+    if (!this.#h) return;
+    handles.unregister(this);
+    this.#rt.x.sf_destroy(this.#h);
+    this.#h = 0;
+  }
+
+  get disposed() { return !this.#h; }
+}
+
+if (typeof Symbol.dispose === 'symbol') Encoder.prototype[Symbol.dispose] = Encoder.prototype.dispose;

@@ -1,0 +1,141 @@
+/* The exported C ABI, the only surface bindings/index.js calls.
+ *
+ * Functions return an error code (core/error.h) or a pointer (NULL on
+ * failure); the message of the last failure is sf_error_message(). Encoders
+ * are opaque handles. Nothing here does I/O: the wasm module instantiates
+ * with an empty import object. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "encoder.h"
+#include "modelfile.h"
+
+#ifdef __EMSCRIPTEN__
+#define SF_EXPORT(name) __attribute__((used, export_name(#name))) name
+/* emscripten's sbrk calls this after memory.grow; in a standalone module there
+ * is no JS glue to notify, and defining it keeps the import object empty. */
+void emscripten_notify_memory_growth(size_t memory_index) { (void)memory_index; }
+#else
+#define SF_EXPORT(name) name
+#endif
+
+#define SF_ABI_VERSION 1
+
+static sf_error last_error;
+static sf_buf result; /* the last text/bytes a call produced (config JSON, saved file) */
+
+static int done(int rc) {
+    if (rc == SF_OK) last_error.code = SF_OK, last_error.msg[0] = 0;
+    return rc;
+}
+
+int SF_EXPORT(sf_abi_version)(void) { return SF_ABI_VERSION; }
+int SF_EXPORT(sf_plugin_api_version)(void) { return SF_PLUGIN_API_VERSION; }
+const char *SF_EXPORT(sf_error_message)(void) { return last_error.msg; }
+int SF_EXPORT(sf_error_code)(void) { return last_error.code; }
+
+void *SF_EXPORT(sf_alloc)(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) sf_fail(&last_error, SF_OUT_OF_MEMORY, "out of memory allocating %z bytes", (long long)n);
+    return p;
+}
+void SF_EXPORT(sf_dealloc)(void *p) { free(p); }
+
+/* The result buffer: sf_result_ptr / sf_result_len after sf_config_json or sf_save. */
+const char *SF_EXPORT(sf_result_ptr)(void) { return result.p; }
+size_t SF_EXPORT(sf_result_len)(void) { return result.n; }
+void SF_EXPORT(sf_result_free)(void) { sf_buf_free(&result); }
+
+/* ---------------------------------------------------------------- plugins */
+
+int SF_EXPORT(sf_plugin_count)(int kind) { return kind == 0 ? sf_position_count() : sf_norm_count(); }
+const char *SF_EXPORT(sf_plugin_name)(int kind, int i) {
+    if (kind == 0) return sf_position_at(i) ? sf_position_at(i)->name : NULL;
+    return sf_norm_at(i) ? sf_norm_at(i)->name : NULL;
+}
+
+/* ---------------------------------------------------------------- encoders */
+
+/* A new encoder from config JSON; set weights with sf_set_weight, then sf_init. */
+sf_encoder *SF_EXPORT(sf_create)(const char *json, size_t len) {
+    sf_config cfg;
+    sf_encoder *e = NULL;
+    if (sf_config_parse(&cfg, json, len, &last_error) || sf_encoder_create(&e, &cfg, &last_error)) return NULL;
+    done(SF_OK);
+    return e;
+}
+
+int SF_EXPORT(sf_set_weight)(sf_encoder *e, const char *name, const float *data, size_t count) {
+    int i = sf_encoder_find_param(e, name);
+    if (i < 0) return sf_fail(&last_error, SF_BAD_WEIGHTS, "weights['%s'] is not a tensor of this config", name);
+    if (e->params[i].set) return sf_fail(&last_error, SF_BAD_WEIGHTS, "weights['%s'] is given twice", name);
+    return done(sf_encoder_set_param(e, i, data, sf_load_f32, count, &last_error));
+}
+
+/* Initialises every weight not set, from seed (an integer below 2^53). */
+int SF_EXPORT(sf_init)(sf_encoder *e, double seed) {
+    if (!(seed >= 0 && seed <= 9007199254740991.0) || seed != (double)(unsigned long long)seed)
+        return sf_fail(&last_error, SF_BAD_ARGUMENT, "seed must be an integer in [0, 2^53), got %g", seed);
+    sf_encoder_init_missing(e, (uint64_t)seed);
+    return done(SF_OK);
+}
+
+sf_encoder *SF_EXPORT(sf_load)(const unsigned char *bytes, size_t len) {
+    sf_encoder *e = NULL;
+    if (sf_model_load(bytes, len, &e, &last_error)) return NULL;
+    done(SF_OK);
+    return e;
+}
+
+void SF_EXPORT(sf_destroy)(sf_encoder *e) { sf_encoder_free(e); }
+
+int SF_EXPORT(sf_config_json)(const sf_encoder *e) {
+    sf_buf_free(&result);
+    sf_config_write(&e->cfg, &result);
+    if (result.failed) return sf_fail(&last_error, SF_OUT_OF_MEMORY, "out of memory writing the config");
+    return done(SF_OK);
+}
+
+int SF_EXPORT(sf_save)(const sf_encoder *e) {
+    unsigned char *p;
+    size_t n;
+    int rc = sf_model_save(e, &p, &n, &last_error);
+    if (rc) return rc;
+    sf_buf_free(&result);
+    result.p = (char *)p;
+    result.n = result.cap = n;
+    return done(SF_OK);
+}
+
+/* Longest sequence the position plugin encodes, or -1 when unlimited. */
+int SF_EXPORT(sf_max_len)(const sf_encoder *e) {
+    const sf_config *c = &e->cfg;
+    return c->position->max_len ? c->position->max_len(c) : -1;
+}
+
+/* ---------------------------------------------------------------- weights */
+
+int SF_EXPORT(sf_param_count)(const sf_encoder *e) { return e->n_params; }
+const char *SF_EXPORT(sf_param_name)(const sf_encoder *e, int i) { return i >= 0 && i < e->n_params ? e->params[i].name : NULL; }
+int SF_EXPORT(sf_param_ndim)(const sf_encoder *e, int i) { return i >= 0 && i < e->n_params ? e->params[i].ndim : 0; }
+int SF_EXPORT(sf_param_dim)(const sf_encoder *e, int i, int d) {
+    if (i < 0 || i >= e->n_params) return 0;
+    return d == 0 ? e->params[i].rows : e->params[i].cols;
+}
+int SF_EXPORT(sf_param_read)(const sf_encoder *e, int i, float *dst) {
+    if (i < 0 || i >= e->n_params) return sf_fail(&last_error, SF_NOT_FOUND, "no parameter %d", i);
+    sf_encoder_get_param(e, i, dst);
+    return done(SF_OK);
+}
+
+/* ---------------------------------------------------------------- forward */
+
+int SF_EXPORT(sf_reserve)(sf_encoder *e, int B, int T, int N, int attn) {
+    return done(sf_encoder_reserve(e, B, T, N, attn, &last_error));
+}
+int32_t *SF_EXPORT(sf_ids)(sf_encoder *e) { return e->ids; }
+int32_t *SF_EXPORT(sf_lens)(sf_encoder *e) { return e->lens; }
+float *SF_EXPORT(sf_output)(sf_encoder *e) { return e->out; }
+float *SF_EXPORT(sf_attentions)(sf_encoder *e) { return e->att; }
+
+int SF_EXPORT(sf_forward)(sf_encoder *e, int B, int attn) { return done(sf_encoder_forward(e, B, attn, &last_error)); }

@@ -1,0 +1,241 @@
+#include "config.h"
+
+#include <string.h>
+
+static const char *const activation_names[] = {"gelu", "gelu_tanh", "relu", "swiglu", "geglu", NULL};
+static const char *const placement_names[] = {"post", "pre", NULL};
+
+static const char *const config_keys[] = {
+    "vocabSize", "dModel", "heads", "layers", "ffDim", "maxLen", "position", "positionOptions", "norm",
+    "normPlacement", "finalNorm", "eps", "activation", "scaleEmbedding", NULL,
+};
+
+/* An integer member; required when def < 0. */
+static int get_int(const sf_json *j, int obj, const char *key, int def, int lo, int hi, int *out, sf_error *err) {
+    int m = sf_json_member(j, obj, key);
+    if (m < 0) {
+        if (def < 0) return sf_fail(err, SF_BAD_CONFIG, "config.%s is required (an integer in [%d, %d])", key, lo, hi);
+        *out = def;
+        return SF_OK;
+    }
+    if (!sf_json_is_int(j, m, lo, hi)) {
+        const sf_jnode *n = &j->nodes[m];
+        if (n->type == SF_JNUMBER)
+            return sf_fail(err, SF_BAD_CONFIG, "config.%s must be an integer in [%d, %d], got %g", key, lo, hi, n->num);
+        return sf_fail(err, SF_BAD_CONFIG, "config.%s must be an integer in [%d, %d], got %s", key, lo, hi,
+                       sf_json_type_name(n->type));
+    }
+    *out = (int)j->nodes[m].num;
+    return SF_OK;
+}
+
+static int get_bool(const sf_json *j, int obj, const char *key, int def, int *out, sf_error *err) {
+    int m = sf_json_member(j, obj, key);
+    if (m < 0) { *out = def; return SF_OK; }
+    int t = j->nodes[m].type;
+    if (t != SF_JTRUE && t != SF_JFALSE)
+        return sf_fail(err, SF_BAD_CONFIG, "config.%s must be true or false, got %s", key, sf_json_type_name(t));
+    *out = t == SF_JTRUE;
+    return SF_OK;
+}
+
+/* A required string member, copied into out. */
+static int get_name(const sf_json *j, int obj, const char *key, char *out, size_t cap, const char *choices, sf_error *err) {
+    int m = sf_json_member(j, obj, key);
+    if (m < 0) return sf_fail(err, SF_BAD_CONFIG, "config.%s is required (%s)", key, choices);
+    if (j->nodes[m].type != SF_JSTRING)
+        return sf_fail(err, SF_BAD_CONFIG, "config.%s must be a string (%s), got %s", key, choices, sf_json_type_name(j->nodes[m].type));
+    if (sf_json_string(j, m, out, cap) < 0) return sf_fail(err, SF_BAD_CONFIG, "config.%s: unknown name (%s)", key, choices);
+    return SF_OK;
+}
+
+/* "a, b, c" from a registry, for messages. */
+static void list_names(char *out, size_t cap, int is_norm) {
+    size_t n = 0;
+    int count = is_norm ? sf_norm_count() : sf_position_count();
+    out[0] = 0;
+    for (int i = 0; i < count; i++) {
+        const char *s = is_norm ? sf_norm_at(i)->name : sf_position_at(i)->name;
+        size_t l = strlen(s);
+        if (n + l + 3 >= cap) break;
+        if (i) { memcpy(out + n, ", ", 2); n += 2; }
+        memcpy(out + n, s, l);
+        n += l;
+        out[n] = 0;
+    }
+}
+
+static int parse_root(sf_config *c, const sf_json *j, sf_error *err) {
+    int rc;
+    if (j->nodes[0].type != SF_JOBJECT)
+        return sf_fail(err, SF_BAD_CONFIG, "config must be a JSON object, got %s", sf_json_type_name(j->nodes[0].type));
+
+    /* unknown or repeated keys: a typo must not silently fall back to a default */
+    unsigned seen = 0;
+    for (int m = j->nodes[0].first; m >= 0; m = j->nodes[m].next) {
+        int k = 0;
+        while (config_keys[k] && !sf_json_key_is(j, m, config_keys[k])) k++;
+        char key[64];
+        sf_json_key(j, m, key, sizeof key);
+        if (!config_keys[k]) return sf_fail(err, SF_BAD_CONFIG, "config has an unknown field '%s'", key);
+        if (seen & (1u << k)) return sf_fail(err, SF_BAD_CONFIG, "config.%s is given twice", key);
+        seen |= 1u << k;
+    }
+
+    if ((rc = get_int(j, 0, "vocabSize", -1, 1, SF_MAX_VOCAB, &c->vocab_size, err)) ||
+        (rc = get_int(j, 0, "dModel", -1, 1, SF_MAX_DIM, &c->d_model, err)) ||
+        (rc = get_int(j, 0, "heads", -1, 1, SF_MAX_DIM, &c->heads, err)) ||
+        (rc = get_int(j, 0, "layers", -1, 0, SF_MAX_LAYERS, &c->layers, err)) ||
+        (rc = get_int(j, 0, "ffDim", -1, 1, SF_MAX_DIM, &c->ff_dim, err)) ||
+        (rc = get_int(j, 0, "maxLen", 512, 1, SF_MAX_LEN, &c->max_len, err)))
+        return rc;
+    if (c->d_model % c->heads)
+        return sf_fail(err, SF_BAD_CONFIG, "config.dModel (%d) must be divisible by config.heads (%d)", c->d_model, c->heads);
+
+    char name[64], choices[256];
+    list_names(choices, sizeof choices, 0);
+    if ((rc = get_name(j, 0, "position", name, sizeof name, choices, err))) return rc;
+    if (!(c->position = sf_find_position(name)))
+        return sf_fail(err, SF_BAD_CONFIG, "config.position '%s' is not a registered position plugin (%s)", name, choices);
+    list_names(choices, sizeof choices, 1);
+    if ((rc = get_name(j, 0, "norm", name, sizeof name, choices, err))) return rc;
+    if (!(c->norm = sf_find_norm(name)))
+        return sf_fail(err, SF_BAD_CONFIG, "config.norm '%s' is not a registered norm plugin (%s)", name, choices);
+
+    if ((rc = get_name(j, 0, "normPlacement", name, sizeof name, "pre, post", err))) return rc;
+    if (!strcmp(name, "pre")) c->pre_norm = 1;
+    else if (!strcmp(name, "post")) c->pre_norm = 0;
+    else return sf_fail(err, SF_BAD_CONFIG, "config.normPlacement must be 'pre' or 'post', got '%s'", name);
+
+    if ((rc = get_name(j, 0, "activation", name, sizeof name, "gelu, gelu_tanh, relu, swiglu, geglu", err))) return rc;
+    c->activation = -1;
+    for (int a = 0; activation_names[a]; a++)
+        if (!strcmp(name, activation_names[a])) c->activation = a;
+    if (c->activation < 0)
+        return sf_fail(err, SF_BAD_CONFIG, "config.activation '%s' is unknown (gelu, gelu_tanh, relu, swiglu, geglu)", name);
+
+    if ((rc = get_bool(j, 0, "finalNorm", c->pre_norm, &c->final_norm, err)) ||
+        (rc = get_bool(j, 0, "scaleEmbedding", 0, &c->scale_embedding, err)))
+        return rc;
+
+    int m = sf_json_member(j, 0, "eps");
+    c->eps = 1e-5;
+    if (m >= 0) {
+        const sf_jnode *n = &j->nodes[m];
+        if (n->type != SF_JNUMBER || !(n->num > 0) || n->num > 1)
+            return n->type == SF_JNUMBER ? sf_fail(err, SF_BAD_CONFIG, "config.eps must be a number in (0, 1], got %g", n->num)
+                                         : sf_fail(err, SF_BAD_CONFIG, "config.eps must be a number in (0, 1], got %s", sf_json_type_name(n->type));
+        c->eps = n->num;
+        if ((float)c->eps == 0) return sf_fail(err, SF_BAD_CONFIG, "config.eps (%g) is zero in float32", c->eps);
+    }
+
+    int opts = sf_json_member(j, 0, "positionOptions");
+    if (opts >= 0 && j->nodes[opts].type != SF_JOBJECT)
+        return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions must be an object, got %s", sf_json_type_name(j->nodes[opts].type));
+    memset(&c->position_options, 0, sizeof c->position_options);
+    if (c->position->parse_options) {
+        if ((rc = c->position->parse_options(&c->position_options, j, opts, err))) return rc;
+    } else if (opts >= 0 && j->nodes[opts].count) {
+        return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions: position '%s' takes no options", c->position->name);
+    }
+    if (c->position->check && (rc = c->position->check(c, err))) return rc;
+    return SF_OK;
+}
+
+int sf_config_parse(sf_config *cfg, const char *json, size_t len, sf_error *err) {
+    sf_json j;
+    memset(cfg, 0, sizeof *cfg);
+    int rc = sf_json_parse(&j, json, len, "config", SF_BAD_CONFIG, err);
+    if (rc) return rc;
+    rc = parse_root(cfg, &j, err);
+    sf_json_free(&j);
+    return rc;
+}
+
+static void put_key(sf_buf *b, const char *key, int first) {
+    if (!first) sf_buf_str(b, ",");
+    sf_buf_json_string(b, key, strlen(key));
+    sf_buf_str(b, ":");
+}
+
+static void put_int(sf_buf *b, const char *key, int v) {
+    put_key(b, key, 0);
+    sf_buf_json_number(b, v);
+}
+
+static void put_name(sf_buf *b, const char *key, const char *v) {
+    put_key(b, key, 0);
+    sf_buf_json_string(b, v, strlen(v));
+}
+
+void sf_config_write(const sf_config *c, sf_buf *b) {
+    sf_buf_str(b, "{");
+    put_key(b, "vocabSize", 1);
+    sf_buf_json_number(b, c->vocab_size);
+    put_int(b, "dModel", c->d_model);
+    put_int(b, "heads", c->heads);
+    put_int(b, "layers", c->layers);
+    put_int(b, "ffDim", c->ff_dim);
+    put_int(b, "maxLen", c->max_len);
+    put_name(b, "position", c->position->name);
+    put_key(b, "positionOptions", 0);
+    if (c->position->write_options) c->position->write_options(&c->position_options, b);
+    else sf_buf_str(b, "{}");
+    put_name(b, "norm", c->norm->name);
+    put_name(b, "normPlacement", placement_names[c->pre_norm]);
+    put_key(b, "finalNorm", 0);
+    sf_buf_str(b, c->final_norm ? "true" : "false");
+    put_key(b, "eps", 0);
+    sf_buf_json_number(b, c->eps);
+    put_name(b, "activation", activation_names[c->activation]);
+    put_key(b, "scaleEmbedding", 0);
+    sf_buf_str(b, c->scale_embedding ? "true" : "false");
+    sf_buf_str(b, "}");
+}
+
+/* ------------------------------------------------ option helpers (plugin.h) */
+
+int sf_opt_only(const sf_json *j, int obj, const char *const *keys, sf_error *err) {
+    if (obj < 0) return SF_OK;
+    for (int m = j->nodes[obj].first; m >= 0; m = j->nodes[m].next) {
+        int k = 0;
+        while (keys[k] && !sf_json_key_is(j, m, keys[k])) k++;
+        if (!keys[k]) {
+            char key[64];
+            sf_json_key(j, m, key, sizeof key);
+            return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions has an unknown field '%s'", key);
+        }
+    }
+    return SF_OK;
+}
+
+int sf_opt_number(const sf_json *j, int obj, const char *key, double def, double lo, double hi, double *out, sf_error *err) {
+    int m = sf_json_member(j, obj, key);
+    *out = def;
+    if (m < 0) return SF_OK;
+    const sf_jnode *n = &j->nodes[m];
+    if (n->type != SF_JNUMBER)
+        return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.%s must be a number, got %s", key, sf_json_type_name(n->type));
+    if (!(n->num >= lo && n->num <= hi))
+        return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.%s must be in [%g, %g], got %g", key, lo, hi, n->num);
+    *out = n->num;
+    return SF_OK;
+}
+
+int sf_opt_enum(const sf_json *j, int obj, const char *key, const char *const *names, int def, int *out, sf_error *err) {
+    int m = sf_json_member(j, obj, key);
+    *out = def;
+    if (m < 0) return SF_OK;
+    for (int i = 0; names[i]; i++)
+        if (sf_json_string_is(j, m, names[i])) { *out = i; return SF_OK; }
+    char choices[128] = "";
+    size_t n = 0;
+    for (int i = 0; names[i]; i++) {
+        size_t l = strlen(names[i]);
+        if (n + l + 3 >= sizeof choices) break;
+        if (i) { memcpy(choices + n, ", ", 2); n += 2; }
+        memcpy(choices + n, names[i], l + 1);
+        n += l;
+    }
+    return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.%s must be one of %s", key, choices);
+}

@@ -1,0 +1,37 @@
+/* The encoder config: parsed from JSON (camelCase keys), validated, defaults
+ * filled in, and written back as JSON. See README.md "Config". */
+#ifndef SF_CONFIG_H
+#define SF_CONFIG_H
+
+#include "plugin.h"
+
+enum { SF_ACT_GELU, SF_ACT_GELU_TANH, SF_ACT_RELU, SF_ACT_SWIGLU, SF_ACT_GEGLU };
+
+/* Upper bounds that keep every size product inside 64 bits and every index
+ * inside int; anything that passes still has to find memory (OUT_OF_MEMORY). */
+#define SF_MAX_DIM (1 << 20)     /* dModel, heads, ffDim */
+#define SF_MAX_VOCAB (1 << 24)
+#define SF_MAX_LEN (1 << 24)
+#define SF_MAX_LAYERS 1024
+
+typedef struct sf_config {
+    int vocab_size, d_model, heads, layers, ff_dim, max_len;
+    const sf_position_plugin *position;
+    sf_options position_options;
+    const sf_norm_plugin *norm;
+    int pre_norm;        /* normPlacement: 1 'pre', 0 'post' */
+    int final_norm;
+    int scale_embedding;
+    int activation;      /* SF_ACT_* */
+    double eps;
+} sf_config;
+
+static inline int sf_head_dim(const sf_config *c) { return c->d_model / c->heads; }
+static inline int sf_gated(const sf_config *c) { return c->activation == SF_ACT_SWIGLU || c->activation == SF_ACT_GEGLU; }
+
+/* Parses and validates a config from JSON text. */
+int sf_config_parse(sf_config *cfg, const char *json, size_t len, sf_error *err);
+/* Writes the resolved config (every field explicit) as a JSON object. */
+void sf_config_write(const sf_config *cfg, sf_buf *out);
+
+#endif

@@ -1,0 +1,416 @@
+/* The encoder forward pass, and the bookkeeping around it: the parameter
+ * table, the parameter arena, the activation arena.
+ *
+ * The path of a token, as sf_encoder_forward runs it:
+ *   ids -> embed_forward (x sqrt(C)) -> position.embed -> L x [attention_block,
+ *   ffn_block] -> final norm -> out.
+ * Per-token stages run over chunks of SF_CHUNK rows of all sequences packed
+ * together; attention runs per sequence, so padding costs nothing and
+ * padded keys are never seen. */
+#include "encoder.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+float sf_load_f32(const void *src, size_t i) {
+    float v;
+    memcpy(&v, (const char *)src + i * 4, 4);
+    return v;
+}
+
+/* ------------------------------------------------------------ parameters */
+
+/* Names like "layers.3.attn.q.weight". */
+static void param_name(char *out, size_t cap, int layer, const char *suffix) {
+    char num[12];
+    int n = 0, v = layer;
+    do { num[n++] = (char)('0' + v % 10); v /= 10; } while (v);
+    size_t k = 0;
+    const char *pre = "layers.";
+    while (*pre && k + 1 < cap) out[k++] = *pre++;
+    while (n && k + 1 < cap) out[k++] = num[--n];
+    if (k + 1 < cap) out[k++] = '.';
+    while (*suffix && k + 1 < cap) out[k++] = *suffix++;
+    out[k] = 0;
+}
+
+/* Appends a parameter spec; with e->params NULL it only counts. */
+static void add(sf_encoder *e, float ***slots, const char *name, int layer, int ndim, int rows, int cols, int packed, int optional,
+                int init, float init_std, float **slot) {
+    int i = e->n_params++;
+    if (!e->params) return;
+    sf_param *p = &e->params[i];
+    memset(p, 0, sizeof *p);
+    if (layer >= 0) param_name(p->name, sizeof p->name, layer, name);
+    else strncpy(p->name, name, sizeof p->name - 1);
+    p->ndim = ndim;
+    p->rows = rows;
+    p->cols = ndim == 2 ? cols : 1;
+    p->packed = packed;
+    p->optional = optional;
+    p->init = init;
+    p->init_std = init_std;
+    slots[i] = slot;
+}
+
+/* The canonical list of parameters for a config, in file order. */
+static void list_params(sf_encoder *e, float ***slots) {
+    const sf_config *c = &e->cfg;
+    int C = c->d_model, F = c->ff_dim, nb = c->norm->has_bias;
+    e->n_params = 0;
+    add(e, slots, "embed.tokens", -1, 2, c->vocab_size, C, 0, 0, SF_INIT_NORMAL, 1.0f, &e->tokens);
+    sf_param_spec ps[SF_MAX_PLUGIN_PARAMS];
+    int np = c->position->params ? c->position->params(c, ps) : 0;
+    for (int k = 0; k < np; k++)
+        add(e, slots, ps[k].name, -1, 2, ps[k].rows, ps[k].cols, 0, 0, SF_INIT_NORMAL, ps[k].init_std, (float **)&e->plugin_params[k]);
+    for (int l = 0; l < c->layers; l++) {
+        sf_layer *L = e->layers ? &e->layers[l] : NULL;
+#define LP(field) (L ? &L->field : NULL)
+        static const char *const qkvo[4][2] = {{"attn.q.weight", "attn.q.bias"}, {"attn.k.weight", "attn.k.bias"},
+                                               {"attn.v.weight", "attn.v.bias"}, {"attn.o.weight", "attn.o.bias"}};
+        float **w[4] = {LP(wq), LP(wk), LP(wv), LP(wo)}, **b[4] = {LP(bq), LP(bk), LP(bv), LP(bo)};
+        for (int k = 0; k < 4; k++) {
+            add(e, slots, qkvo[k][0], l, 2, C, C, 1, 0, SF_INIT_FANIN_UNIFORM, 0, w[k]);
+            add(e, slots, qkvo[k][1], l, 1, C, 0, 0, 1, SF_INIT_ZEROS, 0, b[k]);
+        }
+        add(e, slots, "norm1.weight", l, 1, C, 0, 0, 0, SF_INIT_ONES, 0, LP(norm1_w));
+        if (nb) add(e, slots, "norm1.bias", l, 1, C, 0, 0, 1, SF_INIT_ZEROS, 0, LP(norm1_b));
+        add(e, slots, "norm2.weight", l, 1, C, 0, 0, 0, SF_INIT_ONES, 0, LP(norm2_w));
+        if (nb) add(e, slots, "norm2.bias", l, 1, C, 0, 0, 1, SF_INIT_ZEROS, 0, LP(norm2_b));
+        add(e, slots, "ffn.up.weight", l, 2, F, C, 1, 0, SF_INIT_FANIN_UNIFORM, 0, LP(up_w));
+        add(e, slots, "ffn.up.bias", l, 1, F, 0, 0, 1, SF_INIT_ZEROS, 0, LP(up_b));
+        if (sf_gated(c)) {
+            add(e, slots, "ffn.gate.weight", l, 2, F, C, 1, 0, SF_INIT_FANIN_UNIFORM, 0, LP(gate_w));
+            add(e, slots, "ffn.gate.bias", l, 1, F, 0, 0, 1, SF_INIT_ZEROS, 0, LP(gate_b));
+        }
+        add(e, slots, "ffn.down.weight", l, 2, C, F, 1, 0, SF_INIT_FANIN_UNIFORM, 0, LP(down_w));
+        add(e, slots, "ffn.down.bias", l, 1, C, 0, 0, 1, SF_INIT_ZEROS, 0, LP(down_b));
+#undef LP
+    }
+    if (c->final_norm) {
+        add(e, slots, "final_norm.weight", -1, 1, C, 0, 0, 0, SF_INIT_ONES, 0, &e->final_w);
+        if (nb) add(e, slots, "final_norm.bias", -1, 1, C, 0, 0, 1, SF_INIT_ZEROS, 0, &e->final_b);
+    }
+}
+
+int sf_encoder_create(sf_encoder **out, const sf_config *cfg, sf_error *err) {
+    *out = NULL;
+    sf_encoder *e = calloc(1, sizeof *e);
+    if (!e) return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory creating the encoder");
+    e->cfg = *cfg;
+    list_params(e, NULL); /* count */
+    int n = e->n_params;
+    e->params = calloc((size_t)n, sizeof *e->params);
+    float ***slots = calloc((size_t)n, sizeof *slots);
+    e->layers = calloc(cfg->layers ? (size_t)cfg->layers : 1, sizeof *e->layers);
+    if (!e->params || !slots || !e->layers) {
+        free(slots);
+        sf_encoder_free(e);
+        return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory creating the encoder");
+    }
+    list_params(e, slots);
+
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        sf_param *p = &e->params[i];
+        size_t f = p->packed ? sf_packed_floats(p->rows, p->cols) : 0;
+        if ((p->packed && !f) || (!p->packed && !sf_mul_size((size_t)p->rows, (size_t)p->cols, &f))) total = (size_t)-1;
+        p->floats = (f + 3) & ~(size_t)3; /* 16-byte aligned tensors */
+        p->offset = total;
+        if (total == (size_t)-1 || p->floats < f || !sf_add_size(total, p->floats, &total)) {
+            free(slots);
+            sf_encoder_free(e);
+            return sf_fail(err, SF_OUT_OF_MEMORY, "config needs more parameter memory than wasm32 can address (at '%s')", p->name);
+        }
+    }
+    size_t bytes;
+    if (!sf_mul_size(total ? total : 1, sizeof(float), &bytes) || !(e->param_arena = calloc(1, bytes))) {
+        free(slots);
+        sf_encoder_free(e);
+        return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory: the parameters need %z floats", (long long)total);
+    }
+    e->param_floats = total;
+    for (int i = 0; i < n; i++)
+        if (slots[i]) *slots[i] = e->param_arena + e->params[i].offset;
+    free(slots);
+    *out = e;
+    return SF_OK;
+}
+
+void sf_encoder_free(sf_encoder *e) {
+    if (!e) return;
+    free(e->params);
+    free(e->layers);
+    free(e->param_arena);
+    free(e->act_arena);
+    free(e->table);
+    free(e);
+}
+
+int sf_encoder_find_param(const sf_encoder *e, const char *name) {
+    for (int i = 0; i < e->n_params; i++)
+        if (!strcmp(e->params[i].name, name)) return i;
+    return -1;
+}
+
+int sf_encoder_set_param(sf_encoder *e, int i, const void *src, sf_load_fn load, size_t count, sf_error *err) {
+    sf_param *p = &e->params[i];
+    size_t want = (size_t)p->rows * (size_t)p->cols;
+    if (count != want)
+        return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s' has %z values, config needs %z", p->name, (long long)count, (long long)want);
+    for (size_t k = 0; k < count; k++) {
+        float v = load(src, k);
+        if (v - v != 0) /* NaN or +-Inf */
+            return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s' holds a non-finite value (%g) at index %z", p->name, (double)v, (long long)k);
+    }
+    float *dst = e->param_arena + p->offset;
+    if (p->packed) pack_linear(dst, src, load, p->rows, p->cols);
+    else for (size_t k = 0; k < count; k++) dst[k] = load(src, k);
+    p->set = 1;
+    return SF_OK;
+}
+
+void sf_encoder_get_param(const sf_encoder *e, int i, float *dst) {
+    const sf_param *p = &e->params[i];
+    const float *src = e->param_arena + p->offset;
+    if (p->packed) unpack_linear(dst, src, p->rows, p->cols);
+    else memcpy(dst, src, sizeof(float) * (size_t)p->rows * (size_t)p->cols);
+}
+
+/* Seed initialisation is counter-based (splitmix64 of key + index), so any
+ * element can be generated on its own and packing needs no scratch copy. The
+ * key mixes the seed with the tensor's name: two configs built from the same
+ * seed share the tensors they have in common. */
+typedef struct {
+    uint64_t key;
+    int init;
+    double scale; /* std for NORMAL, bound for FANIN_UNIFORM */
+} init_ctx;
+
+static uint64_t mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static double uniform01(uint64_t key, size_t i) { /* in (0, 1) */
+    return (double)((mix64(key + 0x9E3779B97F4A7C15ull * (i + 1)) >> 11) + 1) * (1.0 / 9007199254740993.0);
+}
+
+static float init_load(const void *ctx, size_t i) {
+    const init_ctx *c = ctx;
+    switch (c->init) {
+    case SF_INIT_ONES: return 1.0f;
+    case SF_INIT_NORMAL: /* Box-Muller */
+        return (float)(c->scale * sqrt(-2.0 * log(uniform01(c->key, 2 * i))) * cos(6.283185307179586 * uniform01(c->key, 2 * i + 1)));
+    case SF_INIT_FANIN_UNIFORM: return (float)(c->scale * (2.0 * uniform01(c->key, i) - 1.0));
+    default: return 0.0f;
+    }
+}
+
+void sf_encoder_init_missing(sf_encoder *e, uint64_t seed) {
+    for (int i = 0; i < e->n_params; i++) {
+        sf_param *p = &e->params[i];
+        if (p->set) continue;
+        init_ctx c = {mix64(seed) ^ 0xcbf29ce484222325ull, p->init, p->init == SF_INIT_NORMAL ? p->init_std : 1.0 / sqrt((double)p->cols)};
+        for (const char *ch = p->name; *ch; ch++) c.key = (c.key ^ (unsigned char)*ch) * 0x100000001b3ull; /* FNV-1a */
+        sf_encoder_set_param(e, i, &c, init_load, (size_t)p->rows * (size_t)p->cols, NULL);
+    }
+}
+
+int sf_encoder_require_all(sf_encoder *e, const char *what, sf_error *err) {
+    for (int i = 0; i < e->n_params; i++) {
+        sf_param *p = &e->params[i];
+        if (p->set) continue;
+        if (!p->optional) return sf_fail(err, SF_BAD_WEIGHTS, "%s has no tensor '%s' (shape [%d, %d])", what, p->name, p->rows, p->cols);
+        memset(e->param_arena + p->offset, 0, p->floats * sizeof(float));
+        p->set = 1;
+    }
+    return SF_OK;
+}
+
+/* ------------------------------------------------------------ activations */
+
+/* Carves n floats (16-byte aligned) from the arena at *at; with base NULL it
+ * only sums sizes. Returns 0 on overflow. */
+static int carve(float *base, size_t *at, size_t n, float **out) {
+    size_t rounded;
+    if (!sf_add_size(n, 3, &rounded)) return 0;
+    rounded &= ~(size_t)3;
+    if (base) *out = base + *at;
+    return sf_add_size(*at, rounded, at);
+}
+
+static int layout(sf_encoder *e, float *base, int B, int T, int N, int attn, size_t *total) {
+    const sf_config *c = &e->cfg;
+    size_t C = (size_t)c->d_model, F = (size_t)c->ff_dim, R = N < SF_CHUNK ? (size_t)N : SF_CHUNK;
+    size_t at = 0, nC, n3C, btc, att = 0;
+    float *ids, *lens;
+    int ok = sf_mul_size((size_t)N, C, &nC) && sf_mul_size(nC, 3, &n3C) && sf_mul_size((size_t)B * (size_t)T, C, &btc);
+    if (ok && attn) {
+        ok = sf_mul_size((size_t)T, (size_t)T, &att) && sf_mul_size(att, (size_t)c->heads, &att) &&
+             sf_mul_size(att, (size_t)B, &att) && sf_mul_size(att, (size_t)(c->layers ? c->layers : 1), &att);
+    }
+    ok = ok && carve(base, &at, nC, &e->x) && carve(base, &at, n3C, &e->qkv) && carve(base, &at, R * C, &e->xn) &&
+         carve(base, &at, R * F, &e->h) && carve(base, &at, sf_gated(c) ? R * F : 0, &e->g) && carve(base, &at, R * C, &e->o) &&
+         carve(base, &at, (size_t)T, &e->scores) && carve(base, &at, (size_t)N, &ids) && carve(base, &at, (size_t)B, &lens) &&
+         carve(base, &at, btc, &e->out) && carve(base, &at, att, &e->att);
+    if (base) {
+        e->ids = (int32_t *)ids;
+        e->lens = (int32_t *)lens;
+        if (!attn) e->att = NULL;
+    }
+    *total = at;
+    return ok;
+}
+
+int sf_encoder_reserve(sf_encoder *e, int B, int T, int N, int attn, sf_error *err) {
+    const sf_config *c = &e->cfg;
+    if (B < 1 || T < 1 || N < 1 || N > (long long)B * T)
+        return sf_fail(err, SF_BAD_ARGUMENT, "reserve: bad sizes B=%d T=%d N=%d", B, T, N);
+    size_t need, bytes;
+    if (!layout(e, NULL, B, T, N, attn, &need) || !sf_mul_size(need, sizeof(float), &bytes))
+        return sf_fail(err, SF_OUT_OF_MEMORY, "a batch of %d sequences of up to %d tokens needs more memory than wasm32 can address", B, T);
+    if (need > e->act_floats) {
+        float *a = malloc(bytes);
+        if (!a) return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory: %d sequences of up to %d tokens need %z MB of activations", B, T,
+                               (long long)(bytes >> 20));
+        free(e->act_arena);
+        e->act_arena = a;
+        e->act_floats = need;
+    }
+    if (T > e->table_T && c->position->table_size) {
+        size_t tn = c->position->table_size(c, T), tb;
+        float *t = sf_mul_size(tn ? tn : 1, sizeof(float), &tb) ? malloc(tb) : NULL;
+        if (!t) return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory for the position table of %d tokens", T);
+        c->position->table_init(t, c, T);
+        free(e->table);
+        e->table = t;
+        e->table_T = T;
+    }
+    layout(e, e->act_arena, B, T, N, attn, &need);
+    e->res_B = B;
+    e->res_T = T;
+    e->res_N = N;
+    e->res_attn = attn;
+    return SF_OK;
+}
+
+/* ------------------------------------------------------------ forward */
+
+static int min_int(int a, int b) { return a < b ? a : b; }
+
+/* x = x + Attn(N1(x)) (pre) or x = N1(x + Attn(x)) (post), for all sequences. */
+static void attention_block(sf_encoder *e, const sf_layer *p, int B, int N, int T, float *att /* (B, H, T, T) or NULL */) {
+    const sf_config *c = &e->cfg;
+    int C = c->d_model;
+    size_t C3 = 3 * (size_t)C;
+    float eps = (float)c->eps;
+    /* q, k, v of every token: qkv (N, 3C) */
+    for (int r = 0; r < N; r += SF_CHUNK) {
+        int M = min_int(SF_CHUNK, N - r);
+        const float *a = e->x + (size_t)r * C; /* (M, C) */
+        if (c->pre_norm) {
+            c->norm->forward(e->xn, a, p->norm1_w, p->norm1_b, eps, M, C);
+            a = e->xn;
+        }
+        float *qkv = e->qkv + (size_t)r * C3;
+        matmul_forward(qkv, C3, a, C, p->wq, p->bq, M, C, C);
+        matmul_forward(qkv + C, C3, a, C, p->wk, p->bk, M, C, C);
+        matmul_forward(qkv + 2 * C, C3, a, C, p->wv, p->bv, M, C, C);
+    }
+    /* per sequence: rotate q, k; attend; the output replaces q */
+    for (int b = 0, off = 0; b < B; off += e->lens[b++]) {
+        float *qkv = e->qkv + (size_t)off * C3; /* (L, 3C) */
+        if (c->position->rotate) c->position->rotate(qkv, e->table, c, e->lens[b]);
+        float *ab = att ? att + (size_t)b * c->heads * T * T : NULL;
+        attention_forward(qkv, e->scores, ab, (size_t)T, c->position, e->table, c, e->lens[b]);
+    }
+    /* o projection, residual, post-norm */
+    for (int r = 0; r < N; r += SF_CHUNK) {
+        int M = min_int(SF_CHUNK, N - r);
+        float *x = e->x + (size_t)r * C; /* (M, C) */
+        matmul_forward(e->o, C, e->qkv + (size_t)r * C3, C3, p->wo, p->bo, M, C, C);
+        residual_forward(x, e->o, (size_t)M * C);
+        if (!c->pre_norm) c->norm->forward(x, x, p->norm1_w, p->norm1_b, eps, M, C);
+    }
+}
+
+/* x = x + FFN(N2(x)) (pre) or x = N2(x + FFN(x)) (post). */
+static void ffn_block(sf_encoder *e, const sf_layer *p, int N) {
+    const sf_config *c = &e->cfg;
+    int C = c->d_model, F = c->ff_dim;
+    float eps = (float)c->eps;
+    for (int r = 0; r < N; r += SF_CHUNK) {
+        int M = min_int(SF_CHUNK, N - r);
+        float *x = e->x + (size_t)r * C; /* (M, C) */
+        const float *a = x;
+        if (c->pre_norm) {
+            c->norm->forward(e->xn, x, p->norm2_w, p->norm2_b, eps, M, C);
+            a = e->xn;
+        }
+        matmul_forward(e->h, F, a, C, p->up_w, p->up_b, M, C, F); /* (M, F) */
+        if (p->gate_w) matmul_forward(e->g, F, a, C, p->gate_w, p->gate_b, M, C, F);
+        activation_forward(e->h, e->g, c->activation, (size_t)M * F);
+        matmul_forward(e->o, C, e->h, F, p->down_w, p->down_b, M, F, C); /* (M, C) */
+        residual_forward(x, e->o, (size_t)M * C);
+        if (!c->pre_norm) c->norm->forward(x, x, p->norm2_w, p->norm2_b, eps, M, C);
+    }
+}
+
+/* Checks the inputs in e->ids / e->lens before anything runs. */
+static int check_inputs(const sf_encoder *e, int B, int attn, int *N_out, int *T_out, sf_error *err) {
+    const sf_config *c = &e->cfg;
+    if (B < 1 || B > e->res_B || (attn && !e->res_attn))
+        return sf_fail(err, SF_BAD_ARGUMENT, "forward: batch of %d does not match the reserved %d", B, e->res_B);
+    int limit = c->position->max_len ? c->position->max_len(c) : 0x7fffffff;
+    long long N = 0;
+    int T = 0;
+    for (int b = 0; b < B; b++) {
+        int L = e->lens[b];
+        if (L < 1) return sf_fail(err, SF_BAD_ARGUMENT, "ids[%d] is empty: a sequence needs at least one token", b);
+        if (L > limit)
+            return sf_fail(err, SF_SEQUENCE_TOO_LONG, "ids[%d] has %d tokens; position '%s' encodes at most %d (maxLen)", b, L,
+                           c->position->name, limit);
+        if (L > e->res_T || (N += L) > e->res_N) return sf_fail(err, SF_BAD_ARGUMENT, "forward: sequence lengths exceed the reservation");
+        T = L > T ? L : T;
+    }
+    for (int b = 0, off = 0; b < B; off += e->lens[b++])
+        for (int t = 0; t < e->lens[b]; t++) {
+            int id = e->ids[off + t];
+            if (id < 0 || id >= c->vocab_size)
+                return sf_fail(err, SF_BAD_TOKEN, "ids[%d][%d] = %d is out of range [0, %d) (vocabSize)", b, t, id, c->vocab_size);
+        }
+    *N_out = (int)N;
+    *T_out = T;
+    return SF_OK;
+}
+
+int sf_encoder_forward(sf_encoder *e, int B, int attn, sf_error *err) {
+    const sf_config *c = &e->cfg;
+    int N, T, rc = check_inputs(e, B, attn, &N, &T, err);
+    if (rc) return rc;
+    int C = c->d_model, H = c->heads;
+    size_t att_layer = (size_t)B * H * T * T; /* (B, H, T, T) */
+    if (attn) memset(e->att, 0, sizeof(float) * att_layer * (size_t)(c->layers ? c->layers : 1));
+
+    /* embeddings, then the position plugin's vectors, per sequence */
+    embed_forward(e->x, e->ids, e->tokens, c->scale_embedding ? sqrtf((float)C) : 1.0f, N, C);
+    if (c->position->embed)
+        for (int b = 0, off = 0; b < B; off += e->lens[b++])
+            c->position->embed(e->x + (size_t)off * C, e->table, e->plugin_params, c, e->lens[b]);
+
+    for (int l = 0; l < c->layers; l++) {
+        attention_block(e, &e->layers[l], B, N, T, attn ? e->att + (size_t)l * att_layer : NULL);
+        ffn_block(e, &e->layers[l], N);
+    }
+    if (c->final_norm) c->norm->forward(e->x, e->x, e->final_w, e->final_b, (float)c->eps, N, C);
+
+    /* out (B, T, C): the packed rows, padding rows zero */
+    for (int b = 0, off = 0; b < B; off += e->lens[b++]) {
+        float *ob = e->out + (size_t)b * T * C;
+        memcpy(ob, e->x + (size_t)off * C, sizeof(float) * (size_t)e->lens[b] * C);
+        memset(ob + (size_t)e->lens[b] * C, 0, sizeof(float) * (size_t)(T - e->lens[b]) * C);
+    }
+    return SF_OK;
+}

@@ -1,0 +1,94 @@
+/* The encoder: parameters (one arena), activations (one arena), forward. */
+#ifndef SF_ENCODER_H
+#define SF_ENCODER_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "kernels.h"
+
+/* Rows processed together by the per-token stages (norm, projections, FFN):
+ * bounds the scratch buffers whatever the sequence length. */
+#define SF_CHUNK 64
+
+enum { SF_INIT_ZEROS, SF_INIT_ONES, SF_INIT_NORMAL, SF_INIT_FANIN_UNIFORM };
+
+typedef struct sf_param {
+    char name[48];
+    int ndim, rows, cols; /* shape [rows] or [rows, cols] */
+    int packed;           /* a Linear weight [out=rows, in=cols], stored in panels */
+    int optional;         /* a bias: absent from a model file counts as zero */
+    int init;             /* SF_INIT_* for seed initialisation */
+    float init_std;       /* SF_INIT_NORMAL */
+    size_t offset;        /* floats into the parameter arena */
+    size_t floats;        /* floats it occupies there (panels are padded) */
+    int set;              /* has a value (loaded, given, or initialised) */
+} sf_param;
+
+typedef struct sf_layer {
+    float *wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo;  /* packed (C, C); biases (C) */
+    float *norm1_w, *norm1_b, *norm2_w, *norm2_b; /* (C); biases NULL for rmsnorm */
+    float *up_w, *up_b, *gate_w, *gate_b;         /* packed (F, C); (F); gate only when gated */
+    float *down_w, *down_b;                       /* packed (C, F); (C) */
+} sf_layer;
+
+typedef struct sf_encoder {
+    sf_config cfg;
+
+    /* parameters */
+    sf_param *params;
+    int n_params;
+    float *param_arena;
+    size_t param_floats;
+    float *tokens;                                   /* (V, C) */
+    const float *plugin_params[SF_MAX_PLUGIN_PARAMS]; /* e.g. embed.positions (maxLen, C) */
+    sf_layer *layers;                                /* (L) */
+    float *final_w, *final_b;                        /* (C) or NULL */
+
+    /* position table (the plugin's constants) for sequences up to table_T */
+    float *table;
+    int table_T;
+
+    /* activations, carved from one arena by sf_encoder_reserve */
+    float *act_arena;
+    size_t act_floats;
+    int res_B, res_T, res_N, res_attn;
+    float *x;              /* (N, C) residual stream, all sequences packed */
+    float *qkv;            /* (N, 3C) */
+    float *xn;             /* (CHUNK, C) normed rows */
+    float *h, *g;          /* (CHUNK, F) FFN hidden, gate */
+    float *o;              /* (CHUNK, C) sub-layer output */
+    float *scores;         /* (T) */
+    int32_t *ids;          /* (N) input, packed */
+    int32_t *lens;         /* (B) input */
+    float *out;            /* (B, T, C) output, padded rows zero */
+    float *att;            /* (L, B, H, T, T) or NULL */
+} sf_encoder;
+
+int sf_encoder_create(sf_encoder **out, const sf_config *cfg, sf_error *err);
+void sf_encoder_free(sf_encoder *e);
+
+/* Index of the parameter called name, or -1. */
+int sf_encoder_find_param(const sf_encoder *e, const char *name);
+/* Sets parameter i from count elements read with load (row-major, PyTorch
+ * layout); refuses a wrong count or a non-finite value. */
+int sf_encoder_set_param(sf_encoder *e, int i, const void *src, sf_load_fn load, size_t count, sf_error *err);
+/* Copies parameter i (unpacked, row-major) to dst. */
+void sf_encoder_get_param(const sf_encoder *e, int i, float *dst);
+/* Initialises every parameter not set yet, deterministically from seed and
+ * the parameter's name (so two configs share the weights they have in common). */
+void sf_encoder_init_missing(sf_encoder *e, uint64_t seed);
+/* Zeroes the optional parameters not set (absent biases); fails naming the
+ * first required one that is missing. */
+int sf_encoder_require_all(sf_encoder *e, const char *what, sf_error *err);
+
+/* Makes room for B sequences, the longest T tokens, N tokens in all, with the
+ * attention probabilities when attn. The only place forward's memory grows. */
+int sf_encoder_reserve(sf_encoder *e, int B, int T, int N, int attn, sf_error *err);
+/* Runs the encoder on e->ids / e->lens (B sequences) into e->out (and e->att).
+ * Allocates nothing. */
+int sf_encoder_forward(sf_encoder *e, int B, int attn, sf_error *err);
+
+float sf_load_f32(const void *src, size_t i);
+
+#endif

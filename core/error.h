@@ -1,0 +1,50 @@
+/* Error codes and messages.
+ *
+ * Every fallible function in the core returns one of these codes and fills an
+ * sf_error with a message that names the offending field. The numbers are part
+ * of the C ABI: bindings/index.js maps them to the stable string codes of
+ * SwapformerError, so never renumber; only append. */
+#ifndef SF_ERROR_H
+#define SF_ERROR_H
+
+#include <stddef.h>
+
+enum {
+    SF_OK = 0,
+    SF_BAD_CONFIG = 1,        /* config JSON is malformed or inconsistent          */
+    SF_BAD_FILE = 2,          /* model file is not a valid swapformer safetensors   */
+    SF_BAD_WEIGHTS = 3,       /* a tensor is missing, unexpected, misshapen, non-finite */
+    SF_BAD_TOKEN = 4,         /* a token id is outside [0, vocabSize)              */
+    SF_SEQUENCE_TOO_LONG = 5, /* longer than the position plugin can encode         */
+    SF_OUT_OF_MEMORY = 6,     /* an allocation failed or a size overflowed          */
+    SF_BAD_ARGUMENT = 7,      /* a call was made with arguments it cannot take       */
+    SF_PLUGIN_EXISTS = 8,     /* a plugin of that kind and name is registered already */
+    SF_NOT_FOUND = 9,         /* no such plugin / tensor                            */
+    SF_BAD_PLUGIN = 10,       /* a plugin struct with a wrong api version or no name */
+};
+
+#define SF_ERROR_MSG_CAP 320
+
+typedef struct sf_error {
+    int code;
+    char msg[SF_ERROR_MSG_CAP];
+} sf_error;
+
+/* Sets err (if not NULL) and returns code. A tiny printf without stdio:
+ * %s (const char *), %d (int), %z (long long), %g (double). The message is
+ * truncated, never overflowed. */
+int sf_fail(sf_error *err, int code, const char *fmt, ...);
+
+/* Size arithmetic that reports overflow instead of wrapping. Return 0 on overflow. */
+static inline int sf_mul_size(size_t a, size_t b, size_t *out) {
+    if (a != 0 && b > (size_t)-1 / a) return 0;
+    *out = a * b;
+    return 1;
+}
+static inline int sf_add_size(size_t a, size_t b, size_t *out) {
+    if (b > (size_t)-1 - a) return 0;
+    *out = a + b;
+    return 1;
+}
+
+#endif

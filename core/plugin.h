@@ -1,0 +1,96 @@
+/* The plugin interface: what a position scheme or a norm must provide.
+ *
+ * A plugin is a `const` struct: an api version, a name, and function pointers
+ * that may be NULL when the plugin has nothing to do at that point. The
+ * registry (core/registry.c) finds plugins by name; it never owns or copies
+ * them. plugins/README.md walks through writing one.
+ *
+ * Buffers follow llm.c's conventions: row-major float32, shapes in comments.
+ * C = dModel, H = heads, D = head size (C / H), T = tokens of one sequence. */
+#ifndef SF_PLUGIN_H
+#define SF_PLUGIN_H
+
+#include <stddef.h>
+
+#include "error.h"
+#include "json.h"
+
+#define SF_PLUGIN_API_VERSION 1
+
+/* Plugin-defined options (positionOptions), stored inside the config. A plugin
+ * casts .bytes to its own struct, which must fit (use SF_OPTIONS_FIT). */
+typedef union sf_options {
+    double align;
+    unsigned char bytes[64];
+} sf_options;
+#define SF_OPTIONS_FIT(type) _Static_assert(sizeof(type) <= sizeof(sf_options), #type " does not fit in sf_options")
+
+struct sf_config;
+
+/* A parameter tensor a plugin owns, e.g. the learned table. */
+typedef struct sf_param_spec {
+    const char *name;   /* e.g. "embed.positions" */
+    int rows, cols;     /* shape [rows, cols] */
+    float init_std;     /* seed initialisation: N(0, init_std^2) */
+} sf_param_spec;
+#define SF_MAX_PLUGIN_PARAMS 2
+
+typedef struct sf_position_plugin {
+    int api_version; /* SF_PLUGIN_API_VERSION */
+    const char *name;
+
+    /* Reads positionOptions (node is -1 when absent) into opt, with defaults.
+     * NULL: the plugin takes no options, and positionOptions must be absent or {}. */
+    int (*parse_options)(sf_options *opt, const sf_json *j, int node, sf_error *err);
+    /* Writes the resolved options as a JSON object. NULL: writes {}. */
+    void (*write_options)(const sf_options *opt, sf_buf *out);
+    /* Checks the rest of the config (e.g. an even head size). NULL: always fine. */
+    int (*check)(const struct sf_config *cfg, sf_error *err);
+    /* Longest sequence it can encode. NULL: unlimited. */
+    int (*max_len)(const struct sf_config *cfg);
+    /* Parameters it owns; returns how many it wrote to out. NULL: none. */
+    int (*params)(const struct sf_config *cfg, sf_param_spec out[SF_MAX_PLUGIN_PARAMS]);
+
+    /* Constant tables (the register_buffer of PyTorch), built once for
+     * sequences of up to T tokens: table_size floats, filled by table_init.
+     * NULL: no table. */
+    size_t (*table_size)(const struct sf_config *cfg, int T);
+    void (*table_init)(float *table, const struct sf_config *cfg, int T);
+
+    /* The three hooks; each may be NULL.
+     * embed:      x (T, C) += position vectors for positions 0..T-1.
+     *             params[i] points at the plugin's i-th parameter.
+     * rotate:     rotates q and k of one sequence in place: qkv (T, 3C), each
+     *             row is [q | k | v], head h at columns h*D.
+     * score_bias: scores (n) += bias(head h, query i, keys j0 .. j0+n-1). */
+    void (*embed)(float *x, const float *table, const float *const *params, const struct sf_config *cfg, int T);
+    void (*rotate)(float *qkv, const float *table, const struct sf_config *cfg, int T);
+    void (*score_bias)(float *scores, const float *table, const struct sf_config *cfg, int h, int i, int j0, int n);
+} sf_position_plugin;
+
+typedef struct sf_norm_plugin {
+    int api_version; /* SF_PLUGIN_API_VERSION */
+    const char *name;
+    int has_bias;    /* 1: takes weight and bias [C]; 0: weight only */
+    /* out (T, C) = norm(inp (T, C)); out may equal inp. bias is NULL when has_bias is 0. */
+    void (*forward)(float *out, const float *inp, const float *weight, const float *bias, float eps, int T, int C);
+} sf_norm_plugin;
+
+/* registry.c */
+int sf_register_position(const sf_position_plugin *p, sf_error *err);
+int sf_register_norm(const sf_norm_plugin *p, sf_error *err);
+const sf_position_plugin *sf_find_position(const char *name);
+const sf_norm_plugin *sf_find_norm(const char *name);
+int sf_position_count(void);
+int sf_norm_count(void);
+const sf_position_plugin *sf_position_at(int i);
+const sf_norm_plugin *sf_norm_at(int i);
+
+/* Helpers for parse_options: read an optional member of an options object,
+ * with a default and a range, naming the field "positionOptions.<key>". */
+int sf_opt_number(const sf_json *j, int obj, const char *key, double def, double lo, double hi, double *out, sf_error *err);
+int sf_opt_enum(const sf_json *j, int obj, const char *key, const char *const *names, int def, int *out, sf_error *err);
+/* Refuses members not in keys (a NULL-terminated list). */
+int sf_opt_only(const sf_json *j, int obj, const char *const *keys, sf_error *err);
+
+#endif

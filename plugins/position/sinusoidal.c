@@ -1,0 +1,61 @@
+/* Sinusoidal positions (Vaswani et al. 2017), added to the embeddings:
+ *   PE[t, 2i]   = sin(t / base^(2i/C))
+ *   PE[t, 2i+1] = cos(t / base^(2i/C))
+ * The exponent is 2i/C (writing i/C squashes every frequency). The table is a
+ * constant, built once per capacity in double precision, like PyTorch's
+ * register_buffer. Defined for any t: no length limit. */
+#include <math.h>
+
+#include "../../core/config.h"
+
+typedef struct { double base; } sinusoidal_opts;
+SF_OPTIONS_FIT(sinusoidal_opts);
+
+static int sinusoidal_parse(sf_options *o, const sf_json *j, int node, sf_error *err) {
+    static const char *const keys[] = {"base", NULL};
+    sinusoidal_opts *s = (sinusoidal_opts *)o->bytes;
+    int rc = sf_opt_only(j, node, keys, err);
+    return rc ? rc : sf_opt_number(j, node, "base", 10000.0, 1.0000001, 1e12, &s->base, err);
+}
+
+static void sinusoidal_write(const sf_options *o, sf_buf *b) {
+    sf_buf_str(b, "{\"base\":");
+    sf_buf_json_number(b, ((const sinusoidal_opts *)o->bytes)->base);
+    sf_buf_str(b, "}");
+}
+
+static int sinusoidal_check(const sf_config *c, sf_error *err) {
+    if (c->d_model % 2) return sf_fail(err, SF_BAD_CONFIG, "config.dModel (%d) must be even for sinusoidal positions (sin/cos pairs)", c->d_model);
+    return SF_OK;
+}
+
+static size_t sinusoidal_table_size(const sf_config *c, int T) { return (size_t)T * c->d_model; }
+
+static void sinusoidal_table_init(float *pe, const sf_config *c, int T) { /* pe (T, C) */
+    int C = c->d_model;
+    double base = ((const sinusoidal_opts *)c->position_options.bytes)->base;
+    for (int i = 0; i < C / 2; i++) {
+        double inv_freq = pow(base, -2.0 * i / C);
+        for (int t = 0; t < T; t++) {
+            pe[(size_t)t * C + 2 * i] = (float)sin(t * inv_freq);
+            pe[(size_t)t * C + 2 * i + 1] = (float)cos(t * inv_freq);
+        }
+    }
+}
+
+static void sinusoidal_embed(float *x, const float *pe, const float *const *params, const sf_config *c, int T) {
+    (void)params;
+    size_t n = (size_t)T * c->d_model;
+    for (size_t i = 0; i < n; i++) x[i] += pe[i];
+}
+
+const sf_position_plugin sf_position_sinusoidal = {
+    .api_version = SF_PLUGIN_API_VERSION,
+    .name = "sinusoidal",
+    .parse_options = sinusoidal_parse,
+    .write_options = sinusoidal_write,
+    .check = sinusoidal_check,
+    .table_size = sinusoidal_table_size,
+    .table_init = sinusoidal_table_init,
+    .embed = sinusoidal_embed,
+};

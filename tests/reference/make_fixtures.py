@@ -1,0 +1,797 @@
+#!/usr/bin/python3
+"""Generate golden test fixtures for swapformer.
+
+Independent reference implementation (PyTorch + numpy, float64 throughout).
+Run with the Debian interpreter that has torch:
+
+    /usr/bin/python3 tests/reference/make_fixtures.py
+
+Writes tests/fixtures/<case>.safetensors (one model per case) and
+tests/fixtures/golden.json.  Output is deterministic (byte-identical on rerun).
+
+Three references are computed and cross-checked (max abs diff <= 1e-10):
+  A. "torch.nn.TransformerEncoderLayer": PyTorch's stock encoder stack
+     (layernorm, relu/gelu, position none/sinusoidal/learned added outside).
+  B. "float64 formulas": a plain transcription of the swapformer spec with
+     elementary torch ops (covers every case; this is what goes into "expected").
+  C. "torch.nn.MultiheadAttention composite": the layer assembled from
+     torch.nn.Linear / LayerNorm / MultiheadAttention (float attn_mask for ALiBi,
+     identity in-projections fed with RoPE-rotated q/k), torch.nn.functional
+     activations, and independently written PE / RoPE / ALiBi-slope code
+     (covers every case).
+"""
+
+import hashlib
+import json
+import math
+import os
+import struct
+import sys
+import warnings
+import zlib
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.set_num_threads(1)
+warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors")
+torch.use_deterministic_algorithms(True)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+OUT_DIR = os.path.join(ROOT, "tests", "fixtures")
+DT = torch.float64
+TOL = 1e-10
+
+REF_A = "torch.nn.TransformerEncoderLayer"
+REF_B = "float64 formulas"
+REF_C = "torch.nn.MultiheadAttention composite"
+
+DEFAULTS = {"maxLen": 512, "eps": 1e-5, "scaleEmbedding": False}
+
+
+# --------------------------------------------------------------------------
+# config helpers
+# --------------------------------------------------------------------------
+
+def resolve(cfg):
+    """Fill in the documented defaults."""
+    r = dict(cfg)
+    r.setdefault("maxLen", 512)
+    r.setdefault("eps", 1e-5)
+    r.setdefault("scaleEmbedding", False)
+    r.setdefault("finalNorm", r["normPlacement"] == "pre")
+    po = dict(r.get("positionOptions") or {})
+    if r["position"] in ("sinusoidal", "rope"):
+        po.setdefault("base", 10000)
+    if r["position"] == "rope":
+        po.setdefault("style", "interleaved")
+    r["positionOptions"] = po
+    return r
+
+
+def is_glu(act):
+    return act in ("swiglu", "geglu")
+
+
+# --------------------------------------------------------------------------
+# weights: float64 draws rounded to the stored dtype
+# --------------------------------------------------------------------------
+
+def f32_to_bf16_bits(a32):
+    u = a32.view(np.uint32).astype(np.uint64)
+    r = (u + 0x7FFF + ((u >> 16) & 1)) >> 16  # round to nearest even
+    return r.astype(np.uint16)
+
+
+def bf16_bits_to_f64(b):
+    return (b.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def quantize(a64, dtype):
+    """Return (raw little-endian bytes, exact float64 value of stored numbers)."""
+    if dtype == "F32":
+        s = a64.astype("<f4")
+        return s.tobytes(), s.astype(np.float64)
+    if dtype == "F16":
+        s = a64.astype("<f2")
+        assert np.all(np.isfinite(s))
+        return s.tobytes(), s.astype(np.float64)
+    if dtype == "BF16":
+        b = f32_to_bf16_bits(a64.astype(np.float32)).astype("<u2")
+        return b.tobytes(), bf16_bits_to_f64(b)
+    raise ValueError(dtype)
+
+
+def make_weights(cfg, seed, biases=True):
+    """Ordered list of (name, float64 ndarray) before rounding."""
+    rng = np.random.default_rng(seed)
+    d, ff, V = cfg["dModel"], cfg["ffDim"], cfg["vocabSize"]
+    out = []
+
+    def lin(name, o, i):
+        out.append((name + ".weight", rng.standard_normal((o, i)) * (1.2 / math.sqrt(i))))
+        if biases:
+            out.append((name + ".bias", rng.standard_normal(o) * 0.1))
+
+    def norm(name):
+        out.append((name + ".weight", 1.0 + 0.1 * rng.standard_normal(d)))
+        if cfg["norm"] == "layernorm" and biases:
+            out.append((name + ".bias", 0.1 * rng.standard_normal(d)))
+
+    out.append(("embed.tokens", rng.standard_normal((V, d))))
+    if cfg["position"] == "learned":
+        out.append(("embed.positions", 0.5 * rng.standard_normal((cfg["maxLen"], d))))
+    for l in range(cfg["layers"]):
+        p = "layers.%d." % l
+        for n in "qkvo":
+            lin(p + "attn." + n, d, d)
+        norm(p + "norm1")
+        norm(p + "norm2")
+        lin(p + "ffn.up", ff, d)
+        if is_glu(cfg["activation"]):
+            lin(p + "ffn.gate", ff, d)
+        lin(p + "ffn.down", d, ff)
+    if cfg["finalNorm"]:
+        norm("final_norm")
+    return out
+
+
+def write_safetensors(path, config_meta, tensors, dtype):
+    """tensors: list of (name, float64 array).  Returns dict name -> exact float64 torch tensor."""
+    header = {"__metadata__": {"format": "swapformer",
+                               "config": json.dumps(config_meta, separators=(",", ":"))}}
+    blobs, exact, off = [], {}, 0
+    for name, a in tensors:
+        raw, val = quantize(a, dtype)
+        header[name] = {"dtype": dtype, "shape": list(a.shape), "data_offsets": [off, off + len(raw)]}
+        off += len(raw)
+        blobs.append(raw)
+        exact[name] = torch.tensor(val, dtype=DT)
+    hj = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    hj += b" " * ((-(8 + len(hj))) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(hj)))
+        f.write(hj)
+        for b in blobs:
+            f.write(b)
+    return exact
+
+
+def read_safetensors(path):
+    """Independent re-read of a written file (sanity check of the writer)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    n = struct.unpack("<Q", data[:8])[0]
+    assert (8 + n) % 8 == 0
+    hdr = json.loads(data[8:8 + n].decode("utf-8"))
+    body = data[8 + n:]
+    meta = hdr.pop("__metadata__")
+    res, end = {}, 0
+    for name, t in hdr.items():
+        b, e = t["data_offsets"]
+        assert b == end, "hole or reordering in data section"
+        end = e
+        raw = body[b:e]
+        if t["dtype"] == "F32":
+            a = np.frombuffer(raw, "<f4").astype(np.float64)
+        elif t["dtype"] == "F16":
+            a = np.frombuffer(raw, "<f2").astype(np.float64)
+        elif t["dtype"] == "BF16":
+            a = bf16_bits_to_f64(np.frombuffer(raw, "<u2"))
+        res[name] = a.reshape(t["shape"])
+    assert end == len(body)
+    return meta, res
+
+
+# --------------------------------------------------------------------------
+# Reference B: plain float64 formulas (the spec, transcribed)
+# --------------------------------------------------------------------------
+
+def b_layernorm(x, w, b, eps):
+    mean = x.mean(dim=-1, keepdim=True)
+    var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
+    y = (x - mean) / torch.sqrt(var + eps) * w
+    return y + b if b is not None else y
+
+
+def b_rmsnorm(x, w, eps):
+    return x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + eps) * w
+
+
+def b_sinusoidal(T, d, base):
+    pe = torch.zeros(T, d, dtype=DT)
+    for pos in range(T):
+        for i in range(0, d, 2):
+            ang = pos / (base ** (i / d))
+            pe[pos, i] = math.sin(ang)
+            if i + 1 < d:
+                pe[pos, i + 1] = math.cos(ang)
+    return pe
+
+
+def b_rope(x, base, style):
+    """x: [T, dk] for one head of one sequence; positions 0..T-1."""
+    T, dk = x.shape
+    h = dk // 2
+    y = x.clone()
+    for pos in range(T):
+        for i in range(h):
+            theta = base ** (-2.0 * i / dk)
+            c, s = math.cos(pos * theta), math.sin(pos * theta)
+            if style == "interleaved":
+                a, bb = 2 * i, 2 * i + 1
+            else:
+                a, bb = i, i + h
+            y[pos, a] = x[pos, a] * c - x[pos, bb] * s
+            y[pos, bb] = x[pos, a] * s + x[pos, bb] * c
+    return y
+
+
+def b_alibi_slopes(n):
+    def pow2(m):
+        start = 2.0 ** (-8.0 / m)
+        return [start ** (k + 1) for k in range(m)]
+    if n & (n - 1) == 0:
+        return pow2(n)
+    p = 1
+    while p * 2 <= n:
+        p *= 2
+    return pow2(p) + pow2(2 * p)[0::2][:n - p]
+
+
+def b_act(a, x):
+    if a == "relu":
+        return torch.where(x > 0, x, torch.zeros_like(x))
+    if a == "gelu":
+        return 0.5 * x * (1 + torch.erf(x / math.sqrt(2)))
+    if a == "gelu_tanh":
+        return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    if a == "silu":
+        return x / (1 + torch.exp(-x))
+    raise ValueError(a)
+
+
+def ref_b(cfg, W, ids):
+    """Returns (out [B,T,d], attentions [layers,B,H,T,T]); padded rows/cols are 0."""
+    d, H, eps = cfg["dModel"], cfg["heads"], cfg["eps"]
+    dk = d // H
+    po = cfg["positionOptions"]
+    B = len(ids)
+    T = max(len(s) for s in ids)
+    zero_d = torch.zeros(d, dtype=DT)
+    g = lambda n: W.get(n, None)
+    gb = lambda n, size: W[n] if n in W else torch.zeros(size, dtype=DT)
+
+    def norm(x, name):
+        if cfg["norm"] == "layernorm":
+            return b_layernorm(x, W[name + ".weight"], gb(name + ".bias", d), eps)
+        return b_rmsnorm(x, W[name + ".weight"], eps)
+
+    def linear(x, name):
+        w = W[name + ".weight"]
+        return x @ w.t() + gb(name + ".bias", w.shape[0])
+
+    outs, atts = [], []
+    for bi, seq in enumerate(ids):
+        L = len(seq)
+        # each sequence separately with its own positions 0..L-1 (no padding at all)
+        x = torch.stack([W["embed.tokens"][t] for t in seq])
+        if cfg["scaleEmbedding"]:
+            x = x * math.sqrt(d)
+        if cfg["position"] == "sinusoidal":
+            x = x + b_sinusoidal(L, d, po["base"])
+        elif cfg["position"] == "learned":
+            x = x + W["embed.positions"][:L]
+        seq_atts = []
+
+        def attn(x, l):
+            p = "layers.%d.attn." % l
+            q, k, v = linear(x, p + "q"), linear(x, p + "k"), linear(x, p + "v")
+            heads, probs = [], []
+            slopes = b_alibi_slopes(H) if cfg["position"] == "alibi" else None
+            for h in range(H):
+                qh, kh, vh = (t[:, h * dk:(h + 1) * dk] for t in (q, k, v))
+                if cfg["position"] == "rope":
+                    qh = b_rope(qh, po["base"], po["style"])
+                    kh = b_rope(kh, po["base"], po["style"])
+                s = (qh @ kh.t()) / math.sqrt(dk)
+                if slopes is not None:
+                    dist = torch.tensor([[abs(i - j) for j in range(L)] for i in range(L)], dtype=DT)
+                    s = s - slopes[h] * dist
+                m = s.max(dim=-1, keepdim=True).values
+                e = torch.exp(s - m)
+                pr = e / e.sum(dim=-1, keepdim=True)
+                probs.append(pr)
+                heads.append(pr @ vh)
+            full = torch.zeros(H, T, T, dtype=DT)
+            full[:, :L, :L] = torch.stack(probs)
+            seq_atts.append(full)
+            return linear(torch.cat(heads, dim=-1), p + "o")
+
+        def ffn(x, l):
+            p = "layers.%d.ffn." % l
+            a = cfg["activation"]
+            if a == "swiglu":
+                hdn = b_act("silu", linear(x, p + "gate")) * linear(x, p + "up")
+            elif a == "geglu":
+                hdn = b_act("gelu", linear(x, p + "gate")) * linear(x, p + "up")
+            else:
+                hdn = b_act(a, linear(x, p + "up"))
+            return linear(hdn, p + "down")
+
+        for l in range(cfg["layers"]):
+            n1, n2 = "layers.%d.norm1" % l, "layers.%d.norm2" % l
+            if cfg["normPlacement"] == "pre":
+                x = x + attn(norm(x, n1), l)
+                x = x + ffn(norm(x, n2), l)
+            else:
+                x = norm(x + attn(x, l), n1)
+                x = norm(x + ffn(x, l), n2)
+        if cfg["finalNorm"]:
+            x = norm(x, "final_norm")
+        full = torch.zeros(T, d, dtype=DT)
+        full[:L] = x
+        outs.append(full)
+        atts.append(torch.stack(seq_atts) if seq_atts else torch.zeros(0, H, T, T, dtype=DT))
+    out = torch.stack(outs)
+    att = torch.stack(atts, dim=1) if cfg["layers"] else torch.zeros(0, B, H, T, T, dtype=DT)
+    return out, att
+
+
+# --------------------------------------------------------------------------
+# Shared for A and C: padded batch embedding with an independent PE formula
+# --------------------------------------------------------------------------
+
+def pe_tutorial(T, d, base):
+    """The PyTorch-tutorial formulation: div_term = exp(arange(0,d,2) * -ln(base)/d)."""
+    pos = torch.arange(T, dtype=DT).unsqueeze(1)
+    div = torch.exp(torch.arange(0, d, 2, dtype=DT) * (-math.log(base) / d))
+    pe = torch.zeros(T, d, dtype=DT)
+    pe[:, 0::2] = torch.sin(pos * div)
+    pe[:, 1::2] = torch.cos(pos * div)
+    return pe
+
+
+def batch_embed(cfg, W, ids):
+    d = cfg["dModel"]
+    B, T = len(ids), max(len(s) for s in ids)
+    emb = nn.Embedding(cfg["vocabSize"], d, dtype=DT)
+    emb.weight.data.copy_(W["embed.tokens"])
+    idt = torch.tensor([s + [0] * (T - len(s)) for s in ids], dtype=torch.long)
+    pad = torch.tensor([[t >= len(s) for t in range(T)] for s in ids], dtype=torch.bool)
+    x = emb(idt)
+    if cfg["scaleEmbedding"]:
+        x = x * math.sqrt(d)
+    if cfg["position"] == "sinusoidal":
+        x = x + pe_tutorial(T, d, cfg["positionOptions"]["base"]).unsqueeze(0)
+    elif cfg["position"] == "learned":
+        pemb = nn.Embedding(cfg["maxLen"], d, dtype=DT)
+        pemb.weight.data.copy_(W["embed.positions"])
+        x = x + pemb(torch.arange(T)).unsqueeze(0)
+    return x, pad
+
+
+def bias_or_zero(W, name, size):
+    return W[name] if name in W else torch.zeros(size, dtype=DT)
+
+
+# --------------------------------------------------------------------------
+# Reference A: stock nn.TransformerEncoder
+# --------------------------------------------------------------------------
+
+def covers_a(cfg):
+    return (cfg["norm"] == "layernorm" and cfg["position"] in ("none", "sinusoidal", "learned")
+            and cfg["activation"] in ("relu", "gelu"))
+
+
+def ref_a(cfg, W, ids):
+    d, eps = cfg["dModel"], cfg["eps"]
+    x, pad = batch_embed(cfg, W, ids)
+    final = None
+    if cfg["finalNorm"]:
+        final = nn.LayerNorm(d, eps=eps, dtype=DT)
+        final.weight.data.copy_(W["final_norm.weight"])
+        final.bias.data.copy_(bias_or_zero(W, "final_norm.bias", d))
+    with torch.no_grad():
+        if cfg["layers"] == 0:
+            out = final(x) if final is not None else x
+        else:
+            layer = nn.TransformerEncoderLayer(d, cfg["heads"], cfg["ffDim"], dropout=0.0,
+                                               activation=cfg["activation"], layer_norm_eps=eps,
+                                               batch_first=True, norm_first=cfg["normPlacement"] == "pre",
+                                               dtype=DT)
+            enc = nn.TransformerEncoder(layer, cfg["layers"], norm=final)
+            for l, lay in enumerate(enc.layers):
+                p = "layers.%d." % l
+                lay.self_attn.in_proj_weight.copy_(torch.cat([W[p + "attn.%s.weight" % n] for n in "qkv"]))
+                lay.self_attn.in_proj_bias.copy_(torch.cat([bias_or_zero(W, p + "attn.%s.bias" % n, d) for n in "qkv"]))
+                lay.self_attn.out_proj.weight.copy_(W[p + "attn.o.weight"])
+                lay.self_attn.out_proj.bias.copy_(bias_or_zero(W, p + "attn.o.bias", d))
+                lay.linear1.weight.copy_(W[p + "ffn.up.weight"])
+                lay.linear1.bias.copy_(bias_or_zero(W, p + "ffn.up.bias", cfg["ffDim"]))
+                lay.linear2.weight.copy_(W[p + "ffn.down.weight"])
+                lay.linear2.bias.copy_(bias_or_zero(W, p + "ffn.down.bias", d))
+                for n in ("norm1", "norm2"):
+                    getattr(lay, n).weight.copy_(W[p + n + ".weight"])
+                    getattr(lay, n).bias.copy_(bias_or_zero(W, p + n + ".bias", d))
+            enc.eval()
+            out = enc(x, src_key_padding_mask=pad)
+    return out
+
+
+# --------------------------------------------------------------------------
+# Reference C: composite of torch.nn modules, independent PE/RoPE/ALiBi code
+# --------------------------------------------------------------------------
+
+def alibi_paper_slopes(n):
+    """Verbatim logic of the ALiBi authors' get_slopes()."""
+    def get_slopes_power_of_2(n):
+        start = (2 ** (-2 ** -(math.log2(n) - 3)))
+        ratio = start
+        return [start * ratio ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return get_slopes_power_of_2(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return get_slopes_power_of_2(closest) + alibi_paper_slopes(2 * closest)[0::2][:n - closest]
+
+
+def rope_complex(x, base):
+    """interleaved: treat (2i, 2i+1) as complex numbers, multiply by e^{i*pos*theta}.  x: [B,T,H,dk]"""
+    B, T, H, dk = x.shape
+    theta = 1.0 / (base ** (torch.arange(0, dk, 2, dtype=DT) / dk))
+    ang = torch.outer(torch.arange(T, dtype=DT), theta)            # [T, dk/2]
+    rot = torch.polar(torch.ones_like(ang), ang)                   # complex128
+    xc = torch.view_as_complex(x.reshape(B, T, H, dk // 2, 2).contiguous())
+    y = xc * rot[None, :, None, :]
+    return torch.view_as_real(y).reshape(B, T, H, dk)
+
+
+def rope_rotate_half(x, base):
+    """HF/LLaMA style: x*cos + rotate_half(x)*sin with cos/sin duplicated over halves."""
+    B, T, H, dk = x.shape
+    inv_freq = 1.0 / (base ** (torch.arange(0, dk, 2, dtype=DT) / dk))
+    freqs = torch.outer(torch.arange(T, dtype=DT), inv_freq)
+    emb = torch.cat((freqs, freqs), dim=-1)                        # [T, dk]
+    cos, sin = emb.cos()[None, :, None, :], emb.sin()[None, :, None, :]
+    x1, x2 = x[..., :dk // 2], x[..., dk // 2:]
+    rotated = torch.cat((-x2, x1), dim=-1)
+    return x * cos + rotated * sin
+
+
+class RMSNormMod(nn.Module):
+    def __init__(self, d, eps):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d, dtype=DT))
+
+    def forward(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+
+def make_norm(cfg, W, name):
+    d = cfg["dModel"]
+    if cfg["norm"] == "layernorm":
+        m = nn.LayerNorm(d, eps=cfg["eps"], dtype=DT)
+        m.bias.data.copy_(bias_or_zero(W, name + ".bias", d))
+    else:
+        m = RMSNormMod(d, cfg["eps"])
+    m.weight.data.copy_(W[name + ".weight"])
+    return m
+
+
+def make_linear(W, name):
+    w = W[name + ".weight"]
+    m = nn.Linear(w.shape[1], w.shape[0], dtype=DT)
+    m.weight.data.copy_(w)
+    m.bias.data.copy_(bias_or_zero(W, name + ".bias", w.shape[0]))
+    return m
+
+
+def ref_c(cfg, W, ids):
+    d, H = cfg["dModel"], cfg["heads"]
+    dk = d // H
+    po = cfg["positionOptions"]
+    x, pad = batch_embed(cfg, W, ids)
+    B, T, _ = x.shape
+    # float mask [B*H, T, T]: ALiBi bias + -inf on padded keys
+    mask = torch.zeros(B, H, T, T, dtype=DT)
+    if cfg["position"] == "alibi":
+        pos = torch.arange(T, dtype=DT)
+        dist = (pos[None, :] - pos[:, None]).abs()
+        mask = mask - torch.tensor(alibi_paper_slopes(H), dtype=DT)[None, :, None, None] * dist
+    mask = mask.masked_fill(pad[:, None, None, :], float("-inf")).reshape(B * H, T, T)
+    act = {"relu": F.relu, "gelu": F.gelu, "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"),
+           "swiglu": F.silu, "geglu": F.gelu}[cfg["activation"]]
+    atts = []
+    with torch.no_grad():
+        for l in range(cfg["layers"]):
+            p = "layers.%d." % l
+            mha = nn.MultiheadAttention(d, H, dropout=0.0, batch_first=True, dtype=DT)
+            qp, kp, vp = (make_linear(W, p + "attn." + n) for n in "qkv")
+            rope = cfg["position"] == "rope"
+            if rope:
+                # projections done outside; MHA gets identity in-projections
+                mha.in_proj_weight.copy_(torch.cat([torch.eye(d, dtype=DT)] * 3))
+                mha.in_proj_bias.zero_()
+            else:
+                mha.in_proj_weight.copy_(torch.cat([qp.weight, kp.weight, vp.weight]))
+                mha.in_proj_bias.copy_(torch.cat([qp.bias, kp.bias, vp.bias]))
+            mha.out_proj.weight.copy_(W[p + "attn.o.weight"])
+            mha.out_proj.bias.copy_(bias_or_zero(W, p + "attn.o.bias", d))
+            mha.train()  # dropout is 0; avoids the fused fast path
+            n1, n2 = make_norm(cfg, W, p + "norm1"), make_norm(cfg, W, p + "norm2")
+            up, down = make_linear(W, p + "ffn.up"), make_linear(W, p + "ffn.down")
+            gate = make_linear(W, p + "ffn.gate") if is_glu(cfg["activation"]) else None
+
+            def sa(h):
+                if rope:
+                    rf = rope_complex if po["style"] == "interleaved" else rope_rotate_half
+                    q = rf(qp(h).reshape(B, T, H, dk), po["base"]).reshape(B, T, d)
+                    k = rf(kp(h).reshape(B, T, H, dk), po["base"]).reshape(B, T, d)
+                    v = vp(h)
+                else:
+                    q = k = v = h
+                o, w = mha(q, k, v, attn_mask=mask, need_weights=True, average_attn_weights=False)
+                atts.append(w)
+                return o
+
+            def ff(h):
+                if gate is not None:
+                    return down(act(gate(h)) * up(h))
+                return down(act(up(h)))
+
+            if cfg["normPlacement"] == "pre":
+                x = x + sa(n1(x))
+                x = x + ff(n2(x))
+            else:
+                x = n1(x + sa(x))
+                x = n2(x + ff(x))
+        if cfg["finalNorm"]:
+            x = make_norm(cfg, W, "final_norm")(x)
+    att = torch.stack(atts) if atts else torch.zeros(0, B, H, T, T, dtype=DT)
+    return x, att
+
+
+# --------------------------------------------------------------------------
+# self-checks: the seed lessons' worked numbers + formula cross-checks
+# --------------------------------------------------------------------------
+
+def self_checks():
+    # LayerNorm of [2,-1,4,3], eps tiny
+    y = b_layernorm(torch.tensor([2., -1., 4., 3.], dtype=DT), torch.ones(4, dtype=DT), None, 1e-12)
+    assert [round(v, 4) for v in y.tolist()] == [0.0, -1.6036, 1.0690, 0.5345], y
+    # sinusoidal d=4: PE1.PE2 = PE2.PE3 = 1.54025
+    pe = b_sinusoidal(4, 4, 10000)
+    assert round(float(pe[1] @ pe[2]), 5) == 1.54025 and round(float(pe[2] @ pe[3]), 5) == 1.54025
+    assert torch.allclose(pe, pe_tutorial(4, 4, 10000), atol=1e-14, rtol=0)
+    assert torch.allclose(b_sinusoidal(9, 16, 100), pe_tutorial(9, 16, 100), atol=1e-13, rtol=0)
+    # ALiBi slopes for 8 heads = 1/2 .. 1/256
+    assert b_alibi_slopes(8) == [2.0 ** -(k + 1) for k in range(8)]
+    for n in range(1, 33):
+        a, b = b_alibi_slopes(n), alibi_paper_slopes(n)
+        assert len(a) == n and max(abs(u - v) for u, v in zip(a, b)) < 1e-15, n
+    s12 = b_alibi_slopes(12)
+    assert abs(s12[8] - 2 ** -0.5) < 1e-15 and abs(s12[11] - 2 ** -3.5) < 1e-15
+    # RoPE: q.k at positions (3,7) equals (10,14); both styles; both implementations agree
+    g = torch.Generator().manual_seed(0)
+    for style in ("interleaved", "half"):
+        for dk in (2, 4, 8):
+            q = torch.randn(1, dk, generator=g, dtype=DT)
+            k = torch.randn(1, dk, generator=g, dtype=DT)
+            rot = lambda v, pos: b_rope(v.expand(pos + 1, dk), 10000, style)[pos]
+            a = float(rot(q, 3) @ rot(k, 7))
+            b = float(rot(q, 10) @ rot(k, 14))
+            assert abs(a - b) < 1e-12, (style, a, b)
+            assert abs(a - float(q[0] @ k[0])) > 1e-6  # rotation actually does something
+        x = torch.randn(12, 8, generator=g, dtype=DT)
+        mine = b_rope(x, 500, style)
+        other = (rope_complex if style == "interleaved" else rope_rotate_half)(x.reshape(1, 12, 1, 8), 500)
+        assert torch.allclose(mine, other.reshape(12, 8), atol=1e-13, rtol=0), style
+    # activations against torch.nn.functional
+    t = torch.linspace(-6, 6, 1001, dtype=DT)
+    assert torch.allclose(b_act("gelu", t), F.gelu(t), atol=1e-14, rtol=0)
+    assert torch.allclose(b_act("gelu_tanh", t), F.gelu(t, approximate="tanh"), atol=1e-14, rtol=0)
+    assert torch.allclose(b_act("silu", t), F.silu(t), atol=1e-14, rtol=0)
+    assert torch.equal(b_act("relu", t), F.relu(t))
+    # bf16 rounding: ties to even, and carry into exponent
+    v = np.array([1.0 + 2 ** -8, 1.0 + 3 * 2 ** -8, 1.0 + 2 ** -9, (2 - 2 ** -8) + 2 ** -9, -1.5], np.float32)
+    assert bf16_bits_to_f64(f32_to_bf16_bits(v)).tolist() == [1.0, 1.0 + 2 ** -6, 1.0, 2.0, -1.5]
+    print("self-checks: OK (LayerNorm [2,-1,4,3], sinusoidal PE dots 1.54025, ALiBi slopes, "
+          "RoPE relative-position invariance, activations, bf16 rounding)")
+
+
+# --------------------------------------------------------------------------
+# cases
+# --------------------------------------------------------------------------
+
+def base_cfg(position, norm, placement, activation, **kw):
+    alibi = position == "alibi"
+    heads = kw.pop("heads", 12 if alibi else 4)
+    d = kw.pop("dModel", 24 if heads == 12 else 16)
+    cfg = {"vocabSize": 40, "dModel": d, "heads": heads, "layers": kw.pop("layers", 2),
+           "ffDim": kw.pop("ffDim", 16 if alibi else 24), "maxLen": kw.pop("maxLen", 12 if position == "learned" else 16),
+           "position": position}
+    po = kw.pop("positionOptions", None)
+    if position == "sinusoidal":
+        cfg["positionOptions"] = po or {"base": 10000}
+    elif position == "rope":
+        cfg["positionOptions"] = po
+    else:
+        cfg["positionOptions"] = {}
+    cfg.update({"norm": norm, "normPlacement": placement,
+                "finalNorm": kw.pop("finalNorm", placement == "pre"),
+                "eps": kw.pop("eps", 1e-5), "activation": activation,
+                "scaleEmbedding": kw.pop("scaleEmbedding", False)})
+    assert not kw, kw
+    return cfg
+
+
+def build_cases():
+    cases = []
+
+    def add(name, cfg, **opt):
+        cases.append(dict(name=name, config=cfg, dtype=opt.get("dtype", "F32"),
+                          biases=opt.get("biases", True), attentions=opt.get("attentions", False)))
+
+    positions = [("none", None), ("sinusoidal", None), ("learned", None),
+                 ("rope_interleaved", {"base": 10000, "style": "interleaved"}),
+                 ("rope_half", {"base": 10000, "style": "half"}), ("alibi", None)]
+    # torch-coverable combos (layernorm x none/sinusoidal/learned) get relu/gelu;
+    # everything else cycles through all five activations.
+    torch_acts = iter(["relu", "gelu", "gelu", "relu", "relu", "gelu"])
+    cycle = ["gelu_tanh", "swiglu", "geglu", "relu", "gelu"]
+    ci = 0
+    for pname, po in positions:
+        pos = "rope" if pname.startswith("rope") else pname
+        for norm in ("layernorm", "rmsnorm"):
+            for placement in ("pre", "post"):
+                if norm == "layernorm" and pos in ("none", "sinusoidal", "learned"):
+                    act = next(torch_acts)
+                else:
+                    act = cycle[ci % len(cycle)]
+                    ci += 1
+                name = "%s__%s__%s__%s" % (pname, norm, placement, act)
+                attn = (pname, norm, placement) in (("alibi", "layernorm", "pre"),
+                                                    ("rope_half", "rmsnorm", "post"),
+                                                    ("none", "rmsnorm", "pre"))
+                add(name, base_cfg(pos, norm, placement, act, positionOptions=po), attentions=attn)
+
+    add("alibi_h8__rmsnorm__pre__gelu", base_cfg("alibi", "rmsnorm", "pre", "gelu", heads=8, dModel=16))
+    add("scale_embedding__sinusoidal__layernorm__pre__gelu",
+        base_cfg("sinusoidal", "layernorm", "pre", "gelu", scaleEmbedding=True))
+    add("pre_no_final_norm__learned__layernorm__relu",
+        base_cfg("learned", "layernorm", "pre", "relu", finalNorm=False))
+    add("pre_no_final_norm__rope_half__rmsnorm__swiglu",
+        base_cfg("rope", "rmsnorm", "pre", "swiglu", finalNorm=False,
+                 positionOptions={"base": 10000, "style": "half"}))
+    add("post_final_norm__sinusoidal__layernorm__gelu",
+        base_cfg("sinusoidal", "layernorm", "post", "gelu", finalNorm=True))
+    add("post_final_norm__alibi__rmsnorm__geglu",
+        base_cfg("alibi", "rmsnorm", "post", "geglu", finalNorm=True))
+    add("eps_1e-6__none__layernorm__pre__relu", base_cfg("none", "layernorm", "pre", "relu", eps=1e-6))
+    add("eps_1e-6__rope_interleaved__rmsnorm__post__gelu_tanh",
+        base_cfg("rope", "rmsnorm", "post", "gelu_tanh", eps=1e-6,
+                 positionOptions={"base": 10000, "style": "interleaved"}))
+    # an eps large enough that ignoring / misplacing it is visible at float32 tolerance
+    add("eps_0.5__learned__rmsnorm__pre__relu", base_cfg("learned", "rmsnorm", "pre", "relu", eps=0.5))
+    add("eps_0.5__none__layernorm__post__gelu", base_cfg("none", "layernorm", "post", "gelu", eps=0.5))
+    add("sinusoidal_base100__layernorm__post__relu",
+        base_cfg("sinusoidal", "layernorm", "post", "relu", positionOptions={"base": 100}))
+    add("rope_interleaved_base500__rmsnorm__pre__gelu",
+        base_cfg("rope", "rmsnorm", "pre", "gelu", positionOptions={"base": 500, "style": "interleaved"}))
+    add("rope_half_base500__layernorm__post__swiglu",
+        base_cfg("rope", "layernorm", "post", "swiglu", positionOptions={"base": 500, "style": "half"}))
+    add("no_bias__rope_half__rmsnorm__pre__swiglu",
+        base_cfg("rope", "rmsnorm", "pre", "swiglu", positionOptions={"base": 10000, "style": "half"}),
+        biases=False)
+    add("no_bias__sinusoidal__layernorm__post__gelu",
+        base_cfg("sinusoidal", "layernorm", "post", "gelu"), biases=False)
+    add("f16__sinusoidal__layernorm__post__gelu", base_cfg("sinusoidal", "layernorm", "post", "gelu"),
+        dtype="F16")
+    add("bf16__rope_interleaved__rmsnorm__pre__swiglu",
+        base_cfg("rope", "rmsnorm", "pre", "swiglu", positionOptions={"base": 10000, "style": "interleaved"}),
+        dtype="BF16")
+    add("layers0__learned__layernorm__pre", base_cfg("learned", "layernorm", "pre", "relu", layers=0))
+    add("layers0__sinusoidal__rmsnorm__post_final_norm",
+        base_cfg("sinusoidal", "rmsnorm", "post", "gelu", layers=0, finalNorm=True))
+    add("layers3__learned__layernorm__post__relu", base_cfg("learned", "layernorm", "post", "relu", layers=3))
+    add("layers3__rope_half__rmsnorm__pre__geglu",
+        base_cfg("rope", "rmsnorm", "pre", "geglu", layers=3, positionOptions={"base": 10000, "style": "half"}))
+    # defaults: only the fields that have no documented default
+    add("defaults__rope__layernorm__pre__gelu",
+        {"vocabSize": 40, "dModel": 16, "heads": 4, "layers": 2, "ffDim": 24, "position": "rope",
+         "norm": "layernorm", "normPlacement": "pre", "activation": "gelu"})
+    add("defaults__sinusoidal__layernorm__post__relu",
+        {"vocabSize": 40, "dModel": 16, "heads": 4, "layers": 2, "ffDim": 24, "position": "sinusoidal",
+         "norm": "layernorm", "normPlacement": "post", "activation": "relu"})
+    return cases
+
+
+def make_ids(seed, vocab):
+    rng = np.random.default_rng(seed + 1)
+    B = int(rng.integers(2, 4))
+    lens = [int(v) for v in rng.choice(np.arange(1, 10), size=B, replace=False)]
+    if max(lens) < 6:
+        lens[0] = 9
+    return [[int(t) for t in rng.integers(0, vocab, size=L)] for L in lens]
+
+
+def flat(t):
+    return [float(v) for v in t.reshape(-1).tolist()]
+
+
+def main():
+    self_checks()
+    os.makedirs(OUT_DIR, exist_ok=True)
+    for f in os.listdir(OUT_DIR):
+        if f.endswith(".safetensors") or f == "golden.json":
+            os.remove(os.path.join(OUT_DIR, f))
+    cases = build_cases()
+    names = [c["name"] for c in cases]
+    assert len(set(names)) == len(names)
+    golden = {"generator": "tests/reference/make_fixtures.py", "torch": torch.__version__, "cases": []}
+    report = []
+    for c in cases:
+        name, meta_cfg = c["name"], c["config"]
+        cfg = resolve(meta_cfg)
+        assert cfg["dModel"] % cfg["heads"] == 0
+        if cfg["position"] == "rope":
+            assert (cfg["dModel"] // cfg["heads"]) % 2 == 0
+        seed = zlib.crc32(name.encode())
+        ids = make_ids(seed, cfg["vocabSize"])
+        assert len(set(map(len, ids))) == len(ids)
+        if cfg["position"] == "learned":
+            assert cfg["maxLen"] >= max(map(len, ids))
+        path = os.path.join(OUT_DIR, name + ".safetensors")
+        W = write_safetensors(path, meta_cfg, make_weights(cfg, seed, c["biases"]), c["dtype"])
+        meta, back = read_safetensors(path)
+        assert json.loads(meta["config"]) == meta_cfg and meta["format"] == "swapformer"
+        assert list(back) == list(W) and all(np.array_equal(back[k], W[k].numpy()) for k in W)
+
+        B, T = len(ids), max(map(len, ids))
+        real = torch.tensor([[t < len(s) for t in range(T)] for s in ids])
+        out_b, att_b = ref_b(cfg, W, ids)
+        refs, diffs = [REF_B], {}
+        if covers_a(cfg):
+            out_a = ref_a(cfg, W, ids)
+            diffs[REF_A] = float((out_a - out_b)[real].abs().max())
+            refs.insert(0, REF_A)
+        out_c, att_c = ref_c(cfg, W, ids)
+        diffs[REF_C] = float((out_c - out_b)[real].abs().max())
+        if cfg["layers"]:
+            qmask = real[None, :, None, :, None]
+            diffs[REF_C + " (attn probs)"] = float(((att_c - att_b) * qmask).abs().max())
+        refs.insert(len(refs) - 1, REF_C)
+        for k, v in diffs.items():
+            if not v <= TOL:
+                sys.exit("CROSS-CHECK FAILED: %s: %s differs from %s by %.3e" % (name, k, REF_B, v))
+        assert float(out_b.abs().max()) > 0.1 and float(out_b[real].std()) > 0.1
+        assert torch.all(out_b[~real] == 0)
+
+        entry = {"name": name, "file": name + ".safetensors", "config": meta_cfg, "dtype": c["dtype"],
+                 "ids": ids, "references": refs, "shape": [B, T, cfg["dModel"]], "expected": flat(out_b)}
+        if c["attentions"]:
+            entry["attentions"] = {"shape": list(att_b.shape), "data": flat(att_b)}
+        golden["cases"].append(entry)
+        report.append((name, c["dtype"], len(ids), T, diffs))
+
+    with open(os.path.join(OUT_DIR, "golden.json"), "w") as f:
+        # compact, one case per line (keeps diffs readable and the file small)
+        head = {k: v for k, v in golden.items() if k != "cases"}
+        f.write(json.dumps(head, separators=(",", ":"))[:-1] + ',"cases":[\n')
+        f.write(",\n".join(json.dumps(e, separators=(",", ":")) for e in golden["cases"]))
+        f.write("\n]}\n")
+
+    total = sum(os.path.getsize(os.path.join(OUT_DIR, f)) for f in os.listdir(OUT_DIR))
+    for name, dt, B, T, diffs in report:
+        ds = ", ".join("%s %.1e" % ({REF_A: "A", REF_C: "C", REF_C + " (attn probs)": "C-attn"}[k], v)
+                       for k, v in diffs.items())
+        print("%-58s %-4s B=%d T=%d  max|diff| vs B: %s" % (name, dt, B, T, ds))
+    print("%d cases, fixtures total %d bytes" % (len(report), total))
+
+
+if __name__ == "__main__":
+    main()
