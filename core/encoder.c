@@ -245,7 +245,7 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int attn, siz
     const sf_config *c = &e->cfg;
     size_t C = (size_t)c->d_model, F = (size_t)c->ff_dim, R = N < SF_CHUNK ? (size_t)N : SF_CHUNK;
     size_t at = 0, nC, n3C, btc, att = 0;
-    float *ids, *lens;
+    float *ids, *lens, *perm, *keys;
     int ok = sf_mul_size((size_t)N, C, &nC) && sf_mul_size(nC, 3, &n3C) && sf_mul_size((size_t)B * (size_t)T, C, &btc);
     if (ok && attn) {
         ok = sf_mul_size((size_t)T, (size_t)T, &att) && sf_mul_size(att, (size_t)c->heads, &att) &&
@@ -254,10 +254,13 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int attn, siz
     ok = ok && carve(base, &at, nC, &e->x) && carve(base, &at, n3C, &e->qkv) && carve(base, &at, R * C, &e->xn) &&
          carve(base, &at, R * F, &e->h) && carve(base, &at, sf_gated(c) ? R * F : 0, &e->g) && carve(base, &at, R * C, &e->o) &&
          carve(base, &at, (size_t)T, &e->scores) && carve(base, &at, (size_t)N, &ids) && carve(base, &at, (size_t)B, &lens) &&
+         carve(base, &at, (size_t)N, &perm) && carve(base, &at, 2 * (size_t)N, &keys) &&
          carve(base, &at, btc, &e->out) && carve(base, &at, att, &e->att);
     if (base) {
         e->ids = (int32_t *)ids;
         e->lens = (int32_t *)lens;
+        e->perm = (int32_t *)perm;
+        e->sortkeys = (uint64_t *)(void *)keys;
         if (!attn) e->att = NULL;
     }
     *total = at;
@@ -300,6 +303,8 @@ int sf_encoder_reserve(sf_encoder *e, int B, int T, int N, int attn, sf_error *e
 
 static int min_int(int a, int b) { return a < b ? a : b; }
 
+static int order_blind(const sf_position_plugin *p);
+
 /* x = x + Attn(N1(x)) (pre) or x = N1(x + Attn(x)) (post), for all sequences. */
 static void attention_block(sf_encoder *e, const sf_layer *p, int B, int N, int T, float *att /* (B, H, T, T) or NULL */) {
     const sf_config *c = &e->cfg;
@@ -324,7 +329,8 @@ static void attention_block(sf_encoder *e, const sf_layer *p, int B, int N, int 
         float *qkv = e->qkv + (size_t)off * C3; /* (L, 3C) */
         if (c->position->rotate) c->position->rotate(qkv, e->table, c, e->lens[b]);
         float *ab = att ? att + (size_t)b * c->heads * T * T : NULL;
-        attention_forward(qkv, e->scores, ab, (size_t)T, c->position, e->table, c, e->lens[b]);
+        const int32_t *perm = order_blind(c->position) ? e->perm + off : NULL;
+        attention_forward(qkv, e->scores, ab, (size_t)T, perm, c->position, e->table, c, e->lens[b]);
     }
     /* o projection, residual, post-norm */
     for (int r = 0; r < N; r += SF_CHUNK) {
@@ -386,6 +392,42 @@ static int check_inputs(const sf_encoder *e, int B, int attn, int *N_out, int *T
     return SF_OK;
 }
 
+/* With no position hook at all, the encoder is permutation-equivariant in
+ * exact arithmetic; floating-point sums are not, because their order follows
+ * the positions. So such sequences run in a canonical order, sorted by token
+ * id (equal ids carry equal vectors, so ties cannot matter), and the outputs
+ * go back to the input order: permuting the input then permutes the output
+ * rows bit for bit. */
+static int order_blind(const sf_position_plugin *p) { return !p->embed && !p->rotate && !p->score_bias; }
+
+static void heapsort_u64(uint64_t *a, size_t n) {
+    for (size_t k = n; k-- > 0;) { /* heapify, then pop */
+        for (size_t i = k, c; (c = 2 * i + 1) < n; i = c) {
+            if (c + 1 < n && a[c + 1] > a[c]) c++;
+            if (a[i] >= a[c]) break;
+            uint64_t t = a[i]; a[i] = a[c]; a[c] = t;
+        }
+    }
+    for (size_t end = n; end-- > 1;) {
+        uint64_t t = a[0]; a[0] = a[end]; a[end] = t;
+        for (size_t i = 0, c; (c = 2 * i + 1) < end; i = c) {
+            if (c + 1 < end && a[c + 1] > a[c]) c++;
+            if (a[i] >= a[c]) break;
+            t = a[i]; a[i] = a[c]; a[c] = t;
+        }
+    }
+}
+
+/* ids of sequence (L) -> sorted by (id, position); perm[t'] = input position of row t'. */
+static void canonical_order(int32_t *ids, int32_t *perm, uint64_t *keys, int L) {
+    for (int t = 0; t < L; t++) keys[t] = (uint64_t)(uint32_t)ids[t] << 32 | (uint32_t)t;
+    heapsort_u64(keys, (size_t)L);
+    for (int t = 0; t < L; t++) {
+        ids[t] = (int32_t)(keys[t] >> 32);
+        perm[t] = (int32_t)(keys[t] & 0xffffffffu);
+    }
+}
+
 int sf_encoder_forward(sf_encoder *e, int B, int attn, sf_error *err) {
     const sf_config *c = &e->cfg;
     int N, T, rc = check_inputs(e, B, attn, &N, &T, err);
@@ -393,6 +435,9 @@ int sf_encoder_forward(sf_encoder *e, int B, int attn, sf_error *err) {
     int C = c->d_model, H = c->heads;
     size_t att_layer = (size_t)B * H * T * T; /* (B, H, T, T) */
     if (attn) memset(e->att, 0, sizeof(float) * att_layer * (size_t)(c->layers ? c->layers : 1));
+
+    if (order_blind(c->position))
+        for (int b = 0, off = 0; b < B; off += e->lens[b++]) canonical_order(e->ids + off, e->perm + off, e->sortkeys, e->lens[b]);
 
     /* embeddings, then the position plugin's vectors, per sequence */
     embed_forward(e->x, e->ids, e->tokens, c->scale_embedding ? sqrtf((float)C) : 1.0f, N, C);
@@ -406,11 +451,14 @@ int sf_encoder_forward(sf_encoder *e, int B, int attn, sf_error *err) {
     }
     if (c->final_norm) c->norm->forward(e->x, e->x, e->final_w, e->final_b, (float)c->eps, N, C);
 
-    /* out (B, T, C): the packed rows, padding rows zero */
+    /* out (B, T, C): the packed rows in input order, padding rows zero */
     for (int b = 0, off = 0; b < B; off += e->lens[b++]) {
         float *ob = e->out + (size_t)b * T * C;
-        memcpy(ob, e->x + (size_t)off * C, sizeof(float) * (size_t)e->lens[b] * C);
-        memset(ob + (size_t)e->lens[b] * C, 0, sizeof(float) * (size_t)(T - e->lens[b]) * C);
+        size_t L = (size_t)e->lens[b];
+        if (order_blind(c->position))
+            for (size_t t = 0; t < L; t++) memcpy(ob + (size_t)e->perm[off + t] * C, e->x + (off + t) * (size_t)C, sizeof(float) * C);
+        else memcpy(ob, e->x + (size_t)off * C, sizeof(float) * L * C);
+        memset(ob + L * C, 0, sizeof(float) * (size_t)(T - L) * C);
     }
     return SF_OK;
 }

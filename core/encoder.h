@@ -60,6 +60,8 @@ typedef struct sf_encoder {
     float *o;              /* (CHUNK, C) sub-layer output */
     float *scores;         /* (T) */
     int32_t *ids;          /* (N) input, packed */
+    int32_t *perm;         /* (N) canonical order -> input position, for order-blind configs */
+    uint64_t *sortkeys;    /* (N) scratch for that order */
     int32_t *lens;         /* (B) input */
     float *out;            /* (B, T, C) output, padded rows zero */
     float *att;            /* (L, B, H, T, T) or NULL */

@@ -134,7 +134,7 @@ static void axpy(float *out, float p, const float *v, int n) {
     for (; i < n; i++) out[i] += p * v[i];
 }
 
-void attention_forward(float *qkv, float *scores, float *att, size_t ldatt, const sf_position_plugin *pos,
+void attention_forward(float *qkv, float *scores, float *att, size_t ldatt, const int32_t *perm, const sf_position_plugin *pos,
                        const float *table, const sf_config *cfg, int T) {
     int C = cfg->d_model, H = cfg->heads, D = C / H;
     size_t C3 = 3 * (size_t)C;
@@ -145,7 +145,12 @@ void attention_forward(float *qkv, float *scores, float *att, size_t ldatt, cons
             for (int j = 0; j < T; j++) scores[j] = dot(q, qkv + (size_t)j * C3 + C + (size_t)h * D, D) * scale;
             if (pos->score_bias) pos->score_bias(scores, table, cfg, h, i, 0, T);
             softmax_forward(scores, T);
-            if (att) memcpy(att + ((size_t)h * ldatt + i) * ldatt, scores, sizeof(float) * (size_t)T);
+            if (att && perm) {
+                float *ar = att + ((size_t)h * ldatt + (size_t)perm[i]) * ldatt;
+                for (int j = 0; j < T; j++) ar[perm[j]] = scores[j];
+            } else if (att) {
+                memcpy(att + ((size_t)h * ldatt + i) * ldatt, scores, sizeof(float) * (size_t)T);
+            }
             /* the query is consumed: accumulate the output in its place */
             memset(q, 0, sizeof(float) * (size_t)D);
             for (int j = 0; j < T; j++) axpy(q, scores[j], qkv + (size_t)j * C3 + 2 * (size_t)C + (size_t)h * D, D);

@@ -36,11 +36,13 @@ void softmax_forward(float *x, int n);
 /* Multi-head attention for one sequence of T tokens.
  * qkv (T, 3C): rows [q | k | v]; the output of head h for token i replaces
  * q[i, h] (the query is no longer needed once its scores exist).
- * scores (T) scratch. att (H, ldatt, ldatt) receives the probabilities when not NULL.
- * bias(ctx..., h, i, j0, n) adds the position plugin's score bias when not NULL. */
+ * scores (T) scratch. att (H, ldatt, ldatt) receives the probabilities when not
+ * NULL, row and column perm[i] for token i when perm is not NULL (rows computed
+ * in a canonical order, see encoder.c). The position plugin's score_bias, when
+ * it has one, is added to the scores. */
 struct sf_config;
 struct sf_position_plugin;
-void attention_forward(float *qkv, float *scores, float *att, size_t ldatt, const struct sf_position_plugin *pos,
+void attention_forward(float *qkv, float *scores, float *att, size_t ldatt, const int32_t *perm, const struct sf_position_plugin *pos,
                        const float *table, const struct sf_config *cfg, int T);
 
 #endif

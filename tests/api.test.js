@@ -1,0 +1,224 @@
+// The public API: module loading, save/load, seeds, batches, weights, dispose,
+// and the errors of common mistakes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createEncoder, loadModel, listPlugins, SwapformerError, Encoder } from '../bindings/index.js';
+import { golden, readFixture, assertBitIdentical, rejects, row } from './helpers.js';
+
+const wasmBytes = readFileSync(new URL('../dist/swapformer.wasm', import.meta.url));
+const cfg = { vocabSize: 50, dModel: 32, heads: 4, layers: 2, ffDim: 64, position: 'rope', norm: 'rmsnorm', normPlacement: 'pre', activation: 'swiglu' };
+
+test('the wasm module imports nothing and instantiates with {}', async () => {
+  const module = await WebAssembly.compile(wasmBytes);
+  assert.deepEqual(WebAssembly.Module.imports(module), []);
+  const { exports } = await WebAssembly.instantiate(module, {});
+  exports._initialize();
+  assert.equal(exports.sf_abi_version(), 1);
+});
+
+test('the wasm option takes bytes, a Module, or a URL', async () => {
+  const ids = [1, 2, 3];
+  const ref = (await createEncoder(cfg, { seed: 1 })).forward(ids).data;
+  for (const wasm of [wasmBytes, await WebAssembly.compile(wasmBytes), new URL('../dist/swapformer.wasm', import.meta.url)]) {
+    assertBitIdentical((await createEncoder(cfg, { seed: 1, wasm })).forward(ids).data, ref);
+  }
+});
+
+test('listPlugins reads the C registry', async () => {
+  assert.deepEqual(await listPlugins(), { position: ['sinusoidal', 'learned', 'rope', 'alibi', 'none'], norm: ['layernorm', 'rmsnorm'] });
+});
+
+test('config is resolved with every default', async () => {
+  const enc = await createEncoder(cfg);
+  assert.deepEqual(enc.config, {
+    ...cfg, maxLen: 512, positionOptions: { base: 10000, style: 'interleaved' }, finalNorm: true, eps: 1e-5, scaleEmbedding: false,
+  });
+  assert.ok(Object.isFrozen(enc.config));
+  const s = await createEncoder({ ...cfg, position: 'sinusoidal', positionOptions: { base: 100 }, eps: 1e-6, normPlacement: 'post' });
+  assert.deepEqual(s.config.positionOptions, { base: 100 });
+  assert.equal(s.config.eps, 1e-6);
+  assert.equal(s.config.finalNorm, false);
+});
+
+test('save() -> loadModel() gives the same config, weights and bit-identical outputs', async () => {
+  for (const position of ['sinusoidal', 'learned', 'rope', 'alibi', 'none']) {
+    const enc = await createEncoder({ ...cfg, position, norm: 'layernorm', positionOptions: position === 'rope' ? { style: 'half', base: 500 } : undefined }, { seed: 7 });
+    const bytes = enc.save();
+    assert.ok(bytes instanceof Uint8Array);
+    const back = await loadModel(bytes);
+    assert.deepEqual(back.config, enc.config);
+    const [w1, w2] = [enc.getWeights(), back.getWeights()];
+    assert.deepEqual(Object.keys(w2), Object.keys(w1));
+    for (const k of Object.keys(w1)) assertBitIdentical(w2[k], w1[k], k);
+    const ids = [[4, 8, 15, 16, 23, 42], [1, 2]];
+    const [a, b] = [enc.forward(ids, { outputAttentions: true }), back.forward(ids, { outputAttentions: true })];
+    assertBitIdentical(b.data, a.data);
+    a.attentions.forEach((x, l) => assertBitIdentical(b.attentions[l].data, x.data, `attentions ${l}`));
+    // the header is safetensors: u64 length, JSON, 8-byte aligned data
+    const n = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(0, true));
+    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
+    assert.equal(header.__metadata__.format, 'swapformer');
+    assert.deepEqual(JSON.parse(header.__metadata__.config), enc.config);
+    assert.equal((8 + n) % 8, 0);
+    assert.deepEqual(header['layers.0.attn.q.weight'], { dtype: 'F32', shape: [32, 32], data_offsets: header['layers.0.attn.q.weight'].data_offsets });
+  }
+});
+
+test('ArrayBuffer input to loadModel, and a fixture stored as F16 / BF16 re-saves as F32', async () => {
+  const c = golden.cases.find((x) => x.name.startsWith('f16__'));
+  const bytes = readFixture(c.file);
+  const enc = await loadModel(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+  const again = await loadModel(enc.save());
+  assertBitIdentical(again.forward(c.ids).data, enc.forward(c.ids).data);
+});
+
+test('seeds: deterministic, distinct, and shared by name across configs', async () => {
+  const a = (await createEncoder(cfg, { seed: 42 })).getWeights();
+  const b = (await createEncoder(cfg, { seed: 42 })).getWeights();
+  const c = (await createEncoder(cfg, { seed: 43 })).getWeights();
+  for (const k of Object.keys(a)) assertBitIdentical(a[k], b[k], k);
+  assert.notDeepEqual(a['embed.tokens'], c['embed.tokens']);
+  // swap the position plugin on the same seed: every tensor both have is the same
+  const l = (await createEncoder({ ...cfg, position: 'learned' }, { seed: 42 })).getWeights();
+  for (const k of Object.keys(a)) assertBitIdentical(l[k], a[k], k);
+  assert.deepEqual(Object.keys(l).filter((k) => !(k in a)), ['embed.positions']);
+  // initialisation: N(0,1) embeddings, U(+-1/sqrt(in)) Linear weights, zero biases, unit norm weights
+  const tok = a['embed.tokens'], mean = tok.reduce((s, x) => s + x) / tok.length;
+  const std = Math.sqrt(tok.reduce((s, x) => s + (x - mean) ** 2, 0) / tok.length);
+  assert.ok(Math.abs(mean) < 0.05 && Math.abs(std - 1) < 0.05, `embeddings N(0,1): mean ${mean} std ${std}`);
+  const w = a['layers.0.ffn.up.weight'], bound = 1 / Math.sqrt(32);
+  assert.ok(w.every((x) => Math.abs(x) <= bound) && Math.max(...w) > 0.9 * bound);
+  assert.ok(a['layers.1.attn.o.bias'].every((x) => x === 0));
+  assert.ok(a['final_norm.weight'].every((x) => x === 1));
+});
+
+test('swapping a plugin on the same weights keeps every shared weight', async () => {
+  const enc = await createEncoder({ ...cfg, norm: 'layernorm' }, { seed: 3 });
+  const w = enc.getWeights();
+  const swapped = await createEncoder({ ...enc.config, position: 'alibi', positionOptions: {} }, { weights: w });
+  const w2 = swapped.getWeights();
+  for (const k of Object.keys(w)) assertBitIdentical(w2[k], w[k], k);
+  // rmsnorm has no biases: passing the layernorm biases is an error, not a silent drop
+  await rejects(createEncoder({ ...enc.config, norm: 'rmsnorm' }, { weights: w }), 'BAD_WEIGHTS', /layers\.0\.norm1\.bias/);
+});
+
+test('a batch of different lengths equals each sequence alone, bit for bit; padding rows are zero', async () => {
+  for (const position of ['sinusoidal', 'learned', 'rope', 'alibi', 'none']) {
+    const enc = await createEncoder({ ...cfg, position, layers: 3 }, { seed: 9 });
+    const seqs = [[5, 3, 9, 1, 1, 7, 30, 2, 2, 8, 41], [6], [10, 20, 30, 40, 49], Array.from({ length: 70 }, (_, i) => (i * 7) % 50)];
+    const batch = enc.forward(seqs, { outputAttentions: true });
+    const T = 70;
+    assert.deepEqual(batch.shape, [4, T, 32]);
+    seqs.forEach((s, b) => {
+      const one = enc.forward(s, { outputAttentions: true });
+      assertBitIdentical(batch.data.subarray(b * T * 32, (b * T + s.length) * 32), one.data, `${position} seq ${b}`);
+      assert.ok(batch.data.subarray((b * T + s.length) * 32, (b + 1) * T * 32).every((x) => x === 0));
+      const L = s.length;
+      for (let l = 0; l < 3; l++)
+        for (let h = 0; h < 4; h++)
+          for (let i = 0; i < T; i++) {
+            const r = batch.attentions[l].data.subarray(((b * 4 + h) * T + i) * T, ((b * 4 + h) * T + i + 1) * T);
+            if (i >= L) assert.ok(r.every((x) => x === 0), 'padded query rows are zero');
+            else {
+              assert.ok(r.subarray(L).every((x) => x === 0), 'padded keys get no attention');
+              assertBitIdentical(r.subarray(0, L), one.attentions[l].data.subarray((h * L + i) * L, (h * L + i + 1) * L));
+            }
+          }
+    });
+  }
+});
+
+test('the same input gives the same bits across calls and instances', async () => {
+  const ids = Array.from({ length: 40 }, (_, i) => (i * 13) % 50);
+  const a = await createEncoder(cfg, { seed: 2 }), b = await createEncoder(cfg, { seed: 2 });
+  const ref = a.forward(ids).data;
+  a.forward([[1, 2, 3]]);
+  assertBitIdentical(a.forward(ids).data, ref);
+  assertBitIdentical(b.forward(Int32Array.from(ids)).data, ref);
+});
+
+test('getWeights returns copies; weightShapes gives every shape', async () => {
+  const enc = await createEncoder(cfg, { seed: 1 });
+  const w = enc.getWeights();
+  w['embed.tokens'].fill(0);
+  assert.ok(enc.getWeights()['embed.tokens'].some((x) => x !== 0));
+  const shapes = enc.weightShapes();
+  assert.deepEqual(shapes['embed.tokens'], [50, 32]);
+  assert.deepEqual(shapes['layers.1.ffn.gate.weight'], [64, 32]);
+  assert.deepEqual(shapes['layers.1.ffn.down.weight'], [32, 64]);
+  for (const [k, s] of Object.entries(shapes)) assert.equal(w[k].length, s.reduce((a, b) => a * b), k);
+});
+
+test('a Linear weight is [out, in]: output = x W^T', async () => {
+  // layers 1, one-hot embeddings, identity-ish checks on ffn.up through a relu MLP with zero attention
+  const C = 4, F = 3;
+  const up = new Float32Array([1, 2, 3, 4, /* out 1 */ 0, 0, 0, 1, /* out 2 */ -1, 0, 0, 0]);
+  const down = new Float32Array([1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0]); // [C=4, F=3]: out0 = h0, out1 = h1, out2 = h2
+  const zero = new Float32Array(C * C);
+  const enc = await createEncoder(
+    { vocabSize: 1, dModel: C, heads: 1, layers: 1, ffDim: F, position: 'none', norm: 'rmsnorm', normPlacement: 'post', finalNorm: false, activation: 'relu' },
+    { weights: { 'embed.tokens': new Float32Array([1, 1, 1, 1]), 'layers.0.attn.v.weight': zero, 'layers.0.ffn.up.weight': up, 'layers.0.ffn.down.weight': down } },
+  );
+  const y = enc.forward([0]).data;
+  // after attention (v = 0): x = rmsnorm([1,1,1,1]) = [1,1,1,1]; up: [10, 1, -1] -> relu [10, 1, 0]; x + down = [11, 2, 1, 1]
+  const rms = Math.sqrt((121 + 4 + 1 + 1) / 4 + 1e-5);
+  [11, 2, 1, 1].forEach((v, i) => assert.ok(Math.abs(y[i] - v / rms) < 1e-5, `y[${i}] = ${y[i]}`));
+});
+
+test('dispose frees the encoder; later calls throw DISPOSED; Symbol.dispose works', async () => {
+  const enc = await createEncoder(cfg);
+  assert.ok(enc instanceof Encoder);
+  enc.dispose();
+  enc.dispose(); // idempotent
+  assert.equal(enc.disposed, true);
+  for (const call of [() => enc.forward([1]), () => enc.getWeights(), () => enc.save(), () => enc.weightShapes()]) await rejects(call, 'DISPOSED');
+  if (typeof Symbol.dispose === 'symbol') {
+    let inner;
+    {
+      const e = await createEncoder(cfg);
+      inner = e;
+      e[Symbol.dispose]();
+    }
+    assert.equal(inner.disposed, true);
+  }
+});
+
+test('errors are SwapformerError with a stable code and the field named', async () => {
+  assert.ok(new SwapformerError('X', 'y') instanceof Error);
+  await rejects(createEncoder({ ...cfg, dModel: 30 }), 'BAD_CONFIG', /dModel \(30\) must be divisible by config\.heads \(4\)/);
+  await rejects(createEncoder({ ...cfg, position: 'xpos' }), 'BAD_CONFIG', /config\.position 'xpos'.*sinusoidal, learned, rope, alibi, none/);
+  await rejects(createEncoder({ ...cfg, norm: 'batchnorm' }), 'BAD_CONFIG', /config\.norm 'batchnorm'/);
+  await rejects(createEncoder({ ...cfg, activation: 'tanh' }), 'BAD_CONFIG', /config\.activation 'tanh'/);
+  await rejects(createEncoder({ ...cfg, dmodel: 32 }), 'BAD_CONFIG', /unknown field 'dmodel'/);
+  await rejects(createEncoder({ ...cfg, layers: -1 }), 'BAD_CONFIG', /config\.layers must be an integer/);
+  await rejects(createEncoder({ ...cfg, heads: 2.5 }), 'BAD_CONFIG', /config\.heads .*got 2\.5/);
+  await rejects(createEncoder({ ...cfg, ffDim: '64' }), 'BAD_CONFIG', /config\.ffDim .*got a string/);
+  await rejects(createEncoder({ ...cfg, heads: 32 }), 'BAD_CONFIG', /RoPE needs an even head size/);
+  await rejects(createEncoder({ ...cfg, positionOptions: { style: 'neox' } }), 'BAD_CONFIG', /positionOptions\.style/);
+  await rejects(createEncoder({ ...cfg, positionOptions: { bsae: 10 } }), 'BAD_CONFIG', /unknown field 'bsae'/);
+  await rejects(createEncoder({ ...cfg, position: 'alibi', positionOptions: { base: 10 } }), 'BAD_CONFIG', /takes no options/);
+  await rejects(createEncoder({ ...cfg, eps: 0 }), 'BAD_CONFIG', /config\.eps/);
+  await rejects(createEncoder({ ...cfg, finalNorm: 1 }), 'BAD_CONFIG', /config\.finalNorm must be true or false/);
+  const { vocabSize, ...noVocab } = cfg;
+  await rejects(createEncoder(noVocab), 'BAD_CONFIG', /config\.vocabSize is required/);
+  await rejects(createEncoder(null), 'BAD_CONFIG');
+  await rejects(createEncoder(cfg, { seed: -1 }), 'BAD_ARGUMENT', /seed/);
+  await rejects(createEncoder(cfg, { weights: { 'embed.token': new Float32Array(1) } }), 'BAD_WEIGHTS', /embed\.token/);
+  await rejects(createEncoder(cfg, { weights: { 'embed.tokens': new Float32Array(3) } }), 'BAD_WEIGHTS', /'embed\.tokens' has 3 values, config needs 1600/);
+  await rejects(createEncoder(cfg, { weights: { 'layers.0.attn.q.bias': new Float32Array(32).fill(NaN) } }), 'BAD_WEIGHTS', /non-finite/);
+  await rejects(loadModel(new Uint8Array(3)), 'BAD_FILE', /too short/);
+  await rejects(loadModel('model.safetensors'), 'BAD_FILE', /Uint8Array/);
+
+  const enc = await createEncoder(cfg, { seed: 1 });
+  const ref = enc.forward([1, 2, 3]).data;
+  await rejects(() => enc.forward([1, 50]), 'BAD_TOKEN', /ids\[1\] = 50 .*\[0, 50\)/);
+  await rejects(() => enc.forward([[1], [2, -1]]), 'BAD_TOKEN', /ids\[1\]\[1\] = -1/);
+  await rejects(() => enc.forward([1.5]), 'BAD_TOKEN', /ids\[0\] = 1\.5/);
+  await rejects(() => enc.forward([NaN]), 'BAD_TOKEN', /NaN/);
+  await rejects(() => enc.forward(['1']), 'BAD_TOKEN', /string/);
+  await rejects(() => enc.forward([]), 'BAD_ARGUMENT', /empty/);
+  await rejects(() => enc.forward([[1], []]), 'BAD_ARGUMENT', /ids\[1\] is empty/);
+  await rejects(() => enc.forward('hello'), 'BAD_ARGUMENT');
+  assertBitIdentical(enc.forward([1, 2, 3]).data, ref, 'still usable after errors');
+});

@@ -1,0 +1,50 @@
+// Every golden fixture from tests/reference/make_fixtures.py (PyTorch's
+// nn.TransformerEncoderLayer where it applies, float64 formulas for the rest):
+// swapformer's outputs must match to a relative max error of 1e-4.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadModel, createEncoder } from '../bindings/index.js';
+import { golden, readFixture, relMaxError, assertBitIdentical } from './helpers.js';
+
+const TOLERANCE = 1e-4;
+
+test('fixtures cover every position x norm x placement and every activation', () => {
+  const seen = new Set(golden.cases.map((c) => `${c.config.position}/${c.config.positionOptions?.style ?? ''}/${c.config.norm}/${c.config.normPlacement}`));
+  for (const pos of ['none', 'sinusoidal', 'learned', 'rope/interleaved', 'rope/half', 'alibi'])
+    for (const norm of ['layernorm', 'rmsnorm'])
+      for (const pl of ['pre', 'post']) {
+        const [p, style = ''] = pos.split('/');
+        assert.ok(seen.has(`${p}/${style}/${norm}/${pl}`), `missing ${pos} ${norm} ${pl}`);
+      }
+  const acts = new Set(golden.cases.map((c) => c.config.activation));
+  for (const a of ['gelu', 'gelu_tanh', 'relu', 'swiglu', 'geglu']) assert.ok(acts.has(a), a);
+  assert.ok(golden.cases.some((c) => c.config.position === 'alibi' && c.config.heads === 12));
+  assert.ok(golden.cases.some((c) => c.config.scaleEmbedding));
+  assert.ok(golden.cases.every((c) => new Set(c.ids.map((s) => s.length)).size > 1), 'every case is a padded batch');
+});
+
+for (const c of golden.cases) {
+  test(`golden: ${c.name}`, async () => {
+    const enc = await loadModel(readFixture(c.file));
+    const out = enc.forward(c.ids, { outputAttentions: !!c.attentions });
+    assert.deepEqual(out.shape, c.shape);
+    const err = relMaxError(out.data, c.expected);
+    assert.ok(err <= TOLERANCE, `relative max error ${err} > ${TOLERANCE}`);
+    // padded rows are exactly zero
+    const [B, T, C] = out.shape;
+    for (let b = 0; b < B; b++)
+      for (let t = c.ids[b].length; t < T; t++)
+        for (let k = 0; k < C; k++) assert.equal(out.data[(b * T + t) * C + k], 0);
+    if (c.attentions) {
+      const flat = new Float32Array(out.attentions.flatMap((a) => Array.from(a.data)));
+      assert.deepEqual([out.attentions.length, ...out.attentions[0].shape], c.attentions.shape);
+      const aerr = relMaxError(flat, c.attentions.data);
+      assert.ok(aerr <= TOLERANCE, `attention relative max error ${aerr}`);
+    }
+    // the same weights through createEncoder give the same bits
+    const again = await createEncoder(enc.config, { weights: enc.getWeights(), seed: 99 });
+    assertBitIdentical(again.forward(c.ids).data, out.data, 'createEncoder(config, {weights})');
+    enc.dispose();
+    again.dispose();
+  });
+}
