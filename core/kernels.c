@@ -95,24 +95,45 @@ static float gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654
 static float gelu_tanh(float x) {
     return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
 }
-static float silu(float x) { return x / (1.0f + expf(-x)); }
+/* h (n) *= silu(g (n)) = g / (1 + exp(-g)) */
+static void swiglu_forward(float *h, const float *g, size_t n) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v4 gv = v4_load(g + i);
+        v4_store(h + i, v4_load(h + i) * gv / (v4_splat(1.0f) + v4_exp(-gv)));
+    }
+    for (; i < n; i++) h[i] *= g[i] / (1.0f + v4_exp(v4_splat(-g[i]))[0]);
+}
 
 void activation_forward(float *h, const float *g, int activation, size_t n) {
     switch (activation) {
     case SF_ACT_GELU: for (size_t i = 0; i < n; i++) h[i] = gelu(h[i]); break;
     case SF_ACT_GELU_TANH: for (size_t i = 0; i < n; i++) h[i] = gelu_tanh(h[i]); break;
     case SF_ACT_RELU: for (size_t i = 0; i < n; i++) h[i] = h[i] > 0 ? h[i] : 0.0f; break;
-    case SF_ACT_SWIGLU: for (size_t i = 0; i < n; i++) h[i] *= silu(g[i]); break;
+    case SF_ACT_SWIGLU: swiglu_forward(h, g, n); break;
     case SF_ACT_GEGLU: for (size_t i = 0; i < n; i++) h[i] *= gelu(g[i]); break;
     }
 }
 
 void softmax_forward(float *x, int n) {
-    float max = -INFINITY, sum = 0;
-    for (int i = 0; i < n; i++) max = x[i] > max ? x[i] : max;
-    for (int i = 0; i < n; i++) sum += (x[i] = expf(x[i] - max));
-    float inv = 1.0f / sum;
-    for (int i = 0; i < n; i++) x[i] *= inv;
+    v4 m4 = v4_splat(-INFINITY);
+    int i = 0;
+    for (; i + 4 <= n; i += 4) m4 = v4_max(m4, v4_load(x + i));
+    float max = m4[0] > m4[1] ? m4[0] : m4[1];
+    max = max > m4[2] ? max : m4[2];
+    max = max > m4[3] ? max : m4[3];
+    for (; i < n; i++) max = x[i] > max ? x[i] : max;
+    v4 mx = v4_splat(max), s4 = v4_zero();
+    for (i = 0; i + 4 <= n; i += 4) {
+        v4 e = v4_exp(v4_load(x + i) - mx);
+        v4_store(x + i, e);
+        s4 += e;
+    }
+    float sum = v4_sum(s4);
+    for (; i < n; i++) sum += (x[i] = v4_exp(v4_splat(x[i] - max))[0]);
+    v4 inv = v4_splat(1.0f / sum);
+    for (i = 0; i + 4 <= n; i += 4) v4_store(x + i, v4_load(x + i) * inv);
+    for (; i < n; i++) x[i] *= inv[0];
 }
 
 /* ------------------------------------------------------------ attention */
