@@ -66,6 +66,8 @@ export interface LoadOptions {
 export interface ForwardOptions {
   /** Also return the attention probabilities of every layer. */
   outputAttentions?: boolean;
+  /** Also return the residual stream after the embeddings and after each layer (before the final norm). */
+  outputHiddenStates?: boolean;
 }
 
 export interface Tensor<S extends number[] = number[]> {
@@ -76,6 +78,8 @@ export interface Tensor<S extends number[] = number[]> {
 export interface ForwardResult extends Tensor<[batch: number, tokens: number, dModel: number]> {
   /** Per layer: [batch, heads, tokens, tokens]; rows and columns of padding are 0. */
   attentions?: Tensor<[batch: number, heads: number, tokens: number, tokens: number]>[];
+  /** layers + 1 entries: the embeddings (with positions), then the stream after each layer, before the final norm. */
+  hiddenStates?: Tensor<[batch: number, tokens: number, dModel: number]>[];
 }
 
 /** One sequence of token ids, or a batch of sequences of any lengths. */
@@ -109,6 +113,11 @@ export class Encoder {
   readonly disposed: boolean;
   /** Hidden states [B, T, dModel]; a single sequence gives B = 1. Rows past a sequence's end are 0. */
   forward(ids: Ids, options?: ForwardOptions): ForwardResult;
+  /** What the position plugin adds to the embeddings at positions 0..length-1 (zeros for rope, alibi, none). */
+  positionVectors(length: number): Tensor<[length: number, dModel: number]>;
+  /** Raw scores q.k/sqrt(headDim) + the plugin's bias with the same q and k (dModel each, default zeros)
+   * at every position: RoPE's depend on j - i alone; with q = k = 0, ALiBi's bias matrix. */
+  positionScores(probe: { q?: ArrayLike<number>; k?: ArrayLike<number>; length: number }): Tensor<[heads: number, length: number, length: number]>;
   /** Copies of every weight, row-major, Linear weights [out, in]. */
   getWeights(): Weights;
   /** Shape of every weight, in file order. */

@@ -208,6 +208,10 @@ function normaliseIds(ids, vocabSize) {
   return { seqs, where: (b) => (batched ? `ids[${b}]` : 'ids') };
 }
 
+function checkLength(length) {
+  if (!Number.isInteger(length) || length < 1 || length > 0x7fffffff) fail('BAD_ARGUMENT', `length must be a positive integer, got ${String(length)}`);
+}
+
 export class Encoder {
   #rt;
   #h;
@@ -239,7 +243,8 @@ export class Encoder {
 
   forward(ids, options = {}) {
     const h = this.#handle(), rt = this.#rt, x = rt.x;
-    const outputAttentions = !!options?.outputAttentions;
+    const outputAttentions = !!options?.outputAttentions, outputHidden = !!options?.outputHiddenStates;
+    const flags = (outputAttentions ? 1 : 0) | (outputHidden ? 2 : 0);
     const { seqs, where } = normaliseIds(ids, this.#config.vocabSize);
     const B = seqs.length;
     let T = 0, N = 0;
@@ -251,11 +256,11 @@ export class Encoder {
         fail('SEQUENCE_TOO_LONG', `${where(b)} has ${s.length} tokens; position '${this.#config.position}' encodes at most ${limit} (maxLen)`);
       }
     });
-    rt.check(x.sf_reserve(h, B, T, N, outputAttentions ? 1 : 0));
+    rt.check(x.sf_reserve(h, B, T, N, flags));
     const idsBuf = rt.i32(x.sf_ids(h), N), lens = rt.i32(x.sf_lens(h), B);
     let off = 0;
     seqs.forEach((s, b) => { idsBuf.set(s, off); lens[b] = s.length; off += s.length; });
-    rt.check(x.sf_forward(h, B, outputAttentions ? 1 : 0));
+    rt.check(x.sf_forward(h, B, flags));
     const C = this.#config.dModel;
     const result = { data: rt.f32(x.sf_output(h), B * T * C).slice(), shape: [B, T, C] };
     if (outputAttentions) {
@@ -265,7 +270,49 @@ export class Encoder {
         shape: [B, heads, T, T],
       }));
     }
+    if (outputHidden) {
+      const per = B * T * C, base = x.sf_hidden_states(h);
+      result.hiddenStates = Array.from({ length: this.#config.layers + 1 }, (_, l) => ({
+        data: rt.f32(base + l * per * 4, per).slice(),
+        shape: [B, T, C],
+      }));
+    }
     return result;
+  }
+
+  /** What the position plugin adds to the embeddings at positions 0..length-1:
+   * {data, shape: [length, dModel]} (zeros for rope, alibi, none). */
+  positionVectors(length) {
+    const h = this.#handle(), rt = this.#rt;
+    checkLength(length);
+    rt.check(rt.x.sf_position_vectors(h, length));
+    return { data: rt.f32(rt.x.sf_output(h), length * this.#config.dModel).slice(), shape: [length, this.#config.dModel] };
+  }
+
+  /** Raw attention scores q.k/sqrt(headDim) + the plugin's bias when every
+   * position holds the same q and k (dModel each, before rotation):
+   * {data, shape: [heads, length, length]}. With RoPE a function of j - i
+   * alone; with q = k = 0 (the default), ALiBi's bias matrix. */
+  positionScores({ q, k, length }) {
+    const h = this.#handle(), rt = this.#rt, C = this.#config.dModel, H = this.#config.heads;
+    checkLength(length);
+    const vec = (v, name) => {
+      if (v === undefined) return new Float32Array(C);
+      if ((!Array.isArray(v) && !ArrayBuffer.isView(v)) || v.length !== C) fail('BAD_ARGUMENT', `${name} must hold dModel = ${C} numbers`);
+      const f = Float32Array.from(v);
+      if (!f.every(Number.isFinite)) fail('BAD_ARGUMENT', `${name} must be finite`);
+      return f;
+    };
+    const qf = vec(q, 'q'), kf = vec(k, 'k');
+    const p = rt.alloc(8 * C);
+    try {
+      rt.f32(p, C).set(qf);
+      rt.f32(p + 4 * C, C).set(kf);
+      rt.check(rt.x.sf_position_scores(h, p, p + 4 * C, length));
+    } finally {
+      rt.x.sf_dealloc(p);
+    }
+    return { data: rt.f32(rt.x.sf_attentions(h), H * length * length).slice(), shape: [H, length, length] };
   }
 
   /** Copies of every weight, unpacked, row-major ([out, in] for Linear weights). */

@@ -130,12 +130,20 @@ int SF_EXPORT(sf_param_read)(const sf_encoder *e, int i, float *dst) {
 
 /* ---------------------------------------------------------------- forward */
 
-int SF_EXPORT(sf_reserve)(sf_encoder *e, int B, int T, int N, int attn) {
-    return done(sf_encoder_reserve(e, B, T, N, attn, &last_error));
+/* flags: 1 attentions, 2 hidden states */
+int SF_EXPORT(sf_reserve)(sf_encoder *e, int B, int T, int N, int flags) {
+    return done(sf_encoder_reserve(e, B, T, N, flags, &last_error));
 }
 int32_t *SF_EXPORT(sf_ids)(sf_encoder *e) { return e->ids; }
 int32_t *SF_EXPORT(sf_lens)(sf_encoder *e) { return e->lens; }
 float *SF_EXPORT(sf_output)(sf_encoder *e) { return e->out; }
 float *SF_EXPORT(sf_attentions)(sf_encoder *e) { return e->att; }
+float *SF_EXPORT(sf_hidden_states)(sf_encoder *e) { return e->hidden; }
 
-int SF_EXPORT(sf_forward)(sf_encoder *e, int B, int attn) { return done(sf_encoder_forward(e, B, attn, &last_error)); }
+int SF_EXPORT(sf_forward)(sf_encoder *e, int B, int flags) { return done(sf_encoder_forward(e, B, flags, &last_error)); }
+
+/* Probes: results in sf_output (T, C) and sf_attentions (H, T, T). */
+int SF_EXPORT(sf_position_vectors)(sf_encoder *e, int T) { return done(sf_encoder_position_vectors(e, T, &last_error)); }
+int SF_EXPORT(sf_position_scores)(sf_encoder *e, const float *q, const float *k, int T) {
+    return done(sf_encoder_position_scores(e, q, k, T, &last_error));
+}

@@ -241,38 +241,39 @@ static int carve(float *base, size_t *at, size_t n, float **out) {
     return sf_add_size(*at, rounded, at);
 }
 
-static int layout(sf_encoder *e, float *base, int B, int T, int N, int attn, size_t *total) {
+static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, size_t *total) {
     const sf_config *c = &e->cfg;
     size_t C = (size_t)c->d_model, F = (size_t)c->ff_dim, R = N < SF_CHUNK ? (size_t)N : SF_CHUNK;
-    size_t at = 0, nC, n3C, btc, att = 0;
+    size_t at = 0, nC, n3C, btc, att = 0, hid = 0;
     float *ids, *lens, *perm, *keys;
     int ok = sf_mul_size((size_t)N, C, &nC) && sf_mul_size(nC, 3, &n3C) && sf_mul_size((size_t)B * (size_t)T, C, &btc);
-    if (ok && attn) {
+    if (ok && (flags & SF_OUT_ATTENTIONS)) /* (L, B, H, T, T); at least one layer's worth, for the probes */
         ok = sf_mul_size((size_t)T, (size_t)T, &att) && sf_mul_size(att, (size_t)c->heads, &att) &&
              sf_mul_size(att, (size_t)B, &att) && sf_mul_size(att, (size_t)(c->layers ? c->layers : 1), &att);
-    }
+    if (ok && (flags & SF_OUT_HIDDEN)) ok = sf_mul_size(btc, (size_t)c->layers + 1, &hid); /* (L+1, B, T, C) */
     ok = ok && carve(base, &at, nC, &e->x) && carve(base, &at, n3C, &e->qkv) && carve(base, &at, R * C, &e->xn) &&
          carve(base, &at, R * F, &e->h) && carve(base, &at, sf_gated(c) ? R * F : 0, &e->g) && carve(base, &at, R * C, &e->o) &&
          carve(base, &at, (size_t)T, &e->scores) && carve(base, &at, (size_t)N, &ids) && carve(base, &at, (size_t)B, &lens) &&
          carve(base, &at, (size_t)N, &perm) && carve(base, &at, 2 * (size_t)N, &keys) &&
-         carve(base, &at, btc, &e->out) && carve(base, &at, att, &e->att);
+         carve(base, &at, btc, &e->out) && carve(base, &at, att, &e->att) && carve(base, &at, hid, &e->hidden);
     if (base) {
         e->ids = (int32_t *)ids;
         e->lens = (int32_t *)lens;
         e->perm = (int32_t *)perm;
         e->sortkeys = (uint64_t *)(void *)keys;
-        if (!attn) e->att = NULL;
+        if (!att) e->att = NULL;
+        if (!hid) e->hidden = NULL;
     }
     *total = at;
     return ok;
 }
 
-int sf_encoder_reserve(sf_encoder *e, int B, int T, int N, int attn, sf_error *err) {
+int sf_encoder_reserve(sf_encoder *e, int B, int T, int N, int flags, sf_error *err) {
     const sf_config *c = &e->cfg;
     if (B < 1 || T < 1 || N < 1 || N > (long long)B * T)
         return sf_fail(err, SF_BAD_ARGUMENT, "reserve: bad sizes B=%d T=%d N=%d", B, T, N);
     size_t need, bytes;
-    if (!layout(e, NULL, B, T, N, attn, &need) || !sf_mul_size(need, sizeof(float), &bytes))
+    if (!layout(e, NULL, B, T, N, flags, &need) || !sf_mul_size(need, sizeof(float), &bytes))
         return sf_fail(err, SF_OUT_OF_MEMORY, "a batch of %d sequences of up to %d tokens needs more memory than wasm32 can address", B, T);
     if (need > e->act_floats) {
         float *a = malloc(bytes);
@@ -291,11 +292,11 @@ int sf_encoder_reserve(sf_encoder *e, int B, int T, int N, int attn, sf_error *e
         e->table = t;
         e->table_T = T;
     }
-    layout(e, e->act_arena, B, T, N, attn, &need);
+    layout(e, e->act_arena, B, T, N, flags, &need);
     e->res_B = B;
     e->res_T = T;
     e->res_N = N;
-    e->res_attn = attn;
+    e->res_flags = flags;
     return SF_OK;
 }
 
@@ -365,9 +366,9 @@ static void ffn_block(sf_encoder *e, const sf_layer *p, int N) {
 }
 
 /* Checks the inputs in e->ids / e->lens before anything runs. */
-static int check_inputs(const sf_encoder *e, int B, int attn, int *N_out, int *T_out, sf_error *err) {
+static int check_inputs(const sf_encoder *e, int B, int flags, int *N_out, int *T_out, sf_error *err) {
     const sf_config *c = &e->cfg;
-    if (B < 1 || B > e->res_B || (attn && !e->res_attn))
+    if (B < 1 || B > e->res_B || (flags & ~e->res_flags))
         return sf_fail(err, SF_BAD_ARGUMENT, "forward: batch of %d does not match the reserved %d", B, e->res_B);
     int limit = c->position->max_len ? c->position->max_len(c) : 0x7fffffff;
     long long N = 0;
@@ -428,13 +429,28 @@ static void canonical_order(int32_t *ids, int32_t *perm, uint64_t *keys, int L) 
     }
 }
 
-int sf_encoder_forward(sf_encoder *e, int B, int attn, sf_error *err) {
+/* dst (B, T, C) <- the packed rows of x, in input order; padding rows zero. */
+static void scatter_rows(const sf_encoder *e, float *dst, int B, int T) {
+    size_t C = (size_t)e->cfg.d_model;
+    int blind = order_blind(e->cfg.position);
+    for (int b = 0, off = 0; b < B; off += e->lens[b++]) {
+        float *db = dst + (size_t)b * T * C;
+        size_t L = (size_t)e->lens[b];
+        if (blind)
+            for (size_t t = 0; t < L; t++) memcpy(db + (size_t)e->perm[off + t] * C, e->x + (off + t) * C, sizeof(float) * C);
+        else memcpy(db, e->x + (size_t)off * C, sizeof(float) * L * C);
+        memset(db + L * C, 0, sizeof(float) * (size_t)(T - L) * C);
+    }
+}
+
+int sf_encoder_forward(sf_encoder *e, int B, int flags, sf_error *err) {
     const sf_config *c = &e->cfg;
-    int N, T, rc = check_inputs(e, B, attn, &N, &T, err);
+    int N, T, rc = check_inputs(e, B, flags, &N, &T, err);
     if (rc) return rc;
     int C = c->d_model, H = c->heads;
-    size_t att_layer = (size_t)B * H * T * T; /* (B, H, T, T) */
-    if (attn) memset(e->att, 0, sizeof(float) * att_layer * (size_t)(c->layers ? c->layers : 1));
+    size_t att_layer = (size_t)B * H * T * T, hid_layer = (size_t)B * T * C; /* (B, H, T, T), (B, T, C) */
+    float *att = flags & SF_OUT_ATTENTIONS ? e->att : NULL, *hidden = flags & SF_OUT_HIDDEN ? e->hidden : NULL;
+    if (att) memset(att, 0, sizeof(float) * att_layer * (size_t)(c->layers ? c->layers : 1));
 
     if (order_blind(c->position))
         for (int b = 0, off = 0; b < B; off += e->lens[b++]) canonical_order(e->ids + off, e->perm + off, e->sortkeys, e->lens[b]);
@@ -444,21 +460,46 @@ int sf_encoder_forward(sf_encoder *e, int B, int attn, sf_error *err) {
     if (c->position->embed)
         for (int b = 0, off = 0; b < B; off += e->lens[b++])
             c->position->embed(e->x + (size_t)off * C, e->table, e->plugin_params, c, e->lens[b]);
+    if (hidden) scatter_rows(e, hidden, B, T);
 
     for (int l = 0; l < c->layers; l++) {
-        attention_block(e, &e->layers[l], B, N, T, attn ? e->att + (size_t)l * att_layer : NULL);
+        attention_block(e, &e->layers[l], B, N, T, att ? att + (size_t)l * att_layer : NULL);
         ffn_block(e, &e->layers[l], N);
+        if (hidden) scatter_rows(e, hidden + (size_t)(l + 1) * hid_layer, B, T);
     }
     if (c->final_norm) c->norm->forward(e->x, e->x, e->final_w, e->final_b, (float)c->eps, N, C);
+    scatter_rows(e, e->out, B, T);
+    return SF_OK;
+}
 
-    /* out (B, T, C): the packed rows in input order, padding rows zero */
-    for (int b = 0, off = 0; b < B; off += e->lens[b++]) {
-        float *ob = e->out + (size_t)b * T * C;
-        size_t L = (size_t)e->lens[b];
-        if (order_blind(c->position))
-            for (size_t t = 0; t < L; t++) memcpy(ob + (size_t)e->perm[off + t] * C, e->x + (off + t) * (size_t)C, sizeof(float) * C);
-        else memcpy(ob, e->x + (size_t)off * C, sizeof(float) * L * C);
-        memset(ob + L * C, 0, sizeof(float) * (size_t)(T - L) * C);
+/* ------------------------------------------------------------ probes */
+
+int sf_encoder_position_vectors(sf_encoder *e, int T, sf_error *err) {
+    const sf_config *c = &e->cfg;
+    int rc = sf_encoder_reserve(e, 1, T, T, 0, err);
+    if (rc) return rc;
+    int limit = c->position->max_len ? c->position->max_len(c) : 0x7fffffff;
+    if (T > limit) return sf_fail(err, SF_SEQUENCE_TOO_LONG, "%d positions; position '%s' encodes at most %d (maxLen)", T, c->position->name, limit);
+    memset(e->out, 0, sizeof(float) * (size_t)T * c->d_model);
+    if (c->position->embed) c->position->embed(e->out, e->table, e->plugin_params, c, T);
+    return SF_OK;
+}
+
+int sf_encoder_position_scores(sf_encoder *e, const float *q, const float *k, int T, sf_error *err) {
+    const sf_config *c = &e->cfg;
+    int rc = sf_encoder_reserve(e, 1, T, T, SF_OUT_ATTENTIONS, err);
+    if (rc) return rc;
+    int limit = c->position->max_len ? c->position->max_len(c) : 0x7fffffff;
+    if (T > limit) return sf_fail(err, SF_SEQUENCE_TOO_LONG, "%d positions; position '%s' encodes at most %d (maxLen)", T, c->position->name, limit);
+    size_t C = (size_t)c->d_model;
+    for (int t = 0; t < T; t++) { /* the same q and k at every position, v = 0 */
+        float *row = e->qkv + (size_t)t * 3 * C;
+        memcpy(row, q, sizeof(float) * C);
+        memcpy(row + C, k, sizeof(float) * C);
+        memset(row + 2 * C, 0, sizeof(float) * C);
     }
+    if (c->position->rotate) c->position->rotate(e->qkv, e->table, c, T);
+    for (int h = 0; h < c->heads; h++)
+        for (int i = 0; i < T; i++) attention_scores(e->att + ((size_t)h * T + i) * T, e->qkv, c->position, e->table, c, h, i, T);
     return SF_OK;
 }

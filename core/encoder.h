@@ -52,7 +52,7 @@ typedef struct sf_encoder {
     /* activations, carved from one arena by sf_encoder_reserve */
     float *act_arena;
     size_t act_floats;
-    int res_B, res_T, res_N, res_attn;
+    int res_B, res_T, res_N, res_flags;
     float *x;              /* (N, C) residual stream, all sequences packed */
     float *qkv;            /* (N, 3C) */
     float *xn;             /* (CHUNK, C) normed rows */
@@ -65,6 +65,7 @@ typedef struct sf_encoder {
     int32_t *lens;         /* (B) input */
     float *out;            /* (B, T, C) output, padded rows zero */
     float *att;            /* (L, B, H, T, T) or NULL */
+    float *hidden;         /* (L+1, B, T, C) or NULL: the residual stream after embeddings and each layer */
 } sf_encoder;
 
 int sf_encoder_create(sf_encoder **out, const sf_config *cfg, sf_error *err);
@@ -84,12 +85,24 @@ void sf_encoder_init_missing(sf_encoder *e, uint64_t seed);
  * first required one that is missing. */
 int sf_encoder_require_all(sf_encoder *e, const char *what, sf_error *err);
 
-/* Makes room for B sequences, the longest T tokens, N tokens in all, with the
- * attention probabilities when attn. The only place forward's memory grows. */
-int sf_encoder_reserve(sf_encoder *e, int B, int T, int N, int attn, sf_error *err);
-/* Runs the encoder on e->ids / e->lens (B sequences) into e->out (and e->att).
- * Allocates nothing. */
-int sf_encoder_forward(sf_encoder *e, int B, int attn, sf_error *err);
+/* What forward writes besides e->out. */
+enum { SF_OUT_ATTENTIONS = 1, SF_OUT_HIDDEN = 2 };
+
+/* Makes room for B sequences, the longest T tokens, N tokens in all, and the
+ * outputs in flags. The only place forward's memory grows. */
+int sf_encoder_reserve(sf_encoder *e, int B, int T, int N, int flags, sf_error *err);
+/* Runs the encoder on e->ids / e->lens (B sequences) into e->out (and e->att,
+ * e->hidden as flags ask). Allocates nothing. */
+int sf_encoder_forward(sf_encoder *e, int B, int flags, sf_error *err);
+
+/* Probes of the position plugin alone, for inspection and teaching.
+ * position_vectors: e->out (T, C) = what embed adds at positions 0..T-1 (zeros
+ * for plugins that add nothing).
+ * position_scores: e->att (H, T, T) = raw attention scores, q.k/sqrt(D) plus
+ * the plugin's bias, when every position holds the same q (C) and k (C) before
+ * rotation: for RoPE a function of j - i alone; for q = k = 0, ALiBi's bias. */
+int sf_encoder_position_vectors(sf_encoder *e, int T, sf_error *err);
+int sf_encoder_position_scores(sf_encoder *e, const float *q, const float *k, int T, sf_error *err);
 
 float sf_load_f32(const void *src, size_t i);
 

@@ -155,16 +155,23 @@ static void axpy(float *out, float p, const float *v, int n) {
     for (; i < n; i++) out[i] += p * v[i];
 }
 
+void attention_scores(float *scores, const float *qkv, const sf_position_plugin *pos, const float *table, const sf_config *cfg,
+                      int h, int i, int T) {
+    int C = cfg->d_model, D = C / cfg->heads;
+    size_t C3 = 3 * (size_t)C;
+    float scale = 1.0f / sqrtf((float)D);
+    const float *q = qkv + (size_t)i * C3 + (size_t)h * D; /* (D) */
+    for (int j = 0; j < T; j++) scores[j] = dot(q, qkv + (size_t)j * C3 + C + (size_t)h * D, D) * scale;
+    if (pos->score_bias) pos->score_bias(scores, table, cfg, h, i, 0, T);
+}
+
 void attention_forward(float *qkv, float *scores, float *att, size_t ldatt, const int32_t *perm, const sf_position_plugin *pos,
                        const float *table, const sf_config *cfg, int T) {
     int C = cfg->d_model, H = cfg->heads, D = C / H;
     size_t C3 = 3 * (size_t)C;
-    float scale = 1.0f / sqrtf((float)D);
     for (int h = 0; h < H; h++) {
         for (int i = 0; i < T; i++) {
-            float *q = qkv + (size_t)i * C3 + (size_t)h * D; /* (D) */
-            for (int j = 0; j < T; j++) scores[j] = dot(q, qkv + (size_t)j * C3 + C + (size_t)h * D, D) * scale;
-            if (pos->score_bias) pos->score_bias(scores, table, cfg, h, i, 0, T);
+            attention_scores(scores, qkv, pos, table, cfg, h, i, T);
             softmax_forward(scores, T);
             if (att && perm) {
                 float *ar = att + ((size_t)h * ldatt + (size_t)perm[i]) * ldatt;
@@ -173,6 +180,7 @@ void attention_forward(float *qkv, float *scores, float *att, size_t ldatt, cons
                 memcpy(att + ((size_t)h * ldatt + i) * ldatt, scores, sizeof(float) * (size_t)T);
             }
             /* the query is consumed: accumulate the output in its place */
+            float *q = qkv + (size_t)i * C3 + (size_t)h * D; /* (D) */
             memset(q, 0, sizeof(float) * (size_t)D);
             for (int j = 0; j < T; j++) axpy(q, scores[j], qkv + (size_t)j * C3 + 2 * (size_t)C + (size_t)h * D, D);
         }

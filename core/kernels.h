@@ -42,6 +42,9 @@ void softmax_forward(float *x, int n);
  * it has one, is added to the scores. */
 struct sf_config;
 struct sf_position_plugin;
+/* scores (T) = q[i, h] . k[j, h] / sqrt(D) + the plugin's bias, j = 0..T-1. */
+void attention_scores(float *scores, const float *qkv, const struct sf_position_plugin *pos, const float *table,
+                      const struct sf_config *cfg, int h, int i, int T);
 void attention_forward(float *qkv, float *scores, float *att, size_t ldatt, const int32_t *perm, const struct sf_position_plugin *pos,
                        const float *table, const struct sf_config *cfg, int T);
 

@@ -222,3 +222,65 @@ test('errors are SwapformerError with a stable code and the field named', async 
   await rejects(() => enc.forward('hello'), 'BAD_ARGUMENT');
   assertBitIdentical(enc.forward([1, 2, 3]).data, ref, 'still usable after errors');
 });
+
+test('outputHiddenStates: embeddings then the stream after each layer; the last one, normed, is the output', async () => {
+  for (const position of ['none', 'rope', 'learned']) {
+    const enc = await createEncoder({ ...cfg, position, norm: 'layernorm', layers: 3 }, { seed: 4 });
+    const ids = [[3, 1, 4, 1, 5], [9, 2]];
+    const r = enc.forward(ids, { outputHiddenStates: true, outputAttentions: true });
+    assert.equal(r.hiddenStates.length, 4);
+    assertBitIdentical(r.data, enc.forward(ids).data, 'asking for more outputs changes nothing');
+    // with zero layers and no final norm, the single hidden state is the embedding output
+    const embedOnly = Object.fromEntries(Object.entries(enc.getWeights()).filter(([k]) => k.startsWith('embed.')));
+    const flat = await createEncoder({ ...enc.config, layers: 0, finalNorm: false }, { weights: embedOnly });
+    const e0 = flat.forward(ids);
+    assertBitIdentical(r.hiddenStates[0].data, e0.data, `${position}: hidden state 0 = embeddings + positions`);
+    // layer norm of the last hidden state = the output (pre-norm with final norm)
+    const last = r.hiddenStates[3].data, C = 32;
+    for (let t = 0; t < 5; t++) {
+      const x = last.subarray(t * C, (t + 1) * C), mean = x.reduce((a, b) => a + b) / C;
+      const v = x.reduce((a, b) => a + (b - mean) ** 2, 0) / C;
+      for (let k = 0; k < C; k++) assert.ok(Math.abs((x[k] - mean) / Math.sqrt(v + 1e-5) - r.data[t * C + k]) < 1e-4);
+    }
+  }
+});
+
+test('positionVectors: sinusoidal formula, the learned table, zeros for the rest', async () => {
+  const s = await createEncoder({ ...cfg, position: 'sinusoidal', positionOptions: { base: 100 } });
+  const pv = s.positionVectors(7);
+  assert.deepEqual(pv.shape, [7, 32]);
+  for (let t = 0; t < 7; t++)
+    for (let i = 0; i < 16; i++) {
+      assert.ok(Math.abs(pv.data[t * 32 + 2 * i] - Math.sin(t / 100 ** ((2 * i) / 32))) < 1e-6);
+      assert.ok(Math.abs(pv.data[t * 32 + 2 * i + 1] - Math.cos(t / 100 ** ((2 * i) / 32))) < 1e-6);
+    }
+  const l = await createEncoder({ ...cfg, position: 'learned', maxLen: 10 }, { seed: 2 });
+  assertBitIdentical(l.positionVectors(10).data, l.getWeights()['embed.positions']);
+  await rejects(() => l.positionVectors(11), 'SEQUENCE_TOO_LONG');
+  const r = await createEncoder(cfg);
+  assert.ok(r.positionVectors(5).data.every((x) => x === 0));
+  await rejects(() => r.positionVectors(0), 'BAD_ARGUMENT');
+});
+
+test('positionScores: RoPE depends on j - i only; ALiBi bias with q = k = 0; none is flat', async () => {
+  const q = Array.from({ length: 32 }, (_, i) => Math.sin(i + 1)), k = Array.from({ length: 32 }, (_, i) => Math.cos(2 * i));
+  const rope = await createEncoder({ ...cfg, positionOptions: { style: 'half' } });
+  const T = 24, s = rope.positionScores({ q, k, length: T });
+  assert.deepEqual(s.shape, [4, T, T]);
+  const at = (h, i, j) => s.data[(h * T + i) * T + j];
+  for (let h = 0; h < 4; h++) {
+    // offset 0: the plain dot product of head h
+    const plain = q.slice(h * 8, h * 8 + 8).reduce((a, x, d) => a + x * k[h * 8 + d], 0) / Math.sqrt(8);
+    assert.ok(Math.abs(at(h, 5, 5) - plain) < 1e-5);
+    for (let i = 0; i + 6 < T; i++) assert.ok(Math.abs(at(h, i, i + 6) - at(h, 0, 6)) < 1e-4, `offset 6 at i = ${i}`);
+  }
+  const alibi = await createEncoder({ ...cfg, position: 'alibi' });
+  const b = alibi.positionScores({ length: 5 });
+  for (let h = 0; h < 4; h++)
+    for (let i = 0; i < 5; i++)
+      for (let j = 0; j < 5; j++) assert.ok(Math.abs(b.data[(h * 5 + i) * 5 + j] + 2 ** (-2 * (h + 1)) * Math.abs(i - j)) < 1e-6);
+  const none = await createEncoder({ ...cfg, position: 'none' });
+  const n = none.positionScores({ q, k, length: 6 });
+  assert.ok(n.data.subarray(0, 36).every((x) => x === n.data[0]));
+  await rejects(() => none.positionScores({ q: [1, 2], length: 3 }), 'BAD_ARGUMENT', /dModel = 32/);
+});
