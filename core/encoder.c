@@ -244,16 +244,20 @@ static int carve(float *base, size_t *at, size_t n, float **out) {
 static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, size_t *total) {
     const sf_config *c = &e->cfg;
     size_t C = (size_t)c->d_model, F = (size_t)c->ff_dim, R = N < SF_CHUNK ? (size_t)N : SF_CHUNK;
-    size_t at = 0, nC, n3C, btc, att = 0, hid = 0;
+    size_t D = C / (size_t)c->heads;
+    size_t at = 0, nC, n2C, btc, att = 0, hid = 0;
     float *ids, *lens, *perm, *keys;
-    int ok = sf_mul_size((size_t)N, C, &nC) && sf_mul_size(nC, 3, &n3C) && sf_mul_size((size_t)B * (size_t)T, C, &btc);
+    int ok = sf_mul_size((size_t)N, C, &nC) && sf_mul_size(nC, 2, &n2C) && sf_add_size(n2C, SF_NR, &n2C) &&
+             sf_mul_size((size_t)B * (size_t)T, C, &btc);
     if (ok && (flags & SF_OUT_ATTENTIONS)) /* (L, B, H, T, T); at least one layer's worth, for the probes */
         ok = sf_mul_size((size_t)T, (size_t)T, &att) && sf_mul_size(att, (size_t)c->heads, &att) &&
              sf_mul_size(att, (size_t)B, &att) && sf_mul_size(att, (size_t)(c->layers ? c->layers : 1), &att);
     if (ok && (flags & SF_OUT_HIDDEN)) ok = sf_mul_size(btc, (size_t)c->layers + 1, &hid); /* (L+1, B, T, C) */
-    ok = ok && carve(base, &at, nC, &e->x) && carve(base, &at, n3C, &e->qkv) && carve(base, &at, R * C, &e->xn) &&
-         carve(base, &at, R * F, &e->h) && carve(base, &at, sf_gated(c) ? R * F : 0, &e->g) && carve(base, &at, R * C, &e->o) &&
-         carve(base, &at, (size_t)T, &e->scores) && carve(base, &at, (size_t)N, &ids) && carve(base, &at, (size_t)B, &lens) &&
+    ok = ok && carve(base, &at, nC, &e->x) && carve(base, &at, n2C, &e->kv) && carve(base, &at, R * C, &e->xn) &&
+         carve(base, &at, R * C, &e->q) && carve(base, &at, R * C, &e->ao) && carve(base, &at, R * F, &e->h) &&
+         carve(base, &at, sf_gated(c) ? R * F : 0, &e->g) && carve(base, &at, R * C, &e->o) &&
+         carve(base, &at, sf_attention_scratch((int)R, (int)D), &e->att_scratch) &&
+         carve(base, &at, (size_t)N, &ids) && carve(base, &at, (size_t)B, &lens) &&
          carve(base, &at, (size_t)N, &perm) && carve(base, &at, 2 * (size_t)N, &keys) &&
          carve(base, &at, btc, &e->out) && carve(base, &at, att, &e->att) && carve(base, &at, hid, &e->hidden);
     if (base) {
@@ -306,13 +310,17 @@ static int min_int(int a, int b) { return a < b ? a : b; }
 
 static int order_blind(const sf_position_plugin *p);
 
-/* x = x + Attn(N1(x)) (pre) or x = N1(x + Attn(x)) (post), for all sequences. */
+/* x = x + Attn(N1(x)) (pre) or x = N1(x + Attn(x)) (post), for all sequences.
+ * k and v are made for every token first; then each sequence, a chunk of
+ * query rows at a time: q, attention over all its keys, o projection,
+ * residual. Only k and v are kept whole, so memory is O(T) beyond x. */
 static void attention_block(sf_encoder *e, const sf_layer *p, int B, int N, int T, float *att /* (B, H, T, T) or NULL */) {
     const sf_config *c = &e->cfg;
+    const sf_position_plugin *pos = c->position;
     int C = c->d_model;
-    size_t C3 = 3 * (size_t)C;
+    size_t C2 = 2 * (size_t)C;
     float eps = (float)c->eps;
-    /* q, k, v of every token: qkv (N, 3C) */
+    /* k, v of every token: kv (N, 2C) */
     for (int r = 0; r < N; r += SF_CHUNK) {
         int M = min_int(SF_CHUNK, N - r);
         const float *a = e->x + (size_t)r * C; /* (M, C) */
@@ -320,26 +328,31 @@ static void attention_block(sf_encoder *e, const sf_layer *p, int B, int N, int 
             c->norm->forward(e->xn, a, p->norm1_w, p->norm1_b, eps, M, C);
             a = e->xn;
         }
-        float *qkv = e->qkv + (size_t)r * C3;
-        matmul_forward(qkv, C3, a, C, p->wq, p->bq, M, C, C);
-        matmul_forward(qkv + C, C3, a, C, p->wk, p->bk, M, C, C);
-        matmul_forward(qkv + 2 * C, C3, a, C, p->wv, p->bv, M, C, C);
+        matmul_forward(e->kv + (size_t)r * C2, C2, a, C, p->wk, p->bk, M, C, C);
+        matmul_forward(e->kv + (size_t)r * C2 + C, C2, a, C, p->wv, p->bv, M, C, C);
     }
-    /* per sequence: rotate q, k; attend; the output replaces q */
     for (int b = 0, off = 0; b < B; off += e->lens[b++]) {
-        float *qkv = e->qkv + (size_t)off * C3; /* (L, 3C) */
-        if (c->position->rotate) c->position->rotate(qkv, e->table, c, e->lens[b]);
+        int L = e->lens[b];
+        float *kv = e->kv + (size_t)off * C2; /* (L, 2C) */
+        if (pos->rotate) pos->rotate(kv, C2, e->table, c, 0, L);
+        const int32_t *perm = order_blind(pos) ? e->perm + off : NULL;
         float *ab = att ? att + (size_t)b * c->heads * T * T : NULL;
-        const int32_t *perm = order_blind(c->position) ? e->perm + off : NULL;
-        attention_forward(qkv, e->scores, ab, (size_t)T, perm, c->position, e->table, c, e->lens[b]);
-    }
-    /* o projection, residual, post-norm */
-    for (int r = 0; r < N; r += SF_CHUNK) {
-        int M = min_int(SF_CHUNK, N - r);
-        float *x = e->x + (size_t)r * C; /* (M, C) */
-        matmul_forward(e->o, C, e->qkv + (size_t)r * C3, C3, p->wo, p->bo, M, C, C);
-        residual_forward(x, e->o, (size_t)M * C);
-        if (!c->pre_norm) c->norm->forward(x, x, p->norm1_w, p->norm1_b, eps, M, C);
+        for (int i0 = 0; i0 < L; i0 += SF_CHUNK) {
+            int M = min_int(SF_CHUNK, L - i0);
+            float *x = e->x + (size_t)(off + i0) * C; /* (M, C) */
+            const float *a = x;
+            if (c->pre_norm) {
+                c->norm->forward(e->xn, x, p->norm1_w, p->norm1_b, eps, M, C);
+                a = e->xn;
+            }
+            matmul_forward(e->q, C, a, C, p->wq, p->bq, M, C, C); /* (M, C) */
+            if (pos->rotate) pos->rotate(e->q, C, e->table, c, i0, M);
+            scale_forward(e->q, 1.0f / sqrtf((float)sf_head_dim(c)), (size_t)M * C);
+            attention_forward(e->ao, e->q, kv, e->att_scratch, ab, (size_t)T, perm, pos, e->table, c, i0, M, L);
+            matmul_forward(e->o, C, e->ao, C, p->wo, p->bo, M, C, C);
+            residual_forward(x, e->o, (size_t)M * C);
+            if (!c->pre_norm) c->norm->forward(x, x, p->norm1_w, p->norm1_b, eps, M, C);
+        }
     }
 }
 
@@ -491,15 +504,29 @@ int sf_encoder_position_scores(sf_encoder *e, const float *q, const float *k, in
     if (rc) return rc;
     int limit = c->position->max_len ? c->position->max_len(c) : 0x7fffffff;
     if (T > limit) return sf_fail(err, SF_SEQUENCE_TOO_LONG, "%d positions; position '%s' encodes at most %d (maxLen)", T, c->position->name, limit);
-    size_t C = (size_t)c->d_model;
-    for (int t = 0; t < T; t++) { /* the same q and k at every position, v = 0 */
-        float *row = e->qkv + (size_t)t * 3 * C;
-        memcpy(row, q, sizeof(float) * C);
-        memcpy(row + C, k, sizeof(float) * C);
-        memset(row + 2 * C, 0, sizeof(float) * C);
+    size_t C = (size_t)c->d_model, C2 = 2 * C;
+    int H = c->heads, D = c->d_model / H;
+    /* the same q and k at every position: q in the x buffer (T, C), k in kv (T, 2C) */
+    for (int t = 0; t < T; t++) {
+        memcpy(e->x + (size_t)t * C, q, sizeof(float) * C);
+        memcpy(e->kv + (size_t)t * C2, k, sizeof(float) * C);
     }
-    if (c->position->rotate) c->position->rotate(e->qkv, e->table, c, T);
-    for (int h = 0; h < c->heads; h++)
-        for (int i = 0; i < T; i++) attention_scores(e->att + ((size_t)h * T + i) * T, e->qkv, c->position, e->table, c, h, i, T);
+    if (c->position->rotate) {
+        c->position->rotate(e->x, C, e->table, c, 0, T);
+        c->position->rotate(e->kv, C2, e->table, c, 0, T);
+    }
+    float scale = 1.0f / sqrtf((float)D);
+    for (int h = 0; h < H; h++)
+        for (int i = 0; i < T; i++) {
+            float *row = e->att + ((size_t)h * T + i) * T; /* (T) */
+            const float *qi = e->x + (size_t)i * C + (size_t)h * D;
+            for (int j = 0; j < T; j++) {
+                const float *kj = e->kv + (size_t)j * C2 + (size_t)h * D;
+                float dot = 0;
+                for (int d = 0; d < D; d++) dot += qi[d] * kj[d];
+                row[j] = dot * scale;
+            }
+            if (c->position->score_bias) c->position->score_bias(row, 1, e->table, c, h, i, 1, 0, T);
+        }
     return SF_OK;
 }

@@ -54,11 +54,13 @@ typedef struct sf_encoder {
     size_t act_floats;
     int res_B, res_T, res_N, res_flags;
     float *x;              /* (N, C) residual stream, all sequences packed */
-    float *qkv;            /* (N, 3C) */
+    float *kv;             /* (N, 2C) rows [k | v] (+ NR floats of padding) */
     float *xn;             /* (CHUNK, C) normed rows */
+    float *q;              /* (CHUNK, C) queries */
+    float *ao;             /* (CHUNK, C) attention output, before the o projection */
     float *h, *g;          /* (CHUNK, F) FFN hidden, gate */
     float *o;              /* (CHUNK, C) sub-layer output */
-    float *scores;         /* (T) */
+    float *att_scratch;    /* sf_attention_scratch(CHUNK, D): packed queries, a score tile, ... */
     int32_t *ids;          /* (N) input, packed */
     int32_t *perm;         /* (N) canonical order -> input position, for order-blind configs */
     uint64_t *sortkeys;    /* (N) scratch for that order */

@@ -32,47 +32,69 @@ void unpack_linear(float *w, const float *packed, int N, int K) {
 
 /* ------------------------------------------------------------ matmul */
 
-/* MR rows x 8 columns of out, from one packed panel b (K, 8). */
-#define MICROKERNEL(MR)                                                                                            \
-    static void kernel_##MR##x8(float *out, size_t ldo, const float *a, size_t lda, const float *b, int K,         \
-                                const float *bias8, int ncols) {                                                   \
-        v4 c0[MR], c1[MR];                                                                                         \
-        v4 bias0 = v4_load(bias8), bias1 = v4_load(bias8 + 4);                                                     \
-        for (int r = 0; r < MR; r++) c0[r] = bias0, c1[r] = bias1;                                                 \
-        for (int k = 0; k < K; k++) {                                                                              \
-            v4 b0 = v4_load(b + (size_t)k * 8), b1 = v4_load(b + (size_t)k * 8 + 4);                               \
-            for (int r = 0; r < MR; r++) {                                                                         \
-                v4 ar = v4_splat(a[r * lda + k]);                                                                  \
-                c0[r] = v4_madd(ar, b0, c0[r]);                                                                    \
-                c1[r] = v4_madd(ar, b1, c1[r]);                                                                    \
-            }                                                                                                      \
-        }                                                                                                          \
-        for (int r = 0; r < MR; r++) {                                                                             \
-            if (ncols == 8) {                                                                                      \
-                v4_store(out + r * ldo, c0[r]);                                                                    \
-                v4_store(out + r * ldo + 4, c1[r]);                                                                \
-            } else {                                                                                               \
-                float tmp[8];                                                                                      \
-                v4_store(tmp, c0[r]);                                                                              \
-                v4_store(tmp + 4, c1[r]);                                                                          \
-                memcpy(out + r * ldo, tmp, sizeof(float) * (size_t)ncols);                                         \
-            }                                                                                                      \
-        }                                                                                                          \
+/* MR rows x 8 columns of out (=, or += when acc) a (MR, K) @ one panel of
+ * B (K, 8); element (r, k) of a is a[r*lda + k*ka]. Four rows with 2x4
+ * accumulators each keep every live value in a register under V8 (15 usable
+ * xmm): 8 accumulators, 2 panel vectors, 1 broadcast. */
+#define MICROKERNEL(MR, NAME, KA)                                                                               \
+    static void NAME(float *out, size_t ldo, const float *a, size_t lda, size_t ka, const float *b, size_t ldb, \
+                     int K, const float *init8, int acc, int ncols) {                                           \
+        (void)ka;                                                                                               \
+        v4 c0[MR], c1[MR];                                                                                      \
+        for (int r = 0; r < MR; r++) {                                                                          \
+            if (acc && ncols == 8) c0[r] = v4_load(out + r * ldo), c1[r] = v4_load(out + r * ldo + 4);           \
+            else if (acc) {                                                                                     \
+                float t[8] = {0};                                                                               \
+                memcpy(t, out + r * ldo, sizeof(float) * (size_t)ncols);                                        \
+                c0[r] = v4_load(t), c1[r] = v4_load(t + 4);                                                     \
+            } else c0[r] = v4_load(init8), c1[r] = v4_load(init8 + 4);                                          \
+        }                                                                                                       \
+        for (int k = 0; k < K; k++, a += (KA), b += ldb) {                                                      \
+            v4 b0 = v4_load(b), b1 = v4_load(b + 4);                                                            \
+            for (int r = 0; r < MR; r++) {                                                                      \
+                v4 ar = v4_splat(a[r * lda]);                                                                   \
+                c0[r] = v4_madd(ar, b0, c0[r]);                                                                 \
+                c1[r] = v4_madd(ar, b1, c1[r]);                                                                 \
+            }                                                                                                   \
+        }                                                                                                       \
+        for (int r = 0; r < MR; r++) {                                                                          \
+            if (ncols == 8) {                                                                                   \
+                v4_store(out + r * ldo, c0[r]);                                                                 \
+                v4_store(out + r * ldo + 4, c1[r]);                                                             \
+            } else {                                                                                            \
+                float t[8];                                                                                     \
+                v4_store(t, c0[r]);                                                                             \
+                v4_store(t + 4, c1[r]);                                                                         \
+                memcpy(out + r * ldo, t, sizeof(float) * (size_t)ncols);                                        \
+            }                                                                                                   \
+        }                                                                                                       \
     }
-MICROKERNEL(4)
-MICROKERNEL(1)
+MICROKERNEL(4, kernel_4x8, 1)  /* rows of a contiguous in k: the Linear layers, Sᵀ = K Qᵀ */
+MICROKERNEL(1, kernel_1x8, 1)
+MICROKERNEL(4, kernel_4x8_strided, ka) /* a read down its columns: Oᵀ = Vᵀ Pᵀ */
+MICROKERNEL(1, kernel_1x8_strided, ka)
+
+void gemm_forward(float *out, size_t ldo, const float *a, size_t lda, size_t ka, const float *b, size_t ldb, size_t bstep,
+                  const float *bias, int acc, int M, int K, int N) {
+    for (int p = 0; p < N; p += SF_NR) {
+        int ncols = N - p < SF_NR ? N - p : SF_NR;
+        float init8[8] = {0};
+        if (bias) memcpy(init8, bias + p, sizeof(float) * (size_t)ncols);
+        const float *panel = b + (size_t)(p / SF_NR) * bstep;
+        int m = 0;
+        if (ka == 1) {
+            for (; m + 4 <= M; m += 4) kernel_4x8(out + m * ldo + p, ldo, a + m * lda, lda, 1, panel, ldb, K, init8, acc, ncols);
+            for (; m < M; m++) kernel_1x8(out + m * ldo + p, ldo, a + m * lda, lda, 1, panel, ldb, K, init8, acc, ncols);
+        } else {
+            for (; m + 4 <= M; m += 4) kernel_4x8_strided(out + m * ldo + p, ldo, a + m * lda, lda, ka, panel, ldb, K, init8, acc, ncols);
+            for (; m < M; m++) kernel_1x8_strided(out + m * ldo + p, ldo, a + m * lda, lda, ka, panel, ldb, K, init8, acc, ncols);
+        }
+    }
+}
 
 void matmul_forward(float *out, size_t ldo, const float *inp, size_t ldi, const float *wpacked, const float *bias, int M,
                     int K, int N) {
-    for (int p = 0; p < N; p += SF_NR) {
-        int ncols = N - p < SF_NR ? N - p : SF_NR;
-        float bias8[8] = {0};
-        if (bias) memcpy(bias8, bias + p, sizeof(float) * (size_t)ncols);
-        const float *panel = wpacked + (size_t)p * K;
-        int m = 0;
-        for (; m + 4 <= M; m += 4) kernel_4x8(out + m * ldo + p, ldo, inp + m * ldi, ldi, panel, K, bias8, ncols);
-        for (; m < M; m++) kernel_1x8(out + m * ldo + p, ldo, inp + m * ldi, ldi, panel, K, bias8, ncols);
-    }
+    gemm_forward(out, ldo, inp, ldi, 1, wpacked, SF_NR, (size_t)SF_NR * K, bias, 0, M, K, N);
 }
 
 /* ------------------------------------------------------------ elementwise */
@@ -89,6 +111,13 @@ void residual_forward(float *x, const float *y, size_t n) {
     size_t i = 0;
     for (; i + 4 <= n; i += 4) v4_store(x + i, v4_load(x + i) + v4_load(y + i));
     for (; i < n; i++) x[i] += y[i];
+}
+
+void scale_forward(float *x, float s, size_t n) {
+    v4 s4 = v4_splat(s);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) v4_store(x + i, v4_load(x + i) * s4);
+    for (; i < n; i++) x[i] *= s;
 }
 
 static float gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
@@ -115,74 +144,112 @@ void activation_forward(float *h, const float *g, int activation, size_t n) {
     }
 }
 
-void softmax_forward(float *x, int n) {
-    v4 m4 = v4_splat(-INFINITY);
-    int i = 0;
-    for (; i + 4 <= n; i += 4) m4 = v4_max(m4, v4_load(x + i));
-    float max = m4[0] > m4[1] ? m4[0] : m4[1];
-    max = max > m4[2] ? max : m4[2];
-    max = max > m4[3] ? max : m4[3];
-    for (; i < n; i++) max = x[i] > max ? x[i] : max;
-    v4 mx = v4_splat(max), s4 = v4_zero();
-    for (i = 0; i + 4 <= n; i += 4) {
-        v4 e = v4_exp(v4_load(x + i) - mx);
-        v4_store(x + i, e);
-        s4 += e;
-    }
-    float sum = v4_sum(s4);
-    for (; i < n; i++) sum += (x[i] = v4_exp(v4_splat(x[i] - max))[0]);
-    v4 inv = v4_splat(1.0f / sum);
-    for (i = 0; i + 4 <= n; i += 4) v4_store(x + i, v4_load(x + i) * inv);
-    for (; i < n; i++) x[i] *= inv[0];
-}
-
 /* ------------------------------------------------------------ attention */
 
-static float dot(const float *a, const float *b, int n) {
-    v4 acc = v4_zero();
-    int i = 0;
-    for (; i + 4 <= n; i += 4) acc = v4_madd(v4_load(a + i), v4_load(b + i), acc);
-    float s = v4_sum(acc);
-    for (; i < n; i++) s += a[i] * b[i];
-    return s;
+/* dst (R/8 panels of (D, 8)) = the D columns of rows src (R, ld), as the
+ * GEMM's B: dst[(p*D + d)*8 + c] = src[(8p + c)*ld + d], zero-padded. */
+static void pack_queries(float *dst, const float *src, size_t ld, int R, int D) {
+    for (int p = 0; p < R; p += 8)
+        for (int d = 0; d < D; d++)
+            for (int c = 0; c < 8; c++) dst[((size_t)p * D + (size_t)d * 8) + c] = p + c < R ? src[(size_t)(p + c) * ld + d] : 0.0f;
 }
 
-/* out (n) += p * v (n) */
-static void axpy(float *out, float p, const float *v, int n) {
-    v4 pv = v4_splat(p);
-    int i = 0;
-    for (; i + 4 <= n; i += 4) v4_store(out + i, v4_madd(pv, v4_load(v + i), v4_load(out + i)));
-    for (; i < n; i++) out[i] += p * v[i];
-}
-
-void attention_scores(float *scores, const float *qkv, const sf_position_plugin *pos, const float *table, const sf_config *cfg,
-                      int h, int i, int T) {
+/* sT (n, R), row stride R: sT[j][r] = k_h[j0+j] . q_h[r] + bias, the scores of
+ * keys j0 .. j0+n-1 against the R queries, transposed so that a softmax over
+ * keys is a vector operation across queries. */
+static void score_tile(float *sT, const float *kv, const float *qpack, const sf_position_plugin *pos, const float *table,
+                       const sf_config *cfg, int h, int i0, int R, int j0, int n) {
     int C = cfg->d_model, D = C / cfg->heads;
-    size_t C3 = 3 * (size_t)C;
-    float scale = 1.0f / sqrtf((float)D);
-    const float *q = qkv + (size_t)i * C3 + (size_t)h * D; /* (D) */
-    for (int j = 0; j < T; j++) scores[j] = dot(q, qkv + (size_t)j * C3 + C + (size_t)h * D, D) * scale;
-    if (pos->score_bias) pos->score_bias(scores, table, cfg, h, i, 0, T);
+    size_t C2 = 2 * (size_t)C;
+    gemm_forward(sT, (size_t)R, kv + (size_t)j0 * C2 + (size_t)h * D, C2, 1, qpack, 8, (size_t)8 * D, NULL, 0, n, D, R);
+    if (pos->score_bias) pos->score_bias(sT, (size_t)R, table, cfg, h, i0, R, j0, n);
 }
 
-void attention_forward(float *qkv, float *scores, float *att, size_t ldatt, const int32_t *perm, const sf_position_plugin *pos,
-                       const float *table, const sf_config *cfg, int T) {
+/* dst (cols, rows), row stride ldd = src (rows, cols), row stride lds, transposed
+ * four by four in registers. */
+static void transpose(float *dst, size_t ldd, const float *src, size_t lds, int rows, int cols) {
+    int i = 0;
+    for (; i + 4 <= rows; i += 4) {
+        int j = 0;
+        for (; j + 4 <= cols; j += 4) {
+            const float *s0 = src + (size_t)i * lds + j;
+            v4 r0 = v4_load(s0), r1 = v4_load(s0 + lds), r2 = v4_load(s0 + 2 * lds), r3 = v4_load(s0 + 3 * lds);
+            v4 t0 = __builtin_shufflevector(r0, r1, 0, 4, 1, 5), t1 = __builtin_shufflevector(r0, r1, 2, 6, 3, 7);
+            v4 t2 = __builtin_shufflevector(r2, r3, 0, 4, 1, 5), t3 = __builtin_shufflevector(r2, r3, 2, 6, 3, 7);
+            float *d0 = dst + (size_t)j * ldd + i;
+            v4_store(d0, __builtin_shufflevector(t0, t2, 0, 1, 4, 5));
+            v4_store(d0 + ldd, __builtin_shufflevector(t0, t2, 2, 3, 6, 7));
+            v4_store(d0 + 2 * ldd, __builtin_shufflevector(t1, t3, 0, 1, 4, 5));
+            v4_store(d0 + 3 * ldd, __builtin_shufflevector(t1, t3, 2, 3, 6, 7));
+        }
+        for (; j < cols; j++)
+            for (int k = i; k < i + 4; k++) dst[(size_t)j * ldd + k] = src[(size_t)k * lds + j];
+    }
+    for (; i < rows; i++)
+        for (int j = 0; j < cols; j++) dst[(size_t)j * ldd + i] = src[(size_t)i * lds + j];
+}
+
+void attention_forward(float *o, const float *q, const float *kv, float *scratch, float *att, size_t ldatt, const int32_t *perm,
+                       const sf_position_plugin *pos, const float *table, const sf_config *cfg, int i0, int R, int T) {
     int C = cfg->d_model, H = cfg->heads, D = C / H;
-    size_t C3 = 3 * (size_t)C;
+    size_t C2 = 2 * (size_t)C, R4 = ((size_t)R + 3) & ~(size_t)3;
+    float *qpack = scratch;                                 /* (R rounded up to 8, D) */
+    float *sT = qpack + (((size_t)R + 7) & ~(size_t)7) * D; /* (BK, R) scores, then probabilities, key-major */
+    float *p = sT + (size_t)SF_ATT_BK * R;                  /* (R, BK) probabilities, query-major */
+    float *m = p + (size_t)SF_ATT_BK * R;                   /* (R4) running max */
+    float *l = m + R4;                                      /* (R4) running sum */
+    float *alpha = l + R4;                                  /* (R4) rescale of what came before */
     for (int h = 0; h < H; h++) {
-        for (int i = 0; i < T; i++) {
-            attention_scores(scores, qkv, pos, table, cfg, h, i, T);
-            softmax_forward(scores, T);
-            if (att && perm) {
-                float *ar = att + ((size_t)h * ldatt + (size_t)perm[i]) * ldatt;
-                for (int j = 0; j < T; j++) ar[perm[j]] = scores[j];
-            } else if (att) {
-                memcpy(att + ((size_t)h * ldatt + i) * ldatt, scores, sizeof(float) * (size_t)T);
+        const float *v = kv + C + (size_t)h * D; /* v_h: rows of stride 2C */
+        float *oh = o + (size_t)h * D;           /* (R, D), rows of stride C */
+        pack_queries(qpack, q + (size_t)h * D, (size_t)C, R, D);
+        for (size_t r = 0; r < R4; r++) m[r] = -INFINITY, l[r] = 0;
+        for (int r = 0; r < R; r++) memset(oh + (size_t)r * C, 0, sizeof(float) * (size_t)D);
+        for (int j0 = 0; j0 < T; j0 += SF_ATT_BK) {
+            int n = T - j0 < SF_ATT_BK ? T - j0 : SF_ATT_BK;
+            score_tile(sT, kv, qpack, pos, table, cfg, h, i0, R, j0, n);
+            /* online softmax, four queries at a time: new max, rescale factor, p = exp(s - max), sums */
+            int r = 0;
+            for (; r + 4 <= R; r += 4) {
+                v4 mx = v4_load(m + r);
+                for (int j = 0; j < n; j++) mx = v4_max(mx, v4_load(sT + (size_t)j * R + r));
+                v4 sum = v4_zero();
+                for (int j = 0; j < n; j++) {
+                    v4 e = v4_exp(v4_load(sT + (size_t)j * R + r) - mx);
+                    v4_store(sT + (size_t)j * R + r, e);
+                    sum += e;
+                }
+                v4 al = v4_exp(v4_load(m + r) - mx);
+                v4_store(alpha + r, al);
+                v4_store(l + r, v4_madd(v4_load(l + r), al, sum));
+                v4_store(m + r, mx);
             }
-            /* the query is consumed: accumulate the output in its place */
-            float *q = qkv + (size_t)i * C3 + (size_t)h * D; /* (D) */
-            memset(q, 0, sizeof(float) * (size_t)D);
-            for (int j = 0; j < T; j++) axpy(q, scores[j], qkv + (size_t)j * C3 + 2 * (size_t)C + (size_t)h * D, D);
+            for (; r < R; r++) {
+                float mx = m[r], sum = 0;
+                for (int j = 0; j < n; j++) mx = sT[(size_t)j * R + r] > mx ? sT[(size_t)j * R + r] : mx;
+                for (int j = 0; j < n; j++) sum += (sT[(size_t)j * R + r] = v4_exp(v4_splat(sT[(size_t)j * R + r] - mx))[0]);
+                alpha[r] = v4_exp(v4_splat(m[r] - mx))[0];
+                l[r] = l[r] * alpha[r] + sum;
+                m[r] = mx;
+            }
+            transpose(p, SF_ATT_BK, sT, (size_t)R, n, R);
+            for (r = 0; r < R; r++) scale_forward(oh + (size_t)r * C, alpha[r], (size_t)D);
+            /* o_h (R, D) += p (R, n) @ v_h[j0 .. j0+n) */
+            gemm_forward(oh, (size_t)C, p, SF_ATT_BK, 1, v + (size_t)j0 * C2, C2, 8, NULL, 1, R, n, D);
+        }
+        for (int r = 0; r < R; r++) scale_forward(oh + (size_t)r * C, 1.0f / l[r], (size_t)D);
+        if (!att) continue;
+        /* the probabilities, from the final max and sum: a second pass */
+        for (int j0 = 0; j0 < T; j0 += SF_ATT_BK) {
+            int n = T - j0 < SF_ATT_BK ? T - j0 : SF_ATT_BK;
+            score_tile(sT, kv, qpack, pos, table, cfg, h, i0, R, j0, n);
+            for (int r = 0; r < R; r++) {
+                int i = i0 + r;
+                float *ar = att + ((size_t)h * ldatt + (size_t)(perm ? perm[i] : i)) * ldatt;
+                float inv = 1.0f / l[r];
+                for (int j = 0; j < n; j++)
+                    ar[perm ? perm[j0 + j] : j0 + j] = v4_exp(v4_splat(sT[(size_t)j * R + r] - m[r]))[0] * inv;
+            }
         }
     }
 }

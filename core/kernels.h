@@ -16,8 +16,16 @@ typedef float (*sf_load_fn)(const void *src, size_t i);
 void pack_linear(float *dst, const void *src, sf_load_fn load, int N, int K);
 void unpack_linear(float *w, const float *packed, int N, int K);
 
-/* out (M, ldo), columns 0..N-1 = inp (M, ldi), columns 0..K-1 @ W^T + bias.
- * bias (N) may be NULL. */
+/* The one GEMM: out (M, ldo), columns 0..N-1 = a (M, K) @ B (+ bias, or +=
+ * out when acc). Element (m, k) of a is a[m*lda + k*ka]. B is read in column
+ * panels of SF_NR: panel p starts at b + p*bstep and its row k at + k*ldb.
+ * Packed weights: ldb = NR, bstep = NR*K. Rows of a plain matrix: ldb = its
+ * row stride, bstep = NR (it then reads up to NR-1 columns past N: pad the
+ * buffer). bias (N) may be NULL. */
+void gemm_forward(float *out, size_t ldo, const float *a, size_t lda, size_t ka, const float *b, size_t ldb, size_t bstep,
+                  const float *bias, int acc, int M, int K, int N);
+
+/* out (M, ldo) = inp (M, ldi) @ W^T + bias, W packed (N, K). */
 void matmul_forward(float *out, size_t ldo, const float *inp, size_t ldi, const float *wpacked, const float *bias, int M,
                     int K, int N);
 
@@ -27,25 +35,29 @@ void embed_forward(float *x, const int32_t *ids, const float *tokens, float scal
 /* x (n) += y (n) */
 void residual_forward(float *x, const float *y, size_t n);
 
+/* x (n) *= s */
+void scale_forward(float *x, float s, size_t n);
+
 /* h (M, F): non-gated h = act(h); gated h = act(g) * h with act silu or gelu. */
 void activation_forward(float *h, const float *g, int activation, size_t n);
 
-/* In-place softmax of x (n). */
-void softmax_forward(float *x, int n);
-
-/* Multi-head attention for one sequence of T tokens.
- * qkv (T, 3C): rows [q | k | v]; the output of head h for token i replaces
- * q[i, h] (the query is no longer needed once its scores exist).
- * scores (T) scratch. att (H, ldatt, ldatt) receives the probabilities when not
- * NULL, row and column perm[i] for token i when perm is not NULL (rows computed
- * in a canonical order, see encoder.c). The position plugin's score_bias, when
- * it has one, is added to the scores. */
+/* Multi-head attention of R query rows at positions i0.. of one sequence of T
+ * tokens, tiled over keys with an online softmax: O(T) extra memory.
+ *   o (R, C) = softmax(q kᵀ + bias) v, per head
+ *   q (R, C) queries, rotated and scaled by 1/sqrt(D) already; kv (T, 2C) rows
+ *   [k | v] (k rotated), with SF_NR floats readable past its end
+ *   scratch: sf_attention_scratch(R, D) floats
+ *   att (H, ldatt, ldatt): when not NULL, receives the probabilities of these
+ *   rows, at row/column perm[t] for token t when perm is not NULL.
+ * The position plugin's score_bias, when it has one, is added to the scores. */
+#define SF_ATT_BK 128
+static inline size_t sf_attention_scratch(int R, int D) {
+    size_t R8 = ((size_t)R + 7) & ~(size_t)7, R4 = ((size_t)R + 3) & ~(size_t)3;
+    return R8 * D + 2 * (size_t)SF_ATT_BK * R + 3 * R4;
+}
 struct sf_config;
 struct sf_position_plugin;
-/* scores (T) = q[i, h] . k[j, h] / sqrt(D) + the plugin's bias, j = 0..T-1. */
-void attention_scores(float *scores, const float *qkv, const struct sf_position_plugin *pos, const float *table,
-                      const struct sf_config *cfg, int h, int i, int T);
-void attention_forward(float *qkv, float *scores, float *att, size_t ldatt, const int32_t *perm, const struct sf_position_plugin *pos,
-                       const float *table, const struct sf_config *cfg, int T);
+void attention_forward(float *o, const float *q, const float *kv, float *scratch, float *att, size_t ldatt, const int32_t *perm,
+                       const struct sf_position_plugin *pos, const float *table, const struct sf_config *cfg, int i0, int R, int T);
 
 #endif

@@ -60,12 +60,14 @@ typedef struct sf_position_plugin {
     /* The three hooks; each may be NULL.
      * embed:      x (T, C) += position vectors for positions 0..T-1.
      *             params[i] points at the plugin's i-th parameter.
-     * rotate:     rotates q and k of one sequence in place: qkv (T, 3C), each
-     *             row is [q | k | v], head h at columns h*D.
-     * score_bias: scores (n) += bias(head h, query i, keys j0 .. j0+n-1). */
+     * rotate:     rotates n query or key rows in place, at positions p0 ..
+     *             p0+n-1: x (n, ld), columns 0..C-1, head h at columns h*D.
+     * score_bias: adds bias(head h, query i, key j) to a tile of scores for
+     *             queries i0 .. i0+ni-1 and keys j0 .. j0+nj-1, stored key
+     *             by key: s[(j - j0)*ld + (i - i0)] (queries contiguous). */
     void (*embed)(float *x, const float *table, const float *const *params, const struct sf_config *cfg, int T);
-    void (*rotate)(float *qkv, const float *table, const struct sf_config *cfg, int T);
-    void (*score_bias)(float *scores, const float *table, const struct sf_config *cfg, int h, int i, int j0, int n);
+    void (*rotate)(float *x, size_t ld, const float *table, const struct sf_config *cfg, int p0, int n);
+    void (*score_bias)(float *s, size_t ld, const float *table, const struct sf_config *cfg, int h, int i0, int ni, int j0, int nj);
 } sf_position_plugin;
 
 typedef struct sf_norm_plugin {

@@ -23,25 +23,31 @@ static inline v4 v4_madd(v4 a, v4 b, v4 c) { return __builtin_wasm_relaxed_madd_
 static inline v4 v4_madd(v4 a, v4 b, v4 c) { return c + a * b; }
 #endif
 
-/* Lane-wise max, and exp with a relative error under 2 ulp on [-87, 88]
- * (Cody-Waite reduction to r in [-ln2/2, ln2/2], degree-6 polynomial, 2^n
- * built in the exponent bits). exp(x) for x < -87.3 returns 0. */
+/* Lane-wise max / min (no NaN handling: operands are never NaN here). */
+#if defined(__wasm_simd128__)
+static inline v4 v4_max(v4 a, v4 b) { return __builtin_wasm_pmax_f32x4(a, b); }
+static inline v4 v4_min(v4 a, v4 b) { return __builtin_wasm_pmin_f32x4(a, b); }
+#elif defined(__SSE__)
+static inline v4 v4_max(v4 a, v4 b) { return __builtin_ia32_maxps(a, b); }
+static inline v4 v4_min(v4 a, v4 b) { return __builtin_ia32_minps(a, b); }
+#else
+typedef int v4i_ __attribute__((vector_size(16)));
+static inline v4 v4_max(v4 a, v4 b) { v4i_ m = a > b; return (v4)((m & (v4i_)a) | (~m & (v4i_)b)); }
+static inline v4 v4_min(v4 a, v4 b) { v4i_ m = a < b; return (v4)((m & (v4i_)a) | (~m & (v4i_)b)); }
+#endif
+
+/* exp, relative error under 2 ulp for x in [-87, 88]; inputs are clamped
+ * there (exp(-inf) gives 1.2e-38, not 0: harmless in a softmax or a sigmoid).
+ * Cody-Waite reduction to r in [-ln2/2, ln2/2] with n = round(x / ln2) found
+ * by the 1.5 * 2^23 trick (no float/int conversions, which are slow in wasm),
+ * a degree-6 polynomial, and 2^n written straight into the exponent bits. */
 typedef int v4i __attribute__((vector_size(16)));
 
-static inline v4 v4_max(v4 a, v4 b) {
-    v4i m = a > b;
-    return (v4)((m & (v4i)a) | (~m & (v4i)b));
-}
-
 static inline v4 v4_exp(v4 x) {
-    v4i under = x < v4_splat(-87.33654f);
-    x = v4_max(x, v4_splat(-87.33654f));
-    x = -v4_max(-x, v4_splat(-88.37626f)); /* min(x, 88.376) */
-    v4 t = x * v4_splat(1.44269504088896341f) + v4_splat(0.5f);
-    v4i n = __builtin_convertvector(t, v4i);
-    n += (v4i)(__builtin_convertvector(n, v4) > t); /* floor: true lanes are -1 */
-    v4 nf = __builtin_convertvector(n, v4);
-    v4 r = x - nf * v4_splat(0.693359375f) + nf * v4_splat(2.12194440e-4f);
+    x = v4_min(v4_max(x, v4_splat(-87.33654f)), v4_splat(88.37626f));
+    v4 t = v4_madd(x, v4_splat(1.44269504088896341f), v4_splat(12582912.0f)); /* low bits of t: n */
+    v4 n = t - v4_splat(12582912.0f);
+    v4 r = v4_madd(n, v4_splat(2.12194440e-4f), v4_madd(n, v4_splat(-0.693359375f), x));
     v4 p = v4_splat(1.9875691500e-4f);
     p = v4_madd(p, r, v4_splat(1.3981999507e-3f));
     p = v4_madd(p, r, v4_splat(8.3334519073e-3f));
@@ -49,8 +55,8 @@ static inline v4 v4_exp(v4 x) {
     p = v4_madd(p, r, v4_splat(1.6666665459e-1f));
     p = v4_madd(p, r, v4_splat(5.0000001201e-1f));
     p = v4_madd(p, r * r, r + v4_splat(1.0f));
-    v4 scale = (v4)((n + 127) << 23);
-    return (v4)(~under & (v4i)(p * scale));
+    v4 scale = (v4)(((v4i)t + (127 - 0x4B400000)) << 23); /* 2^n */
+    return p * scale;
 }
 
 #endif

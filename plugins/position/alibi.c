@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "../../core/config.h"
+#include "../../core/simd.h"
 
 static size_t alibi_table_size(const sf_config *c, int T) {
     (void)T;
@@ -23,12 +24,18 @@ static void alibi_table_init(float *slopes, const sf_config *c, int T) { /* slop
     }
 }
 
-static void alibi_score_bias(float *scores, const float *slopes, const sf_config *c, int h, int i, int j0, int n) {
+static void alibi_score_bias(float *s, size_t ld, const float *slopes, const sf_config *c, int h, int i0, int ni, int j0, int nj) {
     (void)c;
-    float m = slopes[h];
-    for (int j = 0; j < n; j++) {
-        int d = i - (j0 + j);
-        scores[j] -= m * (float)(d < 0 ? -d : d);
+    v4 m = v4_splat(-slopes[h]), step = v4_splat(4.0f);
+    for (int j = 0; j < nj; j++) {
+        float *row = s + (size_t)j * ld; /* key j0 + j against queries i0 .. */
+        v4 d = (v4){0, 1, 2, 3} + v4_splat((float)(i0 - (j0 + j)));  /* i - j, exact in float below 2^24 */
+        int i = 0;
+        for (; i + 4 <= ni; i += 4, d += step) v4_store(row + i, v4_madd(m, v4_max(d, -d), v4_load(row + i)));
+        for (; i < ni; i++) {
+            int dd = i0 + i - (j0 + j);
+            row[i] -= slopes[h] * (float)(dd < 0 ? -dd : dd);
+        }
     }
 }
 

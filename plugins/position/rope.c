@@ -54,21 +54,18 @@ static void rope_table_init(float *table, const sf_config *c, int T) { /* table 
     }
 }
 
-static void rope_rotate(float *qkv, const float *table, const sf_config *c, int T) {
+static void rope_rotate(float *x, size_t ld, const float *table, const sf_config *c, int p0, int n) {
     int C = c->d_model, H = c->heads, D = C / H, P = D / 2;
     int stride = opts(c)->half ? 1 : 2; /* pair i is (i*stride, i*stride + second) */
     int second = opts(c)->half ? P : 1;
-    for (int t = 0; t < T; t++) {
-        const float *cs = table + (size_t)t * D, *sn = cs + P;
-        float *row = qkv + (size_t)t * 3 * C; /* [q | k | v] (3C) */
-        for (int part = 0; part < 2; part++) {  /* q, then k */
-            for (int h = 0; h < H; h++) {
-                float *x = row + (size_t)part * C + (size_t)h * D; /* (D) */
-                for (int i = 0; i < P; i++) {
-                    float a = x[i * stride], b = x[i * stride + second];
-                    x[i * stride] = a * cs[i] - b * sn[i];
-                    x[i * stride + second] = a * sn[i] + b * cs[i];
-                }
+    for (int t = 0; t < n; t++) {
+        const float *cs = table + (size_t)(p0 + t) * D, *sn = cs + P; /* (D/2) each */
+        for (int h = 0; h < H; h++) {
+            float *v = x + (size_t)t * ld + (size_t)h * D; /* (D) */
+            for (int i = 0; i < P; i++) {
+                float a = v[i * stride], b = v[i * stride + second];
+                v[i * stride] = a * cs[i] - b * sn[i];
+                v[i * stride + second] = a * sn[i] + b * cs[i];
             }
         }
     }
