@@ -94,6 +94,7 @@ export type ErrorCode =
   | 'OUT_OF_MEMORY'
   | 'BAD_ARGUMENT'
   | 'DISPOSED'
+  | 'UNSUPPORTED'
   | 'PLUGIN_EXISTS'
   | 'NOT_FOUND'
   | 'BAD_PLUGIN';
@@ -128,6 +129,10 @@ export class Encoder {
   dispose(): void;
   [Symbol.dispose](): void;
 }
+
+/** What this engine supports: SIMD128 is required; with relaxed SIMD the
+ * default wasm is dist/swapformer-relaxed.wasm (fused multiply-add). */
+export const features: Readonly<{ simd: boolean; relaxedSimd: boolean }>;
 
 export function createEncoder(config: Config, options?: CreateOptions): Promise<Encoder>;
 export function loadModel(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<Encoder>;

@@ -28,7 +28,22 @@ const fromUtf8 = new TextDecoder();
 
 // ------------------------------------------------------------------ loading
 
-const DEFAULT_WASM = new URL('../dist/swapformer.wasm', import.meta.url);
+// Feature detection with two tiny modules: v128.const (SIMD128), and
+// f32x4.relaxed_madd (relaxed SIMD; Chromium has it, Node 20 behind
+// --experimental-wasm-relaxed-simd).
+const probe = (body) => new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, 0x03, 0x02, 0x01, 0x00,
+  0x0a, body.length + 2, 0x01, body.length, ...body,
+]);
+const v128 = [0xfd, 0x0c, ...new Array(16).fill(0)];
+export const features = Object.freeze({
+  simd: WebAssembly.validate(probe([0x00, ...v128, 0x0b])),
+  relaxedSimd: WebAssembly.validate(probe([0x00, ...v128, ...v128, ...v128, 0xfd, 0x85, 0x02, 0x0b])),
+});
+
+const WASM_SIMD = new URL('../dist/swapformer.wasm', import.meta.url);
+const WASM_RELAXED = new URL('../dist/swapformer-relaxed.wasm', import.meta.url);
+const DEFAULT_WASM = features.relaxedSimd ? WASM_RELAXED : WASM_SIMD;
 
 async function readUrl(url) {
   if (url.protocol === 'file:') {
@@ -115,6 +130,9 @@ class Runtime {
 const runtimes = new Map(); // wasm source -> Promise<Runtime>
 
 function runtime(source = DEFAULT_WASM) {
+  if (!features.simd) {
+    return Promise.reject(new SwapformerError('UNSUPPORTED', 'this WebAssembly engine has no SIMD (wasm simd128): swapformer needs Chrome 91+, Firefox 89+, Safari 16.4+ or Node 16.4+'));
+  }
   const key = source instanceof URL ? source.href : source;
   let rt = runtimes.get(key);
   if (!rt) {

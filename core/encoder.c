@@ -9,6 +9,8 @@
  * padded keys are never seen. */
 #include "encoder.h"
 
+#include "sfmath.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,7 +204,11 @@ static float init_load(const void *ctx, size_t i) {
     switch (c->init) {
     case SF_INIT_ONES: return 1.0f;
     case SF_INIT_NORMAL: /* Box-Muller */
-        return (float)(c->scale * sqrt(-2.0 * log(uniform01(c->key, 2 * i))) * cos(6.283185307179586 * uniform01(c->key, 2 * i + 1)));
+    {
+        double s, co;
+        sf_sincos(6.283185307179586 * uniform01(c->key, 2 * i + 1), &s, &co);
+        return (float)(c->scale * sqrt(-2.0 * sf_log(uniform01(c->key, 2 * i))) * co);
+    }
     case SF_INIT_FANIN_UNIFORM: return (float)(c->scale * (2.0 * uniform01(c->key, i) - 1.0));
     default: return 0.0f;
     }

@@ -1,5 +1,7 @@
 #include "json.h"
 
+#include "sfmath.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,11 +145,7 @@ static int scan_number(parser *p, double *out) {
         if (i >= len || !is_digit(s[i])) return perr(p, "bad number");
         while (i < len && is_digit(s[i])) i++;
     }
-    char buf[512];
-    if (i - b >= sizeof buf) return perr(p, "number too long");
-    memcpy(buf, s + b, i - b);
-    buf[i - b] = 0;
-    *out = strtod(buf, NULL);
+    *out = sf_parse_double(s + b, i - b);
     p->pos = i;
     return 0;
 }
@@ -468,7 +466,7 @@ static void put_digits(sf_buf *b, int neg, const char *d, int p, int x) {
     sf_buf_put(b, s, (size_t)n);
 }
 
-/* The shortest decimal that reads back (strtod) as exactly v. */
+/* The shortest decimal that reads back (sf_parse_double) as exactly v. */
 void sf_buf_json_number(sf_buf *b, double v) {
     if (v != v || v - v != 0) { sf_buf_str(b, "null"); return; } /* JSON has no NaN/Inf */
     if (v == 0) { sf_buf_str(b, "0"); return; }
@@ -493,8 +491,7 @@ void sf_buf_json_number(sf_buf *b, double v) {
         char txt[64];
         sf_buf tmp = {txt, 0, sizeof txt, 0};
         put_digits(&tmp, 0, d, q, x);
-        txt[tmp.n < sizeof txt ? tmp.n : sizeof txt - 1] = 0;
-        if (strtod(txt, NULL) == v || p == 17) {
+        if (sf_parse_double(txt, tmp.n) == v || p == 17) {
             put_digits(b, neg, d, q, x);
             return;
         }

@@ -120,30 +120,58 @@ void scale_forward(float *x, float s, size_t n) {
     for (; i < n; i++) x[i] *= s;
 }
 
-static float gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
-static float gelu_tanh(float x) {
-    return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+/* gelu(x) = x/2 (1 + erf(x/sqrt2)), erf by Abramowitz & Stegun 7.1.26
+ * (|error| <= 1.5e-7): erf(z) = 1 - (a1 t + ... + a5 t^5) exp(-z^2), t = 1/(1 + p z), z >= 0. */
+static v4 v4_gelu(v4 x) {
+    v4 z = v4_max(x, -x) * v4_splat(0.70710678118654752f);
+    v4 t = v4_splat(1.0f) / v4_madd(z, v4_splat(0.3275911f), v4_splat(1.0f));
+    v4 poly = v4_splat(1.061405429f);
+    poly = v4_madd(poly, t, v4_splat(-1.453152027f));
+    poly = v4_madd(poly, t, v4_splat(1.421413741f));
+    poly = v4_madd(poly, t, v4_splat(-0.284496736f));
+    poly = v4_madd(poly, t, v4_splat(0.254829592f));
+    v4 erfc_abs = poly * t * v4_exp(-z * z);      /* 1 - erf(|z|) */
+    v4 half_x = v4_splat(0.5f) * x;
+    /* x >= 0: x/2 (2 - erfc); x < 0: x/2 erfc */
+    v4 pos = half_x * (v4_splat(2.0f) - erfc_abs), neg = half_x * erfc_abs;
+    v4i is_neg = x < v4_zero();
+    return (v4)((is_neg & (v4i)neg) | (~is_neg & (v4i)pos));
 }
-/* h (n) *= silu(g (n)) = g / (1 + exp(-g)) */
-static void swiglu_forward(float *h, const float *g, size_t n) {
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        v4 gv = v4_load(g + i);
-        v4_store(h + i, v4_load(h + i) * gv / (v4_splat(1.0f) + v4_exp(-gv)));
-    }
-    for (; i < n; i++) h[i] *= g[i] / (1.0f + v4_exp(v4_splat(-g[i]))[0]);
+
+/* x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), tanh(u) = 1 - 2/(exp(2u) + 1) */
+static v4 v4_gelu_tanh(v4 x) {
+    v4 u = v4_splat(0.79788456080286536f) * v4_madd(v4_splat(0.044715f) * x, x * x, x);
+    v4 th = v4_splat(1.0f) - v4_splat(2.0f) / (v4_exp(u + u) + v4_splat(1.0f));
+    return v4_splat(0.5f) * x * (v4_splat(1.0f) + th);
 }
+
+/* h (n) = f(h) or h * f(g), four at a time, the tail through a padded vector */
+#define MAP(expr_of_x)                                                                  \
+    do {                                                                                \
+        size_t i = 0;                                                                   \
+        for (; i + 4 <= n; i += 4) {                                                    \
+            v4 x = v4_load((g ? g : h) + i);                                            \
+            v4_store(h + i, g ? v4_load(h + i) * (expr_of_x) : (expr_of_x));            \
+        }                                                                               \
+        if (i < n) {                                                                    \
+            float th[4] = {0}, tg[4] = {0};                                             \
+            memcpy(th, h + i, sizeof(float) * (n - i));                                 \
+            if (g) memcpy(tg, g + i, sizeof(float) * (n - i));                          \
+            v4 x = v4_load(g ? tg : th);                                                \
+            v4_store(th, g ? v4_load(th) * (expr_of_x) : (expr_of_x));                 \
+            memcpy(h + i, th, sizeof(float) * (n - i));                                 \
+        }                                                                               \
+    } while (0)
 
 void activation_forward(float *h, const float *g, int activation, size_t n) {
     switch (activation) {
-    case SF_ACT_GELU: for (size_t i = 0; i < n; i++) h[i] = gelu(h[i]); break;
-    case SF_ACT_GELU_TANH: for (size_t i = 0; i < n; i++) h[i] = gelu_tanh(h[i]); break;
-    case SF_ACT_RELU: for (size_t i = 0; i < n; i++) h[i] = h[i] > 0 ? h[i] : 0.0f; break;
-    case SF_ACT_SWIGLU: swiglu_forward(h, g, n); break;
-    case SF_ACT_GEGLU: for (size_t i = 0; i < n; i++) h[i] *= gelu(g[i]); break;
+    case SF_ACT_GELU: g = NULL; MAP(v4_gelu(x)); break;
+    case SF_ACT_GELU_TANH: g = NULL; MAP(v4_gelu_tanh(x)); break;
+    case SF_ACT_RELU: g = NULL; MAP(v4_max(x, v4_zero())); break;
+    case SF_ACT_SWIGLU: MAP(x / (v4_splat(1.0f) + v4_exp(-x))); break;
+    case SF_ACT_GEGLU: MAP(v4_gelu(x)); break;
     }
 }
-
 /* ------------------------------------------------------------ attention */
 
 /* dst (R/8 panels of (D, 8)) = the D columns of rows src (R, ld), as the

@@ -3,24 +3,29 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createEncoder, loadModel, listPlugins, SwapformerError, Encoder } from '../bindings/index.js';
+import { createEncoder, loadModel, listPlugins, SwapformerError, Encoder, features } from '../bindings/index.js';
 import { golden, readFixture, assertBitIdentical, rejects, row } from './helpers.js';
 
-const wasmBytes = readFileSync(new URL('../dist/swapformer.wasm', import.meta.url));
+const defaultWasm = new URL(features.relaxedSimd ? '../dist/swapformer-relaxed.wasm' : '../dist/swapformer.wasm', import.meta.url);
+const wasmBytes = readFileSync(defaultWasm);
 const cfg = { vocabSize: 50, dModel: 32, heads: 4, layers: 2, ffDim: 64, position: 'rope', norm: 'rmsnorm', normPlacement: 'pre', activation: 'swiglu' };
 
-test('the wasm module imports nothing and instantiates with {}', async () => {
-  const module = await WebAssembly.compile(wasmBytes);
-  assert.deepEqual(WebAssembly.Module.imports(module), []);
-  const { exports } = await WebAssembly.instantiate(module, {});
-  exports._initialize();
-  assert.equal(exports.sf_abi_version(), 1);
+test('both wasm builds import nothing, instantiate with {}, and are under 100 KB', async () => {
+  for (const file of ['swapformer.wasm', 'swapformer-relaxed.wasm']) {
+    const bytes = readFileSync(new URL(`../dist/${file}`, import.meta.url));
+    assert.ok(bytes.length <= 100 * 1024, `${file} is ${bytes.length} bytes`);
+    const module = await WebAssembly.compile(bytes);
+    assert.deepEqual(WebAssembly.Module.imports(module), [], file);
+    const { exports } = await WebAssembly.instantiate(module, {});
+    exports._initialize();
+    assert.equal(exports.sf_abi_version(), 1);
+  }
 });
 
 test('the wasm option takes bytes, a Module, or a URL', async () => {
   const ids = [1, 2, 3];
   const ref = (await createEncoder(cfg, { seed: 1 })).forward(ids).data;
-  for (const wasm of [wasmBytes, await WebAssembly.compile(wasmBytes), new URL('../dist/swapformer.wasm', import.meta.url)]) {
+  for (const wasm of [wasmBytes, await WebAssembly.compile(wasmBytes), defaultWasm, defaultWasm.href]) {
     assertBitIdentical((await createEncoder(cfg, { seed: 1, wasm })).forward(ids).data, ref);
   }
 });

@@ -3,7 +3,8 @@
 // swapformer's outputs must match to a relative max error of 1e-4.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadModel, createEncoder } from '../bindings/index.js';
+import { readFileSync } from 'node:fs';
+import { loadModel, createEncoder, features } from '../bindings/index.js';
 import { golden, readFixture, relMaxError, assertBitIdentical } from './helpers.js';
 
 const TOLERANCE = 1e-4;
@@ -23,9 +24,20 @@ test('fixtures cover every position x norm x placement and every activation', ()
   assert.ok(golden.cases.every((c) => new Set(c.ids.map((s) => s.length)).size > 1), 'every case is a padded batch');
 });
 
-for (const c of golden.cases) {
-  test(`golden: ${c.name}`, async () => {
-    const enc = await loadModel(readFixture(c.file));
+// Both builds: npm test runs Node with --experimental-wasm-relaxed-simd.
+const builds = {
+  simd128: readFileSync(new URL('../dist/swapformer.wasm', import.meta.url)),
+  relaxed: readFileSync(new URL('../dist/swapformer-relaxed.wasm', import.meta.url)),
+};
+
+test('this Node runs both builds (relaxed SIMD enabled)', () => {
+  assert.ok(features.simd, 'wasm SIMD');
+  assert.ok(features.relaxedSimd, 'relaxed SIMD: run node with --experimental-wasm-relaxed-simd (npm test does)');
+});
+
+for (const [build, wasm] of Object.entries(builds)) for (const c of golden.cases) {
+  test(`golden [${build}]: ${c.name}`, async () => {
+    const enc = await loadModel(readFixture(c.file), { wasm });
     const out = enc.forward(c.ids, { outputAttentions: !!c.attentions });
     assert.deepEqual(out.shape, c.shape);
     const err = relMaxError(out.data, c.expected);
@@ -42,7 +54,7 @@ for (const c of golden.cases) {
       assert.ok(aerr <= TOLERANCE, `attention relative max error ${aerr}`);
     }
     // the same weights through createEncoder give the same bits
-    const again = await createEncoder(enc.config, { weights: enc.getWeights(), seed: 99 });
+    const again = await createEncoder(enc.config, { weights: enc.getWeights(), seed: 99, wasm });
     assertBitIdentical(again.forward(c.ids).data, out.data, 'createEncoder(config, {weights})');
     enc.dispose();
     again.dispose();

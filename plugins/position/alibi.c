@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "../../core/config.h"
+#include "../../core/sfmath.h"
 #include "../../core/simd.h"
 
 static size_t alibi_table_size(const sf_config *c, int T) {
@@ -20,7 +21,7 @@ static void alibi_table_init(float *slopes, const sf_config *c, int T) { /* slop
     for (int k = 0; k < n; k++) {
         /* first p heads: 2^(-8(k+1)/p); the rest: odd powers of 2^(-8/2p) */
         double e = k < p ? -8.0 * (k + 1) / p : -8.0 * (2 * (k - p) + 1) / (2.0 * p);
-        slopes[k] = (float)pow(2.0, e);
+        slopes[k] = (float)sf_exp(e * 0.69314718055994531);
     }
 }
 

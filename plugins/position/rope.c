@@ -9,6 +9,7 @@
 #include <math.h>
 
 #include "../../core/config.h"
+#include "../../core/sfmath.h"
 
 typedef struct {
     double base;
@@ -46,10 +47,12 @@ static size_t rope_table_size(const sf_config *c, int T) { return (size_t)T * sf
 static void rope_table_init(float *table, const sf_config *c, int T) { /* table (T, D): [cos (D/2) | sin (D/2)] per t */
     int D = sf_head_dim(c), P = D / 2;
     for (int i = 0; i < P; i++) {
-        double theta = pow(opts(c)->base, -2.0 * i / D);
+        double theta = sf_pow(opts(c)->base, -2.0 * i / D);
         for (int t = 0; t < T; t++) {
-            table[(size_t)t * D + i] = (float)cos(t * theta);
-            table[(size_t)t * D + P + i] = (float)sin(t * theta);
+            double s, co;
+            sf_sincos(t * theta, &s, &co);
+            table[(size_t)t * D + i] = (float)co;
+            table[(size_t)t * D + P + i] = (float)s;
         }
     }
 }

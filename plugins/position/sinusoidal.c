@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "../../core/config.h"
+#include "../../core/sfmath.h"
 
 typedef struct { double base; } sinusoidal_opts;
 SF_OPTIONS_FIT(sinusoidal_opts);
@@ -35,10 +36,12 @@ static void sinusoidal_table_init(float *pe, const sf_config *c, int T) { /* pe 
     int C = c->d_model;
     double base = ((const sinusoidal_opts *)c->position_options.bytes)->base;
     for (int i = 0; i < C / 2; i++) {
-        double inv_freq = pow(base, -2.0 * i / C);
+        double inv_freq = sf_pow(base, -2.0 * i / C);
         for (int t = 0; t < T; t++) {
-            pe[(size_t)t * C + 2 * i] = (float)sin(t * inv_freq);
-            pe[(size_t)t * C + 2 * i + 1] = (float)cos(t * inv_freq);
+            double s, co;
+            sf_sincos(t * inv_freq, &s, &co);
+            pe[(size_t)t * C + 2 * i] = (float)s;
+            pe[(size_t)t * C + 2 * i + 1] = (float)co;
         }
     }
 }

@@ -1,0 +1,12 @@
+import { readFileSync } from 'node:fs';
+const t0 = performance.now();
+const ort = await import('onnxruntime-web');
+ort.env.wasm.numThreads = 1;
+const bytes = readFileSync(process.argv[2]);
+const s = await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: process.argv[3] });
+const t1 = performance.now();
+const T=128; const ids = BigInt64Array.from({length:T},(_, i)=>BigInt((i*7919)%30522));
+await s.run({ input_ids: new ort.Tensor('int64', ids, [1, T]) });
+const t2 = performance.now();
+const ts=[]; for (let i=0;i<5;i++){const a=performance.now(); await s.run({ input_ids: new ort.Tensor('int64', ids, [1, T]) }); ts.push(performance.now()-a);} ts.sort((a,b)=>a-b);
+console.log(process.argv[3], 'create', (t1-t0).toFixed(0), 'first', (t2-t1).toFixed(0), 'total', (t2-t0).toFixed(0), 'warm median', ts[2].toFixed(0));

@@ -1,0 +1,113 @@
+// One fresh Node process per measurement of cold start and wasm memory
+// (bench.js runs it as a child). Prints one JSON line.
+//
+//   node bench/probe.js '{"runtime":"swapformer"|"ort","model":PATH,"T":128,
+//                        "wasm":PATH?, "long":false}'
+//
+// Cold start: from just before `import` of the runtime to the first output in
+// hand (reading the model file, compiling and instantiating the wasm, loading
+// the model, the first forward in V8's baseline tier). Memory: the byte length
+// of the runtime's wasm memory (wasm memory never shrinks, so this is its peak)
+// after the model is loaded and after one forward of T tokens.
+//
+// long: swapformer only; a few warm-up forwards of 16 tokens, then the free
+// space of the wasm heap is filled with held allocations (sf_alloc, in 1 MB,
+// 64 KB, 4 KB and 256 B blocks, each size until the memory grows), so that
+// whatever the next forward allocates has to grow the memory; then one forward
+// of T tokens, timed, and the wasm memory before and after it: the growth is
+// that forward's activation memory (to within the last growth's slack, well
+// under 1 MB).
+import { readFileSync } from 'node:fs';
+import { makeIds } from './harness.js';
+
+const t0 = performance.now();
+const spec = JSON.parse(process.argv[2]);
+
+// Every wasm memory a runtime creates or imports, caught at instantiation (the
+// runtimes keep theirs private; this does not change what they do).
+const memories = [];
+const instances = [];
+const catchMemories = (imports, result) => {
+  const inst = result.instance ?? result;
+  instances.push(inst);
+  for (const v of Object.values(inst.exports)) if (v instanceof WebAssembly.Memory) memories.push(v);
+  for (const mod of Object.values(imports ?? {})) {
+    for (const v of Object.values(mod ?? {})) if (v instanceof WebAssembly.Memory) memories.push(v);
+  }
+  return result;
+};
+const instantiate = WebAssembly.instantiate;
+WebAssembly.instantiate = async function (source, imports) {
+  return catchMemories(imports, await instantiate.call(this, source, imports));
+};
+if (WebAssembly.instantiateStreaming) {
+  const streaming = WebAssembly.instantiateStreaming;
+  WebAssembly.instantiateStreaming = async function (source, imports) {
+    return catchMemories(imports, await streaming.call(this, source, imports));
+  };
+}
+const wasmBytes = () => memories.reduce((s, m) => s + m.buffer.byteLength, 0);
+
+const out = { runtime: spec.runtime, T: spec.T };
+const ids = makeIds(spec.T, spec.vocab ?? 30522);
+
+if (spec.runtime === 'swapformer') {
+  const sf = await import('../bindings/index.js');
+  const tImport = performance.now();
+  const bytes = readFileSync(spec.model);
+  const opts = spec.wasm ? { wasm: readFileSync(spec.wasm) } : {};
+  const enc = await sf.loadModel(bytes, opts);
+  out.build = spec.wasm ? spec.wasm.split('/').pop() : sf.features?.relaxedSimd ? 'default (relaxed)' : 'default';
+  const tLoad = performance.now();
+  out.memLoaded = wasmBytes();
+  if (spec.long) {
+    const short = makeIds(16, enc.config.vocabSize);
+    for (let i = 0; i < 5; i++) enc.forward(short);
+    const x = instances.find((i) => i.exports.sf_alloc).exports, mem = x.memory;
+    out.heapFill = 0;
+    for (const size of [1 << 20, 1 << 16, 1 << 12, 1 << 8]) {
+      const s0 = mem.buffer.byteLength;
+      for (;;) {
+        const p = x.sf_alloc(size);
+        if (!p) break;
+        out.heapFill += size;
+        if (mem.buffer.byteLength !== s0) break;
+      }
+    }
+    const before = wasmBytes();
+    const t1 = performance.now();
+    try {
+      enc.forward(ids);
+      out.ms = performance.now() - t1;
+    } catch (e) {
+      out.error = `${e.code ?? e.name}: ${e.message}`;
+    }
+    out.memBefore = before;
+    out.memAfter = wasmBytes();
+  } else {
+    const y = enc.forward(ids);
+    const t1 = performance.now();
+    if (!(y.data.length > 0)) throw new Error('no output');
+    Object.assign(out, { coldMs: t1 - t0, importMs: tImport - t0, loadMs: tLoad - tImport, firstMs: t1 - tLoad });
+    out.memAfter = wasmBytes();
+  }
+} else if (spec.runtime === 'ort') {
+  const ort = await import('onnxruntime-web');
+  ort.env.wasm.numThreads = 1;
+  const tImport = performance.now();
+  const bytes = readFileSync(spec.model);
+  const session = await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+  const tLoad = performance.now();
+  out.memLoaded = wasmBytes();
+  const feeds = { input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, spec.T]) };
+  const y = await session.run(feeds);
+  const t1 = performance.now();
+  if (!(y.last_hidden_state.data.length > 0)) throw new Error('no output');
+  Object.assign(out, { coldMs: t1 - t0, importMs: tImport - t0, loadMs: tLoad - tImport, firstMs: t1 - tLoad });
+  out.memAfter = wasmBytes();
+} else {
+  throw new Error(`unknown runtime ${spec.runtime}`);
+}
+out.maxRssBytes = process.resourceUsage().maxRSS * 1024;
+out.memories = memories.length;
+console.log(JSON.stringify(out));

@@ -1,0 +1,304 @@
+// The browser demo (web/) in Debian's Chromium, driven by playwright-core.
+//
+// Serves the demo with web/server.js on a free port, loads it headless, runs
+// every position plugin through the page's controls and checks the page's
+// hidden states against this Node process's (same config, seed and token
+// ids; relative error <= 1e-5), checks every experiment card, the error
+// messages, the swap panel and the no-SIMD message, and fails on any console
+// error, page error, failed request or HTTP error. Screenshots (desktop and
+// phone width) go to tests/out/, printed below: look at them.
+//
+// Needs /usr/bin/chromium (apt-get install chromium; ./build.sh test installs
+// it) and playwright-core (npm ci). Missing either is a failure, not a skip.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import http from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { createEncoder, listPlugins } from '../bindings/index.js';
+import { startServer } from '../web/server.js';
+import { relMaxError } from './helpers.js';
+
+const CHROMIUM = process.env.SWAPFORMER_CHROMIUM || '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+  '--disable-quic', '--no-first-run', '--disable-sync', '--disable-dev-shm-usage',
+];
+const OUT_DIR = fileURLToPath(new URL('./out/', import.meta.url));
+const TOLERANCE = 1e-5;
+
+/** A raw GET (no URL normalisation, unlike fetch). */
+function rawGet(port, path) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path, method: 'GET' }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Collects everything that counts as a page problem. */
+function watch(page, problems, label) {
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`${label} console error: ${m.text()}`); });
+  page.on('pageerror', (e) => problems.push(`${label} page error: ${e.message}`));
+  page.on('requestfailed', (r) => problems.push(`${label} request failed: ${r.url()} (${r.failure()?.errorText})`));
+  page.on('response', (r) => { if (r.status() >= 400) problems.push(`${label} HTTP ${r.status()}: ${r.url()}`); });
+}
+
+const idle = (page) => page.evaluate(() => window.swapformerDemo.whenIdle());
+const current = (page) => page.evaluate(() => window.swapformerDemo.current());
+const visible = (page, selector) => page.locator(selector).isVisible();
+
+/** Node's forward for the page's config, seed and ids; compares every tensor. */
+async function assertMatchesNode(snap, what, weights) {
+  assert.equal(snap.error, null, `${what}: the page shows an error: ${snap.error?.code} ${snap.error?.message}`);
+  assert.ok(snap.output, `${what}: no output in the page`);
+  const enc = await createEncoder(snap.config, { seed: snap.seed, ...(weights ? { weights } : {}) });
+  try {
+    const ref = enc.forward(snap.ids, { outputHiddenStates: true });
+    assert.deepEqual(snap.output.shape, ref.shape, `${what}: shape`);
+    const err = relMaxError(Float32Array.from(snap.output.data), ref.data);
+    assert.ok(err <= TOLERANCE, `${what}: output relative error ${err} > ${TOLERANCE}`);
+    assert.equal(snap.hiddenStates.length, ref.hiddenStates.length, `${what}: number of hidden states`);
+    ref.hiddenStates.forEach((h, l) => {
+      const e = relMaxError(Float32Array.from(snap.hiddenStates[l].data), h.data);
+      assert.ok(e <= TOLERANCE, `${what}: hidden state ${l} relative error ${e} > ${TOLERANCE}`);
+    });
+    return err;
+  } finally {
+    enc.dispose();
+  }
+}
+
+test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
+  assert.ok(existsSync(CHROMIUM), `Chromium is missing at ${CHROMIUM}: install it with 'apt-get install chromium' (./build.sh test does)`);
+  let chromium;
+  try {
+    ({ chromium } = await import('playwright-core'));
+  } catch (e) {
+    assert.fail(`playwright-core is missing (run 'npm ci'): ${e.message}`);
+  }
+  mkdirSync(OUT_DIR, { recursive: true });
+  const server = await startServer({ port: 0 });
+  const base = `http://127.0.0.1:${server.port}`;
+  let browser;
+  const problems = [];
+  try {
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 60_000 });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(60_000);
+    watch(page, problems, 'desktop');
+    const plugins = await listPlugins();
+
+    await t.test('the server: redirect, MIME types, isolation headers, nothing outside web/, bindings/, dist/', async () => {
+      const root = await rawGet(server.port, '/');
+      assert.equal(root.status, 302);
+      assert.equal(root.headers.location, '/web/');
+      const html = await rawGet(server.port, '/web/');
+      assert.equal(html.status, 200);
+      assert.match(html.headers['content-type'], /^text\/html/);
+      assert.equal(html.headers['cross-origin-opener-policy'], 'same-origin');
+      assert.equal(html.headers['cross-origin-embedder-policy'], 'require-corp');
+      const wasm = await rawGet(server.port, '/dist/swapformer.wasm');
+      assert.equal(wasm.status, 200);
+      assert.equal(wasm.headers['content-type'], 'application/wasm');
+      assert.match((await rawGet(server.port, '/bindings/index.js')).headers['content-type'], /^text\/javascript/);
+      // escaping a served folder: refused (the URL parser folds plain and %2e dot segments first: 404)
+      for (const path of ['/web/../package.json', '/web/%2e%2e/package.json', '/dist/..%2fpackage.json', '/bindings/..%2f..%2fetc%2fpasswd', '/web/..%5cpackage.json']) {
+        const { status } = await rawGet(server.port, path);
+        assert.ok([400, 403, 404].includes(status), `${path}: HTTP ${status}`);
+      }
+      assert.equal((await rawGet(server.port, '/dist/..%2fpackage.json')).status, 403);
+      for (const path of ['/package.json', '/tests/browser.test.js', '/node_modules/', '/core/api.c', '/web/missing.js']) {
+        assert.equal((await rawGet(server.port, path)).status, 404, path);
+      }
+    });
+
+    await t.test('loads, checks SIMD, finishes its first run and sets data-ready', async () => {
+      const t0 = performance.now();
+      await page.goto(`${base}/`);
+      await page.waitForSelector('body[data-ready="true"]');
+      await idle(page);
+      t.diagnostic(`first full run (page load, wasm, every picture and experiment) in ${Math.round(performance.now() - t0)} ms`);
+      assert.equal(await visible(page, '#unsupported'), false, 'the no-SIMD message is shown');
+      assert.equal(await visible(page, '#error'), false, `an error is shown: ${await page.locator('#error').textContent()}`);
+      assert.equal(await page.evaluate(() => window.crossOriginIsolated), true, 'the page is cross-origin isolated (COOP + COEP)');
+      const status = await page.locator('#status').textContent();
+      assert.match(status, /Forward [\d.]+ ms · [\d,]+ tokens\/s/);
+      assert.match(await page.locator('#tokens').textContent(), /dog/);
+      const positions = await page.$$eval('#position option', (os) => os.map((o) => o.value));
+      assert.deepEqual(positions, plugins.position, 'the position select lists the C registry');
+      for (const id of ['fig-positions', 'fig-attention', 'fig-output', 'fig-norms']) {
+        assert.equal(await page.locator(`#${id} canvas`).getAttribute('data-drawn'), 'true', `${id} drew its canvas`);
+      }
+    });
+
+    await t.test('every position plugin: the page\'s hidden states equal Node\'s (relative error <= 1e-5)', async () => {
+      const errors = [];
+      for (const position of plugins.position) {
+        await page.selectOption('#position', position);
+        await idle(page);
+        const snap = await current(page);
+        assert.equal(snap.config.position, position);
+        const err = await assertMatchesNode(snap, position);
+        errors.push(`${position} ${err.toExponential(1)}`);
+        // the plugin's own picture is drawn
+        const fig = { sinusoidal: '#fig-positions', learned: '#fig-positions', rope: '#fig-rope', alibi: '#fig-alibi' }[position];
+        if (fig) assert.equal(await visible(page, `${fig} canvas`), true, `${position}: ${fig} shows its plot`);
+      }
+      t.diagnostic(`relative errors vs Node: ${errors.join(', ')}`);
+      // a different config, set through runConfig: characters, RMSNorm, post-norm, SwiGLU, 8 heads
+      const snap = await page.evaluate(() => window.swapformerDemo.runConfig({
+        position: 'rope', positionOptions: { base: 500, style: 'half' }, norm: 'rmsnorm', normPlacement: 'post', finalNorm: true,
+        layers: 3, dModel: 32, heads: 8, ffDim: 48, activation: 'swiglu', maxLen: 64,
+      }, 'Dog bites man!', { seed: 7, tokenizer: 'characters' }));
+      assert.equal(snap.tokenizer, 'characters');
+      assert.equal(snap.ids.length, 14);
+      assert.equal(snap.config.positionOptions.style, 'half');
+      await assertMatchesNode(snap, 'rope/rmsnorm/post/swiglu via runConfig');
+      await page.evaluate(() => window.swapformerDemo.runConfig({
+        position: 'sinusoidal', positionOptions: { base: 10000 }, norm: 'layernorm', normPlacement: 'pre',
+        layers: 2, dModel: 64, heads: 4, ffDim: 256, activation: 'gelu', maxLen: 64,
+      }, 'the dog bites the man', { seed: 1, tokenizer: 'words' }));
+    });
+
+    await t.test('every experiment card passes and shows its live numbers', async () => {
+      const results = await page.evaluate(() => JSON.parse(JSON.stringify(window.swapformerDemo.experiments)));
+      const ids = ['permutation', 'sinusoidal', 'learned', 'rope', 'alibi', 'depth'];
+      assert.deepEqual(Object.keys(results).sort(), [...ids].sort());
+      for (const id of ids) {
+        assert.equal(results[id].pass, true, `${id}: ${results[id].summary}`);
+        assert.equal(await page.locator(`#exp-${id} .badge`).textContent(), 'PASS', `${id}: badge`);
+        assert.equal(await page.locator(`#exp-${id}`).getAttribute('data-pass'), 'true');
+      }
+      // 1: 'none' is bit for bit; every other plugin differs (ALiBi: for the rotation)
+      const rows = Object.fromEntries(results.permutation.rows.map((r) => [r.position, r]));
+      assert.equal(rows.none.swap, 0);
+      assert.equal(rows.none.swapBitIdentical, true);
+      for (const p of ['sinusoidal', 'learned', 'rope']) assert.ok(rows[p].swap > 1e-3, `${p} differs`);
+      assert.ok(rows.alibi.rotation > 1e-3);
+      assert.match(await page.locator('#exp-permutation tr[data-position="none"]').textContent(), /0 \(bit for bit\)/);
+      // 2: the d = 4 worked example and flat curves
+      assert.equal(results.sinusoidal.worked.pe12.toFixed(5), '1.54025');
+      assert.equal(results.sinusoidal.worked.pe23.toFixed(5), '1.54025');
+      // 3: the error, as text in the page
+      assert.equal(results.learned.learned.error.code, 'SEQUENCE_TOO_LONG');
+      assert.match(await page.locator('#learned-error').textContent(), /SEQUENCE_TOO_LONG.*17 tokens.*at most 16/);
+      // 4: score(3, 7) = score(10, 14)
+      for (const s of results.rope.styles) assert.ok(Math.abs(s.pairs.s37 - s.pairs.s1014) < 1e-5, s.style);
+      // 5: 8 and 12 heads
+      const slopes = Object.fromEntries(results.alibi.models.map((m) => [m.heads, m.slopes]));
+      const want12 = [...Array.from({ length: 8 }, (_, k) => 2 ** -(k + 1)), 2 ** -0.5, 2 ** -1.5, 2 ** -2.5, 2 ** -3.5];
+      want12.forEach((w, h) => assert.ok(Math.abs(slopes[12][h] - w) < 1e-6, `12 heads, head ${h}`));
+      slopes[8].forEach((s, h) => assert.ok(Math.abs(s - 2 ** -(h + 1)) < 1e-6, `8 heads, head ${h}`));
+      // 6: depth
+      assert.deepEqual(results.depth.checks, { preGrows: true, finalNormRestores: true, noFinalKeepsGrowth: true, postNormalisedEveryLayer: true });
+      assert.match(await page.locator('#experiments-total').textContent(), /6 of 6 pass/);
+    });
+
+    await t.test('errors are readable messages with their code, not console errors', async () => {
+      await page.fill('#heads', '5');
+      await idle(page);
+      assert.equal(await visible(page, '#error'), true);
+      assert.match(await page.locator('#error').textContent(), /BAD_CONFIG.*dModel \(64\).*heads \(5\)/);
+      await page.fill('#heads', '4');
+      await idle(page);
+      assert.equal(await visible(page, '#error'), false);
+
+      await page.selectOption('#position', 'learned');
+      await page.fill('#max-len', '8');
+      await page.fill('#text', 'one two three four five six seven eight nine ten');
+      await idle(page);
+      assert.match(await page.locator('#error').textContent(), /SEQUENCE_TOO_LONG.*10 tokens.*at most 8/);
+      await page.selectOption('#position', 'alibi'); // carries on
+      await idle(page);
+      assert.equal(await visible(page, '#error'), false);
+      assert.equal((await current(page)).output.shape[1], 10);
+
+      await page.fill('#text', '');
+      await idle(page);
+      assert.match(await page.locator('#error').textContent(), /NO_TOKENS/);
+      await page.fill('#text', 'the dog bites the man');
+      await page.selectOption('#position', 'learned');
+      await page.fill('#max-len', '64');
+      await page.selectOption('#position', 'sinusoidal');
+      await idle(page);
+      assert.equal(await visible(page, '#error'), false);
+    });
+
+    await t.test('swap a plugin on the same weights: kept / dropped / added, and the result equals Node\'s', async () => {
+      await page.selectOption('#position', 'learned');
+      await idle(page);
+      const before = await current(page);
+      await page.selectOption('#swap-position', 'rope');
+      await page.selectOption('#swap-norm', 'rmsnorm');
+      await idle(page);
+      const report = await page.evaluate(() => JSON.parse(JSON.stringify(window.swapformerDemo.app.swapReport)));
+      assert.ok(report.dropped.includes('embed.positions'), 'leaving learned drops the table');
+      assert.ok(report.dropped.includes('layers.0.norm1.bias'), 'RMSNorm has no bias');
+      assert.ok(report.kept.includes('embed.tokens') && report.kept.includes('layers.1.ffn.down.weight'));
+      assert.deepEqual(report.added, []);
+      assert.ok(report.maxDiff > 0);
+      assert.match(await page.locator('#swap-dropped').textContent(), /embed\.positions/);
+      await page.click('#swap-button');
+      await idle(page);
+      const after = await current(page);
+      assert.equal(after.config.position, 'rope');
+      assert.equal(after.config.norm, 'rmsnorm');
+      assert.equal(after.provenance.kind, 'swap');
+      assert.equal(await page.locator('#position').inputValue(), 'rope', 'the model panel follows the swap');
+      // Node: A's weights (same seed), minus what B does not have
+      const a = await createEncoder(before.config, { seed: before.seed });
+      const probe = await createEncoder(after.config, { seed: after.seed });
+      const shapes = probe.weightShapes();
+      const weights = Object.fromEntries(Object.entries(a.getWeights()).filter(([name]) => name in shapes));
+      a.dispose(); probe.dispose();
+      await assertMatchesNode(after, 'after the swap', weights);
+      // back to the default model
+      await page.selectOption('#position', 'sinusoidal');
+      await page.selectOption('#norm', 'layernorm');
+      await idle(page);
+      assert.equal((await current(page)).provenance.kind, 'seed');
+    });
+
+    await t.test('screenshots: desktop and phone width (390 px)', async () => {
+      const desktop = `${OUT_DIR}demo-desktop.png`;
+      await page.screenshot({ path: desktop, fullPage: true });
+      const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+      watch(phone, problems, 'phone');
+      await phone.goto(`${base}/`);
+      await phone.waitForSelector('body[data-ready="true"]');
+      await idle(phone);
+      const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 0, `the page is ${overflow} px wider than a 390 px phone`);
+      const phoneShot = `${OUT_DIR}demo-phone.png`;
+      await phone.screenshot({ path: phoneShot, fullPage: true });
+      await phone.close();
+      for (const p of [desktop, phoneShot]) {
+        t.diagnostic(`screenshot: ${p}`);
+        console.log(`browser.test.js: screenshot ${p}`);
+      }
+    });
+
+    await t.test('a browser without wasm SIMD gets a clear message', async () => {
+      const p = await browser.newPage();
+      watch(p, problems, 'no-simd');
+      await p.goto(`${base}/web/?nosimd`);
+      await p.waitForSelector('body[data-ready="true"]');
+      assert.equal(await visible(p, '#unsupported'), true);
+      assert.match(await p.locator('#unsupported').textContent(), /SIMD/);
+      assert.equal(await visible(p, '#app'), false);
+      await p.close();
+    });
+
+    await t.test('no console error, page error, failed request or HTTP error', () => {
+      assert.deepEqual(problems, []);
+    });
+  } finally {
+    await browser?.close();
+    await server.close();
+  }
+});

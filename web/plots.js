@@ -1,0 +1,449 @@
+// Canvas plots with axes, tick labels and a colour bar; device-pixel-ratio
+// aware, redrawn when their container changes width. No dependencies.
+//
+//   heatmap(canvas, {data, rows, cols, scale: 'diverging' | 'sequential', ...})
+//   linePlot(canvas, {series: [{label, x, y}], xLabel, yLabel, ...})
+//
+// Signed quantities use the diverging map (blue < 0 < red, white at 0,
+// symmetric range); probabilities and other non-negative quantities use the
+// sequential map (viridis).
+
+const FONT = '11px system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif';
+const LABEL_FONT = '12px system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif';
+const INK = '#1f2933';
+const MUTED = '#52606d';
+const GRID = '#e4e7eb';
+
+export const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#7f7f7f', '#bcbd22'];
+
+// ------------------------------------------------------------------ colour maps
+
+const VIRIDIS = ['#440154', '#482878', '#3e4989', '#31688e', '#26828e', '#1f9e89', '#35b779', '#6ece58', '#b5de2b', '#fde725'];
+const RDBU = ['#053061', '#2166ac', '#4393c3', '#92c5de', '#d1e5f0', '#f7f7f7', '#fddbc7', '#f4a582', '#d6604d', '#b2182b', '#67001f'];
+
+const hexToRgb = (h) => [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16));
+
+function makeMap(anchors) {
+  const rgb = anchors.map(hexToRgb);
+  const lut = new Uint8ClampedArray(256 * 3);
+  for (let i = 0; i < 256; i++) {
+    const t = (i / 255) * (rgb.length - 1), k = Math.min(Math.floor(t), rgb.length - 2), f = t - k;
+    for (let c = 0; c < 3; c++) lut[i * 3 + c] = rgb[k][c] + (rgb[k + 1][c] - rgb[k][c]) * f;
+  }
+  return lut;
+}
+
+export const COLOUR_MAPS = { sequential: makeMap(VIRIDIS), diverging: makeMap(RDBU) };
+
+// ------------------------------------------------------------------ helpers
+
+/** Round tick values covering [lo, hi], about `count` of them. */
+export function niceTicks(lo, hi, count = 5) {
+  if (!Number.isFinite(lo) || !Number.isFinite(hi)) return [];
+  if (hi < lo) [lo, hi] = [hi, lo];
+  if (hi === lo) return [lo];
+  const raw = (hi - lo) / Math.max(1, count);
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw * 0.8) ?? 10 * mag;
+  const out = [];
+  for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
+  return out;
+}
+
+/** A short label for a tick value. */
+export function formatTick(v) {
+  if (v === 0) return '0';
+  const a = Math.abs(v);
+  if (a >= 1e4 || a < 1e-3) return v.toExponential(0).replace('e+', 'e');
+  return String(Number(v.toPrecision(4)));
+}
+
+function setupCanvas(canvas, cssWidth, cssHeight) {
+  const dpr = Math.max(1, Math.min(3, globalThis.devicePixelRatio || 1));
+  canvas.style.width = `${cssWidth}px`;
+  canvas.style.height = `${cssHeight}px`;
+  canvas.width = Math.round(cssWidth * dpr);
+  canvas.height = Math.round(cssHeight * dpr);
+  const ctx = canvas.getContext('2d');
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, cssWidth, cssHeight);
+  ctx.fillStyle = '#fff';
+  ctx.fillRect(0, 0, cssWidth, cssHeight);
+  return ctx;
+}
+
+function availableWidth(canvas, fallback = 480) {
+  const parent = canvas.parentElement;
+  const w = parent ? parent.clientWidth - parseFloat(getComputedStyle(parent).paddingLeft || 0) - parseFloat(getComputedStyle(parent).paddingRight || 0) : 0;
+  return Math.max(200, Math.floor(w || fallback));
+}
+
+function textWidth(ctx, s, font = FONT) {
+  ctx.font = font;
+  return ctx.measureText(s).width;
+}
+
+function drawRotatedLabel(ctx, text, x, y) {
+  ctx.save();
+  ctx.translate(x, y);
+  ctx.rotate(-Math.PI / 2);
+  ctx.font = LABEL_FONT;
+  ctx.fillStyle = INK;
+  ctx.textAlign = 'center';
+  ctx.textBaseline = 'middle';
+  ctx.fillText(text, 0, 0);
+  ctx.restore();
+}
+
+// Re-draw plots when their container changes width (phone rotation, resize).
+const drawn = new WeakMap(); // canvas -> {draw, width}
+const observer = typeof ResizeObserver === 'function'
+  ? new ResizeObserver((entries) => {
+    requestAnimationFrame(() => {
+      for (const entry of entries) {
+        for (const canvas of entry.target.querySelectorAll('canvas')) {
+          const d = drawn.get(canvas);
+          if (d && canvas.isConnected && availableWidth(canvas) !== d.width) d.draw();
+        }
+      }
+    });
+  })
+  : null;
+
+function register(canvas, draw) {
+  const first = !drawn.has(canvas);
+  const entry = { draw: () => { entry.width = availableWidth(canvas); draw(entry.width); } };
+  drawn.set(canvas, entry);
+  entry.draw();
+  if (first && observer && canvas.parentElement) observer.observe(canvas.parentElement);
+  canvas.dataset.drawn = 'true';
+}
+
+// ------------------------------------------------------------------ tooltip
+
+let tooltip;
+function showTooltip(event, text) {
+  if (!tooltip) {
+    tooltip = document.createElement('div');
+    tooltip.className = 'plot-tooltip';
+    tooltip.setAttribute('role', 'status');
+    document.body.append(tooltip);
+  }
+  tooltip.textContent = text;
+  tooltip.hidden = false;
+  const pad = 12;
+  const x = Math.min(event.clientX + pad, window.innerWidth - tooltip.offsetWidth - 4);
+  const y = event.clientY + pad + tooltip.offsetHeight > window.innerHeight ? event.clientY - tooltip.offsetHeight - pad : event.clientY + pad;
+  tooltip.style.transform = `translate(${Math.max(4, x)}px, ${y}px)`;
+}
+function hideTooltip() { if (tooltip) tooltip.hidden = true; }
+
+// ------------------------------------------------------------------ heatmap
+
+/**
+ * Draws a rows x cols matrix (row-major `data`) as a heatmap with axes and a colour bar.
+ * spec: {data, rows, cols, scale: 'diverging' | 'sequential', range?: [lo, hi],
+ *        xLabel, yLabel, colorLabel, xTickLabels?: string[], yTickLabels?: string[],
+ *        square?: boolean (square cells, e.g. attention), rowHeight?: px, maxHeight?: px,
+ *        valueLabel?: (r, c, v) => string (hover text)}
+ */
+export function heatmap(canvas, spec) {
+  const { data, rows, cols } = spec;
+  const scale = spec.scale === 'diverging' ? 'diverging' : 'sequential';
+  let [lo, hi] = spec.range ?? [Infinity, -Infinity];
+  if (!spec.range) for (let i = 0; i < rows * cols; i++) { const v = data[i]; if (v < lo) lo = v; if (v > hi) hi = v; }
+  if (scale === 'diverging') {
+    const m = Math.max(Math.abs(lo), Math.abs(hi)) || 1;
+    [lo, hi] = spec.range ?? [-m, m];
+  }
+  if (!(hi > lo)) hi = lo + 1;
+  const lut = COLOUR_MAPS[scale];
+
+  // the colours, one pixel per cell
+  const img = new ImageData(cols, rows);
+  for (let i = 0; i < rows * cols; i++) {
+    const t = Math.max(0, Math.min(1, (data[i] - lo) / (hi - lo)));
+    const k = Math.round(t * 255) * 3;
+    img.data[i * 4] = lut[k]; img.data[i * 4 + 1] = lut[k + 1]; img.data[i * 4 + 2] = lut[k + 2]; img.data[i * 4 + 3] = 255;
+  }
+  const cells = document.createElement('canvas');
+  cells.width = cols; cells.height = rows;
+  cells.getContext('2d').putImageData(img, 0, 0);
+
+  const draw = (width) => {
+    const measure = canvas.getContext('2d');
+    const ylabels = spec.yTickLabels, xlabels = spec.xTickLabels;
+    const yTickW = ylabels
+      ? Math.min(110, Math.max(...ylabels.map((s) => textWidth(measure, s)), 10))
+      : textWidth(measure, String(rows - 1));
+    const cbTicks = niceTicks(lo, hi, 4);
+    const cbTickW = Math.max(...cbTicks.map((v) => textWidth(measure, formatTick(v))), 10);
+    const left = 20 + yTickW + 8, right = 14 + 12 + 5 + cbTickW + (spec.colorLabel ? 8 + 16 : 4), top = 8;
+    let plotW = Math.max(40, width - left - right);
+    const maxH = spec.maxHeight ?? 420;
+    let plotH;
+    if (spec.square) {
+      const cell = Math.min(plotW / cols, maxH / rows, spec.maxCell ?? 56);
+      plotW = cell * cols; plotH = cell * rows;
+    } else {
+      plotH = Math.max(60, Math.min(maxH, rows * (spec.rowHeight ?? 14)));
+    }
+    const cellW = plotW / cols, cellH = plotH / rows;
+
+    // x tick labels: categorical (rotated when they do not fit) or numeric
+    const xMaxLabelW = xlabels ? Math.min(90, Math.max(...xlabels.map((s) => textWidth(measure, s)), 4)) : 0;
+    const rotateX = xlabels && xMaxLabelW + 4 > cellW;
+    const bottom = (rotateX ? xMaxLabelW * 0.72 + 14 : 18) + 20;
+    const height = Math.ceil(top + plotH + bottom);
+    const totalW = Math.ceil(Math.min(width, left + plotW + right));
+    const ctx = setupCanvas(canvas, totalW, height);
+
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(cells, left, top, plotW, plotH);
+    ctx.strokeStyle = MUTED; ctx.lineWidth = 1;
+    ctx.strokeRect(left - 0.5, top - 0.5, plotW + 1, plotH + 1);
+
+    ctx.font = FONT; ctx.fillStyle = INK;
+    // y ticks
+    ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
+    if (ylabels) {
+      const step = Math.max(1, Math.ceil(13 / cellH));
+      for (let r = 0; r < rows; r += step) ctx.fillText(clip(ctx, ylabels[r], 110), left - 5, top + (r + 0.5) * cellH);
+    } else {
+      for (const v of niceTicks(0, rows - 1, Math.max(2, Math.min(8, Math.floor(plotH / 28))))) {
+        if (!Number.isInteger(v)) continue;
+        const y = top + (v + 0.5) * cellH;
+        ctx.fillText(String(v), left - 5, y);
+        ctx.fillRect(left - 3, y, 3, 1);
+      }
+    }
+    // x ticks
+    if (xlabels) {
+      const step = Math.max(1, Math.ceil((rotateX ? 13 : xMaxLabelW + 6) / cellW));
+      for (let c = 0; c < cols; c += step) {
+        const x = left + (c + 0.5) * cellW;
+        if (rotateX) {
+          ctx.save(); ctx.translate(x, top + plotH + 5); ctx.rotate(-Math.PI / 4);
+          ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
+          ctx.fillText(clip(ctx, xlabels[c], 90), 0, 0);
+          ctx.restore();
+        } else {
+          ctx.textAlign = 'center'; ctx.textBaseline = 'top';
+          ctx.fillText(xlabels[c], x, top + plotH + 4);
+        }
+      }
+    } else {
+      ctx.textAlign = 'center'; ctx.textBaseline = 'top';
+      for (const v of niceTicks(0, cols - 1, Math.max(2, Math.min(8, Math.floor(plotW / 50))))) {
+        if (!Number.isInteger(v)) continue;
+        const x = left + (v + 0.5) * cellW;
+        ctx.fillText(String(v), x, top + plotH + 4);
+        ctx.fillRect(x, top + plotH, 1, 3);
+      }
+    }
+    // axis labels
+    ctx.font = LABEL_FONT; ctx.fillStyle = INK; ctx.textAlign = 'center'; ctx.textBaseline = 'bottom';
+    if (spec.xLabel) ctx.fillText(fitLabel(ctx, spec.xLabel, spec.xLabelShort, plotW + left - 4), left + plotW / 2, height - 3);
+    if (spec.yLabel) drawRotatedLabel(ctx, spec.yLabel, 9, top + plotH / 2);
+
+    // colour bar
+    const cbX = left + plotW + 14, cbW = 12;
+    const grad = ctx.createLinearGradient(0, top + plotH, 0, top);
+    for (let i = 0; i <= 16; i++) {
+      const k = Math.round((i / 16) * 255) * 3;
+      grad.addColorStop(i / 16, `rgb(${lut[k]},${lut[k + 1]},${lut[k + 2]})`);
+    }
+    ctx.fillStyle = grad;
+    ctx.fillRect(cbX, top, cbW, plotH);
+    ctx.strokeStyle = MUTED; ctx.strokeRect(cbX - 0.5, top - 0.5, cbW + 1, plotH + 1);
+    ctx.font = FONT; ctx.fillStyle = INK; ctx.textAlign = 'left'; ctx.textBaseline = 'middle';
+    for (const v of cbTicks) {
+      const y = top + plotH - ((v - lo) / (hi - lo)) * plotH;
+      ctx.fillRect(cbX + cbW, y, 3, 1);
+      ctx.fillText(formatTick(v), cbX + cbW + 5, y);
+    }
+    if (spec.colorLabel) drawRotatedLabel(ctx, spec.colorLabel, cbX + cbW + 5 + cbTickW + 8 + 8, top + plotH / 2);
+
+    canvas._hit = { left, top, cellW, cellH };
+  };
+
+  register(canvas, draw);
+
+  canvas.onmousemove = (event) => {
+    const h = canvas._hit;
+    if (!h) return;
+    const rect = canvas.getBoundingClientRect();
+    const c = Math.floor((event.clientX - rect.left - h.left) / h.cellW);
+    const r = Math.floor((event.clientY - rect.top - h.top) / h.cellH);
+    if (r < 0 || c < 0 || r >= rows || c >= cols) return hideTooltip();
+    const v = data[r * cols + c];
+    const rl = spec.yTickLabels ? `${spec.yTickLabels[r]} (${r})` : r;
+    const cl = spec.xTickLabels ? `${spec.xTickLabels[c]} (${c})` : c;
+    showTooltip(event, spec.valueLabel ? spec.valueLabel(r, c, v) : `${spec.yLabel ?? 'row'} ${rl}, ${spec.xLabel ?? 'col'} ${cl}: ${v.toPrecision(4)}`);
+  };
+  canvas.onmouseleave = hideTooltip;
+}
+
+/** The label if it fits in maxW, else the short form, else the label cut with an ellipsis. */
+function fitLabel(ctx, label, short, maxW) {
+  if (ctx.measureText(label).width <= maxW) return label;
+  if (short && ctx.measureText(short).width <= maxW) return short;
+  return clip(ctx, short ?? label, maxW);
+}
+
+function clip(ctx, s, maxW) {
+  if (ctx.measureText(s).width <= maxW) return s;
+  let t = s;
+  while (t.length > 1 && ctx.measureText(`${t}…`).width > maxW) t = t.slice(0, -1);
+  return `${t}…`;
+}
+
+// ------------------------------------------------------------------ line plot
+
+/**
+ * Draws lines (optionally with markers) with axes, ticks and a legend.
+ * spec: {series: [{label, x: number[], y: number[], color?, dash?: number[], markers?: boolean, width?}],
+ *        xLabel, yLabel, xRange?, yRange?, xTickLabels?: [{value, label}], hlines?: [{y, label}],
+ *        height?: px, legend?: boolean, bars?: boolean}
+ */
+export function linePlot(canvas, spec) {
+  const series = spec.series.filter((s) => s.x.length);
+  const draw = (width) => {
+    const measure = canvas.getContext('2d');
+    let [x0, x1] = spec.xRange ?? [Infinity, -Infinity];
+    let [y0, y1] = spec.yRange ?? [Infinity, -Infinity];
+    if (!spec.xRange) for (const s of series) for (const v of s.x) { x0 = Math.min(x0, v); x1 = Math.max(x1, v); }
+    if (!spec.yRange) {
+      for (const s of series) for (const v of s.y) if (Number.isFinite(v)) { y0 = Math.min(y0, v); y1 = Math.max(y1, v); }
+      for (const h of spec.hlines ?? []) { y0 = Math.min(y0, h.y); y1 = Math.max(y1, h.y); }
+      if (spec.includeZero) { y0 = Math.min(y0, 0); y1 = Math.max(y1, 0); }
+      const pad = (y1 - y0) * 0.08 || Math.abs(y1) * 0.1 || 1;
+      y0 -= pad; y1 += pad;
+    }
+    if (!Number.isFinite(x0)) [x0, x1] = [0, 1];
+    if (!Number.isFinite(y0)) [y0, y1] = [0, 1];
+    if (x1 === x0) { x0 -= 0.5; x1 += 0.5; }
+    if (spec.bars || spec.xPad) { x0 -= 0.5; x1 += 0.5; }
+
+    const height = spec.height ?? 240;
+    const yTicks = niceTicks(y0, y1, Math.max(3, Math.floor((height - 60) / 36)));
+    const yTickW = Math.max(...yTicks.map((v) => textWidth(measure, formatTick(v))), 10);
+    // legend: rows of [swatch label], wrapped to the width
+    const HLINE = '#616e7c';
+    const items = spec.legend === false ? [] : [
+      ...series.filter((s) => s.label),
+      ...(spec.hlines ?? []).filter((hl) => hl.label).map((hl) => ({ label: hl.label, dash: [4, 4], color: HLINE, isHline: true })),
+    ].map((s) => ({ s, w: 22 + textWidth(measure, s.label) + 14 }));
+    const left = 20 + yTickW + 8, right = 12;
+    const legendRows = [];
+    let rowW = 0;
+    for (const it of items) {
+      if (!legendRows.length || rowW + it.w > width - left - right) { legendRows.push([]); rowW = 0; }
+      legendRows[legendRows.length - 1].push(it); rowW += it.w;
+    }
+    const top = 8 + legendRows.length * 16;
+    const bottom = 40;
+    const plotW = Math.max(40, width - left - right), plotH = Math.max(60, height - top - bottom);
+    const ctx = setupCanvas(canvas, width, height);
+    const X = (v) => left + ((v - x0) / (x1 - x0)) * plotW;
+    const Y = (v) => top + plotH - ((v - y0) / (y1 - y0)) * plotH;
+
+    // grid + y ticks
+    ctx.font = FONT; ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
+    for (const v of yTicks) {
+      const y = Math.round(Y(v)) + 0.5;
+      ctx.strokeStyle = v === 0 ? '#9aa5b1' : GRID; ctx.lineWidth = 1;
+      ctx.beginPath(); ctx.moveTo(left, y); ctx.lineTo(left + plotW, y); ctx.stroke();
+      ctx.fillStyle = INK; ctx.fillText(formatTick(v), left - 5, y);
+    }
+    // x ticks
+    ctx.textAlign = 'center'; ctx.textBaseline = 'top';
+    const xTicks = spec.xTickLabels ?? niceTicks(x0, x1, Math.max(2, Math.min(10, Math.floor(plotW / 60))))
+      .filter((v) => !spec.integerX || Number.isInteger(v)).map((v) => ({ value: v, label: formatTick(v) }));
+    const xStep = Math.max(1, Math.ceil(Math.max(...xTicks.map((t) => textWidth(ctx, t.label)), 1) / (plotW / Math.max(1, xTicks.length)) * 1.3));
+    // label every xStep-th tick and always the last one (e.g. 'out')
+    const labelled = new Set(xTicks.map((_, i) => i).filter((i) => i % xStep === 0));
+    if (spec.xTickLabels && xTicks.length > 1) {
+      const last = xTicks.length - 1;
+      for (let i = last - 1; i > 0 && i > last - xStep; i--) labelled.delete(i);
+      labelled.add(last);
+    }
+    xTicks.forEach((t, i) => {
+      const x = X(t.value);
+      if (x < left - 1 || x > left + plotW + 1) return;
+      ctx.fillStyle = INK; ctx.fillRect(Math.round(x), top + plotH, 1, 4);
+      if (labelled.has(i)) ctx.fillText(t.label, x, top + plotH + 6);
+    });
+    ctx.strokeStyle = MUTED; ctx.lineWidth = 1;
+    ctx.strokeRect(left - 0.5, top - 0.5, plotW + 1, plotH + 1);
+
+    // reference lines
+    for (const h of spec.hlines ?? []) {
+      const y = Y(h.y);
+      ctx.save(); ctx.setLineDash([4, 4]); ctx.strokeStyle = HLINE; ctx.lineWidth = 1.2;
+      ctx.beginPath(); ctx.moveTo(left, y); ctx.lineTo(left + plotW, y); ctx.stroke(); ctx.restore();
+    }
+
+    // series
+    ctx.save();
+    ctx.beginPath(); ctx.rect(left, top, plotW, plotH); ctx.clip();
+    series.forEach((s, k) => {
+      const color = s.color ?? PALETTE[k % PALETTE.length];
+      ctx.strokeStyle = color; ctx.fillStyle = color;
+      if (spec.bars) {
+        const n = series.length, bw = Math.max(2, Math.min(48, (plotW / (x1 - x0)) * 0.7) / n);
+        s.x.forEach((xv, i) => {
+          const x = X(xv) - (n * bw) / 2 + k * bw, ya = Y(Math.max(0, Math.min(s.y[i], y1))), yb = Y(Math.max(y0, 0));
+          ctx.fillRect(x, Math.min(ya, yb), bw - 1, Math.abs(yb - ya));
+        });
+        return;
+      }
+      ctx.lineWidth = s.width ?? 1.8;
+      ctx.setLineDash(s.dash ?? []);
+      ctx.beginPath();
+      let pen = false;
+      s.x.forEach((xv, i) => {
+        const yv = s.y[i];
+        if (!Number.isFinite(yv)) { pen = false; return; }
+        if (pen) ctx.lineTo(X(xv), Y(yv)); else ctx.moveTo(X(xv), Y(yv));
+        pen = true;
+      });
+      if (s.line !== false) ctx.stroke();
+      ctx.setLineDash([]);
+      if (s.markers) {
+        s.x.forEach((xv, i) => {
+          if (!Number.isFinite(s.y[i])) return;
+          ctx.beginPath(); ctx.arc(X(xv), Y(s.y[i]), s.markerSize ?? 2.8, 0, 2 * Math.PI); ctx.fill();
+        });
+      }
+    });
+    ctx.restore();
+
+    // legend
+    ctx.font = FONT; ctx.textAlign = 'left'; ctx.textBaseline = 'middle';
+    legendRows.forEach((rowItems, r) => {
+      let x = left;
+      const y = 8 + r * 16 + 4;
+      for (const { s, w } of rowItems) {
+        const color = s.color ?? PALETTE[series.indexOf(s) % PALETTE.length];
+        ctx.strokeStyle = color; ctx.fillStyle = color; ctx.lineWidth = s.isHline ? 1.2 : 2;
+        if (spec.bars && !s.isHline) ctx.fillRect(x, y - 4, 16, 8);
+        else {
+          ctx.setLineDash(s.dash ?? []);
+          ctx.beginPath(); ctx.moveTo(x, y); ctx.lineTo(x + 16, y); ctx.stroke(); ctx.setLineDash([]);
+          if (s.markers) { ctx.beginPath(); ctx.arc(x + 8, y, 2.8, 0, 2 * Math.PI); ctx.fill(); }
+        }
+        ctx.fillStyle = INK; ctx.fillText(s.label, x + 22, y);
+        x += w;
+      }
+    });
+
+    // axis labels
+    ctx.font = LABEL_FONT; ctx.fillStyle = INK; ctx.textAlign = 'center'; ctx.textBaseline = 'bottom';
+    if (spec.xLabel) ctx.fillText(fitLabel(ctx, spec.xLabel, spec.xLabelShort, plotW + 2 * Math.min(left, right + 8) - 4), left + plotW / 2, height - 3);
+    if (spec.yLabel) drawRotatedLabel(ctx, spec.yLabel, 9, top + plotH / 2);
+  };
+  register(canvas, draw);
+  canvas.onmousemove = null;
+  canvas.onmouseleave = null;
+}
