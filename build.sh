@@ -2,9 +2,14 @@
 # swapformer's single entry point.
 #
 #   ./build.sh            set up what is missing, build dist/swapformer.wasm
-#   ./build.sh test       set-up (incl. Chromium for the browser test) + build + npm test (what CI runs)
+#   ./build.sh test       set-up (incl. Chromium for the browser test) + build + npm test
+#                         + sanitize + a fuzz smoke run (what CI runs)
+#   ./build.sh sanitize   the C core built natively under ASan + UBSan, running the golden fixtures
+#   ./build.sh fuzz [s]   libFuzzer on the model-file and config parsers, s seconds each (default 60)
 #   ./build.sh demo       set-up + build + run the Node example, then serve the browser demo
 #                         (web/ + bindings/ + dist/) on http://localhost:8080 (--port N)
+#   ./build.sh bench      set-up (incl. Chromium and Debian's PyTorch) + build + the benchmark against
+#                         onnxruntime-web, Node and headless Chromium (bench/; options: bench/bench.js)
 #
 # On a fresh Debian machine it installs what is missing (apt-get when run as
 # root, npm ci), or stops with one line saying what to install.
@@ -100,11 +105,49 @@ build_relaxed() {
   say "build.sh: $out $(stat -c %s "$out") bytes"
 }
 
+# Native builds of the core: clang (Debian's, with compiler-rt for the sanitizers and libFuzzer).
+NATIVE_CFLAGS=(-O1 -g -std=c11 -Wall -Wextra -Werror -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all)
+setup_native() {
+  command -v clang >/dev/null || apt_install clang
+  [ -n "$(find /usr/lib/llvm-*/lib/clang -name 'libclang_rt.fuzzer-x86_64.a' 2>/dev/null | head -1)" ] || apt_install libclang-rt-dev
+}
+
+sanitize() {
+  setup_native
+  mkdir -p build
+  say "build.sh: clang -fsanitize=address,undefined -> build/golden-asan"
+  clang "${NATIVE_CFLAGS[@]}" "${SOURCES[@]}" tests/native/golden.c -lm -o build/golden-asan
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./build/golden-asan tests/fixtures
+}
+
+fuzz() { # seconds per target
+  local seconds="${1:-60}" target corpus
+  setup_native
+  mkdir -p build
+  for target in model config; do
+    clang "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer "${SOURCES[@]}" "tests/fuzz/fuzz_$target.c" -lm -o "build/fuzz_$target"
+    corpus="build/corpus-$target"
+    mkdir -p "$corpus"
+    say "build.sh: fuzzing the $target parser for ${seconds}s (seeds: tests/fuzz/corpus/$target)"
+    ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 "./build/fuzz_$target" -max_total_time="$seconds" \
+      -dict=tests/fuzz/swapformer.dict -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix=build/crash- "$corpus" "tests/fuzz/corpus/$target" 2>&1 | grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss|==[0-9]+==|SUMMARY|artifact)' || true
+    if ls build/crash-* >/dev/null 2>&1; then die "the fuzzer found a crash: $(ls build/crash-*)"; fi
+  done
+}
+
 build() {
   setup_build
   mkdir -p dist
   build_simd
   build_relaxed
+}
+
+# The benchmark exports its ONNX models with Debian's PyTorch (bench/export_onnx.py
+# runs under /usr/bin/python3; a python3 earlier on PATH may lack torch) and builds
+# its peak kernels with clang-16 + wasm-ld-16 (setup_build installs them).
+setup_bench() {
+  /usr/bin/python3 -c 'import torch' 2>/dev/null || apt_install python3-torch
 }
 
 cmd="${1:-build}"
@@ -116,12 +159,23 @@ case "$cmd" in
     setup_node
     setup_chromium
     npm test
+    sanitize
+    fuzz "${FUZZ_SECONDS:-20}"
     ;;
+  sanitize) sanitize ;;
+  fuzz) fuzz "$@" ;;
   demo)
     build
     node examples/node.js
     say "build.sh: serving the browser demo (Ctrl-C to stop)"
     exec node web/server.js "$@"
     ;;
-  *) die "unknown command '$cmd' (build, test, demo)" ;;
+  bench)
+    build
+    setup_node
+    setup_chromium
+    setup_bench
+    exec node --experimental-wasm-relaxed-simd bench/bench.js "$@"
+    ;;
+  *) die "unknown command '$cmd' (build, test, demo, sanitize, fuzz, bench)" ;;
 esac

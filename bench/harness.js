@@ -19,8 +19,13 @@ export const SHAPES = {
   },
 };
 SHAPES['MiniLM-L6 modern ALiBi'] = { ...SHAPES['MiniLM-L6 modern'], position: 'alibi', positionOptions: {} };
+// a tiny BERT, for the cold start of the runtimes themselves (model loading ~ nothing)
+SHAPES.tiny = {
+  vocabSize: 1000, dModel: 64, heads: 4, layers: 2, ffDim: 256, maxLen: 512,
+  position: 'learned', norm: 'layernorm', normPlacement: 'post', activation: 'gelu', eps: 1e-12,
+};
 
-export const SEEDS = { 'MiniLM-L6': 1, 'BERT-base': 2, 'MiniLM-L6 modern': 3 };
+export const SEEDS = { 'MiniLM-L6': 1, 'BERT-base': 2, 'MiniLM-L6 modern': 3, tiny: 4 };
 
 /** File-name stem of a shape in bench/.cache/. */
 export const stem = (shape) => shape.toLowerCase().replace(/[^a-z0-9]+/g, '-');
@@ -159,7 +164,7 @@ export function runPeak(x, { ms = 50, tries = 7 } = {}) {
  * openOrt(g) / openSwap(s) load one runtime and resolve to
  * {run: (ids) => Float32Array | Promise<Float32Array>, close}. The output of
  * every runtime is compared with the first one's (the first ORT graph when
- * there is one): max |a - b| / max |b|.
+ * there is one, else swapformer's SIMD build): max |a - b| / max |b|.
  */
 export async function runCase(spec, { openOrt, openSwap, log = () => {} }) {
   const ids = makeIds(spec.T, spec.cfg.vocabSize);
@@ -169,7 +174,7 @@ export async function runCase(spec, { openOrt, openSwap, log = () => {} }) {
     for (const s of spec.swap) runners.push({ label: s.label, relaxed: !!s.relaxed, ...(await openSwap(s, ids)) });
     const outs = [];
     for (const r of runners) outs.push(await r.run());
-    const diffs = outs.map((o, k) => (k === 0 || !spec.onnx.length ? undefined : relDiff(o, outs[0])));
+    const diffs = outs.map((o, k) => (k === 0 ? undefined : relDiff(o, outs[0])));
     log(`    cross-check vs ${runners[0].label}: ${runners.slice(1).map((r, k) => `${r.label} ${diffs[k + 1]?.toExponential(2)}`).join(', ') || '-'}`);
     const res = await timeAlternating(runners, { warmup: spec.warmup, runs: spec.runs, log });
     return {

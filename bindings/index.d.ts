@@ -136,4 +136,7 @@ export const features: Readonly<{ simd: boolean; relaxedSimd: boolean }>;
 
 export function createEncoder(config: Config, options?: CreateOptions): Promise<Encoder>;
 export function loadModel(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<Encoder>;
+/** The build a wasm source runs ('relaxed-simd', 'simd128', or 'custom' for a
+ * wasm option) and the bytes of wasm memory its instance holds now. */
+export function runtimeInfo(options?: LoadOptions): Promise<{ build: 'relaxed-simd' | 'simd128' | 'custom'; memoryBytes: number }>;
 export function listPlugins(options?: LoadOptions): Promise<{ position: string[]; norm: string[] }>;

@@ -74,8 +74,9 @@ async function compile(source) {
 }
 
 class Runtime {
-  constructor(instance) {
+  constructor(instance, build) {
     this.x = instance.exports;
+    this.build = build;
     this.x._initialize();
     if (this.x.sf_abi_version() !== ABI_VERSION) fail('BAD_ARGUMENT', `wasm ABI ${this.x.sf_abi_version()} != bindings ABI ${ABI_VERSION}`);
   }
@@ -136,7 +137,12 @@ function runtime(source = DEFAULT_WASM) {
   const key = source instanceof URL ? source.href : source;
   let rt = runtimes.get(key);
   if (!rt) {
-    rt = compile(source).then(async (module) => new Runtime(await WebAssembly.instantiate(module, {})));
+    rt = compile(source).catch((e) => {
+      throw e instanceof SwapformerError ? e : new SwapformerError('BAD_ARGUMENT', `options.wasm: cannot load ${key instanceof Uint8Array || ArrayBuffer.isView(key) ? 'the given bytes' : String(key)}: ${e.message}`);
+    }).then(async (module) => {
+      const build = source === WASM_RELAXED ? 'relaxed-simd' : source === WASM_SIMD ? 'simd128' : 'custom';
+      return new Runtime(await WebAssembly.instantiate(module, {}), build);
+    });
     rt.catch(() => runtimes.delete(key));
     runtimes.set(key, rt);
   }
@@ -146,6 +152,13 @@ function runtime(source = DEFAULT_WASM) {
 // ------------------------------------------------------------------ API
 
 const handles = new FinalizationRegistry(({ rt, h }) => rt.x.sf_destroy(h));
+
+/** Which build a wasm source runs and how much memory its instance holds now
+ * (wasm memory grows and never shrinks). */
+export async function runtimeInfo(options = {}) {
+  const rt = await runtime(options.wasm);
+  return { build: rt.build, memoryBytes: rt.x.memory.buffer.byteLength };
+}
 
 /** Names of the registered position and norm plugins, read from the C registry. */
 export async function listPlugins(options = {}) {

@@ -9,6 +9,7 @@
  * dtype x shape; every tensor must be one the config expects, with its shape. */
 #include "modelfile.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,10 @@ static int by_begin(const void *a, const void *b) {
 }
 
 
+/* The largest integer a header may hold: exact in a double, and a size_t on
+ * this target (32 bits in wasm32, where a larger one could not be addressed). */
+static double max_index(void) { return (double)SIZE_MAX < 9007199254740991.0 ? (double)SIZE_MAX : 9007199254740991.0; }
+
 static int read_tensor_entry(const sf_json *j, int m, const char *name, tensor *t, size_t shape[8], int *ndim, sf_error *err) {
     const sf_jnode *n = &j->nodes[m];
     if (n->type != SF_JOBJECT) return sf_fail(err, SF_BAD_FILE, "header: tensor '%s' must be an object", name);
@@ -71,14 +76,15 @@ static int read_tensor_entry(const sf_json *j, int m, const char *name, tensor *
         return sf_fail(err, SF_BAD_FILE, "tensor '%s': shape must be an array of at most 8 integers", name);
     *ndim = 0;
     for (int k = j->nodes[sh].first; k >= 0; k = j->nodes[k].next) {
-        if (!sf_json_is_int(j, k, 0, 9007199254740991.0)) return sf_fail(err, SF_BAD_FILE, "tensor '%s': shape must hold non-negative integers", name);
+        if (!sf_json_is_int(j, k, 0, max_index()))
+            return sf_fail(err, SF_BAD_FILE, "tensor '%s': shape must hold integers in [0, %g]", name, max_index());
         shape[(*ndim)++] = (size_t)j->nodes[k].num;
     }
     if (j->nodes[of].type != SF_JARRAY || j->nodes[of].count != 2)
         return sf_fail(err, SF_BAD_FILE, "tensor '%s': data_offsets must be [begin, end]", name);
     int a = j->nodes[of].first, b = j->nodes[a].next;
-    if (!sf_json_is_int(j, a, 0, 9007199254740991.0) || !sf_json_is_int(j, b, 0, 9007199254740991.0))
-        return sf_fail(err, SF_BAD_FILE, "tensor '%s': data_offsets must be non-negative integers", name);
+    if (!sf_json_is_int(j, a, 0, max_index()) || !sf_json_is_int(j, b, 0, max_index()))
+        return sf_fail(err, SF_BAD_FILE, "tensor '%s': data_offsets must be integers in [0, %g]", name, max_index());
     t->begin = (size_t)j->nodes[a].num;
     t->end = (size_t)j->nodes[b].num;
     if (t->end < t->begin) return sf_fail(err, SF_BAD_FILE, "tensor '%s': data_offsets [%z, %z] are reversed", name, (long long)t->begin, (long long)t->end);

@@ -204,6 +204,13 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
       await idle(page);
       assert.equal(await visible(page, '#error'), true);
       assert.match(await page.locator('#error').textContent(), /BAD_CONFIG.*dModel \(64\).*heads \(5\)/);
+      const bad = await current(page);
+      assert.equal(bad.error.code, 'BAD_CONFIG');
+      assert.equal(bad.stale, true, 'the results shown are the last good model\'s');
+      await page.fill('#layers', '100');
+      await idle(page);
+      assert.match(await page.locator('#error').textContent(), /DEMO_LIMIT.*layers = 100/);
+      await page.fill('#layers', '2');
       await page.fill('#heads', '4');
       await idle(page);
       assert.equal(await visible(page, '#error'), false);

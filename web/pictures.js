@@ -72,10 +72,11 @@ export function mountPictures(root, app) {
   }
 
   let state = null;
-  const redrawAttention = () => state && drawAttention(state);
-  attnLayer.addEventListener('change', redrawAttention);
-  attnHead.addEventListener('change', redrawAttention);
-  alibiHead.addEventListener('change', () => state && drawAlibi(state));
+  // through the app's queue: never interleaved with a run, errors shown in the page
+  const redraw = (draw) => () => app.enqueue(() => state && draw(state));
+  attnLayer.addEventListener('change', redraw(drawAttention));
+  attnHead.addEventListener('change', redraw(drawAttention));
+  alibiHead.addEventListener('change', redraw(drawAlibi));
 
   function labels(s) {
     return s.tokens.map(displayToken);

@@ -8,16 +8,18 @@ import { heatmap, linePlot } from './plots.js';
 import { displayToken } from './tokenizer.js';
 import { positionOptionsFor, formatNumber } from './experiments.js';
 
-/** Splits A's weights into those B keeps (same name and shape) and the rest. */
+/** Splits A's weights into those B keeps (same name and shape) and the rest:
+ * dropped (B has no such tensor, or one of another shape) and added (B's own,
+ * initialised from the seed). */
 export function planSwap(weightsA, shapesA, shapesB) {
   const kept = [], dropped = [], added = [], reshaped = [];
   const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
   for (const name of Object.keys(shapesA)) {
     if (!(name in shapesB)) dropped.push(name);
-    else if (!same(shapesA[name], shapesB[name])) reshaped.push(name);
+    else if (!same(shapesA[name], shapesB[name])) { reshaped.push(name); dropped.push(name); }
     else kept.push(name);
   }
-  for (const name of Object.keys(shapesB)) if (!(name in shapesA)) added.push(name);
+  for (const name of Object.keys(shapesB)) if (!(name in shapesA) || reshaped.includes(name)) added.push(name);
   const weights = Object.fromEntries(kept.map((n) => [n, weightsA[n]]));
   return { kept, dropped, added, reshaped, weights };
 }

@@ -1,0 +1,162 @@
+/* The golden fixtures through the C core built natively, for the sanitizer
+ * run (./build.sh sanitize: AddressSanitizer + UndefinedBehaviorSanitizer).
+ *
+ *   golden <fixtures dir>
+ *
+ * For every case of golden.json: load the model file, run the batch, compare
+ * with PyTorch's numbers (relative max error <= 1e-4), attentions too, then
+ * save -> load -> forward must give the same bits. Then every prefix of a
+ * model file, and corrupted headers, must be refused with an error code and
+ * leave nothing behind (LeakSanitizer checks at exit). */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../core/encoder.h"
+#include "../../core/modelfile.h"
+
+static unsigned char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *p = malloc(n > 0 ? (size_t)n : 1);
+    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) { free(p); p = NULL; }
+    fclose(f);
+    *len = (size_t)n;
+    return p;
+}
+
+static int failures;
+#define CHECK(cond, ...) do { if (!(cond)) { failures++; printf("FAIL: "); printf(__VA_ARGS__); printf("\n"); } } while (0)
+
+static double rel_err(const float *got, const sf_json *j, int arr, size_t n, size_t *count) {
+    double diff = 0, scale = 0;
+    size_t k = 0;
+    for (int c = j->nodes[arr].first; c >= 0; c = j->nodes[c].next, k++) {
+        double want = j->nodes[c].num;
+        if (k < n) diff = fmax(diff, fabs(got[k] - want));
+        scale = fmax(scale, fabs(want));
+    }
+    *count = k;
+    return diff / (scale > 0 ? scale : 1);
+}
+
+/* Runs the batch of ids (an array of arrays) on e; returns T, or -1. */
+static int run(sf_encoder *e, const sf_json *j, int ids, int flags, sf_error *err) {
+    int B = j->nodes[ids].count, T = 0, N = 0;
+    for (int s = j->nodes[ids].first; s >= 0; s = j->nodes[s].next) {
+        T = j->nodes[s].count > T ? j->nodes[s].count : T;
+        N += j->nodes[s].count;
+    }
+    if (sf_encoder_reserve(e, B, T, N, flags, err)) return -1;
+    int b = 0, k = 0;
+    for (int s = j->nodes[ids].first; s >= 0; s = j->nodes[s].next, b++) {
+        e->lens[b] = j->nodes[s].count;
+        for (int t = j->nodes[s].first; t >= 0; t = j->nodes[t].next) e->ids[k++] = (int32_t)j->nodes[t].num;
+    }
+    return sf_encoder_forward(e, B, flags, err) ? -1 : T;
+}
+
+int main(int argc, char **argv) {
+    const char *dir = argc > 1 ? argv[1] : "tests/fixtures";
+    char path[4096];
+    snprintf(path, sizeof path, "%s/golden.json", dir);
+    size_t glen;
+    unsigned char *gtext = read_file(path, &glen);
+    if (!gtext) { printf("cannot read %s\n", path); return 2; }
+    sf_json g;
+    sf_error err;
+    if (sf_json_parse(&g, (const char *)gtext, glen, "golden.json", SF_BAD_FILE, &err)) { printf("%s\n", err.msg); return 2; }
+    int cases = sf_json_member(&g, 0, "cases"), ran = 0;
+    double worst = 0;
+    unsigned char *smallest = NULL;
+    size_t smallest_len = (size_t)-1;
+    for (int c = g.nodes[cases].first; c >= 0; c = g.nodes[c].next) {
+        char name[160], file[200];
+        sf_json_string(&g, sf_json_member(&g, c, "name"), name, sizeof name);
+        sf_json_string(&g, sf_json_member(&g, c, "file"), file, sizeof file);
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+        size_t len;
+        unsigned char *bytes = read_file(path, &len);
+        CHECK(bytes, "%s: cannot read %s", name, path);
+        if (!bytes) continue;
+        sf_encoder *e = NULL;
+        int rc = sf_model_load(bytes, len, &e, &err);
+        CHECK(!rc, "%s: load: %s", name, err.msg);
+        if (rc) { free(bytes); continue; }
+        int ids = sf_json_member(&g, c, "ids"), att = sf_json_member(&g, c, "attentions");
+        int T = run(e, &g, ids, att >= 0 ? SF_OUT_ATTENTIONS : 0, &err);
+        CHECK(T > 0, "%s: forward: %s", name, err.msg);
+        if (T > 0) {
+            size_t n = (size_t)g.nodes[ids].count * T * e->cfg.d_model, count;
+            double r = rel_err(e->out, &g, sf_json_member(&g, c, "expected"), n, &count);
+            CHECK(count == n && r <= 1e-4, "%s: relative error %g (%zu values, want %zu)", name, r, count, n);
+            worst = fmax(worst, r);
+            if (att >= 0) {
+                size_t na = (size_t)e->cfg.layers * g.nodes[ids].count * e->cfg.heads * T * T;
+                double ra = rel_err(e->att, &g, sf_json_member(&g, att, "data"), na, &count);
+                CHECK(count == na && ra <= 1e-4, "%s: attention relative error %g", name, ra);
+            }
+            /* save -> load -> the same bits */
+            unsigned char *saved;
+            size_t saved_len;
+            float *first = malloc(n * sizeof(float));
+            memcpy(first, e->out, n * sizeof(float));
+            sf_encoder *back = NULL;
+            CHECK(!sf_model_save(e, &saved, &saved_len, &err) && !sf_model_load(saved, saved_len, &back, &err), "%s: round trip: %s", name, err.msg);
+            if (back) {
+                CHECK(run(back, &g, ids, 0, &err) == T && !memcmp(back->out, first, n * sizeof(float)), "%s: round trip changed the output", name);
+                sf_encoder_free(back);
+                free(saved);
+            }
+            free(first);
+        }
+        if (len < smallest_len) {
+            free(smallest);
+            smallest = malloc(len);
+            memcpy(smallest, bytes, len);
+            smallest_len = len;
+        }
+        sf_encoder_free(e);
+        free(bytes);
+        ran++;
+    }
+    /* every prefix of the smallest model is refused, never a crash */
+    int refused = 0;
+    for (size_t cut = 0; smallest && cut < smallest_len; cut += cut < 2048 ? 1 : 97) {
+        unsigned char *p = malloc(cut ? cut : 1);
+        memcpy(p, smallest, cut);
+        sf_encoder *e = NULL;
+        int rc = sf_model_load(p, cut, &e, &err);
+        CHECK(rc == SF_BAD_FILE, "prefix of %zu bytes: code %d (%s)", cut, rc, err.msg);
+        refused += rc != 0;
+        sf_encoder_free(e);
+        free(p);
+    }
+    /* single-byte corruptions of the header: any answer but a crash or a leak */
+    size_t hlen = smallest ? (size_t)smallest[0] | (size_t)smallest[1] << 8 : 0;
+    for (size_t at = 0; smallest && at < 8 + hlen && at < smallest_len; at++) {
+        unsigned char *p = malloc(smallest_len);
+        memcpy(p, smallest, smallest_len);
+        p[at] ^= (unsigned char)(0x55 + at);
+        sf_encoder *e = NULL;
+        if (!sf_model_load(p, smallest_len, &e, &err)) {
+            if (!sf_encoder_reserve(e, 1, 3, 3, 0, &err)) {
+                e->lens[0] = 3;
+                e->ids[0] = e->ids[1] = e->ids[2] = 0;
+                sf_encoder_forward(e, 1, 0, &err);
+            }
+            sf_encoder_free(e);
+        }
+        free(p);
+    }
+    free(smallest);
+    sf_json_free(&g);
+    free(gtext);
+    printf("native golden: %d cases, worst relative error %.3g; %d truncated files refused; %d failures\n", ran, worst, refused, failures);
+    return failures || !ran ? 1 : 0;
+}
