@@ -65,7 +65,7 @@ CFLAGS=(-O3 -std=c11 -Wall -Wextra -Werror)
 WASMFLAGS=(-sSTANDALONE_WASM --no-entry -sALLOW_MEMORY_GROWTH -sABORTING_MALLOC=0
            -sTOTAL_STACK=256KB -sINITIAL_MEMORY=2MB -sMAXIMUM_MEMORY=2GB -sMALLOC=emmalloc)
 # The files forward spends its time in; the rest is built for size in the relaxed build.
-HOT='^(core/kernels|core/encoder|plugins/.*)\.c$'
+HOT='^(core/kernels|core/encoder|plugins/norm/.*|plugins/position/(alibi|rope))\.c$'
 
 stale() { [ ! -f "$1" ] || [ -n "$(find core plugins build.sh -newer "$1" -type f | head -1)" ]; }
 

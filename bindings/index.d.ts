@@ -20,6 +20,11 @@ export interface RopeOptions {
   /** 'interleaved' rotates pairs (2i, 2i+1), as in the RoFormer paper (default);
    * 'half' rotates pairs (i, i + headDim/2), the rotate_half of HF / LLaMA. */
   style?: 'interleaved' | 'half';
+  /** Context extension: position interpolation, NTK-aware base change, or YaRN. */
+  scaling?:
+    | { type: 'linear'; factor: number }
+    | { type: 'ntk'; factor: number }
+    | { type: 'yarn'; factor: number; originalMaxLen: number; betaFast?: number; betaSlow?: number };
 }
 
 export interface Config {
@@ -42,11 +47,13 @@ export interface Config {
   activation: Activation;
   /** Multiply token embeddings by sqrt(dModel) before positions are added. Default false. */
   scaleEmbedding?: boolean;
+  /** An output head head.weight [vocabSize, dModel] (+ head.bias): forward returns logits, predict() their argmax. Default false. */
+  outputHead?: boolean;
 }
 
 /** A config with every default filled in. */
 export interface ResolvedConfig extends Required<Omit<Config, 'positionOptions'>> {
-  positionOptions: Record<string, number | string>;
+  positionOptions: SinusoidalOptions | RopeOptions | Record<string, never>;
 }
 
 export type Weights = Record<string, Float32Array>;
@@ -78,6 +85,8 @@ export interface Tensor<S extends number[] = number[]> {
 export interface ForwardResult extends Tensor<[batch: number, tokens: number, dModel: number]> {
   /** Per layer: [batch, heads, tokens, tokens]; rows and columns of padding are 0. */
   attentions?: Tensor<[batch: number, heads: number, tokens: number, tokens: number]>[];
+  /** With config.outputHead: per-position logits over the vocabulary, [B, T, vocabSize]; padded rows 0. */
+  logits?: Tensor<[batch: number, tokens: number, vocabSize: number]>;
   /** layers + 1 entries: the embeddings (with positions), then the stream after each layer, before the final norm. */
   hiddenStates?: Tensor<[batch: number, tokens: number, dModel: number]>[];
 }
@@ -114,6 +123,9 @@ export class Encoder {
   readonly disposed: boolean;
   /** Hidden states [B, T, dModel]; a single sequence gives B = 1. Rows past a sequence's end are 0. */
   forward(ids: Ids, options?: ForwardOptions): ForwardResult;
+  /** Argmax of the head's logits per position: Int32Array for one sequence, one per sequence for a batch. Needs outputHead. */
+  predict(ids: ArrayLike<number>): Int32Array;
+  predict(ids: ArrayLike<number>[]): Int32Array[];
   /** What the position plugin adds to the embeddings at positions 0..length-1 (zeros for rope, alibi, none). */
   positionVectors(length: number): Tensor<[length: number, dModel: number]>;
   /** Raw scores q.k/sqrt(headDim) + the plugin's bias with the same q and k (dModel each, default zeros)

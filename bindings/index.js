@@ -236,7 +236,7 @@ function normaliseIds(ids, vocabSize) {
       }
     }
   });
-  return { seqs, where: (b) => (batched ? `ids[${b}]` : 'ids') };
+  return { seqs, single: !batched, where: (b) => (batched ? `ids[${b}]` : 'ids') };
 }
 
 function checkLength(length) {
@@ -292,8 +292,9 @@ export class Encoder {
     let off = 0;
     seqs.forEach((s, b) => { idsBuf.set(s, off); lens[b] = s.length; off += s.length; });
     rt.check(x.sf_forward(h, B, flags));
-    const C = this.#config.dModel;
+    const C = this.#config.dModel, V = this.#config.vocabSize;
     const result = { data: rt.f32(x.sf_output(h), B * T * C).slice(), shape: [B, T, C] };
+    if (this.#config.outputHead) result.logits = { data: rt.f32(x.sf_logits(h), B * T * V).slice(), shape: [B, T, V] };
     if (outputAttentions) {
       const { layers, heads } = this.#config, per = B * heads * T * T, base = x.sf_attentions(h);
       result.attentions = Array.from({ length: layers }, (_, l) => ({
@@ -309,6 +310,27 @@ export class Encoder {
       }));
     }
     return result;
+  }
+
+  /** The argmax of the output head's logits at every position: an Int32Array
+   * for one sequence, an array of them (unpadded) for a batch. Needs outputHead. */
+  predict(ids) {
+    if (!this.#config.outputHead) fail('BAD_ARGUMENT', 'predict needs a model with an output head (config.outputHead)');
+    const { logits } = this.forward(ids);
+    const [B, T, V] = logits.shape, batched = !normaliseIds(ids, this.#config.vocabSize).single;
+    const out = [];
+    const lengths = batched ? ids.map((s) => s.length) : [ids.length];
+    for (let b = 0; b < B; b++) {
+      const pred = new Int32Array(lengths[b]);
+      for (let t = 0; t < lengths[b]; t++) {
+        const row = logits.data.subarray((b * T + t) * V, (b * T + t + 1) * V);
+        let best = 0;
+        for (let v = 1; v < V; v++) if (row[v] > row[best]) best = v;
+        pred[t] = best;
+      }
+      out.push(pred);
+    }
+    return batched ? out : out[0];
   }
 
   /** What the position plugin adds to the embeddings at positions 0..length-1:

@@ -139,6 +139,7 @@ int32_t *SF_EXPORT(sf_lens)(sf_encoder *e) { return e->lens; }
 float *SF_EXPORT(sf_output)(sf_encoder *e) { return e->out; }
 float *SF_EXPORT(sf_attentions)(sf_encoder *e) { return e->att; }
 float *SF_EXPORT(sf_hidden_states)(sf_encoder *e) { return e->hidden; }
+float *SF_EXPORT(sf_logits)(sf_encoder *e) { return e->logits; }
 
 int SF_EXPORT(sf_forward)(sf_encoder *e, int B, int flags) { return done(sf_encoder_forward(e, B, flags, &last_error)); }
 

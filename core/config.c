@@ -7,7 +7,7 @@ static const char *const placement_names[] = {"post", "pre", NULL};
 
 static const char *const config_keys[] = {
     "vocabSize", "dModel", "heads", "layers", "ffDim", "maxLen", "position", "positionOptions", "norm",
-    "normPlacement", "finalNorm", "eps", "activation", "scaleEmbedding", NULL,
+    "normPlacement", "finalNorm", "eps", "activation", "scaleEmbedding", "outputHead", NULL,
 };
 
 /* An integer member; required when def < 0. */
@@ -115,7 +115,8 @@ static int parse_root(sf_config *c, const sf_json *j, sf_error *err) {
         return sf_fail(err, SF_BAD_CONFIG, "config.activation '%s' is unknown (gelu, gelu_tanh, relu, swiglu, geglu)", name);
 
     if ((rc = get_bool(j, 0, "finalNorm", c->pre_norm, &c->final_norm, err)) ||
-        (rc = get_bool(j, 0, "scaleEmbedding", 0, &c->scale_embedding, err)))
+        (rc = get_bool(j, 0, "scaleEmbedding", 0, &c->scale_embedding, err)) ||
+        (rc = get_bool(j, 0, "outputHead", 0, &c->output_head, err)))
         return rc;
 
     int m = sf_json_member(j, 0, "eps");
@@ -190,12 +191,14 @@ void sf_config_write(const sf_config *c, sf_buf *b) {
     put_name(b, "activation", activation_names[c->activation]);
     put_key(b, "scaleEmbedding", 0);
     sf_buf_str(b, c->scale_embedding ? "true" : "false");
+    put_key(b, "outputHead", 0);
+    sf_buf_str(b, c->output_head ? "true" : "false");
     sf_buf_str(b, "}");
 }
 
 /* ------------------------------------------------ option helpers (plugin.h) */
 
-int sf_opt_only(const sf_json *j, int obj, const char *const *keys, sf_error *err) {
+int sf_opt_only(const sf_json *j, int obj, const char *path, const char *const *keys, sf_error *err) {
     if (obj < 0) return SF_OK;
     for (int m = j->nodes[obj].first; m >= 0; m = j->nodes[m].next) {
         int k = 0;
@@ -203,26 +206,26 @@ int sf_opt_only(const sf_json *j, int obj, const char *const *keys, sf_error *er
         if (!keys[k]) {
             char key[64];
             sf_json_key(j, m, key, sizeof key);
-            return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions has an unknown field '%s'", key);
+            return sf_fail(err, SF_BAD_CONFIG, "config.%s has an unknown field '%s'", path, key);
         }
     }
     return SF_OK;
 }
 
-int sf_opt_number(const sf_json *j, int obj, const char *key, double def, double lo, double hi, double *out, sf_error *err) {
+int sf_opt_number(const sf_json *j, int obj, const char *path, const char *key, double def, double lo, double hi, double *out, sf_error *err) {
     int m = sf_json_member(j, obj, key);
     *out = def;
     if (m < 0) return SF_OK;
     const sf_jnode *n = &j->nodes[m];
     if (n->type != SF_JNUMBER)
-        return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.%s must be a number, got %s", key, sf_json_type_name(n->type));
+        return sf_fail(err, SF_BAD_CONFIG, "config.%s.%s must be a number, got %s", path, key, sf_json_type_name(n->type));
     if (!(n->num >= lo && n->num <= hi))
-        return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.%s must be in [%g, %g], got %g", key, lo, hi, n->num);
+        return sf_fail(err, SF_BAD_CONFIG, "config.%s.%s must be in [%g, %g], got %g", path, key, lo, hi, n->num);
     *out = n->num;
     return SF_OK;
 }
 
-int sf_opt_enum(const sf_json *j, int obj, const char *key, const char *const *names, int def, int *out, sf_error *err) {
+int sf_opt_enum(const sf_json *j, int obj, const char *path, const char *key, const char *const *names, int def, int *out, sf_error *err) {
     int m = sf_json_member(j, obj, key);
     *out = def;
     if (m < 0) return SF_OK;
@@ -237,5 +240,5 @@ int sf_opt_enum(const sf_json *j, int obj, const char *key, const char *const *n
         memcpy(choices + n, names[i], l + 1);
         n += l;
     }
-    return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.%s must be one of %s", key, choices);
+    return sf_fail(err, SF_BAD_CONFIG, "config.%s.%s must be one of %s", path, key, choices);
 }

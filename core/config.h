@@ -23,6 +23,7 @@ typedef struct sf_config {
     int final_norm;
     int scale_embedding;
     int activation;      /* SF_ACT_* */
+    int output_head;     /* head.weight (V, C) [+ head.bias]: per-position logits */
     double eps;
 } sf_config;
 

@@ -94,6 +94,10 @@ static void list_params(sf_encoder *e, float ***slots) {
         add(e, slots, "final_norm.weight", -1, 1, C, 0, 0, 0, SF_INIT_ONES, 0, &e->final_w);
         if (nb) add(e, slots, "final_norm.bias", -1, 1, C, 0, 0, 1, SF_INIT_ZEROS, 0, &e->final_b);
     }
+    if (c->output_head) {
+        add(e, slots, "head.weight", -1, 2, c->vocab_size, C, 1, 0, SF_INIT_FANIN_UNIFORM, 0, &e->head_w);
+        add(e, slots, "head.bias", -1, 1, c->vocab_size, 0, 0, 1, SF_INIT_ZEROS, 0, &e->head_b);
+    }
 }
 
 int sf_encoder_create(sf_encoder **out, const sf_config *cfg, sf_error *err) {
@@ -251,7 +255,7 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, si
     const sf_config *c = &e->cfg;
     size_t C = (size_t)c->d_model, F = (size_t)c->ff_dim, R = N < SF_CHUNK ? (size_t)N : SF_CHUNK;
     size_t D = C / (size_t)c->heads;
-    size_t at = 0, nC, n2C, btc, att = 0, hid = 0;
+    size_t at = 0, nC, n2C, btc, btv = 0, att = 0, hid = 0;
     float *ids, *lens, *perm, *keys;
     int ok = sf_mul_size((size_t)N, C, &nC) && sf_mul_size(nC, 2, &n2C) && sf_add_size(n2C, SF_NR, &n2C) &&
              sf_mul_size((size_t)B * (size_t)T, C, &btc);
@@ -259,13 +263,15 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, si
         ok = sf_mul_size((size_t)T, (size_t)T, &att) && sf_mul_size(att, (size_t)c->heads, &att) &&
              sf_mul_size(att, (size_t)B, &att) && sf_mul_size(att, (size_t)(c->layers ? c->layers : 1), &att);
     if (ok && (flags & SF_OUT_HIDDEN)) ok = sf_mul_size(btc, (size_t)c->layers + 1, &hid); /* (L+1, B, T, C) */
+    if (ok && c->output_head) ok = sf_mul_size((size_t)B * (size_t)T, (size_t)c->vocab_size, &btv); /* (B, T, V) */
     ok = ok && carve(base, &at, nC, &e->x) && carve(base, &at, n2C, &e->kv) && carve(base, &at, R * C, &e->xn) &&
          carve(base, &at, R * C, &e->q) && carve(base, &at, R * C, &e->ao) && carve(base, &at, R * F, &e->h) &&
          carve(base, &at, sf_gated(c) ? R * F : 0, &e->g) && carve(base, &at, R * C, &e->o) &&
          carve(base, &at, sf_attention_scratch((int)R, (int)D), &e->att_scratch) &&
          carve(base, &at, (size_t)N, &ids) && carve(base, &at, (size_t)B, &lens) &&
          carve(base, &at, (size_t)N, &perm) && carve(base, &at, 2 * (size_t)N, &keys) &&
-         carve(base, &at, btc, &e->out) && carve(base, &at, att, &e->att) && carve(base, &at, hid, &e->hidden);
+         carve(base, &at, btc, &e->out) && carve(base, &at, att, &e->att) && carve(base, &at, hid, &e->hidden) &&
+         carve(base, &at, btv, &e->logits);
     if (base) {
         e->ids = (int32_t *)ids;
         e->lens = (int32_t *)lens;
@@ -273,6 +279,7 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, si
         e->sortkeys = (uint64_t *)(void *)keys;
         if (!att) e->att = NULL;
         if (!hid) e->hidden = NULL;
+        if (!btv) e->logits = NULL;
     }
     *total = at;
     return ok;
@@ -488,6 +495,14 @@ int sf_encoder_forward(sf_encoder *e, int B, int flags, sf_error *err) {
     }
     if (c->final_norm) c->norm->forward(e->x, e->x, e->final_w, e->final_b, (float)c->eps, N, C);
     scatter_rows(e, e->out, B, T);
+    if (c->output_head) { /* logits (B, T, V) = out @ head^T + bias, real rows only */
+        size_t V = (size_t)c->vocab_size;
+        memset(e->logits, 0, sizeof(float) * (size_t)B * T * V);
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < e->lens[b]; t += SF_CHUNK)
+                matmul_forward(e->logits + ((size_t)b * T + t) * V, V, e->out + ((size_t)b * T + t) * C, C, e->head_w, e->head_b,
+                               min_int(SF_CHUNK, e->lens[b] - t), C, (int)V);
+    }
     return SF_OK;
 }
 

@@ -44,6 +44,7 @@ typedef struct sf_encoder {
     const float *plugin_params[SF_MAX_PLUGIN_PARAMS]; /* e.g. embed.positions (maxLen, C) */
     sf_layer *layers;                                /* (L) */
     float *final_w, *final_b;                        /* (C) or NULL */
+    float *head_w, *head_b;                          /* packed (V, C), (V); or NULL */
 
     /* position table (the plugin's constants) for sequences up to table_T */
     float *table;
@@ -68,6 +69,7 @@ typedef struct sf_encoder {
     float *out;            /* (B, T, C) output, padded rows zero */
     float *att;            /* (L, B, H, T, T) or NULL */
     float *hidden;         /* (L+1, B, T, C) or NULL: the residual stream after embeddings and each layer */
+    float *logits;         /* (B, T, V) when the config has an output head, padded rows zero */
 } sf_encoder;
 
 int sf_encoder_create(sf_encoder **out, const sf_config *cfg, sf_error *err);

@@ -74,8 +74,9 @@ MICROKERNEL(1, kernel_1x8, 1)
 MICROKERNEL(4, kernel_4x8_strided, ka) /* a read down its columns: Oᵀ = Vᵀ Pᵀ */
 MICROKERNEL(1, kernel_1x8_strided, ka)
 
-void gemm_forward(float *out, size_t ldo, const float *a, size_t lda, size_t ka, const float *b, size_t ldb, size_t bstep,
-                  const float *bias, int acc, int M, int K, int N) {
+/* noinline: one copy of the four microkernels, not one per caller (size) */
+__attribute__((noinline)) void gemm_forward(float *out, size_t ldo, const float *a, size_t lda, size_t ka, const float *b,
+                                            size_t ldb, size_t bstep, const float *bias, int acc, int M, int K, int N) {
     for (int p = 0; p < N; p += SF_NR) {
         int ncols = N - p < SF_NR ? N - p : SF_NR;
         float init8[8] = {0};
@@ -163,7 +164,7 @@ static v4 v4_gelu_tanh(v4 x) {
         }                                                                               \
     } while (0)
 
-void activation_forward(float *h, const float *g, int activation, size_t n) {
+__attribute__((noinline)) void activation_forward(float *h, const float *g, int activation, size_t n) {
     switch (activation) {
     case SF_ACT_GELU: g = NULL; MAP(v4_gelu(x)); break;
     case SF_ACT_GELU_TANH: g = NULL; MAP(v4_gelu_tanh(x)); break;
@@ -217,8 +218,9 @@ static void transpose(float *dst, size_t ldd, const float *src, size_t lds, int 
         for (int j = 0; j < cols; j++) dst[(size_t)j * ldd + i] = src[(size_t)i * lds + j];
 }
 
-void attention_forward(float *o, const float *q, const float *kv, float *scratch, float *att, size_t ldatt, const int32_t *perm,
-                       const sf_position_plugin *pos, const float *table, const sf_config *cfg, int i0, int R, int T) {
+__attribute__((noinline)) void attention_forward(float *o, const float *q, const float *kv, float *scratch, float *att, size_t ldatt,
+                                                 const int32_t *perm, const sf_position_plugin *pos, const float *table,
+                                                 const sf_config *cfg, int i0, int R, int T) {
     int C = cfg->d_model, H = cfg->heads, D = C / H;
     size_t C2 = 2 * (size_t)C, R4 = ((size_t)R + 3) & ~(size_t)3;
     float *qpack = scratch;                                 /* (R rounded up to 8, D) */

@@ -88,11 +88,12 @@ int sf_norm_count(void);
 const sf_position_plugin *sf_position_at(int i);
 const sf_norm_plugin *sf_norm_at(int i);
 
-/* Helpers for parse_options: read an optional member of an options object,
- * with a default and a range, naming the field "positionOptions.<key>". */
-int sf_opt_number(const sf_json *j, int obj, const char *key, double def, double lo, double hi, double *out, sf_error *err);
-int sf_opt_enum(const sf_json *j, int obj, const char *key, const char *const *names, int def, int *out, sf_error *err);
+/* Helpers for parse_options: read an optional member of an options object
+ * (node -1: absent), with a default and a range; messages name the field
+ * "config.<path>.<key>", path e.g. "positionOptions". */
+int sf_opt_number(const sf_json *j, int obj, const char *path, const char *key, double def, double lo, double hi, double *out, sf_error *err);
+int sf_opt_enum(const sf_json *j, int obj, const char *path, const char *key, const char *const *names, int def, int *out, sf_error *err);
 /* Refuses members not in keys (a NULL-terminated list). */
-int sf_opt_only(const sf_json *j, int obj, const char *const *keys, sf_error *err);
+int sf_opt_only(const sf_json *j, int obj, const char *path, const char *const *keys, sf_error *err);
 
 #endif

@@ -37,7 +37,7 @@ test('listPlugins reads the C registry', async () => {
 test('config is resolved with every default', async () => {
   const enc = await createEncoder(cfg);
   assert.deepEqual(enc.config, {
-    ...cfg, maxLen: 512, positionOptions: { base: 10000, style: 'interleaved' }, finalNorm: true, eps: 1e-5, scaleEmbedding: false,
+    ...cfg, maxLen: 512, positionOptions: { base: 10000, style: 'interleaved' }, finalNorm: true, eps: 1e-5, scaleEmbedding: false, outputHead: false,
   });
   assert.ok(Object.isFrozen(enc.config));
   const s = await createEncoder({ ...cfg, position: 'sinusoidal', positionOptions: { base: 100 }, eps: 1e-6, normPlacement: 'post' });
@@ -288,4 +288,57 @@ test('positionScores: RoPE depends on j - i only; ALiBi bias with q = k = 0; non
   const n = none.positionScores({ q, k, length: 6 });
   assert.ok(n.data.subarray(0, 36).every((x) => x === n.data[0]));
   await rejects(() => none.positionScores({ q: [1, 2], length: 3 }), 'BAD_ARGUMENT', /dModel = 32/);
+});
+
+test('outputHead: logits = output @ head^T + bias, predict is their argmax', async () => {
+  const config = { ...cfg, vocabSize: 11, outputHead: true, position: 'alibi' };
+  const enc = await createEncoder(config, { seed: 8, weights: { 'head.bias': new Float32Array(11).map((_, i) => i / 10) } });
+  assert.equal(enc.config.outputHead, true);
+  const w = enc.getWeights(), shapes = enc.weightShapes();
+  assert.deepEqual(shapes['head.weight'], [11, 32]);
+  const ids = [[1, 2, 3, 4], [5, 6]];
+  const r = enc.forward(ids);
+  assert.deepEqual(r.logits.shape, [2, 4, 11]);
+  for (let b = 0; b < 2; b++)
+    for (let t = 0; t < 4; t++)
+      for (let v = 0; v < 11; v++) {
+        const got = r.logits.data[(b * 4 + t) * 11 + v];
+        if (t >= ids[b].length) { assert.equal(got, 0); continue; }
+        let want = w['head.bias'][v];
+        for (let k = 0; k < 32; k++) want += r.data[(b * 4 + t) * 32 + k] * w['head.weight'][v * 32 + k];
+        assert.ok(Math.abs(got - want) < 1e-4 * (1 + Math.abs(want)), `logit ${b} ${t} ${v}`);
+      }
+  const p = enc.predict(ids);
+  assert.equal(p.length, 2);
+  assert.deepEqual(Array.from(enc.predict(ids[0])), Array.from(p[0]));
+  p.forEach((pred, b) => pred.forEach((v, t) => {
+    const row = r.logits.data.subarray((b * 4 + t) * 11, (b * 4 + t + 1) * 11);
+    assert.equal(v, row.indexOf(Math.max(...row)));
+  }));
+  const back = await loadModel(enc.save());
+  assertBitIdentical(back.forward(ids).logits.data, r.logits.data);
+  await rejects(() => (createEncoder(cfg).then((e) => e.predict([1]))), 'BAD_ARGUMENT', /outputHead/);
+});
+
+test('RoPE scaling: linear = positions / factor; ntk = larger base; yarn keeps fast pairs and interpolates slow ones', async () => {
+  const q = Array.from({ length: 32 }, (_, i) => Math.cos(i)), k = Array.from({ length: 32 }, (_, i) => Math.sin(3 * i));
+  const T = 40, at = (s, i, j) => s.data[(0 * T + i) * T + j];
+  const plain = await createEncoder({ ...cfg, positionOptions: { style: 'half' } });
+  const linear = await createEncoder({ ...cfg, positionOptions: { style: 'half', scaling: { type: 'linear', factor: 4 } } });
+  const sp = plain.positionScores({ q, k, length: T }), sl = linear.positionScores({ q, k, length: T });
+  for (const off of [0, 4, 8, 36]) assert.ok(Math.abs(at(sl, 0, off) - at(sp, 0, off / 4)) < 1e-4, `linear: offset ${off} scores like ${off / 4}`);
+  const ntk = await createEncoder({ ...cfg, positionOptions: { style: 'half', base: 10000, scaling: { type: 'ntk', factor: 4 } } });
+  const base2 = await createEncoder({ ...cfg, positionOptions: { style: 'half', base: 10000 * 4 ** (8 / 6) } });
+  assertBitIdentical(ntk.positionScores({ q, k, length: T }).data, base2.positionScores({ q, k, length: T }).data, 'ntk = base * factor^(D/(D-2))');
+  assert.deepEqual(ntk.config.positionOptions, { base: 10000, style: 'half', scaling: { type: 'ntk', factor: 4 } });
+  const yarn = await createEncoder({ ...cfg, positionOptions: { scaling: { type: 'yarn', factor: 4, originalMaxLen: 16 } } });
+  assert.deepEqual(yarn.config.positionOptions.scaling, { type: 'yarn', factor: 4, originalMaxLen: 16, betaFast: 32, betaSlow: 1 });
+  // offset 0: q.k scaled by mscale^2, mscale = 0.1 ln 4 + 1
+  const s0 = yarn.positionScores({ q, k, length: 2 }), p0 = plain.positionScores({ q, k, length: 2 });
+  assert.ok(Math.abs(at(s0, 0, 0) / at(p0, 0, 0) - (0.1 * Math.log(4) + 1) ** 2) < 1e-5);
+  for (const [scaling, re] of [[{ type: 'linear' }, /factor is required/], [{ type: 'ntk', factor: 0.5 }, /factor must be in \[1,/],
+    [{ type: 'yarn', factor: 2 }, /originalMaxLen is required/], [{ type: 'linear', factor: 2, betaFast: 3 }, /applies to type 'yarn' only/],
+    [{ type: 'rotate' }, /type must be one of/], [{ factor: 2 }, /type is required/], ['yarn', /scaling must be an object/]]) {
+    await rejects(createEncoder({ ...cfg, positionOptions: { scaling } }), 'BAD_CONFIG', re);
+  }
 });

@@ -5,54 +5,137 @@
  * Two layouts of the pairs, one kernel (as ggml's "normal" and "neox"):
  *   style 'interleaved': pairs (2i, 2i+1), as in the RoFormer paper;
  *   style 'half':        pairs (i, i + D/2), rotate_half of HF / LLaMA.
+ *
+ * Context extension, positionOptions.scaling:
+ *   {type: 'linear', factor}  position interpolation: angle = (t / factor) theta_i
+ *   {type: 'ntk', factor}     NTK-aware: base' = base * factor^(D / (D - 2))
+ *   {type: 'yarn', factor, originalMaxLen, betaFast = 32, betaSlow = 1}
+ *       YaRN (Peng et al. 2023): dimensions that turn fewer than betaSlow times
+ *       over originalMaxLen positions are interpolated (theta / factor), those
+ *       turning more than betaFast times are kept, a linear ramp in between;
+ *       and cos, sin are scaled by 0.1 ln(factor) + 1 (attention temperature).
  * The cos/sin table is built once per capacity, in double precision. */
 #include <math.h>
 
 #include "../../core/config.h"
 #include "../../core/sfmath.h"
 
+enum { SCALE_NONE, SCALE_LINEAR, SCALE_NTK, SCALE_YARN };
+
 typedef struct {
-    double base;
-    int half;
+    double base, factor, beta_fast, beta_slow;
+    int half, scaling, original_max_len;
 } rope_opts;
 SF_OPTIONS_FIT(rope_opts);
 
 static const rope_opts *opts(const sf_config *c) { return (const rope_opts *)c->position_options.bytes; }
 
 static int rope_parse(sf_options *o, const sf_json *j, int node, sf_error *err) {
-    static const char *const keys[] = {"base", "style", NULL};
+    static const char *const keys[] = {"base", "style", "scaling", NULL};
     static const char *const styles[] = {"interleaved", "half", NULL};
+    static const char *const types[] = {"none", "linear", "ntk", "yarn", NULL};
+    static const char *const scaling_keys[] = {"type", "factor", "originalMaxLen", "betaFast", "betaSlow", NULL};
     rope_opts *r = (rope_opts *)o->bytes;
     int rc;
-    if ((rc = sf_opt_only(j, node, keys, err)) || (rc = sf_opt_number(j, node, "base", 10000.0, 1.0000001, 1e12, &r->base, err)))
+    if ((rc = sf_opt_only(j, node, "positionOptions", keys, err)) ||
+        (rc = sf_opt_number(j, node, "positionOptions", "base", 10000.0, 1.0000001, 1e12, &r->base, err)) ||
+        (rc = sf_opt_enum(j, node, "positionOptions", "style", styles, 0, &r->half, err)))
         return rc;
-    return sf_opt_enum(j, node, "style", styles, 0, &r->half, err);
+    int sc = sf_json_member(j, node, "scaling");
+    r->scaling = SCALE_NONE;
+    r->factor = 1;
+    if (sc < 0) return SF_OK;
+    if (j->nodes[sc].type != SF_JOBJECT)
+        return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling must be an object, got %s", sf_json_type_name(j->nodes[sc].type));
+    const char *path = "positionOptions.scaling";
+    if ((rc = sf_opt_only(j, sc, path, scaling_keys, err))) return rc;
+    if (sf_json_member(j, sc, "type") < 0) return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling.type is required (linear, ntk, yarn)");
+    if ((rc = sf_opt_enum(j, sc, path, "type", types, 0, &r->scaling, err))) return rc;
+    if (r->scaling == SCALE_NONE) return SF_OK;
+    if (sf_json_member(j, sc, "factor") < 0) return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling.factor is required");
+    double lo = r->scaling == SCALE_LINEAR ? 1e-6 : 1.0, olen;
+    if ((rc = sf_opt_number(j, sc, path, "factor", 1, lo, 1e6, &r->factor, err))) return rc;
+    if (r->scaling != SCALE_YARN) {
+        for (int k = 2; scaling_keys[k]; k++)
+            if (sf_json_member(j, sc, scaling_keys[k]) >= 0)
+                return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling.%s applies to type 'yarn' only", scaling_keys[k]);
+        return SF_OK;
+    }
+    if (sf_json_member(j, sc, "originalMaxLen") < 0)
+        return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling.originalMaxLen is required for yarn");
+    if ((rc = sf_opt_number(j, sc, path, "originalMaxLen", 0, 1, SF_MAX_LEN, &olen, err)) ||
+        (rc = sf_opt_number(j, sc, path, "betaFast", 32, 1e-6, 1e6, &r->beta_fast, err)) ||
+        (rc = sf_opt_number(j, sc, path, "betaSlow", 1, 1e-6, 1e6, &r->beta_slow, err)))
+        return rc;
+    if (olen != floor(olen)) return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling.originalMaxLen must be an integer, got %g", olen);
+    r->original_max_len = (int)olen;
+    return SF_OK;
 }
 
 static void rope_write(const sf_options *o, sf_buf *b) {
+    static const char *const types[] = {"none", "linear", "ntk", "yarn"};
     const rope_opts *r = (const rope_opts *)o->bytes;
     sf_buf_str(b, "{\"base\":");
     sf_buf_json_number(b, r->base);
-    sf_buf_str(b, r->half ? ",\"style\":\"half\"}" : ",\"style\":\"interleaved\"}");
+    sf_buf_str(b, r->half ? ",\"style\":\"half\"" : ",\"style\":\"interleaved\"");
+    if (r->scaling != SCALE_NONE) {
+        sf_buf_str(b, ",\"scaling\":{\"type\":\"");
+        sf_buf_str(b, types[r->scaling]);
+        sf_buf_str(b, "\",\"factor\":");
+        sf_buf_json_number(b, r->factor);
+        if (r->scaling == SCALE_YARN) {
+            sf_buf_str(b, ",\"originalMaxLen\":");
+            sf_buf_json_number(b, r->original_max_len);
+            sf_buf_str(b, ",\"betaFast\":");
+            sf_buf_json_number(b, r->beta_fast);
+            sf_buf_str(b, ",\"betaSlow\":");
+            sf_buf_json_number(b, r->beta_slow);
+        }
+        sf_buf_str(b, "}");
+    }
+    sf_buf_str(b, "}");
 }
 
 static int rope_check(const sf_config *c, sf_error *err) {
     int D = sf_head_dim(c);
     if (D % 2) return sf_fail(err, SF_BAD_CONFIG, "config: RoPE needs an even head size, dModel/heads = %d", D);
+    if (opts(c)->scaling == SCALE_NTK && D < 4) return sf_fail(err, SF_BAD_CONFIG, "config: NTK-aware scaling needs a head size of at least 4, got %d", D);
     return SF_OK;
 }
 
 static size_t rope_table_size(const sf_config *c, int T) { return (size_t)T * sf_head_dim(c); }
 
+/* The frequency of pair i after scaling, and the factor on cos and sin. */
+static double rope_inv_freq(const rope_opts *r, int i, int D) {
+    double base = r->base;
+    if (r->scaling == SCALE_NTK) base *= sf_pow(r->factor, (double)D / (D - 2));
+    double theta = sf_pow(base, -2.0 * i / D);
+    if (r->scaling == SCALE_LINEAR) return theta / r->factor;
+    if (r->scaling != SCALE_YARN) return theta;
+    /* the pair index that turns n times over originalMaxLen positions */
+    double two_pi = 6.283185307179586, lnb = sf_log(r->base);
+    double lo = floor(D * sf_log(r->original_max_len / (r->beta_fast * two_pi)) / (2 * lnb));
+    double hi = ceil(D * sf_log(r->original_max_len / (r->beta_slow * two_pi)) / (2 * lnb));
+    if (lo < 0) lo = 0;
+    if (hi > D - 1) hi = D - 1;
+    if (lo == hi) hi += 0.001;
+    double ramp = (i - lo) / (hi - lo);
+    ramp = ramp < 0 ? 0 : ramp > 1 ? 1 : ramp;
+    double keep = 1 - ramp; /* 1: extrapolate (keep theta), 0: interpolate (theta / factor) */
+    return theta / r->factor * (1 - keep) + theta * keep;
+}
+
 static void rope_table_init(float *table, const sf_config *c, int T) { /* table (T, D): [cos (D/2) | sin (D/2)] per t */
+    const rope_opts *r = opts(c);
     int D = sf_head_dim(c), P = D / 2;
+    double mscale = r->scaling == SCALE_YARN ? 0.1 * sf_log(r->factor) + 1 : 1;
     for (int i = 0; i < P; i++) {
-        double theta = sf_pow(opts(c)->base, -2.0 * i / D);
+        double theta = rope_inv_freq(r, i, D);
         for (int t = 0; t < T; t++) {
             double s, co;
             sf_sincos(t * theta, &s, &co);
-            table[(size_t)t * D + i] = (float)co;
-            table[(size_t)t * D + P + i] = (float)s;
+            table[(size_t)t * D + i] = (float)(co * mscale);
+            table[(size_t)t * D + P + i] = (float)(s * mscale);
         }
     }
 }

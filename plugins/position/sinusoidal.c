@@ -15,8 +15,8 @@ SF_OPTIONS_FIT(sinusoidal_opts);
 static int sinusoidal_parse(sf_options *o, const sf_json *j, int node, sf_error *err) {
     static const char *const keys[] = {"base", NULL};
     sinusoidal_opts *s = (sinusoidal_opts *)o->bytes;
-    int rc = sf_opt_only(j, node, keys, err);
-    return rc ? rc : sf_opt_number(j, node, "base", 10000.0, 1.0000001, 1e12, &s->base, err);
+    int rc = sf_opt_only(j, node, "positionOptions", keys, err);
+    return rc ? rc : sf_opt_number(j, node, "positionOptions", "base", 10000.0, 1.0000001, 1e12, &s->base, err);
 }
 
 static void sinusoidal_write(const sf_options *o, sf_buf *b) {
