@@ -160,6 +160,15 @@ int sf_encoder_find_param(const sf_encoder *e, const char *name) {
     return -1;
 }
 
+/* Parameter i <- the rows*cols values load(src, k), packed if it is a Linear weight. */
+static void write_param(sf_encoder *e, int i, const void *src, sf_load_fn load) {
+    sf_param *p = &e->params[i];
+    float *dst = e->param_arena + p->offset;
+    if (p->packed) pack_linear(dst, src, load, p->rows, p->cols);
+    else for (size_t k = 0, n = (size_t)p->rows * (size_t)p->cols; k < n; k++) dst[k] = load(src, k);
+    p->set = 1;
+}
+
 int sf_encoder_set_param(sf_encoder *e, int i, const void *src, sf_load_fn load, size_t count, sf_error *err) {
     sf_param *p = &e->params[i];
     size_t want = (size_t)p->rows * (size_t)p->cols;
@@ -170,10 +179,7 @@ int sf_encoder_set_param(sf_encoder *e, int i, const void *src, sf_load_fn load,
         if (v - v != 0) /* NaN or +-Inf */
             return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s' holds a non-finite value (%g) at index %z", p->name, (double)v, (long long)k);
     }
-    float *dst = e->param_arena + p->offset;
-    if (p->packed) pack_linear(dst, src, load, p->rows, p->cols);
-    else for (size_t k = 0; k < count; k++) dst[k] = load(src, k);
-    p->set = 1;
+    write_param(e, i, src, load);
     return SF_OK;
 }
 
@@ -207,8 +213,7 @@ static float init_load(const void *ctx, size_t i) {
     const init_ctx *c = ctx;
     switch (c->init) {
     case SF_INIT_ONES: return 1.0f;
-    case SF_INIT_NORMAL: /* Box-Muller */
-    {
+    case SF_INIT_NORMAL: { /* Box-Muller, two uniforms per element */
         double s, co;
         sf_sincos(6.283185307179586 * uniform01(c->key, 2 * i + 1), &s, &co);
         return (float)(c->scale * sqrt(-2.0 * sf_log(uniform01(c->key, 2 * i))) * co);
@@ -224,7 +229,7 @@ void sf_encoder_init_missing(sf_encoder *e, uint64_t seed) {
         if (p->set) continue;
         init_ctx c = {mix64(seed) ^ 0xcbf29ce484222325ull, p->init, p->init == SF_INIT_NORMAL ? p->init_std : 1.0 / sqrt((double)p->cols)};
         for (const char *ch = p->name; *ch; ch++) c.key = (c.key ^ (unsigned char)*ch) * 0x100000001b3ull; /* FNV-1a */
-        sf_encoder_set_param(e, i, &c, init_load, (size_t)p->rows * (size_t)p->cols, NULL);
+        write_param(e, i, &c, init_load); /* finite by construction */
     }
 }
 

@@ -25,8 +25,11 @@ double sf_exp(double x) {
     double kd = x * 1.4426950408889634 + (x < 0 ? -0.5 : 0.5);
     int k = (int)kd; /* round to nearest */
     double r = (x - k * LN2_HI) - k * LN2_LO; /* |r| <= 0.35 */
-    double term = 1, sum = 1;
-    for (int n = 1; n <= 14; n++) sum += (term *= r / n); /* 0.35^15/15! < 1e-19 */
+    static const double inv_fact[15] = {1, 1, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320,
+                                        1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600,
+                                        1.0 / 6227020800.0, 1.0 / 87178291200.0};
+    double sum = inv_fact[14]; /* Taylor to r^14: 0.35^15/15! < 1e-19 */
+    for (int n = 13; n >= 0; n--) sum = sum * r + inv_fact[n];
     if (k < -1021) return sum * pow2i(k + 60) * pow2i(-60); /* into the subnormals */
     if (k > 1023) return sum * pow2i(k - 1) * 2.0;
     return sum * pow2i(k);
@@ -45,9 +48,9 @@ double sf_log(double x) {
     e -= 1023;
     double m = from_bits((b & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull); /* [1, 2) */
     if (m > 1.4142135623730951) m *= 0.5, e += 1; /* [sqrt(1/2), sqrt(2)) */
-    double s = (m - 1) / (m + 1), s2 = s * s, term = s, sum = 0; /* log m = 2 atanh s, |s| < 0.172 */
-    for (int n = 1; n <= 29; n += 2, term *= s2) sum += term / n;
-    return 2 * sum + e * LN2_LO + e * LN2_HI;
+    double s = (m - 1) / (m + 1), s2 = s * s, sum = 1.0 / 29; /* log m = 2 atanh s = 2 sum s^(2n+1)/(2n+1), |s| < 0.172 */
+    for (int n = 27; n >= 1; n -= 2) sum = sum * s2 + 1.0 / n;
+    return 2 * s * sum + e * LN2_LO + e * LN2_HI;
 }
 
 double sf_pow(double base, double e) { return sf_exp(e * sf_log(base)); }
@@ -60,13 +63,19 @@ void sf_sincos(double x, double *s, double *c) {
     kd = kd < 0 ? kd - 0.5 : kd + 0.5;
     long long k = (long long)kd;
     double r = ((x - k * PIO2_1) - k * PIO2_2) - k * PIO2_3; /* |r| <= pi/4 */
-    double r2 = r * r, sn = r, cs = 1, ts = r, tc = 1;
-    for (int n = 1; n <= 10; n++) { /* (pi/4)^21 / 21! < 1e-20 */
-        ts *= -r2 / ((2 * n) * (2 * n + 1));
-        tc *= -r2 / ((2 * n - 1) * (2 * n));
-        sn += ts;
-        cs += tc;
+    /* Taylor: (pi/4)^21 / 21! < 1e-20. sin: (-1)^n / (2n+1)!, cos: (-1)^n / (2n)! */
+    static const double S[11] = {1, -1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880, -1.0 / 39916800, 1.0 / 6227020800.0,
+                                 -1.0 / 1307674368000.0, 1.0 / 355687428096000.0, -1.0 / 121645100408832000.0,
+                                 1.0 / 51090942171709440000.0};
+    static const double K[11] = {1, -1.0 / 2, 1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800, 1.0 / 479001600,
+                                 -1.0 / 87178291200.0, 1.0 / 20922789888000.0, -1.0 / 6402373705728000.0,
+                                 1.0 / 2432902008176640000.0};
+    double r2 = r * r, sn = S[10], cs = K[10];
+    for (int n = 9; n >= 0; n--) {
+        sn = sn * r2 + S[n];
+        cs = cs * r2 + K[n];
     }
+    sn *= r;
     switch (k & 3) {
     case 0: *s = sn, *c = cs; break;
     case 1: *s = cs, *c = -sn; break;
