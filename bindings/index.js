@@ -128,13 +128,16 @@ class Runtime {
   }
 }
 
-const runtimes = new Map(); // wasm source -> Promise<Runtime>
+// wasm source -> Promise<Runtime>: URLs by their text; bytes and Modules by
+// identity, weakly, so an instance lives only as long as its source does.
+const runtimesByUrl = new Map(), runtimesByObject = new WeakMap();
 
 function runtime(source = DEFAULT_WASM) {
   if (!features.simd) {
     return Promise.reject(new SwapformerError('UNSUPPORTED', 'this WebAssembly engine has no SIMD (wasm simd128): swapformer needs Chrome 91+, Firefox 89+, Safari 16.4+ or Node 16.4+'));
   }
   const key = source instanceof URL ? source.href : source;
+  const runtimes = typeof key === 'object' && key !== null ? runtimesByObject : runtimesByUrl;
   let rt = runtimes.get(key);
   if (!rt) {
     rt = compile(source).catch((e) => {

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createEncoder, loadModel, listPlugins, SwapformerError, Encoder, features } from '../bindings/index.js';
+import { createEncoder, loadModel, listPlugins, SwapformerError, Encoder, features, runtimeInfo } from '../bindings/index.js';
 import { golden, readFixture, assertBitIdentical, rejects, row } from './helpers.js';
 
 const defaultWasm = new URL(features.relaxedSimd ? '../dist/swapformer-relaxed.wasm' : '../dist/swapformer.wasm', import.meta.url);
@@ -340,5 +340,20 @@ test('RoPE scaling: linear = positions / factor; ntk = larger base; yarn keeps f
     [{ type: 'yarn', factor: 2 }, /originalMaxLen is required/], [{ type: 'linear', factor: 2, betaFast: 3 }, /applies to type 'yarn' only/],
     [{ type: 'rotate' }, /type must be one of/], [{ factor: 2 }, /type is required/], ['yarn', /scaling must be an object/]]) {
     await rejects(createEncoder({ ...cfg, positionOptions: { scaling } }), 'BAD_CONFIG', re);
+  }
+});
+
+test('attention needs O(T) memory: T = 8192 with RoPE and ALiBi grows wasm memory by x, k, v, out, not T x T', async () => {
+  for (const position of ['rope', 'alibi']) {
+    const wasm = readFileSync(defaultWasm); // a fresh instance: memory is measured from its start
+    const C = 64, T = 8192, enc = await createEncoder({ ...cfg, dModel: C, heads: 4, ffDim: 128, layers: 1, position }, { seed: 1, wasm });
+    enc.forward([1, 2, 3]);
+    const before = (await runtimeInfo({ wasm })).memoryBytes;
+    const ids = Array.from({ length: T }, (_, i) => (i * 31) % 50);
+    const out = enc.forward(ids);
+    assert.deepEqual(out.shape, [1, T, C]);
+    assert.ok(out.data.every(Number.isFinite));
+    const grown = (await runtimeInfo({ wasm })).memoryBytes - before, linear = 4 * T * C * 4; // x, kv (2), out
+    assert.ok(grown <= linear + (4 << 20), `${position}: memory grew ${grown} bytes; O(T) needs ~${linear}; T x T scores alone would be ${4 * T * T * 4}`);
   }
 });
