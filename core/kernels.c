@@ -32,70 +32,78 @@ void unpack_linear(float *w, const float *packed, int N, int K) {
 
 /* ------------------------------------------------------------ matmul */
 
-/* MR rows x 8 columns of out (=, or += when acc) a (MR, K) @ one panel of
- * B (K, 8); element (r, k) of a is a[r*lda + k*ka]. Four rows with 2x4
- * accumulators each keep every live value in a register under V8 (15 usable
- * xmm): 8 accumulators, 2 panel vectors, 1 broadcast. */
-#define MICROKERNEL(MR, NAME, KA)                                                                               \
-    static void NAME(float *out, size_t ldo, const float *a, size_t lda, size_t ka, const float *b, size_t ldb, \
-                     int K, const float *init8, int acc, int ncols) {                                           \
-        (void)ka;                                                                                               \
-        v4 c0[MR], c1[MR];                                                                                      \
-        for (int r = 0; r < MR; r++) {                                                                          \
-            if (acc && ncols == 8) c0[r] = v4_load(out + r * ldo), c1[r] = v4_load(out + r * ldo + 4);           \
-            else if (acc) {                                                                                     \
-                float t[8] = {0};                                                                               \
-                memcpy(t, out + r * ldo, sizeof(float) * (size_t)ncols);                                        \
-                c0[r] = v4_load(t), c1[r] = v4_load(t + 4);                                                     \
-            } else c0[r] = v4_load(init8), c1[r] = v4_load(init8 + 4);                                          \
-        }                                                                                                       \
-        for (int k = 0; k < K; k++, a += (KA), b += ldb) {                                                      \
-            v4 b0 = v4_load(b), b1 = v4_load(b + 4);                                                            \
-            for (int r = 0; r < MR; r++) {                                                                      \
-                v4 ar = v4_splat(a[r * lda]);                                                                   \
-                c0[r] = v4_madd(ar, b0, c0[r]);                                                                 \
-                c1[r] = v4_madd(ar, b1, c1[r]);                                                                 \
-            }                                                                                                   \
-        }                                                                                                       \
-        for (int r = 0; r < MR; r++) {                                                                          \
-            if (ncols == 8) {                                                                                   \
-                v4_store(out + r * ldo, c0[r]);                                                                 \
-                v4_store(out + r * ldo + 4, c1[r]);                                                             \
-            } else {                                                                                            \
-                float t[8];                                                                                     \
-                v4_store(t, c0[r]);                                                                             \
-                v4_store(t + 4, c1[r]);                                                                         \
-                memcpy(out + r * ldo, t, sizeof(float) * (size_t)ncols);                                        \
-            }                                                                                                   \
-        }                                                                                                       \
-    }
-MICROKERNEL(4, kernel_4x8, 1)  /* rows of a contiguous in k: the Linear layers, Sᵀ = K Qᵀ */
-MICROKERNEL(1, kernel_1x8, 1)
-MICROKERNEL(4, kernel_4x8_strided, ka) /* a read down its columns: Oᵀ = Vᵀ Pᵀ */
-MICROKERNEL(1, kernel_1x8_strided, ka)
+/* Four rows x 8 columns of out (=, or += when acc) a (4, K) @ one panel of
+ * B (K, 8), rows of a of stride lda. Eight named accumulators,
+ * two panel vectors and one broadcast: every live value stays in a register
+ * under V8 (15 usable xmm). Named, not an array: clang 16 leaves an array of
+ * accumulators in memory. */
+static inline void load_acc(v4 *c0, v4 *c1, const float *out, const float *init8, int acc, int ncols) {
+    if (!acc) { *c0 = v4_load(init8); *c1 = v4_load(init8 + 4); return; }
+    if (ncols == 8) { *c0 = v4_load(out); *c1 = v4_load(out + 4); return; }
+    float t[8] = {0};
+    memcpy(t, out, sizeof(float) * (size_t)ncols);
+    *c0 = v4_load(t);
+    *c1 = v4_load(t + 4);
+}
 
-/* noinline: one copy of the four microkernels, not one per caller (size) */
-__attribute__((noinline)) void gemm_forward(float *out, size_t ldo, const float *a, size_t lda, size_t ka, const float *b,
-                                            size_t ldb, size_t bstep, const float *bias, int acc, int M, int K, int N) {
+static inline void store_acc(float *out, v4 c0, v4 c1, int ncols) {
+    if (ncols == 8) { v4_store(out, c0); v4_store(out + 4, c1); return; }
+    float t[8];
+    v4_store(t, c0);
+    v4_store(t + 4, c1);
+    memcpy(out, t, sizeof(float) * (size_t)ncols);
+}
+
+static void kernel_4x8(float *out, size_t ldo, const float *a, size_t lda, const float *b, size_t ldb, int K,
+                   const float *init8, int acc, int ncols) {
+    v4 c00, c01, c10, c11, c20, c21, c30, c31;
+    load_acc(&c00, &c01, out, init8, acc, ncols);
+    load_acc(&c10, &c11, out + ldo, init8, acc, ncols);
+    load_acc(&c20, &c21, out + 2 * ldo, init8, acc, ncols);
+    load_acc(&c30, &c31, out + 3 * ldo, init8, acc, ncols);
+    const float *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
+    for (int k = 0; k < K; k++, a0++, a1++, a2++, a3++, b += ldb) {
+        v4 b0 = v4_load(b), b1 = v4_load(b + 4), x;
+        x = v4_splat(*a0), c00 = v4_madd(x, b0, c00), c01 = v4_madd(x, b1, c01);
+        x = v4_splat(*a1), c10 = v4_madd(x, b0, c10), c11 = v4_madd(x, b1, c11);
+        x = v4_splat(*a2), c20 = v4_madd(x, b0, c20), c21 = v4_madd(x, b1, c21);
+        x = v4_splat(*a3), c30 = v4_madd(x, b0, c30), c31 = v4_madd(x, b1, c31);
+    }
+    store_acc(out, c00, c01, ncols);
+    store_acc(out + ldo, c10, c11, ncols);
+    store_acc(out + 2 * ldo, c20, c21, ncols);
+    store_acc(out + 3 * ldo, c30, c31, ncols);
+}
+
+static void kernel_1x8(float *out, const float *a, const float *b, size_t ldb, int K, const float *init8, int acc, int ncols) {
+    v4 c0, c1;
+    load_acc(&c0, &c1, out, init8, acc, ncols);
+    for (int k = 0; k < K; k++, a++, b += ldb) {
+        v4 x = v4_splat(*a);
+        c0 = v4_madd(x, v4_load(b), c0);
+        c1 = v4_madd(x, v4_load(b + 4), c1);
+    }
+    store_acc(out, c0, c1, ncols);
+}
+
+
+/* noinline: one copy of the microkernels, not one per caller (size) */
+__attribute__((noinline)) void gemm_forward(float *out, size_t ldo, const float *a, size_t lda, const float *b, size_t ldb,
+                                            size_t bstep, const float *bias, int acc, int M, int K, int N) {
     for (int p = 0; p < N; p += SF_NR) {
         int ncols = N - p < SF_NR ? N - p : SF_NR;
         float init8[8] = {0};
         if (bias) memcpy(init8, bias + p, sizeof(float) * (size_t)ncols);
         const float *panel = b + (size_t)(p / SF_NR) * bstep;
         int m = 0;
-        if (ka == 1) {
-            for (; m + 4 <= M; m += 4) kernel_4x8(out + m * ldo + p, ldo, a + m * lda, lda, 1, panel, ldb, K, init8, acc, ncols);
-            for (; m < M; m++) kernel_1x8(out + m * ldo + p, ldo, a + m * lda, lda, 1, panel, ldb, K, init8, acc, ncols);
-        } else {
-            for (; m + 4 <= M; m += 4) kernel_4x8_strided(out + m * ldo + p, ldo, a + m * lda, lda, ka, panel, ldb, K, init8, acc, ncols);
-            for (; m < M; m++) kernel_1x8_strided(out + m * ldo + p, ldo, a + m * lda, lda, ka, panel, ldb, K, init8, acc, ncols);
-        }
+        for (; m + 4 <= M; m += 4) kernel_4x8(out + m * ldo + p, ldo, a + m * lda, lda, panel, ldb, K, init8, acc, ncols);
+        for (; m < M; m++) kernel_1x8(out + m * ldo + p, a + m * lda, panel, ldb, K, init8, acc, ncols);
     }
 }
 
 void matmul_forward(float *out, size_t ldo, const float *inp, size_t ldi, const float *wpacked, const float *bias, int M,
                     int K, int N) {
-    gemm_forward(out, ldo, inp, ldi, 1, wpacked, SF_NR, (size_t)SF_NR * K, bias, 0, M, K, N);
+    gemm_forward(out, ldo, inp, ldi, wpacked, SF_NR, (size_t)SF_NR * K, bias, 0, M, K, N);
 }
 
 /* ------------------------------------------------------------ elementwise */
@@ -190,7 +198,7 @@ static void score_tile(float *sT, const float *kv, const float *qpack, const sf_
                        const sf_config *cfg, int h, int i0, int R, int j0, int n) {
     int C = cfg->d_model, D = C / cfg->heads;
     size_t C2 = 2 * (size_t)C;
-    gemm_forward(sT, (size_t)R, kv + (size_t)j0 * C2 + (size_t)h * D, C2, 1, qpack, 8, (size_t)8 * D, NULL, 0, n, D, R);
+    gemm_forward(sT, (size_t)R, kv + (size_t)j0 * C2 + (size_t)h * D, C2, qpack, 8, (size_t)8 * D, NULL, 0, n, D, R);
     if (pos->score_bias) pos->score_bias(sT, (size_t)R, table, cfg, h, i0, R, j0, n);
 }
 
@@ -265,7 +273,7 @@ __attribute__((noinline)) void attention_forward(float *o, const float *q, const
             transpose(p, SF_ATT_BK, sT, (size_t)R, n, R);
             for (r = 0; r < R; r++) scale_forward(oh + (size_t)r * C, alpha[r], (size_t)D);
             /* o_h (R, D) += p (R, n) @ v_h[j0 .. j0+n) */
-            gemm_forward(oh, (size_t)C, p, SF_ATT_BK, 1, v + (size_t)j0 * C2, C2, 8, NULL, 1, R, n, D);
+            gemm_forward(oh, (size_t)C, p, SF_ATT_BK, v + (size_t)j0 * C2, C2, 8, NULL, 1, R, n, D);
         }
         for (int r = 0; r < R; r++) scale_forward(oh + (size_t)r * C, 1.0f / l[r], (size_t)D);
         if (!att) continue;

@@ -17,12 +17,12 @@ void pack_linear(float *dst, const void *src, sf_load_fn load, int N, int K);
 void unpack_linear(float *w, const float *packed, int N, int K);
 
 /* The one GEMM: out (M, ldo), columns 0..N-1 = a (M, K) @ B (+ bias, or +=
- * out when acc). Element (m, k) of a is a[m*lda + k*ka]. B is read in column
+ * out when acc), rows of a of stride lda. B is read in column
  * panels of SF_NR: panel p starts at b + p*bstep and its row k at + k*ldb.
  * Packed weights: ldb = NR, bstep = NR*K. Rows of a plain matrix: ldb = its
  * row stride, bstep = NR (it then reads up to NR-1 columns past N: pad the
  * buffer). bias (N) may be NULL. */
-void gemm_forward(float *out, size_t ldo, const float *a, size_t lda, size_t ka, const float *b, size_t ldb, size_t bstep,
+void gemm_forward(float *out, size_t ldo, const float *a, size_t lda, const float *b, size_t ldb, size_t bstep,
                   const float *bias, int acc, int M, int K, int N);
 
 /* out (M, ldo) = inp (M, ldi) @ W^T + bias, W packed (N, K). */
