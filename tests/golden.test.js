@@ -21,6 +21,10 @@ test('fixtures cover every position x norm x placement and every activation', ()
   for (const a of ['gelu', 'gelu_tanh', 'relu', 'swiglu', 'geglu']) assert.ok(acts.has(a), a);
   assert.ok(golden.cases.some((c) => c.config.position === 'alibi' && c.config.heads === 12));
   assert.ok(golden.cases.some((c) => c.config.scaleEmbedding));
+  for (const type of ['linear', 'ntk', 'yarn'])
+    for (const style of ['interleaved', 'half'])
+      assert.ok(golden.cases.some((c) => c.config.positionOptions?.scaling?.type === type && c.config.positionOptions.style === style), `RoPE ${type} ${style}`);
+  assert.ok(golden.cases.filter((c) => c.logits).length >= 2, 'output-head cases');
   assert.ok(golden.cases.every((c) => new Set(c.ids.map((s) => s.length)).size > 1), 'every case is a padded batch');
 });
 
@@ -47,6 +51,11 @@ for (const [build, wasm] of Object.entries(builds)) for (const c of golden.cases
     for (let b = 0; b < B; b++)
       for (let t = c.ids[b].length; t < T; t++)
         for (let k = 0; k < C; k++) assert.equal(out.data[(b * T + t) * C + k], 0);
+    if (c.logits) {
+      assert.deepEqual(out.logits.shape, c.logits.shape);
+      const lerr = relMaxError(out.logits.data, c.logits.data);
+      assert.ok(lerr <= TOLERANCE, `logits relative max error ${lerr}`);
+    } else assert.equal(out.logits, undefined);
     if (c.attentions) {
       const flat = new Float32Array(out.attentions.flatMap((a) => Array.from(a.data)));
       assert.deepEqual([out.attentions.length, ...out.attentions[0].shape], c.attentions.shape);

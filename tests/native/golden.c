@@ -96,6 +96,12 @@ int main(int argc, char **argv) {
             double r = rel_err(e->out, &g, sf_json_member(&g, c, "expected"), n, &count);
             CHECK(count == n && r <= 1e-4, "%s: relative error %g (%zu values, want %zu)", name, r, count, n);
             worst = fmax(worst, r);
+            int lg = sf_json_member(&g, c, "logits");
+            if (lg >= 0) {
+                size_t nl = (size_t)g.nodes[ids].count * T * e->cfg.vocab_size;
+                double rl = rel_err(e->logits, &g, sf_json_member(&g, lg, "data"), nl, &count);
+                CHECK(e->logits && count == nl && rl <= 1e-4, "%s: logits relative error %g", name, rl);
+            }
             if (att >= 0) {
                 size_t na = (size_t)e->cfg.layers * g.nodes[ids].count * e->cfg.heads * T * T;
                 double ra = rel_err(e->att, &g, sf_json_member(&g, att, "data"), na, &count);

@@ -19,6 +19,14 @@ Three references are computed and cross-checked (max abs diff <= 1e-10):
      identity in-projections fed with RoPE-rotated q/k), torch.nn.functional
      activations, and independently written PE / RoPE / ALiBi-slope code
      (covers every case).
+
+RoPE scaling (positionOptions.scaling: linear, ntk, yarn) is written twice: in B
+from the spec's formulas term by term (b_rope_freqs), in C following the
+structure of HF transformers' modeling_rope_utils (_compute_*_parameters,
+attention_factor multiplying cos and sin); self_checks() asserts they agree on
+a grid of head sizes, bases, factors, originalMaxLen and betas.  Cases with
+"outputHead": true also store the logits (B, T, vocabSize) of head(x_final),
+padded rows 0, under "logits" (A and C apply their own nn.Linear head).
 """
 
 import hashlib
@@ -63,6 +71,7 @@ def resolve(cfg):
     r.setdefault("eps", 1e-5)
     r.setdefault("scaleEmbedding", False)
     r.setdefault("finalNorm", r["normPlacement"] == "pre")
+    r.setdefault("outputHead", False)
     po = dict(r.get("positionOptions") or {})
     if r["position"] in ("sinusoidal", "rope"):
         po.setdefault("base", 10000)
@@ -105,15 +114,15 @@ def quantize(a64, dtype):
     raise ValueError(dtype)
 
 
-def make_weights(cfg, seed, biases=True):
+def make_weights(cfg, seed, biases=True, head_bias=True):
     """Ordered list of (name, float64 ndarray) before rounding."""
     rng = np.random.default_rng(seed)
     d, ff, V = cfg["dModel"], cfg["ffDim"], cfg["vocabSize"]
     out = []
 
-    def lin(name, o, i):
+    def lin(name, o, i, bias=None):
         out.append((name + ".weight", rng.standard_normal((o, i)) * (1.2 / math.sqrt(i))))
-        if biases:
+        if biases if bias is None else bias:
             out.append((name + ".bias", rng.standard_normal(o) * 0.1))
 
     def norm(name):
@@ -136,6 +145,8 @@ def make_weights(cfg, seed, biases=True):
         lin(p + "ffn.down", d, ff)
     if cfg["finalNorm"]:
         norm("final_norm")
+    if cfg["outputHead"]:
+        lin("head", V, d, bias=head_bias)
     return out
 
 
@@ -212,15 +223,49 @@ def b_sinusoidal(T, d, base):
     return pe
 
 
-def b_rope(x, base, style):
+def b_rope_freqs(dk, base, scaling):
+    """positionOptions.scaling, the spec's formulas term by term.
+    Returns (angle(pos, i), mscale): the rotation angle of pair i at position pos,
+    and the factor multiplying cos and sin."""
+    if not scaling:
+        return (lambda pos, i: pos * base ** (-2.0 * i / dk)), 1.0
+    typ, factor = scaling["type"], scaling["factor"]
+    if typ == "linear":                       # position interpolation
+        return (lambda pos, i: (pos / factor) * base ** (-2.0 * i / dk)), 1.0
+    if typ == "ntk":                          # NTK-aware: a larger base
+        base2 = base * factor ** (dk / (dk - 2))
+        return (lambda pos, i: pos * base2 ** (-2.0 * i / dk)), 1.0
+    assert typ == "yarn", typ
+    L0 = scaling["originalMaxLen"]
+    beta_fast, beta_slow = scaling.get("betaFast", 32), scaling.get("betaSlow", 1)
+
+    def correction_dim(r):
+        return dk * math.log(L0 / (r * 2 * math.pi)) / (2 * math.log(base))
+
+    low = max(math.floor(correction_dim(beta_fast)), 0)
+    high = min(math.ceil(correction_dim(beta_slow)), dk - 1)
+    if low == high:
+        high = high + 0.001
+    inv = []
+    for i in range(dk // 2):
+        pos_freq = base ** (2.0 * i / dk)
+        inv_extra, inv_inter = 1.0 / pos_freq, 1.0 / (factor * pos_freq)
+        ramp = min(max((i - low) / (high - low), 0.0), 1.0)
+        mask = 1.0 - ramp
+        inv.append(inv_inter * (1.0 - mask) + inv_extra * mask)
+    return (lambda pos, i: pos * inv[i]), 0.1 * math.log(factor) + 1.0
+
+
+def b_rope(x, base, style, scaling=None):
     """x: [T, dk] for one head of one sequence; positions 0..T-1."""
     T, dk = x.shape
     h = dk // 2
     y = x.clone()
+    angle, msc = b_rope_freqs(dk, base, scaling)
     for pos in range(T):
         for i in range(h):
-            theta = base ** (-2.0 * i / dk)
-            c, s = math.cos(pos * theta), math.sin(pos * theta)
+            a_ = angle(pos, i)
+            c, s = math.cos(a_) * msc, math.sin(a_) * msc
             if style == "interleaved":
                 a, bb = 2 * i, 2 * i + 1
             else:
@@ -295,8 +340,8 @@ def ref_b(cfg, W, ids):
             for h in range(H):
                 qh, kh, vh = (t[:, h * dk:(h + 1) * dk] for t in (q, k, v))
                 if cfg["position"] == "rope":
-                    qh = b_rope(qh, po["base"], po["style"])
-                    kh = b_rope(kh, po["base"], po["style"])
+                    qh = b_rope(qh, po["base"], po["style"], po.get("scaling"))
+                    kh = b_rope(kh, po["base"], po["style"], po.get("scaling"))
                 s = (qh @ kh.t()) / math.sqrt(dk)
                 if slopes is not None:
                     dist = torch.tensor([[abs(i - j) for j in range(L)] for i in range(L)], dtype=DT)
@@ -339,6 +384,16 @@ def ref_b(cfg, W, ids):
     out = torch.stack(outs)
     att = torch.stack(atts, dim=1) if cfg["layers"] else torch.zeros(0, B, H, T, T, dtype=DT)
     return out, att
+
+
+def b_logits(cfg, W, out, ids):
+    """head(x_final) per position; padded rows 0."""
+    lg = out @ W["head.weight"].t()
+    if "head.bias" in W:
+        lg = lg + W["head.bias"]
+    for b, s in enumerate(ids):
+        lg[b, len(s):] = 0
+    return lg
 
 
 # --------------------------------------------------------------------------
@@ -438,24 +493,85 @@ def alibi_paper_slopes(n):
     return get_slopes_power_of_2(closest) + alibi_paper_slopes(2 * closest)[0::2][:n - closest]
 
 
-def rope_complex(x, base):
-    """interleaved: treat (2i, 2i+1) as complex numbers, multiply by e^{i*pos*theta}.  x: [B,T,H,dk]"""
+def hf_rope_parameters(dim, base, scaling):
+    """(inv_freq [dim/2], attention_factor), following the structure of HF transformers'
+    modeling_rope_utils._compute_{default,linear_scaling,ntk,yarn}_parameters
+    (float64 throughout, where HF computes the YaRN ramp in float32)."""
+    def _compute_default_rope_parameters(base, dim):
+        attention_factor = 1.0
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).to(DT) / dim))
+        return inv_freq, attention_factor
+
+    def _compute_linear_scaling_rope_parameters(base, dim, factor):
+        inv_freq, attention_factor = _compute_default_rope_parameters(base, dim)
+        inv_freq /= factor
+        return inv_freq, attention_factor
+
+    def _compute_ntk_parameters(base, dim, factor):
+        attention_factor = 1.0
+        base = base * factor ** (dim / (dim - 2))
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).to(DT) / dim))
+        return inv_freq, attention_factor
+
+    def _compute_yarn_parameters(base, dim, factor, max_position_embeddings, beta_fast, beta_slow):
+        attention_factor = 0.1 * math.log(factor) + 1.0
+
+        def find_correction_dim(num_rotations, dim, base, max_position_embeddings):
+            return (dim * math.log(max_position_embeddings / (num_rotations * 2 * math.pi))) / (2 * math.log(base))
+
+        def find_correction_range(low_rot, high_rot, dim, base, max_position_embeddings):
+            low = math.floor(find_correction_dim(low_rot, dim, base, max_position_embeddings))
+            high = math.ceil(find_correction_dim(high_rot, dim, base, max_position_embeddings))
+            return max(low, 0), min(high, dim - 1)
+
+        def linear_ramp_factor(min, max, dim):
+            if min == max:
+                max += 0.001  # Prevent singularity
+            linear_func = (torch.arange(dim, dtype=DT) - min) / (max - min)
+            ramp_func = torch.clamp(linear_func, 0, 1)
+            return ramp_func
+
+        pos_freqs = base ** (torch.arange(0, dim, 2).to(DT) / dim)
+        inv_freq_extrapolation = 1.0 / pos_freqs
+        inv_freq_interpolation = 1.0 / (factor * pos_freqs)
+        low, high = find_correction_range(beta_fast, beta_slow, dim, base, max_position_embeddings)
+        inv_freq_extrapolation_factor = 1 - linear_ramp_factor(low, high, dim // 2).to(DT)
+        inv_freq = (inv_freq_interpolation * (1 - inv_freq_extrapolation_factor)
+                    + inv_freq_extrapolation * inv_freq_extrapolation_factor)
+        return inv_freq, attention_factor
+
+    if not scaling:
+        return _compute_default_rope_parameters(base, dim)
+    if scaling["type"] == "linear":
+        return _compute_linear_scaling_rope_parameters(base, dim, scaling["factor"])
+    if scaling["type"] == "ntk":
+        return _compute_ntk_parameters(base, dim, scaling["factor"])
+    assert scaling["type"] == "yarn"
+    return _compute_yarn_parameters(base, dim, scaling["factor"], scaling["originalMaxLen"],
+                                    scaling.get("betaFast") or 32, scaling.get("betaSlow") or 1)
+
+
+def rope_complex(x, base, scaling=None):
+    """interleaved: treat (2i, 2i+1) as complex numbers, multiply by attention_factor * e^{i*pos*theta}.
+    x: [B,T,H,dk]"""
     B, T, H, dk = x.shape
-    theta = 1.0 / (base ** (torch.arange(0, dk, 2, dtype=DT) / dk))
+    theta, attention_factor = hf_rope_parameters(dk, base, scaling)
     ang = torch.outer(torch.arange(T, dtype=DT), theta)            # [T, dk/2]
-    rot = torch.polar(torch.ones_like(ang), ang)                   # complex128
+    rot = torch.polar(torch.full_like(ang, attention_factor), ang)  # complex128
     xc = torch.view_as_complex(x.reshape(B, T, H, dk // 2, 2).contiguous())
     y = xc * rot[None, :, None, :]
     return torch.view_as_real(y).reshape(B, T, H, dk)
 
 
-def rope_rotate_half(x, base):
-    """HF/LLaMA style: x*cos + rotate_half(x)*sin with cos/sin duplicated over halves."""
+def rope_rotate_half(x, base, scaling=None):
+    """HF/LLaMA style: x*cos + rotate_half(x)*sin with cos/sin duplicated over halves
+    (and multiplied by attention_scaling, as HF's rotary embedding forward does)."""
     B, T, H, dk = x.shape
-    inv_freq = 1.0 / (base ** (torch.arange(0, dk, 2, dtype=DT) / dk))
+    inv_freq, attention_scaling = hf_rope_parameters(dk, base, scaling)
     freqs = torch.outer(torch.arange(T, dtype=DT), inv_freq)
     emb = torch.cat((freqs, freqs), dim=-1)                        # [T, dk]
-    cos, sin = emb.cos()[None, :, None, :], emb.sin()[None, :, None, :]
+    cos = (emb.cos() * attention_scaling)[None, :, None, :]
+    sin = (emb.sin() * attention_scaling)[None, :, None, :]
     x1, x2 = x[..., :dk // 2], x[..., dk // 2:]
     rotated = torch.cat((-x2, x1), dim=-1)
     return x * cos + rotated * sin
@@ -529,8 +645,8 @@ def ref_c(cfg, W, ids):
             def sa(h):
                 if rope:
                     rf = rope_complex if po["style"] == "interleaved" else rope_rotate_half
-                    q = rf(qp(h).reshape(B, T, H, dk), po["base"]).reshape(B, T, d)
-                    k = rf(kp(h).reshape(B, T, H, dk), po["base"]).reshape(B, T, d)
+                    q = rf(qp(h).reshape(B, T, H, dk), po["base"], po.get("scaling")).reshape(B, T, d)
+                    k = rf(kp(h).reshape(B, T, H, dk), po["base"], po.get("scaling")).reshape(B, T, d)
                     v = vp(h)
                 else:
                     q = k = v = h
@@ -553,6 +669,19 @@ def ref_c(cfg, W, ids):
             x = make_norm(cfg, W, "final_norm")(x)
     att = torch.stack(atts) if atts else torch.zeros(0, B, H, T, T, dtype=DT)
     return x, att
+
+
+def torch_head(W, out, ids):
+    """nn.Linear head on A's / C's output; padded rows 0."""
+    V, d = W["head.weight"].shape
+    head = nn.Linear(d, V, bias="head.bias" in W, dtype=DT)
+    with torch.no_grad():
+        head.weight.copy_(W["head.weight"])
+        if "head.bias" in W:
+            head.bias.copy_(W["head.bias"])
+        lg = head(out)
+    pad = torch.tensor([[t >= len(s) for t in range(out.shape[1])] for s in ids])
+    return lg.masked_fill(pad[:, :, None], 0.0)
 
 
 # --------------------------------------------------------------------------
@@ -590,6 +719,54 @@ def self_checks():
         mine = b_rope(x, 500, style)
         other = (rope_complex if style == "interleaved" else rope_rotate_half)(x.reshape(1, 12, 1, 8), 500)
         assert torch.allclose(mine, other.reshape(12, 8), atol=1e-13, rtol=0), style
+    # RoPE scaling: the spec's formulas (B) and HF's structure (C) give the same angles and factor
+    yarn = lambda f, L0, **b: dict(type="yarn", factor=f, originalMaxLen=L0, **b)
+    scalings = [dict(type="linear", factor=2), dict(type="linear", factor=0.5), dict(type="ntk", factor=4),
+                dict(type="ntk", factor=1), yarn(4, 8), yarn(4, 8, betaFast=16, betaSlow=2), yarn(2.5, 512),
+                yarn(2.5, 512, betaFast=16, betaSlow=2), yarn(8, 64), yarn(4, 2), yarn(1, 64), yarn(16, 4096)]
+    pos = torch.arange(0, 200, 7, dtype=DT)
+    for dk in (4, 8, 16, 64, 128):
+        for base in (1.5, 10, 100, 500, 10000, 500000):
+            for sc in scalings:
+                angle, msc = b_rope_freqs(dk, base, sc)
+                inv, af = hf_rope_parameters(dk, base, sc)
+                mine = torch.tensor([[angle(p, i) for i in range(dk // 2)] for p in pos.tolist()], dtype=DT)
+                assert torch.allclose(mine, torch.outer(pos, inv), rtol=1e-13, atol=1e-12), (dk, base, sc)
+                assert abs(msc - af) < 1e-15, (dk, base, sc)
+    # ... and the worked values: YaRN's ramp (pair index i: 0 = fastest), mscale, NTK's base, PI's positions
+    def ramp(dk, base, sc):
+        angle, _ = b_rope_freqs(dk, base, sc)
+        f = sc["factor"]
+        return [round((base ** (-2.0 * i / dk) - angle(1, i)) / (base ** (-2.0 * i / dk) * (1 - 1 / f)), 12)
+                for i in range(dk // 2)]
+    assert ramp(8, 10000, yarn(4, 8)) == [0, 1, 1, 1]                               # low 0, high 1
+    assert ramp(8, 10000, yarn(4, 8, betaFast=16, betaSlow=2)) == [0, 1, 1, 1]      # low == high == 0
+    assert ramp(16, 10000, yarn(2.5, 512)) == [0, 0.25, 0.5, 0.75, 1, 1, 1, 1]       # low 0, high 4
+    assert ramp(16, 10000, yarn(2.5, 512, betaFast=16, betaSlow=2)) == [0, 0, round(1 / 3, 12), round(2 / 3, 12), 1, 1, 1, 1]
+    assert ramp(16, 500, yarn(8, 64)) == [0, round(1 / 3, 12), round(2 / 3, 12), 1, 1, 1, 1, 1]
+    assert ramp(16, 10, yarn(4, 2)) == [0] * 8                                      # high -3 < low 0
+    assert abs(b_rope_freqs(8, 10000, yarn(4, 8))[1] - (0.1 * math.log(4) + 1)) < 1e-15
+    assert abs(b_rope_freqs(8, 10000, yarn(1, 8))[1] - 1) == 0
+    a_ntk, _ = b_rope_freqs(8, 10000, dict(type="ntk", factor=4))
+    assert abs(a_ntk(1, 1) - (10000 * 4 ** (8 / 6)) ** (-2 / 8)) < 1e-15
+    a_lin, _ = b_rope_freqs(8, 10000, dict(type="linear", factor=4))
+    a_one, _ = b_rope_freqs(8, 10000, None)
+    assert all(abs(a_lin(12, i) - a_one(3, i)) < 1e-15 for i in range(4))
+    # scaled RoPE stays relative (q.k at (3,7) = (10,14)) and YaRN scales q.k by mscale^2
+    for style in ("interleaved", "half"):
+        for sc in scalings:
+            q = torch.randn(1, 8, generator=g, dtype=DT)
+            k = torch.randn(1, 8, generator=g, dtype=DT)
+            rot = lambda v, pos: b_rope(v.expand(pos + 1, 8), 10000, style, sc)[pos]
+            a, b = float(rot(q, 3) @ rot(k, 7)), float(rot(q, 10) @ rot(k, 14))
+            assert abs(a - b) < 1e-12, (style, sc, a, b)
+            m2 = b_rope_freqs(8, 10000, sc)[1] ** 2
+            assert abs(float(rot(q, 5) @ rot(q, 5)) - m2 * float(q[0] @ q[0])) < 1e-12, (style, sc)
+        x = torch.randn(24, 16, generator=g, dtype=DT)
+        for sc in scalings:
+            mine = b_rope(x, 100, style, sc)
+            other = (rope_complex if style == "interleaved" else rope_rotate_half)(x.reshape(1, 24, 1, 16), 100, sc)
+            assert torch.allclose(mine, other.reshape(24, 16), atol=1e-13, rtol=0), (style, sc)
     # activations against torch.nn.functional
     t = torch.linspace(-6, 6, 1001, dtype=DT)
     assert torch.allclose(b_act("gelu", t), F.gelu(t), atol=1e-14, rtol=0)
@@ -600,7 +777,8 @@ def self_checks():
     v = np.array([1.0 + 2 ** -8, 1.0 + 3 * 2 ** -8, 1.0 + 2 ** -9, (2 - 2 ** -8) + 2 ** -9, -1.5], np.float32)
     assert bf16_bits_to_f64(f32_to_bf16_bits(v)).tolist() == [1.0, 1.0 + 2 ** -6, 1.0, 2.0, -1.5]
     print("self-checks: OK (LayerNorm [2,-1,4,3], sinusoidal PE dots 1.54025, ALiBi slopes, "
-          "RoPE relative-position invariance, activations, bf16 rounding)")
+          "RoPE relative-position invariance, RoPE scaling B == HF-structured C and YaRN ramps, "
+          "activations, bf16 rounding)")
 
 
 # --------------------------------------------------------------------------
@@ -634,7 +812,8 @@ def build_cases():
 
     def add(name, cfg, **opt):
         cases.append(dict(name=name, config=cfg, dtype=opt.get("dtype", "F32"),
-                          biases=opt.get("biases", True), attentions=opt.get("attentions", False)))
+                          biases=opt.get("biases", True), attentions=opt.get("attentions", False),
+                          head_bias=opt.get("head_bias", True), long=opt.get("long", False)))
 
     positions = [("none", None), ("sinusoidal", None), ("learned", None),
                  ("rope_interleaved", {"base": 10000, "style": "interleaved"}),
@@ -707,11 +886,53 @@ def build_cases():
     add("defaults__sinusoidal__layernorm__post__relu",
         {"vocabSize": 40, "dModel": 16, "heads": 4, "layers": 2, "ffDim": 24, "position": "sinusoidal",
          "norm": "layernorm", "normPlacement": "post", "activation": "relu"})
+
+    # RoPE scaling (positionOptions.scaling), sequences up to 24 long: heads 2 (head size 8) or 1 (16)
+    def rope_sc(style, base, scaling, norm, placement, act, heads=2):
+        return base_cfg("rope", norm, placement, act, heads=heads, dModel=16,
+                        positionOptions={"base": base, "style": style, "scaling": scaling})
+    add("rope_interleaved_linear2__rmsnorm__pre__swiglu",
+        rope_sc("interleaved", 10000, {"type": "linear", "factor": 2}, "rmsnorm", "pre", "swiglu"), long=True)
+    add("rope_half_linear4__layernorm__post__gelu",
+        rope_sc("half", 10000, {"type": "linear", "factor": 4}, "layernorm", "post", "gelu"), long=True)
+    add("rope_interleaved_ntk4__layernorm__pre__gelu_tanh",
+        rope_sc("interleaved", 10000, {"type": "ntk", "factor": 4}, "layernorm", "pre", "gelu_tanh"), long=True)
+    add("rope_half_ntk4_base100__rmsnorm__post__relu",
+        rope_sc("half", 100, {"type": "ntk", "factor": 4}, "rmsnorm", "post", "relu"), long=True)
+    # YaRN: ramp [0,1,1,1] (low 0, high 1)
+    add("rope_half_yarn4_L8__rmsnorm__pre__geglu",
+        rope_sc("half", 10000, {"type": "yarn", "factor": 4, "originalMaxLen": 8}, "rmsnorm", "pre", "geglu"),
+        long=True)
+    # explicit betas; low == high == 0 (the +0.001 branch)
+    add("rope_interleaved_yarn4_L8_beta16_2__layernorm__pre__swiglu",
+        rope_sc("interleaved", 10000, {"type": "yarn", "factor": 4, "originalMaxLen": 8, "betaFast": 16,
+                                       "betaSlow": 2}, "layernorm", "pre", "swiglu"), long=True)
+    # head size 16: fractional ramps, [0,0,1/3,2/3,1,...] (low 1, high 4) and [0,1/3,2/3,1,...] (low 0, high 3)
+    add("rope_half_yarn2.5_L512_beta16_2__rmsnorm__pre__gelu",
+        rope_sc("half", 10000, {"type": "yarn", "factor": 2.5, "originalMaxLen": 512, "betaFast": 16,
+                                "betaSlow": 2}, "rmsnorm", "pre", "gelu", heads=1), long=True)
+    add("rope_interleaved_yarn8_L64_base500__layernorm__post__relu",
+        rope_sc("interleaved", 500, {"type": "yarn", "factor": 8, "originalMaxLen": 64},
+                "layernorm", "post", "relu", heads=1), long=True)
+    # high (-3) below low (0): the ramp is 0 everywhere, every pair extrapolated, only mscale acts
+    add("rope_interleaved_yarn4_L2_base10__rmsnorm__post__swiglu",
+        rope_sc("interleaved", 10, {"type": "yarn", "factor": 4, "originalMaxLen": 2},
+                "rmsnorm", "post", "swiglu", heads=1), long=True)
+
+    # output head: "logits" (B, T, vocabSize) besides the hidden states
+    add("head__rope_half__rmsnorm__pre__swiglu",
+        dict(base_cfg("rope", "rmsnorm", "pre", "swiglu", positionOptions={"base": 10000, "style": "half"}),
+             outputHead=True))
+    add("head_no_bias__sinusoidal__layernorm__post__gelu",
+        dict(base_cfg("sinusoidal", "layernorm", "post", "gelu"), outputHead=True), head_bias=False)
     return cases
 
 
-def make_ids(seed, vocab):
+def make_ids(seed, vocab, long=False):
     rng = np.random.default_rng(seed + 1)
+    if long:  # two sequences, the longer 24 (past YaRN's originalMaxLen 8)
+        lens = [24, int(rng.integers(9, 21))]
+        return [[int(t) for t in rng.integers(0, vocab, size=L)] for L in lens]
     B = int(rng.integers(2, 4))
     lens = [int(v) for v in rng.choice(np.arange(1, 10), size=B, replace=False)]
     if max(lens) < 6:
@@ -741,12 +962,12 @@ def main():
         if cfg["position"] == "rope":
             assert (cfg["dModel"] // cfg["heads"]) % 2 == 0
         seed = zlib.crc32(name.encode())
-        ids = make_ids(seed, cfg["vocabSize"])
+        ids = make_ids(seed, cfg["vocabSize"], c["long"])
         assert len(set(map(len, ids))) == len(ids)
         if cfg["position"] == "learned":
             assert cfg["maxLen"] >= max(map(len, ids))
         path = os.path.join(OUT_DIR, name + ".safetensors")
-        W = write_safetensors(path, meta_cfg, make_weights(cfg, seed, c["biases"]), c["dtype"])
+        W = write_safetensors(path, meta_cfg, make_weights(cfg, seed, c["biases"], c["head_bias"]), c["dtype"])
         meta, back = read_safetensors(path)
         assert json.loads(meta["config"]) == meta_cfg and meta["format"] == "swapformer"
         assert list(back) == list(W) and all(np.array_equal(back[k], W[k].numpy()) for k in W)
@@ -754,13 +975,19 @@ def main():
         B, T = len(ids), max(map(len, ids))
         real = torch.tensor([[t < len(s) for t in range(T)] for s in ids])
         out_b, att_b = ref_b(cfg, W, ids)
+        head = cfg["outputHead"]
+        lg_b = b_logits(cfg, W, out_b, ids) if head else None
         refs, diffs = [REF_B], {}
         if covers_a(cfg):
             out_a = ref_a(cfg, W, ids)
             diffs[REF_A] = float((out_a - out_b)[real].abs().max())
+            if head:
+                diffs[REF_A + " (logits)"] = float((torch_head(W, out_a, ids) - lg_b).abs().max())
             refs.insert(0, REF_A)
         out_c, att_c = ref_c(cfg, W, ids)
         diffs[REF_C] = float((out_c - out_b)[real].abs().max())
+        if head:
+            diffs[REF_C + " (logits)"] = float((torch_head(W, out_c, ids) - lg_b).abs().max())
         if cfg["layers"]:
             qmask = real[None, :, None, :, None]
             diffs[REF_C + " (attn probs)"] = float(((att_c - att_b) * qmask).abs().max())
@@ -775,6 +1002,9 @@ def main():
                  "ids": ids, "references": refs, "shape": [B, T, cfg["dModel"]], "expected": flat(out_b)}
         if c["attentions"]:
             entry["attentions"] = {"shape": list(att_b.shape), "data": flat(att_b)}
+        if head:
+            assert float(lg_b.abs().max()) > 0.1 and torch.all(lg_b[~real] == 0)
+            entry["logits"] = {"shape": list(lg_b.shape), "data": flat(lg_b)}
         golden["cases"].append(entry)
         report.append((name, c["dtype"], len(ids), T, diffs))
 
@@ -787,7 +1017,8 @@ def main():
 
     total = sum(os.path.getsize(os.path.join(OUT_DIR, f)) for f in os.listdir(OUT_DIR))
     for name, dt, B, T, diffs in report:
-        ds = ", ".join("%s %.1e" % ({REF_A: "A", REF_C: "C", REF_C + " (attn probs)": "C-attn"}[k], v)
+        ds = ", ".join("%s %.1e" % ({REF_A: "A", REF_C: "C", REF_C + " (attn probs)": "C-attn",
+                                     REF_A + " (logits)": "A-logits", REF_C + " (logits)": "C-logits"}[k], v)
                        for k, v in diffs.items())
         print("%-58s %-4s B=%d T=%d  max|diff| vs B: %s" % (name, dt, B, T, ds))
     print("%d cases, fixtures total %d bytes" % (len(report), total))
