@@ -99,6 +99,8 @@ class Runtime {
   }
 
   alloc(bytes) {
+    // wasm32 sizes are 32-bit: a larger request must not wrap into a small one
+    if (!(bytes >= 0 && bytes < 2 ** 31)) fail('OUT_OF_MEMORY', `out of memory: ${bytes} bytes do not fit in wasm32 memory`);
     const p = this.x.sf_alloc(bytes);
     if (!p) throw this.error(6);
     return p;

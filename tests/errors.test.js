@@ -296,3 +296,9 @@ test('10,000 create/forward/dispose cycles keep the wasm memory flat', async () 
   assert.equal(after, before, `wasm memory grew from ${before} to ${after} bytes`);
   stillGood();
 });
+
+test('sizes beyond wasm32 are OUT_OF_MEMORY, not wrapped', async () => {
+  const big = new Float32Array(2 ** 29 + 16); // 2 GB + 64 bytes
+  await rejects(createEncoder(cfg, { weights: { 'embed.tokens': big } }), 'OUT_OF_MEMORY', /do not fit in wasm32/);
+  stillGood();
+});
