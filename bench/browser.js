@@ -54,8 +54,8 @@ async function launch() {
 
 /**
  * Runs the page benchmark. plan = {cases: [spec for page.runCase, ...] or a
- * function (results so far) -> next spec | null, cold: {model, T, vocab,
- * onnx, runs}}. Returns {version, relaxed, peaks, cases, cold, wasmFiles}.
+ * function (results so far) -> next spec | null, cold: [{name, model, onnx,
+ * T, vocab, runs}]}. Returns {version, relaxed, peaks, cases, cold, wasmFiles}.
  */
 export async function runBrowser(plan, { log = console.log } = {}) {
   const srv = await serve();
@@ -92,19 +92,20 @@ export async function runBrowser(plan, { log = console.log } = {}) {
     await ctx.close();
     if (plan.cold) {
       // every cold start in a new browser context: no HTTP cache, no wasm code cache
-      const c = plan.cold, times = { swapformer: [], ort: [] };
-      for (let i = 0; i < c.runs; i++) {
-        for (const rt of i % 2 ? ['ort', 'swapformer'] : ['swapformer', 'ort']) {
-          const cctx = await browser.newContext();
-          const p = await newPage(cctx);
-          const ms = await p.evaluate(async (a) => (await import('/bench/page.js')).coldStart(a),
-            { runtime: rt, model: rt === 'ort' ? c.onnx : c.model, T: c.T, vocab: c.vocab, file: c.file });
-          times[rt].push(ms);
-          await cctx.close();
+      out.cold = {};
+      for (const c of plan.cold) {
+        const times = out.cold[c.name] = { swapformer: [], ort: [] };
+        for (let i = 0; i < c.runs; i++) {
+          for (const rt of i % 2 ? ['ort', 'swapformer'] : ['swapformer', 'ort']) {
+            const cctx = await browser.newContext();
+            const p = await newPage(cctx);
+            times[rt].push(await p.evaluate(async (a) => (await import('/bench/page.js')).coldStart(a),
+              { runtime: rt, model: rt === 'ort' ? c.onnx : c.model, T: c.T, vocab: c.vocab, relaxedBuilt: c.relaxedBuilt }));
+            await cctx.close();
+          }
         }
+        log(`  cold start ${c.name}: swapformer ${times.swapformer.map((t) => t.coldMs.toFixed(0)).join(' ')} ms; ORT ${times.ort.map((t) => t.coldMs.toFixed(0)).join(' ')} ms`);
       }
-      out.cold = times;
-      log(`  cold start: swapformer ${times.swapformer.map((t) => t.toFixed(0)).join(' ')} ms; ORT ${times.ort.map((t) => t.toFixed(0)).join(' ')} ms`);
     }
   } finally {
     await browser.close();

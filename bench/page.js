@@ -1,10 +1,12 @@
 // The benchmark inside a browser page (bench/browser.js drives it through
 // playwright). The same harness as Node (bench/harness.js); only the loading
 // differs: fetch instead of fs. Served from the repository root, so
-// /bindings/index.js, /dist/*.wasm, /bench/.cache/* and /node_modules/... resolve.
+// /bindings/index.js, /bench/.cache/* and /node_modules/... resolve. The swapformer
+// binaries are the copies bench.js took of dist/ at its start (/bench/.cache/dist/).
 import { runPeak, makeIds, runCase as harnessRunCase } from './harness.js';
 
 const ORT_DIST = '/node_modules/onnxruntime-web/dist/';
+const SWAP_DIST = '/bench/.cache/dist/';
 const ORT_SESSION = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
 const bytesOf = async (url) => {
   const r = await fetch(url);
@@ -41,7 +43,7 @@ export async function peak(which) {
 const swapWasm = {};
 async function swapformerWasm(file) {
   // one module per build, so one instance each (the bindings key instances by source)
-  swapWasm[file] ??= await WebAssembly.compile(await bytesOf(`/dist/${file}`));
+  swapWasm[file] ??= await WebAssembly.compile(await bytesOf(`${SWAP_DIST}${file}`));
   return swapWasm[file];
 }
 
@@ -64,22 +66,32 @@ export async function runCase(spec) {
   });
 }
 
-/** Cold start in this (fresh) page: from import to the first output. */
-export async function coldStart({ runtime, model, T, vocab, file }) {
+/** Cold start in this (fresh) page: from import to the first output, in ms (and its parts). */
+export async function coldStart({ runtime, model, T, vocab, relaxedBuilt }) {
   const ids = makeIds(T, vocab);
   const t0 = performance.now();
+  let tImport, tFetch, tLoad;
   if (runtime === 'swapformer') {
     const sf = await import('/bindings/index.js');
+    tImport = performance.now();
     const bytes = await bytesOf(model);
-    // a URL: the bindings fetch it with compileStreaming (the default is /dist/swapformer.wasm)
-    const enc = await sf.loadModel(bytes, { wasm: `/dist/${file ?? 'swapformer.wasm'}` });
+    tFetch = performance.now();
+    // the build the bindings would pick by feature detection, as a URL (fetched with compileStreaming)
+    const file = sf.features?.relaxedSimd && relaxedBuilt ? 'swapformer-relaxed.wasm' : 'swapformer.wasm';
+    const enc = await sf.loadModel(bytes, { wasm: `${SWAP_DIST}${file}` });
+    tLoad = performance.now();
     enc.forward(ids);
-    return performance.now() - t0;
+  } else {
+    const ort = await import(`${ORT_DIST}ort.wasm.min.mjs`);
+    ort.env.wasm.numThreads = 1;
+    ort.env.wasm.wasmPaths = ORT_DIST;
+    tImport = performance.now();
+    const bytes = await bytesOf(model);
+    tFetch = performance.now();
+    const session = await ort.InferenceSession.create(bytes, ORT_SESSION);
+    tLoad = performance.now();
+    await session.run({ input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, T]) });
   }
-  const ort = await import(`${ORT_DIST}ort.wasm.min.mjs`);
-  ort.env.wasm.numThreads = 1;
-  ort.env.wasm.wasmPaths = ORT_DIST;
-  const session = await ort.InferenceSession.create(await bytesOf(model), ORT_SESSION);
-  await session.run({ input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, T]) });
-  return performance.now() - t0;
+  const t1 = performance.now();
+  return { coldMs: t1 - t0, importMs: tImport - t0, fetchMs: tFetch - tImport, loadMs: tLoad - tFetch, firstMs: t1 - tLoad };
 }

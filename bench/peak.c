@@ -1,14 +1,16 @@
 // Peak f32 throughput of wasm SIMD on this machine, the yardstick of the
 // benchmark's "fraction of peak" column.
 //
-// Each kernel runs N independent f32x4 accumulators through
-//     acc = acc * a + b        (mul + add: 8 flops per f32x4 lane group)
+// peakN: N independent f32x4 accumulators through
+//     acc = acc * a + b        (f32x4.mul + f32x4.add: 8 flops)
 // or, in the relaxed build, acc = relaxed_madd(acc, a, b) (one fused op, 8 flops),
-// fully unrolled, with no memory traffic. The chain per accumulator is the
-// latency of mul + add (or of one fma), so N has to cover latency x issue
-// width; bench.js runs every N and keeps the best. acc * a + b can neither be
-// hoisted nor reassociated by the compiler (no fast-math), and a < 1 keeps
-// every value finite and normal.
+// fully unrolled, 4 steps per loop iteration, no memory traffic. The chain per
+// accumulator is the latency of mul + add (or of one fma), so N has to cover
+// latency x issue width; bench.js runs every N and keeps the best. This form
+// needs only N + 2 vector registers (x64 has 16; acc += x_i * y with distinct
+// x_i needs 2N + 1 and spills past N = 7, measured slower). acc * a + b can
+// neither be hoisted nor reassociated by the compiler (no fast-math), and
+// a < 1 keeps every value finite and normal.
 //
 //   clang-16 --target=wasm32 -O3 -msimd128 [-mrelaxed-simd -DRELAXED] -c peak.c -o peak.o
 //   wasm-ld-16 --no-entry --export-dynamic peak.o -o peak.wasm
@@ -16,10 +18,13 @@
 // Debian binaryen is too old for relaxed SIMD)
 #include <wasm_simd128.h>
 
+// acc += x * y
 #ifdef RELAXED
 // clang 16 has the builtin but not yet wasm_f32x4_relaxed_madd in wasm_simd128.h
+#define MADD(acc, x, y) acc = (v128_t)__builtin_wasm_relaxed_madd_f32x4((__f32x4)(x), (__f32x4)(y), (__f32x4)(acc))
 #define STEP(i) x##i = (v128_t)__builtin_wasm_relaxed_madd_f32x4((__f32x4)x##i, (__f32x4)a, (__f32x4)b);
 #else
+#define MADD(acc, x, y) acc = wasm_f32x4_add(acc, wasm_f32x4_mul(x, y))
 #define STEP(i) x##i = wasm_f32x4_add(wasm_f32x4_mul(x##i, a), b);
 #endif
 
@@ -34,18 +39,17 @@
 #define R14(M) R12(M) M(12) M(13)
 #define R16(M) R14(M) M(14) M(15)
 
-#define KERNEL(N)                                                                  \
-  __attribute__((export_name("peak" #N))) float peak##N(int iters, float av,      \
-                                                        float bv) {               \
-    v128_t a = wasm_f32x4_splat(av), b = wasm_f32x4_splat(bv);                      \
-    R##N(DECL)                                                                     \
-    for (int it = 0; it < iters; it++) {                                           \
-      /* 4 steps per accumulator per iteration: less loop overhead */              \
-      R##N(STEP) R##N(STEP) R##N(STEP) R##N(STEP)                                  \
-    }                                                                              \
-    v128_t s = wasm_f32x4_splat(0.0f);                                             \
-    R##N(SUM)                                                                      \
-    return wasm_f32x4_extract_lane(s, 0) + wasm_f32x4_extract_lane(s, 3);          \
+#define KERNEL(N)                                                             \
+  __attribute__((export_name("peak" #N))) float peak##N(int iters, float av, \
+                                                        float bv) {          \
+    v128_t a = wasm_f32x4_splat(av), b = wasm_f32x4_splat(bv);                 \
+    R##N(DECL)                                                                \
+    for (int it = 0; it < iters; it++) {                                      \
+      R##N(STEP) R##N(STEP) R##N(STEP) R##N(STEP)                             \
+    }                                                                         \
+    v128_t s = wasm_f32x4_splat(0.0f);                                        \
+    R##N(SUM)                                                                 \
+    return wasm_f32x4_extract_lane(s, 0) + wasm_f32x4_extract_lane(s, 3);     \
   }
 
 KERNEL(4)
@@ -64,12 +68,6 @@ __attribute__((export_name("flops_per_iter"))) int flops_per_iter(int n) { retur
 // L1, for context (a matrix product cannot keep everything in registers):
 // C[MR x 4*NV] += A[MR x K] * B[K x 4*NV], A packed column-wise (one splat load
 // per row), B packed row-wise (NV vector loads), MR*NV accumulators.
-#ifdef RELAXED
-#define MADD(acc, x, y) acc = (v128_t)__builtin_wasm_relaxed_madd_f32x4((__f32x4)(x), (__f32x4)(y), (__f32x4)(acc))
-#else
-#define MADD(acc, x, y) acc = wasm_f32x4_add(acc, wasm_f32x4_mul(x, y))
-#endif
-
 #define LBUF 4096
 static float bufx[LBUF] __attribute__((aligned(16)));
 static float bufy[LBUF] __attribute__((aligned(16)));

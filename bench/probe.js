@@ -17,7 +17,7 @@
 // of T tokens, timed, and the wasm memory before and after it: the growth is
 // that forward's activation memory (to within the last growth's slack, well
 // under 1 MB).
-import { readFileSync } from 'node:fs';
+import { readFileSync, existsSync } from 'node:fs';
 import { makeIds } from './harness.js';
 
 const t0 = performance.now();
@@ -54,10 +54,15 @@ const ids = makeIds(spec.T, spec.vocab ?? 30522);
 if (spec.runtime === 'swapformer') {
   const sf = await import('../bindings/index.js');
   const tImport = performance.now();
+  // spec.wasm: a binary to use; spec.distDir: where the feature-detected default is taken from
+  const relaxed = sf.features?.relaxedSimd && spec.distDir && existsSync(`${spec.distDir}/swapformer-relaxed.wasm`);
+  const file = spec.wasm ?? (spec.distDir && `${spec.distDir}/${relaxed ? 'swapformer-relaxed.wasm' : 'swapformer.wasm'}`);
+  const opts = file ? { wasm: readFileSync(file) } : {};
   const bytes = readFileSync(spec.model);
-  const opts = spec.wasm ? { wasm: readFileSync(spec.wasm) } : {};
+  const tFetch = performance.now();
   const enc = await sf.loadModel(bytes, opts);
-  out.build = spec.wasm ? spec.wasm.split('/').pop() : sf.features?.relaxedSimd ? 'default (relaxed)' : 'default';
+  out.build = spec.wasm ? spec.wasm.split('/').pop() : relaxed ? 'default (relaxed)' : 'default';
+  out.file = file;
   const tLoad = performance.now();
   out.memLoaded = wasmBytes();
   if (spec.long) {
@@ -88,7 +93,7 @@ if (spec.runtime === 'swapformer') {
     const y = enc.forward(ids);
     const t1 = performance.now();
     if (!(y.data.length > 0)) throw new Error('no output');
-    Object.assign(out, { coldMs: t1 - t0, importMs: tImport - t0, loadMs: tLoad - tImport, firstMs: t1 - tLoad });
+    Object.assign(out, { coldMs: t1 - t0, importMs: tImport - t0, fetchMs: tFetch - tImport, loadMs: tLoad - tFetch, firstMs: t1 - tLoad });
     out.memAfter = wasmBytes();
   }
 } else if (spec.runtime === 'ort') {
@@ -96,6 +101,7 @@ if (spec.runtime === 'swapformer') {
   ort.env.wasm.numThreads = 1;
   const tImport = performance.now();
   const bytes = readFileSync(spec.model);
+  const tFetch = performance.now();
   const session = await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
   const tLoad = performance.now();
   out.memLoaded = wasmBytes();
@@ -103,7 +109,7 @@ if (spec.runtime === 'swapformer') {
   const y = await session.run(feeds);
   const t1 = performance.now();
   if (!(y.last_hidden_state.data.length > 0)) throw new Error('no output');
-  Object.assign(out, { coldMs: t1 - t0, importMs: tImport - t0, loadMs: tLoad - tImport, firstMs: t1 - tLoad });
+  Object.assign(out, { coldMs: t1 - t0, importMs: tImport - t0, fetchMs: tFetch - tImport, loadMs: tLoad - tFetch, firstMs: t1 - tLoad });
   out.memAfter = wasmBytes();
 } else {
   throw new Error(`unknown runtime ${spec.runtime}`);

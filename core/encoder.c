@@ -160,13 +160,36 @@ int sf_encoder_find_param(const sf_encoder *e, const char *name) {
     return -1;
 }
 
-/* Parameter i <- the rows*cols values load(src, k), packed if it is a Linear weight. */
+/* Parameter i <- the rows*cols values load(src, k), packed if it is a Linear
+ * weight. Plain F32 (the common case: model files, JS weights) is copied
+ * without a call per element. */
 static void write_param(sf_encoder *e, int i, const void *src, sf_load_fn load) {
     sf_param *p = &e->params[i];
     float *dst = e->param_arena + p->offset;
-    if (p->packed) pack_linear(dst, src, load, p->rows, p->cols);
-    else for (size_t k = 0, n = (size_t)p->rows * (size_t)p->cols; k < n; k++) dst[k] = load(src, k);
+    size_t n = (size_t)p->rows * (size_t)p->cols;
+    if (p->packed && load == sf_load_f32) pack_linear_f32(dst, src, p->rows, p->cols);
+    else if (p->packed) pack_linear(dst, src, load, p->rows, p->cols);
+    else if (load == sf_load_f32) memcpy(dst, src, n * sizeof(float));
+    else for (size_t k = 0; k < n; k++) dst[k] = load(src, k);
     p->set = 1;
+}
+
+/* Index of the first NaN or +-Inf among count values, or count. */
+static size_t first_non_finite(const void *src, sf_load_fn load, size_t count) {
+    if (load == sf_load_f32) { /* exponent bits all ones, scanned as integers */
+        const unsigned char *b = src;
+        for (size_t k = 0; k < count; k++) {
+            uint32_t bits;
+            memcpy(&bits, b + 4 * k, 4);
+            if ((bits & 0x7F800000u) == 0x7F800000u) return k;
+        }
+        return count;
+    }
+    for (size_t k = 0; k < count; k++) {
+        float v = load(src, k);
+        if (v - v != 0) return k;
+    }
+    return count;
 }
 
 int sf_encoder_set_param(sf_encoder *e, int i, const void *src, sf_load_fn load, size_t count, sf_error *err) {
@@ -174,11 +197,9 @@ int sf_encoder_set_param(sf_encoder *e, int i, const void *src, sf_load_fn load,
     size_t want = (size_t)p->rows * (size_t)p->cols;
     if (count != want)
         return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s' has %z values, config needs %z", p->name, (long long)count, (long long)want);
-    for (size_t k = 0; k < count; k++) {
-        float v = load(src, k);
-        if (v - v != 0) /* NaN or +-Inf */
-            return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s' holds a non-finite value (%g) at index %z", p->name, (double)v, (long long)k);
-    }
+    size_t k = first_non_finite(src, load, count);
+    if (k < count)
+        return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s' holds a non-finite value (%g) at index %z", p->name, (double)load(src, k), (long long)k);
     write_param(e, i, src, load);
     return SF_OK;
 }

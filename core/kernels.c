@@ -23,6 +23,19 @@ void pack_linear(float *dst, const void *src, sf_load_fn load, int N, int K) {
     }
 }
 
+void pack_linear_f32(float *dst, const void *src, int N, int K) {
+    const unsigned char *s = src; /* (N, K) little-endian floats, maybe unaligned */
+    for (int p = 0; p < N; p += SF_NR) {
+        float *panel = dst + (size_t)p * K; /* (K, NR) */
+        int rows = N - p < SF_NR ? N - p : SF_NR;
+        if (rows < SF_NR) memset(panel, 0, sizeof(float) * (size_t)K * SF_NR);
+        for (int c = 0; c < rows; c++) {
+            const unsigned char *row = s + ((size_t)(p + c) * K) * 4;
+            for (int k = 0; k < K; k++) memcpy(panel + (size_t)k * SF_NR + c, row + (size_t)k * 4, 4);
+        }
+    }
+}
+
 void unpack_linear(float *w, const float *packed, int N, int K) {
     for (int n = 0; n < N; n++) {
         const float *panel = packed + (size_t)(n / SF_NR * SF_NR) * K;

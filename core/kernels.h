@@ -14,6 +14,7 @@ size_t sf_packed_floats(int N, int K); /* 0 on overflow */
 /* dst (packed) <- w (N, K), reading element (n, k) with load(src, n*K + k). */
 typedef float (*sf_load_fn)(const void *src, size_t i);
 void pack_linear(float *dst, const void *src, sf_load_fn load, int N, int K);
+void pack_linear_f32(float *dst, const void *src, int N, int K); /* the same from float32 values */
 void unpack_linear(float *w, const float *packed, int N, int K);
 
 /* The one GEMM: out (M, ldo), columns 0..N-1 = a (M, K) @ B (+ bias, or +=
