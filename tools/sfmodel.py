@@ -16,6 +16,7 @@ import struct
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 
 # --------------------------------------------------------------------------
@@ -215,9 +216,7 @@ def forward(cfg, P, ids, return_hidden=False):
         return P.get(name)
 
     def linear(x, name):
-        y = x @ P[name + ".weight"].t()
-        b = g(name + ".bias")
-        return y + b if b is not None else y
+        return F.linear(x, P[name + ".weight"], g(name + ".bias"))
 
     def norm(x, name):
         w, b = P[name + ".weight"], g(name + ".bias")
@@ -228,7 +227,7 @@ def forward(cfg, P, ids, return_hidden=False):
             return y + b if b is not None else y
         return x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + eps) * w
 
-    x = P["embed.tokens"][ids]
+    x = F.embedding(ids, P["embed.tokens"])
     if cfg["scaleEmbedding"]:
         x = x * math.sqrt(d)
     if pos_kind == "sinusoidal":
