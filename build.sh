@@ -7,7 +7,7 @@
 #   ./build.sh sanitize   the C core built natively under ASan + UBSan, running the golden fixtures
 #   ./build.sh fuzz [s]   libFuzzer on the model-file and config parsers, s seconds each (default 60)
 #   ./build.sh demo       set-up + build + run the Node example, then serve the browser demo
-#                         (web/ + bindings/ + dist/) on http://localhost:8080 (--port N)
+#                         (web/ + bindings/ + dist/ + models/) on http://localhost:8080 (--port N)
 #   ./build.sh bench      set-up (incl. Chromium and Debian's PyTorch) + build + the benchmark against
 #                         onnxruntime-web, Node and headless Chromium (bench/; options: bench/bench.js)
 #

@@ -4,20 +4,23 @@
 // every position plugin through the page's controls and checks the page's
 // hidden states against this Node process's (same config, seed and token
 // ids; relative error <= 1e-5), checks every experiment card, the error
-// messages, the swap panel and the no-SIMD message, and fails on any console
-// error, page error, failed request or HTTP error. Screenshots (desktop and
+// messages, the swap panel, the "Trained models" panel (its predictions equal
+// Node's predict() on the same model file and ids; the learned table's refusal,
+// the ablation, RoPE scaling, the charts) and the no-SIMD message, and fails
+// on any console error, page error, failed request or HTTP error. Screenshots (desktop and
 // phone width) go to tests/out/, printed below: look at them.
 //
 // Needs /usr/bin/chromium (apt-get install chromium; ./build.sh test installs
 // it) and playwright-core (npm ci). Missing either is a failure, not a skip.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { createEncoder, listPlugins } from '../bindings/index.js';
+import { createEncoder, listPlugins, loadModel } from '../bindings/index.js';
 import { startServer } from '../web/server.js';
 import { relMaxError } from './helpers.js';
+import { encode, score } from '../models/tasks.js';
 
 const CHROMIUM = process.env.SWAPFORMER_CHROMIUM || '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -48,6 +51,15 @@ function watch(page, problems, label) {
 }
 
 const idle = (page) => page.evaluate(() => window.swapformerDemo.whenIdle());
+const MODELS = new URL('../models/', import.meta.url);
+
+/** The number of canvas pixels that are not white (a drawn plot has thousands). */
+const inkedPixels = (page, selector) => page.$eval(selector, (c) => {
+  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4) if (d[i] < 235 || d[i + 1] < 235 || d[i + 2] < 235) n++;
+  return n;
+});
 const current = (page) => page.evaluate(() => window.swapformerDemo.current());
 const visible = (page, selector) => page.locator(selector).isVisible();
 
@@ -93,7 +105,7 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
     watch(page, problems, 'desktop');
     const plugins = await listPlugins();
 
-    await t.test('the server: redirect, MIME types, isolation headers, nothing outside web/, bindings/, dist/', async () => {
+    await t.test('the server: redirect, MIME types, isolation headers, nothing outside web/, bindings/, dist/, models/', async () => {
       const root = await rawGet(server.port, '/');
       assert.equal(root.status, 302);
       assert.equal(root.headers.location, '/web/');
@@ -106,13 +118,26 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
       assert.equal(wasm.status, 200);
       assert.equal(wasm.headers['content-type'], 'application/wasm');
       assert.match((await rawGet(server.port, '/bindings/index.js')).headers['content-type'], /^text\/javascript/);
+      // the trained models (read-only)
+      const model = await rawGet(server.port, '/models/reverse-rope.safetensors');
+      assert.equal(model.status, 200);
+      assert.equal(model.headers['content-type'], 'application/octet-stream');
+      assert.equal(Number(model.headers['content-length']), readFileSync(new URL('reverse-rope.safetensors', MODELS)).length);
+      for (const name of ['index.json', 'results.json']) {
+        const r = await rawGet(server.port, `/models/${name}`);
+        assert.equal(r.status, 200, name);
+        assert.match(r.headers['content-type'], /^application\/json/, name);
+      }
+      assert.match((await rawGet(server.port, '/models/tasks.js')).headers['content-type'], /^text\/javascript/);
       // escaping a served folder: refused (the URL parser folds plain and %2e dot segments first: 404)
-      for (const path of ['/web/../package.json', '/web/%2e%2e/package.json', '/dist/..%2fpackage.json', '/bindings/..%2f..%2fetc%2fpasswd', '/web/..%5cpackage.json']) {
+      for (const path of ['/web/../package.json', '/web/%2e%2e/package.json', '/dist/..%2fpackage.json', '/bindings/..%2f..%2fetc%2fpasswd', '/web/..%5cpackage.json',
+        '/models/../package.json', '/models/%2e%2e/tools/train.py', '/models/..%5cpackage.json']) {
         const { status } = await rawGet(server.port, path);
         assert.ok([400, 403, 404].includes(status), `${path}: HTTP ${status}`);
       }
       assert.equal((await rawGet(server.port, '/dist/..%2fpackage.json')).status, 403);
-      for (const path of ['/package.json', '/tests/browser.test.js', '/node_modules/', '/core/api.c', '/web/missing.js']) {
+      assert.equal((await rawGet(server.port, '/models/..%2ftools%2fevaluate.mjs')).status, 403);
+      for (const path of ['/package.json', '/tests/browser.test.js', '/node_modules/', '/core/api.c', '/web/missing.js', '/tools/evaluate.mjs', '/models/missing.safetensors']) {
         assert.equal((await rawGet(server.port, path)).status, 404, path);
       }
     });
@@ -269,6 +294,129 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
       await page.selectOption('#norm', 'layernorm');
       await idle(page);
       assert.equal((await current(page)).provenance.kind, 'seed');
+    });
+
+    await t.test('trained models: the page\'s predictions equal Node\'s, learned refuses past maxLen, the ablation collapses, the charts are drawn', async () => {
+      const t0 = performance.now();
+      const index = JSON.parse(readFileSync(new URL('index.json', MODELS), 'utf8'));
+      const symbols = index.symbols.tokens;
+      const nodeModels = new Map();
+      const nodeModel = async (name) => {
+        if (!nodeModels.has(name)) nodeModels.set(name, await loadModel(readFileSync(new URL(`${name}.safetensors`, MODELS))));
+        return nodeModels.get(name);
+      };
+      const last = () => page.evaluate(() => JSON.parse(JSON.stringify(window.swapformerDemo.trained.lastPrediction)));
+      /** Chooses a model and types an input through the panel's controls. */
+      const choose = async (task, position, text) => {
+        await page.selectOption('#trained-task', task);
+        await page.selectOption('#trained-position', position);
+        await page.fill('#trained-text', text);
+        await idle(page);
+        return last();
+      };
+      /** The page's prediction equals Node's predict() on the same model file and ids (or a variant built here). */
+      const assertSameAsNode = async (p, name, text, enc) => {
+        const ids = encode(text, symbols);
+        assert.equal(p.model, name);
+        assert.equal(p.error, null, `${name}: ${p.error?.code} ${p.error?.message}`);
+        assert.deepEqual(p.ids, ids, `${name}: ids`);
+        const want = Array.from((enc ?? await nodeModel(name)).predict(ids));
+        assert.deepEqual(p.predicted, want, `${name} '${text}': the page's predictions differ from Node's`);
+        const sc = score(p.task, ids, want);
+        assert.equal(p.right, sc.right, `${name}: right`);
+        // what the page shows: one cell per token, the wrong ones marked, the accuracy
+        assert.equal(await page.locator('#trained-tokens .tcell:not(.key)').count(), ids.length, `${name}: cells`);
+        assert.equal(await page.locator('#trained-tokens .tcell.wrong:not(.marker)').count(), sc.total - sc.right, `${name}: wrong cells`);
+        const shown = await page.locator('#trained-accuracy').textContent();
+        assert.match(shown, new RegExp(`${sc.right} of ${sc.total} positions right`), `${name}: accuracy line '${shown}'`);
+        return sc;
+      };
+
+      assert.equal((await page.evaluate(() => window.swapformerDemo.trained.info())).loaded, true, 'the panel loaded models/index.json and results.json');
+      // reverse-rope at the training length (T = 32): right everywhere, as the table says
+      const simple = 'abcdefghijklmnopabcdefghijklmn';
+      let p = await choose('reverse', 'rope', simple);
+      assert.equal(p.T, 32);
+      let sc = await assertSameAsNode(p, 'reverse-rope', simple);
+      assert.ok(sc.right / sc.total >= 0.95, `reverse-rope at T = 32: ${sc.right}/${sc.total}`);
+      assert.match(await page.locator('#trained-accuracy-value').textContent(), /^(100|9[5-9](\.\d)?)%$/);
+      assert.equal(await page.locator('#trained-length').inputValue(), '32', 'the slider follows the typed length');
+      assert.equal(await page.locator('#trained-attention canvas').getAttribute('data-drawn'), 'true');
+      // shift-rope at 2x the training length: RoPE carries the relative rule on
+      const long = symbols.repeat(4).slice(0, 62);
+      p = await choose('shift', 'rope', long);
+      sc = await assertSameAsNode(p, 'shift-rope', long);
+      assert.equal(sc.right, sc.total, 'shift-rope at T = 64');
+      // sort-learned inside the table, shift-none (order-blind)
+      p = await choose('sort', 'learned', 'hello');
+      await assertSameAsNode(p, 'sort-learned', 'hello');
+      p = await choose('shift', 'none', 'helloabba');
+      sc = await assertSameAsNode(p, 'shift-none', 'helloabba');
+      assert.ok(sc.right / sc.total < 0.5, `shift-none cannot shift: ${sc.right}/${sc.total}`);
+
+      // learned at T = 64, through the slider: SEQUENCE_TOO_LONG in the panel, with its code
+      await page.selectOption('#trained-task', 'sort');
+      await page.selectOption('#trained-position', 'learned');
+      await page.$eval('#trained-length', (el) => { el.value = '64'; el.dispatchEvent(new Event('input', { bubbles: true })); });
+      await idle(page);
+      p = await last();
+      assert.equal(p.T, 64);
+      assert.equal(p.error?.code, 'SEQUENCE_TOO_LONG');
+      assert.equal(p.predicted, null);
+      assert.equal(await visible(page, '#trained-error'), true);
+      assert.equal(await page.locator('#trained-error').getAttribute('data-code'), 'SEQUENCE_TOO_LONG');
+      assert.match(await page.locator('#trained-error').textContent(), /SEQUENCE_TOO_LONG.*64 tokens.*at most 32/);
+      assert.match(await page.locator('#trained-attention').textContent(), /refused/);
+      assert.equal(await visible(page, '#error'), false, 'the refusal stays in the panel');
+
+      // the ablation: the same weights with position 'none' (Node builds the same encoder)
+      const twenty = 'fedcbaponmlkjihgfedc';
+      p = await choose('reverse', 'rope', twenty);
+      const before = await assertSameAsNode(p, 'reverse-rope', twenty);
+      await page.check('#trained-ablate');
+      await idle(page);
+      p = await last();
+      assert.equal(p.ablated, true);
+      assert.equal(p.config.position, 'none');
+      const rope = await nodeModel('reverse-rope');
+      const weights = rope.getWeights();
+      delete weights['embed.positions'];
+      const ablated = await createEncoder({ ...rope.config, position: 'none', positionOptions: {} }, { weights });
+      const after = await assertSameAsNode(p, 'reverse-rope', twenty, ablated);
+      ablated.dispose();
+      assert.ok(before.right / before.total >= 0.95 && after.right / after.total < 0.5,
+        `ablating reverse-rope: ${before.right}/${before.total} -> ${after.right}/${after.total}`);
+      await page.uncheck('#trained-ablate');
+      await idle(page);
+
+      // RoPE scaling on the same weights (select() sets the controls): NTK at 4x
+      p = await page.evaluate((text) => window.swapformerDemo.trained.select('shift', 'rope', { text, scaling: 'ntk' }), symbols.repeat(8).slice(0, 126));
+      assert.deepEqual(p.scaling, { type: 'ntk', factor: 4 });
+      const shift = await nodeModel('shift-rope');
+      const ntk = await createEncoder({ ...shift.config, positionOptions: { ...shift.config.positionOptions, scaling: p.scaling } }, { weights: shift.getWeights() });
+      await assertSameAsNode(p, 'shift-rope', p.text, ntk);
+      ntk.dispose();
+
+      // an invalid character: an inline message, never an exception
+      await page.fill('#trained-text', 'abcz!');
+      await idle(page);
+      assert.equal(await visible(page, '#trained-input-msg'), true);
+      assert.match(await page.locator('#trained-input-msg').textContent(), /'z', '!' are not symbols/);
+      assert.match((await last()).inputError, /'z'/);
+
+      // the charts: drawn, not empty, the table's title follows the task
+      for (const id of ['trained-chart', 'trained-rope-chart']) {
+        assert.equal(await page.locator(`#${id}`).getAttribute('data-drawn'), 'true', id);
+        assert.ok(await inkedPixels(page, `#${id}`) > 2000, `${id} is empty`);
+      }
+      assert.match(await page.locator('#trained-chart-title').textContent(), /shift/);
+      assert.match(await page.locator('#trained-chart-line').textContent(), /RoPE extrapolates/);
+
+      // leave the panel on a known state for the screenshot
+      p = await page.evaluate((text) => window.swapformerDemo.trained.select('reverse', 'rope', { text }), twenty);
+      assert.equal(p.right, before.right);
+      for (const enc of nodeModels.values()) enc.dispose();
+      t.diagnostic(`trained models panel checks in ${Math.round(performance.now() - t0)} ms`);
     });
 
     await t.test('screenshots: desktop and phone width (390 px)', async () => {

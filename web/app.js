@@ -1,8 +1,10 @@
 // The demo's state and wiring. The page is a list of sections; each is
 // mounted once with mount(root, app) and then gets update(state) after every
-// run (a `deferred` one a little later, once typing pauses). A new section,
-// e.g. a "Trained models" panel that loads a model file and hands it to
-// app.adopt(encoder, {seed, provenance}), is one more entry in SECTIONS.
+// run (a `deferred` one a little later, once typing pauses). A new section is
+// one more entry in SECTIONS; "Trained models" (trained.js) is one that keeps
+// its own encoders and only uses the app's queue. app.adopt(encoder, {seed,
+// provenance}) makes an encoder the current model (the swap section uses it);
+// it needs a config the form can describe and ids from the page's tokenizers.
 //
 // All wasm work goes through one queue (app.enqueue), so runs never
 // interleave and app.whenIdle() tells when the page has caught up.
@@ -12,6 +14,7 @@ import { h, fill, setOptions, errorText } from './dom.js';
 import { mountPictures } from './pictures.js';
 import { mountSwap } from './swap.js';
 import { mountExperiments } from './experiments-panel.js';
+import { mountTrained } from './trained.js';
 
 /** Keeps the page responsive: beyond these the demo refuses (the library does not). */
 export const LIMITS = { layers: 48, dModel: 512, heads: 64, ffDim: 2048, maxLen: 4096, tokens: 512 };
@@ -22,6 +25,7 @@ const SECTIONS = [
   { id: 'pictures', mount: mountPictures },
   { id: 'swap', mount: mountSwap },
   { id: 'experiments', mount: mountExperiments, deferred: true },
+  { id: 'trained', mount: mountTrained, deferred: true },
 ];
 
 const $ = (id) => document.getElementById(id);
@@ -350,6 +354,8 @@ class App {
       whenIdle: () => app.whenIdle(),
       current: () => app.snapshot(),
       experiments: app.experimentResults,
+      /** The "Trained models" panel: select(task, position, opts), lastPrediction, info(). */
+      trained: app.trained,
       /** Sets the controls to `config` (request form) and the text, runs, returns the snapshot. */
       async runConfig(config, text, { seed, tokenizer } = {}) {
         app.writeForm(config, { seed: seed ?? config.seed, text, mode: tokenizer });

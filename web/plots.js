@@ -3,12 +3,14 @@
 //
 //   heatmap(canvas, {data, rows, cols, scale: 'diverging' | 'sequential', ...})
 //   linePlot(canvas, {series: [{label, x, y}], xLabel, yLabel, ...})
+//   barChart(canvas, {groups, series: [{label, values}], ...})   (grouped bars)
 //
 // Signed quantities use the diverging map (blue < 0 < red, white at 0,
 // symmetric range); probabilities and other non-negative quantities use the
 // sequential map (viridis).
 
 const FONT = '11px system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif';
+const SMALL_FONT = '9px system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif';
 const LABEL_FONT = '12px system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif';
 const INK = '#1f2933';
 const MUTED = '#52606d';
@@ -446,4 +448,194 @@ export function linePlot(canvas, spec) {
   register(canvas, draw);
   canvas.onmousemove = null;
   canvas.onmouseleave = null;
+}
+
+// ------------------------------------------------------------------ grouped bars
+
+/**
+ * Grouped bars with axes, a legend, value labels and hover text.
+ * spec: {groups: string[] (x categories; '\n' splits a label into lines),
+ *        groupsShort?: string[] (used when a label of groups does not fit its slot),
+ *        series: [{label, color?, values: (number | null | {text: string})[]}],
+ *        yRange?: [lo, hi], yTickFormat?: v => string, valueFormat?: v => string,
+ *        xLabel?, yLabel?, height?: px, hlines?: [{y, label}],
+ *        highlight?: index of a series (the others are drawn lighter),
+ *        separators?: group indices (a dashed line before that group),
+ *        tooltip?: (group, series) => string}
+ * A value {text} draws no bar but the text written up the bar's slot (e.g. 'refused');
+ * null draws nothing.
+ */
+export function barChart(canvas, spec) {
+  const { groups, series } = spec;
+  const [y0, y1] = spec.yRange ?? [0, Math.max(1e-9, ...series.flatMap((s) => s.values.filter(Number.isFinite)))];
+  const tickFmt = spec.yTickFormat ?? formatTick;
+  const valueFmt = spec.valueFormat ?? ((v) => formatTick(v));
+  const HLINE = '#616e7c';
+  const colorOf = (k) => series[k].color ?? PALETTE[k % PALETTE.length];
+  const draw = (width) => {
+    const measure = canvas.getContext('2d');
+    const height = spec.height ?? 260;
+    const yTicks = niceTicks(y0, y1, Math.max(3, Math.floor((height - 80) / 34)));
+    const yTickW = Math.max(...yTicks.map((v) => textWidth(measure, tickFmt(v))), 10);
+    const left = (spec.yLabel ? 20 : 4) + yTickW + 8, right = 8;
+    // legend rows, wrapped to the width
+    const items = [
+      ...series.map((s, k) => ({ label: s.label, color: colorOf(k), k })),
+      ...(spec.hlines ?? []).filter((hl) => hl.label).map((hl) => ({ label: hl.label, color: HLINE, isHline: true })),
+    ].map((it) => ({ ...it, w: 22 + textWidth(measure, it.label) + 12 }));
+    const legendRows = [];
+    let rowW = 0;
+    for (const it of items) {
+      if (!legendRows.length || rowW + it.w > width - left - right) { legendRows.push([]); rowW = 0; }
+      legendRows[legendRows.length - 1].push(it); rowW += it.w;
+    }
+    const top = 10 + legendRows.length * 16;
+    // group labels: the short forms when a long one does not fit its slot
+    const slotW = (width - left - right) / groups.length - 4;
+    const fits = (g) => g.split('\n').every((line) => textWidth(measure, line) <= slotW);
+    const shown = spec.groupsShort && !groups.every(fits) ? spec.groupsShort : groups;
+    const labelLines = Math.max(1, ...shown.map((g) => g.split('\n').length));
+    const bottom = 8 + labelLines * 13 + (spec.xLabel ? 18 : 2);
+    const plotW = Math.max(60, width - left - right), plotH = Math.max(60, height - top - bottom);
+    const ctx = setupCanvas(canvas, width, height);
+    const Y = (v) => top + plotH - ((Math.max(y0, Math.min(y1, v)) - y0) / (y1 - y0)) * plotH;
+
+    // grid + y ticks
+    ctx.font = FONT; ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
+    for (const v of yTicks) {
+      const y = Math.round(Y(v)) + 0.5;
+      ctx.strokeStyle = GRID; ctx.lineWidth = 1;
+      ctx.beginPath(); ctx.moveTo(left, y); ctx.lineTo(left + plotW, y); ctx.stroke();
+      ctx.fillStyle = INK; ctx.fillText(tickFmt(v), left - 5, y);
+    }
+
+    // geometry: each group gets an equal slot, its bars fill 80% of it
+    const gw = plotW / groups.length, inner = gw * 0.82, n = series.length;
+    const bw = Math.min(44, inner / n);
+    const slot = (g, k) => left + g * gw + (gw - bw * n) / 2 + k * bw;
+
+    // group labels and separators
+    ctx.fillStyle = INK; ctx.textAlign = 'center'; ctx.textBaseline = 'top';
+    shown.forEach((g, i) => {
+      g.split('\n').forEach((line, j) => {
+        ctx.font = j === 0 ? FONT : SMALL_FONT.replace('9px', '10px');
+        ctx.fillStyle = j === 0 ? INK : MUTED;
+        ctx.fillText(clip(ctx, line, gw - 4), left + (i + 0.5) * gw, top + plotH + 5 + j * 13);
+      });
+    });
+    for (const i of spec.separators ?? []) {
+      const x = Math.round(left + i * gw) + 0.5;
+      ctx.save(); ctx.setLineDash([3, 3]); ctx.strokeStyle = '#9aa5b1';
+      ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, top + plotH + labelLines * 13 + 4); ctx.stroke(); ctx.restore();
+    }
+
+    // bars
+    const hl = spec.highlight;
+    const labelW = textWidth(measure, valueFmt(y1)) + 3;
+    const gap = bw >= 12 ? 2 : 1;
+    for (let k = 0; k < n; k++) {
+      const color = colorOf(k);
+      const faded = hl !== undefined && hl !== null && hl >= 0 && k !== hl;
+      series[k].values.forEach((v, g) => {
+        const x = slot(g, k), w = Math.max(1, bw - gap);
+        if (v === null || v === undefined) return;
+        if (typeof v === 'object') {
+          // no number: write the text up the slot (e.g. 'refused'), on a hatched stub
+          ctx.font = FONT;
+          const tw = textWidth(ctx, v.text) + 10, base = top + plotH;
+          ctx.save();
+          ctx.globalAlpha = faded ? 0.5 : 1;
+          ctx.strokeStyle = color; ctx.setLineDash([3, 2]); ctx.lineWidth = 1;
+          ctx.strokeRect(x + 0.5, base - tw + 0.5, w - 1, tw - 1);
+          ctx.restore();
+          ctx.save();
+          ctx.translate(x + w / 2, base - 5); ctx.rotate(-Math.PI / 2);
+          ctx.fillStyle = faded ? MUTED : INK; ctx.textAlign = 'left'; ctx.textBaseline = 'middle';
+          ctx.fillText(v.text, 0, 0);
+          ctx.restore();
+          return;
+        }
+        if (!Number.isFinite(v)) return;
+        const yTop = Y(v), yBase = Y(Math.max(y0, 0));
+        ctx.globalAlpha = faded ? 0.35 : 1;
+        ctx.fillStyle = color;
+        ctx.fillRect(x, Math.min(yTop, yBase), w, Math.max(1, Math.abs(yBase - yTop)));
+        ctx.globalAlpha = 1;
+        if (k === hl) { ctx.strokeStyle = INK; ctx.lineWidth = 1.5; ctx.strokeRect(x + 0.75, Math.min(yTop, yBase) + 0.75, w - 1.5, Math.max(1, Math.abs(yBase - yTop)) - 1.5); }
+        // value label: above the bar, or written up it when the bar is narrow
+        const text = valueFmt(v);
+        ctx.font = FONT; ctx.fillStyle = faded ? MUTED : INK;
+        if (w >= labelW) {
+          ctx.textAlign = 'center'; ctx.textBaseline = 'bottom';
+          const inside = yTop - 13 < top;
+          if (inside) ctx.fillStyle = faded ? INK : '#fff';
+          ctx.fillText(text, x + w / 2, inside ? yTop + 14 : yTop - 2);
+        } else if (w >= 7) {
+          ctx.font = w >= 9 ? FONT : SMALL_FONT;
+          const tw = ctx.measureText(text).width;
+          const inside = yBase - yTop > tw + 8;
+          ctx.save();
+          ctx.translate(x + w / 2, inside ? yTop + 4 : yTop - 3); ctx.rotate(-Math.PI / 2);
+          ctx.textBaseline = 'middle'; ctx.textAlign = inside ? 'right' : 'left';
+          ctx.fillStyle = inside && !faded ? '#fff' : faded ? MUTED : INK;
+          ctx.fillText(text, 0, 0);
+          ctx.restore();
+        }
+      });
+    }
+
+    // reference lines
+    for (const h of spec.hlines ?? []) {
+      const y = Math.round(Y(h.y)) + 0.5;
+      ctx.save(); ctx.setLineDash([4, 4]); ctx.strokeStyle = HLINE; ctx.lineWidth = 1.2;
+      ctx.beginPath(); ctx.moveTo(left, y); ctx.lineTo(left + plotW, y); ctx.stroke(); ctx.restore();
+    }
+    ctx.strokeStyle = MUTED; ctx.lineWidth = 1;
+    ctx.beginPath(); ctx.moveTo(left - 0.5, top); ctx.lineTo(left - 0.5, top + plotH + 0.5); ctx.lineTo(left + plotW, top + plotH + 0.5); ctx.stroke();
+
+    // legend
+    ctx.font = FONT; ctx.textAlign = 'left'; ctx.textBaseline = 'middle';
+    legendRows.forEach((rowItems, r) => {
+      let x = left;
+      const y = 8 + r * 16 + 4;
+      for (const it of rowItems) {
+        if (it.isHline) {
+          ctx.save(); ctx.setLineDash([4, 4]); ctx.strokeStyle = it.color; ctx.lineWidth = 1.2;
+          ctx.beginPath(); ctx.moveTo(x, y); ctx.lineTo(x + 16, y); ctx.stroke(); ctx.restore();
+        } else {
+          ctx.globalAlpha = hl !== undefined && hl !== null && hl >= 0 && it.k !== hl ? 0.35 : 1;
+          ctx.fillStyle = it.color; ctx.fillRect(x, y - 5, 16, 10);
+          ctx.globalAlpha = 1;
+          if (it.k === hl) { ctx.strokeStyle = INK; ctx.lineWidth = 1.5; ctx.strokeRect(x + 0.75, y - 4.25, 14.5, 8.5); }
+        }
+        ctx.fillStyle = INK; ctx.font = it.k === hl ? `bold ${FONT}` : FONT;
+        ctx.fillText(it.label, x + 22, y);
+        x += it.w;
+      }
+    });
+    ctx.font = FONT;
+
+    // axis labels
+    ctx.font = LABEL_FONT; ctx.fillStyle = INK; ctx.textAlign = 'center'; ctx.textBaseline = 'bottom';
+    if (spec.xLabel) ctx.fillText(fitLabel(ctx, spec.xLabel, spec.xLabelShort, width - 8), left + plotW / 2, height - 3);
+    if (spec.yLabel) drawRotatedLabel(ctx, spec.yLabel, 9, top + plotH / 2);
+
+    canvas._bars = { left, top, plotH, gw, bw, n, slot };
+  };
+  register(canvas, draw);
+
+  canvas.onmousemove = (event) => {
+    const b = canvas._bars;
+    if (!b) return;
+    const rect = canvas.getBoundingClientRect();
+    const x = event.clientX - rect.left, y = event.clientY - rect.top;
+    const g = Math.floor((x - b.left) / b.gw);
+    if (g < 0 || g >= groups.length || y < b.top || y > b.top + b.plotH) return hideTooltip();
+    const k = Math.floor((x - b.slot(g, 0)) / b.bw);
+    if (k < 0 || k >= b.n) return hideTooltip();
+    const v = series[k].values[g];
+    if (v === null || v === undefined) return hideTooltip();
+    showTooltip(event, spec.tooltip ? spec.tooltip(g, k) : `${series[k].label}, ${groups[g].replace(/\n/g, ' ')}: ${typeof v === 'object' ? v.text : valueFmt(v)}`);
+  };
+  canvas.onmouseleave = hideTooltip;
 }

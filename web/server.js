@@ -2,12 +2,14 @@
 //
 //   node web/server.js [--port 8080] [--host 127.0.0.1]
 //
-// Serves the repository's web/, bindings/ and dist/ folders (the page imports
-// /bindings/index.js, which fetches /dist/swapformer.wasm) and nothing else:
+// Serves the repository's web/, bindings/, dist/ and models/ folders (the page
+// imports /bindings/index.js, which fetches /dist/swapformer.wasm; the "Trained
+// models" panel fetches /models/*.json, *.safetensors and tasks.js) and nothing else:
 // `/` redirects to `/web/`, any other path is 404, and a path that escapes a
 // served folder is 403. Every response carries the cross-origin isolation
 // headers (COOP same-origin + COEP require-corp) so wasm threads can be added
-// later, and .wasm is served as application/wasm (needed by compileStreaming).
+// later, .wasm is served as application/wasm (needed by compileStreaming) and
+// .safetensors as application/octet-stream. Everything is read-only (GET, HEAD).
 //
 // Used programmatically by tests/browser.test.js: startServer({port: 0}).
 import http from 'node:http';
@@ -18,7 +20,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The URL prefixes served, each mapped to one folder of the repository. */
-export const SERVED_ROOTS = ['web', 'bindings', 'dist'];
+export const SERVED_ROOTS = ['web', 'bindings', 'dist', 'models'];
 
 const MIME = {
   '.html': 'text/html; charset=utf-8',
@@ -152,7 +154,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
   }
   try {
     const { url } = await startServer(opts);
-    console.log(`swapformer demo: ${url}  (serving web/, bindings/, dist/; Ctrl-C to stop)`);
+    console.log(`swapformer demo: ${url}  (serving web/, bindings/, dist/, models/; Ctrl-C to stop)`);
   } catch (e) {
     console.error(`web/server.js: cannot listen on ${opts.host}:${opts.port}: ${e.code === 'EADDRINUSE' ? 'the port is in use (try --port N)' : e.message}`);
     process.exit(1);
