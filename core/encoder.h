@@ -9,7 +9,9 @@
 
 /* Rows processed together by the per-token stages (norm, projections, FFN):
  * bounds the scratch buffers whatever the sequence length. */
+#ifndef SF_CHUNK
 #define SF_CHUNK 64
+#endif
 
 enum { SF_INIT_ZEROS, SF_INIT_ONES, SF_INIT_NORMAL, SF_INIT_FANIN_UNIFORM };
 
