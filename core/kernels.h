@@ -51,7 +51,9 @@ void activation_forward(float *h, const float *g, int activation, size_t n);
  *   att (H, ldatt, ldatt): when not NULL, receives the probabilities of these
  *   rows, at row/column perm[t] for token t when perm is not NULL.
  * The position plugin's score_bias, when it has one, is added to the scores. */
-#define SF_ATT_BK 128
+#ifndef SF_ATT_BK
+#define SF_ATT_BK 64 /* keys per tile: p (CHUNK, 64) and 64 rows of v stay in L1 */
+#endif
 static inline size_t sf_attention_scratch(int R, int D) {
     size_t R8 = ((size_t)R + 7) & ~(size_t)7, R4 = ((size_t)R + 3) & ~(size_t)3;
     return R8 * D + 2 * (size_t)SF_ATT_BK * R + 3 * R4;
