@@ -66,6 +66,7 @@ static void list_params(sf_encoder *e, float ***slots) {
     int np = c->position->params ? c->position->params(c, ps) : 0;
     for (int k = 0; k < np; k++)
         add(e, slots, ps[k].name, -1, 2, ps[k].rows, ps[k].cols, 0, 0, SF_INIT_NORMAL, ps[k].init_std, (float **)&e->plugin_params[k]);
+    e->layer0 = e->n_params;
     for (int l = 0; l < c->layers; l++) {
         sf_layer *L = e->layers ? &e->layers[l] : NULL;
 #define LP(field) (L ? &L->field : NULL)
@@ -90,6 +91,7 @@ static void list_params(sf_encoder *e, float ***slots) {
         add(e, slots, "ffn.down.bias", l, 1, C, 0, 0, 1, SF_INIT_ZEROS, 0, LP(down_b));
 #undef LP
     }
+    e->layer_end = e->n_params;
     if (c->final_norm) {
         add(e, slots, "final_norm.weight", -1, 1, C, 0, 0, 0, SF_INIT_ONES, 0, &e->final_w);
         if (nb) add(e, slots, "final_norm.bias", -1, 1, C, 0, 0, 1, SF_INIT_ZEROS, 0, &e->final_b);
@@ -154,8 +156,22 @@ void sf_encoder_free(sf_encoder *e) {
     free(e);
 }
 
+/* Parameters are in canonical order, each layer a block of the same size: a
+ * name "layers.<i>.*" is looked up in block i alone, so loading a file of n
+ * tensors costs O(n), whatever the number of layers. */
 int sf_encoder_find_param(const sf_encoder *e, const char *name) {
-    for (int i = 0; i < e->n_params; i++)
+    int from = 0, to = e->n_params, L = e->cfg.layers;
+    if (!strncmp(name, "layers.", 7) && L > 0) {
+        long layer = 0;
+        const char *c = name + 7;
+        if (*c < '0' || *c > '9' || (*c == '0' && c[1] != '.')) return -1;
+        for (; *c >= '0' && *c <= '9'; c++)
+            if ((layer = layer * 10 + (*c - '0')) >= L) return -1;
+        int per_layer = e->layer0 >= 0 ? (e->layer_end - e->layer0) / L : 0;
+        from = e->layer0 + (int)layer * per_layer;
+        to = from + per_layer;
+    }
+    for (int i = from; i < to; i++)
         if (!strcmp(e->params[i].name, name)) return i;
     return -1;
 }

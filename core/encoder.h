@@ -40,6 +40,7 @@ typedef struct sf_encoder {
     /* parameters */
     sf_param *params;
     int n_params;
+    int layer0, layer_end;                           /* params[layer0 .. layer_end): the layers, a block each */
     float *param_arena;
     size_t param_floats;
     float *tokens;                                   /* (V, C) */
