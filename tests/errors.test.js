@@ -302,3 +302,16 @@ test('sizes beyond wasm32 are OUT_OF_MEMORY, not wrapped', async () => {
   await rejects(createEncoder(cfg, { weights: { 'embed.tokens': big } }), 'OUT_OF_MEMORY', /do not fit in wasm32/);
   stillGood();
 });
+
+test('a deep model file (1024 layers, 18,435 tensors) loads in linear time', async () => {
+  const deep = await createEncoder({ vocabSize: 2, dModel: 4, heads: 1, layers: 1024, ffDim: 4, position: 'rope', norm: 'layernorm', normPlacement: 'pre', activation: 'geglu' }, { seed: 1 });
+  const bytes = deep.save();
+  deep.dispose();
+  const t = performance.now();
+  const back = await loadModel(bytes);
+  const ms = performance.now() - t;
+  assert.equal(back.weightShapes()['layers.1023.ffn.gate.weight'][0], 4);
+  back.dispose();
+  assert.ok(ms < 2000, `loading took ${ms.toFixed(0)} ms (a quadratic lookup takes ~3 s here)`);
+  await rejects(loadModel(file(clone())).then(() => createEncoder(cfg, { weights: { 'layers.01.attn.q.bias': new Float32Array(8) } })), 'BAD_WEIGHTS', /layers\.01/);
+});
