@@ -278,10 +278,15 @@ export class Encoder {
   }
 
   forward(ids, options = {}) {
+    return this.#run(ids, options).result;
+  }
+
+  // The forward pass, and the batch as it was read (for predict).
+  #run(ids, options) {
     const h = this.#handle(), rt = this.#rt, x = rt.x;
     const outputAttentions = !!options?.outputAttentions, outputHidden = !!options?.outputHiddenStates;
     const flags = (outputAttentions ? 1 : 0) | (outputHidden ? 2 : 0);
-    const { seqs, where } = normaliseIds(ids, this.#config.vocabSize);
+    const { seqs, single, where } = normaliseIds(ids, this.#config.vocabSize);
     const B = seqs.length;
     let T = 0, N = 0;
     for (const s of seqs) { T = Math.max(T, s.length); N += s.length; }
@@ -314,20 +319,19 @@ export class Encoder {
         shape: [B, T, C],
       }));
     }
-    return result;
+    return { result, batch: { seqs, single } };
   }
 
   /** The argmax of the output head's logits at every position: an Int32Array
    * for one sequence, an array of them (unpadded) for a batch. Needs outputHead. */
   predict(ids) {
     if (!this.#config.outputHead) fail('BAD_ARGUMENT', 'predict needs a model with an output head (config.outputHead)');
-    const { logits } = this.forward(ids);
-    const [B, T, V] = logits.shape, batched = !normaliseIds(ids, this.#config.vocabSize).single;
+    const { result: { logits }, batch } = this.#run(ids, {});
+    const [B, T, V] = logits.shape;
     const out = [];
-    const lengths = batched ? ids.map((s) => s.length) : [ids.length];
     for (let b = 0; b < B; b++) {
-      const pred = new Int32Array(lengths[b]);
-      for (let t = 0; t < lengths[b]; t++) {
+      const L = batch.seqs[b].length, pred = new Int32Array(L);
+      for (let t = 0; t < L; t++) {
         const row = logits.data.subarray((b * T + t) * V, (b * T + t + 1) * V);
         let best = 0;
         for (let v = 1; v < V; v++) if (row[v] > row[best]) best = v;
@@ -335,7 +339,7 @@ export class Encoder {
       }
       out.push(pred);
     }
-    return batched ? out : out[0];
+    return batch.single ? out[0] : out;
   }
 
   /** What the position plugin adds to the embeddings at positions 0..length-1:
