@@ -147,7 +147,7 @@ function buildGemm() {
 }
 
 /** GFLOP/s of the Linear layers of a forward (one layer's q,k,v,o,up,down for T rows), best of rounds. */
-function runGemm(file, { T, C, F }, rounds = 12) {
+function runGemm(file, { T, C, F }, rounds = 40) {
   const x = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(join(CACHE, file))), {}).exports;
   x._initialize?.();
   if (!x.setup(T, C, F)) throw new Error('gemm setup: out of memory');
@@ -570,6 +570,10 @@ Written by \`npm run bench\` (bench/bench.js) on ${M.date}. Do not edit by hand:
   the machine is noisy, the best is the least disturbed). "% of peak" divides the GFLOP/s of the whole
   forward (matrix products only counted) by it, so it is a lower bound for the matrix products.
   The issue's "near 25 GFLOP/s" for a plain mul+add loop is close to the gemm micro-kernel here.
+- **Matrix products alone**: \`bench/gemm.c\` built with \`core/kernels.c\` as each shipped wasm is (emcc;
+  clang-16 + wasm-ld-16 with relaxed SIMD) runs \`matmul_forward\` on one MiniLM layer's Linear shapes
+  (q, k, v, o: four 384 -> 384, up: 384 -> 1536, down: 1536 -> 384) for T=512 in 64-row chunks as the
+  encoder does, weights packed; best of 40 rounds, right after the peak.
 - **Memory**: the byte length of each runtime's wasm memory (caught at instantiation; wasm memory
   never grows back, so it is the peak) in a fresh Node process after loading the model and one
   forward. JS-heap copies (the model file bytes, ORT's JS tensors) are not counted for either.
@@ -725,7 +729,7 @@ export async function main(argv = process.argv.slice(2)) {
       },
       cold: ['MiniLM-L6', 'tiny'].map((name) => ({
         name, model: url(modelPath(name)), onnx: url(onnxPath(name, name === 'tiny' ? 'fused' : R.cold?.[name]?.graph ?? 'fused')),
-        T: 128, vocab: H.SHAPES[name].vocabSize, runs: opts.quick ? 1 : 3, relaxedBuilt,
+        T: 128, vocab: H.SHAPES[name].vocabSize, runs: opts.quick ? 1 : 5, relaxedBuilt,
       })),
     };
     // relaxed SIMD is on by default in Chromium: bench the relaxed build there when it exists
