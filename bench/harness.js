@@ -121,6 +121,9 @@ export async function timeAlternating(runners, { warmup = 3, runs = 10, log = ()
   return res;
 }
 
+/** The [key, value] of an object's largest value. */
+const top = (o) => Object.entries(o).reduce((a, b) => (b[1] > a[1] ? b : a));
+
 /**
  * The peak micro-benchmark (bench/peak.c) on the exports of one of its builds.
  * reg: register-only acc = acc*a + b (mul + add, or fma) with N accumulators, best N;
@@ -153,9 +156,18 @@ export function runPeak(x, { ms = 50, tries = 10 } = {}) {
     const per = k * mr * 4 * nv * 2, reps = Math.max(1, Math.round(target / per));
     gemm[`${mr}x${4 * nv}`] = best(() => x[`gemm${mr}x${nv}`](reps, k), reps * per);
   }
-  const top = (o) => Object.entries(o).reduce((a, b) => (b[1] > a[1] ? b : a));
   const [regN, regG] = top(reg), [gemmK, gemmG] = top(gemm);
   return { reg: regG, regN: +regN, gemm: gemmG, gemmKernel: gemmK, all: { reg, gemm } };
+}
+
+/** The better of two runPeak results per build, kernel by kernel. */
+export function bestPeaks(a, b) {
+  const max = (x, y) => Object.fromEntries(Object.keys(x).map((k) => [k, Math.max(x[k], y[k] ?? 0)]));
+  return Object.fromEntries(Object.entries(a).map(([build, pa]) => {
+    const all = { reg: max(pa.all.reg, b[build].all.reg), gemm: max(pa.all.gemm, b[build].all.gemm) };
+    const [regN, reg] = top(all.reg), [gemmKernel, gemm] = top(all.gemm);
+    return [build, { reg, regN: +regN, gemm, gemmKernel, all }];
+  }));
 }
 
 /**
