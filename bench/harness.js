@@ -1,6 +1,7 @@
 // The part of the benchmark that runs the same in Node and in the browser page:
 // the model shapes, the FLOP count, the input ids, the alternating timing loop,
 // the peak micro-benchmark driver, the cross-check and the statistics. No I/O.
+import { random } from '../models/tasks.js';
 
 /** The encoders of the issue. vocabSize and eps as in the real checkpoints. */
 export const SHAPES = {
@@ -41,28 +42,17 @@ export function flops(cfg, T) {
   return cfg.layers * (2 * T * (4 * d * d + ffnMats * d * ff) + 4 * T * T * d);
 }
 
-/** Deterministic pseudo-random numbers in [0, 1) (mulberry32). */
-export function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** T token ids in [1, vocab), the same for every runtime. */
 export function makeIds(T, vocab, seed = 7) {
-  const r = rng(seed * 1000003 + T);
+  const r = random(seed * 1000003 + T);
   return Int32Array.from({ length: T }, () => 1 + Math.floor(r() * (vocab - 1)));
 }
 
 /** Non-trivial biases and norm gains (createEncoder initialises them to 0 and
  * 1, which would let a bias or gain mistake pass the cross-check). */
 export function perturb(weights, seed) {
-  const r = rng(seed + 99);
+  const r = random(seed + 99);
   for (const [name, w] of Object.entries(weights)) {
     if (name.endsWith('.bias')) for (let i = 0; i < w.length; i++) w[i] = 0.1 * (r() - 0.5);
     else if (/norm\d?\.weight$|final_norm\.weight$/.test(name)) for (let i = 0; i < w.length; i++) w[i] = 1 + 0.2 * (r() - 0.5);

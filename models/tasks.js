@@ -48,16 +48,21 @@ export function score(task, ids, predicted) {
   return { right, total: ids.length - 2, allRight: right === ids.length - 2 };
 }
 
-/** A deterministic stream of random inputs: count sequences of total length T. */
-export function sampleInputs(count, T, symbolCount, seed = 1) {
+/** A deterministic stream of numbers in [0, 1) from a 32-bit seed (mulberry32). */
+export function random(seed) {
   let s = seed >>> 0;
-  const rand = () => { // mulberry32
+  return () => {
     s = (s + 0x6d2b79f5) >>> 0;
     let z = s;
     z = Math.imul(z ^ (z >>> 15), z | 1);
     z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
     return ((z ^ (z >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** A deterministic stream of random inputs: count sequences of total length T. */
+export function sampleInputs(count, T, symbolCount, seed = 1) {
+  const rand = random(seed);
   return Array.from({ length: count }, () => [BOS, ...Array.from({ length: T - 2 }, () => FIRST_SYMBOL + Math.floor(rand() * symbolCount)), EOS]);
 }
 

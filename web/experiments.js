@@ -9,6 +9,7 @@
 // seed; experiments build their own small encoders from it (weights from the
 // seed) and dispose them.
 import { createTokenizer } from './tokenizer.js';
+import { random } from '../models/tasks.js';
 
 /** Builds an encoder, runs fn(encoder) and always disposes it. */
 async function withEncoder(api, config, options, fn) {
@@ -34,14 +35,7 @@ export function positionOptionsFor(position, options = {}) {
 
 /** A deterministic generator of N(0, 1) numbers (mulberry32 + Box-Muller). */
 export function gaussian(seed) {
-  let s = (seed >>> 0) ^ 0x9e3779b9;
-  const uniform = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const uniform = random((seed >>> 0) ^ 0x9e3779b9);
   return () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
 }
 

@@ -11,6 +11,7 @@
 // covers it. For tests: app.trained (window.swapformerDemo.trained).
 import { h, fill, setOptions, plotBox } from './dom.js';
 import { heatmap, barChart } from './plots.js';
+import { random } from '../models/tasks.js';
 
 const MODELS = new URL('../models/', import.meta.url);
 const POSITIONS = ['sinusoidal', 'learned', 'rope', 'alibi', 'none'];
@@ -43,18 +44,6 @@ const CHART_LEADS = {
 
 const pct = (x, digits = 0) => `${(100 * x).toFixed(digits)}%`;
 const panelError = (code, message) => Object.assign(new Error(message), { code });
-
-/** A deterministic stream in [0, 1) (mulberry32). */
-function random(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let z = s;
-    z = Math.imul(z ^ (z >>> 15), z | 1);
-    z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
-    return ((z ^ (z >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function fetchOk(url) {
   const r = await fetch(url);
