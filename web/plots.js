@@ -80,6 +80,17 @@ function availableWidth(canvas, fallback = 480) {
   return Math.max(200, Math.floor(w || fallback));
 }
 
+/** Legend entries ({w}) laid out in rows no wider than maxW: an array of rows. */
+function wrapLegend(items, maxW) {
+  const rows = [];
+  let rowW = 0;
+  for (const it of items) {
+    if (!rows.length || rowW + it.w > maxW) { rows.push([]); rowW = 0; }
+    rows[rows.length - 1].push(it); rowW += it.w;
+  }
+  return rows;
+}
+
 function textWidth(ctx, s, font = FONT) {
   ctx.font = font;
   return ctx.measureText(s).width;
@@ -337,12 +348,7 @@ export function linePlot(canvas, spec) {
       ...(spec.hlines ?? []).filter((hl) => hl.label).map((hl) => ({ label: hl.label, dash: [4, 4], color: HLINE, isHline: true })),
     ].map((s) => ({ s, w: 22 + textWidth(measure, s.label) + 14 }));
     const left = 20 + yTickW + 8, right = 12;
-    const legendRows = [];
-    let rowW = 0;
-    for (const it of items) {
-      if (!legendRows.length || rowW + it.w > width - left - right) { legendRows.push([]); rowW = 0; }
-      legendRows[legendRows.length - 1].push(it); rowW += it.w;
-    }
+    const legendRows = wrapLegend(items, width - left - right);
     const top = 8 + legendRows.length * 16;
     const bottom = 40;
     const plotW = Math.max(40, width - left - right), plotH = Math.max(60, height - top - bottom);
@@ -483,12 +489,7 @@ export function barChart(canvas, spec) {
       ...series.map((s, k) => ({ label: s.label, color: colorOf(k), k })),
       ...(spec.hlines ?? []).filter((hl) => hl.label).map((hl) => ({ label: hl.label, color: HLINE, isHline: true })),
     ].map((it) => ({ ...it, w: 22 + textWidth(measure, it.label) + 12 }));
-    const legendRows = [];
-    let rowW = 0;
-    for (const it of items) {
-      if (!legendRows.length || rowW + it.w > width - left - right) { legendRows.push([]); rowW = 0; }
-      legendRows[legendRows.length - 1].push(it); rowW += it.w;
-    }
+    const legendRows = wrapLegend(items, width - left - right);
     const top = 10 + legendRows.length * 16;
     // group labels: the short forms when a long one does not fit its slot
     const slotW = (width - left - right) / groups.length - 4;
