@@ -11,16 +11,9 @@ const CODES = [
 ];
 const ABI_VERSION = 1;
 
-/** Every error swapformer throws. `code` is stable; `message` names the field. */
-export class SwapformerError extends Error {
-  constructor(code, message) {
-    super(message);
-    this.name = 'SwapformerError';
-    this.code = code;
-  }
-}
+import { SwapformerError, fail } from './errors.js';
 
-const fail = (code, message) => { throw new SwapformerError(code, message); };
+export { SwapformerError };
 
 const isNode = typeof process === 'object' && !!process.versions?.node;
 const utf8 = new TextEncoder();
