@@ -7,15 +7,62 @@
 
 const CODES = [
   'OK', 'BAD_CONFIG', 'BAD_FILE', 'BAD_WEIGHTS', 'BAD_TOKEN', 'SEQUENCE_TOO_LONG',
-  'OUT_OF_MEMORY', 'BAD_ARGUMENT', 'PLUGIN_EXISTS', 'NOT_FOUND', 'BAD_PLUGIN',
+  'OUT_OF_MEMORY', 'BAD_ARGUMENT', 'PLUGIN_EXISTS', 'NOT_FOUND', 'BAD_PLUGIN', 'NON_FINITE', 'UNSUPPORTED_MODEL',
 ];
-const ABI_VERSION = 1;
+const ABI_VERSION = 2;
 
 import { SwapformerError, fail } from './errors.js';
 
 export { SwapformerError };
 
 const isNode = typeof process === 'object' && !!process.versions?.node;
+
+// User input is read once, own properties only, into plain values before any
+// wasm call: a getter, a Proxy or an inherited property (Object.prototype.seed)
+// can then neither change what a call does half-way nor re-enter it.
+const own = (obj, key) => (obj !== null && typeof obj === 'object' && Object.hasOwn(obj, key) ? obj[key] : undefined);
+
+/** An options argument: undefined, or a plain object (not an array). */
+function optionsObject(options, what = 'options') {
+  if (options === undefined) return {};
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) fail('BAD_ARGUMENT', `${what} must be an object`);
+  return options;
+}
+
+/** A short, safe description of a value for messages. */
+function describe(v) {
+  if (typeof v === 'number') return String(v);
+  if (typeof v === 'bigint') return `${v}n (a BigInt)`;
+  if (typeof v === 'string') return `string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}...` : v)}`;
+  if (v === undefined) return 'undefined (a hole or a missing element)';
+  if (v === null) return 'null';
+  return `a value of type ${Array.isArray(v) ? 'array' : typeof v}`;
+}
+
+/** Numbers of an array or a typed array, copied once into a Float32Array. */
+function toFloat32(v, what, code) {
+  if (v instanceof Float32Array) return v.slice();
+  if (v instanceof BigInt64Array || v instanceof BigUint64Array) fail(code, `${what} must hold numbers, got a ${v.constructor.name}`);
+  if (!Array.isArray(v) && !ArrayBuffer.isView(v)) fail(code, `${what} must be a Float32Array or an array of numbers, got ${describe(v)}`);
+  if (v instanceof DataView) fail(code, `${what} must be a Float32Array or an array of numbers, got a DataView`);
+  const n = v.length;
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    const x = v[i];
+    if (typeof x !== 'number') fail(code, `${what}[${i}] = ${describe(x)} is not a number`);
+    out[i] = x;
+  }
+  return out;
+}
+
+/** Deep-freezes a plain JSON value. */
+function deepFreeze(v) {
+  if (v !== null && typeof v === 'object') {
+    for (const x of Object.values(v)) deepFreeze(x);
+    Object.freeze(v);
+  }
+  return v;
+}
 const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder();
 
@@ -70,6 +117,7 @@ class Runtime {
   constructor(instance, build) {
     this.x = instance.exports;
     this.build = build;
+    this.live = 0; // encoders not disposed (nor finalised)
     this.x._initialize();
     if (this.x.sf_abi_version() !== ABI_VERSION) fail('BAD_ARGUMENT', `wasm ABI ${this.x.sf_abi_version()} != bindings ABI ${ABI_VERSION}`);
   }
@@ -79,7 +127,13 @@ class Runtime {
   i32(ptr, n) { return new Int32Array(this.x.memory.buffer, ptr, n); }
 
   error(rc) {
-    return new SwapformerError(CODES[rc] ?? 'INTERNAL', this.cstr(this.x.sf_error_message()));
+    const code = CODES[rc] ?? 'INTERNAL';
+    let message = this.cstr(this.x.sf_error_message());
+    // A FinalizationRegistry cannot run while a loop never yields: say what holds the memory.
+    if (code === 'OUT_OF_MEMORY' && this.live > 1) {
+      message += ` (${this.live} encoders of this runtime are alive and hold ${Math.round(this.x.memory.buffer.byteLength / 2 ** 20)} MB of wasm memory: call dispose() on those you no longer need, or declare them with 'using')`;
+    }
+    return new SwapformerError(code, message);
   }
   check(rc) { if (rc !== 0) throw this.error(rc); }
 
@@ -149,48 +203,57 @@ function runtime(source = DEFAULT_WASM) {
 
 // ------------------------------------------------------------------ API
 
-const handles = new FinalizationRegistry(({ rt, h }) => rt.x.sf_destroy(h));
+const handles = new FinalizationRegistry(({ rt, h }) => { rt.x.sf_destroy(h); rt.live--; });
 
 /** Which build a wasm source runs and how much memory its instance holds now
  * (wasm memory grows and never shrinks). */
-export async function runtimeInfo(options = {}) {
-  const rt = await runtime(options.wasm);
+export async function runtimeInfo(options) {
+  const rt = await runtime(own(optionsObject(options), 'wasm'));
   return { build: rt.build, memoryBytes: rt.x.memory.buffer.byteLength };
 }
 
 /** Names of the registered position and norm plugins, read from the C registry. */
-export async function listPlugins(options = {}) {
-  const rt = await runtime(options.wasm);
+export async function listPlugins(options) {
+  const rt = await runtime(own(optionsObject(options), 'wasm'));
   const names = (kind) => Array.from({ length: rt.x.sf_plugin_count(kind) }, (_, i) => rt.cstr(rt.x.sf_plugin_name(kind, i)));
   return { position: names(0), norm: names(1) };
 }
 
+/** The weights option (an object or a Map of name -> numbers) as [name, Float32Array] pairs. */
+function readWeights(weights) {
+  if (weights === undefined) return [];
+  const entries = weights instanceof Map ? [...weights.entries()]
+    : weights !== null && typeof weights === 'object' && !Array.isArray(weights) && !ArrayBuffer.isView(weights) ? Object.keys(weights).map((k) => [k, weights[k]])
+      : fail('BAD_WEIGHTS', `options.weights must be an object or a Map of Float32Arrays, got ${describe(weights)}`);
+  return entries.map(([name, value]) => {
+    if (typeof name !== 'string') fail('BAD_WEIGHTS', `options.weights: a key is ${describe(name)}, not a tensor name`);
+    if (name.includes('\0')) fail('BAD_WEIGHTS', `weights['${name.replace(/\0/g, '\\0')}'] has a NUL character in its name`);
+    return [name, toFloat32(value, `weights['${name}']`, 'BAD_WEIGHTS')];
+  });
+}
+
 /** A new encoder from a config; weights not given are initialised from seed. */
-export async function createEncoder(config, options = {}) {
-  if (options === null || typeof options !== 'object') fail('BAD_ARGUMENT', 'options must be an object');
-  const { weights = {}, seed = 0 } = options;
+export async function createEncoder(config, options) {
+  options = optionsObject(options);
+  const seed = own(options, 'seed') ?? 0, wasm = own(options, 'wasm');
   if (config === null || typeof config !== 'object' || Array.isArray(config)) fail('BAD_CONFIG', 'config must be an object');
-  if (weights === null || typeof weights !== 'object') fail('BAD_WEIGHTS', 'options.weights must be an object of Float32Arrays');
-  if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0) fail('BAD_ARGUMENT', `options.seed must be a non-negative safe integer, got ${String(seed)}`);
+  if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0) fail('BAD_ARGUMENT', `options.seed must be a non-negative safe integer, got ${describe(seed)}`);
   let json;
   try {
     json = JSON.stringify(config);
   } catch (e) {
     fail('BAD_CONFIG', `config is not serialisable as JSON: ${e.message}`);
   }
-  const rt = await runtime(options.wasm);
+  const weights = readWeights(own(options, 'weights'));
+  const rt = await runtime(wasm);
   const h = rt.withString(json, (p, n) => rt.x.sf_create(p, n));
   if (!h) throw rt.error(rt.x.sf_error_code());
   try {
-    for (const [name, value] of Object.entries(weights)) {
-      if (!(value instanceof Float32Array) && !Array.isArray(value) && !ArrayBuffer.isView(value)) {
-        fail('BAD_WEIGHTS', `weights['${name}'] must be a Float32Array`);
-      }
-      const data = value instanceof Float32Array ? value : Float32Array.from(value);
+    for (const [name, data] of weights) {
       const p = rt.alloc(data.length * 4 || 4);
       try {
         rt.f32(p, data.length).set(data);
-        rt.check(rt.withString(name, (np) => rt.x.sf_set_weight(h, np, p, data.length)));
+        rt.check(rt.withString(name, (np, nn) => rt.x.sf_set_weight(h, np, nn, p, data.length)));
       } finally {
         rt.x.sf_dealloc(p);
       }
@@ -204,41 +267,49 @@ export async function createEncoder(config, options = {}) {
 }
 
 /** An encoder from a model file (safetensors with the config in its metadata). */
-export async function loadModel(bytes, options = {}) {
+export async function loadModel(bytes, options) {
+  const wasm = own(optionsObject(options), 'wasm');
   if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
   else if (ArrayBuffer.isView(bytes)) bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   else fail('BAD_FILE', 'loadModel: bytes must be a Uint8Array or an ArrayBuffer');
-  const rt = await runtime(options?.wasm);
+  const rt = await runtime(wasm);
   const h = rt.withBytes(bytes, (p, n) => rt.x.sf_load(p, n));
   if (!h) throw rt.error(rt.x.sf_error_code());
   return new Encoder(rt, h);
 }
 
-// Accepts one sequence (number[] / typed array) or a batch (array of them).
-function normaliseIds(ids, vocabSize) {
+// Accepts one sequence (number[] / typed array) or a batch (array of them),
+// and copies it into Int32Arrays, every element read once, before any wasm call.
+function readIds(ids, vocabSize) {
   const isSeq = (s) => ArrayBuffer.isView(s) || (Array.isArray(s) && (s.length === 0 || !(Array.isArray(s[0]) || ArrayBuffer.isView(s[0]))));
   let seqs;
-  if (isSeq(ids)) seqs = [ids];
-  else if (Array.isArray(ids) && ids.every((s) => Array.isArray(s) || ArrayBuffer.isView(s))) seqs = ids;
+  const single = isSeq(ids);
+  if (single) seqs = [ids];
+  else if (Array.isArray(ids)) seqs = Array.from({ length: ids.length }, (_, b) => ids[b]);
   else fail('BAD_ARGUMENT', 'ids must be a sequence of token ids (number[] or Int32Array) or an array of sequences');
   if (seqs.length === 0) fail('BAD_ARGUMENT', 'ids is an empty batch');
-  const batched = !isSeq(ids);
-  seqs.forEach((s, b) => {
-    const where = batched ? `ids[${b}]` : 'ids';
-    if (s.length === 0) fail('BAD_ARGUMENT', `${where} is empty: a sequence needs at least one token`);
-    for (let t = 0; t < s.length; t++) {
+  const where = (b) => (single ? 'ids' : `ids[${b}]`);
+  const out = seqs.map((s, b) => {
+    if (!Array.isArray(s) && !ArrayBuffer.isView(s)) fail('BAD_ARGUMENT', `${where(b)} = ${describe(s)} is not a sequence of token ids`);
+    if (s instanceof DataView) fail('BAD_ARGUMENT', `${where(b)} is a DataView, not a sequence of token ids`);
+    const n = s.length;
+    if (!Number.isInteger(n) || n < 0 || n > 0x7fffffff) fail('BAD_ARGUMENT', `${where(b)} has no valid length`);
+    if (n === 0) fail('BAD_ARGUMENT', `${where(b)} is empty: a sequence needs at least one token`);
+    const seq = new Int32Array(n);
+    for (let t = 0; t < n; t++) {
       const id = s[t];
       if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id >= vocabSize) {
-        const shown = typeof id === 'number' ? String(id) : typeof id === 'bigint' ? `${id}n` : `${typeof id} ${JSON.stringify(id) ?? String(id)}`;
-        fail('BAD_TOKEN', `${where}[${t}] = ${shown} is not a token id in [0, ${vocabSize}) (vocabSize)`);
+        fail('BAD_TOKEN', `${where(b)}[${t}] = ${describe(id)} is not a token id in [0, ${vocabSize}) (vocabSize)`);
       }
+      seq[t] = id;
     }
+    return seq;
   });
-  return { seqs, single: !batched, where: (b) => (batched ? `ids[${b}]` : 'ids') };
+  return { seqs: out, single, where };
 }
 
 function checkLength(length) {
-  if (!Number.isInteger(length) || length < 1 || length > 0x7fffffff) fail('BAD_ARGUMENT', `length must be a positive integer, got ${String(length)}`);
+  if (!Number.isInteger(length) || length < 1 || length > 0x7fffffff) fail('BAD_ARGUMENT', `length must be a positive integer, got ${describe(length)}`);
 }
 
 export class Encoder {
@@ -250,10 +321,9 @@ export class Encoder {
     this.#rt = rt;
     this.#h = h;
     rt.check(rt.x.sf_config_json(h));
-    const config = JSON.parse(fromUtf8.decode(rt.takeResult()));
-    Object.freeze(config.positionOptions);
-    this.#config = Object.freeze(config);
+    this.#config = deepFreeze(JSON.parse(fromUtf8.decode(rt.takeResult())));
     handles.register(this, { rt, h }, this);
+    rt.live++;
   }
 
   #handle() {
@@ -270,16 +340,18 @@ export class Encoder {
     return n < 0 ? Infinity : n;
   }
 
-  forward(ids, options = {}) {
+  forward(ids, options) {
     return this.#run(ids, options).result;
   }
 
   // The forward pass, and the batch as it was read (for predict).
   #run(ids, options) {
     const h = this.#handle(), rt = this.#rt, x = rt.x;
-    const outputAttentions = !!options?.outputAttentions, outputHidden = !!options?.outputHiddenStates;
+    options = optionsObject(options);
+    const outputAttentions = !!own(options, 'outputAttentions'), outputHidden = !!own(options, 'outputHiddenStates');
     const flags = (outputAttentions ? 1 : 0) | (outputHidden ? 2 : 0);
-    const { seqs, single, where } = normaliseIds(ids, this.#config.vocabSize);
+    const { seqs, single, where } = readIds(ids, this.#config.vocabSize);
+    this.#handle(); // reading the ids ran no wasm, but it may have run user code (a getter) that disposed us
     const B = seqs.length;
     let T = 0, N = 0;
     for (const s of seqs) { T = Math.max(T, s.length); N += s.length; }
@@ -318,6 +390,7 @@ export class Encoder {
   /** The argmax of the output head's logits at every position: an Int32Array
    * for one sequence, an array of them (unpadded) for a batch. Needs outputHead. */
   predict(ids) {
+    this.#handle();
     if (!this.#config.outputHead) fail('BAD_ARGUMENT', 'predict needs a model with an output head (config.outputHead)');
     const { result: { logits }, batch } = this.#run(ids, {});
     const [B, T, V] = logits.shape;
@@ -340,6 +413,8 @@ export class Encoder {
   positionVectors(length) {
     const h = this.#handle(), rt = this.#rt;
     checkLength(length);
+    const limit = this.maxSequenceLength;
+    if (length > limit) fail('SEQUENCE_TOO_LONG', `length ${length}: position '${this.#config.position}' encodes at most ${limit} (maxLen)`);
     rt.check(rt.x.sf_position_vectors(h, length));
     return { data: rt.f32(rt.x.sf_output(h), length * this.#config.dModel).slice(), shape: [length, this.#config.dModel] };
   }
@@ -348,17 +423,20 @@ export class Encoder {
    * position holds the same q and k (dModel each, before rotation):
    * {data, shape: [heads, length, length]}. With RoPE a function of j - i
    * alone; with q = k = 0 (the default), ALiBi's bias matrix. */
-  positionScores({ q, k, length }) {
+  positionScores(probe) {
     const h = this.#handle(), rt = this.#rt, C = this.#config.dModel, H = this.#config.heads;
+    if (probe === null || typeof probe !== 'object') fail('BAD_ARGUMENT', `positionScores takes {q?, k?, length}, got ${describe(probe)}`);
+    const length = own(probe, 'length');
     checkLength(length);
     const vec = (v, name) => {
       if (v === undefined) return new Float32Array(C);
-      if ((!Array.isArray(v) && !ArrayBuffer.isView(v)) || v.length !== C) fail('BAD_ARGUMENT', `${name} must hold dModel = ${C} numbers`);
-      const f = Float32Array.from(v);
-      if (!f.every(Number.isFinite)) fail('BAD_ARGUMENT', `${name} must be finite`);
+      const f = toFloat32(v, `probe.${name}`, 'BAD_ARGUMENT');
+      if (f.length !== C) fail('BAD_ARGUMENT', `probe.${name} must hold dModel = ${C} numbers, got ${f.length}`);
+      if (!f.every(Number.isFinite)) fail('BAD_ARGUMENT', `probe.${name} must be finite`);
       return f;
     };
-    const qf = vec(q, 'q'), kf = vec(k, 'k');
+    const qf = vec(own(probe, 'q'), 'q'), kf = vec(own(probe, 'k'), 'k');
+    this.#handle();
     const p = rt.alloc(8 * C);
     try {
       rt.f32(p, C).set(qf);
@@ -411,6 +489,7 @@ export class Encoder {
     if (!this.#h) return;
     handles.unregister(this);
     this.#rt.x.sf_destroy(this.#h);
+    this.#rt.live--;
     this.#h = 0;
   }
 

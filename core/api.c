@@ -19,7 +19,7 @@ void emscripten_notify_memory_growth(size_t memory_index) { (void)memory_index; 
 #define SF_EXPORT(name) name
 #endif
 
-#define SF_ABI_VERSION 1
+#define SF_ABI_VERSION 2
 
 static sf_error last_error;
 static sf_buf result; /* the last text/bytes a call produced (config JSON, saved file) */
@@ -65,7 +65,8 @@ sf_encoder *SF_EXPORT(sf_create)(const char *json, size_t len) {
     return e;
 }
 
-int SF_EXPORT(sf_set_weight)(sf_encoder *e, const char *name, const float *data, size_t count) {
+int SF_EXPORT(sf_set_weight)(sf_encoder *e, const char *name, size_t name_len, const float *data, size_t count) {
+    if (strlen(name) != name_len) return sf_fail(&last_error, SF_BAD_WEIGHTS, "weights['%s...'] has a NUL character in its name", name);
     int i = sf_encoder_find_param(e, name);
     if (i < 0) return sf_fail(&last_error, SF_BAD_WEIGHTS, "weights['%s'] is not a tensor of this config", name);
     if (e->params[i].set) return sf_fail(&last_error, SF_BAD_WEIGHTS, "weights['%s'] is given twice", name);

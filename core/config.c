@@ -200,6 +200,13 @@ void sf_config_write(const sf_config *c, sf_buf *b) {
 
 int sf_opt_only(const sf_json *j, int obj, const char *path, const char *const *keys, sf_error *err) {
     if (obj < 0) return SF_OK;
+    int dup = sf_json_duplicate(j, obj);
+    if (dup == -2) return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading config.%s", path);
+    if (dup >= 0) {
+        char key[64];
+        sf_json_key(j, dup, key, sizeof key);
+        return sf_fail(err, SF_BAD_CONFIG, "config.%s.%s is given twice", path, key);
+    }
     for (int m = j->nodes[obj].first; m >= 0; m = j->nodes[m].next) {
         int k = 0;
         while (keys[k] && !sf_json_key_is(j, m, keys[k])) k++;

@@ -10,6 +10,7 @@
 #include "encoder.h"
 
 #include "sfmath.h"
+#include "simd.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -296,22 +297,21 @@ static int carve(float *base, size_t *at, size_t n, float **out) {
 static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, size_t *total) {
     const sf_config *c = &e->cfg;
     size_t C = (size_t)c->d_model, F = (size_t)c->ff_dim, R = N < SF_CHUNK ? (size_t)N : SF_CHUNK;
-    size_t D = C / (size_t)c->heads;
-    size_t at = 0, nC, n2C, btc, btv = 0, att = 0, hid = 0;
+    size_t D = C / (size_t)c->heads, L = (size_t)c->layers;
+    size_t at = 0, nC, n2C, n2, btc, btv = 0, att = 0, hid = 0;
     float *ids, *lens, *perm, *keys;
-    int ok = sf_mul_size((size_t)N, C, &nC) && sf_mul_size(nC, 2, &n2C) && sf_add_size(n2C, SF_NR, &n2C) &&
-             sf_mul_size((size_t)B * (size_t)T, C, &btc);
-    if (ok && (flags & SF_OUT_ATTENTIONS)) /* (L, B, H, T, T); at least one layer's worth, for the probes */
-        ok = sf_mul_size((size_t)T, (size_t)T, &att) && sf_mul_size(att, (size_t)c->heads, &att) &&
-             sf_mul_size(att, (size_t)B, &att) && sf_mul_size(att, (size_t)(c->layers ? c->layers : 1), &att);
-    if (ok && (flags & SF_OUT_HIDDEN)) ok = sf_mul_size(btc, (size_t)c->layers + 1, &hid); /* (L+1, B, T, C) */
-    if (ok && c->output_head) ok = sf_mul_size((size_t)B * (size_t)T, (size_t)c->vocab_size, &btv); /* (B, T, V) */
+    /* every product of user sizes through SF_SIZE: size_t is 32 bits in wasm32 */
+    int ok = SF_SIZE(&nC, N, C) && SF_SIZE(&n2C, N, 2, C) && sf_add_size(n2C, SF_NR, &n2C) && SF_SIZE(&n2, N, 2) &&
+             SF_SIZE(&btc, B, T, C);
+    if (ok && (flags & SF_OUT_ATTENTIONS)) ok = SF_SIZE(&att, L ? L : 1, B, c->heads, T, T); /* (L, B, H, T, T); >= 1 layer for the probes */
+    if (ok && (flags & SF_OUT_HIDDEN)) ok = SF_SIZE(&hid, L + 1, B, T, C);                  /* (L+1, B, T, C) */
+    if (ok && c->output_head) ok = SF_SIZE(&btv, B, T, c->vocab_size);                      /* (B, T, V) */
     ok = ok && carve(base, &at, nC, &e->x) && carve(base, &at, n2C, &e->kv) && carve(base, &at, R * C, &e->xn) &&
          carve(base, &at, R * C, &e->q) && carve(base, &at, R * C, &e->ao) && carve(base, &at, R * F, &e->h) &&
          carve(base, &at, sf_gated(c) ? R * F : 0, &e->g) && carve(base, &at, R * C, &e->o) &&
          carve(base, &at, sf_attention_scratch((int)R, (int)D), &e->att_scratch) &&
          carve(base, &at, (size_t)N, &ids) && carve(base, &at, (size_t)B, &lens) &&
-         carve(base, &at, (size_t)N, &perm) && carve(base, &at, 2 * (size_t)N, &keys) &&
+         carve(base, &at, (size_t)N, &perm) && carve(base, &at, n2, &keys) &&
          carve(base, &at, btc, &e->out) && carve(base, &at, att, &e->att) && carve(base, &at, hid, &e->hidden) &&
          carve(base, &at, btv, &e->logits);
     if (base) {
@@ -511,13 +511,45 @@ static void scatter_rows(const sf_encoder *e, float *dst, int B, int T) {
     }
 }
 
+/* Index of the first NaN or +-Inf among x[0..n), or n: the exponent bits all
+ * ones, tested four at a time as integers. */
+static size_t first_non_finite_f32(const float *x, size_t n) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v4i bits = (v4i)v4_load(x + i) & 0x7F800000;
+        v4i inf = bits == 0x7F800000;
+        if (inf[0] | inf[1] | inf[2] | inf[3]) break;
+    }
+    for (; i < n; i++) {
+        uint32_t b;
+        memcpy(&b, x + i, 4);
+        if ((b & 0x7F800000u) == 0x7F800000u) return i;
+    }
+    return n;
+}
+
+/* After each stage, one pass over the residual stream (N, C): a NaN or an
+ * Infinity is reported with the stage and the token, never returned. */
+static int check_finite(const sf_encoder *e, int B, int N, int layer, const char *stage, sf_error *err) {
+    size_t C = (size_t)e->cfg.d_model, k = first_non_finite_f32(e->x, (size_t)N * C);
+    if (k == (size_t)N * C) return SF_OK;
+    int row = (int)(k / C), b = 0, off = 0;
+    while (b < B - 1 && row >= off + e->lens[b]) off += e->lens[b++];
+    int t = order_blind(e->cfg.position) ? e->perm[row] : row - off;
+    if (layer < 0)
+        return sf_fail(err, SF_NON_FINITE, "forward: the %s produced a non-finite value at ids[%d][%d] (the weights or activations overflow float32)", stage, b, t);
+    return sf_fail(err, SF_NON_FINITE, "forward: layer %d %s produced a non-finite value at ids[%d][%d] (the weights or activations overflow float32)",
+                   layer, stage, b, t);
+}
+
 int sf_encoder_forward(sf_encoder *e, int B, int flags, sf_error *err) {
     const sf_config *c = &e->cfg;
     int N, T, rc = check_inputs(e, B, flags, &N, &T, err);
     if (rc) return rc;
-    int C = c->d_model, H = c->heads;
-    size_t att_layer = (size_t)B * H * T * T, hid_layer = (size_t)B * T * C; /* (B, H, T, T), (B, T, C) */
+    int C = c->d_model;
+    size_t hid_layer = (size_t)B * T * C; /* (B, T, C), inside the reservation */
     float *att = flags & SF_OUT_ATTENTIONS ? e->att : NULL, *hidden = flags & SF_OUT_HIDDEN ? e->hidden : NULL;
+    size_t att_layer = att ? (size_t)B * c->heads * T * T : 0; /* (B, H, T, T) */
     if (att) memset(att, 0, sizeof(float) * att_layer * (size_t)(c->layers ? c->layers : 1));
 
     if (order_blind(c->position))
@@ -528,14 +560,20 @@ int sf_encoder_forward(sf_encoder *e, int B, int flags, sf_error *err) {
     if (c->position->embed)
         for (int b = 0, off = 0; b < B; off += e->lens[b++])
             c->position->embed(e->x + (size_t)off * C, e->table, e->plugin_params, c, e->lens[b]);
+    if ((rc = check_finite(e, B, N, -1, "embeddings", err))) return rc;
     if (hidden) scatter_rows(e, hidden, B, T);
 
     for (int l = 0; l < c->layers; l++) {
         attention_block(e, &e->layers[l], B, N, T, att ? att + (size_t)l * att_layer : NULL);
+        if ((rc = check_finite(e, B, N, l, "attention", err))) return rc;
         ffn_block(e, &e->layers[l], N);
+        if ((rc = check_finite(e, B, N, l, "feed-forward", err))) return rc;
         if (hidden) scatter_rows(e, hidden + (size_t)(l + 1) * hid_layer, B, T);
     }
-    if (c->final_norm) c->norm->forward(e->x, e->x, e->final_w, e->final_b, (float)c->eps, N, C);
+    if (c->final_norm) {
+        c->norm->forward(e->x, e->x, e->final_w, e->final_b, (float)c->eps, N, C);
+        if ((rc = check_finite(e, B, N, -1, "final norm", err))) return rc;
+    }
     scatter_rows(e, e->out, B, T);
     if (c->output_head) { /* logits (B, T, V) = out @ head^T + bias, real rows only */
         size_t V = (size_t)c->vocab_size;
@@ -544,18 +582,28 @@ int sf_encoder_forward(sf_encoder *e, int B, int flags, sf_error *err) {
             for (int t = 0; t < e->lens[b]; t += SF_CHUNK)
                 matmul_forward(e->logits + ((size_t)b * T + t) * V, V, e->out + ((size_t)b * T + t) * C, C, e->head_w, e->head_b,
                                min_int(SF_CHUNK, e->lens[b] - t), C, (int)V);
+        size_t k = first_non_finite_f32(e->logits, (size_t)B * T * V);
+        if (k < (size_t)B * T * V)
+            return sf_fail(err, SF_NON_FINITE, "forward: the output head produced a non-finite logit at ids[%d][%d] (the weights overflow float32)",
+                           (int)(k / V / (size_t)T), (int)(k / V % (size_t)T));
     }
     return SF_OK;
 }
 
 /* ------------------------------------------------------------ probes */
 
+/* The probes check the length before reserving anything. */
+static int check_probe_length(const sf_config *c, int T, sf_error *err) {
+    int limit = c->position->max_len ? c->position->max_len(c) : 0x7fffffff;
+    if (T < 1) return sf_fail(err, SF_BAD_ARGUMENT, "length must be a positive integer, got %d", T);
+    if (T > limit) return sf_fail(err, SF_SEQUENCE_TOO_LONG, "length %d: position '%s' encodes at most %d (maxLen)", T, c->position->name, limit);
+    return SF_OK;
+}
+
 int sf_encoder_position_vectors(sf_encoder *e, int T, sf_error *err) {
     const sf_config *c = &e->cfg;
-    int rc = sf_encoder_reserve(e, 1, T, T, 0, err);
-    if (rc) return rc;
-    int limit = c->position->max_len ? c->position->max_len(c) : 0x7fffffff;
-    if (T > limit) return sf_fail(err, SF_SEQUENCE_TOO_LONG, "%d positions; position '%s' encodes at most %d (maxLen)", T, c->position->name, limit);
+    int rc;
+    if ((rc = check_probe_length(c, T, err)) || (rc = sf_encoder_reserve(e, 1, T, T, 0, err))) return rc;
     memset(e->out, 0, sizeof(float) * (size_t)T * c->d_model);
     if (c->position->embed) c->position->embed(e->out, e->table, e->plugin_params, c, T);
     return SF_OK;
@@ -563,10 +611,8 @@ int sf_encoder_position_vectors(sf_encoder *e, int T, sf_error *err) {
 
 int sf_encoder_position_scores(sf_encoder *e, const float *q, const float *k, int T, sf_error *err) {
     const sf_config *c = &e->cfg;
-    int rc = sf_encoder_reserve(e, 1, T, T, SF_OUT_ATTENTIONS, err);
-    if (rc) return rc;
-    int limit = c->position->max_len ? c->position->max_len(c) : 0x7fffffff;
-    if (T > limit) return sf_fail(err, SF_SEQUENCE_TOO_LONG, "%d positions; position '%s' encodes at most %d (maxLen)", T, c->position->name, limit);
+    int rc;
+    if ((rc = check_probe_length(c, T, err)) || (rc = sf_encoder_reserve(e, 1, T, T, SF_OUT_ATTENTIONS, err))) return rc;
     size_t C = (size_t)c->d_model, C2 = 2 * C;
     int H = c->heads, D = c->d_model / H;
     /* the same q and k at every position: q in the x buffer (T, C), k in kv (T, 2C) */

@@ -21,6 +21,8 @@ enum {
     SF_PLUGIN_EXISTS = 8,     /* a plugin of that kind and name is registered already */
     SF_NOT_FOUND = 9,         /* no such plugin / tensor                            */
     SF_BAD_PLUGIN = 10,       /* a plugin struct with a wrong api version or no name */
+    SF_NON_FINITE = 11,       /* forward produced NaN or Infinity (weights or inputs overflow float32) */
+    SF_UNSUPPORTED_MODEL = 12, /* a checkpoint this encoder cannot run (named field) */
 };
 
 #define SF_ERROR_MSG_CAP 320
@@ -46,5 +48,19 @@ static inline int sf_add_size(size_t a, size_t b, size_t *out) {
     *out = a + b;
     return 1;
 }
+
+/* The one helper for a size made of several factors that come from user input
+ * (batch, lengths, heads, vocab, ...): *out = the product, or 0 returned on
+ * overflow of size_t (32 bits in wasm32). Every factor is converted to size_t
+ * first, so a negative int becomes huge and overflows rather than wrapping
+ * into a small size.   if (!SF_SIZE(&n, B, T, C)) -> OUT_OF_MEMORY */
+static inline int sf_size_n(size_t *out, const size_t *f, size_t n) {
+    size_t p = 1;
+    for (size_t i = 0; i < n; i++)
+        if (!sf_mul_size(p, f[i], &p)) return 0;
+    *out = p;
+    return 1;
+}
+#define SF_SIZE(out, ...) sf_size_n((out), (const size_t[]){__VA_ARGS__}, sizeof((size_t[]){__VA_ARGS__}) / sizeof(size_t))
 
 #endif

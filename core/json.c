@@ -104,6 +104,8 @@ static int scan_string(parser *p, size_t *start, size_t *end, int *escaped) {
                 unsigned u;
                 if (!read_hex4(s, len, p->pos + 2, &u)) return perr(p, "bad \\u escape");
                 p->pos += 6;
+                /* C strings end at NUL: 'rope\u0000xyz' would read as 'rope' */
+                if (u == 0) return perr(p, "\\u0000 (NUL) is not allowed in a string");
                 if (u >= 0xDC00 && u <= 0xDFFF) return perr(p, "lone low surrogate");
                 if (u >= 0xD800 && u <= 0xDBFF) {
                     unsigned lo;
@@ -496,4 +498,60 @@ void sf_buf_json_number(sf_buf *b, double v) {
             return;
         }
     }
+}
+
+/* ------------------------------------------------------------ duplicates */
+
+static uint64_t key_hash(const sf_json *j, int m, char *tmp, size_t cap) {
+    const sf_jnode *n = &j->nodes[m];
+    const char *k = j->src + n->kstart;
+    size_t len = n->kend - n->kstart;
+    if (n->kescaped) len = unescape(j->src, n->kstart, n->kend, tmp, cap), k = tmp; /* cap >= the raw span */
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)k[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static int keys_equal(const sf_json *j, int a, int b) {
+    const sf_jnode *x = &j->nodes[a], *y = &j->nodes[b];
+    if (!x->kescaped && !y->kescaped)
+        return x->kend - x->kstart == y->kend - y->kstart && !memcmp(j->src + x->kstart, j->src + y->kstart, x->kend - x->kstart);
+    size_t lx = unescape(j->src, x->kstart, x->kend, NULL, 0), ly = unescape(j->src, y->kstart, y->kend, NULL, 0);
+    if (lx != ly) return 0;
+    char *bx = malloc(lx + 1), *by = malloc(ly + 1);
+    int eq = bx && by;
+    if (eq) {
+        unescape(j->src, x->kstart, x->kend, bx, lx);
+        unescape(j->src, y->kstart, y->kend, by, ly);
+        eq = !memcmp(bx, by, lx);
+    }
+    free(bx);
+    free(by);
+    return eq;
+}
+
+typedef struct { uint64_t h; int m; } keyed;
+static int by_hash(const void *a, const void *b) {
+    const keyed *x = a, *y = b;
+    return x->h < y->h ? -1 : x->h > y->h ? 1 : x->m - y->m;
+}
+
+int sf_json_duplicate(const sf_json *j, int obj) {
+    if (obj < 0 || j->nodes[obj].type != SF_JOBJECT || j->nodes[obj].count < 2) return -1;
+    size_t n = (size_t)j->nodes[obj].count, cap = 0;
+    for (int m = j->nodes[obj].first; m >= 0; m = j->nodes[m].next)
+        if (j->nodes[m].kend - j->nodes[m].kstart > cap) cap = j->nodes[m].kend - j->nodes[m].kstart;
+    keyed *ks = malloc(n * sizeof *ks);
+    char *tmp = malloc(cap + 1);
+    if (!ks || !tmp) { free(ks); free(tmp); return -2; }
+    size_t k = 0;
+    for (int m = j->nodes[obj].first; m >= 0; m = j->nodes[m].next, k++) ks[k] = (keyed){key_hash(j, m, tmp, cap + 1), m};
+    qsort(ks, n, sizeof *ks, by_hash); /* O(n log n): headers may hold thousands of tensors */
+    int dup = -1;
+    for (size_t i = 1; i < n && dup < 0; i++)
+        for (size_t p = i; p-- > 0 && ks[p].h == ks[i].h;)
+            if (keys_equal(j, ks[p].m, ks[i].m)) { dup = ks[i].m; break; }
+    free(ks);
+    free(tmp);
+    return dup;
 }

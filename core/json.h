@@ -53,6 +53,9 @@ long sf_json_string(const sf_json *j, int node, char *out, size_t cap);
 int sf_json_string_is(const sf_json *j, int node, const char *s);
 /* Unescaped length of string node. */
 size_t sf_json_string_len(const sf_json *j, int node);
+/* A member of object obj whose key repeats an earlier member's (JSON.parse
+ * would silently take the last; we refuse), -1 if none, -2 out of memory. */
+int sf_json_duplicate(const sf_json *j, int obj);
 /* 1 if a number node holds an integer in [lo, hi]. */
 int sf_json_is_int(const sf_json *j, int node, double lo, double hi);
 

@@ -72,6 +72,9 @@ static int read_tensor_entry(const sf_json *j, int m, const char *name, tensor *
         if (j->nodes[dt].type == SF_JSTRING) sf_json_string(j, dt, d, sizeof d);
         return sf_fail(err, SF_BAD_FILE, "tensor '%s': dtype '%s' is not supported (F32, F16, BF16)", name, d);
     }
+    int dup = sf_json_duplicate(j, m);
+    if (dup == -2) return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading the header");
+    if (dup >= 0) return sf_fail(err, SF_BAD_FILE, "header: tensor '%s' has a field twice", name);
     if (j->nodes[sh].type != SF_JARRAY || j->nodes[sh].count > 8)
         return sf_fail(err, SF_BAD_FILE, "tensor '%s': shape must be an array of at most 8 integers", name);
     *ndim = 0;
@@ -113,10 +116,21 @@ static int load(const unsigned char *bytes, size_t len, sf_encoder **out, sf_err
     size_t data_len = len - 8 - (size_t)hlen;
 
     if (j.nodes[0].type != SF_JOBJECT) { rc = sf_fail(err, SF_BAD_FILE, "model file header must be a JSON object"); goto done; }
-    int meta = sf_json_member(&j, 0, "__metadata__");
+    int dup = sf_json_duplicate(&j, 0), meta;
+    if (dup == -2) { rc = sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading the header"); goto done; }
+    if (dup >= 0 && sf_json_key_is(&j, dup, "__metadata__")) { rc = sf_fail(err, SF_BAD_FILE, "model file: __metadata__ appears twice"); goto done; }
+    /* a repeated tensor name is reported below as BAD_WEIGHTS, naming it */
+    meta = sf_json_member(&j, 0, "__metadata__");
     if (meta < 0 || j.nodes[meta].type != SF_JOBJECT) { rc = sf_fail(err, SF_BAD_FILE, "model file: no __metadata__ object (not a swapformer model)"); goto done; }
     for (int m = j.nodes[meta].first; m >= 0; m = j.nodes[m].next)
         if (j.nodes[m].type != SF_JSTRING) { rc = sf_fail(err, SF_BAD_FILE, "model file: __metadata__ values must be strings"); goto done; }
+    if ((dup = sf_json_duplicate(&j, meta)) != -1) {
+        char key[64];
+        if (dup >= 0) sf_json_key(&j, dup, key, sizeof key);
+        rc = dup == -2 ? sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading the header")
+                       : sf_fail(err, SF_BAD_FILE, "model file: __metadata__.%s appears twice", key);
+        goto done;
+    }
     int fmt = sf_json_member(&j, meta, "format");
     if (fmt < 0 || !sf_json_string_is(&j, fmt, "swapformer")) { rc = sf_fail(err, SF_BAD_FILE, "model file: __metadata__.format is not \"swapformer\""); goto done; }
     int cn = sf_json_member(&j, meta, "config");

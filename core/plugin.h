@@ -52,8 +52,8 @@ typedef struct sf_position_plugin {
     int (*params)(const struct sf_config *cfg, sf_param_spec out[SF_MAX_PLUGIN_PARAMS]);
 
     /* Constant tables (the register_buffer of PyTorch), built once for
-     * sequences of up to T tokens: table_size floats, filled by table_init.
-     * NULL: no table. */
+     * sequences of up to T tokens: table_size floats ((size_t)-1 when that
+     * overflows: compute it with SF_SIZE), filled by table_init. NULL: no table. */
     size_t (*table_size)(const struct sf_config *cfg, int T);
     void (*table_init)(float *table, const struct sf_config *cfg, int T);
 

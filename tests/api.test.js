@@ -18,7 +18,7 @@ test('both wasm builds import nothing, instantiate with {}, and are under 100 KB
     assert.deepEqual(WebAssembly.Module.imports(module), [], file);
     const { exports } = await WebAssembly.instantiate(module, {});
     exports._initialize();
-    assert.equal(exports.sf_abi_version(), 1);
+    assert.equal(exports.sf_abi_version(), 2);
   }
 });
 

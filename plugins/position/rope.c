@@ -51,7 +51,12 @@ static int rope_parse(sf_options *o, const sf_json *j, int node, sf_error *err) 
     if ((rc = sf_opt_only(j, sc, path, scaling_keys, err))) return rc;
     if (sf_json_member(j, sc, "type") < 0) return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling.type is required (linear, ntk, yarn)");
     if ((rc = sf_opt_enum(j, sc, path, "type", types, 0, &r->scaling, err))) return rc;
-    if (r->scaling == SCALE_NONE) return SF_OK;
+    if (r->scaling == SCALE_NONE) { /* no parameter may be given and then ignored */
+        for (int k = 1; scaling_keys[k]; k++)
+            if (sf_json_member(j, sc, scaling_keys[k]) >= 0)
+                return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling.%s does not apply to type 'none'", scaling_keys[k]);
+        return SF_OK;
+    }
     if (sf_json_member(j, sc, "factor") < 0) return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling.factor is required");
     double lo = r->scaling == SCALE_LINEAR ? 1e-6 : 1.0, olen;
     if ((rc = sf_opt_number(j, sc, path, "factor", 1, lo, 1e6, &r->factor, err))) return rc;
@@ -103,7 +108,10 @@ static int rope_check(const sf_config *c, sf_error *err) {
     return SF_OK;
 }
 
-static size_t rope_table_size(const sf_config *c, int T) { return (size_t)T * sf_head_dim(c); }
+static size_t rope_table_size(const sf_config *c, int T) {
+    size_t n;
+    return SF_SIZE(&n, T, sf_head_dim(c)) ? n : (size_t)-1;
+}
 
 /* The frequency of pair i after scaling, and the factor on cos and sin. */
 static double rope_inv_freq(const rope_opts *r, int i, int D) {

@@ -30,7 +30,10 @@ static int sinusoidal_check(const sf_config *c, sf_error *err) {
     return SF_OK;
 }
 
-static size_t sinusoidal_table_size(const sf_config *c, int T) { return (size_t)T * c->d_model; }
+static size_t sinusoidal_table_size(const sf_config *c, int T) {
+    size_t n;
+    return SF_SIZE(&n, T, c->d_model) ? n : (size_t)-1;
+}
 
 static void sinusoidal_table_init(float *pe, const sf_config *c, int T) { /* pe (T, C) */
     int C = c->d_model;
