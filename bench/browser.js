@@ -1,49 +1,25 @@
-// The benchmark in headless Chromium: a tiny static server over the repository
-// (application/wasm MIME, COOP/COEP headers) and playwright-core driving
-// Debian's /usr/bin/chromium (never a downloaded browser). The page runs
-// bench/page.js, which uses the same harness as Node (bench/harness.js).
+// The benchmark in headless Chromium: the demo's static server (web/server.js,
+// with bench/ and onnxruntime-web's dist/ served too: application/wasm MIME,
+// COOP/COEP headers) and playwright-core driving Debian's /usr/bin/chromium
+// (never a downloaded browser). The page runs bench/page.js, which uses the same
+// harness as Node (bench/harness.js).
 //
 // bench.js calls runBrowser(); alone:  node bench/browser.js  (needs bench.js to
 // have filled bench/.cache/ once).
-import { createServer } from 'node:http';
-import { createReadStream, existsSync, statSync } from 'node:fs';
-import { extname, join, normalize, sep } from 'node:path';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { startServer } from '../web/server.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'];
 
-const MIME = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
-  '.json': 'application/json', '.wasm': 'application/wasm', '.onnx': 'application/octet-stream',
-  '.safetensors': 'application/octet-stream', '.map': 'application/json',
-};
+/** The folders the page needs besides web/, bindings/, dist/ and models/ (URL prefix: repository folder). */
+const BENCH_ROOTS = { bench: 'bench', 'node_modules/onnxruntime-web/dist': 'node_modules/onnxruntime-web/dist' };
 
-/** Serves ROOT on 127.0.0.1 (a free port); resolves to {url, close}. */
-export function serve(root = ROOT) {
-  const server = createServer((req, res) => {
-    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    const file = normalize(join(root, path));
-    const headers = {
-      'Cross-Origin-Opener-Policy': 'same-origin',
-      'Cross-Origin-Embedder-Policy': 'require-corp',
-      'Cross-Origin-Resource-Policy': 'same-origin',
-      'Cache-Control': 'no-store',
-    };
-    if (!(file + sep).startsWith(root) || !existsSync(file) || !statSync(file).isFile()) {
-      res.writeHead(404, headers).end('not found');
-      return;
-    }
-    res.writeHead(200, { ...headers, 'Content-Type': MIME[extname(file)] ?? 'application/octet-stream', 'Content-Length': statSync(file).size });
-    createReadStream(file).pipe(res);
-  });
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => resolve({
-      url: `http://127.0.0.1:${server.address().port}`,
-      close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(r); }),
-    }));
-  });
+/** Serves the page with web/server.js on 127.0.0.1 (a free port); resolves to {url, close}. */
+export async function serve() {
+  const srv = await startServer({ port: 0, roots: BENCH_ROOTS });
+  return { url: `http://127.0.0.1:${srv.port}`, close: srv.close };
 }
 
 async function launch() {
