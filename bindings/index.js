@@ -32,11 +32,15 @@ function optionsObject(options, what = 'options') {
 /** A short, safe description of a value for messages. */
 function describe(v) {
   if (typeof v === 'number') return String(v);
-  if (typeof v === 'bigint') return `${v}n (a BigInt)`;
-  if (typeof v === 'string') return `string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}...` : v)}`;
+  if (typeof v === 'bigint') return `${v}n`;
   if (v === undefined) return 'undefined (a hole or a missing element)';
-  if (v === null) return 'null';
-  return `a value of type ${Array.isArray(v) ? 'array' : typeof v}`;
+  let text;
+  try {
+    text = JSON.stringify(v) ?? String(v);
+  } catch {
+    text = Array.isArray(v) ? 'array' : '{...}';
+  }
+  return `${typeof v} ${text.length > 40 ? `${text.slice(0, 40)}...` : text}`;
 }
 
 /** Numbers of an array or a typed array, copied once into a Float32Array. */
@@ -290,7 +294,7 @@ function readIds(ids, vocabSize) {
   if (seqs.length === 0) fail('BAD_ARGUMENT', 'ids is an empty batch');
   const where = (b) => (single ? 'ids' : `ids[${b}]`);
   const out = seqs.map((s, b) => {
-    if (!Array.isArray(s) && !ArrayBuffer.isView(s)) fail('BAD_ARGUMENT', `${where(b)} = ${describe(s)} is not a sequence of token ids`);
+    if (!Array.isArray(s) && !ArrayBuffer.isView(s)) fail('BAD_ARGUMENT', `ids must be a sequence of token ids or an array of sequences: ${where(b)} = ${describe(s)} is not a sequence`);
     if (s instanceof DataView) fail('BAD_ARGUMENT', `${where(b)} is a DataView, not a sequence of token ids`);
     const n = s.length;
     if (!Number.isInteger(n) || n < 0 || n > 0x7fffffff) fail('BAD_ARGUMENT', `${where(b)} has no valid length`);
