@@ -1,13 +1,21 @@
 // Every golden fixture from tests/reference/make_fixtures.py (PyTorch's
 // nn.TransformerEncoderLayer where it applies, float64 formulas for the rest):
-// swapformer's outputs must match to a relative max error of 1e-4.
+// every element of swapformer's outputs, attentions and logits must satisfy
+// |a - e| <= TOLERANCE * (rms(e) + |e|) (helpers.js elementError), in both builds.
+//
+// The tolerance is a small multiple of the measured float32 error. Measured on
+// the 68 cases (tests/reference/README.md has the table): the worst output error
+// is 2.6e-6 (simd128) and 2.1e-6 (relaxed), attentions 6.5e-7, logits 1.2e-6;
+// the two cases whose raw scores pass 100 (maxScore) reach 2.0e-5, since a
+// float32 score of 114 carries an absolute rounding error ~10x that of a score
+// of 10. Run with SWAPFORMER_GOLDEN_REPORT=1 to print every case's error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { loadModel, createEncoder, features } from '../bindings/index.js';
-import { golden, readFixture, relMaxError, assertBitIdentical } from './helpers.js';
+import { golden, readFixture, assertClose, assertBitIdentical, goldenTolerance } from './helpers.js';
 
-const TOLERANCE = 1e-4;
+const REPORT = !!process.env.SWAPFORMER_GOLDEN_REPORT;
 
 test('fixtures cover every position x norm x placement and every activation', () => {
   const seen = new Set(golden.cases.map((c) => `${c.config.position}/${c.config.positionOptions?.style ?? ''}/${c.config.norm}/${c.config.normPlacement}`));
@@ -28,6 +36,29 @@ test('fixtures cover every position x norm x placement and every activation', ()
   assert.ok(golden.cases.every((c) => new Set(c.ids.map((s) => s.length)).size > 1), 'every case is a padded batch');
 });
 
+// The C core runs queries in chunks of 64 (SF_CHUNK) and keys in tiles of 64
+// (SF_ATT_BK): sequences past 64 and 128 tokens, with a partial last chunk,
+// for every position plugin.
+test('fixtures cover sequences past the 64-token query chunk and key tile, for every position plugin', () => {
+  const long = golden.cases.filter((c) => c.shape[1] > 64);
+  const lens = (c) => c.ids.map((s) => s.length);
+  const has = (what, f) => assert.ok(long.some(f), `no case with T > 64: ${what}`);
+  for (const pos of ['none', 'sinusoidal', 'learned', 'alibi']) has(pos, (c) => c.config.position === pos);
+  for (const style of ['interleaved', 'half']) has(`rope ${style}`, (c) => c.config.position === 'rope' && c.config.positionOptions.style === style);
+  has('rope with scaling', (c) => c.config.positionOptions?.scaling);
+  has('learned, maxLen >= 300, a sequence of 300', (c) => c.config.position === 'learned' && c.config.maxLen >= 300 && lens(c).includes(300));
+  has('alibi, a non-power-of-two head count', (c) => c.config.position === 'alibi' && (c.config.heads & (c.config.heads - 1)) !== 0);
+  has('a sequence of 300 tokens', (c) => lens(c).includes(300));
+  has('a batch straddling 64 and 128 (lengths <= 64, 65..128, > 128)', (c) =>
+    lens(c).some((L) => L <= 64) && lens(c).some((L) => L > 64 && L <= 128) && lens(c).some((L) => L > 128));
+  has('a partial last query chunk (L > 64, L % 64 != 0)', (c) => lens(c).some((L) => L > 64 && L % 64 !== 0));
+  for (const norm of ['layernorm', 'rmsnorm'])
+    for (const pl of ['pre', 'post']) has(`${norm} ${pl}`, (c) => c.config.norm === norm && c.config.normPlacement === pl);
+  // scores past exp's float32 range: wrong without subtracting the row maximum
+  assert.ok(golden.cases.some((c) => c.maxScore > 100), 'a case with raw scores above 100');
+  has('raw scores above 100', (c) => c.maxScore > 100);
+});
+
 // Both builds: npm test runs Node with --experimental-wasm-relaxed-simd.
 const builds = {
   simd128: readFileSync(new URL('../dist/swapformer.wasm', import.meta.url)),
@@ -40,12 +71,12 @@ test('this Node runs both builds (relaxed SIMD enabled)', () => {
 });
 
 for (const [build, wasm] of Object.entries(builds)) for (const c of golden.cases) {
-  test(`golden [${build}]: ${c.name}`, async () => {
+  test(`golden [${build}]: ${c.name}`, async (ctx) => {
     const enc = await loadModel(readFixture(c.file), { wasm });
     const out = enc.forward(c.ids, { outputAttentions: !!c.attentions });
     assert.deepEqual(out.shape, c.shape);
-    const err = relMaxError(out.data, c.expected);
-    assert.ok(err <= TOLERANCE, `relative max error ${err} > ${TOLERANCE}`);
+    const tol = goldenTolerance(c), errors = [];
+    errors.push(`output ${assertClose(out.data, c.expected, tol, 'output').toExponential(2)}`);
     // padded rows are exactly zero
     const [B, T, C] = out.shape;
     for (let b = 0; b < B; b++)
@@ -53,15 +84,15 @@ for (const [build, wasm] of Object.entries(builds)) for (const c of golden.cases
         for (let k = 0; k < C; k++) assert.equal(out.data[(b * T + t) * C + k], 0);
     if (c.logits) {
       assert.deepEqual(out.logits.shape, c.logits.shape);
-      const lerr = relMaxError(out.logits.data, c.logits.data);
-      assert.ok(lerr <= TOLERANCE, `logits relative max error ${lerr}`);
+      errors.push(`logits ${assertClose(out.logits.data, c.logits.data, tol, 'logits').toExponential(2)}`);
     } else assert.equal(out.logits, undefined);
     if (c.attentions) {
       const flat = new Float32Array(out.attentions.flatMap((a) => Array.from(a.data)));
       assert.deepEqual([out.attentions.length, ...out.attentions[0].shape], c.attentions.shape);
-      const aerr = relMaxError(flat, c.attentions.data);
-      assert.ok(aerr <= TOLERANCE, `attention relative max error ${aerr}`);
+      errors.push(`attentions ${assertClose(flat, c.attentions.data, tol, 'attentions').toExponential(2)}`);
     }
+    ctx.diagnostic(`per-element error: ${errors.join(', ')} (tolerance ${tol})`);
+    if (REPORT) console.log(`golden-error ${build} ${c.name} ${errors.join(' ')}`);
     // the same weights through createEncoder give the same bits
     const again = await createEncoder(enc.config, { weights: enc.getWeights(), seed: 99, wasm });
     assertBitIdentical(again.forward(c.ids).data, out.data, 'createEncoder(config, {weights})');

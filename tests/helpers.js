@@ -6,7 +6,8 @@ export const fixture = (name) => new URL(`./fixtures/${name}`, import.meta.url);
 export const golden = JSON.parse(readFileSync(fixture('golden.json'), 'utf8'));
 export const readFixture = (file) => new Uint8Array(readFileSync(fixture(file)));
 
-/** max |a - b| / max |b| over all elements. */
+/** max |a - b| / max |b| over all elements (one number for the whole tensor: a
+ * small element can be far off and pass; prefer elementError / assertClose). */
 export function relMaxError(actual, expected) {
   assert.equal(actual.length, expected.length, 'length');
   let diff = 0, scale = 0;
@@ -15,6 +16,49 @@ export function relMaxError(actual, expected) {
     scale = Math.max(scale, Math.abs(expected[i]));
   }
   return diff / (scale || 1);
+}
+
+/**
+ * Per-element error against a float64 reference: the largest
+ *   |a_i - e_i| / (rms + |e_i|)
+ * over all elements, rms = the root mean square of the reference's nonzero
+ * elements (padded rows and columns are exact zeros and do not count). Every
+ * element then satisfies |a - e| <= tol * rms + tol * |e| when the result is
+ * <= tol: an absolute tolerance relative to the tensor's typical size, plus a
+ * relative one. NaN or infinity in actual gives Infinity.
+ * Returns { error, index, actual, expected, rms }: the worst element.
+ */
+export function elementError(actual, expected) {
+  assert.equal(actual.length, expected.length, 'length');
+  let ss = 0, n = 0;
+  for (let i = 0; i < expected.length; i++) if (expected[i] !== 0) { ss += expected[i] * expected[i]; n++; }
+  const rms = n ? Math.sqrt(ss / n) : 1;
+  let error = 0, index = -1;
+  for (let i = 0; i < expected.length; i++) {
+    const r = Math.abs(actual[i] - expected[i]) / (rms + Math.abs(expected[i]));
+    if (!(r <= error)) { // NaN compares false: it wins, and stays
+      error = Number.isNaN(r) ? Infinity : r;
+      index = i;
+      if (error === Infinity) break;
+    }
+  }
+  return { error, index, actual: actual[index], expected: expected[index], rms };
+}
+
+/** The golden fixtures' tolerance on elementError (tests/golden.test.js explains
+ * the measured errors it rests on); cases whose raw attention scores pass 100
+ * (maxScore) carry a float32 rounding error about 10x larger. */
+export const GOLDEN_TOLERANCE = 1e-5;
+export const GOLDEN_TOLERANCE_LARGE_SCORES = 8e-5;
+export const goldenTolerance = (c) => (c.maxScore > 20 ? GOLDEN_TOLERANCE_LARGE_SCORES : GOLDEN_TOLERANCE);
+
+/** Fails unless elementError(actual, expected).error <= tol; returns that error. */
+export function assertClose(actual, expected, tol, what = 'output') {
+  const e = elementError(actual, expected);
+  if (!(e.error <= tol))
+    assert.fail(`${what}: per-element error ${e.error.toExponential(2)} > ${tol} at element ${e.index} ` +
+      `(got ${e.actual}, expected ${e.expected}, reference rms ${e.rms.toPrecision(3)})`);
+  return e.error;
 }
 
 export function assertBitIdentical(a, b, what = 'output') {

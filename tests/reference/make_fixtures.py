@@ -57,6 +57,9 @@ REF_A = "torch.nn.TransformerEncoderLayer"
 REF_B = "float64 formulas"
 REF_C = "torch.nn.MultiheadAttention composite"
 
+# significant digits of "expected" in the cases with given lengths (long_*, overflow_*)
+LONG_DIGITS = 10
+
 DEFAULTS = {"maxLen": 512, "eps": 1e-5, "scaleEmbedding": False}
 
 
@@ -299,8 +302,10 @@ def b_act(a, x):
     raise ValueError(a)
 
 
-def ref_b(cfg, W, ids):
-    """Returns (out [B,T,d], attentions [layers,B,H,T,T]); padded rows/cols are 0."""
+def ref_b(cfg, W, ids, stats=None):
+    """Returns (out [B,T,d], attentions [layers,B,H,T,T]); padded rows/cols are 0.
+    stats (a dict), when given, receives "max_score": the largest raw score (before
+    the max subtraction) and "min_row_max": the smallest row maximum."""
     d, H, eps = cfg["dModel"], cfg["heads"], cfg["eps"]
     dk = d // H
     po = cfg["positionOptions"]
@@ -347,6 +352,9 @@ def ref_b(cfg, W, ids):
                     dist = torch.tensor([[abs(i - j) for j in range(L)] for i in range(L)], dtype=DT)
                     s = s - slopes[h] * dist
                 m = s.max(dim=-1, keepdim=True).values
+                if stats is not None:
+                    stats["max_score"] = max(stats.get("max_score", -math.inf), float(m.max()))
+                    stats["min_row_max"] = min(stats.get("min_row_max", math.inf), float(m.min()))
                 e = torch.exp(s - m)
                 pr = e / e.sum(dim=-1, keepdim=True)
                 probs.append(pr)
@@ -813,7 +821,8 @@ def build_cases():
     def add(name, cfg, **opt):
         cases.append(dict(name=name, config=cfg, dtype=opt.get("dtype", "F32"),
                           biases=opt.get("biases", True), attentions=opt.get("attentions", False),
-                          head_bias=opt.get("head_bias", True), long=opt.get("long", False)))
+                          head_bias=opt.get("head_bias", True), long=opt.get("long", False),
+                          lens=opt.get("lens"), qk_scale=opt.get("qk_scale")))
 
     positions = [("none", None), ("sinusoidal", None), ("learned", None),
                  ("rope_interleaved", {"base": 10000, "style": "interleaved"}),
@@ -925,11 +934,52 @@ def build_cases():
              outputHead=True))
     add("head_no_bias__sinusoidal__layernorm__post__gelu",
         dict(base_cfg("sinusoidal", "layernorm", "post", "gelu"), outputHead=True), head_bias=False)
+
+    # ---- long sequences: T from 65 to 300, past the query chunk (SF_CHUNK = 64) and the
+    # key tile (SF_ATT_BK = 64) of the C core, so chunk and tile offsets are exercised.
+    # Padded batches whose lengths straddle 64 and 128; vocab 50, dModel 16 (24 for six
+    # heads), every position plugin, both norms and placements.
+    def long_cfg(position, norm, placement, act, **kw):
+        kw.setdefault("heads", 4)
+        kw.setdefault("dModel", 16)
+        kw.setdefault("ffDim", 24)
+        cfg = base_cfg(position, norm, placement, act, maxLen=kw.pop("maxLen", 512), **kw)
+        cfg["vocabSize"] = 50
+        return cfg
+    straddle = [300, 65, 128, 129, 63, 1]
+    add("long_straddle__alibi__layernorm__pre__gelu", long_cfg("alibi", "layernorm", "pre", "gelu"),
+        lens=straddle)
+    add("long__sinusoidal__layernorm__post__relu", long_cfg("sinusoidal", "layernorm", "post", "relu"),
+        lens=[129, 64, 65])
+    add("long__learned_L300__rmsnorm__post__gelu_tanh",
+        long_cfg("learned", "rmsnorm", "post", "gelu_tanh", maxLen=300), lens=[300, 70])
+    add("long__rope_interleaved__layernorm__pre__swiglu",
+        long_cfg("rope", "layernorm", "pre", "swiglu", positionOptions={"base": 10000, "style": "interleaved"}),
+        lens=[200, 65])
+    add("long__rope_half__rmsnorm__pre__geglu",
+        long_cfg("rope", "rmsnorm", "pre", "geglu", positionOptions={"base": 10000, "style": "half"}),
+        lens=[128, 129, 1])
+    add("long__rope_half_yarn4_L64__layernorm__post__gelu",
+        long_cfg("rope", "layernorm", "post", "gelu", positionOptions={
+            "base": 10000, "style": "half", "scaling": {"type": "yarn", "factor": 4, "originalMaxLen": 64}}),
+        lens=[256, 65])
+    add("long__alibi_h6__rmsnorm__post__swiglu",
+        long_cfg("alibi", "rmsnorm", "post", "swiglu", heads=6, dModel=24), lens=[200, 66])
+    add("long__none__rmsnorm__pre__relu", long_cfg("none", "rmsnorm", "pre", "relu"), lens=[180, 66])
+    # q and k weights (and biases) scaled so that raw scores pass 100: exp overflows
+    # float32 (above ~88) unless the row maximum is subtracted first.
+    add("overflow__sinusoidal__rmsnorm__pre__gelu", long_cfg("sinusoidal", "rmsnorm", "pre", "gelu"),
+        lens=[24, 9], qk_scale=4.0)
+    add("long_overflow__rope_interleaved__layernorm__post__relu",
+        long_cfg("rope", "layernorm", "post", "relu", positionOptions={"base": 10000, "style": "interleaved"}),
+        lens=[160, 20], qk_scale=3.6)
     return cases
 
 
-def make_ids(seed, vocab, long=False):
+def make_ids(seed, vocab, long=False, lens=None):
     rng = np.random.default_rng(seed + 1)
+    if lens:  # given lengths (the long cases)
+        return [[int(t) for t in rng.integers(0, vocab, size=L)] for L in lens]
     if long:  # two sequences, the longer 24 (past YaRN's originalMaxLen 8)
         lens = [24, int(rng.integers(9, 21))]
         return [[int(t) for t in rng.integers(0, vocab, size=L)] for L in lens]
@@ -940,7 +990,11 @@ def make_ids(seed, vocab, long=False):
     return [[int(t) for t in rng.integers(0, vocab, size=L)] for L in lens]
 
 
-def flat(t):
+def flat(t, digits=None):
+    """Row-major list of floats: exact (repr of the float64), or rounded to digits
+    significant digits (the long cases, to keep golden.json small: 5e-11 relative)."""
+    if digits:
+        return [float("%.*g" % (digits, v)) for v in t.reshape(-1).tolist()]
     return [float(v) for v in t.reshape(-1).tolist()]
 
 
@@ -962,19 +1016,25 @@ def main():
         if cfg["position"] == "rope":
             assert (cfg["dModel"] // cfg["heads"]) % 2 == 0
         seed = zlib.crc32(name.encode())
-        ids = make_ids(seed, cfg["vocabSize"], c["long"])
+        ids = make_ids(seed, cfg["vocabSize"], c["long"], c["lens"])
         assert len(set(map(len, ids))) == len(ids)
         if cfg["position"] == "learned":
             assert cfg["maxLen"] >= max(map(len, ids))
         path = os.path.join(OUT_DIR, name + ".safetensors")
-        W = write_safetensors(path, meta_cfg, make_weights(cfg, seed, c["biases"], c["head_bias"]), c["dtype"])
+        tensors = make_weights(cfg, seed, c["biases"], c["head_bias"])
+        if c["qk_scale"]:
+            tensors = [(n, a * c["qk_scale"] if ".attn.q." in n or ".attn.k." in n else a) for n, a in tensors]
+        W = write_safetensors(path, meta_cfg, tensors, c["dtype"])
         meta, back = read_safetensors(path)
         assert json.loads(meta["config"]) == meta_cfg and meta["format"] == "swapformer"
         assert list(back) == list(W) and all(np.array_equal(back[k], W[k].numpy()) for k in W)
 
         B, T = len(ids), max(map(len, ids))
         real = torch.tensor([[t < len(s) for t in range(T)] for s in ids])
-        out_b, att_b = ref_b(cfg, W, ids)
+        stats = {}
+        out_b, att_b = ref_b(cfg, W, ids, stats)
+        if c["qk_scale"]:  # some scores overflow float32's exp without the max subtraction
+            assert stats["max_score"] > 100, (name, stats)
         head = cfg["outputHead"]
         lg_b = b_logits(cfg, W, out_b, ids) if head else None
         refs, diffs = [REF_B], {}
@@ -999,14 +1059,17 @@ def main():
         assert torch.all(out_b[~real] == 0)
 
         entry = {"name": name, "file": name + ".safetensors", "config": meta_cfg, "dtype": c["dtype"],
-                 "ids": ids, "references": refs, "shape": [B, T, cfg["dModel"]], "expected": flat(out_b)}
+                 "ids": ids, "references": refs, "shape": [B, T, cfg["dModel"]],
+                 "expected": flat(out_b, LONG_DIGITS if c["lens"] else None)}
+        if c["qk_scale"]:  # the largest raw score q.k/sqrt(dk) (+ bias) of reference B
+            entry["maxScore"] = round(stats["max_score"], 6)
         if c["attentions"]:
             entry["attentions"] = {"shape": list(att_b.shape), "data": flat(att_b)}
         if head:
             assert float(lg_b.abs().max()) > 0.1 and torch.all(lg_b[~real] == 0)
             entry["logits"] = {"shape": list(lg_b.shape), "data": flat(lg_b)}
         golden["cases"].append(entry)
-        report.append((name, c["dtype"], len(ids), T, diffs))
+        report.append((name, c["dtype"], len(ids), T, diffs, stats.get("max_score")))
 
     with open(os.path.join(OUT_DIR, "golden.json"), "w") as f:
         # compact, one case per line (keeps diffs readable and the file small)
@@ -1016,11 +1079,12 @@ def main():
         f.write("\n]}\n")
 
     total = sum(os.path.getsize(os.path.join(OUT_DIR, f)) for f in os.listdir(OUT_DIR))
-    for name, dt, B, T, diffs in report:
+    for name, dt, B, T, diffs, max_score in report:
         ds = ", ".join("%s %.1e" % ({REF_A: "A", REF_C: "C", REF_C + " (attn probs)": "C-attn",
                                      REF_A + " (logits)": "A-logits", REF_C + " (logits)": "C-logits"}[k], v)
                        for k, v in diffs.items())
-        print("%-58s %-4s B=%d T=%d  max|diff| vs B: %s" % (name, dt, B, T, ds))
+        print("%-58s %-4s B=%d T=%-3d max|diff| vs B: %s%s" % (name, dt, B, T, ds, "" if max_score is None
+                                                                else ", max score %.1f" % max_score))
     print("%d cases, fixtures total %d bytes" % (len(report), total))
 
 
