@@ -5,13 +5,19 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createEncoder, loadModel } from '../bindings/index.js';
-import { relMaxError } from './helpers.js';
+import { assertClose } from './helpers.js';
 import { evaluate } from '../tools/evaluate.mjs';
 import { encode, decode, target, TASKS } from '../models/tasks.js';
 
 const models = new URL('../models/', import.meta.url);
 const index = JSON.parse(readFileSync(new URL('index.json', models), 'utf8'));
 const golden = JSON.parse(readFileSync(new URL('golden.json', models), 'utf8'));
+// Per element (helpers.js elementError): |a - e| <= TOLERANCE * (rms(e) + |e|).
+// Measured on every case, both builds: worst 6.8e-5 (reverse-rope at T = 64: a
+// trained model's sharp attention has large scores), 1e-5 to 3e-5 for the other
+// rope and alibi cases, under 1e-5 for the rest. models/golden.json's own
+// "tolerance" (1e-4) is for the whole-tensor relative max error it was written with.
+const TOLERANCE = 2e-4;
 
 test('every task x position plugin is shipped, with both norm placements', () => {
   for (const task of TASKS)
@@ -31,8 +37,7 @@ for (const m of golden.models) {
         : base;
       const out = enc.forward(c.ids);
       assert.deepEqual(out.logits.shape, c.shape);
-      const err = relMaxError(out.logits.data, c.logits);
-      assert.ok(err <= golden.tolerance, `${c.text} ${JSON.stringify(c.positionOptions ?? {})}: relative error ${err}`);
+      assertClose(out.logits.data, c.logits, TOLERANCE, `${c.text} ${JSON.stringify(c.positionOptions ?? {})}: logits`);
       if (enc !== base) enc.dispose();
     }
     base.dispose();
