@@ -1,14 +1,19 @@
 // The browser demo (web/) in Debian's Chromium, driven by playwright-core.
 //
-// Serves the demo with web/server.js on a free port, loads it headless, runs
-// every position plugin through the page's controls and checks the page's
-// hidden states against this Node process's (same config, seed and token
-// ids; relative error <= 1e-5), checks every experiment card, the error
-// messages, the swap panel, the "Trained models" panel (its predictions equal
-// Node's predict() on the same model file and ids; the learned table's refusal,
-// the ablation, RoPE scaling, the charts) and the no-SIMD message, and fails
-// on any console error, page error, failed request or HTTP error. Screenshots (desktop and
-// phone width) go to tests/out/, printed below: look at them.
+// Serves the demo with web/server.js on a free port, loads it headless and
+// checks, in this order: numerical correctness against PyTorch (every golden
+// fixture of tests/fixtures/, model bytes and ids handed to the page, run by the
+// page's own bindings with the build the page picks, relaxed SIMD, and with the
+// simd128 build through the wasm option; every element within the golden
+// tolerance of make_fixtures.py's float64 reference); then that the page runs
+// what its controls say (every position plugin through the controls, runConfig,
+// the swap panel: the page's hidden states equal this Node process's for the
+// same config, seed and ids), every experiment card, the error messages, the
+// "Trained models" panel (its predictions equal Node's predict() on the same
+// model file and ids; the learned table's refusal, the ablation, RoPE scaling,
+// the charts) and the no-SIMD message, and fails on any console error, page
+// error, failed request or HTTP error. Screenshots (desktop and phone width) go
+// to tests/out/, printed below: look at them.
 //
 // Needs /usr/bin/chromium (apt-get install chromium; ./build.sh test installs
 // it) and playwright-core (npm ci). Missing either is a failure, not a skip.
@@ -19,7 +24,7 @@ import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { createEncoder, listPlugins, loadModel } from '../bindings/index.js';
 import { startServer } from '../web/server.js';
-import { relMaxError } from './helpers.js';
+import { assertClose, golden, goldenTolerance, readFixture } from './helpers.js';
 import { encode, score } from '../models/tasks.js';
 
 const CHROMIUM = process.env.SWAPFORMER_CHROMIUM || '/usr/bin/chromium';
@@ -28,7 +33,7 @@ const CHROMIUM_ARGS = [
   '--disable-quic', '--no-first-run', '--disable-sync', '--disable-dev-shm-usage',
 ];
 const OUT_DIR = fileURLToPath(new URL('./out/', import.meta.url));
-const TOLERANCE = 1e-5;
+const TOLERANCE = 1e-5; // the page against Node, per element (helpers.js elementError)
 
 /** A raw GET (no URL normalisation, unlike fetch). */
 function rawGet(port, path) {
@@ -71,17 +76,52 @@ async function assertMatchesNode(snap, what, weights) {
   try {
     const ref = enc.forward(snap.ids, { outputHiddenStates: true });
     assert.deepEqual(snap.output.shape, ref.shape, `${what}: shape`);
-    const err = relMaxError(Float32Array.from(snap.output.data), ref.data);
-    assert.ok(err <= TOLERANCE, `${what}: output relative error ${err} > ${TOLERANCE}`);
+    const err = assertClose(Float32Array.from(snap.output.data), ref.data, TOLERANCE, `${what}: output`);
     assert.equal(snap.hiddenStates.length, ref.hiddenStates.length, `${what}: number of hidden states`);
     ref.hiddenStates.forEach((h, l) => {
-      const e = relMaxError(Float32Array.from(snap.hiddenStates[l].data), h.data);
-      assert.ok(e <= TOLERANCE, `${what}: hidden state ${l} relative error ${e} > ${TOLERANCE}`);
+      assertClose(Float32Array.from(snap.hiddenStates[l].data), h.data, TOLERANCE, `${what}: hidden state ${l}`);
     });
     return err;
   } finally {
     enc.dispose();
   }
+}
+
+/** Runs golden fixture c in the page through the page's own bindings (wasm: a
+ * URL path for the wasm option, or undefined for the page's default build);
+ * returns the build that ran and the outputs as Float32Arrays. */
+async function forwardInPage(page, c, wasm) {
+  const r = await page.evaluate(async ({ model, ids, wasm, attentions }) => {
+    const api = await import('/bindings/index.js');
+    const bytes = Uint8Array.from(atob(model), (ch) => ch.charCodeAt(0));
+    const options = wasm ? { wasm: new URL(wasm, location.href) } : {};
+    const b64 = (f) => {
+      const u = new Uint8Array(f.buffer, f.byteOffset, f.byteLength);
+      let s = '';
+      for (let i = 0; i < u.length; i += 0x8000) s += String.fromCharCode.apply(null, u.subarray(i, i + 0x8000));
+      return btoa(s);
+    };
+    const enc = await api.loadModel(bytes, options);
+    try {
+      const out = enc.forward(ids, { outputAttentions: attentions });
+      const att = attentions ? out.attentions.flatMap((a) => Array.from(a.data)) : null;
+      return {
+        build: (await api.runtimeInfo(options)).build,
+        shape: out.shape,
+        data: b64(out.data),
+        logits: out.logits ? { shape: out.logits.shape, data: b64(out.logits.data) } : null,
+        attentions: att ? { shape: [out.attentions.length, ...out.attentions[0].shape], data: b64(new Float32Array(att)) } : null,
+      };
+    } finally {
+      enc.dispose();
+    }
+  }, { model: Buffer.from(readFixture(c.file)).toString('base64'), ids: c.ids, wasm, attentions: !!c.attentions });
+  const f32 = (b64) => { const b = Buffer.from(b64, 'base64'); return new Float32Array(b.buffer, b.byteOffset, b.length / 4); };
+  return {
+    build: r.build, shape: r.shape, data: f32(r.data),
+    logits: r.logits && { shape: r.logits.shape, data: f32(r.logits.data) },
+    attentions: r.attentions && { shape: r.attentions.shape, data: f32(r.attentions.data) },
+  };
 }
 
 test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
@@ -161,7 +201,47 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
       }
     });
 
-    await t.test('every position plugin: the page\'s hidden states equal Node\'s (relative error <= 1e-5)', async () => {
+    await t.test('the page\'s bindings reproduce the PyTorch fixtures: every golden case, relaxed (the page\'s build) and simd128', async () => {
+      // the long ones (T 65 to 300, every position plugin), biases everywhere, attentions, logits, F16/BF16
+      for (const name of ['long_straddle__alibi__layernorm__pre__gelu', 'long__learned_L300__rmsnorm__post__gelu_tanh',
+        'long__rope_half_yarn4_L64__layernorm__post__gelu', 'long_overflow__rope_interleaved__layernorm__post__relu',
+        'alibi__layernorm__pre__gelu', 'head__rope_half__rmsnorm__pre__swiglu', 'bf16__rope_interleaved__rmsnorm__pre__swiglu']) {
+        assert.ok(golden.cases.some((c) => c.name === name), `fixture ${name}`);
+      }
+      assert.equal(await page.evaluate(async () => (await (await import('/bindings/index.js')).runtimeInfo()).build), 'relaxed-simd',
+        'the page picks the relaxed-SIMD build');
+      const fetched = [], onResponse = (r) => fetched.push(new URL(r.url()).pathname);
+      page.on('response', onResponse);
+      const worst = {};
+      for (const [label, wasm, build] of [['relaxed', undefined, 'relaxed-simd'], ['simd128', '/dist/swapformer.wasm', 'custom']]) {
+        let w = { error: 0, name: '' };
+        for (const c of golden.cases) {
+          const out = await forwardInPage(page, c, wasm);
+          const what = `${label}: ${c.name}`;
+          assert.equal(out.build, build, `${what}: build`);
+          assert.deepEqual(out.shape, c.shape, `${what}: shape`);
+          const tol = goldenTolerance(c);
+          const errs = [assertClose(out.data, c.expected, tol, `${what}: output`)];
+          const [B, T, C] = out.shape;
+          for (let b = 0; b < B; b++) // padded rows exactly zero
+            for (let i = c.ids[b].length * C; i < T * C; i++) assert.equal(out.data[b * T * C + i], 0, `${what}: padded row`);
+          if (c.logits) errs.push(assertClose(out.logits.data, c.logits.data, tol, `${what}: logits`));
+          else assert.equal(out.logits, null, `${what}: logits`);
+          if (c.attentions) {
+            assert.deepEqual(out.attentions.shape, c.attentions.shape, `${what}: attentions shape`);
+            errs.push(assertClose(out.attentions.data, c.attentions.data, tol, `${what}: attentions`));
+          }
+          const e = Math.max(...errs) / tol;
+          if (e >= w.error) w = { error: e, name: c.name, abs: Math.max(...errs) };
+        }
+        worst[label] = w;
+      }
+      page.off('response', onResponse);
+      assert.ok(fetched.includes('/dist/swapformer.wasm'), `the simd128 run fetched /dist/swapformer.wasm (fetched: ${fetched.join(', ')})`);
+      t.diagnostic(`worst per-element error (fraction of tolerance): ${Object.entries(worst).map(([k, w]) => `${k} ${w.abs.toExponential(2)} (${w.name}, ${(100 * w.error).toFixed(0)}%)`).join(', ')}`);
+    });
+
+    await t.test('every position plugin through the controls: the page\'s hidden states equal Node\'s (per-element error <= 1e-5)', async () => {
       const errors = [];
       for (const position of plugins.position) {
         await page.selectOption('#position', position);
@@ -174,7 +254,7 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
         const fig = { sinusoidal: '#fig-positions', learned: '#fig-positions', rope: '#fig-rope', alibi: '#fig-alibi' }[position];
         if (fig) assert.equal(await visible(page, `${fig} canvas`), true, `${position}: ${fig} shows its plot`);
       }
-      t.diagnostic(`relative errors vs Node: ${errors.join(', ')}`);
+      t.diagnostic(`per-element errors vs Node: ${errors.join(', ')}`);
       // a different config, set through runConfig: characters, RMSNorm, post-norm, SwiGLU, 8 heads
       const snap = await page.evaluate(() => window.swapformerDemo.runConfig({
         position: 'rope', positionOptions: { base: 500, style: 'half' }, norm: 'rmsnorm', normPlacement: 'post', finalNorm: true,
