@@ -79,7 +79,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { requestPath, pathSegments, openInside, sendFile } from '../web/server.js';
+import { requestPath, pathSegments, openInside, sendFile, clientErrorAnswer } from '../web/server.js';
 
 const CORS = {
   'Access-Control-Allow-Origin': '*',
@@ -242,12 +242,29 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
       return json(req, res, logPath, status, 'Internal Error');
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') return json(req, res, logPath, 405, 'Method not allowed', null, { Allow: 'GET, HEAD, OPTIONS' });
-    const p = pathSegments(raw);
-    if (p.status) return json(req, res, logPath, p.status, p.status === 403 ? 'Forbidden' : 'Bad request');
-    const s = p.segments;
+    const refuse = (status) => json(req, res, logPath, status, status === 403 ? 'Forbidden' : 'Bad request');
+    // the revision is one segment, percent-encoded (refs%2Fpr%2F1): split before decoding
+    const parts = raw.split('/').filter(Boolean);
+    const isResolve = parts.length >= 4 && parts[2] === 'resolve';
+    const p = pathSegments(isResolve ? `/${[...parts.slice(0, 2), ...parts.slice(4)].join('/')}` : raw);
+    if (p.status) return refuse(p.status);
+    let s = p.segments;
+    if (isResolve) {
+      let revision;
+      try {
+        revision = decodeURIComponent(parts[3]);
+      } catch {
+        return refuse(400);
+      }
+      if (revision.includes('\0') || revision.includes('\\')) return refuse(400);
+      const owner = pathSegments(`/${parts[0]}`).segments ?? [];
+      const name = pathSegments(`/${parts[1]}`).segments ?? [];
+      if (owner.length !== 1 || name.length !== 1) return json(req, res, logPath, 401, 'Repository not found', 'RepoNotFound');
+      s = [owner[0], name[0], 'resolve', revision, ...s.slice(2)];
+    }
 
     // the LFS "CDN": /cdn-lfs/{owner}/{name}/{path...}
-    if (s[0] === 'cdn-lfs' && s.length >= 4) {
+    if (!isResolve && s[0] === 'cdn-lfs' && s.length >= 4) {
       const repo = folders.get(`${s[1]}/${s[2]}`);
       if (!repo) return json(req, res, logPath, 404, 'Not Found');
       const o = await openInside(repo.folder, s.slice(3));
@@ -258,7 +275,7 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
     }
 
     // /{owner}/{name}/resolve/{revision}/{path...}
-    if (s.length >= 4 && s[2] === 'resolve') {
+    if (isResolve) {
       const id = `${s[0]}/${s[1]}`;
       const repo = folders.get(id);
       if (!repo) return json(req, res, logPath, 401, 'Repository not found', 'RepoNotFound');
@@ -300,6 +317,7 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
       else res.destroy();
     });
   });
+  server.on('clientError', clientErrorAnswer(CORS));
   await new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => { server.off('error', reject); resolve(); });

@@ -32,7 +32,8 @@
 //    (and closes its file handle) when the client aborts; a HEAD closes the
 //    handle at once: no descriptor is left to the garbage collector (DEP0137);
 //  - errors answer a fixed text ("Internal Server Error"), never an exception
-//    message.
+//    message; a request the HTTP parser refuses gets a 400 (431, 408) with the
+//    same headers as every other answer.
 //
 // No npm package replaces this: checked against their sources, `send` (and so
 // `serve-static`) stats and streams the joined path without a realpath check,
@@ -233,6 +234,22 @@ export function sendFile(req, res, fh, { start, end } = {}) {
   });
 }
 
+/**
+ * A 'clientError' listener (a request the HTTP parser refused: bad request
+ * line, oversized headers, timeout) that answers with the given headers, no
+ * error text, and closes the connection.
+ */
+export function clientErrorAnswer(headers) {
+  const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  return (err, socket) => {
+    if (err?.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
+    const status = err?.code === 'HPE_HEADER_OVERFLOW' ? 431 : err?.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const body = `${http.STATUS_CODES[status]}\n`;
+    socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${lines}Content-Type: text/plain; charset=utf-8\r\n`
+      + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  };
+}
+
 async function handle(req, res, roots) {
   if (req.method !== 'GET' && req.method !== 'HEAD') return sendStatus(res, 405, { Allow: 'GET, HEAD' });
   const urlPath = requestPath(req.url);
@@ -268,6 +285,7 @@ export function startServer({ port = 8080, host = '127.0.0.1', repo = REPO, root
       else res.destroy();
     });
   });
+  server.on('clientError', clientErrorAnswer(ISOLATION_HEADERS));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
