@@ -6,7 +6,7 @@
 //   hub.requests  // [{method, path, status}, ...] in the order answered
 //   await hub.close();
 //
-// API: startHub({repos, port = 0, host = '127.0.0.1', slow = false, failOnce = [], lfs})
+// API: startHub({repos, port = 0, host = '127.0.0.1', slow = false, failOnce = [], cache = true, lfs})
 // resolves to {url, port, requests, failNext(path, status = 500), close()}.
 //  - repos: {'owner/name': folder}; each folder is served as that repository's
 //    `main` (and as any 40-hex commit).
@@ -20,6 +20,9 @@
 //    (any method but an OPTIONS preflight) gets a 500 {"error":"Internal
 //    Error"}, once each; failNext(path, status = 500) adds one while the
 //    server runs.
+//  - cache: false sends Cache-Control: no-store on every answer and ignores
+//    If-None-Match, so a browser downloads again instead of revalidating (a
+//    304 brings the cached body all at once: no progress to observe).
 //  - lfs: the file extensions stored in LFS (redirected), default
 //    ['.safetensors', '.bin'].
 //
@@ -85,6 +88,9 @@ const CORS = {
   'Access-Control-Allow-Origin': '*',
   'Access-Control-Expose-Headers': 'Content-Length, Content-Range, Accept-Ranges, ETag, X-Repo-Commit, X-Linked-Size, X-Linked-Etag, x-error-code, x-error-message',
   'Cross-Origin-Resource-Policy': 'cross-origin',
+  // without it Chromium holds back an application/octet-stream body to sniff
+  // its type, and a slow download's progress is not seen (checked in Chromium)
+  'X-Content-Type-Options': 'nosniff',
 };
 
 const PREFLIGHT = {
@@ -172,7 +178,7 @@ async function sendSlowly(res, fh, start, end, { chunks, delayMs }) {
  * Starts the stand-in Hub. See the header for the options and what it answers.
  * Resolves to {url, port, requests, failNext(path, status), close()}.
  */
-export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow = false, failOnce = [], lfs = ['.safetensors', '.bin'] } = {}) {
+export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow = false, failOnce = [], cache = true, lfs = ['.safetensors', '.bin'] } = {}) {
   const folders = new Map();
   for (const [id, folder] of Object.entries(repos)) {
     if (!REPO_RE.test(id)) throw new Error(`startHub: repo id '${id}' is not 'owner/name'`);
@@ -193,7 +199,7 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
 
   function head(req, res, status, headers, logPath) {
     requests.push({ method: req.method, path: logPath, status });
-    res.writeHead(status, { ...CORS, ...headers });
+    res.writeHead(status, { ...CORS, ...(cache ? {} : { 'Cache-Control': 'no-store' }), ...headers });
   }
 
   function json(req, res, logPath, status, error, code, extra = {}) {
@@ -210,7 +216,7 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
   /** Sends an open file: 304 / 416 / 206 / 200, slowly if asked. */
   async function sendOpen(req, res, logPath, o, headers, etag) {
     const size = o.info.size;
-    if (etagMatches(req.headers['if-none-match'], etag)) {
+    if (cache && etagMatches(req.headers['if-none-match'], etag)) {
       await o.fh.close().catch(() => {});
       head(req, res, 304, { ETag: etag, ...headers }, logPath);
       return res.end();
@@ -317,7 +323,7 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
       else res.destroy();
     });
   });
-  server.on('clientError', clientErrorAnswer(CORS));
+  server.on('clientError', clientErrorAnswer({ ...CORS, ...(cache ? {} : { 'Cache-Control': 'no-store' }) }));
   await new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => { server.off('error', reject); resolve(); });

@@ -421,6 +421,7 @@ describe('tests/hub-server.js', () => {
       assert.equal(r.headers.get('access-control-allow-origin'), '*');
       for (const h of ['content-length', 'etag', 'x-error-code']) assert.ok(exposed(r).includes(h), `exposes ${h}`);
       assert.equal(r.headers.get('cross-origin-resource-policy'), 'cross-origin');
+      assert.equal(r.headers.get('x-content-type-options'), 'nosniff');
     }
   });
 
@@ -506,7 +507,7 @@ describe('tests/hub-server.js', () => {
     assert.equal(r.body.length, 0);
   });
 
-  test('If-None-Match on the ETag: 304; a Range: 206; an unsatisfiable Range: 416', async () => {
+  test('If-None-Match on the ETag: 304 (not with cache: false, which sends no-store); a Range: 206; an unsatisfiable Range: 416', async () => {
     const etag = `"${gitBlob(files['config.json'])}"`;
     const r304 = await fetch(resolveUrl(hub, 'config.json'), { headers: { 'If-None-Match': etag } });
     assert.equal(r304.status, 304);
@@ -520,6 +521,17 @@ describe('tests/hub-server.js', () => {
     assert.deepEqual(Buffer.from(await tail.arrayBuffer()), files['model.safetensors'].subarray(-5));
     const bad = await fetch(cdnUrl, { headers: { Range: `bytes=${files['model.safetensors'].length}-` } });
     assert.equal(bad.status, 416);
+    // cache: false: no-store on every answer, and no 304
+    const h = await startHub({ repos: { [ID]: HUB }, cache: false });
+    try {
+      const r = await fetch(resolveUrl(h, 'config.json'), { headers: { 'If-None-Match': etag } });
+      assert.equal(r.status, 200);
+      assert.equal(r.headers.get('cache-control'), 'no-store');
+      assert.equal((await fetch(resolveUrl(h, 'model.safetensors'), { redirect: 'manual' })).headers.get('cache-control'), 'no-store');
+      assert.equal((await fetch(resolveUrl(h, 'missing.json'))).headers.get('cache-control'), 'no-store');
+    } finally {
+      await h.close();
+    }
   });
 
   test('CORS preflight (OPTIONS) 204; other methods 405; any other path 404', async () => {
