@@ -14,7 +14,8 @@
 // Used programmatically by tests/browser.test.js (startServer({port: 0})), by
 // bench/browser.js (startServer({port: 0, roots: {bench: 'bench', ...}}): extra
 // URL prefixes mapped to folders, on top of the default four) and, for its
-// path checks (requestPath, openInside), by tests/hub-server.js.
+// checks (requestPath, pathSegments, openInside, sendFile, clientErrorAnswer),
+// by tests/hub-server.js.
 //
 // Hardening (tests/server.test.js checks each point):
 //  - the request target is parsed by hand (origin-form "/..." only, or an
