@@ -1,0 +1,310 @@
+// NormalizedString: a string being normalized, with the alignment of every
+// normalized code unit back to the original string, and the patterns used to split
+// or replace inside it. A port of the semantics of Rust's
+// tokenizers/src/tokenizer/normalizer.rs and pattern.rs: Rust keeps one alignment
+// per UTF-8 byte of the normalized string, we keep one per UTF-16 code unit; the
+// characters of a code point always share their alignment, so every offset that
+// reaches the caller is the same up to the unit conversion. Quirks of Rust's
+// algorithms (which character an inserted one is aligned to, zero-width
+// alignments) are reproduced on purpose: the offsets must agree exactly.
+
+import { isWhitespace } from './unicode.js';
+
+// ------------------------------------------------------------------ patterns
+
+/** One match list entry: [start, end, isMatch], positions in UTF-16 units. */
+
+/** A pattern matching single characters for which `test(char)` is true. */
+export function charPattern(test) {
+  return {
+    findMatches(s) {
+      if (s.length === 0) return [[0, 0, false]];
+      const out = [];
+      let last = 0;
+      let i = 0;
+      for (const c of s) {
+        if (test(c)) {
+          if (last < i) out.push([last, i, false]);
+          out.push([i, i + c.length, true]);
+          last = i + c.length;
+        }
+        i += c.length;
+      }
+      if (i > last) out.push([last, i, false]);
+      return out;
+    },
+  };
+}
+
+/**
+ * A pattern from a JS RegExp (with the `g` and `u` flags), iterated as the Rust
+ * `onig` crate does: an empty match right where the previous match ended is
+ * skipped by advancing one character.
+ */
+export function regexPattern(regex) {
+  return {
+    findMatches(s) {
+      if (s.length === 0) return [[0, 0, false]];
+      const out = [];
+      let prev = 0;
+      let searchFrom = 0;
+      let lastMatchEnd = -1;
+      while (searchFrom <= s.length) {
+        regex.lastIndex = searchFrom;
+        const m = regex.exec(s);
+        if (m === null) break;
+        const start = m.index;
+        const end = start + m[0].length;
+        if (start === end && end === lastMatchEnd) {
+          const cp = s.codePointAt(searchFrom);
+          searchFrom += cp === undefined ? 1 : cp > 0xFFFF ? 2 : 1;
+          continue;
+        }
+        if (prev !== start) out.push([prev, start, false]);
+        out.push([start, end, true]);
+        prev = end;
+        searchFrom = end;
+        lastMatchEnd = end;
+      }
+      if (prev !== s.length) out.push([prev, s.length, false]);
+      return out;
+    },
+  };
+}
+
+/** The same pattern with matches and non-matches swapped. */
+export function invertPattern(pattern) {
+  return { findMatches: (s) => pattern.findMatches(s).map(([a, b, m]) => [a, b, !m]) };
+}
+
+// ------------------------------------------------------------------ NormalizedString
+
+export class NormalizedString {
+  /**
+   * @param {string} original  this piece of the input, before normalization
+   * @param {string} normalized
+   * @param {number[]} align   [start, end] in `original` for each unit of `normalized`, flattened
+   * @param {number} shift     where `original` starts in the whole input sequence
+   */
+  constructor(original, normalized, align, shift) {
+    this.original = original;
+    this.normalized = normalized;
+    this.align = align;
+    this.shift = shift;
+  }
+
+  /** A NormalizedString whose normalized form is the string itself. */
+  static from(s, shift = 0) {
+    const align = new Array(s.length * 2);
+    for (let i = 0; i < s.length;) {
+      const n = s.codePointAt(i) > 0xFFFF ? 2 : 1;
+      for (let k = 0; k < n; k++) { align[2 * (i + k)] = i; align[2 * (i + k) + 1] = i + n; }
+      i += n;
+    }
+    return new NormalizedString(s, s, align, shift);
+  }
+
+  get() { return this.normalized; }
+  get length() { return this.normalized.length; }
+  isEmpty() { return this.normalized.length === 0; }
+  /** [start, end] of this piece in the whole input. */
+  offsetsOriginal() { return [this.shift, this.shift + this.original.length]; }
+
+  /** A normalized range [s, e) as a range of `original`, or null (Rust's convert_offsets). */
+  normalizedToOriginal(s, e) {
+    if (s === e) return [s, e];
+    if (s > e || e > this.normalized.length) return null;
+    return [this.align[2 * s], this.align[2 * (e - 1) + 1]];
+  }
+
+  /** An original range [s, e) as a range of `normalized`, or null (Rust's convert_offsets). */
+  originalToNormalized(s, e) {
+    if (s === e) return [s, e];
+    if (s > e) return null;
+    let start = null, end = null;
+    const n = this.normalized.length;
+    for (let i = 0; i < n; i++) {
+      const a0 = this.align[2 * i], a1 = this.align[2 * i + 1];
+      if (e < a1) break;
+      // Zero-width alignments never start a range (as in Rust).
+      if (start === null && s <= a0 && a0 !== a1) start = i;
+      end = i + 1;
+    }
+    if (start !== null && end !== null) return [start, end];
+    if (start !== null) return [start, start];
+    if (end !== null) return [end, end];
+    return null;
+  }
+
+  /** The slice covering normalized units [s, e) (Rust's slice(Range::Normalized)). */
+  slice(s, e) {
+    const range = this.normalizedToOriginal(s, e);
+    const [os, oe] = range;
+    const align = this.align.slice(2 * s, 2 * e);
+    for (let i = 0; i < align.length; i++) align[i] -= os;
+    const original = s === e ? '' : this.original.slice(os, oe);
+    return new NormalizedString(original, this.normalized.slice(s, e), align, this.shift + os);
+  }
+
+  /**
+   * Replaces normalized units [nStart, nEnd) by `dest`, a list of [char, change]:
+   * change 0 replaces the next character, +1 inserts (aligned with the previous
+   * one), -N replaces the next character and removes the N following ones;
+   * `initialOffset` characters are removed first. (Rust's transform_range.)
+   */
+  transformRange(nStart, nEnd, dest, initialOffset) {
+    const replaced = Array.from(this.normalized.slice(nStart, nEnd));
+    let r = 0;
+    let offset = nStart;
+    for (; r < initialOffset && r < replaced.length; r++) offset += replaced[r].length;
+    const align = [];
+    let text = '';
+    for (const [c, change] of dest) {
+      let a0, a1;
+      if (change > 0) {
+        if (offset < 1) { a0 = 0; a1 = 0; } else { a0 = this.align[2 * (offset - 1)]; a1 = this.align[2 * (offset - 1) + 1]; }
+      } else {
+        a0 = this.align[2 * offset]; a1 = this.align[2 * offset + 1];
+        if (r < replaced.length) offset += replaced[r++].length;
+        for (let k = 0; k < -change && r < replaced.length; k++) offset += replaced[r++].length;
+      }
+      for (let k = 0; k < c.length; k++) align.push(a0, a1);
+      text += c;
+    }
+    this.align = this.align.slice(0, 2 * nStart).concat(align, this.align.slice(2 * nEnd));
+    this.normalized = this.normalized.slice(0, nStart) + text + this.normalized.slice(nEnd);
+  }
+
+  /** transformRange over the whole string (Rust's transform: Range::Original(..)). */
+  transform(dest, initialOffset) {
+    const range = this.originalToNormalized(0, this.original.length);
+    if (range !== null) this.transformRange(range[0], range[1], dest, initialOffset);
+  }
+
+  /** Keeps the characters for which keep(c) is true. */
+  filter(keep) {
+    const dest = [];
+    let removed = 0, removedStart = 0, last = null;
+    for (const c of this.normalized) {
+      if (keep(c)) {
+        if (last !== null) dest.push([last, -removed]); else removedStart = removed;
+        last = c;
+        removed = 0;
+      } else removed++;
+    }
+    if (last !== null) dest.push([last, -removed]);
+    this.transform(dest, removedStart);
+    return this;
+  }
+
+  /** Maps each character to one character. */
+  map(fn) {
+    const dest = [];
+    for (const c of this.normalized) dest.push([fn(c), 0]);
+    this.transform(dest, 0);
+    return this;
+  }
+
+  /** Maps each character to a sequence of characters (the first replaces it). */
+  flatMap(fn) {
+    const dest = [];
+    for (const c of this.normalized) Array.from(fn(c)).forEach((d, i) => dest.push([d, i > 0 ? 1 : 0]));
+    this.transform(dest, 0);
+    return this;
+  }
+
+  /** Lowercases character by character, as Rust's char::to_lowercase (no final-sigma rule). */
+  lowercase() { return this.flatMap((c) => c.toLowerCase()); }
+
+  /** Prepends `s`, aligned with the first character. */
+  prepend(s) {
+    if (this.normalized.length === 0) return this;
+    const first = String.fromCodePoint(this.normalized.codePointAt(0));
+    const dest = Array.from(s).map((c, i) => [c, i === 0 ? 0 : 1]);
+    dest.push([first, 1]);
+    this.transformRange(0, first.length, dest, 0);
+    return this;
+  }
+
+  /** Replaces every match of `pattern` by `content`; each inserted character takes the alignment of the last replaced one. */
+  replace(pattern, content) {
+    let text = '';
+    const align = [];
+    let lastEnd = 0;
+    for (const [start, end, isMatch] of pattern.findMatches(this.normalized)) {
+      if (!isMatch) continue;
+      text += this.normalized.slice(lastEnd, start);
+      for (let i = 2 * lastEnd; i < 2 * start; i++) align.push(this.align[i]);
+      const a0 = end < 1 ? 0 : this.align[2 * (end - 1)];
+      const a1 = end < 1 ? 0 : this.align[2 * (end - 1) + 1];
+      for (let k = 0; k < content.length; k++) align.push(a0, a1);
+      text += content;
+      lastEnd = end;
+    }
+    text += this.normalized.slice(lastEnd);
+    for (let i = 2 * lastEnd; i < this.align.length; i++) align.push(this.align[i]);
+    this.normalized = text;
+    this.align = align;
+    return this;
+  }
+
+  /** Removes leading and/or trailing whitespace. */
+  strip(left, right) {
+    const chars = Array.from(this.normalized);
+    let lead = 0, trail = 0;
+    if (left) while (lead < chars.length && isWhitespace(chars[lead])) lead++;
+    if (right) while (trail < chars.length && isWhitespace(chars[chars.length - 1 - trail])) trail++;
+    if (lead === 0 && trail === 0) return this;
+    const dest = [];
+    for (let i = lead; i < chars.length - trail; i++) dest.push([chars[i], 0]);
+    // Rust marks the trailing removal on the last kept character only when its
+    // (byte-length based) index test happens to hit; dropping the tail is the same.
+    this.transform(dest, lead);
+    return this;
+  }
+
+  /**
+   * Splits on `pattern` (Rust's NormalizedString::split) with a behavior among
+   * Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous.
+   */
+  split(pattern, behavior) {
+    const matches = pattern.findMatches(this.normalized);
+    let splits;
+    switch (behavior) {
+      case 'Isolated': splits = matches.map(([a, b]) => [a, b, false]); break;
+      case 'Removed': splits = matches; break;
+      case 'Contiguous': splits = mergeRuns(matches, (isMatch, prev) => isMatch === prev); break;
+      case 'MergedWithPrevious': splits = mergeRuns(matches, (isMatch, prev) => isMatch && !prev); break;
+      case 'MergedWithNext': splits = mergeWithNext(matches); break;
+      default: throw new Error(`unknown split behavior ${behavior}`);
+    }
+    const out = [];
+    for (const [a, b, remove] of splits) if (!remove) out.push(this.slice(a, b));
+    return out;
+  }
+}
+
+/** Extends the previous split over the current match when `join(isMatch, previousWasMatch)`. */
+function mergeRuns(matches, join) {
+  const acc = [];
+  let prev = false;
+  for (const [a, b, isMatch] of matches) {
+    if (join(isMatch, prev) && acc.length > 0) acc[acc.length - 1][1] = b;
+    else acc.push([a, b, false]);
+    prev = isMatch;
+  }
+  return acc;
+}
+
+/** MergedWithNext: each match is glued to the split that follows it. */
+function mergeWithNext(matches) {
+  const acc = [];
+  let prev = false;
+  for (let i = matches.length - 1; i >= 0; i--) {
+    const [a, b, isMatch] = matches[i];
+    if (isMatch && !prev && acc.length > 0) acc[acc.length - 1][0] = a;
+    else acc.push([a, b, false]);
+    prev = isMatch;
+  }
+  return acc.reverse();
+}

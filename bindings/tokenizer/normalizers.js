@@ -1,0 +1,202 @@
+// Normalizers of tokenizer.json: each is { normalize(normalizedString) } and
+// changes the string in place while keeping the alignments (Rust:
+// tokenizers/src/normalizers/*.rs).
+
+import { SwapformerError } from '../errors.js';
+import {
+  isWhitespace, isOther, isChineseChar, isNonspacingMark, isCombiningMark,
+  normalizeWithChanges, graphemes, utf8, utf8Length,
+} from './unicode.js';
+import { regexPattern } from './normalized-string.js';
+import { compileRegex, literalRegex } from './regex.js';
+import { unsupported, field, boolField } from './json.js';
+
+// ------------------------------------------------------------------ BertNormalizer
+
+/** Whitespace for BERT: \t \n \r and White_Space. */
+const isBertWhitespace = (c) => c === '\t' || c === '\n' || c === '\r' || isWhitespace(c);
+/** Control for BERT: Cc/Cf/Co of Unicode 8 except \t \n \r. */
+const isBertControl = (c) => c !== '\t' && c !== '\n' && c !== '\r' && isOther(c);
+
+/** Rust's order: clean_text, handle_chinese_chars, strip_accents (null follows lowercase), lowercase. */
+function bertNormalizer(json, path) {
+  const cleanText = boolField(json, 'clean_text', path, true);
+  const chinese = boolField(json, 'handle_chinese_chars', path, true);
+  const lowercase = boolField(json, 'lowercase', path, true);
+  const stripAccents = json.strip_accents == null ? lowercase : boolField(json, 'strip_accents', path);
+  return {
+    normalize(ns) {
+      if (cleanText) {
+        ns.filter((c) => !(c === '\0' || c === '\uFFFD' || isBertControl(c)));
+        ns.map((c) => (isBertWhitespace(c) ? ' ' : c));
+      }
+      if (chinese) {
+        const dest = [];
+        for (const c of ns.get()) {
+          if (isChineseChar(c)) dest.push([' ', 0], [c, 1], [' ', 1]); else dest.push([c, 0]);
+        }
+        ns.transform(dest, 0);
+      }
+      if (stripAccents) {
+        ns.transform(normalizeWithChanges(ns.get(), 'NFD'), 0);
+        ns.filter((c) => !isNonspacingMark(c));
+      }
+      if (lowercase) ns.lowercase();
+    },
+  };
+}
+
+// ------------------------------------------------------------------ Precompiled (SentencePiece charsmap)
+
+/**
+ * SentencePiece's precompiled_charsmap: a little-endian u32 trie size, a Darts
+ * double-array trie over UTF-8 bytes, then NUL-terminated replacement strings the
+ * trie values point into.
+ */
+function parseCharsmap(base64, path) {
+  let bytes;
+  try {
+    const bin = atob(base64);
+    bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  } catch {
+    throw unsupported(`${path}.precompiled_charsmap`, '(not base64)');
+  }
+  if (bytes.length < 4) throw unsupported(`${path}.precompiled_charsmap`, '(too short)');
+  const view = new DataView(bytes.buffer);
+  const trieSize = view.getUint32(0, true);
+  if (trieSize % 4 !== 0 || 4 + trieSize > bytes.length) throw unsupported(`${path}.precompiled_charsmap`, '(bad trie size)');
+  const trie = new Uint32Array(trieSize / 4);
+  for (let k = 0; k < trie.length; k++) trie[k] = view.getUint32(4 + 4 * k, true);
+  return { trie, strings: bytes.subarray(4 + trieSize) };
+}
+
+/** Darts unit fields, as SentencePiece stores them. */
+const hasLeaf = (unit) => ((unit >>> 8) & 1) === 1;
+const unitValue = (unit) => unit & 0x7FFFFFFF;
+const unitLabel = (unit) => unit & 0x800000FF;
+const unitOffset = (unit) => (unit >>> 10) << ((unit & (1 << 9)) >>> 6);
+
+function precompiled(json, path) {
+  const { trie, strings } = parseCharsmap(field(json, 'precompiled_charsmap', path, 'string'), path);
+  const decoder = new TextDecoder();
+  const cache = new Map();
+
+  /**
+   * The replacement for `chunk`, or null. Like Rust's spm_precompiled, this takes the
+   * *first* (shortest) prefix of the chunk found in the trie, even when it does not
+   * cover the whole chunk.
+   */
+  const lookup = (chunk) => {
+    const key = utf8(chunk);
+    let node = unitOffset(trie[0]);
+    for (const byte of key) {
+      if (byte === 0) break;
+      node ^= byte;
+      const unit = trie[node];
+      if (unit === undefined || unitLabel(unit) !== byte) return null;
+      node ^= unitOffset(unit);
+      if (hasLeaf(unit)) {
+        const start = unitValue(trie[node]);
+        let end = start;
+        while (end < strings.length && strings[end] !== 0) end++;
+        return decoder.decode(strings.subarray(start, end));
+      }
+    }
+    return null;
+  };
+  const transform = (chunk) => {
+    let r = cache.get(chunk);
+    if (r === undefined) { r = lookup(chunk); cache.set(chunk, r); }
+    return r;
+  };
+
+  /** Appends `replacement` for `part` to the changes as Rust's precompiled.rs does. */
+  const replace = (dest, part, replacement) => {
+    const diff = Array.from(replacement).length - Array.from(part).length;
+    for (const c of replacement) dest.push([c, 0]);
+    if (diff > 0) for (let k = dest.length - diff; k < dest.length; k++) dest[k][1] = 1;
+    else if (diff < 0 && dest.length > 0) dest[dest.length - 1][1] += diff;
+  };
+
+  return {
+    normalize(ns) {
+      const dest = [];
+      let modified = false;
+      for (const g of graphemes(ns.get())) {
+        if (utf8Length(g) < 6) {
+          const r = transform(g);
+          if (r !== null) { modified = true; replace(dest, g, r); continue; }
+        }
+        for (const c of g) {
+          const r = transform(c);
+          if (r !== null) { modified = true; replace(dest, c, r); } else dest.push([c, 0]);
+        }
+      }
+      if (modified) ns.transform(dest, 0);
+    },
+  };
+}
+
+// ------------------------------------------------------------------ the others
+
+/** Replace: a literal ({String}) or an Oniguruma regex ({Regex}) by `content`. */
+export function replacePattern(json, path) {
+  const p = field(json, 'pattern', path, 'object');
+  if (typeof p.String === 'string') return regexPattern(literalRegex(p.String));
+  if (typeof p.Regex === 'string') return regexPattern(compileRegex(p.Regex, `${path}.pattern.Regex`));
+  throw unsupported(`${path}.pattern`, JSON.stringify(p));
+}
+
+function stripNormalizer(json, path) {
+  const left = boolField(json, 'strip_left', path);
+  const right = boolField(json, 'strip_right', path);
+  return { normalize: (ns) => { ns.strip(left, right); } };
+}
+
+/** Rust's Nmt normalizer: drops some controls, maps some spaces to ' '. */
+const NMT_REMOVED = (cp) => (cp >= 0x1 && cp <= 0x8) || cp === 0xB || (cp >= 0xE && cp <= 0x1F)
+  || cp === 0x7F || cp === 0x8F || cp === 0x9F;
+const NMT_SPACES = new Set([0x9, 0xA, 0xC, 0xD, 0x1680, 0x200B, 0x200C, 0x200D, 0x200E, 0x200F,
+  0x2028, 0x2029, 0x2581, 0xFEFF, 0xFFFD]);
+
+const unicodeForm = (form) => ({ normalize: (ns) => { ns.transform(normalizeWithChanges(ns.get(), form), 0); } });
+
+const BUILDERS = {
+  BertNormalizer: bertNormalizer,
+  Precompiled: precompiled,
+  NFC: () => unicodeForm('NFC'),
+  NFD: () => unicodeForm('NFD'),
+  NFKC: () => unicodeForm('NFKC'),
+  NFKD: () => unicodeForm('NFKD'),
+  Lowercase: () => ({ normalize: (ns) => { ns.lowercase(); } }),
+  Strip: stripNormalizer,
+  StripAccents: () => ({ normalize: (ns) => { ns.filter((c) => !isCombiningMark(c)); } }),
+  Nmt: () => ({
+    normalize(ns) {
+      ns.filter((c) => !NMT_REMOVED(c.codePointAt(0)));
+      ns.map((c) => (NMT_SPACES.has(c.codePointAt(0)) ? ' ' : c));
+    },
+  }),
+  Replace(json, path) {
+    const pattern = replacePattern(json, path);
+    const content = field(json, 'content', path, 'string');
+    return { normalize: (ns) => { ns.replace(pattern, content); } };
+  },
+  Prepend(json, path) {
+    const prefix = field(json, 'prepend', path, 'string');
+    return { normalize: (ns) => { if (!ns.isEmpty()) ns.prepend(prefix); } };
+  },
+  Sequence(json, path) {
+    const list = field(json, 'normalizers', path, 'array').map((n, i) => buildNormalizer(n, `${path}.normalizers[${i}]`));
+    return { normalize: (ns) => { for (const n of list) n.normalize(ns); } };
+  },
+};
+
+/** Builds a normalizer from its tokenizer.json object (null → none). */
+export function buildNormalizer(json, path = 'normalizer') {
+  if (json == null) return null;
+  const build = BUILDERS[json.type];
+  if (!build) throw new SwapformerError('UNSUPPORTED_MODEL', `tokenizer.json: ${path}.type = ${JSON.stringify(json.type)} is not supported`);
+  return build(json, path);
+}

@@ -1,0 +1,197 @@
+// Character classes and Unicode normalization exactly as Hugging Face's Rust
+// tokenizers sees them (see unicode-data.js for why some tables are frozen), plus
+// small string helpers shared by the pipeline. All positions are UTF-16 code units.
+
+import {
+  OLD_CONTROL_FORMAT, OLD_NONSPACING_MARK, OLD_PUNCTUATION, NEWER_THAN_UNICODE_9_NORMALIZATION,
+} from './unicode-data.js';
+
+// ------------------------------------------------------------------ range sets
+
+/** Parses the compact range format of unicode-data.js into a sorted Uint32Array [s0,e0,s1,e1,...]. */
+function parseRanges(text) {
+  const parts = text.split(',');
+  const out = new Uint32Array(parts.length * 2);
+  parts.forEach((part, i) => {
+    const [s, e = s] = part.split('-');
+    out[2 * i] = parseInt(s, 36);
+    out[2 * i + 1] = parseInt(e, 36);
+  });
+  return out;
+}
+
+function inRanges(ranges, cp) {
+  let lo = 0, hi = ranges.length / 2 - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (cp < ranges[2 * mid]) hi = mid - 1;
+    else if (cp > ranges[2 * mid + 1]) lo = mid + 1;
+    else return true;
+  }
+  return false;
+}
+
+const CONTROL_FORMAT = parseRanges(OLD_CONTROL_FORMAT);
+const NONSPACING_MARK = parseRanges(OLD_NONSPACING_MARK);
+const PUNCTUATION = parseRanges(OLD_PUNCTUATION);
+const NORMALIZATION_OPAQUE = parseRanges(NEWER_THAN_UNICODE_9_NORMALIZATION);
+
+// ------------------------------------------------------------------ classes
+
+const WHITE_SPACE = /^\p{White_Space}$/u;
+const NUMERIC = /^\p{N}$/u;
+const COMBINING_MARK = /^\p{M}$/u;
+
+const cp0 = (c) => c.codePointAt(0);
+
+/** Rust's char::is_whitespace (the White_Space property). */
+export const isWhitespace = (c) => WHITE_SPACE.test(c);
+
+/** Rust's char::is_numeric (general category N). */
+export const isNumeric = (c) => NUMERIC.test(c);
+
+/** Any combining mark (Mn, Mc, Me): the StripAccents normalizer's test. */
+export const isCombiningMark = (c) => COMBINING_MARK.test(c);
+
+/** unicode_categories' is_mark_nonspacing (Unicode 8.0). */
+export const isNonspacingMark = (c) => inRanges(NONSPACING_MARK, cp0(c));
+
+/** unicode_categories' is_other: Cc, Cf (Unicode 8.0) or private use. */
+export function isOther(c) {
+  const cp = cp0(c);
+  return inRanges(CONTROL_FORMAT, cp) || (cp >= 0xE000 && cp <= 0xF8FF)
+    || (cp >= 0xF0000 && cp <= 0xFFFFD) || (cp >= 0x100000 && cp <= 0x10FFFD);
+}
+
+/** ASCII punctuation or unicode_categories' is_punctuation (Unicode 8.0). */
+export function isPunctuation(c) {
+  const cp = cp0(c);
+  if (cp < 0x80) return (cp >= 0x21 && cp <= 0x2F) || (cp >= 0x3A && cp <= 0x40)
+    || (cp >= 0x5B && cp <= 0x60) || (cp >= 0x7B && cp <= 0x7E);
+  return inRanges(PUNCTUATION, cp);
+}
+
+/** The CJK ideograph blocks BertNormalizer puts spaces around. */
+export function isChineseChar(c) {
+  const cp = cp0(c);
+  return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF)
+    || (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F)
+    || (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B920 && cp <= 0x2CEAF)
+    || (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
+}
+
+// ------------------------------------------------------------------ strings
+
+/** UTF-8 byte length of a string (lone surrogates count as U+FFFD, 3 bytes). */
+export function utf8Length(s) {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const u = s.charCodeAt(i);
+    if (u < 0x80) n += 1;
+    else if (u < 0x800) n += 2;
+    else if (u >= 0xD800 && u <= 0xDBFF && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xFC00) === 0xDC00) { n += 4; i++; }
+    else n += 3;
+  }
+  return n;
+}
+
+const utf8Encoder = new TextEncoder();
+/** UTF-8 bytes of a string. */
+export const utf8 = (s) => utf8Encoder.encode(s);
+
+let graphemeSegmenter = null;
+/** Extended grapheme clusters (Rust uses unicode-segmentation; Intl.Segmenter follows the same UAX #29). */
+export function graphemes(s) {
+  graphemeSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+  const out = [];
+  for (const { segment } of graphemeSegmenter.segment(s)) out.push(segment);
+  return out;
+}
+
+// ------------------------------------------------------------------ normalization with alignments
+
+const decompositionCache = { NFD: new Map(), NFKD: new Map() };
+
+/** The full decomposition of one character, as an array of characters. */
+function decompose(c, form) {
+  const cache = decompositionCache[form];
+  let d = cache.get(c);
+  if (d === undefined) { d = Array.from(c.normalize(form)); cache.set(c, d); }
+  return d;
+}
+
+/**
+ * Decomposes `chars` (no opaque character inside) and returns [char, change] pairs in
+ * canonical order. As in Rust: the first character of each decomposition replaces
+ * the source character (change 0), the others are insertions (+1); canonical
+ * reordering moves the pairs with their characters. JS gives the reordered string;
+ * the stable reordering lets us match each output character to the first unused
+ * equal character of the unordered list.
+ */
+function decomposeWithChanges(chars, form) {
+  const pending = [];
+  for (const c of chars) decompose(c, form).forEach((d, i) => pending.push([d, i === 0 ? 0 : 1]));
+  const ordered = Array.from(chars.join('').normalize(form));
+  const used = new Uint8Array(pending.length);
+  const out = [];
+  let p = 0;
+  for (const c of ordered) {
+    let q = p;
+    while (used[q] || pending[q][0] !== c) q++;
+    used[q] = 1;
+    out.push(pending[q]);
+    while (p < pending.length && used[p]) p++;
+  }
+  return out;
+}
+
+/**
+ * Composes a decomposed [char, change] list as Rust's Recompositions does: a
+ * composite's change is the sum of the changes of the characters it absorbed, minus
+ * one per absorbed character. JS gives the composed string; the canonical
+ * decomposition of each composite tells which characters it absorbed.
+ */
+function composeWithChanges(decomposed, composedText) {
+  const used = new Uint8Array(decomposed.length);
+  const out = [];
+  let p = 0;
+  for (const c of composedText) {
+    const parts = decompose(c, 'NFD');
+    let change = decomposed[p][1];
+    used[p] = 1;
+    let q = p;
+    for (let i = 1; i < parts.length; i++) {
+      do q++; while (used[q] || decomposed[q][0] !== parts[i]);
+      used[q] = 1;
+      change += decomposed[q][1] - 1;
+    }
+    out.push([c, change]);
+    while (p < decomposed.length && used[p]) p++;
+  }
+  return out;
+}
+
+/** Normalizes a run of characters that contains no opaque character. */
+function normalizeRun(chars, form) {
+  const text = chars.join('');
+  const normalized = text.normalize(form);
+  if (normalized === text) return chars.map((c) => [c, 0]);
+  const decomposed = decomposeWithChanges(chars, form === 'NFC' || form === 'NFD' ? 'NFD' : 'NFKD');
+  return form === 'NFD' || form === 'NFKD' ? decomposed : composeWithChanges(decomposed, normalized);
+}
+
+/**
+ * Unicode normalization (form NFC, NFD, NFKC or NFKD) of `s` as a list of
+ * [char, change] pairs for NormalizedString.transform, as Rust computes them.
+ * Characters newer than Unicode 9 stay untouched and block composition, as in Rust.
+ */
+export function normalizeWithChanges(s, form) {
+  const out = [];
+  let run = [];
+  const flush = () => { if (run.length) { for (const pair of normalizeRun(run, form)) out.push(pair); run = []; } };
+  for (const c of s) {
+    if (inRanges(NORMALIZATION_OPAQUE, cp0(c))) { flush(); out.push([c, 0]); } else run.push(c);
+  }
+  flush();
+  return out;
+}
