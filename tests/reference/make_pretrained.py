@@ -840,6 +840,9 @@ def tensor_json(t):
 # parameter sets per family (canonical HF names, no prefix)
 # ----------------------------------------------------------------------------------------------
 
+FF_GAIN = 2.0  # feed-forward inputs with std ~2, where erf and tanh GELU differ most (|x| ~ 2.7)
+
+
 def bert_params(g, c, jina=False, pooler=True, position_table=None):
     H, I, V = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
     g.emb("embeddings.word_embeddings", V, H, 0.5)
@@ -858,11 +861,11 @@ def bert_params(g, c, jina=False, pooler=True, position_table=None):
         g.linear(p + "attention.output.dense", H, H)
         g.norm(p + "attention.output.LayerNorm", H)
         if jina:
-            g.linear(p + "mlp.gated_layers", 2 * I, H, bias=False)
+            g.linear(p + "mlp.gated_layers", 2 * I, H, bias=False, gain=FF_GAIN)
             g.linear(p + "mlp.wo", H, I)
             g.norm(p + "mlp.layernorm", H)
         else:
-            g.linear(p + "intermediate.dense", I, H)
+            g.linear(p + "intermediate.dense", I, H, gain=FF_GAIN)
             g.linear(p + "output.dense", H, I)
             g.norm(p + "output.LayerNorm", H)
     if pooler:
@@ -902,7 +905,7 @@ def distilbert_params(g, c):
         g.linear(p + "attention.v_lin", H, H)
         g.linear(p + "attention.out_lin", H, H)
         g.norm(p + "sa_layer_norm", H)
-        g.linear(p + "ffn.lin1", I, H)
+        g.linear(p + "ffn.lin1", I, H, gain=FF_GAIN)
         g.linear(p + "ffn.lin2", H, I)
         g.norm(p + "output_layer_norm", H)
 
@@ -922,8 +925,8 @@ def nomic_params(g, c):
             g.P[p + "attn.Wqkv.bias"] = g.normal((3 * H,), 0.05)
         g.linear(p + "attn.out_proj", H, H, bias=c["qkv_proj_bias"])
         g.norm(p + "norm1", H)
-        g.linear(p + "mlp.fc11", I, H, bias=c["mlp_fc1_bias"])
-        g.linear(p + "mlp.fc12", I, H, bias=c["mlp_fc1_bias"])
+        g.linear(p + "mlp.fc11", I, H, bias=c["mlp_fc1_bias"], gain=FF_GAIN)
+        g.linear(p + "mlp.fc12", I, H, bias=c["mlp_fc1_bias"], gain=FF_GAIN)
         g.linear(p + "mlp.fc2", H, I, bias=c["mlp_fc2_bias"])
         g.norm(p + "norm2", H)
 
@@ -944,7 +947,7 @@ def modernbert_params(g, c):
             g.P[p + "attn.Wqkv.bias"] = g.normal((3 * H,), 0.05)
         g.linear(p + "attn.Wo", H, H, bias=ab)
         g.norm(p + "mlp_norm", H, bias=nb)
-        g.linear(p + "mlp.Wi", 2 * I, H, bias=mb)
+        g.linear(p + "mlp.Wi", 2 * I, H, bias=mb, gain=FF_GAIN)
         g.linear(p + "mlp.Wo", H, I, bias=mb)
     g.norm("final_norm", H, bias=nb)
 
@@ -964,10 +967,10 @@ def t5_params(g, c, embed_name):
                 (c["relative_attention_num_buckets"], nh), 1.0)
         g.norm(p + "0.layer_norm", Dm, bias=False)
         if c["feed_forward_proj"].startswith("gated-"):
-            g.P[p + "1.DenseReluDense.wi_0.weight"] = g.normal((ff, Dm), 1.0 / math.sqrt(Dm))
-            g.P[p + "1.DenseReluDense.wi_1.weight"] = g.normal((ff, Dm), 1.0 / math.sqrt(Dm))
+            g.P[p + "1.DenseReluDense.wi_0.weight"] = g.normal((ff, Dm), FF_GAIN / math.sqrt(Dm))
+            g.P[p + "1.DenseReluDense.wi_1.weight"] = g.normal((ff, Dm), FF_GAIN / math.sqrt(Dm))
         else:
-            g.P[p + "1.DenseReluDense.wi.weight"] = g.normal((ff, Dm), 1.0 / math.sqrt(Dm))
+            g.P[p + "1.DenseReluDense.wi.weight"] = g.normal((ff, Dm), FF_GAIN / math.sqrt(Dm))
         g.P[p + "1.DenseReluDense.wo.weight"] = g.normal((Dm, ff), 1.0 / math.sqrt(ff))
         g.norm(p + "1.layer_norm", Dm, bias=False)
     g.norm("encoder.final_layer_norm", Dm, bias=False)
@@ -1857,6 +1860,96 @@ def unit_checks():
     close(nomic_rotary_base(c, 32, 16), 1000.0, 0.0, "nomic NTK base unchanged at T == max_trained_positions")
 
 
+def trap_checks(cases):
+    """Each known trap must move the expected values well beyond float32 noise, else the fixture could not
+    catch it.  Mutations are made on copies of the configs/weights; the forwards are unchanged."""
+    def run(case, bi, cfg=None, P=None, types=True):
+        m = dict(case)
+        m["config"] = cfg if cfg is not None else case["config"]
+        m["P"] = P if P is not None else case["P"]
+        b = case["batches"][bi]
+        return run_forward(m, b["ids"], b.get("typeIds") if types else None)
+
+    def trap(name, case, bi=0, cfg=None, P=None, types=True, min_diff=3e-4):
+        diff = float((run(case, bi, cfg, P, types) - run(case, bi)).abs().max())
+        check(diff > min_diff, f"trap detectable: {case['name']}: {name}", f"max|diff|={diff:.3g}")
+
+    def cfg_with(case, **kw):
+        c = json.loads(json.dumps(case["config"]))
+        c.update(kw)
+        return c
+
+    trap("tanh GELU instead of erf (hidden_act gelu)", cases["bert-minilm"], cfg=cfg_with(cases["bert-minilm"], hidden_act="gelu_new"))
+    trap("erf GELU instead of tanh (hidden_act gelu_new)", cases["bert-dense-pairs"], cfg=cfg_with(cases["bert-dense-pairs"], hidden_act="gelu"))
+    trap("token type ids ignored", cases["bert-dense-pairs"], types=False)
+    trap("positions from 0 instead of pad+1", cases["roberta-bpe"], cfg=cfg_with(cases["roberta-bpe"], model_type="bert"))
+    trap("activation relu read as gelu", cases["distilbert-sinusoidal"],
+         cfg=cfg_with(cases["distilbert-sinusoidal"], activation="gelu"))
+    c = cases["distilbert-sinusoidal"]
+    P = dict(c["P"])
+    tab = P["embeddings.position_embeddings.weight"]
+    P["embeddings.position_embeddings.weight"] = torch.cat([tab[:, 0::2], tab[:, 1::2]], dim=1)
+    trap("sinusoids as [sin | cos] halves instead of interleaved columns", c, P=P)
+    # wrong ALiBi slope order == the right slopes on permuted heads: reverse the heads of q, k, v, out
+    c = cases["jina-v2"]
+    nh, H = c["config"]["num_attention_heads"], c["config"]["hidden_size"]
+    d = H // nh
+    perm = torch.arange(H).view(nh, d).flip(0).reshape(-1)
+    P = dict(c["P"])
+    for l in range(c["config"]["num_hidden_layers"]):
+        p = f"encoder.layer.{l}.attention."
+        for n in ("self.query", "self.key", "self.value"):
+            P[p + n + ".weight"] = P[p + n + ".weight"][perm]
+            P[p + n + ".bias"] = P[p + n + ".bias"][perm]
+        P[p + "output.dense.weight"] = P[p + "output.dense.weight"][:, perm]
+    trap("ALiBi slopes in reversed head order", c, P=P)
+    c = cases["jina-v2"]
+    P = dict(c["P"])
+    for l in range(c["config"]["num_hidden_layers"]):
+        w = P[f"encoder.layer.{l}.mlp.gated_layers.weight"]
+        I = w.shape[0] // 2
+        P[f"encoder.layer.{l}.mlp.gated_layers.weight"] = torch.cat([w[I:], w[:I]])
+    trap("GLU: second half activated instead of the first", c, P=P)
+    c = cases["nomic-embed"]
+    trap("rotary_emb_base 10000 instead of 1000", c, cfg=cfg_with(c, rotary_emb_base=10000))
+    P = dict(c["P"])
+    for k in [k for k in P if ".fc11." in k]:
+        P[k], P[k.replace(".fc11.", ".fc12.")] = P[k.replace(".fc11.", ".fc12.")], P[k]
+    trap("SwiGLU gate on fc11 instead of fc12", c, P=P)
+    c = cases["nomic-bias-ntk"]
+    trap("no dynamic NTK rescale at T=80", c, bi=1, cfg=cfg_with(c, rotary_scaling_factor=None))
+    c = cases["modernbert-embed"]
+    trap("sliding window ignored", c, cfg=cfg_with(c, local_attention=1 << 20))
+    trap("global theta on local layers", c, cfg=cfg_with(c, local_rope_theta=160000.0))
+    c = cases["modernbert-mlm"]
+    cf = cfg_with(c)
+    cf.pop("rope_parameters")
+    trap("rope_parameters ignored (default thetas 160000/10000)", c, cfg=cf)
+    P = dict(c["P"])
+    for l in range(c["config"]["num_hidden_layers"]):
+        w = P[f"layers.{l}.mlp.Wi.weight"]
+        I = w.shape[0] // 2
+        P[f"layers.{l}.mlp.Wi.weight"] = torch.cat([w[I:], w[:I]])
+    trap("GeGLU: second half activated instead of the first", c, P=P)
+    c = cases["t5-relu"]
+    trap("relative_attention_max_distance 128 (default) instead of 20", c, cfg=cfg_with(c, relative_attention_max_distance=128))
+    c = cases["sentence-t5"]
+    ref, old = run(c, 0), ACT["gelu_new"]
+    try:
+        ACT["gelu_new"] = gelu_erf
+        diff = float((run(c, 0) - ref).abs().max())
+    finally:
+        ACT["gelu_new"] = old
+    check(diff > 3e-4, "trap detectable: sentence-t5: gated-gelu with erf GELU instead of gelu_new", f"max|diff|={diff:.3g}")
+    c = cases["bert-dense-pairs"]
+    b = c["batches"][0]
+    pooled = pool_all(run_forward(c, b["ids"], b["typeIds"]), b["lengths"] if "lengths" in b else [len(x) for x in b["ids"]])
+    right = apply_recipe(pooled, c["recipe"], c["st"]["dense_params"])
+    wrong = apply_recipe(pooled, dict(c["recipe"], pooling=["cls", "mean", "max"]), c["st"]["dense_params"])
+    diff = float((right - wrong).abs().max())
+    check(diff > 1e-2, "trap detectable: bert-dense-pairs: pooling concatenated in config-key order", f"max|diff|={diff:.3g}")
+
+
 def nomic_padding_dependence(case):
     """Documents that with rotary_scaling_factor the output depends on the padded length."""
     seq = case["batches"][0]["ids"][1]
@@ -1875,12 +1968,15 @@ def main():
             os.remove(os.path.join(EXPECTED, f))
     unit_checks()
     version = None
+    built = {}
     for make in CASES:
         case = make()
         version = emit(case) or version
+        built[case["name"]] = case
         if case["name"] == "nomic-bias-ntk":
             nomic_padding_dependence(case)
         print(f"  {case['name']}: ok", file=sys.stderr)
+    trap_checks(built)
     total = 0
     for dp, _, fs in os.walk(OUT):
         total += sum(os.path.getsize(os.path.join(dp, f)) for f in fs)
