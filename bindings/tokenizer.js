@@ -25,10 +25,15 @@ const badArgument = (message) => new SwapformerError('BAD_ARGUMENT', message);
 
 /** Keeps the first `n` tokens of an encoding. */
 function truncated(enc, n) {
-  return {
-    ids: enc.ids.slice(0, n), typeIds: enc.typeIds.slice(0, n),
-    tokens: enc.tokens.slice(0, n), offsets: enc.offsets.slice(0, n),
-  };
+  return Object.fromEntries(Object.entries(enc).map(([k, v]) => [k, v.slice(0, n)]));
+}
+
+/** Code point offsets in `text` → UTF-16 offsets. */
+function utf16Offsets(text) {
+  const map = [0];
+  let u = 0;
+  for (const c of text) { u += c.length; map.push(u); }
+  return (i) => map[i] ?? i;
 }
 
 /**
@@ -108,20 +113,21 @@ export class Tokenizer {
     let b = isPair ? this._encodeSequence(pair, 1) : null;
     if (maxLength != null) [a, b] = truncateLongestFirst(a, b, maxLength - added);
     const enc = postProcess(this._postProcessor, b === null ? [a] : [a, b], addSpecialTokens);
+    const units = [utf16Offsets(text), isPair ? utf16Offsets(pair) : null];
     return {
       ids: Int32Array.from(enc.ids),
       typeIds: Int32Array.from(enc.typeIds),
       tokens: enc.tokens,
-      offsets: enc.offsets.map(([s, e]) => [s, e]),
+      offsets: enc.offsets.map(([s, e], i) => (enc.seqs[i] < 0 ? [s, e] : [units[enc.seqs[i]](s), units[enc.seqs[i]](e)])),
     };
   }
 
-  /** One sequence: added tokens, normalizer, pre-tokenizer, model. */
-  _encodeSequence(text, typeId) {
+  /** One sequence (0 = text, 1 = pair): added tokens, normalizer, pre-tokenizer, model. */
+  _encodeSequence(text, seq) {
     const pts = this._added.extractAndNormalize(this._normalizer, text);
     if (this._preTokenizer) this._preTokenizer.preTokenize(pts);
     pts.tokenize((s) => this._model.tokenize(s));
-    return pts.intoEncoding(typeId);
+    return pts.intoEncoding(seq, seq);
   }
 
   /** The text of `ids` (unknown ids are skipped; special tokens too unless skipSpecialTokens is false). */

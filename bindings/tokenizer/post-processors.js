@@ -1,6 +1,7 @@
 // Post-processors of tokenizer.json: add the special tokens and set the type ids
 // (Rust: tokenizers/src/processors/*.rs). An encoding here is
-// { ids, typeIds, tokens, offsets } with offsets in UTF-16 units.
+// { ids, typeIds, tokens, offsets, seqs }: offsets in code points of the sequence
+// seqs[i] (0 or 1; -1 for an added special token).
 
 import { SwapformerError } from '../errors.js';
 import { isWhitespace } from './unicode.js';
@@ -33,12 +34,12 @@ function trimOffsets(enc, addPrefixSpace) {
 
 /** An encoding of special tokens only. */
 const specials = (ids, tokens, typeId) => ({
-  ids: [...ids], tokens: [...tokens], typeIds: ids.map(() => typeId), offsets: ids.map(() => [0, 0]),
+  ids: [...ids], tokens: [...tokens], typeIds: ids.map(() => typeId), offsets: ids.map(() => [0, 0]), seqs: ids.map(() => -1),
 });
 
 /** Concatenates encodings. */
 export function concat(encodings) {
-  const out = { ids: [], typeIds: [], tokens: [], offsets: [] };
+  const out = { ids: [], typeIds: [], tokens: [], offsets: [], seqs: [] };
   for (const e of encodings) for (const k of Object.keys(out)) for (const v of e[k]) out[k].push(v);
   return out;
 }

@@ -45,24 +45,46 @@ export class PreTokenizedString {
   }
 
   /**
-   * The tokens with their offsets in the original sequence (UTF-16 units), as
-   * Rust's into_encoding: a token's normalized range is mapped back through the
-   * alignments of its piece.
+   * The tokens of sequence `seq` with their offsets in it, as Rust's into_encoding:
+   * a token's normalized range is mapped back through the alignments of its piece.
+   * Offsets are converted to code point units here, as the Node binding of Rust
+   * does before post-processing (offset trimming counts characters).
    */
-  intoEncoding(typeId) {
-    const enc = { ids: [], tokens: [], offsets: [], typeIds: [] };
+  intoEncoding(typeId, seq) {
+    const enc = { ids: [], tokens: [], offsets: [], typeIds: [], seqs: [] };
+    const toChar = codePointIndex(this.original);
     for (const { ns, tokens } of this.splits) {
       const shift = ns.offsetsOriginal()[0];
       for (const t of tokens) {
         const r = ns.normalizedToOriginal(t.start, t.end);
+        const [s, e] = r === null ? [t.start, t.end] : [shift + r[0], shift + r[1]];
         enc.ids.push(t.id);
         enc.tokens.push(t.value);
-        enc.offsets.push(r === null ? [t.start, t.end] : [shift + r[0], shift + r[1]]);
+        enc.offsets.push([toChar[s], toChar[e]]);
         enc.typeIds.push(typeId);
+        enc.seqs.push(seq);
       }
     }
     return enc;
   }
+}
+
+/**
+ * For each UTF-16 position of s, the index of the code point it falls in (a
+ * position inside a surrogate pair counts as its code point, as Rust maps a byte
+ * inside a character to that character).
+ */
+export function codePointIndex(s) {
+  const map = new Int32Array(s.length + 1);
+  let k = 0;
+  for (let i = 0; i < s.length; i++) {
+    map[i] = k;
+    const u = s.charCodeAt(i);
+    if (u >= 0xD800 && u <= 0xDBFF && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xFC00) === 0xDC00) map[++i] = k;
+    k++;
+  }
+  map[s.length] = k;
+  return map;
 }
 
 // ------------------------------------------------------------------ byte-level alphabet

@@ -5,7 +5,8 @@
 // - `unicode_categories` 0.1.1 (Unicode 8.0 tables): BertNormalizer's control test
 //   (Cc, Cf, and the private-use planes; not Cn), its accent stripping (Mn) and the
 //   punctuation test of BertPreTokenizer and Punctuation (P*).
-// - `unicode-normalization-alignments` 0.1.12 (Unicode 9.0): NFD/NFKD/NFC/NFKC.
+// - `unicode-normalization-alignments` 0.1.12 (Unicode 9.0): NFD/NFKD/NFC/NFKC and
+//   the combining-mark test of the StripAccents normalizer.
 // So a character added after Unicode 8 (e.g. U+0898, a Mn of Unicode 14) is not an
 // accent for Rust, and a newer compatibility character (e.g. U+1FBF0) does not
 // decompose there. The ranges below reproduce that: they were extracted from the
@@ -65,3 +66,14 @@ export const NEWER_THAN_UNICODE_9_NORMALIZATION =
   '1jjx-1jjy,1jk3,1jog,1jqs,1jrb,1jtl,1jz4-1jzb,1kci,1kck-1kcl,1kev,1kqp-1kqq,1kre,1xr2-1xrj,206g-206i,' +
   '20og-20oh,2j12-2j21,2muo-2mwd,2mxb,2n1s-2n1y,2nce,2ne4-2ne7,2nsc-2nsf,2nzi-2nzj,2o6b,2o6e,2o6m-2o6n,' +
   '2o6t,2q98,2sc0-2sc9';
+
+/** Combining marks (M) newer than Unicode 9.0: not marks for Rust's StripAccents. */
+export const NEWER_THAN_UNICODE_9_MARK =
+  '1kt,1p3-1pb,1qi-1qr,1z2,262-267,28l,2dg,2f0,2k3,2kg,2m3-2m4,2o1,2wq,2xa,4k5,4r3,5a7-5b1,5b4-5bf,5pz,' +
+  '5x2-5x6,x7w,xdr,1h5w-1h5z,1h7t-1h7x,1hgr-1hgs,1hiy-1hj3,1hl2-1hlc,1hmq-1hmt,1htc,1htf-1htg,1hvm,' +
+  '1hz9-1hza,1i32-1i33,1i69,1id7,1igo-1igw,1igy,1ih1,1ih3-1ih6,1ih8-1ihc,1ihe,1iht-1ihu,1ila,1jcc-1jcq,' +
+  '1jjk-1jjp,1jjr-1jjs,1jjv-1jjy,1jk0,1jk2-1jk3,1jo1-1jo7,1joa-1jog,1jok,1jpd-1jpm,1jqr-1jqx,1jqz-1jr2,' +
+  '1jrb,1jrl-1jrv,1jt6-1jtl,1jz4-1jzb,1kc1-1kc6,1kca,1kcc-1kcd,1kcf-1kcl,1kcn,1kei-1kem,1keo-1kep,' +
+  '1ker-1kev,1koj-1kom,1kow-1kox,1koz,1kqc-1kqi,1kqm-1kqq,1kre,1ow0,1ow7-1owl,1xr2-1xrj,20jz,20lb-20lj,' +
+  '20o4,20og-20oh,2jgg-2jhp,2jhs-2jie,2mxb,2n1s-2n1y,2nce,2ne4-2ne7,2nsc-2nsf,2nzi-2nzj,2o6b,2o6e,' +
+  '2o6m-2o6n,2o6t';

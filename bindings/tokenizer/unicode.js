@@ -4,6 +4,7 @@
 
 import {
   OLD_CONTROL_FORMAT, OLD_NONSPACING_MARK, OLD_PUNCTUATION, NEWER_THAN_UNICODE_9_NORMALIZATION,
+  NEWER_THAN_UNICODE_9_MARK,
 } from './unicode-data.js';
 
 // ------------------------------------------------------------------ range sets
@@ -35,6 +36,7 @@ const CONTROL_FORMAT = parseRanges(OLD_CONTROL_FORMAT);
 const NONSPACING_MARK = parseRanges(OLD_NONSPACING_MARK);
 const PUNCTUATION = parseRanges(OLD_PUNCTUATION);
 const NORMALIZATION_OPAQUE = parseRanges(NEWER_THAN_UNICODE_9_NORMALIZATION);
+const NEWER_MARK = parseRanges(NEWER_THAN_UNICODE_9_MARK);
 
 // ------------------------------------------------------------------ classes
 
@@ -50,8 +52,8 @@ export const isWhitespace = (c) => WHITE_SPACE.test(c);
 /** Rust's char::is_numeric (general category N). */
 export const isNumeric = (c) => NUMERIC.test(c);
 
-/** Any combining mark (Mn, Mc, Me): the StripAccents normalizer's test. */
-export const isCombiningMark = (c) => COMBINING_MARK.test(c);
+/** A combining mark (Mn, Mc, Me) of Unicode 9.0: the StripAccents normalizer's test. */
+export const isCombiningMark = (c) => COMBINING_MARK.test(c) && !inRanges(NEWER_MARK, cp0(c));
 
 /** unicode_categories' is_mark_nonspacing (Unicode 8.0). */
 export const isNonspacingMark = (c) => inRanges(NONSPACING_MARK, cp0(c));
