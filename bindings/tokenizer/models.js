@@ -46,6 +46,9 @@ function wordPiece(json, path) {
   const prefix = field(json, 'continuing_subword_prefix', path, 'string', '##');
   const maxChars = field(json, 'max_input_chars_per_word', path, 'integer', 100);
   const byId = reverse(vocab);
+  // No piece longer than the longest vocabulary entry can match: start there.
+  let longest = 0;
+  for (const t of vocab.keys()) longest = Math.max(longest, Array.from(t).length);
   const unkToken = (s) => {
     if (!vocab.has(unk)) throw missingUnk(`${path}.unk_token`, unk);
     return [{ id: vocab.get(unk), value: unk, start: 0, end: s.length }];
@@ -59,7 +62,7 @@ function wordPiece(json, path) {
       const out = [];
       let c0 = 0; // index of the first character of the next piece
       while (c0 < spans.length) {
-        let c1 = spans.length;
+        let c1 = Math.min(spans.length, c0 + longest);
         let found = null;
         while (c1 > c0) {
           const piece = (c0 > 0 ? prefix : '') + s.slice(spans[c0][0], spans[c1 - 1][1]);

@@ -8,7 +8,7 @@
 // algorithms (which character an inserted one is aligned to, zero-width
 // alignments) are reproduced on purpose: the offsets must agree exactly.
 
-import { isWhitespace } from './unicode.js';
+import { isWhitespace, normalizeWithChanges } from './unicode.js';
 
 // ------------------------------------------------------------------ patterns
 
@@ -79,47 +79,64 @@ export function invertPattern(pattern) {
 
 // ------------------------------------------------------------------ NormalizedString
 
+/** Concatenates Int32Arrays. */
+function joinAlign(parts) {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Int32Array(n);
+  let k = 0;
+  for (const p of parts) { out.set(p, k); k += p.length; }
+  return out;
+}
+
 export class NormalizedString {
   /**
-   * @param {string} original  this piece of the input, before normalization
+   * Rust keeps alignments relative to its piece of the original plus the piece's
+   * shift; we keep them absolute (positions in the whole input sequence), which is
+   * the same once Rust adds the shift back, and lets a slice share its parent's
+   * alignment array.
    * @param {string} normalized
-   * @param {number[]} align   [start, end] in `original` for each unit of `normalized`, flattened
-   * @param {number} shift     where `original` starts in the whole input sequence
+   * @param {Int32Array} align  [start, end] in the input for each unit of `normalized`, flattened
+   * @param {number} origStart  where this piece of the input starts
+   * @param {number} origEnd    and ends
    */
-  constructor(original, normalized, align, shift) {
-    this.original = original;
+  constructor(normalized, align, origStart, origEnd) {
     this.normalized = normalized;
     this.align = align;
-    this.shift = shift;
+    this.origStart = origStart;
+    this.origEnd = origEnd;
   }
 
   /** A NormalizedString whose normalized form is the string itself. */
-  static from(s, shift = 0) {
-    const align = new Array(s.length * 2);
+  static from(s) {
+    const align = new Int32Array(s.length * 2);
     for (let i = 0; i < s.length;) {
       const n = s.codePointAt(i) > 0xFFFF ? 2 : 1;
       for (let k = 0; k < n; k++) { align[2 * (i + k)] = i; align[2 * (i + k) + 1] = i + n; }
       i += n;
     }
-    return new NormalizedString(s, s, align, shift);
+    return new NormalizedString(s, align, 0, s.length);
   }
 
   get() { return this.normalized; }
   get length() { return this.normalized.length; }
   isEmpty() { return this.normalized.length === 0; }
   /** [start, end] of this piece in the whole input. */
-  offsetsOriginal() { return [this.shift, this.shift + this.original.length]; }
+  offsetsOriginal() { return [this.origStart, this.origEnd]; }
 
-  /** A normalized range [s, e) as a range of `original`, or null (Rust's convert_offsets). */
+  /**
+   * A normalized range [s, e) as a range of the input, or null (Rust's
+   * convert_offsets; an empty range comes back as the same positions, shifted).
+   */
   normalizedToOriginal(s, e) {
-    if (s === e) return [s, e];
+    if (s === e) return [this.origStart + s, this.origStart + e];
     if (s > e || e > this.normalized.length) return null;
     return [this.align[2 * s], this.align[2 * (e - 1) + 1]];
   }
 
-  /** An original range [s, e) as a range of `normalized`, or null (Rust's convert_offsets). */
+  /** An input range [s, e) as a range of `normalized`, or null (Rust's convert_offsets). */
   originalToNormalized(s, e) {
-    if (s === e) return [s, e];
+    if (s === e) return [s - this.origStart, e - this.origStart];
     if (s > e) return null;
     let start = null, end = null;
     const n = this.normalized.length;
@@ -138,12 +155,8 @@ export class NormalizedString {
 
   /** The slice covering normalized units [s, e) (Rust's slice(Range::Normalized)). */
   slice(s, e) {
-    const range = this.normalizedToOriginal(s, e);
-    const [os, oe] = range;
-    const align = this.align.slice(2 * s, 2 * e);
-    for (let i = 0; i < align.length; i++) align[i] -= os;
-    const original = s === e ? '' : this.original.slice(os, oe);
-    return new NormalizedString(original, this.normalized.slice(s, e), align, this.shift + os);
+    const [os, oe] = this.normalizedToOriginal(s, e);
+    return new NormalizedString(this.normalized.slice(s, e), this.align.subarray(2 * s, 2 * e), os, s === e ? os : oe);
   }
 
   /**
@@ -157,64 +170,99 @@ export class NormalizedString {
     let r = 0;
     let offset = nStart;
     for (; r < initialOffset && r < replaced.length; r++) offset += replaced[r].length;
-    const align = [];
+    let units = 0;
+    for (const [c] of dest) units += c.length;
+    const align = new Int32Array(2 * units);
+    let k = 0;
     let text = '';
     for (const [c, change] of dest) {
       let a0, a1;
       if (change > 0) {
-        if (offset < 1) { a0 = 0; a1 = 0; } else { a0 = this.align[2 * (offset - 1)]; a1 = this.align[2 * (offset - 1) + 1]; }
+        // Rust aligns a character inserted at the very start with (0, 0) of its piece.
+        if (offset < 1) { a0 = this.origStart; a1 = this.origStart; } else { a0 = this.align[2 * (offset - 1)]; a1 = this.align[2 * (offset - 1) + 1]; }
       } else {
         a0 = this.align[2 * offset]; a1 = this.align[2 * offset + 1];
         if (r < replaced.length) offset += replaced[r++].length;
-        for (let k = 0; k < -change && r < replaced.length; k++) offset += replaced[r++].length;
+        for (let j = 0; j < -change && r < replaced.length; j++) offset += replaced[r++].length;
       }
-      for (let k = 0; k < c.length; k++) align.push(a0, a1);
+      for (let j = 0; j < c.length; j++) { align[k++] = a0; align[k++] = a1; }
       text += c;
     }
-    this.align = this.align.slice(0, 2 * nStart).concat(align, this.align.slice(2 * nEnd));
+    this.align = joinAlign([this.align.subarray(0, 2 * nStart), align, this.align.subarray(2 * nEnd)]);
     this.normalized = this.normalized.slice(0, nStart) + text + this.normalized.slice(nEnd);
   }
 
   /** transformRange over the whole string (Rust's transform: Range::Original(..)). */
   transform(dest, initialOffset) {
-    const range = this.originalToNormalized(0, this.original.length);
+    const range = this.originalToNormalized(this.origStart, this.origEnd);
     if (range !== null) this.transformRange(range[0], range[1], dest, initialOffset);
   }
 
-  /** Keeps the characters for which keep(c) is true. */
-  filter(keep) {
-    const dest = [];
-    let removed = 0, removedStart = 0, last = null;
-    for (const c of this.normalized) {
-      if (keep(c)) {
-        if (last !== null) dest.push([last, -removed]); else removedStart = removed;
-        last = c;
-        removed = 0;
-      } else removed++;
+  /**
+   * Whether transform() covers the whole string. It does unless the first unit has a
+   * zero-width alignment; then the general path reproduces what Rust does.
+   */
+  coversAll() {
+    return this.normalized.length > 0 && this.align[0] !== this.align[1];
+  }
+
+  /**
+   * Maps each character to a string whose characters all keep the alignment of the
+   * source character: what transform() gives for changes [0, +1, +1, ...].
+   */
+  flatMap(fn) {
+    if (!this.coversAll()) {
+      const dest = [];
+      for (const c of this.normalized) Array.from(fn(c)).forEach((d, i) => dest.push([d, i > 0 ? 1 : 0]));
+      this.transform(dest, 0);
+      return this;
     }
-    if (last !== null) dest.push([last, -removed]);
-    this.transform(dest, removedStart);
+    let text = '';
+    const align = [];
+    for (let i = 0; i < this.normalized.length;) {
+      const c = String.fromCodePoint(this.normalized.codePointAt(i));
+      const d = fn(c);
+      for (let j = 0; j < d.length; j++) align.push(this.align[2 * i], this.align[2 * i + 1]);
+      text += d;
+      i += c.length;
+    }
+    this.normalized = text;
+    this.align = Int32Array.from(align);
     return this;
   }
 
   /** Maps each character to one character. */
-  map(fn) {
-    const dest = [];
-    for (const c of this.normalized) dest.push([fn(c), 0]);
-    this.transform(dest, 0);
-    return this;
-  }
+  map(fn) { return this.flatMap(fn); }
 
-  /** Maps each character to a sequence of characters (the first replaces it). */
-  flatMap(fn) {
-    const dest = [];
-    for (const c of this.normalized) Array.from(fn(c)).forEach((d, i) => dest.push([d, i > 0 ? 1 : 0]));
-    this.transform(dest, 0);
+  /** Unicode normalization: form is NFC, NFD, NFKC or NFKD. */
+  unicodeNormalize(form) {
+    const changes = normalizeWithChanges(this.normalized, form);
+    if (changes !== null) this.transform(changes, 0);
+    else if (!this.coversAll()) this.transform(Array.from(this.normalized, (c) => [c, 0]), 0);
     return this;
   }
 
   /** Lowercases character by character, as Rust's char::to_lowercase (no final-sigma rule). */
   lowercase() { return this.flatMap((c) => c.toLowerCase()); }
+
+  /** Keeps the characters for which keep(c) is true; kept characters keep their alignment. */
+  filter(keep) {
+    if (!this.coversAll()) {
+      const dest = [];
+      let removed = 0, removedStart = 0, last = null;
+      for (const c of this.normalized) {
+        if (keep(c)) {
+          if (last !== null) dest.push([last, -removed]); else removedStart = removed;
+          last = c;
+          removed = 0;
+        } else removed++;
+      }
+      if (last !== null) dest.push([last, -removed]);
+      this.transform(dest, removedStart);
+      return this;
+    }
+    return this.flatMap((c) => (keep(c) ? c : ''));
+  }
 
   /** Prepends `s`, aligned with the first character. */
   prepend(s) {
@@ -229,22 +277,26 @@ export class NormalizedString {
   /** Replaces every match of `pattern` by `content`; each inserted character takes the alignment of the last replaced one. */
   replace(pattern, content) {
     let text = '';
-    const align = [];
+    const parts = [];
     let lastEnd = 0;
     for (const [start, end, isMatch] of pattern.findMatches(this.normalized)) {
       if (!isMatch) continue;
       text += this.normalized.slice(lastEnd, start);
-      for (let i = 2 * lastEnd; i < 2 * start; i++) align.push(this.align[i]);
-      const a0 = end < 1 ? 0 : this.align[2 * (end - 1)];
-      const a1 = end < 1 ? 0 : this.align[2 * (end - 1) + 1];
-      for (let k = 0; k < content.length; k++) align.push(a0, a1);
+      parts.push(this.align.subarray(2 * lastEnd, 2 * start));
+      const inserted = new Int32Array(2 * content.length);
+      // An empty match at the very start: Rust's (0, 0) of the piece.
+      const a0 = end < 1 ? this.origStart : this.align[2 * (end - 1)];
+      const a1 = end < 1 ? this.origStart : this.align[2 * (end - 1) + 1];
+      for (let k = 0; k < content.length; k++) { inserted[2 * k] = a0; inserted[2 * k + 1] = a1; }
+      parts.push(inserted);
       text += content;
       lastEnd = end;
     }
+    if (lastEnd === 0 && parts.length === 0) return this;
     text += this.normalized.slice(lastEnd);
-    for (let i = 2 * lastEnd; i < this.align.length; i++) align.push(this.align[i]);
+    parts.push(this.align.subarray(2 * lastEnd));
     this.normalized = text;
-    this.align = align;
+    this.align = joinAlign(parts);
     return this;
   }
 

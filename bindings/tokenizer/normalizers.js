@@ -5,7 +5,7 @@
 import { SwapformerError } from '../errors.js';
 import {
   isWhitespace, isOther, isChineseChar, isNonspacingMark, isCombiningMark,
-  normalizeWithChanges, graphemes, utf8, utf8Length,
+  graphemes, utf8, utf8Length,
 } from './unicode.js';
 import { regexPattern } from './normalized-string.js';
 import { compileRegex, literalRegex } from './regex.js';
@@ -31,14 +31,10 @@ function bertNormalizer(json, path) {
         ns.map((c) => (isBertWhitespace(c) ? ' ' : c));
       }
       if (chinese) {
-        const dest = [];
-        for (const c of ns.get()) {
-          if (isChineseChar(c)) dest.push([' ', 0], [c, 1], [' ', 1]); else dest.push([c, 0]);
-        }
-        ns.transform(dest, 0);
+        ns.flatMap((c) => (isChineseChar(c) ? ` ${c} ` : c));
       }
       if (stripAccents) {
-        ns.transform(normalizeWithChanges(ns.get(), 'NFD'), 0);
+        ns.unicodeNormalize('NFD');
         ns.filter((c) => !isNonspacingMark(c));
       }
       if (lowercase) ns.lowercase();
@@ -160,7 +156,7 @@ const NMT_REMOVED = (cp) => (cp >= 0x1 && cp <= 0x8) || cp === 0xB || (cp >= 0xE
 const NMT_SPACES = new Set([0x9, 0xA, 0xC, 0xD, 0x1680, 0x200B, 0x200C, 0x200D, 0x200E, 0x200F,
   0x2028, 0x2029, 0x2581, 0xFEFF, 0xFFFD]);
 
-const unicodeForm = (form) => ({ normalize: (ns) => { ns.transform(normalizeWithChanges(ns.get(), form), 0); } });
+const unicodeForm = (form) => ({ normalize: (ns) => { ns.unicodeNormalize(form); } });
 
 const BUILDERS = {
   BertNormalizer: bertNormalizer,

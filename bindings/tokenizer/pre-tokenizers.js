@@ -54,10 +54,8 @@ export class PreTokenizedString {
     const enc = { ids: [], tokens: [], offsets: [], typeIds: [], seqs: [] };
     const toChar = codePointIndex(this.original);
     for (const { ns, tokens } of this.splits) {
-      const shift = ns.offsetsOriginal()[0];
       for (const t of tokens) {
-        const r = ns.normalizedToOriginal(t.start, t.end);
-        const [s, e] = r === null ? [t.start, t.end] : [shift + r[0], shift + r[1]];
+        const [s, e] = ns.normalizedToOriginal(t.start, t.end) ?? [t.start, t.end];
         enc.ids.push(t.id);
         enc.tokens.push(t.value);
         enc.offsets.push([toChar[s], toChar[e]]);

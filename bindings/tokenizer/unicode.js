@@ -104,6 +104,8 @@ export const utf8 = (s) => utf8Encoder.encode(s);
 let graphemeSegmenter = null;
 /** Extended grapheme clusters (Rust uses unicode-segmentation; Intl.Segmenter follows the same UAX #29). */
 export function graphemes(s) {
+  // Printable ASCII never joins a cluster with a following ASCII character.
+  if (/^[\x20-\x7e]*$/.test(s)) return Array.from(s);
   graphemeSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
   const out = [];
   for (const { segment } of graphemeSegmenter.segment(s)) out.push(segment);
@@ -184,10 +186,12 @@ function normalizeRun(chars, form) {
 
 /**
  * Unicode normalization (form NFC, NFD, NFKC or NFKD) of `s` as a list of
- * [char, change] pairs for NormalizedString.transform, as Rust computes them.
+ * [char, change] pairs for NormalizedString.transform, as Rust computes them, or
+ * null when the string is already normalized (every change would be 0).
  * Characters newer than Unicode 9 stay untouched and block composition, as in Rust.
  */
 export function normalizeWithChanges(s, form) {
+  if (s.normalize(form) === s) return null;
   const out = [];
   let run = [];
   const flush = () => { if (run.length) { for (const pair of normalizeRun(run, form)) out.push(pair); run = []; } };
