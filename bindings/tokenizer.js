@@ -109,8 +109,8 @@ export class Tokenizer {
       if (!Number.isInteger(maxLength) || maxLength < 0) throw badArgument(`maxLength must be a non-negative integer (got ${maxLength})`);
       if (maxLength < added) throw badArgument(`maxLength must be at least ${added}, the number of special tokens (got ${maxLength})`);
     }
-    let a = this._encodeSequence(text, 0);
-    let b = isPair ? this._encodeSequence(pair, 1) : null;
+    let a = this._encodeSequence(text, 0, maxLength);
+    let b = isPair ? this._encodeSequence(pair, 1, maxLength) : null;
     if (maxLength != null) [a, b] = truncateLongestFirst(a, b, maxLength - added);
     const enc = postProcess(this._postProcessor, b === null ? [a] : [a, b], addSpecialTokens);
     const units = [utf16Offsets(text), isPair ? utf16Offsets(pair) : null];
@@ -122,11 +122,16 @@ export class Tokenizer {
     };
   }
 
-  /** One sequence (0 = text, 1 = pair): added tokens, normalizer, pre-tokenizer, model. */
-  _encodeSequence(text, seq) {
+  /**
+   * One sequence (0 = text, 1 = pair): added tokens, normalizer, pre-tokenizer, model.
+   * When truncating, Rust (>= 0.23) stops tokenizing a sequence once it has
+   * `maxLength` tokens; for a pair this decides which one longest_first sees as
+   * the longer, so we stop at the same place.
+   */
+  _encodeSequence(text, seq, maxLength) {
     const pts = this._added.extractAndNormalize(this._normalizer, text);
     if (this._preTokenizer) this._preTokenizer.preTokenize(pts);
-    pts.tokenize((s) => this._model.tokenize(s));
+    pts.tokenize((s) => this._model.tokenize(s), maxLength ?? Infinity);
     return pts.intoEncoding(seq, seq);
   }
 

@@ -39,9 +39,21 @@ export class PreTokenizedString {
     for (const piece of this.splits) if (piece.tokens === null) fn(piece.ns);
   }
 
-  /** Sets the tokens of each piece without tokens to `fn(normalizedText)`. */
-  tokenize(fn) {
-    for (const piece of this.splits) if (piece.tokens === null) piece.tokens = fn(piece.ns.get());
+  /**
+   * Sets the tokens of each piece without tokens to `fn(normalizedText)`. With a
+   * `limit`, stops after the piece that brings the count to at least `limit` and
+   * drops the rest (Rust's tokenize_with_limit, its early exit when truncating;
+   * like Rust, only a newly tokenized piece can stop it, not an added token).
+   */
+  tokenize(fn, limit = Infinity) {
+    let total = 0;
+    for (let i = 0; i < this.splits.length; i++) {
+      const piece = this.splits[i];
+      if (piece.tokens !== null) { total += piece.tokens.length; continue; }
+      piece.tokens = fn(piece.ns.get());
+      total += piece.tokens.length;
+      if (total >= limit) { this.splits.length = i + 1; break; }
+    }
   }
 
   /**
