@@ -10,7 +10,8 @@ import { unsupported, field, boolField, optionalField } from './json.js';
 /** Token → id map from a tokenizer.json vocab object. */
 function vocabMap(vocab, path) {
   const map = new Map();
-  for (const [token, id] of Object.entries(vocab)) {
+  for (const token in vocab) {
+    const id = vocab[token];
     if (!Number.isInteger(id) || id < 0) throw unsupported(`${path}.vocab[${JSON.stringify(token)}]`, id);
     map.set(token, id);
   }
@@ -127,6 +128,39 @@ function mergePairs(merges, path) {
   });
 }
 
+/**
+ * The merges: (left id, right id) → (rank, merged id), in an open-addressing hash
+ * table of typed arrays (a Map keyed by pairs is several times slower to build
+ * and to query, and BPE queries it for every adjacent pair).
+ */
+class MergeTable {
+  constructor(count) {
+    let size = 16;
+    while (size < 2 * count) size *= 2;
+    this.mask = size - 1;
+    this.keys = new Int32Array(2 * size).fill(-1);
+    this.values = new Int32Array(2 * size);
+  }
+  slot(a, b) {
+    let i = (Math.imul(a, 0x9E3779B1) ^ Math.imul(b, 0x85EBCA77)) & this.mask;
+    while (this.keys[2 * i] !== -1 && (this.keys[2 * i] !== a || this.keys[2 * i + 1] !== b)) i = (i + 1) & this.mask;
+    return i;
+  }
+  /** Sets (a, b) → (rank, id); a later duplicate overrides an earlier one, as in Rust. */
+  set(a, b, rank, id) {
+    const i = this.slot(a, b);
+    this.keys[2 * i] = a; this.keys[2 * i + 1] = b;
+    this.values[2 * i] = rank; this.values[2 * i + 1] = id;
+  }
+  /** The slot of (a, b), or -1. */
+  find(a, b) {
+    const i = this.slot(a, b);
+    return this.keys[2 * i] === -1 ? -1 : i;
+  }
+  rank(slot) { return this.values[2 * slot]; }
+  id(slot) { return this.values[2 * slot + 1]; }
+}
+
 const CACHE_LIMIT = 10000;
 
 function bpe(json, path) {
@@ -141,15 +175,12 @@ function bpe(json, path) {
   const byteFallback = boolField(json, 'byte_fallback', path, false);
   const ignoreMerges = boolField(json, 'ignore_merges', path, false);
 
-  // (left id, right id) → { rank, id }; a later duplicate overrides an earlier one, as in Rust.
-  let maxId = 0;
-  for (const id of vocab.values()) maxId = Math.max(maxId, id);
-  const base = maxId + 1;
-  const merges = new Map();
-  mergePairs(field(json, 'merges', path, 'array', []), path).forEach(([a, b], rank) => {
-    const merged = a + b.slice(prefix ? prefix.length : 0);
-    for (const t of [a, b, merged]) if (!vocab.has(t)) throw unsupported(`${path}.merges[${rank}]`, `${a} ${b}`);
-    merges.set(vocab.get(a) * base + vocab.get(b), { rank, id: vocab.get(merged) });
+  const pairs = mergePairs(field(json, 'merges', path, 'array', []), path);
+  const merges = new MergeTable(pairs.length);
+  pairs.forEach(([a, b], rank) => {
+    const ids = [a, b, a + b.slice(prefix ? prefix.length : 0)].map((t) => vocab.get(t));
+    if (ids.includes(undefined)) throw unsupported(`${path}.merges[${rank}]`, `${a} ${b}`);
+    merges.set(ids[0], ids[1], rank, ids[2]);
   });
 
   /** The initial symbols of a word: one per character (with prefix/suffix), byte fallback or unknown. */
@@ -187,31 +218,26 @@ function bpe(json, path) {
   /** Applies the merges lowest rank first (Rust's Word::merge_all without dropout). */
   function mergeAll(symbols) {
     const queue = new MergeQueue();
-    const lookup = (a, b) => merges.get(symbols[a].id * base + symbols[b].id);
-    for (let i = 0; i + 1 < symbols.length; i++) {
-      const m = lookup(i, i + 1);
-      if (m) queue.push({ pos: i, rank: m.rank, id: m.id });
-    }
+    /** Queues the merge of the symbols at positions a and b, if there is one. */
+    const offer = (a, b) => {
+      const slot = merges.find(symbols[a].id, symbols[b].id);
+      if (slot !== -1) queue.push({ pos: a, rank: merges.rank(slot), id: merges.id(slot) });
+    };
+    for (let i = 0; i + 1 < symbols.length; i++) offer(i, i + 1);
     while (queue.size > 0) {
       const top = queue.pop();
       const cur = symbols[top.pos];
       if (!cur.alive || cur.next === -1) continue;
       const right = symbols[cur.next];
-      const m = lookup(top.pos, cur.next);
-      if (!m || m.id !== top.id) continue; // an expired entry
+      const slot = merges.find(cur.id, right.id);
+      if (slot === -1 || merges.id(slot) !== top.id) continue; // an expired entry
       cur.id = top.id;
       cur.end = right.end;
       cur.next = right.next;
       right.alive = false;
       if (right.next !== -1) symbols[right.next].prev = top.pos;
-      if (cur.prev >= 0) {
-        const p = lookup(cur.prev, top.pos);
-        if (p) queue.push({ pos: cur.prev, rank: p.rank, id: p.id });
-      }
-      if (cur.next !== -1) {
-        const n = lookup(top.pos, cur.next);
-        if (n) queue.push({ pos: top.pos, rank: n.rank, id: n.id });
-      }
+      if (cur.prev >= 0) offer(cur.prev, top.pos);
+      if (cur.next !== -1) offer(top.pos, cur.next);
     }
     return symbols.filter((s) => s.alive);
   }

