@@ -9,11 +9,14 @@ import { field, boolField, unsupported } from './json.js';
 
 const CHAR_TO_BYTE = new Map(BYTE_TO_CHAR.map((c, b) => [c, b]));
 
+// ignoreBOM: a leading U+FEFF is text here, not a byte-order mark to drop.
+const lossyDecoder = new TextDecoder('utf-8', { ignoreBOM: true });
+const strictDecoder = new TextDecoder('utf-8', { ignoreBOM: true, fatal: true });
 /** UTF-8 bytes to a string, each maximal invalid subsequence becoming U+FFFD (Rust's from_utf8_lossy). */
-const lossy = (bytes) => new TextDecoder('utf-8').decode(bytes);
+const lossy = (bytes) => lossyDecoder.decode(bytes);
 /** UTF-8 bytes to a string, or null when they are not valid UTF-8. */
 function strict(bytes) {
-  try { return new TextDecoder('utf-8', { fatal: true }).decode(bytes); } catch { return null; }
+  try { return strictDecoder.decode(bytes); } catch { return null; }
 }
 
 /** GPT-2 byte-level: the alphabet characters back to bytes (a token with other characters keeps its UTF-8). */

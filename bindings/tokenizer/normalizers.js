@@ -75,7 +75,7 @@ const unitOffset = (unit) => (unit >>> 10) << ((unit & (1 << 9)) >>> 6);
 
 function precompiled(json, path) {
   const { trie, strings } = parseCharsmap(field(json, 'precompiled_charsmap', path, 'string'), path);
-  const decoder = new TextDecoder();
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   const cache = new Map();
 
   /**
