@@ -1,7 +1,6 @@
 // Decoders of tokenizer.json: a decoder is { decodeChain(tokens) → tokens } and
 // the final string is the concatenation (Rust: tokenizers/src/decoders/*.rs).
 
-import { SwapformerError } from '../errors.js';
 import { BYTE_TO_CHAR, prependScheme, replacementChar } from './pre-tokenizers.js';
 import { replacePattern } from './normalizers.js';
 import { utf8 } from './unicode.js';
@@ -139,6 +138,6 @@ const BUILDERS = {
 export function buildDecoder(json, path = 'decoder') {
   if (json == null) return null;
   const build = BUILDERS[json.type];
-  if (!build) throw new SwapformerError('UNSUPPORTED_MODEL', `tokenizer.json: ${path}.type = ${JSON.stringify(json.type)} is not supported`);
+  if (!build) throw unsupported(`${path}.type`, json.type ?? '(missing)');
   return build(json, path);
 }

@@ -2,7 +2,6 @@
 // changes the string in place while keeping the alignments (Rust:
 // tokenizers/src/normalizers/*.rs).
 
-import { SwapformerError } from '../errors.js';
 import {
   isWhitespace, isOther, isChineseChar, isNonspacingMark, isCombiningMark,
   graphemes, utf8, utf8Length,
@@ -193,6 +192,6 @@ const BUILDERS = {
 export function buildNormalizer(json, path = 'normalizer') {
   if (json == null) return null;
   const build = BUILDERS[json.type];
-  if (!build) throw new SwapformerError('UNSUPPORTED_MODEL', `tokenizer.json: ${path}.type = ${JSON.stringify(json.type)} is not supported`);
+  if (!build) throw unsupported(`${path}.type`, json.type ?? '(missing)');
   return build(json, path);
 }

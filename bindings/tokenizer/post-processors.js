@@ -161,7 +161,7 @@ const BUILDERS = {
 export function buildPostProcessor(json, path = 'post_processor') {
   if (json == null) return null;
   const build = BUILDERS[json.type];
-  if (!build) throw new SwapformerError('UNSUPPORTED_MODEL', `tokenizer.json: ${path}.type = ${JSON.stringify(json.type)} is not supported`);
+  if (!build) throw unsupported(`${path}.type`, json.type ?? '(missing)');
   return build(json, path);
 }
 

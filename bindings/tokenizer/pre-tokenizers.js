@@ -3,7 +3,6 @@
 // pre-tokenizer is { preTokenize(preTokenizedString) } and splits the pieces
 // further; pieces that already carry tokens (added tokens) are left alone.
 
-import { SwapformerError } from '../errors.js';
 import { NormalizedString, charPattern, regexPattern, invertPattern } from './normalized-string.js';
 import { isWhitespace, isPunctuation, isNumeric, utf8 } from './unicode.js';
 import { compileRegex, literalRegex } from './regex.js';
@@ -230,6 +229,6 @@ const BUILDERS = {
 export function buildPreTokenizer(json, path = 'pre_tokenizer') {
   if (json == null) return null;
   const build = BUILDERS[json.type];
-  if (!build) throw new SwapformerError('UNSUPPORTED_MODEL', `tokenizer.json: ${path}.type = ${JSON.stringify(json.type)} is not supported`);
+  if (!build) throw unsupported(`${path}.type`, json.type ?? '(missing)');
   return build(json, path);
 }

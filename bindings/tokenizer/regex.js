@@ -27,8 +27,8 @@ function propertyEscape(name, negated) {
 }
 
 /**
- * Translates an Oniguruma pattern into a JS RegExp source. `refuse(reason)` throws;
- * `ci` is true inside a (?i:...) group, where only ASCII literals are allowed.
+ * Translates an Oniguruma pattern into a JS RegExp source; `refuse(reason)` throws.
+ * Inside a (?i:...) group only literals are allowed, ASCII letters becoming [xX].
  */
 function translate(src, refuse) {
   let out = '';
