@@ -27,6 +27,12 @@ attention_factor multiplying cos and sin); self_checks() asserts they agree on
 a grid of head sizes, bases, factors, originalMaxLen and betas.  Cases with
 "outputHead": true also store the logits (B, T, vocabSize) of head(x_final),
 padded rows 0, under "logits" (A and C apply their own nn.Linear head).
+
+The long cases (names long*, lengths given: T from 65 to 300, past the C core's
+64-row query chunks and 64-key tiles) store "expected" rounded to LONG_DIGITS
+significant digits.  The overflow cases scale the q and k weights and biases
+(qk_scale) so that raw scores pass 100, asserted, and store that largest score
+as "maxScore".
 """
 
 import hashlib
