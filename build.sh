@@ -4,8 +4,10 @@
 #   ./build.sh            set up what is missing, build dist/swapformer.wasm
 #   ./build.sh test       set-up (incl. Chromium for the browser test) + build + npm test
 #                         + sanitize + a fuzz smoke run (what CI runs)
-#   ./build.sh sanitize   the C core built natively under ASan + UBSan, running the golden fixtures
-#   ./build.sh fuzz [s]   libFuzzer on the model-file and config parsers, s seconds each (default 60)
+#   ./build.sh sanitize   the C core built natively under ASan + UBSan (64-bit, and 32-bit as in wasm32),
+#                         running the golden fixtures
+#   ./build.sh fuzz [s]   libFuzzer on the model file, the config and forward shapes, 64- and 32-bit,
+#                         s seconds each (default 60)
 #   ./build.sh demo       set-up + build + run the Node example, then serve the browser demo
 #                         (web/ + bindings/ + dist/ + models/) on http://localhost:8080 (--port N)
 #   ./build.sh bench      set-up (incl. Chromium and Debian's PyTorch) + build + the benchmark against
@@ -105,34 +107,87 @@ build_relaxed() {
   say "build.sh: $out $(stat -c %s "$out") bytes"
 }
 
-# Native builds of the core: clang (Debian's, with compiler-rt for the sanitizers and libFuzzer).
+# Native builds of the core: clang (Debian's, with compiler-rt for the sanitizers and libFuzzer),
+# 64-bit and 32-bit (-m32: size_t of 32 bits, as in wasm32, where sizes that are not
+# checked wrap). Where the kernel cannot run i386 binaries, they run under qemu-i386
+# (Debian's qemu-user); LeakSanitizer cannot stop the world there, so the 32-bit runs
+# leave leaks to the 64-bit ones.
 NATIVE_CFLAGS=(-O1 -g -std=c11 -Wall -Wextra -Werror -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all)
+# float32 arithmetic in SSE registers, as in wasm: x87's excess precision would break
+# the kernels' rounding tricks (v4_exp's 1.5 * 2^23)
+M32=(-m32 -msse2 -mfpmath=sse)
+RUN32=()
 setup_native() {
   command -v clang >/dev/null || apt_install clang
   [ -n "$(find /usr/lib/llvm-*/lib/clang -name 'libclang_rt.fuzzer-x86_64.a' 2>/dev/null | head -1)" ] || apt_install libclang-rt-dev
+  if [ ! -f /usr/lib32/crt1.o ] || [ -z "$(find /usr/lib/gcc/x86_64-linux-gnu -path '*/32/libstdc++.so' 2>/dev/null | head -1)" ]; then
+    apt_install libc6-dev-i386 lib32gcc-12-dev lib32stdc++-12-dev
+  fi
+  mkdir -p build
+  printf 'int main(void){return sizeof(void*)==4?0:1;}\n' > build/probe32.c
+  clang -m32 build/probe32.c -o build/probe32
+  RUN32=()
+  if ! ./build/probe32 2>/dev/null; then
+    command -v qemu-i386 >/dev/null || apt_install qemu-user
+    RUN32=(qemu-i386)
+  fi
+}
+
+# The core compiled once per width (coverage instrumentation for libFuzzer included,
+# harmless elsewhere), two at a time: build/native64/*.o, build/native32/*.o.
+native_objects() { # 64 | 32
+  local bits="$1" dir="build/native$1" m=()
+  [ "$bits" = 32 ] && m=("${M32[@]}")
+  mkdir -p "$dir"
+  printf '%s\n' "${SOURCES[@]}" | xargs -P 2 -I{} sh -c 'clang "$@" -c "{}" -o "'"$dir"'/$(echo "{}" | tr / _).o"' _ \
+    "${m[@]}" "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer-no-link
 }
 
 sanitize() {
   setup_native
-  mkdir -p build
-  say "build.sh: clang -fsanitize=address,undefined -> build/golden-asan"
-  clang "${NATIVE_CFLAGS[@]}" "${SOURCES[@]}" tests/native/golden.c -lm -o build/golden-asan
+  say "build.sh: clang -fsanitize=address,undefined -> build/golden-asan (64-bit) and build/golden-asan32 (-m32)"
+  native_objects 64
+  native_objects 32
+  clang "${NATIVE_CFLAGS[@]}" build/native64/*.o tests/native/golden.c -lm -o build/golden-asan
+  clang "${M32[@]}" "${NATIVE_CFLAGS[@]}" build/native32/*.o tests/native/golden.c -lm -o build/golden-asan32
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./build/golden-asan tests/fixtures
+  say "build.sh: the golden run with a 32-bit size_t${RUN32[*]:+ (under ${RUN32[*]})}"
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "${RUN32[@]}" ./build/golden-asan32 tests/fixtures
 }
 
-fuzz() { # seconds per target
-  local seconds="${1:-60}" target corpus
+# libFuzzer on each target, 64-bit and 32-bit. A fuzzer that exits non-zero fails
+# the build, whether or not it wrote a crash file.
+FUZZ_TARGETS=(model config forward)
+fuzz() { # seconds per target and width
+  local seconds="${1:-60}" target corpus bits bin rc log leaks
   setup_native
-  mkdir -p build
-  for target in model config; do
-    clang "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer "${SOURCES[@]}" "tests/fuzz/fuzz_$target.c" -lm -o "build/fuzz_$target"
-    corpus="build/corpus-$target"
-    mkdir -p "$corpus"
-    say "build.sh: fuzzing the $target parser for ${seconds}s (seeds: tests/fuzz/corpus/$target)"
-    ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 "./build/fuzz_$target" -max_total_time="$seconds" \
-      -dict=tests/fuzz/swapformer.dict -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-      -artifact_prefix=build/crash- "$corpus" "tests/fuzz/corpus/$target" 2>&1 | grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss|==[0-9]+==|SUMMARY|artifact)' || true
-    if ls build/crash-* >/dev/null 2>&1; then die "the fuzzer found a crash: $(ls build/crash-*)"; fi
+  rm -f build/crash-*
+  [ -d build/native64 ] || native_objects 64
+  [ -d build/native32 ] || native_objects 32
+  for target in "${FUZZ_TARGETS[@]}"; do
+    for bits in 64 32; do
+      bin="build/fuzz_${target}${bits}"
+      log="build/fuzz-${target}${bits}.log"
+      local run=("./$bin")
+      leaks=1
+      if [ "$bits" = 64 ]; then
+        clang "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer build/native64/*.o "tests/fuzz/fuzz_$target.c" -lm -o "$bin"
+      else # emulated: forward runs on at most 512 tokens, the rest is reserve only
+        clang "${M32[@]}" -DMAX_FORWARD_TOKENS=512 "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer build/native32/*.o "tests/fuzz/fuzz_$target.c" -lm -o "$bin"
+        run=("${RUN32[@]}" "./$bin")
+        leaks=0
+      fi
+      corpus="build/corpus-$target"
+      mkdir -p "$corpus"
+      say "build.sh: fuzzing $target ($bits-bit) for ${seconds}s (seeds: tests/fuzz/corpus/$target)"
+      rc=0
+      ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=$leaks "${run[@]}" -max_total_time="$seconds" \
+        -dict=tests/fuzz/swapformer.dict -max_len=8192 -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix=build/crash- "$corpus" "tests/fuzz/corpus/$target" > "$log" 2>&1 || rc=$?
+      grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss|==[0-9]+==|SUMMARY|artifact)' "$log" >&2 || true
+      if [ "$rc" != 0 ]; then tail -n 40 "$log" >&2; die "the $target fuzzer ($bits-bit) exited with status $rc (log: $log)"; fi
+      if ls build/crash-* >/dev/null 2>&1; then die "the fuzzer found a crash: $(ls build/crash-*)"; fi
+    done
   done
 }
 
@@ -160,7 +215,7 @@ case "$cmd" in
     setup_chromium
     npm test
     sanitize
-    fuzz "${FUZZ_SECONDS:-20}"
+    fuzz "${FUZZ_SECONDS:-12}"
     ;;
   sanitize) sanitize ;;
   fuzz) fuzz "$@" ;;

@@ -1,0 +1,92 @@
+/* libFuzzer target: forward shapes. A tiny model (one of a few configs), then
+ * a batch whose shape comes from the input: the number of sequences, their
+ * lengths, the output flags. Built with a 32-bit size_t too (./build.sh fuzz
+ * runs it -m32), where B x T x C and friends wrap unless every size is checked.
+ *
+ * Input: [config][flags][runs of (count, length) as LEB128 varints]...
+ *   e.g. 65536 sequences of 1 token then one of 65537 tokens is two runs.
+ * Reserve must either fail with OUT_OF_MEMORY / BAD_ARGUMENT, or succeed and
+ * then forward must run over every token without a memory error. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../core/encoder.h"
+
+static const char *const configs[] = {
+    "{\"vocabSize\":8,\"dModel\":4,\"heads\":1,\"layers\":1,\"ffDim\":4,\"position\":\"none\",\"norm\":\"rmsnorm\",\"normPlacement\":\"pre\",\"activation\":\"relu\"}",
+    "{\"vocabSize\":8,\"dModel\":8,\"heads\":2,\"layers\":1,\"ffDim\":8,\"position\":\"rope\",\"norm\":\"layernorm\",\"normPlacement\":\"post\",\"activation\":\"swiglu\",\"outputHead\":true}",
+    "{\"vocabSize\":8,\"dModel\":6,\"heads\":3,\"layers\":2,\"ffDim\":4,\"position\":\"alibi\",\"norm\":\"rmsnorm\",\"normPlacement\":\"pre\",\"activation\":\"gelu\"}",
+    "{\"vocabSize\":8,\"dModel\":4,\"heads\":2,\"layers\":1,\"ffDim\":4,\"position\":\"learned\",\"maxLen\":70,\"norm\":\"layernorm\",\"normPlacement\":\"pre\",\"activation\":\"geglu\"}",
+    "{\"vocabSize\":8,\"dModel\":4,\"heads\":1,\"layers\":0,\"ffDim\":4,\"position\":\"sinusoidal\",\"norm\":\"layernorm\",\"normPlacement\":\"pre\",\"activation\":\"relu\"}",
+};
+#define NCONFIGS (sizeof configs / sizeof *configs)
+#ifndef MAX_FORWARD_TOKENS /* beyond: reserve only (forward would be slow, not wrong); ./build.sh sets 512 under qemu */
+#define MAX_FORWARD_TOKENS (1 << 14)
+#endif
+
+static int varint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
+    uint64_t v = 0;
+    for (int shift = 0; *p < end && shift < 64; shift += 7) {
+        uint8_t b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) { *out = v; return 1; }
+    }
+    return 0;
+}
+
+static sf_encoder *models[NCONFIGS];
+
+static sf_encoder *model(unsigned k) {
+    if (!models[k]) {
+        sf_config cfg;
+        sf_error err;
+        if (sf_config_parse(&cfg, configs[k], strlen(configs[k]), &err) || sf_encoder_create(&models[k], &cfg, &err)) abort();
+        sf_encoder_init_missing(models[k], 1);
+    }
+    return models[k];
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size < 2) return 0;
+    sf_encoder *e = model(data[0] % NCONFIGS);
+    int flags = data[1] & 3;
+    const uint8_t *p = data + 2, *end = data + size;
+    /* the batch as the bindings would compute it: B, T = longest, N = total, in 64 bits */
+    uint64_t B = 0, T = 0, N = 0, count, len;
+    int32_t lens[64], nruns = 0; /* the first runs' lengths, replayed below */
+    uint64_t counts[64];
+    while (nruns < 64 && varint(&p, end, &count) && varint(&p, end, &len)) {
+        if (!count || !len || len > 0x7fffffff) continue; /* the bindings refuse empty and oversized sequences */
+        if ((B += count) > 0x7fffffff || (N += count * len) > 0x7fffffff) return 0; /* likewise batches beyond int */
+        if (len > T) T = len;
+        lens[nruns] = (int32_t)len;
+        counts[nruns++] = count;
+    }
+    if (!B) return 0;
+    sf_error err;
+    int rc = sf_encoder_reserve(e, (int)B, (int)T, (int)N, flags, &err);
+    if (rc) {
+        if (rc != SF_OUT_OF_MEMORY && rc != SF_BAD_ARGUMENT) abort();
+        if (!err.msg[0]) abort();
+        return 0;
+    }
+    /* the oracle for wrapped sizes, computed in double: the reservation holds at
+     * least the outputs it was asked for */
+    const sf_config *c = &e->cfg;
+    double need = (double)B * (double)T * c->d_model + (double)N * 2 * c->d_model;
+    if (flags & SF_OUT_HIDDEN) need += (double)(c->layers + 1) * (double)B * (double)T * c->d_model;
+    if (flags & SF_OUT_ATTENTIONS) need += (double)(c->layers ? c->layers : 1) * (double)B * c->heads * (double)T * (double)T;
+    if (c->output_head) need += (double)B * (double)T * c->vocab_size;
+    if ((double)e->act_floats < need) abort();
+    if (N > MAX_FORWARD_TOKENS) return 0;
+    int32_t *l = e->lens, *ids = e->ids;
+    for (int r = 0; r < nruns; r++)
+        for (uint64_t c = 0; c < counts[r]; c++) {
+            *l++ = lens[r];
+            for (int32_t t = 0; t < lens[r]; t++) *ids++ = (int32_t)((t * 5 + r) % e->cfg.vocab_size);
+        }
+    rc = sf_encoder_forward(e, (int)B, flags, &err);
+    if (rc && rc != SF_SEQUENCE_TOO_LONG) abort(); /* learned positions refuse T > maxLen; nothing else may fail */
+    return 0;
+}
