@@ -115,7 +115,8 @@ build_relaxed() {
 NATIVE_CFLAGS=(-O1 -g -std=c11 -Wall -Wextra -Werror -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all)
 # float32 arithmetic in SSE registers, as in wasm: x87's excess precision would break
 # the kernels' rounding tricks (v4_exp's 1.5 * 2^23)
-M32=(-m32 -msse2 -mfpmath=sse)
+# and at most 64 MB per allocation (qemu-user leaves ASan's 32-bit allocator little room)
+M32=(-m32 -msse2 -mfpmath=sse '-DSF_MAX_ALLOC=((size_t)64 << 20)')
 RUN32=()
 setup_native() {
   command -v clang >/dev/null || apt_install clang
@@ -168,21 +169,22 @@ fuzz() { # seconds per target and width
     for bits in 64 32; do
       bin="build/fuzz_${target}${bits}"
       log="build/fuzz-${target}${bits}.log"
-      local run=("./$bin")
+      local run=("./$bin") limits=(-rss_limit_mb=2048)
       leaks=1
       if [ "$bits" = 64 ]; then
         clang "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer build/native64/*.o "tests/fuzz/fuzz_$target.c" -lm -o "$bin"
       else # emulated: forward runs on at most 512 tokens, the rest is reserve only
         clang "${M32[@]}" -DMAX_FORWARD_TOKENS=512 "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer build/native32/*.o "tests/fuzz/fuzz_$target.c" -lm -o "$bin"
         run=("${RUN32[@]}" "./$bin")
-        leaks=0
+        leaks=0:quarantine_size_mb=0 # no quarantine: under qemu-user, ASan's 32-bit mmap churn otherwise fails (use-after-free is the 64-bit run's)
+        limits=(-rss_limit_mb=1024 -malloc_limit_mb=256)
       fi
       corpus="build/corpus-$target"
       mkdir -p "$corpus"
       say "build.sh: fuzzing $target ($bits-bit) for ${seconds}s (seeds: tests/fuzz/corpus/$target)"
       rc=0
       ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=$leaks "${run[@]}" -max_total_time="$seconds" \
-        -dict=tests/fuzz/swapformer.dict -max_len=8192 -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
+        -dict=tests/fuzz/swapformer.dict -max_len=8192 -timeout=20 "${limits[@]}" -print_final_stats=1 \
         -artifact_prefix=build/crash- "$corpus" "tests/fuzz/corpus/$target" > "$log" 2>&1 || rc=$?
       grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss|==[0-9]+==|SUMMARY|artifact)' "$log" >&2 || true
       if [ "$rc" != 0 ]; then tail -n 40 "$log" >&2; die "the $target fuzzer ($bits-bit) exited with status $rc (log: $log)"; fi

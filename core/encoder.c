@@ -134,7 +134,7 @@ int sf_encoder_create(sf_encoder **out, const sf_config *cfg, sf_error *err) {
         }
     }
     size_t bytes;
-    if (!sf_mul_size(total ? total : 1, sizeof(float), &bytes) || !(e->param_arena = calloc(1, bytes))) {
+    if (!sf_mul_size(total ? total : 1, sizeof(float), &bytes) || bytes > SF_MAX_ALLOC || !(e->param_arena = calloc(1, bytes))) {
         free(slots);
         sf_encoder_free(e);
         return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory: the parameters need %z floats", (long long)total);
@@ -332,7 +332,7 @@ int sf_encoder_reserve(sf_encoder *e, int B, int T, int N, int flags, sf_error *
     if (B < 1 || T < 1 || N < 1 || N > (long long)B * T)
         return sf_fail(err, SF_BAD_ARGUMENT, "reserve: bad sizes B=%d T=%d N=%d", B, T, N);
     size_t need, bytes;
-    if (!layout(e, NULL, B, T, N, flags, &need) || !sf_mul_size(need, sizeof(float), &bytes))
+    if (!layout(e, NULL, B, T, N, flags, &need) || !sf_mul_size(need, sizeof(float), &bytes) || bytes > SF_MAX_ALLOC)
         return sf_fail(err, SF_OUT_OF_MEMORY, "a batch of %d sequences of up to %d tokens needs more memory than wasm32 can address", B, T);
     if (need > e->act_floats) {
         float *a = malloc(bytes);
@@ -344,7 +344,7 @@ int sf_encoder_reserve(sf_encoder *e, int B, int T, int N, int flags, sf_error *
     }
     if (T > e->table_T && c->position->table_size) {
         size_t tn = c->position->table_size(c, T), tb;
-        float *t = sf_mul_size(tn ? tn : 1, sizeof(float), &tb) ? malloc(tb) : NULL;
+        float *t = sf_mul_size(tn ? tn : 1, sizeof(float), &tb) && tb <= SF_MAX_ALLOC ? malloc(tb) : NULL;
         if (!t) return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory for the position table of %d tokens", T);
         c->position->table_init(t, c, T);
         free(e->table);

@@ -49,6 +49,13 @@ static inline int sf_add_size(size_t a, size_t b, size_t *out) {
     return 1;
 }
 
+/* The largest single allocation the core makes: wasm memory stops at 2 GB
+ * (-sMAXIMUM_MEMORY), and native builds refuse the same (as the fuzzers expect;
+ * the emulated 32-bit runs lower it, as qemu-user leaves ASan little room). */
+#ifndef SF_MAX_ALLOC
+#define SF_MAX_ALLOC ((size_t)0x7fffffff)
+#endif
+
 /* The one helper for a size made of several factors that come from user input
  * (batch, lengths, heads, vocab, ...): *out = the product, or 0 returned on
  * overflow of size_t (32 bits in wasm32). Every factor is converted to size_t

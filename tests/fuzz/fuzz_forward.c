@@ -35,21 +35,27 @@ static int varint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
     return 0;
 }
 
-static sf_encoder *models[NCONFIGS];
-
+/* A fresh model per input: a reservation never outlives its input. */
 static sf_encoder *model(unsigned k) {
-    if (!models[k]) {
-        sf_config cfg;
-        sf_error err;
-        if (sf_config_parse(&cfg, configs[k], strlen(configs[k]), &err) || sf_encoder_create(&models[k], &cfg, &err)) abort();
-        sf_encoder_init_missing(models[k], 1);
-    }
-    return models[k];
+    sf_config cfg;
+    sf_error err;
+    sf_encoder *e = NULL;
+    if (sf_config_parse(&cfg, configs[k], strlen(configs[k]), &err) || sf_encoder_create(&e, &cfg, &err)) abort();
+    sf_encoder_init_missing(e, 1);
+    return e;
 }
+
+static int run(sf_encoder *e, const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 2) return 0;
     sf_encoder *e = model(data[0] % NCONFIGS);
+    run(e, data, size);
+    sf_encoder_free(e);
+    return 0;
+}
+
+static int run(sf_encoder *e, const uint8_t *data, size_t size) {
     int flags = data[1] & 3;
     const uint8_t *p = data + 2, *end = data + size;
     /* the batch as the bindings would compute it: B, T = longest, N = total, in 64 bits */
