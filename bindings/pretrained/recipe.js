@@ -1,0 +1,454 @@
+// The sentence-transformers embedding recipe: what turns a model's last hidden
+// states into a sentence embedding, read from a Hugging Face folder the way
+// sentence-transformers (ST) reads it, and applied the way ST computes it.
+//
+//   const recipe = await readRecipe(source, { modelType, nameOrPath });
+//   const pooled = pool(hidden, lengths, recipe.pooling);       // [B, T, H] -> [B, D]
+//   const emb = applyRecipe(pooled, recipe);                     // Dense(s), Normalize
+//
+// Files (ST `sentence_transformers/models/…`, read at HEAD 85ec645, Oct 2025):
+//  - modules.json: the module list, run in file order. Supported:
+//    Transformer -> Pooling -> Dense* -> Normalize?, plus Dropout (the identity
+//    at inference) after the Pooling. Any other module type (LayerNorm,
+//    WeightedLayerPooling, CNN, LSTM, Router, custom code…) is refused, never
+//    skipped, because skipping it changes the embedding.
+//  - the Transformer's sentence_bert_config.json (or ST's older
+//    sentence_<family>_config.json names): max_seq_length, do_lower_case.
+//  - 1_Pooling/config.json (`Pooling.py`): the pooling_mode_* booleans with
+//    ST's defaults (mean on, the rest off), or the pooling_mode string, and
+//    include_prompt. Enabled modes are concatenated in ST's forward order.
+//  - 2_Dense/config.json + model.safetensors (`Dense.py`): act(W x + b), the
+//    activation a torch class path.
+//  - config_sentence_transformers.json: prompts, default_prompt_name.
+// Without modules.json, defaultRecipe gives the model card's recipe.
+import { SwapformerError } from '../errors.js';
+import { checkPath } from './files.js';
+import { parseSafetensors, toFloat32, binHint } from './safetensors.js';
+
+/** ST's pooling modes in the order Pooling.forward concatenates them. */
+export const POOLING_ORDER = ['cls', 'max', 'mean', 'mean_sqrt_len', 'weightedmean', 'lasttoken'];
+
+/** Pooling config keys -> mode; ST's constructor defaults: only mean is on. */
+const POOLING_KEYS = [
+  ['pooling_mode_cls_token', 'cls', false],
+  ['pooling_mode_max_tokens', 'max', false],
+  ['pooling_mode_mean_tokens', 'mean', true],
+  ['pooling_mode_mean_sqrt_len_tokens', 'mean_sqrt_len', false],
+  ['pooling_mode_weightedmean_tokens', 'weightedmean', false],
+  ['pooling_mode_lasttoken', 'lasttoken', false],
+];
+
+/** ST's `pooling_mode` strings (Pooling.POOLING_MODES) -> our mode names. */
+const POOLING_MODE_STRINGS = {
+  cls: 'cls', lasttoken: 'lasttoken', max: 'max', mean: 'mean', mean_sqrt_len_tokens: 'mean_sqrt_len', weightedmean: 'weightedmean',
+};
+
+/** torch activation classes (Dense's activation_function) -> our names. */
+const ACTIVATIONS = { Identity: 'identity', Tanh: 'tanh', ReLU: 'relu', GELU: 'gelu', Sigmoid: 'sigmoid', SiLU: 'silu' };
+
+/** The older Transformer config names ST still tries, in its order (Transformer.load_config). */
+const TRANSFORMER_CONFIGS = [
+  'sentence_bert_config.json', 'sentence_roberta_config.json', 'sentence_distilbert_config.json',
+  'sentence_camembert_config.json', 'sentence_albert_config.json', 'sentence_xlm-roberta_config.json',
+  'sentence_xlnet_config.json',
+];
+
+/** INSTRUCTOR models: ST forces include_prompt false for exactly these ids (SentenceTransformer.__init__). */
+const INSTRUCTOR_IDS = ['hkunlp/instructor-base', 'hkunlp/instructor-large', 'hkunlp/instructor-xl'];
+
+const badFile = (file, why) => { throw new SwapformerError('BAD_FILE', `${file}: ${why}`); };
+const unsupported = (msg) => { throw new SwapformerError('UNSUPPORTED_MODEL', msg); };
+const badArg = (msg) => { throw new SwapformerError('BAD_ARGUMENT', msg); };
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isCount = (v) => Number.isSafeInteger(v) && v > 0;
+const join = (dir, file) => (dir ? `${dir}/${file}` : file);
+
+// ---------------------------------------------------------------------------
+// Reading the recipe
+
+/**
+ * The recipe to use without modules.json (the model cards' usage): BGE
+ * (nameOrPath contains 'bge') is CLS + normalize; everything else (E5, GTE,
+ * MiniLM, nomic, jina, T5…) mean + normalize.
+ */
+export function defaultRecipe({ modelType, nameOrPath } = {}) {
+  const bge = typeof nameOrPath === 'string' && nameOrPath.toLowerCase().includes('bge');
+  return {
+    pooling: [bge ? 'cls' : 'mean'],
+    includePrompt: true,
+    dense: [],
+    normalize: true,
+    maxSeqLength: null,
+    doLowerCase: false,
+    prompts: null,
+    defaultPromptName: null,
+    transformerPath: '',
+    wordEmbeddingDimension: null,
+    source: 'default',
+    // for messages: why this default (modelType is not used to choose it)
+    note: `no modules.json: ${bge ? "CLS pooling (name contains 'bge')" : 'mean pooling'} + normalize${modelType ? ` for ${modelType}` : ''}`,
+  };
+}
+
+/** The module class of a modules.json type, or null when it is not one of ST's own. */
+function moduleClass(type) {
+  // 'sentence_transformers.models.Pooling' (ST's own saves) or '...models.Pooling.Pooling'
+  const m = /^sentence_transformers\.models\.(\w+)(?:\.(\w+))?$/.exec(type);
+  if (!m || (m[2] && m[2] !== m[1])) return null;
+  return m[1];
+}
+
+/** Reads and checks modules.json: [{cls, path, type}] in file order. */
+function readModules(modules) {
+  const FILE = 'modules.json';
+  if (!Array.isArray(modules) || !modules.length) badFile(FILE, 'must be a non-empty list of modules');
+  return modules.map((m, i) => {
+    if (!isObject(m) || typeof m.type !== 'string') badFile(FILE, `entry ${i} needs a "type" string`);
+    const path = m.path ?? '';
+    if (typeof path !== 'string') badFile(FILE, `entry ${i} ("${m.type}"): "path" must be a string`);
+    if (path) checkPath(path, FILE);
+    const cls = moduleClass(m.type);
+    if (!['Transformer', 'Pooling', 'Dense', 'Normalize', 'Dropout'].includes(cls))
+      unsupported(`modules.json: module ${i} has the type '${m.type}'${path ? ` (folder ${path})` : ''}, which swapformer does not run ` +
+        '(supported: sentence_transformers.models Transformer, Pooling, Dense, Normalize, Dropout); skipping it would change the embeddings');
+    return { cls, path, type: m.type };
+  });
+}
+
+/** Checks the module order: Transformer, Pooling, then Dense / Dropout, then an optional final Normalize. */
+function checkOrder(mods) {
+  const seq = mods.map((m) => m.cls).join(' ');
+  if (!/^Transformer (Dropout )*Pooling( Dense| Dropout)*( Normalize)?( Dropout)*$/.test(seq))
+    unsupported(`modules.json: the module sequence ${seq} is not supported (expected Transformer, Pooling, Dense…, Normalize)`);
+}
+
+/** 1_Pooling/config.json -> {modes, includePrompt, dimension}. */
+function readPooling(config, file) {
+  if (!isObject(config)) badFile(file, 'must be a JSON object');
+  const known = new Set(['word_embedding_dimension', 'pooling_mode', 'include_prompt', ...POOLING_KEYS.map((k) => k[0])]);
+  for (const key of Object.keys(config))
+    if (!known.has(key)) unsupported(`${file}: unknown pooling option '${key}' (ST's Pooling would refuse it too)`);
+  const enabled = {};
+  for (const [key, mode, dflt] of POOLING_KEYS) {
+    const v = config[key] ?? dflt;
+    if (typeof v !== 'boolean') badFile(file, `${key} must be true or false`);
+    enabled[mode] = v;
+  }
+  if (config.pooling_mode != null) { // the string form overrides every boolean
+    const mode = typeof config.pooling_mode === 'string' ? POOLING_MODE_STRINGS[config.pooling_mode.toLowerCase()] : undefined;
+    if (!mode) badFile(file, `pooling_mode ${JSON.stringify(config.pooling_mode)} is not one of ${Object.keys(POOLING_MODE_STRINGS).join(', ')}`);
+    for (const m of POOLING_ORDER) enabled[m] = m === mode;
+  }
+  const includePrompt = config.include_prompt ?? true;
+  if (typeof includePrompt !== 'boolean') badFile(file, 'include_prompt must be true or false');
+  const dimension = config.word_embedding_dimension ?? null;
+  if (dimension !== null && !isCount(dimension)) badFile(file, 'word_embedding_dimension must be a positive integer');
+  const modes = POOLING_ORDER.filter((m) => enabled[m]);
+  if (!modes.length) badFile(file, 'no pooling mode is enabled');
+  return { modes, includePrompt, dimension };
+}
+
+/** Maps a torch activation class path ('torch.nn.modules.activation.Tanh') to our name. */
+function activationOf(path, file) {
+  if (typeof path !== 'string') badFile(file, 'activation_function must be a torch class path such as torch.nn.modules.activation.Tanh');
+  const m = /^torch\.nn\.(?:[\w.]+\.)?(\w+)$/.exec(path);
+  const act = m && Object.hasOwn(ACTIVATIONS, m[1]) ? ACTIVATIONS[m[1]] : null;
+  if (!act) unsupported(`${file}: activation_function '${path}' is not supported (supported: torch.nn ${Object.keys(ACTIVATIONS).join(', ')})`);
+  return act;
+}
+
+/** A Dense module: its config and its linear.weight / linear.bias. */
+async function readDense(source, dir) {
+  const file = join(dir, 'config.json');
+  const config = await source.readJSON(file);
+  if (!isObject(config)) badFile(file, 'must be a JSON object');
+  const { in_features: inFeatures, out_features: outFeatures, bias = true } = config;
+  if (!isCount(inFeatures) || !isCount(outFeatures)) badFile(file, 'in_features and out_features must be positive integers');
+  if (typeof bias !== 'boolean') badFile(file, 'bias must be true or false');
+  const activation = activationOf(config.activation_function, file);
+
+  const weightsFile = join(dir, 'model.safetensors');
+  const bytes = await source.read(weightsFile, { optional: true });
+  if (!bytes) {
+    if (await source.has(join(dir, 'pytorch_model.bin'))) unsupported(binHint(`the Dense module ${dir}`, source.label));
+    throw new SwapformerError('NOT_FOUND', `no ${weightsFile} in ${source.label} (the Dense module's weights)`);
+  }
+  const { tensors } = parseSafetensors(bytes, weightsFile);
+  const expected = bias ? ['linear.weight', 'linear.bias'] : ['linear.weight'];
+  for (const name of tensors.keys())
+    if (!expected.includes(name)) badFile(weightsFile, `unexpected tensor '${name}' (a Dense module has ${expected.join(' and ')})`);
+  for (const name of expected) if (!tensors.has(name)) badFile(weightsFile, `no tensor '${name}'`);
+  const w = tensors.get('linear.weight');
+  if (w.shape.length !== 2 || w.shape[0] !== outFeatures || w.shape[1] !== inFeatures)
+    badFile(weightsFile, `linear.weight has the shape [${w.shape}], config.json says [${outFeatures}, ${inFeatures}]`);
+  const b = bias ? tensors.get('linear.bias') : null;
+  if (b && (b.shape.length !== 1 || b.shape[0] !== outFeatures))
+    badFile(weightsFile, `linear.bias has the shape [${b.shape}], config.json says [${outFeatures}]`);
+  return {
+    path: dir,
+    inFeatures,
+    outFeatures,
+    weight: toFloat32(w, `${weightsFile}: linear.weight`),
+    bias: b ? toFloat32(b, `${weightsFile}: linear.bias`) : null,
+    activation,
+  };
+}
+
+/** The Transformer module's sentence_bert_config.json (or an older name): {maxSeqLength, doLowerCase}. */
+async function readTransformerConfig(source, dir) {
+  for (const name of TRANSFORMER_CONFIGS) {
+    const file = join(dir, name);
+    const config = await source.readJSON(file, { optional: true });
+    if (config === null) continue;
+    if (!isObject(config)) badFile(file, 'must be a JSON object');
+    if (!Object.keys(config).length) continue; // ST moves on past an empty config
+    const max = config.max_seq_length ?? null;
+    if (max !== null && !isCount(max)) badFile(file, 'max_seq_length must be a positive integer or null');
+    const lower = config.do_lower_case ?? false;
+    if (typeof lower !== 'boolean') badFile(file, 'do_lower_case must be true or false');
+    return { maxSeqLength: max, doLowerCase: lower };
+  }
+  return { maxSeqLength: null, doLowerCase: false };
+}
+
+/** config_sentence_transformers.json: {prompts, defaultPromptName}. */
+async function readPrompts(source) {
+  const FILE = 'config_sentence_transformers.json';
+  const config = await source.readJSON(FILE, { optional: true });
+  if (config === null) return { prompts: null, defaultPromptName: null };
+  if (!isObject(config)) badFile(FILE, 'must be a JSON object');
+  const prompts = config.prompts ?? null;
+  if (prompts !== null) {
+    if (!isObject(prompts)) badFile(FILE, 'prompts must be an object of name -> prompt text');
+    for (const [k, v] of Object.entries(prompts)) if (typeof v !== 'string') badFile(FILE, `prompts.${k} must be a string`);
+  }
+  const name = config.default_prompt_name ?? null;
+  if (name !== null && typeof name !== 'string') badFile(FILE, 'default_prompt_name must be a string or null');
+  // ST refuses a default prompt name that is not among the prompts (SentenceTransformer.__init__)
+  if (name && !(prompts && Object.hasOwn(prompts, name)))
+    badFile(FILE, `default_prompt_name '${name}' is not among the prompts (${Object.keys(prompts ?? {}).join(', ') || 'none'})`);
+  return { prompts: prompts ? { ...prompts } : null, defaultPromptName: name || null };
+}
+
+/**
+ * Reads the embedding recipe of a source (files.js openSource). With
+ * modules.json, the sentence-transformers modules; without, defaultRecipe.
+ * Resolves to {pooling, includePrompt, dense, normalize, maxSeqLength,
+ * doLowerCase, prompts, defaultPromptName, transformerPath, source}.
+ */
+export async function readRecipe(source, { modelType, nameOrPath } = {}) {
+  const modulesJson = await source.readJSON('modules.json', { optional: true });
+  if (modulesJson === null) return defaultRecipe({ modelType, nameOrPath });
+  const mods = readModules(modulesJson);
+  checkOrder(mods);
+
+  const transformer = mods.find((m) => m.cls === 'Transformer');
+  const poolingModule = mods.find((m) => m.cls === 'Pooling');
+  const poolingFile = join(poolingModule.path, 'config.json');
+  const pooling = readPooling(await source.readJSON(poolingFile), poolingFile);
+  const dense = [];
+  for (const m of mods) if (m.cls === 'Dense') dense.push(await readDense(source, m.path));
+
+  // the sizes must chain: pooling output -> each Dense
+  let width = pooling.dimension === null ? null : pooling.dimension * pooling.modes.length;
+  for (const d of dense) {
+    if (width !== null && d.inFeatures !== width)
+      badFile(join(d.path, 'config.json'), `in_features is ${d.inFeatures}, but the module before it gives ${width} features`);
+    width = d.outFeatures;
+  }
+
+  const { maxSeqLength, doLowerCase } = await readTransformerConfig(source, transformer.path);
+  const { prompts, defaultPromptName } = await readPrompts(source);
+  const instructor = typeof nameOrPath === 'string' && INSTRUCTOR_IDS.includes(nameOrPath);
+  return {
+    pooling: pooling.modes,
+    includePrompt: instructor ? false : pooling.includePrompt,
+    dense,
+    normalize: mods.some((m) => m.cls === 'Normalize'),
+    maxSeqLength,
+    doLowerCase,
+    prompts,
+    defaultPromptName,
+    transformerPath: transformer.path,
+    wordEmbeddingDimension: pooling.dimension,
+    source: 'modules.json',
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Pooling
+
+const MODE_ALIASES = { mean_sqrt_len_tokens: 'mean_sqrt_len', cls_token: 'cls', mean_tokens: 'mean', max_tokens: 'max', weightedmean_tokens: 'weightedmean' };
+
+/** Checks [B, ...] shape and data of a tensor-like {data, shape}. */
+function checkTensor(t, rank, what) {
+  if (!t || !(t.data instanceof Float32Array || t.data instanceof Float64Array || Array.isArray(t.data)) || !Array.isArray(t.shape) || t.shape.length !== rank
+      || !t.shape.every((d) => Number.isSafeInteger(d) && d >= 0))
+    badArg(`${what} must be {data: Float32Array, shape: [${rank === 3 ? 'B, T, H' : 'B, D'}]}`);
+  const n = t.shape.reduce((a, b) => a * b, 1);
+  if (t.data.length !== n) badArg(`${what}: data has ${t.data.length} values, shape [${t.shape}] needs ${n}`);
+}
+
+/**
+ * Pools last hidden states {data, shape: [B, T, H]} (right-padded; `lengths`
+ * the real tokens of each sequence) into {data: Float32Array, shape: [B, D]},
+ * D = modes.length x H, the modes concatenated in the order given. As ST's
+ * Pooling.forward:
+ *  - cls: row 0 (never masked);
+ *  - max: max over the real tokens, the others taken as -1e9;
+ *  - mean: sum / max(count, 1e-9); mean_sqrt_len: sum / sqrt(max(count, 1e-9));
+ *  - weightedmean: weights 1..T by position, over the real tokens;
+ *  - lasttoken: the last real token (zeros when there is none).
+ * promptLengths (a number, or one per sequence): the first promptLengths[b]
+ * tokens are left out of every mode but cls, as ST's include_prompt: false.
+ * Pass it only when the recipe's includePrompt is false. Sums in float64.
+ */
+export function pool(hidden, lengths, modes, { promptLengths } = {}) {
+  checkTensor(hidden, 3, 'pool: hidden');
+  const [B, T, H] = hidden.shape;
+  if (!Array.isArray(lengths) && !ArrayBuffer.isView(lengths)) badArg('pool: lengths must be an array');
+  if (lengths.length !== B || ![...lengths].every((l) => Number.isSafeInteger(l) && l >= 0 && l <= T))
+    badArg(`pool: lengths must be ${B} integers in [0, ${T}]`);
+  if (!Array.isArray(modes) || !modes.length) badArg('pool: modes must be a non-empty array');
+  const names = modes.map((m) => {
+    const name = MODE_ALIASES[m] ?? m;
+    if (!POOLING_ORDER.includes(name)) badArg(`pool: unknown pooling mode '${m}' (known: ${POOLING_ORDER.join(', ')})`);
+    return name;
+  });
+  let starts;
+  if (promptLengths === undefined || promptLengths === null) starts = new Array(B).fill(0);
+  else if (Number.isSafeInteger(promptLengths) && promptLengths >= 0) starts = new Array(B).fill(promptLengths);
+  else if ((Array.isArray(promptLengths) || ArrayBuffer.isView(promptLengths)) && promptLengths.length === B
+      && [...promptLengths].every((p) => Number.isSafeInteger(p) && p >= 0)) starts = [...promptLengths];
+  else badArg(`option promptLengths must be a non-negative integer or ${B} of them`);
+
+  const D = names.length * H;
+  const out = new Float32Array(B * D);
+  const x = hidden.data;
+  const acc = new Float64Array(H);
+  for (let b = 0; b < B; b++) {
+    const from = Math.min(starts[b], lengths[b]);
+    const to = lengths[b]; // the masked-in tokens are [from, to)
+    const base = b * T * H;
+    names.forEach((mode, k) => {
+      const o = b * D + k * H;
+      if (mode === 'cls') {
+        for (let h = 0; h < H; h++) out[o + h] = x[base + h];
+      } else if (mode === 'max') {
+        for (let h = 0; h < H; h++) {
+          // padded (and prompt) rows count as -1e9, as ST sets them
+          let m = to - from < T ? -1e9 : -Infinity;
+          for (let t = from; t < to; t++) m = Math.max(m, x[base + t * H + h]);
+          out[o + h] = m;
+        }
+      } else if (mode === 'lasttoken') {
+        if (to > from) for (let h = 0; h < H; h++) out[o + h] = x[base + (to - 1) * H + h];
+      } else {
+        acc.fill(0);
+        let weight = 0;
+        for (let t = from; t < to; t++) {
+          const w = mode === 'weightedmean' ? t + 1 : 1;
+          weight += w;
+          const r = base + t * H;
+          for (let h = 0; h < H; h++) acc[h] += w * x[r + h];
+        }
+        const div = mode === 'mean_sqrt_len' ? Math.sqrt(Math.max(weight, 1e-9)) : Math.max(weight, 1e-9);
+        for (let h = 0; h < H; h++) out[o + h] = acc[h] / div;
+      }
+    });
+  }
+  return { data: out, shape: [B, D] };
+}
+
+// ---------------------------------------------------------------------------
+// Dense, Matryoshka, Normalize
+
+/** erf to double precision: the series 2/√π e^{-x²} Σ 2ⁿx^{2n+1}/(2n+1)!! (all terms positive, no cancellation). */
+export function erf(x) {
+  const ax = Math.abs(x);
+  if (ax >= 6) return Math.sign(x); // erfc(6) = 2e-17
+  let term = ax, sum = ax;
+  for (let n = 1; n < 200 && term > sum * 1e-17; n++) {
+    term *= (2 * ax * ax) / (2 * n + 1);
+    sum += term;
+  }
+  const r = (2 / Math.sqrt(Math.PI)) * Math.exp(-ax * ax) * sum;
+  return x < 0 ? -r : r;
+}
+
+const ACT_FN = {
+  identity: (v) => v,
+  tanh: Math.tanh,
+  relu: (v) => (v > 0 ? v : 0),
+  gelu: (v) => 0.5 * v * (1 + erf(v / Math.SQRT2)), // torch.nn.GELU(): the exact erf form
+  sigmoid: (v) => 1 / (1 + Math.exp(-v)),
+  silu: (v) => v / (1 + Math.exp(-v)),
+};
+
+/** act(W x + b) on each row; float64 sums, float32 out (as torch float32 layers). */
+function dense(rows, B, layer) {
+  const { inFeatures: I, outFeatures: O, weight, bias, activation } = layer;
+  const act = ACT_FN[activation];
+  if (!act) unsupported(`Dense activation '${activation}' is not supported`);
+  const out = new Float32Array(B * O);
+  for (let b = 0; b < B; b++) {
+    for (let o = 0; o < O; o++) {
+      let s = bias ? bias[o] : 0;
+      for (let i = 0; i < I; i++) s += weight[o * I + i] * rows[b * I + i];
+      out[b * O + o] = act(s);
+    }
+  }
+  return out;
+}
+
+/**
+ * Applies the recipe's Dense layers to pooled {data, shape: [B, D]}, then the
+ * Matryoshka steps: layer_norm without affine (eps 1e-5) when matryoshkaNorm
+ * (nomic v1.5's model card), truncation to `dimensions`; then L2 normalisation
+ * x / max(‖x‖, 1e-12) when `normalize` (default: the recipe's Normalize).
+ * Returns {data: Float32Array, shape: [B, D']}.
+ *
+ * Note: ST itself normalises before truncating (its Normalize module runs in
+ * the forward, truncate_dim after it); normalising after truncation, as here,
+ * gives unit vectors at every size, as the Matryoshka model cards do.
+ */
+export function applyRecipe(pooled, recipe, { normalize, dimensions, matryoshkaNorm = false } = {}) {
+  checkTensor(pooled, 2, 'applyRecipe: pooled');
+  let [B, D] = pooled.shape;
+  let rows = Float32Array.from(pooled.data);
+  for (const [i, layer] of (recipe?.dense ?? []).entries()) {
+    if (layer.inFeatures !== D) badArg(`applyRecipe: Dense ${i} (${layer.path ?? ''}) takes ${layer.inFeatures} features, the input has ${D}`);
+    rows = dense(rows, B, layer);
+    D = layer.outFeatures;
+  }
+  if (matryoshkaNorm) {
+    for (let b = 0; b < B; b++) {
+      const r = rows.subarray(b * D, (b + 1) * D);
+      let mean = 0, v = 0;
+      for (const x of r) mean += x;
+      mean /= D;
+      for (const x of r) v += (x - mean) ** 2;
+      const inv = 1 / Math.sqrt(v / D + 1e-5);
+      for (let i = 0; i < D; i++) r[i] = (r[i] - mean) * inv;
+    }
+  }
+  if (dimensions !== undefined && dimensions !== null) {
+    if (!Number.isSafeInteger(dimensions) || dimensions < 1 || dimensions > D) badArg(`option dimensions must be an integer in [1, ${D}]`);
+    if (dimensions < D) {
+      const cut = new Float32Array(B * dimensions);
+      for (let b = 0; b < B; b++) cut.set(rows.subarray(b * D, b * D + dimensions), b * dimensions);
+      rows = cut;
+      D = dimensions;
+    }
+  }
+  if (normalize ?? recipe?.normalize ?? false) {
+    for (let b = 0; b < B; b++) {
+      const r = rows.subarray(b * D, (b + 1) * D);
+      let ss = 0;
+      for (const x of r) ss += x * x;
+      const inv = 1 / Math.max(Math.sqrt(ss), 1e-12);
+      for (let i = 0; i < D; i++) r[i] *= inv;
+    }
+  }
+  return { data: rows, shape: [B, D] };
+}

@@ -1,0 +1,271 @@
+// Hugging Face weight files: safetensors, single or sharded.
+//
+//   [u64 little-endian N][N bytes of JSON header][data]
+//   header = {"__metadata__"?: {string: string},
+//             "<name>": {"dtype": "F32", "shape": [...], "data_offsets": [begin, end]}, ...}
+//
+// Everything in a downloaded file is untrusted, so the reader is as strict as
+// the C loader (core/modelfile.c): the header lies inside the file and is a
+// JSON object without repeated keys; each tensor has exactly dtype, shape and
+// data_offsets; offsets lie inside the data and span dtype size x shape
+// product bytes; the tensors tile the data exactly (no overlap, no hole).
+// Tensors are views into the file's bytes (no copy); toFloat32 widens them.
+import { SwapformerError } from '../errors.js';
+
+/** Bytes per element of the dtypes the safetensors format defines with whole-byte elements. */
+const DTYPE_SIZE = {
+  F64: 8, F32: 4, F16: 2, BF16: 2,
+  I64: 8, I32: 4, I16: 2, I8: 1,
+  U64: 8, U32: 4, U16: 2, U8: 1,
+  BOOL: 1, F8_E4M3: 1, F8_E5M2: 1,
+};
+
+const bad = (name, why) => { throw new SwapformerError('BAD_FILE', `${name}: ${why}`); };
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Throws on a key repeated within one JSON object (JSON.parse silently keeps
+ * the last). The text must already be valid JSON: this scan only follows
+ * strings and brackets.
+ */
+function checkDuplicateKeys(text, name) {
+  const stack = []; // a Set of keys per open object, null per open array
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '{') stack.push(new Set());
+    else if (c === '[') stack.push(null);
+    else if (c === '}' || c === ']') stack.pop();
+    else if (c === '"') {
+      let j = i + 1;
+      while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      const top = stack[stack.length - 1];
+      if (top) {
+        let k = j + 1;
+        while (k < text.length && ' \t\r\n'.includes(text[k])) k++;
+        if (text[k] === ':') {
+          const key = JSON.parse(text.slice(i, j + 1)); // decodes escapes: "\u0061" is "a"
+          if (top.has(key)) bad(name, `the header has the key '${key}' twice`);
+          top.add(key);
+        }
+      }
+      i = j;
+    }
+  }
+}
+
+const isIndex = (v) => Number.isSafeInteger(v) && v >= 0;
+
+/** Checks one header entry; returns {dtype, shape, begin, end}. */
+function readEntry(key, entry, dataLength, name) {
+  const where = `tensor '${key}'`;
+  if (!entry || typeof entry !== 'object' || Array.isArray(entry)) bad(name, `${where} must be an object`);
+  for (const k of Object.keys(entry))
+    if (k !== 'dtype' && k !== 'shape' && k !== 'data_offsets') bad(name, `${where} has an unknown field '${k}'`);
+  const { dtype, shape, data_offsets: offsets } = entry;
+  if (dtype === undefined || shape === undefined || offsets === undefined) bad(name, `${where} needs dtype, shape and data_offsets`);
+  if (typeof dtype !== 'string' || !Object.hasOwn(DTYPE_SIZE, dtype))
+    bad(name, `${where} has the unknown dtype ${JSON.stringify(dtype)} (known: ${Object.keys(DTYPE_SIZE).join(', ')})`);
+  if (!Array.isArray(shape) || !shape.every(isIndex)) bad(name, `${where}: shape must be an array of non-negative integers`);
+  if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isIndex)) bad(name, `${where}: data_offsets must be [begin, end], non-negative integers`);
+  const [begin, end] = offsets;
+  if (end < begin) bad(name, `${where}: data_offsets [${begin}, ${end}] are reversed`);
+  if (end > dataLength) bad(name, `${where}: data_offsets end ${end} is past the data (${dataLength} bytes)`);
+  // the product stays exact: it stops growing once past the data (which it then cannot match)
+  let count = shape.includes(0) ? 0 : 1;
+  for (const d of shape) if (count <= dataLength) count *= d;
+  const need = count * DTYPE_SIZE[dtype];
+  if (need !== end - begin)
+    bad(name, `${where}: data_offsets span ${end - begin} bytes, but ${dtype} x [${shape.join(', ')}] needs ${need > dataLength ? `more than the ${dataLength} bytes of data` : need}`);
+  return { dtype, shape: shape.slice(), begin, end };
+}
+
+/**
+ * Parses a safetensors file. `name` labels error messages (the file name).
+ * Returns {metadata: {string: string} | null, tensors: Map<name, {dtype, shape, bytes}>},
+ * tensors in header order, each `bytes` a view into `bytes`.
+ */
+export function parseSafetensors(bytes, name = 'model.safetensors') {
+  if (!(bytes instanceof Uint8Array)) throw new SwapformerError('BAD_ARGUMENT', `parseSafetensors(${name}): bytes must be a Uint8Array`);
+  if (bytes.length < 8) bad(name, `${bytes.length} bytes is too short for a safetensors file`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const headerLength = view.getUint32(0, true) + view.getUint32(4, true) * 2 ** 32;
+  if (headerLength > bytes.length - 8) bad(name, `the header length ${headerLength} exceeds the file (${bytes.length} bytes)`);
+  let text, header;
+  try {
+    text = utf8.decode(bytes.subarray(8, 8 + headerLength));
+  } catch {
+    bad(name, 'the header is not valid UTF-8');
+  }
+  try {
+    header = JSON.parse(text);
+  } catch (e) {
+    bad(name, `the header is not valid JSON (${e.message})`);
+  }
+  if (!header || typeof header !== 'object' || Array.isArray(header)) bad(name, 'the header must be a JSON object');
+  checkDuplicateKeys(text, name);
+
+  const dataStart = 8 + headerLength;
+  const dataLength = bytes.length - dataStart;
+  let metadata = null;
+  const entries = [];
+  for (const [key, value] of Object.entries(header)) {
+    if (key === '__metadata__') {
+      if (!value || typeof value !== 'object' || Array.isArray(value)) bad(name, '__metadata__ must be an object');
+      for (const [k, v] of Object.entries(value)) if (typeof v !== 'string') bad(name, `__metadata__.${k} must be a string`);
+      metadata = { ...value };
+      continue;
+    }
+    entries.push([key, readEntry(key, value, dataLength, name)]);
+  }
+
+  // the tensors must tile the data exactly
+  const sorted = entries.slice().sort((a, b) => a[1].begin - b[1].begin || a[1].end - b[1].end);
+  let at = 0;
+  for (const [key, t] of sorted) {
+    if (t.begin !== at)
+      bad(name, `tensor '${key}': data_offsets begin at ${t.begin}, expected ${at} (tensors ${t.begin < at ? 'overlap' : 'leave a hole'})`);
+    at = t.end;
+  }
+  if (at !== dataLength) bad(name, `${dataLength - at} bytes of data after the last tensor`);
+
+  const tensors = new Map();
+  for (const [key, t] of entries)
+    tensors.set(key, { dtype: t.dtype, shape: t.shape, bytes: bytes.subarray(dataStart + t.begin, dataStart + t.end) });
+  return { metadata, tensors };
+}
+
+// ---------------------------------------------------------------------------
+// Widening to float32
+
+const littleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+let f16Table = null;
+/** The float32 bits of every float16 value (256 kB, built on first use): exact widening. */
+function halfTable() {
+  if (f16Table) return f16Table;
+  f16Table = new Uint32Array(65536);
+  for (let h = 0; h < 65536; h++) {
+    const sign = (h & 0x8000) << 16;
+    let exp = (h >> 10) & 0x1f;
+    let man = h & 0x3ff;
+    let bits;
+    if (exp === 0x1f) bits = sign | 0x7f800000 | (man << 13); // inf, nan
+    else if (exp) bits = sign | ((exp + 112) << 23) | (man << 13);
+    else if (!man) bits = sign;
+    else { // subnormal: renormalise
+      exp = 113;
+      while (!(man & 0x400)) { man <<= 1; exp--; }
+      bits = sign | (exp << 23) | ((man & 0x3ff) << 13);
+    }
+    f16Table[h] = bits >>> 0;
+  }
+  return f16Table;
+}
+
+/**
+ * The tensor's values as a Float32Array. F32 is a view of the file's bytes when
+ * aligned (a copy otherwise); F16 and BF16 are widened exactly; F64 is rounded
+ * to the nearest float32. Other dtypes (integers, BOOL, F8) cannot be used as
+ * weights: UNSUPPORTED_MODEL naming the tensor.
+ */
+export function toFloat32(tensor, name = 'tensor') {
+  const { dtype, bytes } = tensor;
+  const count = bytes.length / (DTYPE_SIZE[dtype] ?? NaN);
+  if (dtype === 'F32') {
+    if (littleEndian && bytes.byteOffset % 4 === 0) return new Float32Array(bytes.buffer, bytes.byteOffset, count);
+    const out = new Float32Array(count);
+    const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    for (let i = 0; i < count; i++) out[i] = v.getFloat32(4 * i, true);
+    return out;
+  }
+  if (dtype === 'F16' || dtype === 'BF16') {
+    const out = new Float32Array(count);
+    const bits = new Uint32Array(out.buffer);
+    if (littleEndian) { // bits[] is read back as floats in host order
+      if (dtype === 'F16') {
+        const table = halfTable();
+        for (let i = 0; i < count; i++) bits[i] = table[bytes[2 * i] | (bytes[2 * i + 1] << 8)];
+      } else {
+        for (let i = 0; i < count; i++) bits[i] = ((bytes[2 * i] | (bytes[2 * i + 1] << 8)) << 16) >>> 0;
+      }
+    } else {
+      const v = new DataView(out.buffer);
+      const table = dtype === 'F16' ? halfTable() : null;
+      for (let i = 0; i < count; i++) {
+        const h = bytes[2 * i] | (bytes[2 * i + 1] << 8);
+        v.setUint32(4 * i, table ? table[h] : (h << 16) >>> 0, false);
+      }
+    }
+    return out;
+  }
+  if (dtype === 'F64') {
+    const out = new Float32Array(count);
+    const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    for (let i = 0; i < count; i++) out[i] = v.getFloat64(8 * i, true); // Float32Array rounds to nearest even
+    return out;
+  }
+  throw new SwapformerError('UNSUPPORTED_MODEL', `tensor '${name}' has dtype ${dtype}; swapformer reads float weights only (F32, F16, BF16, F64)`);
+}
+
+// ---------------------------------------------------------------------------
+// A model's weights: model.safetensors or an index with shards
+
+/** The message for a folder that has only PyTorch pickles. */
+export function binHint(what, label) {
+  return `${what} in ${label} is a PyTorch pickle (pytorch_model.bin), which swapformer never unpickles (loading a pickle can run arbitrary code). ` +
+    'Convert it to model.safetensors, e.g. in Python with transformers: ' +
+    'AutoModel.from_pretrained(path).save_pretrained(out, safe_serialization=True)';
+}
+
+/** Reads the shard list of model.safetensors.index.json: {shards: [file], map: Map<tensor, file>}. */
+function readIndex(index, file) {
+  const map = index?.weight_map;
+  if (!map || typeof map !== 'object' || Array.isArray(map)) bad(file, 'no weight_map object');
+  const shards = [];
+  const where = new Map();
+  for (const [tensor, shard] of Object.entries(map)) {
+    if (typeof shard !== 'string') bad(file, `weight_map['${tensor}'] must be a file name`);
+    if (!shards.includes(shard)) shards.push(shard);
+    where.set(tensor, shard);
+  }
+  if (!shards.length) bad(file, 'weight_map is empty');
+  return { shards, where };
+}
+
+/**
+ * Reads a model's weights from a source (files.js openSource):
+ * model.safetensors, else model.safetensors.index.json and each shard it names
+ * (each read once). Resolves to {tensors: Map<name, tensor>, files: [file names read]}.
+ * Only pytorch_model.bin: UNSUPPORTED_MODEL with the conversion hint; nothing: NOT_FOUND.
+ */
+export async function readWeights(source) {
+  const single = await source.read('model.safetensors', { optional: true });
+  if (single) return { tensors: parseSafetensors(single, 'model.safetensors').tensors, files: ['model.safetensors'] };
+
+  const INDEX = 'model.safetensors.index.json';
+  const index = await source.readJSON(INDEX, { optional: true });
+  if (index) {
+    const { shards, where } = readIndex(index, INDEX);
+    const parsed = await Promise.all(shards.map(async (file) => {
+      const bytes = await source.read(file, { from: INDEX });
+      return parseSafetensors(bytes, file).tensors;
+    }));
+    const tensors = new Map();
+    const owner = new Map();
+    shards.forEach((file, i) => {
+      for (const [name, t] of parsed[i]) {
+        if (owner.has(name)) bad(INDEX, `tensor '${name}' is in both ${owner.get(name)} and ${file}`);
+        owner.set(name, file);
+        tensors.set(name, t);
+      }
+    });
+    for (const [name, file] of where)
+      if (owner.get(name) !== file) bad(INDEX, `tensor '${name}' should be in ${file}, ${owner.has(name) ? `but is in ${owner.get(name)}` : 'but it is not there'}`);
+    return { tensors, files: shards };
+  }
+
+  for (const file of ['pytorch_model.bin', 'pytorch_model.bin.index.json'])
+    if (await source.has(file)) throw new SwapformerError('UNSUPPORTED_MODEL', binHint('the model', source.label));
+  throw new SwapformerError('NOT_FOUND',
+    `no weights in ${source.label}: looked for model.safetensors, ${INDEX}, pytorch_model.bin and pytorch_model.bin.index.json`);
+}
