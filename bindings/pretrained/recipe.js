@@ -158,12 +158,14 @@ function activationOf(path, file) {
 }
 
 /** A Dense module: its config and its linear.weight / linear.bias. */
-async function readDense(source, dir) {
+async function readDense(source, dir, width) {
   const file = join(dir, 'config.json');
   const config = await source.readJSON(file);
   if (!isObject(config)) badFile(file, 'must be a JSON object');
   const { in_features: inFeatures, out_features: outFeatures, bias = true } = config;
   if (!isCount(inFeatures) || !isCount(outFeatures)) badFile(file, 'in_features and out_features must be positive integers');
+  // the sizes must chain: pooling output (when its config says) -> each Dense
+  if (width !== null && inFeatures !== width) badFile(file, `in_features is ${inFeatures}, but the module before it gives ${width} features`);
   if (typeof bias !== 'boolean') badFile(file, 'bias must be true or false');
   const activation = activationOf(config.activation_function, file);
 
@@ -247,14 +249,11 @@ export async function readRecipe(source, { modelType, nameOrPath } = {}) {
   const poolingFile = join(poolingModule.path, 'config.json');
   const pooling = readPooling(await source.readJSON(poolingFile), poolingFile);
   const dense = [];
-  for (const m of mods) if (m.cls === 'Dense') dense.push(await readDense(source, m.path));
-
-  // the sizes must chain: pooling output -> each Dense
   let width = pooling.dimension === null ? null : pooling.dimension * pooling.modes.length;
-  for (const d of dense) {
-    if (width !== null && d.inFeatures !== width)
-      badFile(join(d.path, 'config.json'), `in_features is ${d.inFeatures}, but the module before it gives ${width} features`);
-    width = d.outFeatures;
+  for (const m of mods) {
+    if (m.cls !== 'Dense') continue;
+    dense.push(await readDense(source, m.path, width));
+    width = dense.at(-1).outFeatures;
   }
 
   const { maxSeqLength, doLowerCase } = await readTransformerConfig(source, transformer.path);

@@ -72,10 +72,14 @@ function readEntry(key, entry, dataLength, name) {
   if (end > dataLength) bad(name, `${where}: data_offsets end ${end} is past the data (${dataLength} bytes)`);
   // the product stays exact: it stops growing once past the data (which it then cannot match)
   let count = shape.includes(0) ? 0 : 1;
-  for (const d of shape) if (count <= dataLength) count *= d;
+  let exact = true;
+  for (const d of shape) {
+    if (count > dataLength) exact = false;
+    else count *= d;
+  }
   const need = count * DTYPE_SIZE[dtype];
   if (need !== end - begin)
-    bad(name, `${where}: data_offsets span ${end - begin} bytes, but ${dtype} x [${shape.join(', ')}] needs ${need > dataLength ? `more than the ${dataLength} bytes of data` : need}`);
+    bad(name, `${where}: data_offsets span ${end - begin} bytes, but ${dtype} x [${shape.join(', ')}] needs ${exact && Number.isSafeInteger(need) ? need : `more than the ${dataLength} bytes of data`}`);
   return { dtype, shape: shape.slice(), begin, end };
 }
 
