@@ -12,10 +12,14 @@ const CODES = [
 const ABI_VERSION = 2;
 
 import { SwapformerError, fail } from './errors.js';
+import { features, configure, loadRuntime, wrongWasm } from './wasm.js';
 
-export { SwapformerError };
+export { SwapformerError, features, configure };
 
-const isNode = typeof process === 'object' && !!process.versions?.node;
+/** Every SwapformerError code: the C core's (CODES, core/error.h) and the JS layers'. */
+export const ERROR_CODES = Object.freeze([
+  ...CODES.slice(1), 'DISPOSED', 'UNSUPPORTED', 'WASM_LOAD', 'INTERNAL', 'NETWORK',
+]);
 
 // User input is read once, own properties only, into plain values before any
 // wasm call: a getter, a Proxy or an inherited property (Object.prototype.seed)
@@ -71,59 +75,17 @@ const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder();
 
 // ------------------------------------------------------------------ loading
-
-// Feature detection with two tiny modules: v128.const (SIMD128), and
-// f32x4.relaxed_madd (relaxed SIMD; Chromium has it, Node 20 behind
-// --experimental-wasm-relaxed-simd).
-const probe = (body) => new Uint8Array([
-  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, 0x03, 0x02, 0x01, 0x00,
-  0x0a, body.length + 2, 0x01, body.length, ...body,
-]);
-const v128 = [0xfd, 0x0c, ...new Array(16).fill(0)];
-export const features = Object.freeze({
-  simd: WebAssembly.validate(probe([0x00, ...v128, 0x0b])),
-  relaxedSimd: WebAssembly.validate(probe([0x00, ...v128, ...v128, ...v128, 0xfd, 0x85, 0x02, 0x0b])),
-});
-
-const WASM_SIMD = new URL('../dist/swapformer.wasm', import.meta.url);
-const WASM_RELAXED = new URL('../dist/swapformer-relaxed.wasm', import.meta.url);
-const DEFAULT_WASM = features.relaxedSimd ? WASM_RELAXED : WASM_SIMD;
-
-async function readUrl(url) {
-  if (url.protocol === 'file:') {
-    if (!isNode) fail('BAD_ARGUMENT', `options.wasm: cannot read ${url.href} outside Node`);
-    const { readFile } = await import(/* webpackIgnore: true */ 'node:fs/promises');
-    return readFile(url);
-  }
-  return null;
-}
-
-async function compile(source) {
-  if (source instanceof WebAssembly.Module) return source;
-  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return WebAssembly.compile(source);
-  let url;
-  try {
-    url = source instanceof URL ? source : new URL(String(source), isNode ? `file://${process.cwd()}/` : globalThis.location?.href);
-  } catch {
-    fail('BAD_ARGUMENT', `options.wasm: '${source}' is neither a URL, bytes nor a WebAssembly.Module`);
-  }
-  const local = await readUrl(url);
-  if (local) return WebAssembly.compile(local);
-  const response = await fetch(url);
-  if (!response.ok) fail('BAD_ARGUMENT', `options.wasm: fetching ${url.href} gave HTTP ${response.status}`);
-  if (WebAssembly.compileStreaming && (response.headers.get('content-type') || '').startsWith('application/wasm')) {
-    return WebAssembly.compileStreaming(response);
-  }
-  return WebAssembly.compile(await response.arrayBuffer());
-}
+// (bindings/wasm.js: where the wasm is, configure(), WASM_LOAD errors)
 
 class Runtime {
-  constructor(instance, build) {
+  constructor(instance, build, where) {
     this.x = instance.exports;
     this.build = build;
     this.live = 0; // encoders not disposed (nor finalised)
+    if (typeof this.x.sf_abi_version !== 'function' || typeof this.x._initialize !== 'function') throw wrongWasm(where, 'it exports no swapformer ABI (not a swapformer wasm)');
     this.x._initialize();
-    if (this.x.sf_abi_version() !== ABI_VERSION) fail('BAD_ARGUMENT', `wasm ABI ${this.x.sf_abi_version()} != bindings ABI ${ABI_VERSION}`);
+    const abi = this.x.sf_abi_version();
+    if (abi !== ABI_VERSION) throw wrongWasm(where, `its ABI is ${abi}, these bindings need ${ABI_VERSION}`);
   }
 
   get u8() { return new Uint8Array(this.x.memory.buffer); }
@@ -181,33 +143,14 @@ class Runtime {
   }
 }
 
-// wasm source -> Promise<Runtime>: URLs by their text; bytes and Modules by
-// identity, weakly, so an instance lives only as long as its source does.
-const runtimesByUrl = new Map(), runtimesByObject = new WeakMap();
-
-function runtime(source = DEFAULT_WASM) {
-  if (!features.simd) {
-    return Promise.reject(new SwapformerError('UNSUPPORTED', 'this WebAssembly engine has no SIMD (wasm simd128): swapformer needs Chrome 91+, Firefox 89+, Safari 16.4+ or Node 16.4+'));
-  }
-  const key = source instanceof URL ? source.href : source;
-  const runtimes = typeof key === 'object' && key !== null ? runtimesByObject : runtimesByUrl;
-  let rt = runtimes.get(key);
-  if (!rt) {
-    rt = compile(source).catch((e) => {
-      throw e instanceof SwapformerError ? e : new SwapformerError('BAD_ARGUMENT', `options.wasm: cannot load ${key instanceof Uint8Array || ArrayBuffer.isView(key) ? 'the given bytes' : String(key)}: ${e.message}`);
-    }).then(async (module) => {
-      const build = source === WASM_RELAXED ? 'relaxed-simd' : source === WASM_SIMD ? 'simd128' : 'custom';
-      return new Runtime(await WebAssembly.instantiate(module, {}), build);
-    });
-    rt.catch(() => runtimes.delete(key));
-    runtimes.set(key, rt);
-  }
-  return rt;
-}
+/** The Runtime for a call's `wasm` option, or the configured / default build. */
+const runtime = (wasm) => loadRuntime(wasm, (instance, build, where) => new Runtime(instance, build, where));
 
 // ------------------------------------------------------------------ API
 
-const handles = new FinalizationRegistry(({ rt, h }) => { rt.x.sf_destroy(h); rt.live--; });
+// Encoders garbage-collected undisposed are freed, where the runtime has a
+// FinalizationRegistry (Cloudflare Workers have none: there only dispose() frees).
+const handles = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry(({ rt, h }) => { rt.x.sf_destroy(h); rt.live--; }) : null;
 
 /** Which build a wasm source runs and how much memory its instance holds now
  * (wasm memory grows and never shrinks). */
@@ -326,7 +269,7 @@ export class Encoder {
     this.#h = h;
     rt.check(rt.x.sf_config_json(h));
     this.#config = deepFreeze(JSON.parse(fromUtf8.decode(rt.takeResult())));
-    handles.register(this, { rt, h }, this);
+    handles?.register(this, { rt, h }, this);
     rt.live++;
   }
 
@@ -491,7 +434,7 @@ export class Encoder {
   /** Frees the encoder's wasm memory. Idempotent; any later call throws DISPOSED. */
   dispose() {
     if (!this.#h) return;
-    handles.unregister(this);
+    handles?.unregister(this);
     this.#rt.x.sf_destroy(this.#h);
     this.#rt.live--;
     this.#h = 0;

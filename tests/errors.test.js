@@ -271,9 +271,10 @@ test('DISPOSED: every method after dispose()', async () => {
   stillGood();
 });
 
-test('wasm option errors are BAD_ARGUMENT', async () => {
-  await rejects(createEncoder(cfg, { wasm: new URL('file:///nonexistent/swapformer.wasm') }), 'BAD_ARGUMENT');
-  await rejects(createEncoder(cfg, { wasm: new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1]) }), 'BAD_ARGUMENT');
+test('a wasm option that cannot be loaded is WASM_LOAD (naming it); one of the wrong type BAD_ARGUMENT', async () => {
+  await rejects(createEncoder(cfg, { wasm: new URL('file:///nonexistent/swapformer.wasm') }), 'WASM_LOAD', /options\.wasm.*nonexistent.*ENOENT/);
+  await rejects(createEncoder(cfg, { wasm: new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1]) }), 'WASM_LOAD', /options\.wasm/);
+  await rejects(createEncoder(cfg, { wasm: 42 }), 'BAD_ARGUMENT', /options\.wasm must be/);
   stillGood();
 });
 
