@@ -76,7 +76,15 @@ build_simd() {
   local out=dist/swapformer.wasm
   stale "$out" || return 0
   say "build.sh: emcc -> $out"
-  emcc "${CFLAGS[@]}" -msimd128 "${WASMFLAGS[@]}" "${SOURCES[@]}" -o "$out"
+  local obj=build/simd f o opt
+  rm -rf "$obj" && mkdir -p "$obj"
+  for f in "${SOURCES[@]}"; do # the hot files -O3, the rest for size, as in the relaxed build
+    opt=-Os
+    [[ "$f" =~ $HOT ]] && opt=-O3
+    o="$obj/$(echo "$f" | tr / _).o"
+    emcc "${CFLAGS[@]/-O3/$opt}" -msimd128 -c "$f" -o "$o"
+  done
+  emcc -O3 -msimd128 "${WASMFLAGS[@]}" "$obj"/*.o -o "$out"
   say "build.sh: $out $(stat -c %s "$out") bytes"
 }
 
@@ -95,10 +103,10 @@ build_relaxed() {
   [ -f "$lib/libemmalloc.a" ] || die "emscripten's sysroot has no libemmalloc.a; run './build.sh' once (emcc builds it)"
   rm -rf "$obj" && mkdir -p "$obj"
   for f in "${SOURCES[@]}"; do
-    opt=-Os
-    [[ "$f" =~ $HOT ]] && opt=-O3
+    opt=(-Os) # cold files outside LTO: it would inline them into the hot ones (size)
+    [[ "$f" =~ $HOT ]] && opt=(-O3 -flto)
     o="$obj/$(echo "$f" | tr / _).o"
-    clang-16 --target=wasm32-unknown-emscripten --sysroot="$sys" "$opt" -flto -std=c11 -Wall -Wextra -Werror \
+    clang-16 --target=wasm32-unknown-emscripten --sysroot="$sys" "${opt[@]}" -std=c11 -Wall -Wextra -Werror \
       -msimd128 -mrelaxed-simd -mbulk-memory -c "$f" -o "$o"
   done
   wasm-ld-16 -o "$out" "$obj"/*.o "$lib/crt1_reactor.o" -L"$lib" -lstandalonewasm-memgrow -lstubs -lnoexit -lc \

@@ -1,13 +1,16 @@
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 
-static const char *const activation_names[] = {"gelu", "gelu_tanh", "relu", "swiglu", "geglu", NULL};
+static const char *const activation_names[] = {"gelu", "gelu_tanh", "relu", "swiglu", "geglu", "silu", "geglu_tanh", NULL};
+#define ACTIVATIONS "gelu, gelu_tanh, relu, silu, swiglu, geglu, geglu_tanh"
 static const char *const placement_names[] = {"post", "pre", NULL};
 
 static const char *const config_keys[] = {
     "vocabSize", "dModel", "heads", "layers", "ffDim", "maxLen", "position", "positionOptions", "norm",
-    "normPlacement", "finalNorm", "eps", "activation", "scaleEmbedding", "outputHead", NULL,
+    "normPlacement", "finalNorm", "eps", "activation", "scaleEmbedding", "outputHead", "headDim", "attnScale",
+    "typeVocabSize", "embedNorm", "firstAttnNorm", "localWindow", "localLayers", NULL,
 };
 
 /* An integer member; required when def < 0. */
@@ -65,6 +68,63 @@ static void list_names(char *out, size_t cap, int is_norm) {
     }
 }
 
+/* A positive number member (absent: *given = 0). */
+static int get_positive(const sf_json *j, const char *key, double hi, double *out, int *given, sf_error *err) {
+    int m = sf_json_member(j, 0, key);
+    *given = m >= 0;
+    if (m < 0) return SF_OK;
+    const sf_jnode *n = &j->nodes[m];
+    if (n->type != SF_JNUMBER) return sf_fail(err, SF_BAD_CONFIG, "config.%s must be a number, got %s", key, sf_json_type_name(n->type));
+    if (!(n->num > 0 && n->num <= hi)) return sf_fail(err, SF_BAD_CONFIG, "config.%s must be in (0, %g], got %g", key, hi, n->num);
+    *out = n->num;
+    return SF_OK;
+}
+
+/* heads x headDim (the attention width), the score scale, and which layers
+ * attend within a window (localLayers, localWindow). */
+static int parse_attention(sf_config *c, const sf_json *j, sf_error *err) {
+    int rc;
+    c->head_dim_given = sf_json_member(j, 0, "headDim") >= 0;
+    if (!c->head_dim_given && c->d_model % c->heads)
+        return sf_fail(err, SF_BAD_CONFIG, "config.dModel (%d) must be divisible by config.heads (%d), or config.headDim given", c->d_model, c->heads);
+    if ((rc = get_int(j, 0, "headDim", c->d_model / c->heads, 1, SF_MAX_DIM, &c->head_dim, err))) return rc;
+    if ((long long)c->heads * c->head_dim > SF_MAX_DIM)
+        return sf_fail(err, SF_BAD_CONFIG, "config.heads x config.headDim (%z) must be at most %d", (long long)c->heads * c->head_dim, SF_MAX_DIM);
+    c->attn_scale = 1.0 / sqrt((double)c->head_dim);
+    if ((rc = get_positive(j, "attnScale", 1e6, &c->attn_scale, &c->attn_scale_given, err))) return rc;
+    if ((float)c->attn_scale == 0) return sf_fail(err, SF_BAD_CONFIG, "config.attnScale (%g) is zero in float32", c->attn_scale);
+
+    if ((rc = get_int(j, 0, "localWindow", 0, 0, SF_MAX_LEN, &c->local_window, err))) return rc;
+    memset(c->local, 0, sizeof c->local);
+    int m = sf_json_member(j, 0, "localLayers"), n = 0;
+    if (m >= 0) {
+        if (j->nodes[m].type != SF_JARRAY)
+            return sf_fail(err, SF_BAD_CONFIG, "config.localLayers must be an array of layer indices, got %s", sf_json_type_name(j->nodes[m].type));
+        int last = -1;
+        for (int k = j->nodes[m].first; k >= 0; k = j->nodes[k].next, n++) {
+            if (!sf_json_is_int(j, k, 0, c->layers - 1.0))
+                return sf_fail(err, SF_BAD_CONFIG, "config.localLayers[%d] must be a layer index in [0, %d)", n, c->layers);
+            int l = (int)j->nodes[k].num;
+            if (l <= last) return sf_fail(err, SF_BAD_CONFIG, "config.localLayers must be increasing, without repeats (at [%d])", n);
+            c->local[l] = 1;
+            last = l;
+        }
+    }
+    if (n && !c->local_window) return sf_fail(err, SF_BAD_CONFIG, "config.localLayers needs config.localWindow (the number of keys each side)");
+    if (!n && c->local_window) return sf_fail(err, SF_BAD_CONFIG, "config.localWindow applies to config.localLayers, which is empty");
+    return SF_OK;
+}
+
+static int parse_embeddings(sf_config *c, const sf_json *j, sf_error *err) {
+    int rc;
+    if ((rc = get_int(j, 0, "typeVocabSize", 0, 0, 256, &c->type_vocab_size, err)) ||
+        (rc = get_bool(j, 0, "embedNorm", 0, &c->embed_norm, err)) || (rc = get_bool(j, 0, "firstAttnNorm", 1, &c->first_attn_norm, err)))
+        return rc;
+    if (!c->first_attn_norm && !c->pre_norm)
+        return sf_fail(err, SF_BAD_CONFIG, "config.firstAttnNorm: false applies to normPlacement 'pre' (a post-norm layer's norm is on its output)");
+    return SF_OK;
+}
+
 static int parse_root(sf_config *c, const sf_json *j, sf_error *err) {
     int rc;
     if (j->nodes[0].type != SF_JOBJECT)
@@ -89,8 +149,7 @@ static int parse_root(sf_config *c, const sf_json *j, sf_error *err) {
         (rc = get_int(j, 0, "ffDim", -1, 1, SF_MAX_DIM, &c->ff_dim, err)) ||
         (rc = get_int(j, 0, "maxLen", 512, 1, SF_MAX_LEN, &c->max_len, err)))
         return rc;
-    if (c->d_model % c->heads)
-        return sf_fail(err, SF_BAD_CONFIG, "config.dModel (%d) must be divisible by config.heads (%d)", c->d_model, c->heads);
+    if ((rc = parse_attention(c, j, err))) return rc;
 
     char name[64], choices[256];
     list_names(choices, sizeof choices, 0);
@@ -107,17 +166,19 @@ static int parse_root(sf_config *c, const sf_json *j, sf_error *err) {
     else if (!strcmp(name, "post")) c->pre_norm = 0;
     else return sf_fail(err, SF_BAD_CONFIG, "config.normPlacement must be 'pre' or 'post', got '%s'", name);
 
-    if ((rc = get_name(j, 0, "activation", name, sizeof name, "gelu, gelu_tanh, relu, swiglu, geglu", err))) return rc;
+    if ((rc = get_name(j, 0, "activation", name, sizeof name, ACTIVATIONS, err))) return rc;
     c->activation = -1;
     for (int a = 0; activation_names[a]; a++)
         if (!strcmp(name, activation_names[a])) c->activation = a;
     if (c->activation < 0)
-        return sf_fail(err, SF_BAD_CONFIG, "config.activation '%s' is unknown (gelu, gelu_tanh, relu, swiglu, geglu)", name);
+        return sf_fail(err, SF_BAD_CONFIG, "config.activation '%s' is unknown (" ACTIVATIONS ")", name);
 
     if ((rc = get_bool(j, 0, "finalNorm", c->pre_norm, &c->final_norm, err)) ||
         (rc = get_bool(j, 0, "scaleEmbedding", 0, &c->scale_embedding, err)) ||
         (rc = get_bool(j, 0, "outputHead", 0, &c->output_head, err)))
         return rc;
+
+    if ((rc = parse_embeddings(c, j, err))) return rc;
 
     int m = sf_json_member(j, 0, "eps");
     c->eps = 1e-5;
@@ -193,6 +254,26 @@ void sf_config_write(const sf_config *c, sf_buf *b) {
     sf_buf_str(b, c->scale_embedding ? "true" : "false");
     put_key(b, "outputHead", 0);
     sf_buf_str(b, c->output_head ? "true" : "false");
+    if (c->head_dim_given) put_int(b, "headDim", c->head_dim);
+    if (c->attn_scale_given) {
+        put_key(b, "attnScale", 0);
+        sf_buf_json_number(b, c->attn_scale);
+    }
+    put_int(b, "typeVocabSize", c->type_vocab_size);
+    put_key(b, "embedNorm", 0);
+    sf_buf_str(b, c->embed_norm ? "true" : "false");
+    put_key(b, "firstAttnNorm", 0);
+    sf_buf_str(b, c->first_attn_norm ? "true" : "false");
+    put_int(b, "localWindow", c->local_window);
+    put_key(b, "localLayers", 0);
+    sf_buf_str(b, "[");
+    for (int l = 0, first = 1; l < c->layers; l++)
+        if (c->local[l]) {
+            if (!first) sf_buf_str(b, ",");
+            sf_buf_json_number(b, l);
+            first = 0;
+        }
+    sf_buf_str(b, "]");
     sf_buf_str(b, "}");
 }
 

@@ -5,7 +5,8 @@
 
 #include "plugin.h"
 
-enum { SF_ACT_GELU, SF_ACT_GELU_TANH, SF_ACT_RELU, SF_ACT_SWIGLU, SF_ACT_GEGLU };
+/* Gated ones: down(act(gate(x)) * up(x)); the gate is the activated half. */
+enum { SF_ACT_GELU, SF_ACT_GELU_TANH, SF_ACT_RELU, SF_ACT_SWIGLU, SF_ACT_GEGLU, SF_ACT_SILU, SF_ACT_GEGLU_TANH };
 
 /* Upper bounds that keep every size product inside 64 bits and every index
  * inside int; anything that passes still has to find memory (OUT_OF_MEMORY). */
@@ -16,6 +17,14 @@ enum { SF_ACT_GELU, SF_ACT_GELU_TANH, SF_ACT_RELU, SF_ACT_SWIGLU, SF_ACT_GEGLU }
 
 typedef struct sf_config {
     int vocab_size, d_model, heads, layers, ff_dim, max_len;
+    int head_dim;          /* headDim: size of a head (default dModel / heads); attention width A = heads x headDim */
+    double attn_scale;     /* attnScale: scores are q.k x attnScale (default 1/sqrt(headDim); T5: 1) */
+    int head_dim_given, attn_scale_given; /* written back only when given: otherwise derived */
+    int type_vocab_size;   /* typeVocabSize: rows of the token-type (segment) table, 0 for none */
+    int embed_norm;        /* embedNorm: a norm over the embeddings (BERT's embeddings.LayerNorm) */
+    int first_attn_norm;   /* firstAttnNorm: 0 = layer 0 has no attention norm (ModernBERT) */
+    int local_window;      /* localWindow: local layers attend to keys with |i - j| <= window */
+    unsigned char local[SF_MAX_LAYERS]; /* localLayers: 1 for a local (sliding-window) layer */
     const sf_position_plugin *position;
     sf_options position_options;
     const sf_norm_plugin *norm;
@@ -27,8 +36,12 @@ typedef struct sf_config {
     double eps;
 } sf_config;
 
-static inline int sf_head_dim(const sf_config *c) { return c->d_model / c->heads; }
-static inline int sf_gated(const sf_config *c) { return c->activation == SF_ACT_SWIGLU || c->activation == SF_ACT_GEGLU; }
+static inline int sf_head_dim(const sf_config *c) { return c->head_dim; }
+static inline int sf_attn_width(const sf_config *c) { return c->heads * c->head_dim; }
+static inline int sf_gated(const sf_config *c) {
+    return c->activation == SF_ACT_SWIGLU || c->activation == SF_ACT_GEGLU || c->activation == SF_ACT_GEGLU_TANH;
+}
+static inline int sf_has_local(const sf_config *c) { return c->local_window > 0; }
 
 /* Parses and validates a config from JSON text. */
 int sf_config_parse(sf_config *cfg, const char *json, size_t len, sf_error *err);

@@ -13,6 +13,7 @@
 #include "simd.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,9 +39,73 @@ static void param_name(char *out, size_t cap, int layer, const char *suffix) {
     out[k] = 0;
 }
 
-/* Appends a parameter spec; with e->params NULL it only counts. */
-static void add(sf_encoder *e, float ***slots, const char *name, int layer, int ndim, int rows, int cols, int packed, int optional,
-                int init, float init_std, float **slot) {
+/* The parameter table, declared once: a tensor's name, its shape in terms of
+ * the config's sizes, its role (how it is stored and initialised), when it
+ * exists, and the pointer it fills (an offset into sf_layer or sf_encoder).
+ * Optional tensors (biases) absent from a model file count as zero. */
+enum { D_ONE, D_C, D_A, D_F, D_V, D_TV };                /* dModel, heads x headDim, ffDim, vocabSize, typeVocabSize */
+enum { R_LINEAR, R_BIAS, R_NORM_W, R_NORM_B, R_EMBED }; /* [out, in] packed / optional zeros / ones / optional zeros / N(0, 1) */
+enum { W_ALWAYS = 0, W_GATED = 1, W_NORM_BIAS = 2, W_ATTN_NORM = 4, W_TYPES = 8, W_EMBED_NORM = 16, W_FINAL_NORM = 32, W_HEAD = 64 };
+
+typedef struct {
+    const char *name;
+    unsigned char rows, cols; /* D_*; cols D_ONE: a vector */
+    unsigned char role, when;
+    size_t slot;
+} param_row;
+
+#define IN_LAYER(f) offsetof(sf_layer, f)
+#define IN_ENCODER(f) offsetof(sf_encoder, f)
+static const param_row layer_rows[] = { /* per layer, in file order */
+    {"attn.q.weight", D_A, D_C, R_LINEAR, W_ALWAYS, IN_LAYER(wq)},   {"attn.q.bias", D_A, D_ONE, R_BIAS, W_ALWAYS, IN_LAYER(bq)},
+    {"attn.k.weight", D_A, D_C, R_LINEAR, W_ALWAYS, IN_LAYER(wk)},   {"attn.k.bias", D_A, D_ONE, R_BIAS, W_ALWAYS, IN_LAYER(bk)},
+    {"attn.v.weight", D_A, D_C, R_LINEAR, W_ALWAYS, IN_LAYER(wv)},   {"attn.v.bias", D_A, D_ONE, R_BIAS, W_ALWAYS, IN_LAYER(bv)},
+    {"attn.o.weight", D_C, D_A, R_LINEAR, W_ALWAYS, IN_LAYER(wo)},   {"attn.o.bias", D_C, D_ONE, R_BIAS, W_ALWAYS, IN_LAYER(bo)},
+    {"norm1.weight", D_C, D_ONE, R_NORM_W, W_ATTN_NORM, IN_LAYER(norm1_w)},
+    {"norm1.bias", D_C, D_ONE, R_NORM_B, W_ATTN_NORM | W_NORM_BIAS, IN_LAYER(norm1_b)},
+    {"norm2.weight", D_C, D_ONE, R_NORM_W, W_ALWAYS, IN_LAYER(norm2_w)},
+    {"norm2.bias", D_C, D_ONE, R_NORM_B, W_NORM_BIAS, IN_LAYER(norm2_b)},
+    {"ffn.up.weight", D_F, D_C, R_LINEAR, W_ALWAYS, IN_LAYER(up_w)}, {"ffn.up.bias", D_F, D_ONE, R_BIAS, W_ALWAYS, IN_LAYER(up_b)},
+    {"ffn.gate.weight", D_F, D_C, R_LINEAR, W_GATED, IN_LAYER(gate_w)},
+    {"ffn.gate.bias", D_F, D_ONE, R_BIAS, W_GATED, IN_LAYER(gate_b)},
+    {"ffn.down.weight", D_C, D_F, R_LINEAR, W_ALWAYS, IN_LAYER(down_w)},
+    {"ffn.down.bias", D_C, D_ONE, R_BIAS, W_ALWAYS, IN_LAYER(down_b)},
+};
+static const param_row embed_rows[] = { /* before the position plugin's tensors */
+    {"embed.tokens", D_V, D_C, R_EMBED, W_ALWAYS, IN_ENCODER(tokens)},
+    {"embed.types", D_TV, D_C, R_EMBED, W_TYPES, IN_ENCODER(types)},
+};
+static const param_row embed_norm_rows[] = { /* after them */
+    {"embed.norm.weight", D_C, D_ONE, R_NORM_W, W_EMBED_NORM, IN_ENCODER(embed_norm_w)},
+    {"embed.norm.bias", D_C, D_ONE, R_NORM_B, W_EMBED_NORM | W_NORM_BIAS, IN_ENCODER(embed_norm_b)},
+};
+static const param_row output_rows[] = { /* after the layers */
+    {"final_norm.weight", D_C, D_ONE, R_NORM_W, W_FINAL_NORM, IN_ENCODER(final_w)},
+    {"final_norm.bias", D_C, D_ONE, R_NORM_B, W_FINAL_NORM | W_NORM_BIAS, IN_ENCODER(final_b)},
+    {"head.weight", D_V, D_C, R_LINEAR, W_HEAD, IN_ENCODER(head_w)}, {"head.bias", D_V, D_ONE, R_BIAS, W_HEAD, IN_ENCODER(head_b)},
+};
+#define COUNT(a) (int)(sizeof(a) / sizeof *(a))
+
+static int size_of(const sf_config *c, int d) {
+    switch (d) {
+    case D_C: return c->d_model;
+    case D_A: return sf_attn_width(c);
+    case D_F: return c->ff_dim;
+    case D_V: return c->vocab_size;
+    case D_TV: return c->type_vocab_size;
+    default: return 1;
+    }
+}
+
+/* Whether a row exists for this config (layer -1: outside the layers). */
+static int exists(const sf_config *c, unsigned when, int layer) {
+    return (!(when & W_GATED) || sf_gated(c)) && (!(when & W_NORM_BIAS) || c->norm->has_bias) &&
+           (!(when & W_ATTN_NORM) || layer > 0 || c->first_attn_norm) && (!(when & W_TYPES) || c->type_vocab_size > 0) &&
+           (!(when & W_EMBED_NORM) || c->embed_norm) && (!(when & W_FINAL_NORM) || c->final_norm) && (!(when & W_HEAD) || c->output_head);
+}
+
+/* Appends a parameter; with e->params NULL it only counts. slot: where its pointer goes. */
+static void add(sf_encoder *e, float ***slots, const char *name, int layer, int rows, int cols, int ndim, int role, float init_std, float **slot) {
     int i = e->n_params++;
     if (!e->params) return;
     sf_param *p = &e->params[i];
@@ -50,57 +115,40 @@ static void add(sf_encoder *e, float ***slots, const char *name, int layer, int 
     p->ndim = ndim;
     p->rows = rows;
     p->cols = ndim == 2 ? cols : 1;
-    p->packed = packed;
-    p->optional = optional;
-    p->init = init;
+    p->packed = role == R_LINEAR;
+    p->optional = role == R_BIAS || role == R_NORM_B;
+    p->init = role == R_LINEAR ? SF_INIT_FANIN_UNIFORM : role == R_NORM_W ? SF_INIT_ONES : role == R_EMBED ? SF_INIT_NORMAL : SF_INIT_ZEROS;
     p->init_std = init_std;
     slots[i] = slot;
+}
+
+static void add_rows(sf_encoder *e, float ***slots, const param_row *rows, int n, int layer, void *base) {
+    const sf_config *c = &e->cfg;
+    for (int k = 0; k < n; k++) {
+        const param_row *r = &rows[k];
+        if (!exists(c, r->when, layer)) continue;
+        float **slot = base ? (float **)(void *)((char *)base + r->slot) : NULL;
+        add(e, slots, r->name, layer, size_of(c, r->rows), size_of(c, r->cols), r->cols == D_ONE ? 1 : 2, r->role, 1.0f, slot);
+    }
 }
 
 /* The canonical list of parameters for a config, in file order. */
 static void list_params(sf_encoder *e, float ***slots) {
     const sf_config *c = &e->cfg;
-    int C = c->d_model, F = c->ff_dim, nb = c->norm->has_bias;
+    void *enc = e->params ? e : NULL;
     e->n_params = 0;
-    add(e, slots, "embed.tokens", -1, 2, c->vocab_size, C, 0, 0, SF_INIT_NORMAL, 1.0f, &e->tokens);
+    add_rows(e, slots, embed_rows, COUNT(embed_rows), -1, enc);
     sf_param_spec ps[SF_MAX_PLUGIN_PARAMS];
     int np = c->position->params ? c->position->params(c, ps) : 0;
     for (int k = 0; k < np; k++)
-        add(e, slots, ps[k].name, -1, 2, ps[k].rows, ps[k].cols, 0, 0, SF_INIT_NORMAL, ps[k].init_std, (float **)&e->plugin_params[k]);
-    e->layer0 = e->n_params;
+        add(e, slots, ps[k].name, -1, ps[k].rows, ps[k].cols, 2, R_EMBED, ps[k].init_std, enc ? (float **)&e->plugin_params[k] : NULL);
+    add_rows(e, slots, embed_norm_rows, COUNT(embed_norm_rows), -1, enc);
     for (int l = 0; l < c->layers; l++) {
-        sf_layer *L = e->layers ? &e->layers[l] : NULL;
-#define LP(field) (L ? &L->field : NULL)
-        static const char *const qkvo[4][2] = {{"attn.q.weight", "attn.q.bias"}, {"attn.k.weight", "attn.k.bias"},
-                                               {"attn.v.weight", "attn.v.bias"}, {"attn.o.weight", "attn.o.bias"}};
-        float **w[4] = {LP(wq), LP(wk), LP(wv), LP(wo)}, **b[4] = {LP(bq), LP(bk), LP(bv), LP(bo)};
-        for (int k = 0; k < 4; k++) {
-            add(e, slots, qkvo[k][0], l, 2, C, C, 1, 0, SF_INIT_FANIN_UNIFORM, 0, w[k]);
-            add(e, slots, qkvo[k][1], l, 1, C, 0, 0, 1, SF_INIT_ZEROS, 0, b[k]);
-        }
-        add(e, slots, "norm1.weight", l, 1, C, 0, 0, 0, SF_INIT_ONES, 0, LP(norm1_w));
-        if (nb) add(e, slots, "norm1.bias", l, 1, C, 0, 0, 1, SF_INIT_ZEROS, 0, LP(norm1_b));
-        add(e, slots, "norm2.weight", l, 1, C, 0, 0, 0, SF_INIT_ONES, 0, LP(norm2_w));
-        if (nb) add(e, slots, "norm2.bias", l, 1, C, 0, 0, 1, SF_INIT_ZEROS, 0, LP(norm2_b));
-        add(e, slots, "ffn.up.weight", l, 2, F, C, 1, 0, SF_INIT_FANIN_UNIFORM, 0, LP(up_w));
-        add(e, slots, "ffn.up.bias", l, 1, F, 0, 0, 1, SF_INIT_ZEROS, 0, LP(up_b));
-        if (sf_gated(c)) {
-            add(e, slots, "ffn.gate.weight", l, 2, F, C, 1, 0, SF_INIT_FANIN_UNIFORM, 0, LP(gate_w));
-            add(e, slots, "ffn.gate.bias", l, 1, F, 0, 0, 1, SF_INIT_ZEROS, 0, LP(gate_b));
-        }
-        add(e, slots, "ffn.down.weight", l, 2, C, F, 1, 0, SF_INIT_FANIN_UNIFORM, 0, LP(down_w));
-        add(e, slots, "ffn.down.bias", l, 1, C, 0, 0, 1, SF_INIT_ZEROS, 0, LP(down_b));
-#undef LP
+        if (e->layer_start) e->layer_start[l] = e->n_params;
+        add_rows(e, slots, layer_rows, COUNT(layer_rows), l, e->params ? &e->layers[l] : NULL);
     }
-    e->layer_end = e->n_params;
-    if (c->final_norm) {
-        add(e, slots, "final_norm.weight", -1, 1, C, 0, 0, 0, SF_INIT_ONES, 0, &e->final_w);
-        if (nb) add(e, slots, "final_norm.bias", -1, 1, C, 0, 0, 1, SF_INIT_ZEROS, 0, &e->final_b);
-    }
-    if (c->output_head) {
-        add(e, slots, "head.weight", -1, 2, c->vocab_size, C, 1, 0, SF_INIT_FANIN_UNIFORM, 0, &e->head_w);
-        add(e, slots, "head.bias", -1, 1, c->vocab_size, 0, 0, 1, SF_INIT_ZEROS, 0, &e->head_b);
-    }
+    if (e->layer_start) e->layer_start[c->layers] = e->n_params;
+    add_rows(e, slots, output_rows, COUNT(output_rows), -1, enc);
 }
 
 int sf_encoder_create(sf_encoder **out, const sf_config *cfg, sf_error *err) {
@@ -113,7 +161,8 @@ int sf_encoder_create(sf_encoder **out, const sf_config *cfg, sf_error *err) {
     e->params = calloc((size_t)n, sizeof *e->params);
     float ***slots = calloc((size_t)n, sizeof *slots);
     e->layers = calloc(cfg->layers ? (size_t)cfg->layers : 1, sizeof *e->layers);
-    if (!e->params || !slots || !e->layers) {
+    e->layer_start = calloc((size_t)cfg->layers + 1, sizeof *e->layer_start);
+    if (!e->params || !slots || !e->layers || !e->layer_start) {
         free(slots);
         sf_encoder_free(e);
         return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory creating the encoder");
@@ -151,15 +200,16 @@ void sf_encoder_free(sf_encoder *e) {
     if (!e) return;
     free(e->params);
     free(e->layers);
+    free(e->layer_start);
     free(e->param_arena);
     free(e->act_arena);
     free(e->table);
     free(e);
 }
 
-/* Parameters are in canonical order, each layer a block of the same size: a
- * name "layers.<i>.*" is looked up in block i alone, so loading a file of n
- * tensors costs O(n), whatever the number of layers. */
+/* Parameters are in canonical order, layer i's in params[layer_start[i] ..
+ * layer_start[i+1]): a name "layers.<i>.*" is looked up in its block alone,
+ * so loading a file of n tensors costs O(n), whatever the number of layers. */
 int sf_encoder_find_param(const sf_encoder *e, const char *name) {
     int from = 0, to = e->n_params, L = e->cfg.layers;
     if (!strncmp(name, "layers.", 7) && L > 0) {
@@ -168,9 +218,8 @@ int sf_encoder_find_param(const sf_encoder *e, const char *name) {
         if (*c < '0' || *c > '9' || (*c == '0' && c[1] != '.')) return -1;
         for (; *c >= '0' && *c <= '9'; c++)
             if ((layer = layer * 10 + (*c - '0')) >= L) return -1;
-        int per_layer = e->layer0 >= 0 ? (e->layer_end - e->layer0) / L : 0;
-        from = e->layer0 + (int)layer * per_layer;
-        to = from + per_layer;
+        from = e->layer_start[layer];
+        to = e->layer_start[layer + 1];
     }
     for (int i = from; i < to; i++)
         if (!strcmp(e->params[i].name, name)) return i;
@@ -296,26 +345,28 @@ static int carve(float *base, size_t *at, size_t n, float **out) {
 
 static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, size_t *total) {
     const sf_config *c = &e->cfg;
-    size_t C = (size_t)c->d_model, F = (size_t)c->ff_dim, R = N < SF_CHUNK ? (size_t)N : SF_CHUNK;
-    size_t D = C / (size_t)c->heads, L = (size_t)c->layers;
-    size_t at = 0, nC, n2C, n2, btc, btv = 0, att = 0, hid = 0;
-    float *ids, *lens, *perm, *keys;
+    size_t C = (size_t)c->d_model, A = (size_t)sf_attn_width(c), F = (size_t)c->ff_dim, R = N < SF_CHUNK ? (size_t)N : SF_CHUNK;
+    size_t D = (size_t)sf_head_dim(c), L = (size_t)c->layers;
+    size_t at = 0, nC, n2A, n2, btc, btv = 0, att = 0, hid = 0;
+    float *ids, *types, *lens, *perm, *keys;
     /* every product of user sizes through SF_SIZE: size_t is 32 bits in wasm32 */
-    int ok = SF_SIZE(&nC, N, C) && SF_SIZE(&n2C, N, 2, C) && sf_add_size(n2C, SF_NR, &n2C) && SF_SIZE(&n2, N, 2) &&
+    int ok = SF_SIZE(&nC, N, C) && SF_SIZE(&n2A, N, 2, A) && sf_add_size(n2A, SF_NR, &n2A) && SF_SIZE(&n2, N, 2) &&
              SF_SIZE(&btc, B, T, C);
     if (ok && (flags & SF_OUT_ATTENTIONS)) ok = SF_SIZE(&att, L ? L : 1, B, c->heads, T, T); /* (L, B, H, T, T); >= 1 layer for the probes */
     if (ok && (flags & SF_OUT_HIDDEN)) ok = SF_SIZE(&hid, L + 1, B, T, C);                  /* (L+1, B, T, C) */
     if (ok && c->output_head) ok = SF_SIZE(&btv, B, T, c->vocab_size);                      /* (B, T, V) */
-    ok = ok && carve(base, &at, nC, &e->x) && carve(base, &at, n2C, &e->kv) && carve(base, &at, R * C, &e->xn) &&
-         carve(base, &at, R * C, &e->q) && carve(base, &at, R * C, &e->ao) && carve(base, &at, R * F, &e->h) &&
+    /* R <= 64 rows of at most 2^20 columns: these products fit */
+    ok = ok && carve(base, &at, nC, &e->x) && carve(base, &at, n2A, &e->kv) && carve(base, &at, R * C, &e->xn) &&
+         carve(base, &at, R * A, &e->q) && carve(base, &at, R * A, &e->ao) && carve(base, &at, R * F, &e->h) &&
          carve(base, &at, sf_gated(c) ? R * F : 0, &e->g) && carve(base, &at, R * C, &e->o) &&
          carve(base, &at, sf_attention_scratch((int)R, (int)D), &e->att_scratch) &&
-         carve(base, &at, (size_t)N, &ids) && carve(base, &at, (size_t)B, &lens) &&
+         carve(base, &at, (size_t)N, &ids) && carve(base, &at, (size_t)N, &types) && carve(base, &at, (size_t)B, &lens) &&
          carve(base, &at, (size_t)N, &perm) && carve(base, &at, n2, &keys) &&
          carve(base, &at, btc, &e->out) && carve(base, &at, att, &e->att) && carve(base, &at, hid, &e->hidden) &&
          carve(base, &at, btv, &e->logits);
     if (base) {
         e->ids = (int32_t *)ids;
+        e->type_ids = (int32_t *)types;
         e->lens = (int32_t *)lens;
         e->perm = (int32_t *)perm;
         e->sortkeys = (uint64_t *)(void *)keys;
@@ -352,6 +403,7 @@ int sf_encoder_reserve(sf_encoder *e, int B, int T, int N, int flags, sf_error *
         e->table_T = T;
     }
     layout(e, e->act_arena, B, T, N, flags, &need);
+    memset(e->type_ids, 0, sizeof(int32_t) * (size_t)N); /* token types default to 0 */
     e->res_B = B;
     e->res_T = T;
     e->res_N = N;
@@ -363,50 +415,88 @@ int sf_encoder_reserve(sf_encoder *e, int B, int T, int N, int flags, sf_error *
 
 static int min_int(int a, int b) { return a < b ? a : b; }
 
-static int order_blind(const sf_position_plugin *p);
+/* With no position hook at all (and no windowed layer), the encoder is
+ * permutation-equivariant in exact arithmetic; floating-point sums are not,
+ * because their order follows the positions. So such sequences run in a
+ * canonical order, sorted by (token id, type id) (equal pairs carry equal
+ * vectors, so ties cannot matter), and the outputs go back to the input
+ * order: permuting the input then permutes the output rows bit for bit. */
+static int order_blind(const sf_config *c) {
+    const sf_position_plugin *p = c->position;
+    return !p->embed && !p->rotate && !p->score_bias && !sf_has_local(c);
+}
 
-/* x = x + Attn(N1(x)) (pre) or x = N1(x + Attn(x)) (post), for all sequences.
- * k and v are made for every token first; then each sequence, a chunk of
- * query rows at a time: q, attention over all its keys, o projection,
- * residual. Only k and v are kept whole, so memory is O(T) beyond x. */
-static void attention_block(sf_encoder *e, const sf_layer *p, int B, int N, int T, float *att /* (B, H, T, T) or NULL */) {
+/* What the position plugin's hooks see in layer l (-1: embed) of a sequence of len tokens. */
+static sf_pos_ctx pos_ctx(const sf_encoder *e, int layer, int len) {
     const sf_config *c = &e->cfg;
-    const sf_position_plugin *pos = c->position;
+    return (sf_pos_ctx){c, e->table, e->table_T, e->plugin_params, layer, layer >= 0 && c->local[layer], len};
+}
+
+/* The plugin's score_bias as the attention kernel's bias callback. */
+static void plugin_bias(float *s, size_t ld, const void *ctx, int h, int i0, int ni, int j0, int nj) {
+    const sf_pos_ctx *p = ctx;
+    p->cfg->position->score_bias(s, ld, p, h, i0, ni, j0, nj);
+}
+
+/* x (N, C) = tokens[ids] (x sqrt(C)) + types[type_ids] + the position plugin's
+ * vectors, then the embedding norm. */
+static void embed_block(sf_encoder *e, int B, int N) {
+    const sf_config *c = &e->cfg;
     int C = c->d_model;
-    size_t C2 = 2 * (size_t)C;
-    float eps = (float)c->eps;
-    /* k, v of every token: kv (N, 2C) */
+    embed_forward(e->x, e->ids, e->tokens, c->scale_embedding ? sqrtf((float)C) : 1.0f, N, C);
+    if (e->types) embed_add_forward(e->x, e->type_ids, e->types, N, C);
+    if (c->position->embed)
+        for (int b = 0, off = 0; b < B; off += e->lens[b++]) {
+            sf_pos_ctx ctx = pos_ctx(e, -1, e->lens[b]);
+            c->position->embed(e->x + (size_t)off * C, &ctx, e->lens[b]);
+        }
+    if (c->embed_norm) c->norm->forward(e->x, e->x, e->embed_norm_w, e->embed_norm_b, (float)c->eps, N, C);
+}
+
+/* The attention sub-layer's input: N1(x) in xn, or x itself (post-norm, or
+ * a pre-norm layer without an attention norm). */
+static const float *attn_input(const sf_encoder *e, const sf_layer *p, const float *x, int M) {
+    const sf_config *c = &e->cfg;
+    if (!c->pre_norm || !p->norm1_w) return x;
+    c->norm->forward(e->xn, x, p->norm1_w, p->norm1_b, (float)c->eps, M, c->d_model);
+    return e->xn;
+}
+
+/* x = x + Attn(N1(x)) (pre) or x = N1(x + Attn(x)) (post), for all sequences
+ * of layer l. k and v are made for every token first; then each sequence, a
+ * chunk of query rows at a time: q, attention over its keys, o projection,
+ * residual. Only k and v are kept whole, so memory is O(T) beyond x. */
+static void attention_block(sf_encoder *e, int l, int B, int N, int T, float *att /* (B, H, T, T) or NULL */) {
+    const sf_config *c = &e->cfg;
+    const sf_layer *p = &e->layers[l];
+    const sf_position_plugin *pos = c->position;
+    int C = c->d_model, A = sf_attn_width(c);
+    size_t A2 = 2 * (size_t)A;
+    /* k, v of every token: kv (N, 2A) */
     for (int r = 0; r < N; r += SF_CHUNK) {
         int M = min_int(SF_CHUNK, N - r);
-        const float *a = e->x + (size_t)r * C; /* (M, C) */
-        if (c->pre_norm) {
-            c->norm->forward(e->xn, a, p->norm1_w, p->norm1_b, eps, M, C);
-            a = e->xn;
-        }
-        matmul_forward(e->kv + (size_t)r * C2, C2, a, C, p->wk, p->bk, M, C, C);
-        matmul_forward(e->kv + (size_t)r * C2 + C, C2, a, C, p->wv, p->bv, M, C, C);
+        const float *a = attn_input(e, p, e->x + (size_t)r * C, M); /* (M, C) */
+        matmul_forward(e->kv + (size_t)r * A2, A2, a, C, p->wk, p->bk, M, C, A);
+        matmul_forward(e->kv + (size_t)r * A2 + A, A2, a, C, p->wv, p->bv, M, C, A);
     }
     for (int b = 0, off = 0; b < B; off += e->lens[b++]) {
         int L = e->lens[b];
-        float *kv = e->kv + (size_t)off * C2; /* (L, 2C) */
-        if (pos->rotate) pos->rotate(kv, C2, e->table, c, 0, L);
-        const int32_t *perm = order_blind(pos) ? e->perm + off : NULL;
+        sf_pos_ctx ctx = pos_ctx(e, l, L);
+        sf_attn spec = {c->heads, sf_head_dim(c), (size_t)A, c->local[l] ? c->local_window : 0, pos->score_bias ? plugin_bias : NULL, &ctx};
+        float *kv = e->kv + (size_t)off * A2; /* (L, 2A) */
+        if (pos->rotate) pos->rotate(kv, A2, &ctx, 0, L);
+        const int32_t *perm = order_blind(c) ? e->perm + off : NULL;
         float *ab = att ? att + (size_t)b * c->heads * T * T : NULL;
         for (int i0 = 0; i0 < L; i0 += SF_CHUNK) {
             int M = min_int(SF_CHUNK, L - i0);
             float *x = e->x + (size_t)(off + i0) * C; /* (M, C) */
-            const float *a = x;
-            if (c->pre_norm) {
-                c->norm->forward(e->xn, x, p->norm1_w, p->norm1_b, eps, M, C);
-                a = e->xn;
-            }
-            matmul_forward(e->q, C, a, C, p->wq, p->bq, M, C, C); /* (M, C) */
-            if (pos->rotate) pos->rotate(e->q, C, e->table, c, i0, M);
-            scale_forward(e->q, 1.0f / sqrtf((float)sf_head_dim(c)), (size_t)M * C);
-            attention_forward(e->ao, e->q, kv, e->att_scratch, ab, (size_t)T, perm, pos, e->table, c, i0, M, L);
-            matmul_forward(e->o, C, e->ao, C, p->wo, p->bo, M, C, C);
+            matmul_forward(e->q, A, attn_input(e, p, x, M), C, p->wq, p->bq, M, C, A); /* (M, A) */
+            if (pos->rotate) pos->rotate(e->q, A, &ctx, i0, M);
+            scale_forward(e->q, (float)c->attn_scale, (size_t)M * A);
+            attention_forward(e->ao, e->q, kv, e->att_scratch, ab, (size_t)T, perm, &spec, i0, M, L);
+            matmul_forward(e->o, C, e->ao, A, p->wo, p->bo, M, A, C); /* (M, C) */
             residual_forward(x, e->o, (size_t)M * C);
-            if (!c->pre_norm) c->norm->forward(x, x, p->norm1_w, p->norm1_b, eps, M, C);
+            if (!c->pre_norm) c->norm->forward(x, x, p->norm1_w, p->norm1_b, (float)c->eps, M, C);
         }
     }
 }
@@ -433,7 +523,7 @@ static void ffn_block(sf_encoder *e, const sf_layer *p, int N) {
     }
 }
 
-/* Checks the inputs in e->ids / e->lens before anything runs. */
+/* Checks the inputs in e->ids / e->type_ids / e->lens before anything runs. */
 static int check_inputs(const sf_encoder *e, int B, int flags, int *N_out, int *T_out, sf_error *err) {
     const sf_config *c = &e->cfg;
     if (B < 1 || B > e->res_B || (flags & ~e->res_flags))
@@ -450,24 +540,19 @@ static int check_inputs(const sf_encoder *e, int B, int flags, int *N_out, int *
         if (L > e->res_T || (N += L) > e->res_N) return sf_fail(err, SF_BAD_ARGUMENT, "forward: sequence lengths exceed the reservation");
         T = L > T ? L : T;
     }
+    int TV = c->type_vocab_size ? c->type_vocab_size : 1; /* without token types, every type id must be 0 */
     for (int b = 0, off = 0; b < B; off += e->lens[b++])
         for (int t = 0; t < e->lens[b]; t++) {
-            int id = e->ids[off + t];
+            int id = e->ids[off + t], ty = e->type_ids[off + t];
             if (id < 0 || id >= c->vocab_size)
                 return sf_fail(err, SF_BAD_TOKEN, "ids[%d][%d] = %d is out of range [0, %d) (vocabSize)", b, t, id, c->vocab_size);
+            if (ty < 0 || ty >= TV)
+                return sf_fail(err, SF_BAD_TOKEN, "typeIds[%d][%d] = %d is out of range [0, %d) (typeVocabSize)", b, t, ty, TV);
         }
     *N_out = (int)N;
     *T_out = T;
     return SF_OK;
 }
-
-/* With no position hook at all, the encoder is permutation-equivariant in
- * exact arithmetic; floating-point sums are not, because their order follows
- * the positions. So such sequences run in a canonical order, sorted by token
- * id (equal ids carry equal vectors, so ties cannot matter), and the outputs
- * go back to the input order: permuting the input then permutes the output
- * rows bit for bit. */
-static int order_blind(const sf_position_plugin *p) { return !p->embed && !p->rotate && !p->score_bias; }
 
 static void heapsort_u64(uint64_t *a, size_t n) {
     for (size_t k = n; k-- > 0;) { /* heapify, then pop */
@@ -487,20 +572,22 @@ static void heapsort_u64(uint64_t *a, size_t n) {
     }
 }
 
-/* ids of sequence (L) -> sorted by (id, position); perm[t'] = input position of row t'. */
-static void canonical_order(int32_t *ids, int32_t *perm, uint64_t *keys, int L) {
-    for (int t = 0; t < L; t++) keys[t] = (uint64_t)(uint32_t)ids[t] << 32 | (uint32_t)t;
+/* ids, type ids of a sequence (L) -> sorted by (id, type, position); perm[t'] =
+ * input position of row t'. ids < 2^24 and types < 2^8 share the high word. */
+static void canonical_order(int32_t *ids, int32_t *types, int32_t *perm, uint64_t *keys, int L) {
+    for (int t = 0; t < L; t++) keys[t] = (uint64_t)((uint32_t)ids[t] << 8 | (uint32_t)types[t]) << 32 | (uint32_t)t;
     heapsort_u64(keys, (size_t)L);
     for (int t = 0; t < L; t++) {
-        ids[t] = (int32_t)(keys[t] >> 32);
+        ids[t] = (int32_t)(keys[t] >> 40);
+        types[t] = (int32_t)(keys[t] >> 32 & 0xff);
         perm[t] = (int32_t)(keys[t] & 0xffffffffu);
     }
 }
 
 /* dst (B, T, C) <- the packed rows of x, in input order; padding rows zero. */
-static void scatter_rows(const sf_encoder *e, float *dst, int B, int T) {
+__attribute__((noinline)) static void scatter_rows(const sf_encoder *e, float *dst, int B, int T) {
     size_t C = (size_t)e->cfg.d_model;
-    int blind = order_blind(e->cfg.position);
+    int blind = order_blind(&e->cfg);
     for (int b = 0, off = 0; b < B; off += e->lens[b++]) {
         float *db = dst + (size_t)b * T * C;
         size_t L = (size_t)e->lens[b];
@@ -530,12 +617,12 @@ static size_t first_non_finite_f32(const float *x, size_t n) {
 
 /* After each stage, one pass over the residual stream (N, C): a NaN or an
  * Infinity is reported with the stage and the token, never returned. */
-static int check_finite(const sf_encoder *e, int B, int N, int layer, const char *stage, sf_error *err) {
+__attribute__((noinline)) static int check_finite(const sf_encoder *e, int B, int N, int layer, const char *stage, sf_error *err) {
     size_t C = (size_t)e->cfg.d_model, k = first_non_finite_f32(e->x, (size_t)N * C);
     if (k == (size_t)N * C) return SF_OK;
     int row = (int)(k / C), b = 0, off = 0;
     while (b < B - 1 && row >= off + e->lens[b]) off += e->lens[b++];
-    int t = order_blind(e->cfg.position) ? e->perm[row] : row - off;
+    int t = order_blind(&e->cfg) ? e->perm[row] : row - off;
     if (layer < 0)
         return sf_fail(err, SF_NON_FINITE, "forward: the %s produced a non-finite value at ids[%d][%d] (the weights or activations overflow float32)", stage, b, t);
     return sf_fail(err, SF_NON_FINITE, "forward: layer %d %s produced a non-finite value at ids[%d][%d] (the weights or activations overflow float32)",
@@ -552,19 +639,15 @@ int sf_encoder_forward(sf_encoder *e, int B, int flags, sf_error *err) {
     size_t att_layer = att ? (size_t)B * c->heads * T * T : 0; /* (B, H, T, T) */
     if (att) memset(att, 0, sizeof(float) * att_layer * (size_t)(c->layers ? c->layers : 1));
 
-    if (order_blind(c->position))
-        for (int b = 0, off = 0; b < B; off += e->lens[b++]) canonical_order(e->ids + off, e->perm + off, e->sortkeys, e->lens[b]);
-
-    /* embeddings, then the position plugin's vectors, per sequence */
-    embed_forward(e->x, e->ids, e->tokens, c->scale_embedding ? sqrtf((float)C) : 1.0f, N, C);
-    if (c->position->embed)
+    if (order_blind(c))
         for (int b = 0, off = 0; b < B; off += e->lens[b++])
-            c->position->embed(e->x + (size_t)off * C, e->table, e->plugin_params, c, e->lens[b]);
+            canonical_order(e->ids + off, e->type_ids + off, e->perm + off, e->sortkeys, e->lens[b]);
+
+    embed_block(e, B, N);
     if ((rc = check_finite(e, B, N, -1, "embeddings", err))) return rc;
     if (hidden) scatter_rows(e, hidden, B, T);
-
     for (int l = 0; l < c->layers; l++) {
-        attention_block(e, &e->layers[l], B, N, T, att ? att + (size_t)l * att_layer : NULL);
+        attention_block(e, l, B, N, T, att ? att + (size_t)l * att_layer : NULL);
         if ((rc = check_finite(e, B, N, l, "attention", err))) return rc;
         ffn_block(e, &e->layers[l], N);
         if ((rc = check_finite(e, B, N, l, "feed-forward", err))) return rc;
@@ -605,7 +688,8 @@ int sf_encoder_position_vectors(sf_encoder *e, int T, sf_error *err) {
     int rc;
     if ((rc = check_probe_length(c, T, err)) || (rc = sf_encoder_reserve(e, 1, T, T, 0, err))) return rc;
     memset(e->out, 0, sizeof(float) * (size_t)T * c->d_model);
-    if (c->position->embed) c->position->embed(e->out, e->table, e->plugin_params, c, T);
+    sf_pos_ctx ctx = pos_ctx(e, -1, T);
+    if (c->position->embed) c->position->embed(e->out, &ctx, T);
     return SF_OK;
 }
 
@@ -613,29 +697,30 @@ int sf_encoder_position_scores(sf_encoder *e, const float *q, const float *k, in
     const sf_config *c = &e->cfg;
     int rc;
     if ((rc = check_probe_length(c, T, err)) || (rc = sf_encoder_reserve(e, 1, T, T, SF_OUT_ATTENTIONS, err))) return rc;
-    size_t C = (size_t)c->d_model, C2 = 2 * C;
-    int H = c->heads, D = c->d_model / H;
-    /* the same q and k at every position: q in the x buffer (T, C), k in kv (T, 2C) */
+    size_t A = (size_t)sf_attn_width(c), A2 = 2 * A;
+    int H = c->heads, D = sf_head_dim(c);
+    /* the same k (columns 0..A-1) and q (columns A..2A-1) at every position of kv (T, 2A) */
     for (int t = 0; t < T; t++) {
-        memcpy(e->x + (size_t)t * C, q, sizeof(float) * C);
-        memcpy(e->kv + (size_t)t * C2, k, sizeof(float) * C);
+        memcpy(e->kv + (size_t)t * A2, k, sizeof(float) * A);
+        memcpy(e->kv + (size_t)t * A2 + A, q, sizeof(float) * A);
     }
+    sf_pos_ctx ctx = pos_ctx(e, 0, T);
     if (c->position->rotate) {
-        c->position->rotate(e->x, C, e->table, c, 0, T);
-        c->position->rotate(e->kv, C2, e->table, c, 0, T);
+        c->position->rotate(e->kv, A2, &ctx, 0, T);
+        c->position->rotate(e->kv + A, A2, &ctx, 0, T);
     }
-    float scale = 1.0f / sqrtf((float)D);
+    float scale = (float)c->attn_scale;
     for (int h = 0; h < H; h++)
         for (int i = 0; i < T; i++) {
             float *row = e->att + ((size_t)h * T + i) * T; /* (T) */
-            const float *qi = e->x + (size_t)i * C + (size_t)h * D;
+            const float *qi = e->kv + (size_t)i * A2 + A + (size_t)h * D;
             for (int j = 0; j < T; j++) {
-                const float *kj = e->kv + (size_t)j * C2 + (size_t)h * D;
+                const float *kj = e->kv + (size_t)j * A2 + (size_t)h * D;
                 float dot = 0;
                 for (int d = 0; d < D; d++) dot += qi[d] * kj[d];
                 row[j] = dot * scale;
             }
-            if (c->position->score_bias) c->position->score_bias(row, 1, e->table, c, h, i, 1, 0, T);
+            if (c->position->score_bias) c->position->score_bias(row, 1, &ctx, h, i, 1, 0, T);
         }
     return SF_OK;
 }

@@ -28,8 +28,9 @@ typedef struct sf_param {
 } sf_param;
 
 typedef struct sf_layer {
-    float *wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo;  /* packed (C, C); biases (C) */
-    float *norm1_w, *norm1_b, *norm2_w, *norm2_b; /* (C); biases NULL for rmsnorm */
+    float *wq, *bq, *wk, *bk, *wv, *bv;           /* packed (A, C); (A). A = heads x headDim */
+    float *wo, *bo;                               /* packed (C, A); (C) */
+    float *norm1_w, *norm1_b, *norm2_w, *norm2_b; /* (C); biases NULL for rmsnorm; norm1 NULL without an attention norm */
     float *up_w, *up_b, *gate_w, *gate_b;         /* packed (F, C); (F); gate only when gated */
     float *down_w, *down_b;                       /* packed (C, F); (C) */
 } sf_layer;
@@ -40,11 +41,13 @@ typedef struct sf_encoder {
     /* parameters */
     sf_param *params;
     int n_params;
-    int layer0, layer_end;                           /* params[layer0 .. layer_end): the layers, a block each */
+    int *layer_start;                                /* (L + 1): layer l's tensors are params[layer_start[l] .. layer_start[l+1]) */
     float *param_arena;
     size_t param_floats;
     float *tokens;                                   /* (V, C) */
+    float *types;                                    /* (TV, C) token-type (segment) embeddings, or NULL */
     const float *plugin_params[SF_MAX_PLUGIN_PARAMS]; /* e.g. embed.positions (maxLen, C) */
+    float *embed_norm_w, *embed_norm_b;              /* (C) or NULL */
     sf_layer *layers;                                /* (L) */
     float *final_w, *final_b;                        /* (C) or NULL */
     float *head_w, *head_b;                          /* packed (V, C), (V); or NULL */
@@ -58,14 +61,15 @@ typedef struct sf_encoder {
     size_t act_floats;
     int res_B, res_T, res_N, res_flags;
     float *x;              /* (N, C) residual stream, all sequences packed */
-    float *kv;             /* (N, 2C) rows [k | v] (+ NR floats of padding) */
+    float *kv;             /* (N, 2A) rows [k | v] (+ NR floats of padding) */
     float *xn;             /* (CHUNK, C) normed rows */
-    float *q;              /* (CHUNK, C) queries */
-    float *ao;             /* (CHUNK, C) attention output, before the o projection */
+    float *q;              /* (CHUNK, A) queries */
+    float *ao;             /* (CHUNK, A) attention output, before the o projection */
     float *h, *g;          /* (CHUNK, F) FFN hidden, gate */
     float *o;              /* (CHUNK, C) sub-layer output */
     float *att_scratch;    /* sf_attention_scratch(CHUNK, D): packed queries, a score tile, ... */
     int32_t *ids;          /* (N) input, packed */
+    int32_t *type_ids;     /* (N) input: token types, read when the config has them */
     int32_t *perm;         /* (N) canonical order -> input position, for order-blind configs */
     uint64_t *sortkeys;    /* (N) scratch for that order */
     int32_t *lens;         /* (B) input */
@@ -105,9 +109,10 @@ int sf_encoder_forward(sf_encoder *e, int B, int flags, sf_error *err);
 /* Probes of the position plugin alone, for inspection and teaching.
  * position_vectors: e->out (T, C) = what embed adds at positions 0..T-1 (zeros
  * for plugins that add nothing).
- * position_scores: e->att (H, T, T) = raw attention scores, q.k/sqrt(D) plus
- * the plugin's bias, when every position holds the same q (C) and k (C) before
- * rotation: for RoPE a function of j - i alone; for q = k = 0, ALiBi's bias. */
+ * position_scores: e->att (H, T, T) = raw attention scores, q.k x attnScale
+ * plus the plugin's bias (of layer 0), when every position holds the same q (A)
+ * and k (A) before rotation: for RoPE a function of j - i alone; for q = k = 0,
+ * ALiBi's bias. */
 int sf_encoder_position_vectors(sf_encoder *e, int T, sf_error *err);
 int sf_encoder_position_scores(sf_encoder *e, const float *q, const float *k, int T, sf_error *err);
 

@@ -133,6 +133,10 @@ void embed_forward(float *x, const int32_t *ids, const float *tokens, float scal
     }
 }
 
+void embed_add_forward(float *x, const int32_t *ids, const float *table, int N, int C) {
+    for (int n = 0; n < N; n++) residual_forward(x + (size_t)n * C, table + (size_t)ids[n] * C, (size_t)C);
+}
+
 void residual_forward(float *x, const float *y, size_t n) {
     size_t i = 0;
     for (; i + 4 <= n; i += 4) v4_store(x + i, v4_load(x + i) + v4_load(y + i));
@@ -171,31 +175,34 @@ static v4 v4_gelu_tanh(v4 x) {
     return v4_splat(0.5f) * x * (v4_splat(1.0f) + th);
 }
 
-/* h (n) = f(h) or h * f(g), four at a time, the tail through a padded vector */
-#define MAP(expr_of_x)                                                                  \
-    do {                                                                                \
-        size_t i = 0;                                                                   \
-        for (; i + 4 <= n; i += 4) {                                                    \
-            v4 x = v4_load((g ? g : h) + i);                                            \
-            v4_store(h + i, g ? v4_load(h + i) * (expr_of_x) : (expr_of_x));            \
-        }                                                                               \
-        if (i < n) {                                                                    \
-            float th[4] = {0}, tg[4] = {0};                                             \
-            memcpy(th, h + i, sizeof(float) * (n - i));                                 \
-            if (g) memcpy(tg, g + i, sizeof(float) * (n - i));                          \
-            v4 x = v4_load(g ? tg : th);                                                \
-            v4_store(th, g ? v4_load(th) * (expr_of_x) : (expr_of_x));                 \
-            memcpy(h + i, th, sizeof(float) * (n - i));                                 \
-        }                                                                               \
-    } while (0)
+/* The activation of a kind, four lanes. One body per function, whatever
+ * the number of activations built from it (gated or not): size matters. */
+static v4 act4(int kind, v4 x) {
+    switch (kind) {
+    case SF_ACT_GELU: return v4_gelu(x);
+    case SF_ACT_GELU_TANH: return v4_gelu_tanh(x);
+    case SF_ACT_RELU: return v4_max(x, v4_zero());
+    default: return x / (v4_splat(1.0f) + v4_exp(-x)); /* silu */
+    }
+}
 
+/* h (n) = f(h), or h * f(g) when gated; four at a time, the tail through a padded vector. */
 __attribute__((noinline)) void activation_forward(float *h, const float *g, int activation, size_t n) {
-    switch (activation) {
-    case SF_ACT_GELU: g = NULL; MAP(v4_gelu(x)); break;
-    case SF_ACT_GELU_TANH: g = NULL; MAP(v4_gelu_tanh(x)); break;
-    case SF_ACT_RELU: g = NULL; MAP(v4_max(x, v4_zero())); break;
-    case SF_ACT_SWIGLU: MAP(x / (v4_splat(1.0f) + v4_exp(-x))); break;
-    case SF_ACT_GEGLU: MAP(v4_gelu(x)); break;
+    int kind = activation == SF_ACT_SWIGLU ? SF_ACT_SILU : activation == SF_ACT_GEGLU ? SF_ACT_GELU
+             : activation == SF_ACT_GEGLU_TANH ? SF_ACT_GELU_TANH : activation;
+    if (kind == activation) g = NULL; /* not gated */
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v4 y = act4(kind, v4_load((g ? g : h) + i));
+        v4_store(h + i, g ? v4_load(h + i) * y : y);
+    }
+    if (i < n) {
+        float th[4] = {0}, tg[4] = {0};
+        memcpy(th, h + i, sizeof(float) * (n - i));
+        if (g) memcpy(tg, g + i, sizeof(float) * (n - i));
+        v4 y = act4(kind, v4_load(g ? tg : th));
+        v4_store(th, g ? v4_load(th) * y : y);
+        memcpy(h + i, th, sizeof(float) * (n - i));
     }
 }
 /* ------------------------------------------------------------ attention */
@@ -210,13 +217,19 @@ static void pack_queries(float *dst, const float *src, size_t ld, int R, int D) 
 
 /* sT (n, R), row stride R: sT[j][r] = k_h[j0+j] . q_h[r] + bias, the scores of
  * keys j0 .. j0+n-1 against the R queries, transposed so that a softmax over
- * keys is a vector operation across queries. */
-static void score_tile(float *sT, const float *kv, const float *qpack, const sf_position_plugin *pos, const float *table,
-                       const sf_config *cfg, int h, int i0, int R, int j0, int n) {
-    int C = cfg->d_model, D = C / cfg->heads;
-    size_t C2 = 2 * (size_t)C;
-    gemm_forward(sT, (size_t)R, kv + (size_t)j0 * C2 + (size_t)h * D, C2, qpack, 8, (size_t)8 * D, NULL, 0, n, D, R);
-    if (pos->score_bias) pos->score_bias(sT, (size_t)R, table, cfg, h, i0, R, j0, n);
+ * keys is a vector operation across queries. Keys outside the window: -inf. */
+static void score_tile(float *sT, const float *kv, const float *qpack, const sf_attn *a, int h, int i0, int R, int j0, int n) {
+    int D = a->head_dim;
+    gemm_forward(sT, (size_t)R, kv + (size_t)j0 * 2 * a->ld + (size_t)h * D, 2 * a->ld, qpack, 8, (size_t)8 * D, NULL, 0, n, D, R);
+    if (a->bias) a->bias(sT, (size_t)R, a->bias_ctx, h, i0, R, j0, n);
+    if (a->window)
+        for (int j = 0; j < n; j++) {
+            /* queries i with |i - (j0 + j)| > window, i.e. r < lo or r > hi */
+            int lo = j0 + j - a->window - i0, hi = j0 + j + a->window - i0;
+            float *row = sT + (size_t)j * R;
+            for (int r = 0; r < R && r < lo; r++) row[r] = -INFINITY;
+            for (int r = hi + 1 > 0 ? hi + 1 : 0; r < R; r++) row[r] = -INFINITY;
+        }
 }
 
 /* dst (cols, rows), row stride ldd = src (rows, cols), row stride lds, transposed
@@ -243,26 +256,36 @@ static void transpose(float *dst, size_t ldd, const float *src, size_t lds, int 
         for (int j = 0; j < cols; j++) dst[(size_t)j * ldd + i] = src[(size_t)i * lds + j];
 }
 
+/* The keys query rows i0 .. i0+R-1 may see: [*lo, *hi). */
+static void key_range(const sf_attn *a, int i0, int R, int T, int *lo, int *hi) {
+    *lo = 0, *hi = T;
+    if (!a->window) return;
+    *lo = i0 - a->window > 0 ? i0 - a->window : 0;
+    *hi = i0 + R + a->window < T ? i0 + R + a->window : T;
+}
+
 __attribute__((noinline)) void attention_forward(float *o, const float *q, const float *kv, float *scratch, float *att, size_t ldatt,
-                                                 const int32_t *perm, const sf_position_plugin *pos, const float *table,
-                                                 const sf_config *cfg, int i0, int R, int T) {
-    int C = cfg->d_model, H = cfg->heads, D = C / H;
-    size_t C2 = 2 * (size_t)C, R4 = ((size_t)R + 3) & ~(size_t)3;
+                                                 const int32_t *perm, const sf_attn *a, int i0, int R, int T) {
+    int H = a->heads, D = a->head_dim, klo, khi;
+    size_t ld = a->ld, ld2 = 2 * ld, R4 = ((size_t)R + 3) & ~(size_t)3;
     float *qpack = scratch;                                 /* (R rounded up to 8, D) */
     float *sT = qpack + (((size_t)R + 7) & ~(size_t)7) * D; /* (BK, R) scores, then probabilities, key-major */
     float *p = sT + (size_t)SF_ATT_BK * R;                  /* (R, BK) probabilities, query-major */
     float *m = p + (size_t)SF_ATT_BK * R;                   /* (R4) running max */
     float *l = m + R4;                                      /* (R4) running sum */
     float *alpha = l + R4;                                  /* (R4) rescale of what came before */
+    /* with a window, the first tile starts at i0 - window: every query sees one
+     * of its keys there (R <= BK), so no running max stays -inf */
+    key_range(a, i0, R, T, &klo, &khi);
     for (int h = 0; h < H; h++) {
-        const float *v = kv + C + (size_t)h * D; /* v_h: rows of stride 2C */
-        float *oh = o + (size_t)h * D;           /* (R, D), rows of stride C */
-        pack_queries(qpack, q + (size_t)h * D, (size_t)C, R, D);
+        const float *v = kv + ld + (size_t)h * D; /* v_h: rows of stride 2 ld */
+        float *oh = o + (size_t)h * D;            /* (R, D), rows of stride ld */
+        pack_queries(qpack, q + (size_t)h * D, ld, R, D);
         for (size_t r = 0; r < R4; r++) m[r] = -INFINITY, l[r] = 0;
-        for (int r = 0; r < R; r++) memset(oh + (size_t)r * C, 0, sizeof(float) * (size_t)D);
-        for (int j0 = 0; j0 < T; j0 += SF_ATT_BK) {
-            int n = T - j0 < SF_ATT_BK ? T - j0 : SF_ATT_BK;
-            score_tile(sT, kv, qpack, pos, table, cfg, h, i0, R, j0, n);
+        for (int r = 0; r < R; r++) memset(oh + (size_t)r * ld, 0, sizeof(float) * (size_t)D);
+        for (int j0 = klo; j0 < khi; j0 += SF_ATT_BK) {
+            int n = khi - j0 < SF_ATT_BK ? khi - j0 : SF_ATT_BK;
+            score_tile(sT, kv, qpack, a, h, i0, R, j0, n);
             /* online softmax, four queries at a time: new max, rescale factor, p = exp(s - max), sums */
             int r = 0;
             for (; r + 4 <= R; r += 4) {
@@ -288,22 +311,24 @@ __attribute__((noinline)) void attention_forward(float *o, const float *q, const
                 m[r] = mx;
             }
             transpose(p, SF_ATT_BK, sT, (size_t)R, n, R);
-            for (r = 0; r < R; r++) scale_forward(oh + (size_t)r * C, alpha[r], (size_t)D);
+            for (r = 0; r < R; r++) scale_forward(oh + (size_t)r * ld, alpha[r], (size_t)D);
             /* o_h (R, D) += p (R, n) @ v_h[j0 .. j0+n) */
-            gemm_forward(oh, (size_t)C, p, SF_ATT_BK, v + (size_t)j0 * C2, C2, 8, NULL, 1, R, n, D);
+            gemm_forward(oh, ld, p, SF_ATT_BK, v + (size_t)j0 * ld2, ld2, 8, NULL, 1, R, n, D);
         }
-        for (int r = 0; r < R; r++) scale_forward(oh + (size_t)r * C, 1.0f / l[r], (size_t)D);
+        for (int r = 0; r < R; r++) scale_forward(oh + (size_t)r * ld, 1.0f / l[r], (size_t)D);
         if (!att) continue;
-        /* the probabilities, from the final max and sum: a second pass */
-        for (int j0 = 0; j0 < T; j0 += SF_ATT_BK) {
-            int n = T - j0 < SF_ATT_BK ? T - j0 : SF_ATT_BK;
-            score_tile(sT, kv, qpack, pos, table, cfg, h, i0, R, j0, n);
+        /* the probabilities, from the final max and sum: a second pass (keys outside the range stay 0) */
+        for (int j0 = klo; j0 < khi; j0 += SF_ATT_BK) {
+            int n = khi - j0 < SF_ATT_BK ? khi - j0 : SF_ATT_BK;
+            score_tile(sT, kv, qpack, a, h, i0, R, j0, n);
             for (int r = 0; r < R; r++) {
                 int i = i0 + r;
                 float *ar = att + ((size_t)h * ldatt + (size_t)(perm ? perm[i] : i)) * ldatt;
                 float inv = 1.0f / l[r];
-                for (int j = 0; j < n; j++)
-                    ar[perm ? perm[j0 + j] : j0 + j] = v4_exp(v4_splat(sT[(size_t)j * R + r] - m[r]))[0] * inv;
+                for (int j = 0; j < n; j++) {
+                    float sc = sT[(size_t)j * R + r]; /* -inf outside the window: exactly 0 */
+                    ar[perm ? perm[j0 + j] : j0 + j] = sc == -INFINITY ? 0.0f : v4_exp(v4_splat(sc - m[r]))[0] * inv;
+                }
             }
         }
     }

@@ -32,6 +32,8 @@ void matmul_forward(float *out, size_t ldo, const float *inp, size_t ldi, const 
 
 /* x (N, C) = tokens[ids[n]] (* scale). */
 void embed_forward(float *x, const int32_t *ids, const float *tokens, float scale, int N, int C);
+/* x (N, C) += table[ids[n]]: token-type embeddings. */
+void embed_add_forward(float *x, const int32_t *ids, const float *table, int N, int C);
 
 /* x (n) += y (n) */
 void residual_forward(float *x, const float *y, size_t n);
@@ -39,18 +41,19 @@ void residual_forward(float *x, const float *y, size_t n);
 /* x (n) *= s */
 void scale_forward(float *x, float s, size_t n);
 
-/* h (M, F): non-gated h = act(h); gated h = act(g) * h with act silu or gelu. */
+/* h (M, F): non-gated h = act(h); gated h = act(g) * h with act silu, gelu or gelu_tanh. */
 void activation_forward(float *h, const float *g, int activation, size_t n);
 
 /* Multi-head attention of R query rows at positions i0.. of one sequence of T
- * tokens, tiled over keys with an online softmax: O(T) extra memory.
- *   o (R, C) = softmax(q kᵀ + bias) v, per head
- *   q (R, C) queries, rotated and scaled by 1/sqrt(D) already; kv (T, 2C) rows
- *   [k | v] (k rotated), with SF_NR floats readable past its end
+ * tokens, tiled over keys with an online softmax: O(T) extra memory. The
+ * kernel knows heads, head size, a window and a bias callback, not the
+ * config or the plugins.
+ *   o (R, ld) = softmax(q kᵀ + bias) v, per head, columns h*D .. h*D+D-1
+ *   q (R, ld) queries, rotated and scaled already; kv (T, 2 ld) rows [k | v]
+ *   (k rotated), with SF_NR floats readable past its end
  *   scratch: sf_attention_scratch(R, D) floats
  *   att (H, ldatt, ldatt): when not NULL, receives the probabilities of these
- *   rows, at row/column perm[t] for token t when perm is not NULL.
- * The position plugin's score_bias, when it has one, is added to the scores. */
+ *   rows, at row/column perm[t] for token t when perm is not NULL. */
 #ifndef SF_ATT_BK
 #define SF_ATT_BK 64 /* keys per tile: p (CHUNK, 64) and 64 rows of v stay in L1 */
 #endif
@@ -58,9 +61,17 @@ static inline size_t sf_attention_scratch(int R, int D) {
     size_t R8 = ((size_t)R + 7) & ~(size_t)7, R4 = ((size_t)R + 3) & ~(size_t)3;
     return R8 * D + 2 * (size_t)SF_ATT_BK * R + 3 * R4;
 }
-struct sf_config;
-struct sf_position_plugin;
+/* Adds bias(head h, query i, key j) to scores s[(j - j0)*ld + (i - i0)]. */
+typedef void (*sf_bias_fn)(float *s, size_t ld, const void *ctx, int h, int i0, int ni, int j0, int nj);
+typedef struct sf_attn {
+    int heads, head_dim; /* H, D */
+    size_t ld;           /* row stride of q and o; kv rows are 2 ld */
+    int window;          /* > 0: query i sees keys j with |i - j| <= window only */
+    sf_bias_fn bias;     /* NULL: no bias */
+    const void *bias_ctx;
+} sf_attn;
 void attention_forward(float *o, const float *q, const float *kv, float *scratch, float *att, size_t ldatt, const int32_t *perm,
-                       const struct sf_position_plugin *pos, const float *table, const struct sf_config *cfg, int i0, int R, int T);
+                       const sf_attn *a, int i0, int R, int T);
+
 
 #endif

@@ -15,7 +15,12 @@
 #include "error.h"
 #include "json.h"
 
-#define SF_PLUGIN_API_VERSION 1
+/* Version 2 gave the hooks a context (sf_pos_ctx) instead of (table, cfg).
+ * The core reads a member added in a later version only when the plugin's
+ * api_version says it has it (as SQLite reads sqlite3_vfs members by iVersion);
+ * plugins of versions SF_PLUGIN_API_MIN .. SF_PLUGIN_API_VERSION register. */
+#define SF_PLUGIN_API_VERSION 2
+#define SF_PLUGIN_API_MIN 2
 
 /* Plugin-defined options (positionOptions), stored inside the config. A plugin
  * casts .bytes to its own struct, which must fit (use SF_OPTIONS_FIT). */
@@ -34,6 +39,17 @@ typedef struct sf_param_spec {
     float init_std;     /* seed initialisation: N(0, init_std^2) */
 } sf_param_spec;
 #define SF_MAX_PLUGIN_PARAMS 2
+
+/* What a hook knows about where it runs. Members are only ever appended. */
+typedef struct sf_pos_ctx {
+    const struct sf_config *cfg;
+    const float *table;          /* the constants table_init built, for table_len positions */
+    int table_len;
+    const float *const *params;  /* params[i]: the plugin's i-th parameter (params hook) */
+    int layer;                   /* the layer (0 ..), -1 in embed */
+    int local;                   /* the layer attends within cfg->local_window (ModernBERT's sliding layers) */
+    int len;                     /* tokens in this sequence */
+} sf_pos_ctx;
 
 typedef struct sf_position_plugin {
     int api_version; /* SF_PLUGIN_API_VERSION */
@@ -57,17 +73,16 @@ typedef struct sf_position_plugin {
     size_t (*table_size)(const struct sf_config *cfg, int T);
     void (*table_init)(float *table, const struct sf_config *cfg, int T);
 
-    /* The three hooks; each may be NULL.
+    /* The three hooks; each may be NULL. A = heads x headDim, the attention width.
      * embed:      x (T, C) += position vectors for positions 0..T-1.
-     *             params[i] points at the plugin's i-th parameter.
      * rotate:     rotates n query or key rows in place, at positions p0 ..
-     *             p0+n-1: x (n, ld), columns 0..C-1, head h at columns h*D.
+     *             p0+n-1: x (n, ld), columns 0..A-1, head h at columns h*headDim.
      * score_bias: adds bias(head h, query i, key j) to a tile of scores for
      *             queries i0 .. i0+ni-1 and keys j0 .. j0+nj-1, stored key
      *             by key: s[(j - j0)*ld + (i - i0)] (queries contiguous). */
-    void (*embed)(float *x, const float *table, const float *const *params, const struct sf_config *cfg, int T);
-    void (*rotate)(float *x, size_t ld, const float *table, const struct sf_config *cfg, int p0, int n);
-    void (*score_bias)(float *s, size_t ld, const float *table, const struct sf_config *cfg, int h, int i0, int ni, int j0, int nj);
+    void (*embed)(float *x, const sf_pos_ctx *ctx, int T);
+    void (*rotate)(float *x, size_t ld, const sf_pos_ctx *ctx, int p0, int n);
+    void (*score_bias)(float *s, size_t ld, const sf_pos_ctx *ctx, int h, int i0, int ni, int j0, int nj);
 } sf_position_plugin;
 
 typedef struct sf_norm_plugin {

@@ -8,7 +8,7 @@
 
 #include "plugin.h"
 
-#define SF_BUILTIN_POSITIONS(X) X(sinusoidal) X(learned) X(rope) X(alibi) X(none)
+#define SF_BUILTIN_POSITIONS(X) X(sinusoidal) X(learned) X(rope) X(alibi) X(t5) X(none)
 #define SF_BUILTIN_NORMS(X) X(layernorm) X(rmsnorm)
 
 #define DECLARE_POSITION(n) extern const sf_position_plugin sf_position_##n;
@@ -23,9 +23,9 @@ static const sf_norm_plugin *norms[SF_REGISTRY_CAP];
 static int n_positions, n_norms, initialised;
 
 static int check_plugin(int api_version, const char *name, const char *kind, sf_error *err) {
-    if (api_version != SF_PLUGIN_API_VERSION)
-        return sf_fail(err, SF_BAD_PLUGIN, "%s plugin '%s' has api version %d, this core takes %d", kind, name ? name : "?",
-                       api_version, SF_PLUGIN_API_VERSION);
+    if (api_version < SF_PLUGIN_API_MIN || api_version > SF_PLUGIN_API_VERSION)
+        return sf_fail(err, SF_BAD_PLUGIN, "%s plugin '%s' has api version %d, this core takes %d to %d", kind, name ? name : "?",
+                       api_version, SF_PLUGIN_API_MIN, SF_PLUGIN_API_VERSION);
     if (!name || !name[0] || strlen(name) > 48)
         return sf_fail(err, SF_BAD_PLUGIN, "%s plugin needs a name of 1 to 48 characters", kind);
     return SF_OK;

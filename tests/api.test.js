@@ -31,13 +31,14 @@ test('the wasm option takes bytes, a Module, or a URL', async () => {
 });
 
 test('listPlugins reads the C registry', async () => {
-  assert.deepEqual(await listPlugins(), { position: ['sinusoidal', 'learned', 'rope', 'alibi', 'none'], norm: ['layernorm', 'rmsnorm'] });
+  assert.deepEqual(await listPlugins(), { position: ['sinusoidal', 'learned', 'rope', 'alibi', 't5', 'none'], norm: ['layernorm', 'rmsnorm'] });
 });
 
 test('config is resolved with every default', async () => {
   const enc = await createEncoder(cfg);
   assert.deepEqual(enc.config, {
     ...cfg, maxLen: 512, positionOptions: { base: 10000, style: 'interleaved' }, finalNorm: true, eps: 1e-5, scaleEmbedding: false, outputHead: false,
+    typeVocabSize: 0, embedNorm: false, firstAttnNorm: true, localWindow: 0, localLayers: [],
   });
   assert.ok(Object.isFrozen(enc.config));
   const s = await createEncoder({ ...cfg, position: 'sinusoidal', positionOptions: { base: 100 }, eps: 1e-6, normPlacement: 'post' });
@@ -192,7 +193,7 @@ test('dispose frees the encoder; later calls throw DISPOSED; Symbol.dispose work
 test('errors are SwapformerError with a stable code and the field named', async () => {
   assert.ok(new SwapformerError('X', 'y') instanceof Error);
   await rejects(createEncoder({ ...cfg, dModel: 30 }), 'BAD_CONFIG', /dModel \(30\) must be divisible by config\.heads \(4\)/);
-  await rejects(createEncoder({ ...cfg, position: 'xpos' }), 'BAD_CONFIG', /config\.position 'xpos'.*sinusoidal, learned, rope, alibi, none/);
+  await rejects(createEncoder({ ...cfg, position: 'xpos' }), 'BAD_CONFIG', /config\.position 'xpos'.*sinusoidal, learned, rope, alibi, t5, none/);
   await rejects(createEncoder({ ...cfg, norm: 'batchnorm' }), 'BAD_CONFIG', /config\.norm 'batchnorm'/);
   await rejects(createEncoder({ ...cfg, activation: 'tanh' }), 'BAD_CONFIG', /config\.activation 'tanh'/);
   await rejects(createEncoder({ ...cfg, dmodel: 32 }), 'BAD_CONFIG', /unknown field 'dmodel'/);

@@ -25,8 +25,8 @@ static void alibi_table_init(float *slopes, const sf_config *c, int T) { /* slop
     }
 }
 
-static void alibi_score_bias(float *s, size_t ld, const float *slopes, const sf_config *c, int h, int i0, int ni, int j0, int nj) {
-    (void)c;
+static void alibi_score_bias(float *s, size_t ld, const sf_pos_ctx *ctx, int h, int i0, int ni, int j0, int nj) {
+    const float *slopes = ctx->table; /* (H) */
     v4 m = v4_splat(-slopes[h]), step = v4_splat(4.0f);
     for (int j = 0; j < nj; j++) {
         float *row = s + (size_t)j * ld; /* key j0 + j against queries i0 .. */

@@ -14,16 +14,25 @@
  *       over originalMaxLen positions are interpolated (theta / factor), those
  *       turning more than betaFast times are kept, a linear ramp in between;
  *       and cos, sin are scaled by 0.1 ln(factor) + 1 (attention temperature).
- * The cos/sin table is built once per capacity, in double precision. */
+ *   {type: 'dynamic', factor, originalMaxLen}
+ *       dynamic NTK (nomic-embed's rotary_scaling_factor): a sequence of L >
+ *       originalMaxLen tokens uses base' = base ((factor L / originalMaxLen) -
+ *       (factor - 1))^(D / (D - 2)); shorter ones the plain base. L is the
+ *       sequence's own length (HF uses the padded batch length: the same for
+ *       a single sequence, but swapformer's batches never depend on padding).
+ *
+ * positionOptions.localBase (default: base): the base on the config's local
+ * (sliding-window) layers; ModernBERT uses 160000 globally, 10000 locally.
+ * The cos/sin tables are built once per capacity, in double precision. */
 #include <math.h>
 
 #include "../../core/config.h"
 #include "../../core/sfmath.h"
 
-enum { SCALE_NONE, SCALE_LINEAR, SCALE_NTK, SCALE_YARN };
+enum { SCALE_NONE, SCALE_LINEAR, SCALE_NTK, SCALE_YARN, SCALE_DYNAMIC };
 
 typedef struct {
-    double base, factor, beta_fast, beta_slow;
+    double base, local_base, factor, beta_fast, beta_slow;
     int half, scaling, original_max_len;
 } rope_opts;
 SF_OPTIONS_FIT(rope_opts);
@@ -31,14 +40,15 @@ SF_OPTIONS_FIT(rope_opts);
 static const rope_opts *opts(const sf_config *c) { return (const rope_opts *)c->position_options.bytes; }
 
 static int rope_parse(sf_options *o, const sf_json *j, int node, sf_error *err) {
-    static const char *const keys[] = {"base", "style", "scaling", NULL};
+    static const char *const keys[] = {"base", "localBase", "style", "scaling", NULL};
     static const char *const styles[] = {"interleaved", "half", NULL};
-    static const char *const types[] = {"none", "linear", "ntk", "yarn", NULL};
+    static const char *const types[] = {"none", "linear", "ntk", "yarn", "dynamic", NULL};
     static const char *const scaling_keys[] = {"type", "factor", "originalMaxLen", "betaFast", "betaSlow", NULL};
     rope_opts *r = (rope_opts *)o->bytes;
     int rc;
     if ((rc = sf_opt_only(j, node, "positionOptions", keys, err)) ||
         (rc = sf_opt_number(j, node, "positionOptions", "base", 10000.0, 1.0000001, 1e12, &r->base, err)) ||
+        (rc = sf_opt_number(j, node, "positionOptions", "localBase", r->base, 1.0000001, 1e12, &r->local_base, err)) ||
         (rc = sf_opt_enum(j, node, "positionOptions", "style", styles, 0, &r->half, err)))
         return rc;
     int sc = sf_json_member(j, node, "scaling");
@@ -49,7 +59,7 @@ static int rope_parse(sf_options *o, const sf_json *j, int node, sf_error *err) 
         return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling must be an object, got %s", sf_json_type_name(j->nodes[sc].type));
     const char *path = "positionOptions.scaling";
     if ((rc = sf_opt_only(j, sc, path, scaling_keys, err))) return rc;
-    if (sf_json_member(j, sc, "type") < 0) return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling.type is required (linear, ntk, yarn)");
+    if (sf_json_member(j, sc, "type") < 0) return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling.type is required (linear, ntk, yarn, dynamic)");
     if ((rc = sf_opt_enum(j, sc, path, "type", types, 0, &r->scaling, err))) return rc;
     if (r->scaling == SCALE_NONE) { /* no parameter may be given and then ignored */
         for (int k = 1; scaling_keys[k]; k++)
@@ -60,6 +70,17 @@ static int rope_parse(sf_options *o, const sf_json *j, int node, sf_error *err) 
     if (sf_json_member(j, sc, "factor") < 0) return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling.factor is required");
     double lo = r->scaling == SCALE_LINEAR ? 1e-6 : 1.0, olen;
     if ((rc = sf_opt_number(j, sc, path, "factor", 1, lo, 1e6, &r->factor, err))) return rc;
+    if (r->scaling == SCALE_DYNAMIC) {
+        if (sf_json_member(j, sc, "originalMaxLen") < 0)
+            return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling.originalMaxLen is required for dynamic");
+        for (int k = 3; scaling_keys[k]; k++)
+            if (sf_json_member(j, sc, scaling_keys[k]) >= 0)
+                return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling.%s applies to type 'yarn' only", scaling_keys[k]);
+        if ((rc = sf_opt_number(j, sc, path, "originalMaxLen", 0, 1, SF_MAX_LEN, &olen, err))) return rc;
+        if (olen != floor(olen)) return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling.originalMaxLen must be an integer, got %g", olen);
+        r->original_max_len = (int)olen;
+        return SF_OK;
+    }
     if (r->scaling != SCALE_YARN) {
         for (int k = 2; scaling_keys[k]; k++)
             if (sf_json_member(j, sc, scaling_keys[k]) >= 0)
@@ -78,19 +99,25 @@ static int rope_parse(sf_options *o, const sf_json *j, int node, sf_error *err) 
 }
 
 static void rope_write(const sf_options *o, sf_buf *b) {
-    static const char *const types[] = {"none", "linear", "ntk", "yarn"};
+    static const char *const types[] = {"none", "linear", "ntk", "yarn", "dynamic"};
     const rope_opts *r = (const rope_opts *)o->bytes;
     sf_buf_str(b, "{\"base\":");
     sf_buf_json_number(b, r->base);
+    if (r->local_base != r->base) {
+        sf_buf_str(b, ",\"localBase\":");
+        sf_buf_json_number(b, r->local_base);
+    }
     sf_buf_str(b, r->half ? ",\"style\":\"half\"" : ",\"style\":\"interleaved\"");
     if (r->scaling != SCALE_NONE) {
         sf_buf_str(b, ",\"scaling\":{\"type\":\"");
         sf_buf_str(b, types[r->scaling]);
         sf_buf_str(b, "\",\"factor\":");
         sf_buf_json_number(b, r->factor);
-        if (r->scaling == SCALE_YARN) {
+        if (r->scaling == SCALE_YARN || r->scaling == SCALE_DYNAMIC) {
             sf_buf_str(b, ",\"originalMaxLen\":");
             sf_buf_json_number(b, r->original_max_len);
+        }
+        if (r->scaling == SCALE_YARN) {
             sf_buf_str(b, ",\"betaFast\":");
             sf_buf_json_number(b, r->beta_fast);
             sf_buf_str(b, ",\"betaSlow\":");
@@ -103,25 +130,30 @@ static void rope_write(const sf_options *o, sf_buf *b) {
 
 static int rope_check(const sf_config *c, sf_error *err) {
     int D = sf_head_dim(c);
-    if (D % 2) return sf_fail(err, SF_BAD_CONFIG, "config: RoPE needs an even head size, dModel/heads = %d", D);
-    if (opts(c)->scaling == SCALE_NTK && D < 4) return sf_fail(err, SF_BAD_CONFIG, "config: NTK-aware scaling needs a head size of at least 4, got %d", D);
+    if (D % 2) return sf_fail(err, SF_BAD_CONFIG, "config: RoPE needs an even head size, headDim = %d", D);
+    if ((opts(c)->scaling == SCALE_NTK || opts(c)->scaling == SCALE_DYNAMIC) && D < 4)
+        return sf_fail(err, SF_BAD_CONFIG, "config: NTK-aware scaling needs a head size of at least 4, got %d", D);
     return SF_OK;
 }
 
+/* A second table, for the local layers, when their base differs. */
+static int two_tables(const sf_config *c) { return sf_has_local(c) && opts(c)->local_base != opts(c)->base; }
+
 static size_t rope_table_size(const sf_config *c, int T) {
     size_t n;
-    return SF_SIZE(&n, T, sf_head_dim(c)) ? n : (size_t)-1;
+    return SF_SIZE(&n, T, sf_head_dim(c), two_tables(c) ? 2 : 1) ? n : (size_t)-1;
 }
 
-/* The frequency of pair i after scaling, and the factor on cos and sin. */
-static double rope_inv_freq(const rope_opts *r, int i, int D) {
-    double base = r->base;
-    if (r->scaling == SCALE_NTK) base *= sf_pow(r->factor, (double)D / (D - 2));
-    double theta = sf_pow(base, -2.0 * i / D);
+/* The frequency of pair i after scaling (dynamic: the plain base; rotate
+ * handles long sequences). */
+static double rope_inv_freq(const rope_opts *r, double base, int i, int D) {
+    double b = base;
+    if (r->scaling == SCALE_NTK) b *= sf_pow(r->factor, (double)D / (D - 2));
+    double theta = sf_pow(b, -2.0 * i / D);
     if (r->scaling == SCALE_LINEAR) return theta / r->factor;
     if (r->scaling != SCALE_YARN) return theta;
     /* the pair index that turns n times over originalMaxLen positions */
-    double two_pi = 6.283185307179586, lnb = sf_log(r->base);
+    double two_pi = 6.283185307179586, lnb = sf_log(base);
     double lo = floor(D * sf_log(r->original_max_len / (r->beta_fast * two_pi)) / (2 * lnb));
     double hi = ceil(D * sf_log(r->original_max_len / (r->beta_slow * two_pi)) / (2 * lnb));
     if (lo < 0) lo = 0;
@@ -133,12 +165,12 @@ static double rope_inv_freq(const rope_opts *r, int i, int D) {
     return theta / r->factor * (1 - keep) + theta * keep;
 }
 
-static void rope_table_init(float *table, const sf_config *c, int T) { /* table (T, D): [cos (D/2) | sin (D/2)] per t */
-    const rope_opts *r = opts(c);
-    int D = sf_head_dim(c), P = D / 2;
+/* cos and sin of t x theta_i for t = 0..T-1: table (T, D), [cos (D/2) | sin (D/2)] per t. */
+static void fill_table(float *table, const rope_opts *r, double base, int D, int T) {
+    int P = D / 2;
     double mscale = r->scaling == SCALE_YARN ? 0.1 * sf_log(r->factor) + 1 : 1;
     for (int i = 0; i < P; i++) {
-        double theta = rope_inv_freq(r, i, D);
+        double theta = rope_inv_freq(r, base, i, D);
         for (int t = 0; t < T; t++) {
             double s, co;
             sf_sincos(t * theta, &s, &co);
@@ -148,20 +180,55 @@ static void rope_table_init(float *table, const sf_config *c, int T) { /* table 
     }
 }
 
-static void rope_rotate(float *x, size_t ld, const float *table, const sf_config *c, int p0, int n) {
-    int C = c->d_model, H = c->heads, D = C / H, P = D / 2;
-    int stride = opts(c)->half ? 1 : 2; /* pair i is (i*stride, i*stride + second) */
-    int second = opts(c)->half ? P : 1;
-    for (int t = 0; t < n; t++) {
-        const float *cs = table + (size_t)(p0 + t) * D, *sn = cs + P; /* (D/2) each */
-        for (int h = 0; h < H; h++) {
-            float *v = x + (size_t)t * ld + (size_t)h * D; /* (D) */
-            for (int i = 0; i < P; i++) {
-                float a = v[i * stride], b = v[i * stride + second];
-                v[i * stride] = a * cs[i] - b * sn[i];
-                v[i * stride + second] = a * sn[i] + b * cs[i];
+static void rope_table_init(float *table, const sf_config *c, int T) { /* (T, D) global [+ (T, D) local] */
+    const rope_opts *r = opts(c);
+    fill_table(table, r, r->base, sf_head_dim(c), T);
+    if (two_tables(c)) fill_table(table + (size_t)T * sf_head_dim(c), r, r->local_base, sf_head_dim(c), T);
+}
+
+/* Rotates pair i of every head of row t by (cs[i], sn[i]). */
+static void rotate_row(float *v0, const float *cs, const float *sn, int H, int D, int half) {
+    int P = D / 2, stride = half ? 1 : 2, second = half ? P : 1; /* pair i is (i*stride, i*stride + second) */
+    for (int h = 0; h < H; h++) {
+        float *v = v0 + (size_t)h * D; /* (D) */
+        for (int i = 0; i < P; i++) {
+            float a = v[i * stride], b = v[i * stride + second];
+            v[i * stride] = a * cs[i] - b * sn[i];
+            v[i * stride + second] = a * sn[i] + b * cs[i];
+        }
+    }
+}
+
+static void rope_rotate(float *x, size_t ld, const sf_pos_ctx *ctx, int p0, int n) {
+    const sf_config *c = ctx->cfg;
+    const rope_opts *r = opts(c);
+    int H = c->heads, D = sf_head_dim(c), P = D / 2;
+    int local = ctx->local && two_tables(c);
+    if (r->scaling == SCALE_DYNAMIC && ctx->len > r->original_max_len) {
+        /* dynamic NTK: this sequence's own base, cos and sin computed here (pairs of at most 2^19) */
+        double L = ctx->len, f = r->factor;
+        double base = (local ? r->local_base : r->base) * sf_pow(f * L / r->original_max_len - (f - 1), (double)D / (D - 2));
+        for (int i = 0; i < P; i++) {
+            double theta = sf_pow(base, -2.0 * i / D);
+            for (int t = 0; t < n; t++) {
+                double s, co;
+                sf_sincos((p0 + t) * theta, &s, &co);
+                float cs = (float)co, sn = (float)s;
+                for (int h = 0; h < H; h++) {
+                    float *v = x + (size_t)t * ld + (size_t)h * D;
+                    int a = r->half ? i : 2 * i, b = r->half ? i + P : 2 * i + 1;
+                    float va = v[a], vb = v[b];
+                    v[a] = va * cs - vb * sn;
+                    v[b] = va * sn + vb * cs;
+                }
             }
         }
+        return;
+    }
+    const float *table = ctx->table + (local ? (size_t)ctx->table_len * D : 0); /* (table_len, D) */
+    for (int t = 0; t < n; t++) {
+        const float *cs = table + (size_t)(p0 + t) * D; /* cos (D/2), then sin (D/2) */
+        rotate_row(x + (size_t)t * ld, cs, cs + P, H, D, r->half);
     }
 }
 

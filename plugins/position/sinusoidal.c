@@ -49,9 +49,9 @@ static void sinusoidal_table_init(float *pe, const sf_config *c, int T) { /* pe 
     }
 }
 
-static void sinusoidal_embed(float *x, const float *pe, const float *const *params, const sf_config *c, int T) {
-    (void)params;
-    size_t n = (size_t)T * c->d_model;
+static void sinusoidal_embed(float *x, const sf_pos_ctx *ctx, int T) {
+    const float *pe = ctx->table; /* (table_len, C) */
+    size_t n = (size_t)T * ctx->cfg->d_model;
     for (size_t i = 0; i < n; i++) x[i] += pe[i];
 }
 
