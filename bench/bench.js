@@ -618,7 +618,7 @@ function readmeBlock(R) {
   const M = R.machine;
   const lines = [`Measured by \`npm run bench\` on ${M.cpu} (one thread), Node ${M.node}, onnxruntime-web ${M.ort}` +
     ` (wasm backend, graph optimisations 'all'), same random weights, batch 1, medians; details and the Chromium figures in` +
-    ' [bench/RESULTS.md](bench/RESULTS.md).', ''];
+    ' [bench/RESULTS.md](https://github.com/swapformer/swapformer/blob/main/bench/RESULTS.md).', ''];
   lines.push(H.mdTable(H.COMPARISON_HEAD, H.comparisonRows(R.node ?? [], R.peaks.node)));
   lines.push('');
   lines.push(H.mdTable(['file', 'raw', 'gzip -9'], R.sizes.filter((s) => s.what.includes('wasm')).map((s) => [s.what, s.missing ? 'not built' : H.fmt.kb(s.raw), s.missing ? '-' : H.fmt.kb(s.gzip)])));

@@ -1,43 +1,100 @@
-// Type definitions for swapformer (hand-written; see README.md for the full reference).
+// Type definitions for swapformer (hand-written; README.md is the reference).
+//
+// They say exactly what the runtime accepts and returns, and check under
+// `tsc --strict` both in a browser project (lib ES2022 + DOM, no @types/node,
+// no skipLibCheck) and in a Node project (lib ES2022 + @types/node, no DOM):
+// tests/types.test.js compiles tests/types/*.ts, with the mistakes they must
+// refuse marked `// @ts-expect-error`, under both.
 
-/** Where to find dist/swapformer.wasm: a URL (or string resolved against the
- * page / cwd), the bytes, or a compiled module. Defaults to the file shipped
- * next to the bindings. */
-export type WasmSource = URL | string | ArrayBuffer | ArrayBufferView | WebAssembly.Module;
+// ------------------------------------------------------------------ inputs
 
-export type PositionName = 'sinusoidal' | 'learned' | 'rope' | 'alibi' | 'none' | (string & {});
-export type NormName = 'layernorm' | 'rmsnorm' | (string & {});
-export type Activation = 'gelu' | 'gelu_tanh' | 'relu' | 'swiglu' | 'geglu';
+/** A typed array of numbers. BigInt64Array and BigUint64Array are refused (BigInts are not numbers). */
+export type NumberTypedArray =
+  | Int8Array | Uint8Array | Uint8ClampedArray | Int16Array | Uint16Array
+  | Int32Array | Uint32Array | Float32Array | Float64Array;
+
+/** What the bindings read as numbers: an array of numbers or a typed array of numbers
+ * (copied once, element by element; any other array-like is refused). */
+export type Numbers = readonly number[] | NumberTypedArray;
+
+/** One sequence of token ids: integers in [0, vocabSize). */
+export type Sequence = Numbers;
+/** A batch: an array of sequences of any lengths (at least one, none empty). */
+export type Batch = readonly Sequence[];
+/** One sequence or a batch. */
+export type Ids = Sequence | Batch;
+
+/** A compiled WebAssembly.Module, named structurally: a Node project without the DOM lib declares no WebAssembly namespace. */
+export type CompiledWasm = typeof globalThis extends { WebAssembly: { Module: abstract new (...args: any) => infer M } } ? M : object;
+
+/** Where a wasm build comes from: a URL (a string is resolved against the page,
+ * or the working directory in Node), its bytes, or a compiled module. */
+export type WasmSource = URL | string | ArrayBuffer | ArrayBufferView | CompiledWasm;
+
+// ------------------------------------------------------------------ config
+
+export type PositionName = 'sinusoidal' | 'learned' | 'rope' | 'alibi' | 't5' | 'none';
+export type NormName = 'layernorm' | 'rmsnorm';
+export type Activation = 'gelu' | 'gelu_tanh' | 'relu' | 'silu' | 'swiglu' | 'geglu' | 'geglu_tanh';
 
 export interface SinusoidalOptions {
   /** Wavelength base: PE[t, 2i] = sin(t / base^(2i/dModel)). Default 10000. */
   base?: number;
 }
 
+export interface LearnedOptions {
+  /** The first row of embed.positions used (RoBERTa and XLM-R start at 2). Default 0. */
+  offset?: number;
+}
+
+export type RopeScaling =
+  | { type: 'none' }
+  | { type: 'linear'; factor: number }
+  | { type: 'ntk'; factor: number }
+  | { type: 'yarn'; factor: number; originalMaxLen: number; betaFast?: number; betaSlow?: number }
+  | { type: 'dynamic'; factor: number; originalMaxLen: number };
+
 export interface RopeOptions {
   /** theta_i = base^(-2i/headDim). Default 10000. */
   base?: number;
+  /** The base on local (sliding-window) layers. Default: base. */
+  localBase?: number;
   /** 'interleaved' rotates pairs (2i, 2i+1), as in the RoFormer paper (default);
    * 'half' rotates pairs (i, i + headDim/2), the rotate_half of HF / LLaMA. */
   style?: 'interleaved' | 'half';
-  /** Context extension: position interpolation, NTK-aware base change, or YaRN. */
-  scaling?:
-    | { type: 'linear'; factor: number }
-    | { type: 'ntk'; factor: number }
-    | { type: 'yarn'; factor: number; originalMaxLen: number; betaFast?: number; betaSlow?: number };
+  /** Context extension: position interpolation, NTK-aware base change, YaRN, dynamic NTK. */
+  scaling?: RopeScaling;
 }
 
-export interface Config {
+export interface T5Options {
+  /** Relative position buckets, a multiple of 4. Default 32. */
+  buckets?: number;
+  /** Offsets beyond this share the last bucket; must exceed buckets / 4. Default 128. */
+  maxDistance?: number;
+}
+
+/** Position plugins that take no options. */
+export type NoOptions = Record<string, never>;
+
+/** The position plugin and its options, discriminated by `position`. */
+export type PositionConfig =
+  | { position: 'sinusoidal'; positionOptions?: SinusoidalOptions }
+  | { position: 'learned'; positionOptions?: LearnedOptions }
+  | { position: 'rope'; positionOptions?: RopeOptions }
+  | { position: 't5'; positionOptions?: T5Options }
+  | { position: 'alibi'; positionOptions?: NoOptions }
+  | { position: 'none'; positionOptions?: NoOptions };
+
+/** Every config field but the position. Unknown fields are refused (BAD_CONFIG). */
+export interface ConfigBase {
   vocabSize: number;
   dModel: number;
   heads: number;
   /** May be 0: embeddings, positions and the final norm only. */
   layers: number;
   ffDim: number;
-  /** Rows of the learned position table. Default 512. */
+  /** Rows of the learned position table (and the longest sequence it encodes). Default 512. */
   maxLen?: number;
-  position: PositionName;
-  positionOptions?: SinusoidalOptions | RopeOptions | Record<string, never>;
   norm: NormName;
   normPlacement: 'pre' | 'post';
   /** Default: true for pre-norm, false for post-norm. */
@@ -49,24 +106,60 @@ export interface Config {
   scaleEmbedding?: boolean;
   /** An output head head.weight [vocabSize, dModel] (+ head.bias): forward returns logits, predict() their argmax. Default false. */
   outputHead?: boolean;
+  /** Size of one head. Default dModel / heads (which must then divide). */
+  headDim?: number;
+  /** Scores are q.k x attnScale. Default 1 / sqrt(headDim). */
+  attnScale?: number;
+  /** Rows of a token-type (segment) embedding table; 0 for none. Default 0. */
+  typeVocabSize?: number;
+  /** A norm over the embeddings (BERT's embeddings.LayerNorm). Default false. */
+  embedNorm?: boolean;
+  /** false: layer 0 has no attention norm (ModernBERT; pre-norm only). Default true. */
+  firstAttnNorm?: boolean;
+  /** Keys each side that local layers attend to. Default 0 (no local layers). */
+  localWindow?: number;
+  /** The local (sliding-window) layers, increasing indices; needs localWindow. Default []. */
+  localLayers?: readonly number[];
 }
 
-/** A config with every default filled in. */
-export interface ResolvedConfig extends Required<Omit<Config, 'positionOptions'>> {
-  positionOptions: SinusoidalOptions | RopeOptions | Record<string, never>;
-}
+/** A config: the common fields and one position plugin with its own options. */
+export type Config = ConfigBase & PositionConfig;
 
+/** What each position plugin's options resolve to, every default filled in. */
+export type ResolvedPositionConfig =
+  | { position: 'sinusoidal'; positionOptions: Readonly<Required<SinusoidalOptions>> }
+  | { position: 'learned'; positionOptions: Readonly<Required<LearnedOptions>> }
+  | { position: 'rope'; positionOptions: Readonly<{ base: number; style: 'interleaved' | 'half'; localBase?: number; scaling?: Readonly<RopeScaling> }> }
+  | { position: 't5'; positionOptions: Readonly<Required<T5Options>> }
+  | { position: 'alibi'; positionOptions: NoOptions }
+  | { position: 'none'; positionOptions: NoOptions };
+
+/** The config an encoder runs (deeply frozen), every default filled in; headDim
+ * and attnScale only when they were given. */
+export type ResolvedConfig = Readonly<
+  Required<Omit<ConfigBase, 'headDim' | 'attnScale' | 'localLayers'>> &
+  Pick<ConfigBase, 'headDim' | 'attnScale'> & { localLayers: readonly number[] }
+> & ResolvedPositionConfig;
+
+// ------------------------------------------------------------------ options and results
+
+/** Tensors by name (README "Weights"), an object or a Map; Linear weights are [out, in]. */
+export type WeightsInput = { readonly [name: string]: Numbers } | Map<string, Numbers>;
+
+/** Copies of an encoder's tensors by name, row-major. */
 export type Weights = Record<string, Float32Array>;
 
 export interface CreateOptions {
-  /** Tensors by name (README "Weights"); Linear weights are [out, in]. */
-  weights?: Record<string, Float32Array | ArrayLike<number>>;
+  /** Tensors by name; every tensor not given is initialised from seed. */
+  weights?: WeightsInput;
   /** Initialises every weight not given; an integer in [0, 2^53). Default 0. */
   seed?: number;
+  /** This call's wasm, overriding configure() (runtimeInfo reports build 'custom'). */
   wasm?: WasmSource;
 }
 
 export interface LoadOptions {
+  /** This call's wasm, overriding configure() (runtimeInfo reports build 'custom'). */
   wasm?: WasmSource;
 }
 
@@ -91,9 +184,16 @@ export interface ForwardResult extends Tensor<[batch: number, tokens: number, dM
   hiddenStates?: Tensor<[batch: number, tokens: number, dModel: number]>[];
 }
 
-/** One sequence of token ids, or a batch of sequences of any lengths. */
-export type Ids = ArrayLike<number> | ArrayLike<number>[];
+/** What predict returns for ids of type I: an Int32Array for one sequence, one
+ * per sequence for a batch, and either when the type does not say which (Ids, any[]). */
+export type Prediction<I> =
+  I extends Sequence ? (0 extends (1 & I[number]) ? Int32Array | Int32Array[] : Int32Array)
+  : I extends Batch ? Int32Array[]
+  : Int32Array | Int32Array[];
 
+// ------------------------------------------------------------------ errors
+
+/** Every code a SwapformerError can carry (README "Errors"; ERROR_CODES at run time). */
 export type ErrorCode =
   | 'BAD_CONFIG'
   | 'BAD_FILE'
@@ -102,53 +202,99 @@ export type ErrorCode =
   | 'SEQUENCE_TOO_LONG'
   | 'OUT_OF_MEMORY'
   | 'BAD_ARGUMENT'
-  | 'DISPOSED'
-  | 'UNSUPPORTED'
   | 'PLUGIN_EXISTS'
   | 'NOT_FOUND'
-  | 'BAD_PLUGIN';
+  | 'BAD_PLUGIN'
+  | 'NON_FINITE'
+  | 'UNSUPPORTED_MODEL'
+  | 'DISPOSED'
+  | 'UNSUPPORTED'
+  | 'WASM_LOAD'
+  | 'INTERNAL'
+  | 'NETWORK';
 
+/** Every error swapformer throws. `code` is stable; `message` names the field at fault. */
 export class SwapformerError extends Error {
   readonly name: 'SwapformerError';
+  /** Stable; see README "Errors". A WASM_LOAD error's `cause` is the engine's or the fetch's own error. */
   readonly code: ErrorCode;
   constructor(code: ErrorCode, message: string);
 }
 
+/** Every ErrorCode, as the runtime knows them. */
+export const ERROR_CODES: readonly ErrorCode[];
+
+// ------------------------------------------------------------------ encoder
+
+/** `[Symbol.dispose]` where the lib declares Symbol.dispose (lib esnext.disposable,
+ * or @types/node): `using enc = await createEncoder(...)`; nothing otherwise. */
+type DisposeMember = SymbolConstructor extends { readonly dispose: infer S extends symbol } ? { [K in S]: () => void } : {};
+
+export interface Encoder extends DisposeMember {}
+
 export class Encoder {
   private constructor();
-  /** The resolved config (frozen). */
-  readonly config: Readonly<ResolvedConfig>;
+  /** The resolved config (deeply frozen). */
+  readonly config: ResolvedConfig;
   /** Longest sequence the position plugin encodes: maxLen for 'learned', else Infinity. */
   readonly maxSequenceLength: number;
   readonly disposed: boolean;
   /** Hidden states [B, T, dModel]; a single sequence gives B = 1. Rows past a sequence's end are 0. */
   forward(ids: Ids, options?: ForwardOptions): ForwardResult;
-  /** Argmax of the head's logits per position: Int32Array for one sequence, one per sequence for a batch. Needs outputHead. */
-  predict(ids: ArrayLike<number>): Int32Array;
-  predict(ids: ArrayLike<number>[]): Int32Array[];
-  /** What the position plugin adds to the embeddings at positions 0..length-1 (zeros for rope, alibi, none). */
+  /** Argmax of the head's logits per position: an Int32Array for one sequence,
+   * one per sequence (unpadded) for a batch. Needs config.outputHead. */
+  predict<I extends Ids>(ids: I): Prediction<I>;
+  /** What the position plugin adds to the embeddings at positions 0..length-1 (zeros for rope, alibi, t5, none). */
   positionVectors(length: number): Tensor<[length: number, dModel: number]>;
-  /** Raw scores q.k/sqrt(headDim) + the plugin's bias with the same q and k (dModel each, default zeros)
+  /** Raw scores q.k x attnScale + the plugin's bias with the same q and k (dModel each, default zeros)
    * at every position: RoPE's depend on j - i alone; with q = k = 0, ALiBi's bias matrix. */
-  positionScores(probe: { q?: ArrayLike<number>; k?: ArrayLike<number>; length: number }): Tensor<[heads: number, length: number, length: number]>;
+  positionScores(probe: { q?: Numbers; k?: Numbers; length: number }): Tensor<[heads: number, length: number, length: number]>;
   /** Copies of every weight, row-major, Linear weights [out, in]. */
   getWeights(): Weights;
   /** Shape of every weight, in file order. */
   weightShapes(): Record<string, number[]>;
   /** The model file (safetensors, F32, config in the metadata). */
   save(): Uint8Array;
-  /** Frees the encoder's memory; idempotent. Later calls throw DISPOSED. */
+  /** Frees the encoder's wasm memory; idempotent. Later calls throw DISPOSED.
+   * Where the runtime has no FinalizationRegistry (Cloudflare Workers), the only way to free it. */
   dispose(): void;
-  [Symbol.dispose](): void;
 }
 
+// ------------------------------------------------------------------ functions
+
 /** What this engine supports: SIMD128 is required; with relaxed SIMD the
- * default wasm is dist/swapformer-relaxed.wasm (fused multiply-add). */
+ * default build is dist/swapformer-relaxed.wasm (fused multiply-add). */
 export const features: Readonly<{ simd: boolean; relaxedSimd: boolean }>;
 
+/** A build's wasm, one source per build. */
+export interface WasmPaths {
+  /** dist/swapformer.wasm (SIMD128): a URL, bytes or a compiled module (a Worker's imported .wasm). */
+  simd?: WasmSource;
+  /** dist/swapformer-relaxed.wasm (relaxed SIMD), used where the engine has relaxed SIMD. */
+  relaxed?: WasmSource;
+}
+
+export interface ConfigureOptions {
+  /** The folder that holds swapformer.wasm and swapformer-relaxed.wasm (a URL,
+   * or a string resolved against the page), or each build's source; undefined
+   * (or null) restores the default, the files next to the bindings. */
+  wasmPaths?: string | URL | WasmPaths | null;
+  /** 'auto' (default): relaxed SIMD where the engine has it (and wasmPaths gives it), else SIMD128. */
+  build?: 'auto' | 'simd128' | 'relaxed-simd' | null;
+}
+
+/** Where swapformer finds its wasm, once for the page or process (onnxruntime-web's
+ * env.wasm.wasmPaths, in one call). Only the options given change; encoders made
+ * before keep their runtime. A call's `wasm` option overrides it. */
+export function configure(options: ConfigureOptions): void;
+
+/** A new encoder from a config; weights not given are initialised from seed. */
 export function createEncoder(config: Config, options?: CreateOptions): Promise<Encoder>;
+/** An encoder from a model file (safetensors with the config in its metadata; F32, F16 or BF16). */
 export function loadModel(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<Encoder>;
-/** The build a wasm source runs ('relaxed-simd', 'simd128', or 'custom' for a
- * wasm option) and the bytes of wasm memory its instance holds now. */
+/** The build a runtime runs ('relaxed-simd' or 'simd128', chosen by feature
+ * detection or configure; 'custom' for a call's wasm option) and the bytes of
+ * wasm memory its instance holds now. */
 export function runtimeInfo(options?: LoadOptions): Promise<{ build: 'relaxed-simd' | 'simd128' | 'custom'; memoryBytes: number }>;
+/** The names of the position and norm plugins, from the C registry. */
 export function listPlugins(options?: LoadOptions): Promise<{ position: string[]; norm: string[] }>;

@@ -1,0 +1,212 @@
+// The npm package as it ships: the packed tarball's files and size, its
+// metadata, README links that work on the npm page, swapformer-models packed
+// apart; every error code the C core and the bindings can produce against
+// ERROR_CODES, the types and the README; configure() and WASM_LOAD in Node;
+// the entry without FinalizationRegistry; no `node:` import anywhere a browser
+// bundler would look.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { configure, createEncoder, runtimeInfo, ERROR_CODES, SwapformerError, features } from '../bindings/index.js';
+import { REPO, pack, CHECK_CONFIG, CHECK_SEED, CHECK_IDS, reference } from './packaging.js';
+import { rejects } from './helpers.js';
+
+const read = (p) => readFileSync(path.join(REPO, p), 'utf8');
+const pkg = JSON.parse(read('package.json'));
+const README = read('README.md');
+
+test('the packed tarball: the files a user needs, nothing else, <= 300 KB', (t) => {
+  const dest = mkdtempSync(path.join(tmpdir(), 'swapformer-pack-'));
+  try {
+    const info = pack('.', dest);
+    const files = info.files.map((f) => f.path).sort();
+    const must = ['LICENSE', 'README.md', 'package.json', 'bindings/index.js', 'bindings/index.d.ts', 'bindings/errors.js',
+      'bindings/wasm.js', 'bindings/platform.js', 'bindings/tokenizer.js', 'dist/swapformer.wasm', 'dist/swapformer-relaxed.wasm'];
+    for (const f of must) assert.ok(files.includes(f), `${f} is in the tarball`);
+    // every module of the bindings (incl. tokenizer/ and pretrained/) ships, and nothing outside them
+    const walk = (dir) => readdirSync(path.join(REPO, dir), { withFileTypes: true })
+      .flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : [`${dir}/${e.name}`]));
+    for (const f of walk('bindings').filter((f) => f.endsWith('.js') || f.endsWith('.d.ts'))) assert.ok(files.includes(f), `${f} is in the tarball`);
+    const allowed = /^(LICENSE|README\.md|package\.json|bindings\/.+\.(js|d\.ts)|dist\/swapformer(-relaxed)?\.wasm)$/;
+    for (const f of files) assert.match(f, allowed, `${f} does not belong in the tarball`);
+    assert.ok(info.size <= 300 * 1024, `the tarball is ${info.size} bytes (limit 300 KB)`);
+    t.diagnostic(`swapformer-${pkg.version}.tgz: ${(info.size / 1024).toFixed(1)} KB packed, ${(info.unpackedSize / 1024).toFixed(1)} KB unpacked, ${files.length} files`);
+    // every path package.json points at is packed
+    const targets = [pkg.main, pkg.types, ...Object.values(pkg.exports).flatMap((v) => (typeof v === 'string' ? [v] : Object.values(v)))];
+    for (const target of targets) assert.ok(files.includes(path.posix.normalize(target)), `${target} (package.json) is in the tarball`);
+
+    const models = pack('models', dest);
+    const modelFiles = models.files.map((f) => f.path);
+    for (const f of ['tasks.js', 'tasks.d.ts', 'index.json', 'results.json', 'LICENSE', 'README.md', 'reverse-rope.safetensors']) assert.ok(modelFiles.includes(f), `swapformer-models has ${f}`);
+    assert.equal(modelFiles.filter((f) => f.endsWith('.safetensors')).length, 15);
+    assert.ok(!modelFiles.includes('golden.json'), 'test data stays out of swapformer-models');
+    t.diagnostic(`swapformer-models-${models.version}.tgz: ${(models.size / 1024).toFixed(1)} KB packed`);
+  } finally {
+    rmSync(dest, { recursive: true, force: true });
+  }
+});
+
+test('package.json: license, repository, homepage, bugs, keywords, ESM entry with types first; the models workspace', () => {
+  assert.equal(pkg.license, 'MIT');
+  assert.match(read('LICENSE'), /^MIT License/);
+  assert.match(pkg.repository.url, /^git\+https:\/\/github\.com\/swapformer\/swapformer\.git$/);
+  assert.match(pkg.homepage, /^https:\/\//);
+  assert.match(pkg.bugs.url, /^https:\/\//);
+  assert.ok(pkg.keywords.length >= 10);
+  assert.equal(pkg.type, 'module');
+  assert.deepEqual(Object.keys(pkg.exports['.']), ['types', 'default'], 'types come first in the "." condition');
+  assert.deepEqual(pkg.workspaces, ['models']);
+  const models = JSON.parse(read('models/package.json'));
+  assert.equal(models.name, 'swapformer-models');
+  assert.equal(models.version, pkg.version);
+  assert.equal(models.exports['./tasks.js'].types, './tasks.d.ts');
+});
+
+test('README links work on the npm page: relative links only to packed files, repository links to files that exist, anchors to headings', () => {
+  const repoBlob = /^https:\/\/github\.com\/swapformer\/swapformer\/(?:blob|tree)\/main\/(.+)$/;
+  const anchors = new Set([...README.matchAll(/^#{1,6} (.+)$/gm)].map(([, h]) => h.toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')));
+  const links = [...README.matchAll(/\]\(([^)\s]+)\)/g)].map(([, href]) => href);
+  assert.ok(links.length > 5);
+  for (const href of links) {
+    if (href.startsWith('#')) assert.ok(anchors.has(href.slice(1)), `README anchor ${href} has a heading`);
+    else if (repoBlob.test(href)) assert.ok(existsSync(path.join(REPO, href.match(repoBlob)[1].replace(/#.*$/, ''))), `${href}: the file exists in the repository`);
+    else if (/^https?:\/\//.test(href)) continue;
+    else assert.ok(pkg.files.includes(href.replace(/#.*$/, '')), `README links to ${href}, which is not in the tarball: use an absolute repository link`);
+  }
+});
+
+/** Every code the C core (core/error.h) and the bindings' sources can produce. */
+function producibleCodes() {
+  const codes = new Set();
+  const enumText = read('core/error.h').match(/enum \{\s*SF_OK[\s\S]*?\}/)[0];
+  const cCodes = [...enumText.matchAll(/SF_([A-Z_]+) = (\d+)/g)].map(([, name, n]) => [name, Number(n)]);
+  const bindingsCodes = read('bindings/index.js').match(/const CODES = \[([\s\S]*?)\]/)[1].match(/'([A-Z_]+)'/g).map((s) => s.slice(1, -1));
+  assert.deepEqual(bindingsCodes, cCodes.sort((a, b) => a[1] - b[1]).map(([name]) => name), "bindings/index.js CODES follows core/error.h's enum, in order");
+  for (const [name] of cCodes) if (name !== 'OK') codes.add(name);
+  const walk = (dir) => readdirSync(path.join(REPO, dir), { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : e.name.endsWith('.js') ? [`${dir}/${e.name}`] : []));
+  for (const file of walk('bindings')) {
+    const text = read(file);
+    for (const [, code] of text.matchAll(/\b(?:fail|SwapformerError)\(\s*['"]([A-Z_]+)['"]/g)) codes.add(code);
+    for (const [, code] of text.matchAll(/CODES\[[^\]]+\] \?\? '([A-Z_]+)'/g)) codes.add(code); // an unknown C code
+  }
+  return codes;
+}
+
+test('error codes: every code the C core and the bindings can produce is in ERROR_CODES, the ErrorCode type and the README, and nothing else', () => {
+  const producible = producibleCodes();
+  // NETWORK comes with the pretrained-model loader (bindings/pretrained/); listed ahead of it
+  if (!producible.has('NETWORK') && !existsSync(path.join(REPO, 'bindings/pretrained'))) producible.add('NETWORK');
+  const sorted = (s) => [...s].sort();
+  assert.deepEqual(sorted(ERROR_CODES), sorted(producible), 'ERROR_CODES = the codes the sources can produce');
+  const dts = read('bindings/index.d.ts').match(/export type ErrorCode =([^;]+);/)[1];
+  assert.deepEqual(sorted(dts.match(/'([A-Z_]+)'/g).map((s) => s.slice(1, -1))), sorted(producible), 'ErrorCode in index.d.ts');
+  const section = README.match(/\n## Errors\n([\s\S]*?)\n## /)[1];
+  const documented = [...section.matchAll(/^\| (`[A-Z_]+`(?:, `[A-Z_]+`)*) \|/gm)].flatMap(([, cell]) => cell.match(/[A-Z_]+/g));
+  assert.deepEqual(sorted(documented), sorted(producible), 'the README table of codes');
+  assert.ok(Object.isFrozen(ERROR_CODES));
+});
+
+test('no `node:` import (static, or a literal dynamic one) in the bindings, where browser bundlers would try to resolve it', () => {
+  for (const file of ['index.js', 'wasm.js', 'platform.js', 'errors.js', 'tokenizer.js']) {
+    const text = read(`bindings/${file}`).replace(/\/\/.*$/gm, '').replace(/\/\*[\s\S]*?\*\//g, '');
+    assert.doesNotMatch(text, /\bimport\s*\(?\s*['"]node:|from\s+['"]node:|require\(/, `bindings/${file}`);
+  }
+});
+
+test('configure: wasmPaths as a folder or {simd, relaxed} (URLs, bytes, Modules), the build chosen by feature detection, never "custom"', async (t) => {
+  const dist = new URL('../dist/', import.meta.url);
+  const simdBytes = readFileSync(new URL('swapformer.wasm', dist)), relaxedBytes = readFileSync(new URL('swapformer-relaxed.wasm', dist));
+  const expected = features.relaxedSimd ? 'relaxed-simd' : 'simd128';
+  t.after(() => configure({ wasmPaths: undefined, build: 'auto' }));
+  const forward = async () => {
+    const enc = await createEncoder(CHECK_CONFIG, { seed: CHECK_SEED });
+    try {
+      return enc.forward(CHECK_IDS).data;
+    } finally {
+      enc.dispose();
+    }
+  };
+  assert.equal((await runtimeInfo()).build, expected);
+  for (const wasmPaths of [dist, dist.href, dist.href.slice(0, -1), path.relative(process.cwd(), new URL(dist).pathname) || '.',
+    { simd: simdBytes, relaxed: relaxedBytes }, { simd: await WebAssembly.compile(simdBytes), relaxed: await WebAssembly.compile(relaxedBytes) }]) {
+    configure({ wasmPaths });
+    assert.equal((await runtimeInfo()).build, expected, `wasmPaths ${wasmPaths?.constructor?.name}`);
+    assert.deepEqual(await forward(), (await reference(expected)).data);
+  }
+  configure({ build: 'simd128' });
+  assert.equal((await runtimeInfo()).build, 'simd128');
+  assert.deepEqual(await forward(), (await reference('simd128')).data);
+  configure({ build: 'auto', wasmPaths: { simd: simdBytes } });
+  assert.equal((await runtimeInfo()).build, 'simd128', 'only the SIMD build given');
+  configure({ wasmPaths: null });
+  assert.equal((await runtimeInfo()).build, expected, 'null restores the default');
+  // a call's wasm option still overrides, as 'custom'
+  assert.equal((await runtimeInfo({ wasm: simdBytes })).build, 'custom');
+  // mistakes are BAD_ARGUMENT at once, naming the option; the setting is unchanged
+  for (const [options, pattern] of [[undefined, /configure takes an object/], [{ wasmpaths: '/x/' }, /unknown option 'wasmpaths'/],
+    [{ wasmPaths: 42 }, /wasmPaths must be/], [{ wasmPaths: {} }, /names no build/], [{ wasmPaths: { simd: 1 } }, /wasmPaths\.simd must be/],
+    [{ wasmPaths: { sim: 'x' } }, /wasmPaths\.sim is not a build/], [{ build: 'fast' }, /build must be one of/], [{ wasmPaths: '' }, /empty string/],
+    [{ build: 'relaxed-simd', wasmPaths: { simd: simdBytes } }, /needs wasmPaths\.relaxed/]]) {
+    assert.throws(() => configure(options), (e) => e instanceof SwapformerError && e.code === 'BAD_ARGUMENT' && pattern.test(e.message), JSON.stringify(options));
+  }
+  assert.equal((await runtimeInfo()).build, expected);
+});
+
+/** A local server: path -> [status, content type, body]. */
+async function serve(routes) {
+  const server = http.createServer((req, res) => {
+    const [status, type, body] = routes[req.url] ?? [404, 'text/plain', 'not found'];
+    res.writeHead(status, { 'Content-Type': type });
+    res.end(body);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { base: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((r) => server.close(r)) };
+}
+
+test('WASM_LOAD: the URL, the HTTP status or the reason, and the fix; the runtime recovers once the wasm is there', async (t) => {
+  t.after(() => configure({ wasmPaths: undefined, build: 'auto' }));
+  const wasm = readFileSync(new URL('../dist/swapformer.wasm', import.meta.url));
+  const srv = await serve({
+    '/ok/swapformer.wasm': [200, 'application/wasm', wasm],
+    '/ok/swapformer-relaxed.wasm': [200, 'application/octet-stream', readFileSync(new URL('../dist/swapformer-relaxed.wasm', import.meta.url))],
+    '/spa/swapformer.wasm': [200, 'text/html', '<!doctype html><title>app</title>'],
+    '/spa/swapformer-relaxed.wasm': [200, 'text/html', '<!doctype html><title>app</title>'],
+    '/old/swapformer.wasm': [200, 'application/wasm', Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0])],
+    '/old/swapformer-relaxed.wasm': [200, 'application/wasm', Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0])],
+  });
+  t.after(() => srv.close());
+  configure({ wasmPaths: `${srv.base}/missing/` });
+  await rejects(createEncoder(CHECK_CONFIG), 'WASM_LOAD', new RegExp(`${srv.base}/missing/swapformer(-relaxed)?\\.wasm.*HTTP 404.*Fix: .*configure\\(\\{ wasmPaths`));
+  configure({ wasmPaths: `${srv.base}/spa/` });
+  await rejects(createEncoder(CHECK_CONFIG), 'WASM_LOAD', /HTML page \(Content-Type text\/html\).*index\.html fallback/);
+  configure({ wasmPaths: `${srv.base}/old/` });
+  await rejects(createEncoder(CHECK_CONFIG), 'WASM_LOAD', /exports no swapformer ABI.*same swapformer version/);
+  configure({ wasmPaths: 'http://127.0.0.1:9/nothing/' });
+  await rejects(createEncoder(CHECK_CONFIG), 'WASM_LOAD', /request failed/);
+  configure({ wasmPaths: pathToFileURL('/nonexistent/') });
+  await rejects(createEncoder(CHECK_CONFIG), 'WASM_LOAD', /\/nonexistent\/swapformer(-relaxed)?\.wasm failed: ENOENT/);
+  const err = await createEncoder(CHECK_CONFIG).catch((e) => e);
+  assert.ok(err.cause, 'the engine\'s own error is the cause');
+  // a failed load is not cached: serving the files makes the next call work (octet-stream is fine too)
+  configure({ wasmPaths: `${srv.base}/ok/` });
+  const enc = await createEncoder(CHECK_CONFIG, { seed: CHECK_SEED });
+  assert.equal((await runtimeInfo()).build, features.relaxedSimd ? 'relaxed-simd' : 'simd128');
+  enc.dispose();
+});
+
+test('the entry imports and runs where FinalizationRegistry is missing (Cloudflare Workers): explicit dispose frees', () => {
+  const script = `delete globalThis.FinalizationRegistry;
+const { createEncoder, runtimeInfo } = await import(${JSON.stringify(pathToFileURL(path.join(REPO, 'bindings/index.js')).href)});
+const before = (await runtimeInfo()).memoryBytes;
+for (let i = 0; i < 200; i++) { const e = await createEncoder(${JSON.stringify(CHECK_CONFIG)}); e.forward([1, 2, 3]); e.dispose(); }
+console.log(JSON.stringify({ before, after: (await runtimeInfo()).memoryBytes }));`;
+  const out = execFileSync(process.execPath, ['--experimental-wasm-relaxed-simd', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  const { before, after } = JSON.parse(out);
+  assert.equal(after, before, 'memory flat over 200 create/dispose cycles');
+});
