@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { startHub } from './hub-server.js';
 import { startServer } from '../web/server.js';
 import { rejects } from './helpers.js';
-import { openSource, checkPath, isHubId } from '../bindings/pretrained/files.js';
+import { openSource, checkPath, isHubId, subSource } from '../bindings/pretrained/files.js';
 import { parseSafetensors, toFloat32, readWeights } from '../bindings/pretrained/safetensors.js';
 import { readRecipe, defaultRecipe, pool, applyRecipe, erf, POOLING_ORDER } from '../bindings/pretrained/recipe.js';
 
@@ -732,6 +732,16 @@ test('recipes: ST defaults, the pooling_mode string, include_prompt, an older co
   assert.equal(sub.transformerPath, '0_Transformer');
   assert.equal(sub.maxSeqLength, 33);
   assert.equal(sub.normalize, false);
+  // subSource: the model's own files read from that folder
+  const nested = new Map([...folderMap('bert-dense-pairs')].map(([k, v]) => [`0_Transformer/${k}`, v]));
+  nested.set('modules.json', '[]');
+  const inner = subSource(await openSource(nested), '0_Transformer');
+  assert.deepEqual(await inner.read('config.json'), onDisk('bert-dense-pairs', 'config.json'));
+  assert.equal((await readWeights(inner)).tensors.size, 53, 'shards named by the index are read inside the folder');
+  assert.equal(await inner.read('nope.json', { optional: true }), null);
+  assert.equal(await inner.readText('modules.json'), new TextDecoder().decode(onDisk('bert-dense-pairs', 'modules.json')), 'the folder\'s own, not the root\'s');
+  await rejects(inner.read('../modules.json'), 'BAD_FILE', /'\.\.\/modules\.json'/);
+  assert.throws(() => subSource(inner, '../x'), (e) => e.code === 'BAD_FILE');
 });
 
 test('pool: include_prompt false leaves the prompt out of every mode but cls; edge cases as ST', () => {
@@ -823,8 +833,8 @@ test('browser: files.js and recipe.js in Chromium; downloads with progress, a se
     const problems = [];
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
-    // any served page gives the origin; the modules are imported from /bindings/
-    await page.goto(`http://127.0.0.1:${server.port}/web/`);
+    // a small served file gives the origin (a secure context: 127.0.0.1); the modules are imported from /bindings/
+    await page.goto(`http://127.0.0.1:${server.port}/bindings/errors.js`);
     const run = (hubUrl, cache) => page.evaluate(async ({ hubUrl, cache }) => {
       const { openSource } = await import('/bindings/pretrained/files.js');
       const { readWeights } = await import('/bindings/pretrained/safetensors.js');

@@ -79,6 +79,28 @@ function makeSource(kind, label, readRaw, hasRaw) {
   return { kind, label, read, readText, readJSON, has };
 }
 
+/**
+ * The same source seen from one of its sub-folders (e.g. an old
+ * sentence-transformers save whose Transformer module lives in 0_Transformer/,
+ * recipe.transformerPath): read('config.json') reads '<folder>/config.json'.
+ */
+export function subSource(source, folder) {
+  if (!folder) return source;
+  checkPath(folder);
+  const inside = (path, opts) => {
+    checkPath(path, opts?.from); // name the path as given, not the joined one
+    return `${folder}/${path}`;
+  };
+  return {
+    kind: source.kind,
+    label: `${source.label} (folder ${folder})`,
+    read: async (path, opts) => source.read(inside(path, opts), opts),
+    readText: async (path, opts) => source.readText(inside(path, opts), opts),
+    readJSON: async (path, opts) => source.readJSON(inside(path, opts), opts),
+    has: async (path, opts) => source.has(inside(path, opts), opts),
+  };
+}
+
 // ---------------------------------------------------------------------------
 // Options and the kind of source
 
