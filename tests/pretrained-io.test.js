@@ -900,7 +900,16 @@ test('browser: files.js and recipe.js in Chromium; downloads with progress, a se
   }
 });
 
-// keep REPO used for a path sanity check: the fixtures live in the repository
+test('no `node:` import (static, or a literal dynamic one) in bindings/pretrained/', () => {
+  const dir = path.join(REPO, 'bindings', 'pretrained');
+  const files = readdirSync(dir).filter((f) => f.endsWith('.js'));
+  assert.deepEqual(files.sort(), ['files.js', 'recipe.js', 'safetensors.js']);
+  for (const file of files) {
+    const text = readFileSync(path.join(dir, file), 'utf8').replace(/\/\/.*$/gm, '').replace(/\/\*[\s\S]*?\*\//g, '');
+    assert.doesNotMatch(text, /\bimport\s*\(?\s*['"]node:|from\s+['"]node:|require\(/, file);
+  }
+});
+
 test('fixtures are where the README says', () => {
   assert.ok(existsSync(path.join(REPO, 'tests', 'pretrained', 'README.md')));
   assert.equal(CASES.length, 16);

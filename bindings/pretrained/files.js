@@ -17,9 +17,11 @@
 // resolved URL) and later reads are served from it. Node has no Cache API and
 // nothing is written to disk there.
 //
-// No static `node:` import: the directory branch imports node:fs/promises
-// lazily, so this module loads unchanged in browsers.
+// No `node:` import, static or literal dynamic: the directory branch gets
+// node:fs/promises through platform.js's nodeBuiltin only when it runs, so this
+// module loads unchanged in browsers and bundlers have nothing to resolve.
 import { SwapformerError } from '../errors.js';
+import { isNode, nodeBuiltin } from '../platform.js';
 
 /** The Cache API cache that holds downloaded model files (browsers only). */
 export const CACHE_NAME = 'swapformer-models-v1';
@@ -27,7 +29,6 @@ export const CACHE_NAME = 'swapformer-models-v1';
 const HUB_ID_RE = /^[\w.-]+\/[\w.-]+$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-const isNode = () => typeof process !== 'undefined' && !!process.versions?.node;
 
 /**
  * Refuses a file path that is not a plain relative '/'-separated path inside
@@ -143,8 +144,8 @@ export function isHubId(s) {
 export async function openSource(source, options = {}) {
   const opts = checkOptions(options ?? {});
   if (source instanceof URL) {
-    if (source.protocol === 'file:' && isNode()) {
-      const { fileURLToPath } = await import('node:url');
+    if (source.protocol === 'file:' && isNode) {
+      const { fileURLToPath } = await nodeBuiltin('node:url');
       return openDirectory(fileURLToPath(source), opts);
     }
     return openUrl(source.href, opts);
@@ -152,8 +153,8 @@ export async function openSource(source, options = {}) {
   if (typeof source === 'string') {
     if (/^https?:\/\//i.test(source)) return openUrl(source, opts);
     if (source === '') throw new SwapformerError('BAD_ARGUMENT', 'source is an empty string');
-    if (isNode()) {
-      const { stat } = await import('node:fs/promises');
+    if (isNode) {
+      const { stat } = await nodeBuiltin('node:fs/promises');
       const info = await stat(source).catch(() => null);
       if (info) return openDirectory(source, opts, info);
       if (looksLikePath(source) || !isHubId(source))
@@ -177,7 +178,7 @@ export async function openSource(source, options = {}) {
 // A directory (Node)
 
 async function openDirectory(dir, opts, info) {
-  const fs = await import('node:fs/promises');
+  const fs = await nodeBuiltin('node:fs/promises');
   info ??= await fs.stat(dir).catch(() => null);
   if (!info) throw new SwapformerError('NOT_FOUND', `source: no directory '${dir}'`);
   if (!info.isDirectory()) throw new SwapformerError('NOT_FOUND', `source '${dir}' is a file, not a model directory`);
