@@ -129,7 +129,7 @@ test('source kinds: an existing path wins over an id; ./, /, C:\\ are paths; own
   await rejects(openSource('owner/name', { onProgress: 1 }), 'BAD_ARGUMENT', /onProgress/);
 });
 
-test('file map: object, Map, strings, Blobs, a dropped folder stripped; bad keys refused', async () => {
+test('file map: object, Map, strings, Blobs, File lists, a dropped folder stripped; bad keys refused', async () => {
   for (const c of CASES) {
     const map = folderMap(c);
     await assertAllFiles(await openSource(map), c);
@@ -159,6 +159,13 @@ test('file map: object, Map, strings, Blobs, a dropped folder stripped; bad keys
   // keys that escape the folder, and bad values
   for (const key of ['../config.json', 'a/../../b', '/etc/passwd', 'a\\b', 'a//b', 'C:/x', 'a/./b', 'nul\0'])
     await rejects(openSource({ [key]: 'x', 'config.json': '{}' }), 'BAD_ARGUMENT', /file map key/);
+  // a list of File objects, as an <input webkitdirectory> gives (webkitRelativePath), or plain names
+  const asFile = (name, bytes, rel) => Object.defineProperty(new File([bytes], name.split('/').at(-1)), 'webkitRelativePath', { value: rel ?? '' });
+  await assertAllFiles(await openSource([...map].map(([k, v]) => asFile(k, v, `bert-dense-pairs/${k}`))), 'bert-dense-pairs');
+  const flat = await openSource([asFile('config.json', map.get('config.json')), asFile('modules.json', map.get('modules.json'))]);
+  assert.deepEqual(await flat.read('modules.json'), map.get('modules.json'));
+  await rejects(openSource([asFile('config.json', 'a'), asFile('config.json', 'b')]), 'BAD_ARGUMENT', /config\.json is given twice/);
+  await rejects(openSource(['config.json']), 'BAD_ARGUMENT', /File objects/);
   await rejects(openSource(new Map([['config.json', 42]])), 'BAD_ARGUMENT', /config\.json/);
   await rejects(openSource({}), 'BAD_ARGUMENT', /empty/);
 });

@@ -1,5 +1,6 @@
 // Where a pretrained model's files come from: a directory (Node), a URL folder,
-// a Hugging Face Hub id, or a map of dropped files (browser drag-and-drop).
+// a Hugging Face Hub id, or dropped files (browser drag-and-drop: a map of
+// names to contents, or a FileList / array of File objects).
 //
 //   const src = await openSource('sentence-transformers/all-MiniLM-L6-v2');
 //   const config = await src.readJSON('config.json');
@@ -169,9 +170,11 @@ export async function openSource(source, options = {}) {
       ? `source '${source}': a directory path works only in Node; in a browser pass a URL, a Hugging Face id or a map of files`
       : `source '${source}' is neither a URL nor a Hugging Face id 'owner/name'`);
   }
-  if (source instanceof Map || (source && typeof source === 'object' && !Array.isArray(source) && !ArrayBuffer.isView(source)))
+  if (Array.isArray(source) || (typeof FileList === 'function' && source instanceof FileList))
+    return openFiles(filesFromList(source), opts);
+  if (source instanceof Map || (source && typeof source === 'object' && !ArrayBuffer.isView(source)))
     return openFiles(source, opts);
-  throw new SwapformerError('BAD_ARGUMENT', 'source must be a directory path, a URL, a Hugging Face id (owner/name) or a map of file names to contents');
+  throw new SwapformerError('BAD_ARGUMENT', 'source must be a directory path, a URL, a Hugging Face id (owner/name), a map of file names to contents or a list of File objects');
 }
 
 // ---------------------------------------------------------------------------
@@ -224,6 +227,23 @@ function fileEntries(source) {
   const dropped = !entries.some(([n]) => n === 'config.json')
     && entries.every(([n]) => n.includes('/') && n.split('/')[0] === first);
   return dropped ? entries.map(([n, v]) => [n.slice(first.length + 1), v]) : entries;
+}
+
+/**
+ * A list of File objects (an <input webkitdirectory> FileList, or the files of
+ * a drop) as a Map keyed by each file's path in the dropped folder
+ * (webkitRelativePath), or its name when there is none.
+ */
+function filesFromList(list) {
+  const map = new Map();
+  for (const file of Array.from(list)) {
+    if (!isBlob(file) || typeof file.name !== 'string')
+      throw new SwapformerError('BAD_ARGUMENT', 'source: a list of files must hold File objects');
+    const name = file.webkitRelativePath || file.name;
+    if (map.has(name)) throw new SwapformerError('BAD_ARGUMENT', `source: the file ${name} is given twice`);
+    map.set(name, file);
+  }
+  return map;
 }
 
 const isBlob = (v) => v && typeof v === 'object' && typeof v.arrayBuffer === 'function' && typeof v.size === 'number';
