@@ -24,8 +24,9 @@ export type Batch = readonly Sequence[];
 /** One sequence or a batch. */
 export type Ids = Sequence | Batch;
 
-/** A compiled WebAssembly.Module, named structurally: a Node project without the DOM lib declares no WebAssembly namespace. */
-export type CompiledWasm = typeof globalThis extends { WebAssembly: { Module: abstract new (...args: any) => infer M } } ? M : object;
+/** A compiled WebAssembly.Module. Named structurally: a Node project without the DOM lib declares no
+ * WebAssembly namespace, and the DOM's Module is an empty interface (hence `& object`: no primitives). */
+export type CompiledWasm = typeof globalThis extends { WebAssembly: { Module: abstract new (...args: any) => infer M } } ? M & object : object;
 
 /** Where a wasm build comes from: a URL (a string is resolved against the page,
  * or the working directory in Node), its bytes, or a compiled module. */

@@ -1,0 +1,143 @@
+// Type-level tests of swapformer's public API, compiled by tests/types.test.js
+// with `tsc --strict` in a browser project (lib ES2022 + DOM) and a Node
+// project (lib ES2022 + @types/node). Each `@ts-expect-error` marks a mistake
+// the types must refuse (tsc fails if the line compiles).
+import {
+  createEncoder, loadModel, listPlugins, runtimeInfo, configure, features, ERROR_CODES, SwapformerError, Encoder,
+  type Config, type ErrorCode, type Ids, type Sequence, type Batch, type ForwardResult, type ResolvedConfig, type WasmSource,
+} from 'swapformer';
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
+const expectType = <T>(_value: T) => ({ is: <U>(_check: Equal<T, U>) => {} });
+
+const base = { vocabSize: 100, dModel: 32, heads: 4, layers: 2, ffDim: 64, norm: 'rmsnorm', normPlacement: 'pre', activation: 'swiglu' } as const;
+
+export async function api(): Promise<void> {
+  // ---------------------------------------------------------------- configs: positionOptions by plugin
+  const rope = await createEncoder({ ...base, position: 'rope', positionOptions: { base: 500, style: 'half', scaling: { type: 'yarn', factor: 4, originalMaxLen: 64 } } }, { seed: 1 });
+  await createEncoder({ ...base, position: 'sinusoidal', positionOptions: { base: 100 } });
+  await createEncoder({ ...base, position: 'learned', maxLen: 64, positionOptions: { offset: 2 } });
+  await createEncoder({ ...base, position: 't5', positionOptions: { buckets: 32, maxDistance: 128 } });
+  await createEncoder({ ...base, position: 'alibi' });
+  await createEncoder({ ...base, position: 'alibi', positionOptions: {} });
+  await createEncoder({ ...base, position: 'none' });
+  // @ts-expect-error ALiBi takes no options (the runtime refuses it with BAD_CONFIG)
+  await createEncoder({ ...base, position: 'alibi', positionOptions: { base: 2 } });
+  // @ts-expect-error style is RoPE's, not sinusoidal's
+  await createEncoder({ ...base, position: 'sinusoidal', positionOptions: { style: 'half' } });
+  // @ts-expect-error scaling needs its factor
+  await createEncoder({ ...base, position: 'rope', positionOptions: { scaling: { type: 'linear' } } });
+  // @ts-expect-error no such plugin
+  await createEncoder({ ...base, position: 'xpos' });
+  // @ts-expect-error no such activation
+  await createEncoder({ ...base, position: 'none', activation: 'tanh' });
+  // @ts-expect-error unknown fields are refused
+  await createEncoder({ ...base, position: 'none', dropout: 0.1 });
+
+  // the resolved config is discriminated too, and can seed a new config
+  const config: ResolvedConfig = rope.config;
+  if (config.position === 'rope') expectType(config.positionOptions.style).is<'interleaved' | 'half'>(true);
+  if (config.position === 'sinusoidal') expectType(config.positionOptions.base).is<number>(true);
+  const swapped = await createEncoder({ ...rope.config, position: 'alibi', positionOptions: {} }, { weights: rope.getWeights() });
+  const asConfig: Config = { ...rope.config };
+  // @ts-expect-error the config is frozen
+  rope.config.dModel = 3;
+  void asConfig;
+
+  // ---------------------------------------------------------------- weights: objects or Maps of numbers
+  await createEncoder({ ...base, position: 'none' }, { weights: { 'embed.tokens': new Float32Array(3200) } });
+  await createEncoder({ ...base, position: 'none' }, { weights: new Map([['embed.tokens', [0, 1, 2]]]) });
+  await createEncoder({ ...base, position: 'none' }, { weights: { 'embed.tokens': new Float64Array(3200) } });
+  // @ts-expect-error BigInt arrays are refused (BAD_WEIGHTS)
+  await createEncoder({ ...base, position: 'none' }, { weights: { 'embed.tokens': new BigInt64Array(4) } });
+  // @ts-expect-error an array-like object is refused (BAD_WEIGHTS): arrays and typed arrays only
+  await createEncoder({ ...base, position: 'none' }, { weights: { 'embed.tokens': { length: 1, 0: 1 } } });
+  // @ts-expect-error the seed is a number
+  await createEncoder({ ...base, position: 'none' }, { seed: '1' });
+
+  // ---------------------------------------------------------------- ids and predict
+  const out: ForwardResult = rope.forward([1, 2, 3]);
+  expectType(out.shape).is<[batch: number, tokens: number, dModel: number]>(true);
+  rope.forward(new Int32Array([1, 2]));
+  rope.forward([[1, 2, 3], new Uint16Array([4, 5])], { outputAttentions: true, outputHiddenStates: true });
+  // @ts-expect-error a string is not ids
+  rope.forward('hello');
+  // @ts-expect-error BigInt ids are refused (BAD_TOKEN)
+  rope.forward(new BigInt64Array(2));
+  // @ts-expect-error an array-like object is refused (BAD_ARGUMENT)
+  rope.forward({ length: 2, 0: 1, 1: 2 });
+  // @ts-expect-error an unknown forward option
+  rope.forward([1], { outputAttention: true });
+
+  const head = await createEncoder({ ...base, position: 'rope', outputHead: true });
+  expectType(head.predict([1, 2, 3])).is<Int32Array>(true);
+  expectType(head.predict(new Int32Array(3))).is<Int32Array>(true);
+  expectType(head.predict([[1, 2], [3]])).is<Int32Array[]>(true);
+  expectType(head.predict([new Int32Array(2), [3]])).is<Int32Array[]>(true);
+  const ids: Ids = Math.random() < 0.5 ? [1, 2] : [[1, 2]];
+  expectType(head.predict(ids)).is<Int32Array | Int32Array[]>(true);
+  const batchFromJson: any[] = JSON.parse('[[1, 2], [3]]');
+  expectType(head.predict(batchFromJson)).is<Int32Array | Int32Array[]>(true);
+  // @ts-expect-error an any[] may be a batch: the result is not known to be one Int32Array
+  const one: Int32Array = head.predict(batchFromJson);
+  const seq: Sequence = [1, 2], batch: Batch = [seq, new Int32Array(1)];
+  expectType(head.predict(seq)).is<Int32Array>(true);
+  expectType(head.predict(batch)).is<Int32Array[]>(true);
+  void one;
+
+  // ---------------------------------------------------------------- the rest of an encoder
+  expectType(rope.positionVectors(4).shape).is<[length: number, dModel: number]>(true);
+  rope.positionScores({ length: 4, q: new Float32Array(32), k: [0, 1] });
+  // @ts-expect-error the probe needs a length
+  rope.positionScores({ q: [1] });
+  expectType(rope.getWeights()).is<Record<string, Float32Array>>(true);
+  expectType(rope.weightShapes()).is<Record<string, number[]>>(true);
+  const file: Uint8Array = rope.save();
+  const back: Encoder = await loadModel(file);
+  await loadModel(file.buffer as ArrayBuffer, { wasm: '/assets/swapformer.wasm' });
+  // @ts-expect-error a model file is bytes
+  await loadModel('model.safetensors');
+  expectType(rope.maxSequenceLength).is<number>(true);
+  expectType(rope.disposed).is<boolean>(true);
+  back.dispose();
+  swapped.dispose();
+  // @ts-expect-error an Encoder comes from createEncoder / loadModel
+  new Encoder();
+
+  // ---------------------------------------------------------------- functions, configure, errors
+  expectType(await runtimeInfo()).is<{ build: 'relaxed-simd' | 'simd128' | 'custom'; memoryBytes: number }>(true);
+  expectType(await listPlugins({ wasm: new URL('https://example.com/swapformer.wasm') })).is<{ position: string[]; norm: string[] }>(true);
+  expectType(features).is<Readonly<{ simd: boolean; relaxedSimd: boolean }>>(true);
+  configure({ wasmPaths: '/assets/' });
+  configure({ wasmPaths: new URL('https://cdn.example/swapformer/dist/') });
+  configure({ wasmPaths: { simd: '/a/swapformer.wasm', relaxed: new Uint8Array(8) }, build: 'auto' });
+  configure({ build: 'simd128' });
+  configure({ wasmPaths: undefined });
+  // @ts-expect-error an unknown option
+  configure({ wasmPath: '/assets/' });
+  // @ts-expect-error not a build
+  configure({ build: 'fast' });
+  // @ts-expect-error not a source
+  configure({ wasmPaths: { simd: 42 } });
+  const source: WasmSource = new ArrayBuffer(8);
+  void source;
+
+  try {
+    await createEncoder({ ...base, position: 'none' });
+  } catch (e) {
+    if (e instanceof SwapformerError) {
+      expectType(e.code).is<ErrorCode>(true);
+      const handled: ErrorCode[] = ['INTERNAL', 'WASM_LOAD', 'NON_FINITE', 'UNSUPPORTED_MODEL', 'NETWORK', 'NOT_FOUND', 'DISPOSED'];
+      // @ts-expect-error not a code
+      const wrong: ErrorCode = 'BAD_WASM';
+      void handled; void wrong;
+      switch (e.code) {
+        case 'WASM_LOAD': console.error(e.message, e.cause); break;
+        default: break;
+      }
+    }
+  }
+  expectType(ERROR_CODES).is<readonly ErrorCode[]>(true);
+  rope.dispose();
+  head.dispose();
+}
