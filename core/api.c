@@ -137,6 +137,8 @@ int SF_EXPORT(sf_reserve)(sf_encoder *e, int B, int T, int N, int flags) {
 }
 int32_t *SF_EXPORT(sf_ids)(sf_encoder *e) { return e->ids; }
 int32_t *SF_EXPORT(sf_lens)(sf_encoder *e) { return e->lens; }
+/* (N) token type ids, zeroed by sf_reserve; read when the config has typeVocabSize. */
+int32_t *SF_EXPORT(sf_type_ids)(sf_encoder *e) { return e->type_ids; }
 float *SF_EXPORT(sf_output)(sf_encoder *e) { return e->out; }
 float *SF_EXPORT(sf_attentions)(sf_encoder *e) { return e->att; }
 float *SF_EXPORT(sf_hidden_states)(sf_encoder *e) { return e->hidden; }

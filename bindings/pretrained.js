@@ -1,0 +1,300 @@
+// loadPretrained: a Hugging Face encoder (its folder, URL, Hub id, dropped
+// files, or a swapformer file written by the converter) as an Encoder, its
+// tokenizer and its embedding recipe.
+//
+//   source -> files.js (config.json, weights, tokenizer, sentence-transformers files)
+//          -> families.js (config translated, tensors renamed and split)
+//          -> one swapformer model file in memory (safetensors, the canonical
+//             names, the checkpoint's own dtypes; tokenizer and recipe in the
+//             metadata) -> loadModel, the same strict loader as every model.
+// The converter (bin/swapformer.js convert) writes that file to disk.
+import { SwapformerError, fail } from './errors.js';
+import { loadModel } from './index.js';
+import { Tokenizer } from './tokenizer.js';
+import { openSource, subSource } from './pretrained/files.js';
+import { parseSafetensors, readWeights, toFloat32 } from './pretrained/safetensors.js';
+import { readRecipe, pool, applyRecipe } from './pretrained/recipe.js';
+import { detectFamily, mapTensors, translateConfig } from './pretrained/families.js';
+
+const own = (o, k) => (o !== null && typeof o === 'object' && Object.hasOwn(o, k) ? o[k] : undefined);
+const utf8 = new TextEncoder();
+const fromUtf8 = new TextDecoder();
+
+// ------------------------------------------------------------------ model files
+
+/** float32 -> IEEE half bits, round to nearest even (as numpy's astype(float16)). */
+function f16bits(x) {
+  const f = new Float32Array([x]), u = new Uint32Array(f.buffer)[0];
+  const sign = (u >>> 16) & 0x8000, exp = (u >>> 23) & 0xff, man = u & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (man ? 0x200 : 0);
+  const e = exp - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00; // overflow: inf (refused by the loader as non-finite)
+  if (e <= 0) { // subnormal or zero
+    if (e < -10) return sign;
+    const m = man | 0x800000, shift = 14 - e, half = 1 << (shift - 1);
+    let r = m >>> shift;
+    const rest = m & ((1 << shift) - 1);
+    if (rest > half || (rest === half && (r & 1))) r++;
+    return sign | r;
+  }
+  let r = (e << 10) | (man >>> 13);
+  const rest = man & 0x1fff;
+  if (rest > 0x1000 || (rest === 0x1000 && (r & 1))) r++;
+  return sign | r;
+}
+
+/** A tensor's bytes in the file's dtype: 'source' keeps F32/F16/BF16 (F64 narrows to F32). */
+function encodeTensor(t, dtype) {
+  const want = dtype === 'source' ? (t.dtype === 'F64' ? 'F32' : t.dtype) : dtype.toUpperCase();
+  if (want === t.dtype) return { dtype: want, bytes: t.bytes };
+  const values = toFloat32(t, t.source ?? t.name);
+  if (want === 'F32') return { dtype: want, bytes: new Uint8Array(values.buffer, values.byteOffset, values.byteLength) };
+  const half = new Uint16Array(values.length);
+  for (let i = 0; i < values.length; i++) half[i] = f16bits(values[i]);
+  return { dtype: 'F16', bytes: new Uint8Array(half.buffer) };
+}
+
+/**
+ * A swapformer model file: safetensors with __metadata__ {format, config, ...extra}
+ * (every value a string) and the tensors in order, 8-byte aligned data.
+ */
+export function writeModelFile(config, tensors, extra = {}, dtype = 'source') {
+  const metadata = { format: 'swapformer', config: JSON.stringify(config) };
+  for (const [k, v] of Object.entries(extra)) metadata[k] = typeof v === 'string' ? v : JSON.stringify(v);
+  const header = { __metadata__: metadata };
+  const parts = [];
+  let at = 0;
+  for (const t of tensors) {
+    const { dtype: dt, bytes } = encodeTensor(t, dtype);
+    header[t.name] = { dtype: dt, shape: t.shape, data_offsets: [at, at + bytes.length] };
+    parts.push(bytes);
+    at += bytes.length;
+  }
+  let text = JSON.stringify(header);
+  text += ' '.repeat((8 - ((8 + utf8.encode(text).length) % 8)) % 8);
+  const h = utf8.encode(text);
+  const out = new Uint8Array(8 + h.length + at);
+  new DataView(out.buffer).setBigUint64(0, BigInt(h.length), true);
+  out.set(h, 8);
+  let p = 8 + h.length;
+  for (const b of parts) { out.set(b, p); p += b.length; }
+  return out;
+}
+
+/** The __metadata__ of a swapformer model file, or null when bytes are not one. */
+function swapformerMetadata(bytes) {
+  if (bytes.length < 8) return null;
+  let meta;
+  try {
+    meta = parseSafetensors(bytes, 'model file').metadata;
+  } catch {
+    return null;
+  }
+  return meta?.format === 'swapformer' ? meta : null;
+}
+
+// ------------------------------------------------------------------ recipes in files
+
+const b64 = (bytes) => {
+  let s = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(s);
+};
+const unb64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+const f32bytes = (a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+
+/** The recipe as JSON for the model file's metadata (Dense weights as base64 float32). */
+function recipeToJSON(recipe) {
+  return {
+    ...recipe,
+    dense: recipe.dense.map((d) => ({ ...d, weight: b64(f32bytes(d.weight)), bias: d.bias && b64(f32bytes(d.bias)) })),
+  };
+}
+function recipeFromJSON(r) {
+  const floats = (s) => { const b = unb64(s); return new Float32Array(b.buffer, b.byteOffset, b.length / 4); };
+  return { ...r, dense: (r.dense ?? []).map((d) => ({ ...d, weight: floats(d.weight), bias: d.bias ? floats(d.bias) : null })) };
+}
+
+// ------------------------------------------------------------------ Pretrained
+
+const EMBED_BATCH = 32; // texts per forward pass: bounds the activations
+
+export class Pretrained {
+  #disposed = false;
+
+  constructor({ encoder, tokenizer, recipe, family, hfConfig, maxLength, label }) {
+    /** The Encoder: every method works, and its position plugin can be swapped on the same weights. */
+    this.encoder = encoder;
+    /** The checkpoint's tokenizer (tokenizer.json). */
+    this.tokenizer = tokenizer;
+    /** The embedding recipe: pooling modes, Dense layers, normalisation, max sequence length. */
+    this.recipe = recipe;
+    /** The family it was read as ('bert', 'roberta', 'distilbert', 'nomic-bert', 'jina-bert', 'modernbert', 't5'). */
+    this.family = family;
+    /** The checkpoint's config.json. */
+    this.hfConfig = hfConfig;
+    /** Longest input in tokens, special tokens included (the smallest of the limits). */
+    this.maxLength = maxLength;
+    this.source = label;
+  }
+
+  /**
+   * Sentence embeddings: {data, shape: [B, D]} with the checkpoint's recipe,
+   * or the last hidden states {data, shape: [B, T, dModel]} with pooling 'none'.
+   */
+  embed(texts, options) {
+    if (this.#disposed || this.encoder.disposed) fail('DISPOSED', 'this model has been disposed');
+    const single = typeof texts === 'string';
+    const list = single ? [texts] : texts;
+    if (!Array.isArray(list) || list.length === 0) fail('BAD_ARGUMENT', 'texts must be a string or a non-empty array of strings');
+    list.forEach((t, i) => { if (typeof t !== 'string') fail('BAD_ARGUMENT', `texts[${i}] must be a string, got ${typeof t}`); });
+    const opts = options ?? {};
+    if (typeof opts !== 'object' || Array.isArray(opts)) fail('BAD_ARGUMENT', 'options must be an object');
+    const pooling = own(opts, 'pooling'), normalize = own(opts, 'normalize'), dimensions = own(opts, 'dimensions');
+    const maxLength = this.#maxLength(own(opts, 'maxLength'));
+    if (pooling !== undefined && !['mean', 'cls', 'max', 'none'].includes(pooling)) fail('BAD_ARGUMENT', `options.pooling must be 'mean', 'cls', 'max' or 'none', got ${JSON.stringify(pooling)}`);
+    if (normalize !== undefined && typeof normalize !== 'boolean') fail('BAD_ARGUMENT', 'options.normalize must be a boolean');
+    const encoded = list.map((t) => this.tokenizer.encode(t, { maxLength }));
+    if (pooling === 'none') return this.#hidden(encoded);
+    const modes = pooling ? [pooling] : this.recipe.pooling;
+    const parts = [];
+    for (let s = 0; s < encoded.length; s += EMBED_BATCH) {
+      const batch = encoded.slice(s, s + EMBED_BATCH);
+      const hidden = this.encoder.forward(batch.map((e) => e.ids), { typeIds: batch.map((e) => e.typeIds) });
+      const pooled = pool(hidden, batch.map((e) => e.ids.length), modes);
+      parts.push(applyRecipe(pooled, this.recipe, { normalize, dimensions, matryoshkaNorm: this.family === 'nomic-bert' && dimensions != null }));
+    }
+    const D = parts[0].shape[1], data = new Float32Array(list.length * D);
+    let at = 0;
+    for (const p of parts) { data.set(p.data, at); at += p.data.length; }
+    return { data, shape: [list.length, D] };
+  }
+
+  #maxLength(requested) {
+    if (requested === undefined) return this.maxLength;
+    if (!Number.isSafeInteger(requested) || requested < 1) fail('BAD_ARGUMENT', `options.maxLength must be a positive integer, got ${String(requested)}`);
+    return Math.min(requested, this.maxLength);
+  }
+
+  #hidden(encoded) {
+    const out = this.encoder.forward(encoded.map((e) => e.ids), { typeIds: encoded.map((e) => e.typeIds) });
+    return { data: out.data, shape: out.shape };
+  }
+
+  /** Frees the encoder; idempotent. */
+  dispose() {
+    this.#disposed = true;
+    this.encoder.dispose();
+  }
+
+  get disposed() { return this.#disposed || this.encoder.disposed; }
+}
+if (typeof Symbol.dispose === 'symbol') Pretrained.prototype[Symbol.dispose] = Pretrained.prototype.dispose;
+
+/** The smallest of the limits that apply (null: none). */
+function smallest(...limits) {
+  const ok = limits.filter((n) => Number.isFinite(n) && n > 0);
+  return ok.length ? Math.min(...ok) : Infinity;
+}
+
+// ------------------------------------------------------------------ loading
+
+/**
+ * Everything a checkpoint folder says, as one swapformer model file (bytes)
+ * and what goes with it. Used by loadPretrained and by the converter.
+ */
+export async function readCheckpoint(source, options = {}) {
+  const files = await openSource(source, options);
+  const hfRoot = await files.readJSON('config.json', { optional: true });
+  // a sentence-transformers folder may keep the model in a sub-folder (old '0_Transformer')
+  let model = files, hf = hfRoot;
+  const recipe = await readRecipe(files, { modelType: hf?.model_type, nameOrPath: hf?._name_or_path ?? (typeof source === 'string' ? source : undefined) });
+  if (recipe.transformerPath) {
+    model = subSource(files, recipe.transformerPath);
+    hf = await model.readJSON('config.json');
+  }
+  if (!hf) fail('NOT_FOUND', `${files.label}: no config.json (a Hugging Face model folder has one)`);
+  const family = detectFamily(hf);
+  const { tensors } = await readWeights(model);
+  const mapped = mapTensors(family, tensors);
+  const config = translateConfig(family, hf, mapped.shape);
+  const tokenizerJson = await model.readText('tokenizer.json', { optional: true }) ?? await files.readText('tokenizer.json', { optional: true });
+  if (tokenizerJson === null) fail('NOT_FOUND', `${files.label}: no tokenizer.json (swapformer reads the fast-tokenizer file; save it with AutoTokenizer.from_pretrained(...).save_pretrained(folder))`);
+  const tokenizerConfig = await model.readJSON('tokenizer_config.json', { optional: true });
+  const specialTokensMap = await model.readJSON('special_tokens_map.json', { optional: true });
+  return {
+    label: files.label,
+    family: family.name,
+    hfConfig: hf,
+    config,
+    tensors: mapped.tensors,
+    metadata: {
+      family: family.name,
+      hf_config: hf,
+      tokenizer: tokenizerJson,
+      ...(tokenizerConfig ? { tokenizer_config: tokenizerConfig } : {}),
+      ...(specialTokensMap ? { special_tokens_map: specialTokensMap } : {}),
+      recipe: recipeToJSON(recipe),
+    },
+  };
+}
+
+/** Reads the bytes of a file source given as a path or URL (for swapformer files). */
+async function readSingleFile(source, options) {
+  const s = source instanceof URL ? source.href : source;
+  const slash = s.lastIndexOf('/');
+  const files = await openSource(slash > 0 ? s.slice(0, slash + 1) : './', options);
+  return files.read(s.slice(slash + 1));
+}
+
+/**
+ * A Hugging Face encoder ready to embed: loadPretrained(source, {onProgress,
+ * hubUrl, revision, fetch, cache, maxLength, wasm}) -> Pretrained.
+ */
+export async function loadPretrained(source, options) {
+  const opts = options ?? {};
+  if (typeof opts !== 'object' || Array.isArray(opts)) fail('BAD_ARGUMENT', 'options must be an object');
+  const fileOptions = {};
+  for (const k of ['onProgress', 'hubUrl', 'revision', 'fetch', 'cache']) if (own(opts, k) !== undefined) fileOptions[k] = own(opts, k);
+  const wasm = own(opts, 'wasm'), maxLength = own(opts, 'maxLength');
+  if (maxLength !== undefined && (!Number.isSafeInteger(maxLength) || maxLength < 2)) fail('BAD_ARGUMENT', `options.maxLength must be an integer >= 2, got ${String(maxLength)}`);
+
+  // a swapformer model file (the converter's output): bytes, or a path / URL ending in .safetensors
+  let bytes = source instanceof Uint8Array ? source : source instanceof ArrayBuffer ? new Uint8Array(source) : null;
+  if (!bytes && (typeof source === 'string' || source instanceof URL) && /\.safetensors$/i.test(String(source instanceof URL ? source.pathname : source))) {
+    bytes = await readSingleFile(source, fileOptions);
+  }
+  let meta, label;
+  if (bytes) {
+    meta = swapformerMetadata(bytes);
+    if (!meta) fail('BAD_FILE', 'loadPretrained: these bytes are not a swapformer model file (pass a Hugging Face folder, URL or id for a checkpoint)');
+    if (!meta.tokenizer || !meta.recipe) fail('BAD_FILE', 'loadPretrained: this swapformer model file has no tokenizer and recipe (write it with `swapformer convert`); use loadModel for a bare encoder');
+    label = 'model file';
+  } else {
+    const ck = await readCheckpoint(source, fileOptions);
+    bytes = writeModelFile(ck.config, ck.tensors, ck.metadata);
+    meta = Object.fromEntries(Object.entries(ck.metadata).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+    label = ck.label;
+  }
+  let encoder;
+  try {
+    encoder = await loadModel(bytes, wasm === undefined ? undefined : { wasm });
+  } catch (e) {
+    if (e instanceof SwapformerError && (e.code === 'BAD_WEIGHTS' || e.code === 'BAD_CONFIG')) {
+      throw new SwapformerError('UNSUPPORTED_MODEL', `${label}: the checkpoint does not fit the ${meta.family} layout swapformer knows: ${e.message}`);
+    }
+    throw e;
+  }
+  try {
+    const json = (k) => (meta[k] ? JSON.parse(meta[k]) : undefined);
+    const tokenizer = Tokenizer.fromJSON(meta.tokenizer, { tokenizerConfig: json('tokenizer_config'), specialTokensMap: json('special_tokens_map') });
+    const recipe = recipeFromJSON(json('recipe'));
+    const limit = smallest(maxLength, recipe.maxSeqLength, tokenizer.modelMaxLength, encoder.maxSequenceLength);
+    return new Pretrained({ encoder, tokenizer, recipe, family: meta.family, hfConfig: json('hf_config'), maxLength: limit, label });
+  } catch (e) {
+    encoder.dispose();
+    throw e;
+  }
+}
+
+export { fromUtf8 as _utf8Decoder };

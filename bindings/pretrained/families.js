@@ -1,0 +1,418 @@
+// Hugging Face encoder families as data: how each one's config.json and weight
+// names map onto swapformer's config and canonical tensors (README "Weights").
+// One forward serves them all; a family is a name table, split rules for fused
+// tensors and a config translator, in the manner of llama.cpp's tensor-name map.
+//
+// Sources (re-read them when a detail matters): huggingface/transformers
+// models/{bert,roberta,xlm_roberta,distilbert,modernbert,t5}/modeling_*.py,
+// nomic-ai/contrastors modeling_hf_nomic_bert.py, jina-bert-implementation
+// (through text-embeddings-inference jina.rs); the traps are collected in
+// shared/reference/hf-encoders.md.
+import { SwapformerError } from '../errors.js';
+
+const unsupported = (message) => new SwapformerError('UNSUPPORTED_MODEL', message);
+
+/** Reads config[key] with a default; `where` names the file in messages. */
+function field(hf, key, fallback) {
+  const v = hf[key];
+  if (v === undefined || v === null) {
+    if (fallback === undefined) throw unsupported(`config.json: ${key} is missing`);
+    return fallback;
+  }
+  return v;
+}
+
+function requireInt(hf, key, fallback) {
+  const v = field(hf, key, fallback);
+  if (!Number.isInteger(v) || v < 0) throw unsupported(`config.json: ${key} = ${JSON.stringify(v)} is not a non-negative integer`);
+  return v;
+}
+
+/** Hugging Face activation names (transformers activations.py) -> swapformer's. */
+const ACTIVATIONS = {
+  gelu: 'gelu', // the exact erf form
+  gelu_new: 'gelu_tanh', gelu_pytorch_tanh: 'gelu_tanh', gelu_fast: 'gelu_tanh',
+  relu: 'relu', silu: 'silu', swish: 'silu',
+};
+const GATED = { gelu: 'geglu', gelu_tanh: 'geglu_tanh', silu: 'swiglu' };
+
+function activation(hf, key, fallback, gated = false) {
+  const name = field(hf, key, fallback);
+  const a = ACTIVATIONS[name];
+  if (!a || (gated && !GATED[a])) throw unsupported(`config.json: ${key} = ${JSON.stringify(name)} is not supported (${gated ? 'gelu, gelu_new, silu as a gate' : Object.keys(ACTIVATIONS).join(', ')})`);
+  return gated ? GATED[a] : a;
+}
+
+const BERT_LAYER = [
+  ['encoder.layer.{i}.attention.self.query.{p}', 'layers.{i}.attn.q.{p}'],
+  ['encoder.layer.{i}.attention.self.key.{p}', 'layers.{i}.attn.k.{p}'],
+  ['encoder.layer.{i}.attention.self.value.{p}', 'layers.{i}.attn.v.{p}'],
+  ['encoder.layer.{i}.attention.output.dense.{p}', 'layers.{i}.attn.o.{p}'],
+  ['encoder.layer.{i}.attention.output.LayerNorm.{p}', 'layers.{i}.norm1.{p}'],
+];
+const BERT_EMBEDDINGS = [
+  ['embeddings.word_embeddings.weight', 'embed.tokens'],
+  ['embeddings.token_type_embeddings.weight', 'embed.types'],
+  ['embeddings.LayerNorm.{p}', 'embed.norm.{p}'],
+];
+const BERT_IGNORE = [/^pooler\./, /^cls\./, /^lm_head\./, /^embeddings\.position_ids$/];
+
+/** BERT's post-norm layer and embeddings, common to BERT, RoBERTa and JinaBERT. */
+function bertConfig(hf) {
+  const pet = field(hf, 'position_embedding_type', 'absolute');
+  if (pet !== 'absolute') throw unsupported(`config.json: position_embedding_type = ${JSON.stringify(pet)} is not supported (absolute; alibi for jina-embeddings-v2)`);
+  return {
+    vocabSize: requireInt(hf, 'vocab_size'),
+    dModel: requireInt(hf, 'hidden_size'),
+    heads: requireInt(hf, 'num_attention_heads'),
+    layers: requireInt(hf, 'num_hidden_layers'),
+    ffDim: requireInt(hf, 'intermediate_size'),
+    typeVocabSize: requireInt(hf, 'type_vocab_size', 2),
+    position: 'learned',
+    maxLen: requireInt(hf, 'max_position_embeddings', 512),
+    norm: 'layernorm',
+    normPlacement: 'post',
+    finalNorm: false,
+    embedNorm: true,
+    eps: field(hf, 'layer_norm_eps', 1e-12),
+    activation: activation(hf, 'hidden_act', 'gelu'),
+  };
+}
+
+const isJina = (hf) => hf.model_type === 'bert' && (hf.position_embedding_type === 'alibi' ||
+  /jina-bert/.test(String(hf._name_or_path ?? '')) || Object.values(hf.auto_map ?? {}).some((v) => /jina-bert/.test(String(v))));
+
+export const FAMILIES = [
+  {
+    name: 'bert',
+    description: 'BERT (MiniLM, BGE, E5, GTE)',
+    matches: (hf) => ['bert', 'electra'].includes(hf.model_type) && !isJina(hf),
+    prefixes: ['bert.', 'electra.'],
+    ignore: BERT_IGNORE,
+    tensors: [
+      ...BERT_EMBEDDINGS,
+      ['embeddings.position_embeddings.weight', 'embed.positions'],
+      ...BERT_LAYER,
+      ['encoder.layer.{i}.intermediate.dense.{p}', 'layers.{i}.ffn.up.{p}'],
+      ['encoder.layer.{i}.output.dense.{p}', 'layers.{i}.ffn.down.{p}'],
+      ['encoder.layer.{i}.output.LayerNorm.{p}', 'layers.{i}.norm2.{p}'],
+    ],
+    config: bertConfig,
+  },
+  {
+    // positions count from padding_idx + 1: real tokens at rows 2, 3, ...
+    name: 'roberta',
+    description: 'RoBERTa, XLM-RoBERTa (multilingual-e5)',
+    matches: (hf) => ['roberta', 'xlm-roberta', 'camembert'].includes(hf.model_type),
+    prefixes: ['roberta.', 'xlm_roberta.'],
+    ignore: BERT_IGNORE,
+    tensors: [
+      ...BERT_EMBEDDINGS,
+      ['embeddings.position_embeddings.weight', 'embed.positions'],
+      ...BERT_LAYER,
+      ['encoder.layer.{i}.intermediate.dense.{p}', 'layers.{i}.ffn.up.{p}'],
+      ['encoder.layer.{i}.output.dense.{p}', 'layers.{i}.ffn.down.{p}'],
+      ['encoder.layer.{i}.output.LayerNorm.{p}', 'layers.{i}.norm2.{p}'],
+    ],
+    config: (hf) => ({ ...bertConfig(hf), typeVocabSize: requireInt(hf, 'type_vocab_size', 1), positionOptions: { offset: requireInt(hf, 'pad_token_id', 1) + 1 } }),
+  },
+  {
+    name: 'distilbert',
+    description: 'DistilBERT',
+    matches: (hf) => hf.model_type === 'distilbert',
+    prefixes: ['distilbert.'],
+    ignore: [/^vocab_(transform|layer_norm|projector)\./, /^embeddings\.position_ids$/, /^(pre_)?classifier\./, /^qa_outputs\./],
+    tensors: [
+      ['embeddings.word_embeddings.weight', 'embed.tokens'],
+      ['embeddings.position_embeddings.weight', 'embed.positions'], // sinusoidal_pos_embds: the saved table holds the sinusoids
+      ['embeddings.LayerNorm.{p}', 'embed.norm.{p}'],
+      ['transformer.layer.{i}.attention.q_lin.{p}', 'layers.{i}.attn.q.{p}'],
+      ['transformer.layer.{i}.attention.k_lin.{p}', 'layers.{i}.attn.k.{p}'],
+      ['transformer.layer.{i}.attention.v_lin.{p}', 'layers.{i}.attn.v.{p}'],
+      ['transformer.layer.{i}.attention.out_lin.{p}', 'layers.{i}.attn.o.{p}'],
+      ['transformer.layer.{i}.sa_layer_norm.{p}', 'layers.{i}.norm1.{p}'],
+      ['transformer.layer.{i}.ffn.lin1.{p}', 'layers.{i}.ffn.up.{p}'],
+      ['transformer.layer.{i}.ffn.lin2.{p}', 'layers.{i}.ffn.down.{p}'],
+      ['transformer.layer.{i}.output_layer_norm.{p}', 'layers.{i}.norm2.{p}'],
+    ],
+    config: (hf) => ({
+      vocabSize: requireInt(hf, 'vocab_size'),
+      dModel: requireInt(hf, 'dim'),
+      heads: requireInt(hf, 'n_heads'),
+      layers: requireInt(hf, 'n_layers'),
+      ffDim: requireInt(hf, 'hidden_dim'),
+      position: 'learned',
+      maxLen: requireInt(hf, 'max_position_embeddings', 512),
+      norm: 'layernorm',
+      normPlacement: 'post',
+      finalNorm: false,
+      embedNorm: true,
+      eps: 1e-12, // hard-coded in DistilBERT, not read from the config
+      activation: activation(hf, 'activation', 'gelu'),
+    }),
+  },
+  {
+    // jina-embeddings-v2: model_type bert, never to be run as plain BERT
+    name: 'jina-bert',
+    description: 'JinaBERT v2 (jina-embeddings-v2)',
+    matches: isJina,
+    prefixes: ['bert.'],
+    ignore: BERT_IGNORE,
+    tensors: [
+      ...BERT_EMBEDDINGS,
+      ...BERT_LAYER,
+      // gated_layers [2I, H]: the first half is activated (the gate), the second multiplied (up)
+      ['encoder.layer.{i}.mlp.gated_layers.{p}', ['layers.{i}.ffn.gate.{p}', 'layers.{i}.ffn.up.{p}']],
+      ['encoder.layer.{i}.mlp.wo.{p}', 'layers.{i}.ffn.down.{p}'],
+      ['encoder.layer.{i}.mlp.layernorm.{p}', 'layers.{i}.norm2.{p}'],
+    ],
+    config: (hf) => {
+      const ff = field(hf, 'feed_forward_type', 'original');
+      if (ff !== 'geglu') throw unsupported(`config.json: feed_forward_type = ${JSON.stringify(ff)} is not supported (geglu)`);
+      const { maxLen: _maxLen, positionOptions: _p, ...rest } = bertConfig({ ...hf, position_embedding_type: 'absolute' });
+      return { ...rest, position: 'alibi', activation: activation(hf, 'hidden_act', 'gelu', true) };
+    },
+  },
+  {
+    name: 'nomic-bert',
+    description: 'NomicBERT (nomic-embed-text)',
+    matches: (hf) => hf.model_type === 'nomic_bert',
+    prefixes: ['bert.'],
+    ignore: [/^cls\./],
+    tensors: [
+      ['embeddings.word_embeddings.weight', 'embed.tokens'],
+      ['embeddings.token_type_embeddings.weight', 'embed.types'],
+      ['emb_ln.{p}', 'embed.norm.{p}'],
+      ['encoder.layers.{i}.attn.Wqkv.{p}', ['layers.{i}.attn.q.{p}', 'layers.{i}.attn.k.{p}', 'layers.{i}.attn.v.{p}']],
+      ['encoder.layers.{i}.attn.out_proj.{p}', 'layers.{i}.attn.o.{p}'],
+      ['encoder.layers.{i}.mlp.fc11.{p}', 'layers.{i}.ffn.up.{p}'], // fc12 is the activated gate
+      ['encoder.layers.{i}.mlp.fc12.{p}', 'layers.{i}.ffn.gate.{p}'],
+      ['encoder.layers.{i}.mlp.fc1.{p}', 'layers.{i}.ffn.up.{p}'], // the non-gated variant
+      ['encoder.layers.{i}.mlp.fc2.{p}', 'layers.{i}.ffn.down.{p}'],
+      ['encoder.layers.{i}.norm1.{p}', 'layers.{i}.norm1.{p}'],
+      ['encoder.layers.{i}.norm2.{p}', 'layers.{i}.norm2.{p}'],
+    ],
+    config: (hf, shape) => {
+      if (field(hf, 'prenorm', false)) throw unsupported('config.json: prenorm = true is not supported (nomic-embed is post-norm)');
+      if (field(hf, 'rotary_emb_fraction', 1) !== 1) throw unsupported(`config.json: rotary_emb_fraction = ${hf.rotary_emb_fraction} is not supported (1.0)`);
+      if (field(hf, 'parallel_block', false)) throw unsupported('config.json: parallel_block = true is not supported');
+      const act = field(hf, 'activation_function', 'swiglu');
+      const gated = { swiglu: 'swiglu', geglu: 'geglu' }[act];
+      const plain = { gelu: 'gelu', gelu_new: 'gelu_tanh', relu: 'relu' }[act];
+      if (!gated && !plain) throw unsupported(`config.json: activation_function = ${JSON.stringify(act)} is not supported (swiglu, geglu, gelu, gelu_new, relu)`);
+      const layer0 = shape(gated ? 'encoder.layers.0.mlp.fc11.weight' : 'encoder.layers.0.mlp.fc1.weight');
+      const factor = hf.rotary_scaling_factor;
+      return {
+        vocabSize: requireInt(hf, 'vocab_size'),
+        dModel: requireInt(hf, 'n_embd'),
+        heads: requireInt(hf, 'n_head'),
+        layers: requireInt(hf, 'n_layer'),
+        ffDim: layer0 ? layer0[0] : requireInt(hf, 'n_inner'), // contrastors rounds the width up: the tensors know it
+        typeVocabSize: requireInt(hf, 'type_vocab_size', 2),
+        position: 'rope',
+        positionOptions: {
+          base: field(hf, 'rotary_emb_base', 10000),
+          style: field(hf, 'rotary_emb_interleaved', false) ? 'interleaved' : 'half',
+          ...(factor ? { scaling: { type: 'dynamic', factor, originalMaxLen: requireInt(hf, 'max_trained_positions', 2048) } } : {}),
+        },
+        norm: 'layernorm',
+        normPlacement: 'post',
+        finalNorm: false,
+        embedNorm: true,
+        eps: field(hf, 'layer_norm_epsilon', 1e-12),
+        activation: gated ?? plain,
+      };
+    },
+  },
+  {
+    name: 'modernbert',
+    description: 'ModernBERT',
+    matches: (hf) => hf.model_type === 'modernbert',
+    prefixes: ['model.'],
+    ignore: [/^head\./, /^decoder\./, /^classifier\./, /^drop\./],
+    tensors: [
+      ['embeddings.tok_embeddings.weight', 'embed.tokens'],
+      ['embeddings.norm.{p}', 'embed.norm.{p}'],
+      ['layers.{i}.attn_norm.{p}', 'layers.{i}.norm1.{p}'], // absent in layer 0
+      ['layers.{i}.attn.Wqkv.{p}', ['layers.{i}.attn.q.{p}', 'layers.{i}.attn.k.{p}', 'layers.{i}.attn.v.{p}']],
+      ['layers.{i}.attn.Wo.{p}', 'layers.{i}.attn.o.{p}'],
+      ['layers.{i}.mlp_norm.{p}', 'layers.{i}.norm2.{p}'],
+      // Wi -> (input, gate): the first half is activated
+      ['layers.{i}.mlp.Wi.{p}', ['layers.{i}.ffn.gate.{p}', 'layers.{i}.ffn.up.{p}']],
+      ['layers.{i}.mlp.Wo.{p}', 'layers.{i}.ffn.down.{p}'],
+      ['final_norm.{p}', 'final_norm.{p}'],
+    ],
+    config: (hf) => {
+      const L = requireInt(hf, 'num_hidden_layers');
+      // layer types: the v5 list, else global every n-th layer from 0
+      let types = hf.layer_types;
+      if (types !== undefined && (!Array.isArray(types) || types.length !== L)) throw unsupported('config.json: layer_types must list one type per layer');
+      if (!types) {
+        const every = requireInt(hf, 'global_attn_every_n_layers', 3);
+        types = Array.from({ length: L }, (_, i) => (i % every === 0 ? 'full_attention' : 'sliding_attention'));
+      }
+      for (const t of types) if (t !== 'full_attention' && t !== 'sliding_attention') throw unsupported(`config.json: layer_types has ${JSON.stringify(t)} (full_attention, sliding_attention)`);
+      const theta = (kind, oldKey, fallback) => {
+        const p = hf.rope_parameters?.[kind];
+        if (p && (p.rope_type ?? 'default') !== 'default') throw unsupported(`config.json: rope_parameters.${kind}.rope_type = ${JSON.stringify(p.rope_type)} is not supported (default)`);
+        return p?.rope_theta ?? field(hf, oldKey, fallback);
+      };
+      const local = types.flatMap((t, i) => (t === 'sliding_attention' ? [i] : []));
+      const window = Math.floor(requireInt(hf, 'local_attention', 128) / 2);
+      return {
+        vocabSize: requireInt(hf, 'vocab_size'),
+        dModel: requireInt(hf, 'hidden_size'),
+        heads: requireInt(hf, 'num_attention_heads'),
+        layers: L,
+        ffDim: requireInt(hf, 'intermediate_size'),
+        position: 'rope',
+        positionOptions: { base: theta('full_attention', 'global_rope_theta', 160000), localBase: theta('sliding_attention', 'local_rope_theta', 10000), style: 'half' },
+        localWindow: local.length ? window : 0,
+        localLayers: local,
+        norm: 'layernorm',
+        normPlacement: 'pre',
+        finalNorm: true,
+        embedNorm: true,
+        firstAttnNorm: false,
+        eps: field(hf, 'norm_eps', 1e-5),
+        activation: activation(hf, 'hidden_activation', 'gelu', true),
+      };
+    },
+  },
+  {
+    name: 't5',
+    description: 'T5 / mT5 encoder (sentence-t5)',
+    matches: (hf) => ['t5', 'mt5'].includes(hf.model_type),
+    prefixes: [],
+    ignore: [/^decoder\./, /^lm_head\./],
+    tensors: [
+      ['encoder.embed_tokens.weight', 'embed.tokens'], // tied to shared.weight: either may be saved
+      ['shared.weight', 'embed.tokens'],
+      ['encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight', 'embed.relative_bias'], // block 0 only, shared
+      ['encoder.block.{i}.layer.0.SelfAttention.q.weight', 'layers.{i}.attn.q.weight'],
+      ['encoder.block.{i}.layer.0.SelfAttention.k.weight', 'layers.{i}.attn.k.weight'],
+      ['encoder.block.{i}.layer.0.SelfAttention.v.weight', 'layers.{i}.attn.v.weight'],
+      ['encoder.block.{i}.layer.0.SelfAttention.o.weight', 'layers.{i}.attn.o.weight'],
+      ['encoder.block.{i}.layer.0.layer_norm.weight', 'layers.{i}.norm1.weight'],
+      ['encoder.block.{i}.layer.1.DenseReluDense.wi.weight', 'layers.{i}.ffn.up.weight'],
+      ['encoder.block.{i}.layer.1.DenseReluDense.wi_0.weight', 'layers.{i}.ffn.gate.weight'], // activated
+      ['encoder.block.{i}.layer.1.DenseReluDense.wi_1.weight', 'layers.{i}.ffn.up.weight'],
+      ['encoder.block.{i}.layer.1.DenseReluDense.wo.weight', 'layers.{i}.ffn.down.weight'],
+      ['encoder.block.{i}.layer.1.layer_norm.weight', 'layers.{i}.norm2.weight'],
+      ['encoder.final_layer_norm.weight', 'final_norm.weight'],
+    ],
+    config: (hf) => {
+      // feed_forward_proj 'gated-gelu' is forced to the tanh GELU (gelu_new) by transformers
+      const proj = field(hf, 'feed_forward_proj', 'relu');
+      const gated = proj.startsWith('gated-');
+      const act = hf.dense_act_fn ?? (proj === 'gated-gelu' ? 'gelu_new' : proj.replace(/^gated-/, ''));
+      return {
+        vocabSize: requireInt(hf, 'vocab_size'),
+        dModel: requireInt(hf, 'd_model'),
+        heads: requireInt(hf, 'num_heads'),
+        headDim: requireInt(hf, 'd_kv'),
+        attnScale: 1, // T5 folds 1/sqrt(d) into its initialisation
+        layers: requireInt(hf, 'num_layers'),
+        ffDim: requireInt(hf, 'd_ff'),
+        position: 't5',
+        positionOptions: { buckets: requireInt(hf, 'relative_attention_num_buckets', 32), maxDistance: requireInt(hf, 'relative_attention_max_distance', 128) },
+        norm: 'rmsnorm',
+        normPlacement: 'pre',
+        finalNorm: true,
+        eps: field(hf, 'layer_norm_epsilon', 1e-6),
+        activation: activation({ act }, 'act', undefined, gated),
+      };
+    },
+  },
+];
+
+/** The family of a config.json, or UNSUPPORTED_MODEL naming model_type. */
+export function detectFamily(hf) {
+  if (hf === null || typeof hf !== 'object' || Array.isArray(hf)) throw new SwapformerError('BAD_FILE', 'config.json must be a JSON object');
+  const family = FAMILIES.find((f) => f.matches(hf));
+  if (!family) {
+    throw unsupported(`config.json: model_type = ${JSON.stringify(hf.model_type)} is not supported (${FAMILIES.map((f) => f.description).join('; ')})`);
+  }
+  return family;
+}
+
+// ------------------------------------------------------------------ names
+
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** A name table entry as a regex: {i} a layer index, {p} weight or bias. */
+function compile([pattern, target]) {
+  const re = new RegExp(`^${escape(pattern).replace('\\{i\\}', '(?<i>0|[1-9]\\d*)').replace('\\{p\\}', '(?<p>weight|bias)')}$`);
+  return { re, targets: Array.isArray(target) ? target : [target] };
+}
+const compiled = new WeakMap();
+const table = (family) => {
+  if (!compiled.has(family)) compiled.set(family, family.tensors.map(compile));
+  return compiled.get(family);
+};
+
+const FLOAT = new Set(['F32', 'F16', 'BF16', 'F64']);
+
+/**
+ * Maps a checkpoint's tensors (Map name -> {dtype, shape, bytes}) onto
+ * canonical names: old LayerNorm gamma/beta renamed, the base-model prefix
+ * stripped, heads and buffers the encoder does not use dropped (the family's
+ * ignore list), fused tensors split along their first dimension. Any other
+ * tensor is refused: an unknown weight means an architecture we would run
+ * wrongly.
+ * @returns {{tensors: {name: string, dtype: string, shape: number[], bytes: Uint8Array, source: string}[], shape: (name: string) => number[] | undefined}}
+ */
+export function mapTensors(family, tensors) {
+  const renamed = new Map();
+  for (const [name, t] of tensors) {
+    let n = name.replace(/\.gamma$/, '.weight').replace(/\.beta$/, '.bias'); // TF-era LayerNorm names
+    const prefix = family.prefixes.find((p) => n.startsWith(p));
+    if (prefix) n = n.slice(prefix.length);
+    renamed.set(n, { ...t, source: name });
+  }
+  const entries = table(family);
+  const out = [], seen = new Map();
+  for (const [n, t] of renamed) {
+    if (family.ignore.some((re) => re.test(n))) continue;
+    let hit;
+    for (const e of entries) if ((hit = e.re.exec(n))) { hit = { e, m: hit }; break; }
+    if (!hit) throw unsupported(`weight '${t.source}' is not part of a ${family.description} encoder as swapformer knows it (an architecture variant it would run wrongly)`);
+    if (!FLOAT.has(t.dtype)) throw unsupported(`weight '${t.source}' has dtype ${t.dtype}; weights must be F32, F16, BF16 or F64`);
+    const { i, p } = hit.m.groups ?? {};
+    const names = hit.e.targets.map((x) => x.replace('{i}', i).replace('{p}', p));
+    const parts = splitRows(t, names.length, t.source);
+    names.forEach((canonical, k) => {
+      if (seen.has(canonical)) {
+        // tied copies (T5's shared.weight and encoder.embed_tokens.weight) must agree
+        if (!sameBytes(seen.get(canonical).bytes, parts[k].bytes)) {
+          throw unsupported(`weights '${seen.get(canonical).source}' and '${t.source}' both give ${canonical} but differ`);
+        }
+        return;
+      }
+      const entry = { name: canonical, dtype: t.dtype, shape: parts[k].shape, bytes: parts[k].bytes, source: t.source };
+      seen.set(canonical, entry);
+      out.push(entry);
+    });
+  }
+  return { tensors: out, shape: (n) => renamed.get(n)?.shape };
+}
+
+/** k equal slices of a tensor along its first dimension (row-major: contiguous views). */
+function splitRows(t, k, name) {
+  if (k === 1) return [{ shape: t.shape, bytes: t.bytes }];
+  const rows = t.shape[0];
+  if (!(rows % k === 0)) throw unsupported(`weight '${name}' of shape [${t.shape}] cannot be split into ${k} equal parts`);
+  const step = t.bytes.length / k;
+  return Array.from({ length: k }, (_, j) => ({ shape: [rows / k, ...t.shape.slice(1)], bytes: t.bytes.subarray(j * step, (j + 1) * step) }));
+}
+
+function sameBytes(a, b) {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Sizes the translator needs, read from the checkpoint config with the family's rules. */
+export function translateConfig(family, hf, shape) {
+  return family.config(hf, shape);
+}
