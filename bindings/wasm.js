@@ -104,7 +104,7 @@ export function configure(options) {
 
 // ------------------------------------------------------------------ errors
 
-const SERVE_FIX = "serve swapformer's dist/swapformer.wasm and dist/swapformer-relaxed.wasm (as application/wasm) and point to their folder once with configure({ wasmPaths: 'https://.../folder/' }), or pass them as configure({ wasmPaths: { simd, relaxed } }) (URLs, bytes or compiled WebAssembly.Modules); README: 'Use in a web page'";
+const SERVE_FIX = "serve swapformer's dist/swapformer.wasm and dist/swapformer-relaxed.wasm (as application/wasm) and point to their folder once with configure({ wasmPaths: 'https://.../folder/' }), or pass them as configure({ wasmPaths: { simd, relaxed } }) (URLs, bytes or compiled WebAssembly.Modules: in a Cloudflare Worker, the imported .wasm modules); README: 'Use in a web page'";
 
 /** A WASM_LOAD error: what was loaded from where, why it failed, and the fix. */
 function wasmLoad(where, reason, fix, cause) {
@@ -163,7 +163,7 @@ function configuredSource() {
       ? new URL('../dist/swapformer-relaxed.wasm', import.meta.url)
       : new URL('../dist/swapformer.wasm', import.meta.url);
   } catch (e) {
-    throw wasmLoad(`(${build})`, `the bindings cannot tell where they are: this code has no import.meta.url (an IIFE or CommonJS bundle?) (${e.message})`, SERVE_FIX, e);
+    throw wasmLoad(`(${build})`, `the bindings cannot tell where they are: this code has no usable import.meta.url (an IIFE or CommonJS bundle, or a Worker's) (${e.message})`, SERVE_FIX, e);
   }
   return { build, source: url, where: `${url.href} (${build}, the file next to the bindings)` };
 }
