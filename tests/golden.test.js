@@ -26,7 +26,7 @@ test('fixtures cover every position x norm x placement and every activation', ()
         assert.ok(seen.has(`${p}/${style}/${norm}/${pl}`), `missing ${pos} ${norm} ${pl}`);
       }
   const acts = new Set(golden.cases.map((c) => c.config.activation));
-  for (const a of ['gelu', 'gelu_tanh', 'relu', 'swiglu', 'geglu']) assert.ok(acts.has(a), a);
+  for (const a of ['gelu', 'gelu_tanh', 'relu', 'swiglu', 'geglu', 'silu', 'geglu_tanh']) assert.ok(acts.has(a), a);
   assert.ok(golden.cases.some((c) => c.config.position === 'alibi' && c.config.heads === 12));
   assert.ok(golden.cases.some((c) => c.config.scaleEmbedding));
   for (const type of ['linear', 'ntk', 'yarn'])
@@ -35,6 +35,65 @@ test('fixtures cover every position x norm x placement and every activation', ()
   assert.ok(golden.cases.filter((c) => c.logits).length >= 2, 'output-head cases');
   assert.ok(golden.cases.every((c) => new Set(c.ids.map((s) => s.length)).size > 1), 'every case is a padded batch');
 });
+
+// The fields that map Hugging Face families onto the encoder (README "Config"):
+// every one keeps fixtures that would fail if the core ignored or misplaced it.
+test('fixtures cover the fields of the Hugging Face families: headDim, attnScale, token types, embedNorm, firstAttnNorm, local windows, t5, learned offset, dynamic NTK', () => {
+  const cs = golden.cases, cfg = (c) => c.config, po = (c) => c.config.positionOptions ?? {};
+  const lens = (c) => c.ids.map((s) => s.length);
+  const has = (what, f) => assert.ok(cs.some(f), `no fixture: ${what}`);
+  // typeIds: next to ids, the same shape, in range; every case with more than one type has them
+  for (const c of cs) {
+    if ((cfg(c).typeVocabSize ?? 0) > 1) assert.ok(c.typeIds, `${c.name}: typeIds`);
+    if (!c.typeIds) continue;
+    assert.deepEqual(c.typeIds.map((s) => s.length), lens(c), `${c.name}: typeIds shape`);
+    assert.ok(c.typeIds.flat().every((t) => Number.isInteger(t) && t >= 0 && t < cfg(c).typeVocabSize), `${c.name}: typeIds range`);
+  }
+  const mixed = (c) => c.typeIds?.some((s) => new Set(s).size > 1) && new Set(c.typeIds.flat()).size === cfg(c).typeVocabSize;
+  for (const tv of [2, 3]) has(`typeVocabSize ${tv}, every type used, a sequence of mixed types`, (c) => cfg(c).typeVocabSize === tv && mixed(c));
+  has('typeVocabSize 1 (RoBERTa)', (c) => cfg(c).typeVocabSize === 1);
+  for (const norm of ['layernorm', 'rmsnorm']) has(`token types with embedNorm (${norm})`, (c) => mixed(c) && cfg(c).embedNorm && cfg(c).norm === norm);
+  has('BERT: types, embedNorm, learned positions, layernorm post', (c) => mixed(c) && cfg(c).embedNorm && cfg(c).position === 'learned' &&
+    cfg(c).norm === 'layernorm' && cfg(c).normPlacement === 'post');
+  has('embedNorm with rope', (c) => cfg(c).embedNorm && cfg(c).position === 'rope');
+  for (const pos of ['learned', 'sinusoidal']) has(`embedNorm after ${pos} vectors`, (c) => cfg(c).embedNorm && cfg(c).position === pos);
+  // firstAttnNorm false: pre-norm, the final norm
+  has('firstAttnNorm false', (c) => cfg(c).firstAttnNorm === false && cfg(c).normPlacement === 'pre' && cfg(c).finalNorm);
+  has('firstAttnNorm false, T > 64', (c) => cfg(c).firstAttnNorm === false && c.shape[1] > 64);
+  // local windows: some layers local, some global; past the 64-row chunks and 64-key tiles
+  const windowed = (c) => cfg(c).localWindow > 0 && cfg(c).localLayers?.length > 0 && cfg(c).localLayers.length < cfg(c).layers;
+  const long = (c) => lens(c).some((L) => L > 64 && L > 2 * cfg(c).localWindow + SF_CHUNK);
+  has('ModernBERT-like: rope half, localBase != base, local layers [1, 2] of 3, firstAttnNorm false, geglu, T > 64, a padded batch',
+    (c) => windowed(c) && long(c) && cfg(c).position === 'rope' && po(c).style === 'half' && po(c).localBase !== undefined &&
+      po(c).localBase !== po(c).base && String(cfg(c).localLayers) === '1,2' && cfg(c).layers === 3 && cfg(c).firstAttnNorm === false &&
+      cfg(c).activation === 'geglu' && c.ids.length > 1);
+  has('a window with alibi, T > 64', (c) => windowed(c) && long(c) && cfg(c).position === 'alibi');
+  has('a window with position none, attentions stored', (c) => windowed(c) && cfg(c).position === 'none' && c.attentions);
+  // attention width and scale
+  const A = (c) => cfg(c).heads * (cfg(c).headDim ?? cfg(c).dModel / cfg(c).heads);
+  has('headDim with heads x headDim != dModel, the default scale', (c) => A(c) !== cfg(c).dModel && cfg(c).attnScale === undefined);
+  has('attnScale 1 with heads x headDim != dModel', (c) => A(c) !== cfg(c).dModel && cfg(c).attnScale === 1);
+  // T5 buckets: 32 with maxDistance 20 (log buckets and the clamp over 130+ tokens), and 16
+  const t5 = (c) => cfg(c).position === 't5';
+  has('t5, 32 buckets, maxDistance 20, a sequence of 130+ tokens', (c) => t5(c) && po(c).buckets === 32 && po(c).maxDistance === 20 &&
+    lens(c).some((L) => L >= 130));
+  has('t5, 16 buckets, a sequence past maxDistance', (c) => t5(c) && po(c).buckets === 16 && lens(c).some((L) => L > po(c).maxDistance));
+  for (const act of ['relu', 'geglu_tanh']) has(`t5 with ${act}, rmsnorm pre, a final norm`, (c) => t5(c) && cfg(c).activation === act &&
+    cfg(c).norm === 'rmsnorm' && cfg(c).normPlacement === 'pre' && cfg(c).finalNorm);
+  // learned offset: maxLen = longest + offset, a sequence ending on the last row
+  has('learned offset 2, a sequence using the last row', (c) => cfg(c).position === 'learned' && po(c).offset === 2 &&
+    lens(c).some((L) => L + 2 === cfg(c).maxLen));
+  // dynamic NTK: each sequence by its own length, so a batch with sequences longer and
+  // not longer than originalMaxLen, and a scaled one shorter than the batch's longest
+  for (const style of ['interleaved', 'half'])
+    has(`rope ${style}, dynamic scaling, sequences longer and shorter than originalMaxLen, one scaled but shorter than T`, (c) => {
+      const sc = po(c).scaling;
+      return sc?.type === 'dynamic' && po(c).style === style && lens(c).some((L) => L <= sc.originalMaxLen) &&
+        lens(c).some((L) => L > sc.originalMaxLen && L < c.shape[1]);
+    });
+});
+
+const SF_CHUNK = 64;
 
 // The C core runs queries in chunks of 64 (SF_CHUNK) and keys in tiles of 64
 // (SF_ATT_BK): sequences past 64 and 128 tokens, with a partial last chunk,
@@ -73,7 +132,8 @@ test('this Node runs both builds (relaxed SIMD enabled)', () => {
 for (const [build, wasm] of Object.entries(builds)) for (const c of golden.cases) {
   test(`golden [${build}]: ${c.name}`, async (ctx) => {
     const enc = await loadModel(readFixture(c.file), { wasm });
-    const out = enc.forward(c.ids, { outputAttentions: !!c.attentions });
+    const types = c.typeIds ? { typeIds: c.typeIds } : {};
+    const out = enc.forward(c.ids, { outputAttentions: !!c.attentions, ...types });
     assert.deepEqual(out.shape, c.shape);
     const tol = goldenTolerance(c), errors = [];
     errors.push(`output ${assertClose(out.data, c.expected, tol, 'output').toExponential(2)}`);
@@ -95,7 +155,7 @@ for (const [build, wasm] of Object.entries(builds)) for (const c of golden.cases
     if (REPORT) console.log(`golden-error ${build} ${c.name} ${errors.join(' ')}`);
     // the same weights through createEncoder give the same bits
     const again = await createEncoder(enc.config, { weights: enc.getWeights(), seed: 99, wasm });
-    assertBitIdentical(again.forward(c.ids).data, out.data, 'createEncoder(config, {weights})');
+    assertBitIdentical(again.forward(c.ids, types).data, out.data, 'createEncoder(config, {weights})');
     enc.dispose();
     again.dispose();
   });

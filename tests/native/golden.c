@@ -3,8 +3,9 @@
  *
  *   golden <fixtures dir>
  *
- * For every case of golden.json: load the model file, run the batch, compare
- * with PyTorch's numbers (relative max error <= 1e-4), attentions too, then
+ * For every case of golden.json: load the model file, run the batch (with its
+ * typeIds when the case has them), compare with PyTorch's numbers (relative
+ * max error <= 1e-4), attentions too, then
  * save -> load -> forward must give the same bits. Then every prefix of a
  * model file, and corrupted headers, must be refused with an error code and
  * leave nothing behind (LeakSanitizer checks at exit). */
@@ -45,8 +46,9 @@ static double rel_err(const float *got, const sf_json *j, int arr, size_t n, siz
     return diff / (scale > 0 ? scale : 1);
 }
 
-/* Runs the batch of ids (an array of arrays) on e; returns T, or -1. */
-static int run(sf_encoder *e, const sf_json *j, int ids, int flags, sf_error *err) {
+/* Runs the batch of ids (an array of arrays) on e, with the token types of
+ * types (the same shape) when types >= 0; returns T, or -1. */
+static int run(sf_encoder *e, const sf_json *j, int ids, int types, int flags, sf_error *err) {
     int B = j->nodes[ids].count, T = 0, N = 0;
     for (int s = j->nodes[ids].first; s >= 0; s = j->nodes[s].next) {
         T = j->nodes[s].count > T ? j->nodes[s].count : T;
@@ -57,6 +59,14 @@ static int run(sf_encoder *e, const sf_json *j, int ids, int flags, sf_error *er
     for (int s = j->nodes[ids].first; s >= 0; s = j->nodes[s].next, b++) {
         e->lens[b] = j->nodes[s].count;
         for (int t = j->nodes[s].first; t >= 0; t = j->nodes[t].next) e->ids[k++] = (int32_t)j->nodes[t].num;
+    }
+    if (types >= 0) { /* after sf_encoder_reserve, which zeroes them */
+        if (j->nodes[types].count != B) return snprintf(err->msg, sizeof err->msg, "typeIds: %d sequences, ids %d", j->nodes[types].count, B), -1;
+        k = 0;
+        for (int s = j->nodes[types].first, i = j->nodes[ids].first; s >= 0; s = j->nodes[s].next, i = j->nodes[i].next) {
+            if (j->nodes[s].count != j->nodes[i].count) return snprintf(err->msg, sizeof err->msg, "typeIds: a sequence's length differs from ids"), -1;
+            for (int t = j->nodes[s].first; t >= 0; t = j->nodes[t].next) e->type_ids[k++] = (int32_t)j->nodes[t].num;
+        }
     }
     return sf_encoder_forward(e, B, flags, err) ? -1 : T;
 }
@@ -88,8 +98,8 @@ int main(int argc, char **argv) {
         int rc = sf_model_load(bytes, len, &e, &err);
         CHECK(!rc, "%s: load: %s", name, err.msg);
         if (rc) { free(bytes); continue; }
-        int ids = sf_json_member(&g, c, "ids"), att = sf_json_member(&g, c, "attentions");
-        int T = run(e, &g, ids, att >= 0 ? SF_OUT_ATTENTIONS : 0, &err);
+        int ids = sf_json_member(&g, c, "ids"), types = sf_json_member(&g, c, "typeIds"), att = sf_json_member(&g, c, "attentions");
+        int T = run(e, &g, ids, types, att >= 0 ? SF_OUT_ATTENTIONS : 0, &err);
         CHECK(T > 0, "%s: forward: %s", name, err.msg);
         if (T > 0) {
             size_t n = (size_t)g.nodes[ids].count * T * e->cfg.d_model, count;
@@ -115,7 +125,7 @@ int main(int argc, char **argv) {
             sf_encoder *back = NULL;
             CHECK(!sf_model_save(e, &saved, &saved_len, &err) && !sf_model_load(saved, saved_len, &back, &err), "%s: round trip: %s", name, err.msg);
             if (back) {
-                CHECK(run(back, &g, ids, 0, &err) == T && !memcmp(back->out, first, n * sizeof(float)), "%s: round trip changed the output", name);
+                CHECK(run(back, &g, ids, types, 0, &err) == T && !memcmp(back->out, first, n * sizeof(float)), "%s: round trip changed the output", name);
                 sf_encoder_free(back);
                 free(saved);
             }

@@ -81,17 +81,41 @@ def resolve(cfg):
     r.setdefault("scaleEmbedding", False)
     r.setdefault("finalNorm", r["normPlacement"] == "pre")
     r.setdefault("outputHead", False)
+    r.setdefault("headDim", r["dModel"] // r["heads"])
+    r.setdefault("attnScale", None)  # None: 1/sqrt(headDim), computed as a division (as before)
+    r.setdefault("typeVocabSize", 0)
+    r.setdefault("embedNorm", False)
+    r.setdefault("firstAttnNorm", True)
+    r.setdefault("localWindow", 0)
+    r.setdefault("localLayers", [])
     po = dict(r.get("positionOptions") or {})
     if r["position"] in ("sinusoidal", "rope"):
         po.setdefault("base", 10000)
     if r["position"] == "rope":
         po.setdefault("style", "interleaved")
+        po.setdefault("localBase", po["base"])
+    if r["position"] == "learned":
+        po.setdefault("offset", 0)
+    if r["position"] == "t5":
+        po.setdefault("buckets", 32)
+        po.setdefault("maxDistance", 128)
     r["positionOptions"] = po
     return r
 
 
 def is_glu(act):
-    return act in ("swiglu", "geglu")
+    return act in ("swiglu", "geglu", "geglu_tanh")
+
+
+def uses_new_fields(cfg):
+    """A config using a field added with the Hugging Face families (resolved cfg)."""
+    return (cfg["headDim"] != cfg["dModel"] // cfg["heads"] or cfg["attnScale"] is not None
+            or cfg["typeVocabSize"] > 0 or cfg["embedNorm"] or not cfg["firstAttnNorm"]
+            or cfg["localWindow"] > 0 or cfg["position"] == "t5"
+            or cfg["positionOptions"].get("offset", 0) != 0
+            or cfg["positionOptions"].get("localBase", None) != cfg["positionOptions"].get("base", None)
+            or (cfg["positionOptions"].get("scaling") or {}).get("type") == "dynamic"
+            or cfg["activation"] in ("silu", "geglu_tanh"))
 
 
 # --------------------------------------------------------------------------
@@ -127,6 +151,7 @@ def make_weights(cfg, seed, biases=True, head_bias=True):
     """Ordered list of (name, float64 ndarray) before rounding."""
     rng = np.random.default_rng(seed)
     d, ff, V = cfg["dModel"], cfg["ffDim"], cfg["vocabSize"]
+    A = cfg["heads"] * cfg["headDim"]  # attention width (= d unless headDim is given)
     out = []
 
     def lin(name, o, i, bias=None):
@@ -139,14 +164,23 @@ def make_weights(cfg, seed, biases=True, head_bias=True):
         if cfg["norm"] == "layernorm" and biases:
             out.append((name + ".bias", 0.1 * rng.standard_normal(d)))
 
+    # file order = the core's canonical order: tokens, types, the plugin's tensors, the embedding norm, layers
     out.append(("embed.tokens", rng.standard_normal((V, d))))
+    if cfg["typeVocabSize"]:
+        out.append(("embed.types", 0.5 * rng.standard_normal((cfg["typeVocabSize"], d))))
     if cfg["position"] == "learned":
         out.append(("embed.positions", 0.5 * rng.standard_normal((cfg["maxLen"], d))))
+    if cfg["position"] == "t5":
+        out.append(("embed.relative_bias", rng.standard_normal((cfg["positionOptions"]["buckets"], cfg["heads"]))))
+    if cfg["embedNorm"]:
+        norm("embed.norm")
     for l in range(cfg["layers"]):
         p = "layers.%d." % l
-        for n in "qkvo":
-            lin(p + "attn." + n, d, d)
-        norm(p + "norm1")
+        for n in "qkv":
+            lin(p + "attn." + n, A, d)
+        lin(p + "attn.o", d, A)
+        if l > 0 or cfg["firstAttnNorm"]:
+            norm(p + "norm1")
         norm(p + "norm2")
         lin(p + "ffn.up", ff, d)
         if is_glu(cfg["activation"]):
@@ -265,11 +299,22 @@ def b_rope_freqs(dk, base, scaling):
     return (lambda pos, i: pos * inv[i]), 0.1 * math.log(factor) + 1.0
 
 
+def b_dynamic_base(base, dk, L, scaling):
+    """Dynamic NTK (nomic-embed's rotary_scaling_factor): a sequence of L tokens, L longer
+    than originalMaxLen, turns with base ((factor L / originalMaxLen) - (factor - 1))^(D/(D-2))."""
+    f, L0 = scaling["factor"], scaling["originalMaxLen"]
+    if L <= L0:
+        return base
+    return base * ((f * L / L0) - (f - 1)) ** (dk / (dk - 2))
+
+
 def b_rope(x, base, style, scaling=None):
-    """x: [T, dk] for one head of one sequence; positions 0..T-1."""
+    """x: [T, dk] for one head of one sequence; positions 0..T-1 (T: the sequence's own length)."""
     T, dk = x.shape
     h = dk // 2
     y = x.clone()
+    if scaling and scaling["type"] == "dynamic":
+        base, scaling = b_dynamic_base(base, dk, T, scaling), None
     angle, msc = b_rope_freqs(dk, base, scaling)
     for pos in range(T):
         for i in range(h):
@@ -296,6 +341,19 @@ def b_alibi_slopes(n):
     return pow2(p) + pow2(2 * p)[0::2][:n - p]
 
 
+def b_t5_bucket(d, buckets, max_distance):
+    """T5's bidirectional relative position bucket of the offset d = key - query, from the
+    description in Raffel et al. / mesh-tensorflow, in plain float64 arithmetic."""
+    half = buckets // 2            # one half for keys after the query, one for the rest
+    exact = half // 2              # offsets below this get a bucket each
+    b = half if d > 0 else 0
+    n = abs(d)
+    if n < exact:
+        return b + n
+    logb = exact + int(math.log(n / exact) / math.log(max_distance / exact) * (half - exact))
+    return b + min(logb, half - 1)
+
+
 def b_act(a, x):
     if a == "relu":
         return torch.where(x > 0, x, torch.zeros_like(x))
@@ -308,15 +366,17 @@ def b_act(a, x):
     raise ValueError(a)
 
 
-def ref_b(cfg, W, ids, stats=None):
+def ref_b(cfg, W, ids, stats=None, type_ids=None):
     """Returns (out [B,T,d], attentions [layers,B,H,T,T]); padded rows/cols are 0.
     stats (a dict), when given, receives "max_score": the largest raw score (before
     the max subtraction) and "min_row_max": the smallest row maximum."""
     d, H, eps = cfg["dModel"], cfg["heads"], cfg["eps"]
-    dk = d // H
+    dk = cfg["headDim"]
     po = cfg["positionOptions"]
     B = len(ids)
     T = max(len(s) for s in ids)
+    if type_ids is None:
+        type_ids = [[0] * len(s) for s in ids]
     zero_d = torch.zeros(d, dtype=DT)
     g = lambda n: W.get(n, None)
     gb = lambda n, size: W[n] if n in W else torch.zeros(size, dtype=DT)
@@ -337,10 +397,14 @@ def ref_b(cfg, W, ids, stats=None):
         x = torch.stack([W["embed.tokens"][t] for t in seq])
         if cfg["scaleEmbedding"]:
             x = x * math.sqrt(d)
+        if cfg["typeVocabSize"]:  # token types (segments)
+            x = x + torch.stack([W["embed.types"][t] for t in type_ids[bi]])
         if cfg["position"] == "sinusoidal":
             x = x + b_sinusoidal(L, d, po["base"])
-        elif cfg["position"] == "learned":
-            x = x + W["embed.positions"][:L]
+        elif cfg["position"] == "learned":  # rows offset .. offset + L - 1
+            x = x + W["embed.positions"][po["offset"]:po["offset"] + L]
+        if cfg["embedNorm"]:  # after tokens + types + positions
+            x = norm(x, "embed.norm")
         seq_atts = []
 
         def attn(x, l):
@@ -348,15 +412,27 @@ def ref_b(cfg, W, ids, stats=None):
             q, k, v = linear(x, p + "q"), linear(x, p + "k"), linear(x, p + "v")
             heads, probs = [], []
             slopes = b_alibi_slopes(H) if cfg["position"] == "alibi" else None
+            local = l in cfg["localLayers"]
             for h in range(H):
                 qh, kh, vh = (t[:, h * dk:(h + 1) * dk] for t in (q, k, v))
                 if cfg["position"] == "rope":
-                    qh = b_rope(qh, po["base"], po["style"], po.get("scaling"))
-                    kh = b_rope(kh, po["base"], po["style"], po.get("scaling"))
-                s = (qh @ kh.t()) / math.sqrt(dk)
+                    base = po["localBase"] if local else po["base"]
+                    qh = b_rope(qh, base, po["style"], po.get("scaling"))
+                    kh = b_rope(kh, base, po["style"], po.get("scaling"))
+                if cfg["attnScale"] is None:
+                    s = (qh @ kh.t()) / math.sqrt(dk)
+                else:
+                    s = (qh @ kh.t()) * cfg["attnScale"]
                 if slopes is not None:
                     dist = torch.tensor([[abs(i - j) for j in range(L)] for i in range(L)], dtype=DT)
                     s = s - slopes[h] * dist
+                if cfg["position"] == "t5":
+                    rb = W["embed.relative_bias"]
+                    s = s + torch.tensor([[float(rb[b_t5_bucket(j - i, po["buckets"], po["maxDistance"]), h])
+                                           for j in range(L)] for i in range(L)], dtype=DT)
+                if local:  # query i sees keys j with |i - j| <= localWindow
+                    far = torch.tensor([[abs(i - j) > cfg["localWindow"] for j in range(L)] for i in range(L)])
+                    s = s.masked_fill(far, -math.inf)
                 m = s.max(dim=-1, keepdim=True).values
                 if stats is not None:
                     stats["max_score"] = max(stats.get("max_score", -math.inf), float(m.max()))
@@ -377,6 +453,8 @@ def ref_b(cfg, W, ids, stats=None):
                 hdn = b_act("silu", linear(x, p + "gate")) * linear(x, p + "up")
             elif a == "geglu":
                 hdn = b_act("gelu", linear(x, p + "gate")) * linear(x, p + "up")
+            elif a == "geglu_tanh":
+                hdn = b_act("gelu_tanh", linear(x, p + "gate")) * linear(x, p + "up")
             else:
                 hdn = b_act(a, linear(x, p + "up"))
             return linear(hdn, p + "down")
@@ -384,7 +462,8 @@ def ref_b(cfg, W, ids, stats=None):
         for l in range(cfg["layers"]):
             n1, n2 = "layers.%d.norm1" % l, "layers.%d.norm2" % l
             if cfg["normPlacement"] == "pre":
-                x = x + attn(norm(x, n1), l)
+                # firstAttnNorm false: layer 0's attention reads x itself
+                x = x + attn(norm(x, n1) if l > 0 or cfg["firstAttnNorm"] else x, l)
                 x = x + ffn(norm(x, n2), l)
             else:
                 x = norm(x + attn(x, l), n1)
@@ -424,7 +503,17 @@ def pe_tutorial(T, d, base):
     return pe
 
 
-def batch_embed(cfg, W, ids):
+def roberta_position_ids(idt, pad, padding_idx):
+    """transformers' create_position_ids_from_input_ids: real tokens numbered from
+    padding_idx + 1, padding at padding_idx (here the mask comes from the lengths)."""
+    mask = (~pad).int()
+    incremental_indices = torch.cumsum(mask, dim=1).type_as(mask) * mask
+    return incremental_indices.long() + padding_idx
+
+
+def batch_embed(cfg, W, ids, type_ids=None):
+    """The padded batch's embeddings as BertEmbeddings assembles them: word + token_type +
+    position embeddings (nn.Embedding each), then the LayerNorm (embedNorm)."""
     d = cfg["dModel"]
     B, T = len(ids), max(len(s) for s in ids)
     emb = nn.Embedding(cfg["vocabSize"], d, dtype=DT)
@@ -434,12 +523,25 @@ def batch_embed(cfg, W, ids):
     x = emb(idt)
     if cfg["scaleEmbedding"]:
         x = x * math.sqrt(d)
+    if cfg["typeVocabSize"]:
+        temb = nn.Embedding(cfg["typeVocabSize"], d, dtype=DT)
+        temb.weight.data.copy_(W["embed.types"])
+        tt = torch.tensor([list(s) + [0] * (T - len(s)) for s in (type_ids or [[0] * len(s) for s in ids])],
+                          dtype=torch.long)
+        x = x + temb(tt)
     if cfg["position"] == "sinusoidal":
         x = x + pe_tutorial(T, d, cfg["positionOptions"]["base"]).unsqueeze(0)
     elif cfg["position"] == "learned":
         pemb = nn.Embedding(cfg["maxLen"], d, dtype=DT)
         pemb.weight.data.copy_(W["embed.positions"])
-        x = x + pemb(torch.arange(T)).unsqueeze(0)
+        off = cfg["positionOptions"]["offset"]
+        if off:  # RoBERTa: padding_idx = offset - 1, real tokens from offset on
+            x = x + pemb(roberta_position_ids(idt, pad, off - 1))
+        else:
+            x = x + pemb(torch.arange(T)).unsqueeze(0)
+    if cfg["embedNorm"]:
+        with torch.no_grad():
+            x = make_norm(cfg, W, "embed.norm")(x)
     return x, pad
 
 
@@ -453,12 +555,13 @@ def bias_or_zero(W, name, size):
 
 def covers_a(cfg):
     return (cfg["norm"] == "layernorm" and cfg["position"] in ("none", "sinusoidal", "learned")
-            and cfg["activation"] in ("relu", "gelu"))
+            and cfg["activation"] in ("relu", "gelu") and cfg["headDim"] * cfg["heads"] == cfg["dModel"]
+            and cfg["attnScale"] is None and cfg["firstAttnNorm"] and not cfg["localWindow"])
 
 
-def ref_a(cfg, W, ids):
+def ref_a(cfg, W, ids, type_ids=None):
     d, eps = cfg["dModel"], cfg["eps"]
-    x, pad = batch_embed(cfg, W, ids)
+    x, pad = batch_embed(cfg, W, ids, type_ids)
     final = None
     if cfg["finalNorm"]:
         final = nn.LayerNorm(d, eps=eps, dtype=DT)
@@ -507,10 +610,12 @@ def alibi_paper_slopes(n):
     return get_slopes_power_of_2(closest) + alibi_paper_slopes(2 * closest)[0::2][:n - closest]
 
 
-def hf_rope_parameters(dim, base, scaling):
+def hf_rope_parameters(dim, base, scaling, seq_len=None):
     """(inv_freq [dim/2], attention_factor), following the structure of HF transformers'
-    modeling_rope_utils._compute_{default,linear_scaling,ntk,yarn}_parameters
-    (float64 throughout, where HF computes the YaRN ramp in float32)."""
+    modeling_rope_utils._compute_{default,linear_scaling,ntk,yarn,dynamic_ntk}_parameters
+    (float64 throughout, where HF computes the YaRN ramp in float32). dynamic: seq_len is
+    the sequence's own length (HF passes the padded batch length; swapformer never
+    depends on padding, and the two agree for a single sequence)."""
     def _compute_default_rope_parameters(base, dim):
         attention_factor = 1.0
         inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).to(DT) / dim))
@@ -554,8 +659,17 @@ def hf_rope_parameters(dim, base, scaling):
                     + inv_freq_extrapolation * inv_freq_extrapolation_factor)
         return inv_freq, attention_factor
 
+    def _compute_dynamic_ntk_parameters(base, dim, factor, max_position_embeddings, seq_len):
+        attention_factor = 1.0
+        seq_len = seq_len if seq_len is not None and seq_len > max_position_embeddings else max_position_embeddings
+        base = base * ((factor * seq_len / max_position_embeddings) - (factor - 1)) ** (dim / (dim - 2))
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).to(DT) / dim))
+        return inv_freq, attention_factor
+
     if not scaling:
         return _compute_default_rope_parameters(base, dim)
+    if scaling["type"] == "dynamic":
+        return _compute_dynamic_ntk_parameters(base, dim, scaling["factor"], scaling["originalMaxLen"], seq_len)
     if scaling["type"] == "linear":
         return _compute_linear_scaling_rope_parameters(base, dim, scaling["factor"])
     if scaling["type"] == "ntk":
@@ -565,11 +679,11 @@ def hf_rope_parameters(dim, base, scaling):
                                     scaling.get("betaFast") or 32, scaling.get("betaSlow") or 1)
 
 
-def rope_complex(x, base, scaling=None):
+def rope_complex(x, base, scaling=None, seq_len=None):
     """interleaved: treat (2i, 2i+1) as complex numbers, multiply by attention_factor * e^{i*pos*theta}.
     x: [B,T,H,dk]"""
     B, T, H, dk = x.shape
-    theta, attention_factor = hf_rope_parameters(dk, base, scaling)
+    theta, attention_factor = hf_rope_parameters(dk, base, scaling, seq_len)
     ang = torch.outer(torch.arange(T, dtype=DT), theta)            # [T, dk/2]
     rot = torch.polar(torch.full_like(ang, attention_factor), ang)  # complex128
     xc = torch.view_as_complex(x.reshape(B, T, H, dk // 2, 2).contiguous())
@@ -577,11 +691,11 @@ def rope_complex(x, base, scaling=None):
     return torch.view_as_real(y).reshape(B, T, H, dk)
 
 
-def rope_rotate_half(x, base, scaling=None):
+def rope_rotate_half(x, base, scaling=None, seq_len=None):
     """HF/LLaMA style: x*cos + rotate_half(x)*sin with cos/sin duplicated over halves
     (and multiplied by attention_scaling, as HF's rotary embedding forward does)."""
     B, T, H, dk = x.shape
-    inv_freq, attention_scaling = hf_rope_parameters(dk, base, scaling)
+    inv_freq, attention_scaling = hf_rope_parameters(dk, base, scaling, seq_len)
     freqs = torch.outer(torch.arange(T, dtype=DT), inv_freq)
     emb = torch.cat((freqs, freqs), dim=-1)                        # [T, dk]
     cos = (emb.cos() * attention_scaling)[None, :, None, :]
@@ -620,53 +734,125 @@ def make_linear(W, name):
     return m
 
 
-def ref_c(cfg, W, ids):
-    d, H = cfg["dModel"], cfg["heads"]
-    dk = d // H
+def hf_relative_position_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    """transformers' T5Attention._relative_position_bucket, transcribed (float32 log as there)."""
+    relative_buckets = 0
+    if bidirectional:
+        num_buckets //= 2
+        relative_buckets += (relative_position > 0).to(torch.long) * num_buckets
+        relative_position = torch.abs(relative_position)
+    else:
+        relative_position = -torch.min(relative_position, torch.zeros_like(relative_position))
+    max_exact = num_buckets // 2
+    is_small = relative_position < max_exact
+    relative_position_if_large = max_exact + (
+        torch.log(relative_position.float() / max_exact)
+        / math.log(max_distance / max_exact)
+        * (num_buckets - max_exact)
+    ).to(torch.long)
+    relative_position_if_large = torch.min(
+        relative_position_if_large, torch.full_like(relative_position_if_large, num_buckets - 1)
+    )
+    relative_buckets += torch.where(is_small, relative_position, relative_position_if_large)
+    return relative_buckets
+
+
+def t5_position_bias(cfg, W, T):
+    """T5Attention.compute_bias: [1, H, T, T] from embed.relative_bias through an nn.Embedding."""
     po = cfg["positionOptions"]
-    x, pad = batch_embed(cfg, W, ids)
+    context_position = torch.arange(T, dtype=torch.long)[:, None]
+    memory_position = torch.arange(T, dtype=torch.long)[None, :]
+    relative_position = memory_position - context_position
+    bucket = hf_relative_position_bucket(relative_position, bidirectional=True,
+                                         num_buckets=po["buckets"], max_distance=po["maxDistance"])
+    emb = nn.Embedding(po["buckets"], cfg["heads"], dtype=DT)
+    with torch.no_grad():
+        emb.weight.copy_(W["embed.relative_bias"])
+        return emb(bucket).permute([2, 0, 1]).unsqueeze(0)
+
+
+C_ACTS = {"relu": F.relu, "gelu": F.gelu, "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"),
+          "swiglu": F.silu, "geglu": F.gelu, "silu": F.silu, "geglu_tanh": lambda t: F.gelu(t, approximate="tanh")}
+
+
+def ref_c(cfg, W, ids, type_ids=None):
+    d, H = cfg["dModel"], cfg["heads"]
+    dk = cfg["headDim"]
+    A = H * dk
+    po = cfg["positionOptions"]
+    x, pad = batch_embed(cfg, W, ids, type_ids)
     B, T, _ = x.shape
-    # float mask [B*H, T, T]: ALiBi bias + -inf on padded keys
+    lens = [len(s) for s in ids]
+    # The configs of the Hugging Face families go through MHA with identity in- and
+    # out-projections of width A (headDim x heads), the projections done outside, q
+    # pre-scaled so that MHA's 1/sqrt(headDim) gives attnScale.
+    generic = uses_new_fields(cfg)
+    # float mask [B*H, T, T]: ALiBi or T5 bias + -inf on padded keys (+ -inf outside a local layer's window)
     mask = torch.zeros(B, H, T, T, dtype=DT)
     if cfg["position"] == "alibi":
         pos = torch.arange(T, dtype=DT)
         dist = (pos[None, :] - pos[:, None]).abs()
         mask = mask - torch.tensor(alibi_paper_slopes(H), dtype=DT)[None, :, None, None] * dist
-    mask = mask.masked_fill(pad[:, None, None, :], float("-inf")).reshape(B * H, T, T)
-    act = {"relu": F.relu, "gelu": F.gelu, "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"),
-           "swiglu": F.silu, "geglu": F.gelu}[cfg["activation"]]
+    if cfg["position"] == "t5":
+        mask = mask + t5_position_bias(cfg, W, T)
+    mask = mask.masked_fill(pad[:, None, None, :], float("-inf"))
+    # sliding window (real query rows only: a padded row keeps its keys, and stays finite)
+    pos = torch.arange(T)
+    far = ((pos[None, :] - pos[:, None]).abs() > cfg["localWindow"])[None, None] & ~pad[:, None, :, None]
+    local_mask = mask.masked_fill(far, float("-inf")).reshape(B * H, T, T)
+    mask = mask.reshape(B * H, T, T)
+    act = C_ACTS[cfg["activation"]]
     atts = []
     with torch.no_grad():
         for l in range(cfg["layers"]):
             p = "layers.%d." % l
-            mha = nn.MultiheadAttention(d, H, dropout=0.0, batch_first=True, dtype=DT)
+            local = l in cfg["localLayers"]
+            mha = nn.MultiheadAttention(A if generic else d, H, dropout=0.0, batch_first=True, dtype=DT)
             qp, kp, vp = (make_linear(W, p + "attn." + n) for n in "qkv")
+            op = make_linear(W, p + "attn.o")
             rope = cfg["position"] == "rope"
-            if rope:
+            outside = rope or generic
+            if outside:
                 # projections done outside; MHA gets identity in-projections
-                mha.in_proj_weight.copy_(torch.cat([torch.eye(d, dtype=DT)] * 3))
+                mha.in_proj_weight.copy_(torch.cat([torch.eye(A, dtype=DT)] * 3))
                 mha.in_proj_bias.zero_()
             else:
                 mha.in_proj_weight.copy_(torch.cat([qp.weight, kp.weight, vp.weight]))
                 mha.in_proj_bias.copy_(torch.cat([qp.bias, kp.bias, vp.bias]))
-            mha.out_proj.weight.copy_(W[p + "attn.o.weight"])
-            mha.out_proj.bias.copy_(bias_or_zero(W, p + "attn.o.bias", d))
+            if generic:  # o applied outside
+                mha.out_proj.weight.copy_(torch.eye(A, dtype=DT))
+                mha.out_proj.bias.zero_()
+            else:
+                mha.out_proj.weight.copy_(W[p + "attn.o.weight"])
+                mha.out_proj.bias.copy_(bias_or_zero(W, p + "attn.o.bias", d))
             mha.train()  # dropout is 0; avoids the fused fast path
-            n1, n2 = make_norm(cfg, W, p + "norm1"), make_norm(cfg, W, p + "norm2")
+            has_n1 = l > 0 or cfg["firstAttnNorm"]
+            n1 = make_norm(cfg, W, p + "norm1") if has_n1 else None
+            n2 = make_norm(cfg, W, p + "norm2")
             up, down = make_linear(W, p + "ffn.up"), make_linear(W, p + "ffn.down")
             gate = make_linear(W, p + "ffn.gate") if is_glu(cfg["activation"]) else None
 
+            def rotate(t):
+                rf = rope_complex if po["style"] == "interleaved" else rope_rotate_half
+                base = po["localBase"] if local else po["base"]
+                sc = po.get("scaling")
+                if sc and sc["type"] == "dynamic":  # each sequence with its own length
+                    return torch.cat([rf(t[b:b + 1].reshape(1, T, H, dk), base, sc, lens[b]) for b in range(B)]).reshape(B, T, A)
+                return rf(t.reshape(B, T, H, dk), base, sc).reshape(B, T, A)
+
             def sa(h):
-                if rope:
-                    rf = rope_complex if po["style"] == "interleaved" else rope_rotate_half
-                    q = rf(qp(h).reshape(B, T, H, dk), po["base"], po.get("scaling")).reshape(B, T, d)
-                    k = rf(kp(h).reshape(B, T, H, dk), po["base"], po.get("scaling")).reshape(B, T, d)
-                    v = vp(h)
+                if outside:
+                    q, k, v = qp(h), kp(h), vp(h)
+                    if rope:
+                        q, k = rotate(q), rotate(k)
+                    if cfg["attnScale"] is not None:
+                        q = q * (cfg["attnScale"] * math.sqrt(dk))
                 else:
                     q = k = v = h
-                o, w = mha(q, k, v, attn_mask=mask, need_weights=True, average_attn_weights=False)
+                o, w = mha(q, k, v, attn_mask=local_mask if local else mask, need_weights=True,
+                           average_attn_weights=False)
                 atts.append(w)
-                return o
+                return op(o) if generic else o
 
             def ff(h):
                 if gate is not None:
@@ -674,7 +860,7 @@ def ref_c(cfg, W, ids):
                 return down(act(up(h)))
 
             if cfg["normPlacement"] == "pre":
-                x = x + sa(n1(x))
+                x = x + sa(n1(x) if n1 is not None else x)
                 x = x + ff(n2(x))
             else:
                 x = n1(x + sa(x))
@@ -683,6 +869,164 @@ def ref_c(cfg, W, ids):
             x = make_norm(cfg, W, "final_norm")(x)
     att = torch.stack(atts) if atts else torch.zeros(0, B, H, T, T, dtype=DT)
     return x, att
+
+
+# --------------------------------------------------------------------------
+# Reference D: the layer as transformers writes it, for the families that map onto
+# swapformer's new fields (T5Attention / T5LayerFF; ModernBertAttention / ModernBertMLP)
+# --------------------------------------------------------------------------
+
+REF_T5 = "transformers T5 layers (T5Attention, compute_bias, T5LayerFF)"
+REF_MBERT = "transformers ModernBERT layers (ModernBertAttention, sliding-window mask, ModernBertMLP)"
+
+
+def extended_attention_mask(pad):
+    """get_extended_attention_mask: (1 - mask) * finfo.min, [B, 1, 1, T]."""
+    return (pad[:, None, None, :].to(DT)) * torch.finfo(DT).min
+
+
+def covers_t5(cfg):
+    return (cfg["position"] == "t5" and cfg["normPlacement"] == "pre" and cfg["norm"] == "rmsnorm"
+            and cfg["finalNorm"] and cfg["firstAttnNorm"] and not cfg["localWindow"] and not cfg["embedNorm"]
+            and cfg["activation"] in ("relu", "geglu_tanh", "gelu_tanh", "swiglu"))
+
+
+def ref_t5(cfg, W, ids, type_ids=None):
+    """T5 encoder blocks as transformers' modeling_t5 runs them: T5LayerSelfAttention
+    (T5LayerNorm, T5Attention with inner_dim = n_heads x d_kv and one position_bias
+    from compute_bias, shared by every block, plus the extended mask), T5LayerFF
+    (T5DenseActDense or T5DenseGatedActDense: wo(act(wi_0 x) * wi_1 x)), final_layer_norm."""
+    d, n_heads, d_kv = cfg["dModel"], cfg["heads"], cfg["headDim"]
+    inner_dim = n_heads * d_kv
+    hidden_states, pad = batch_embed(cfg, W, ids, type_ids)
+    batch_size, seq_length, _ = hidden_states.shape
+    position_bias = t5_position_bias(cfg, W, seq_length) + extended_attention_mask(pad)
+    # NewGELUActivation (gelu_new), T5 v1.1's dense_act_fn
+    gelu_new = lambda x: 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+    act = {"relu": nn.ReLU(), "geglu_tanh": gelu_new, "gelu_tanh": gelu_new, "swiglu": nn.SiLU()}[cfg["activation"]]
+    gated = is_glu(cfg["activation"])
+    atts = []
+    with torch.no_grad():
+        def shape(states):
+            return states.view(batch_size, -1, n_heads, d_kv).transpose(1, 2)
+
+        def unshape(states):
+            return states.transpose(1, 2).contiguous().view(batch_size, -1, inner_dim)
+
+        for l in range(cfg["layers"]):
+            p = "layers.%d." % l
+            layer_norm = make_norm(cfg, W, p + "norm1")
+            q, k, v, o = (make_linear(W, p + "attn." + n) for n in "qkvo")
+            normed_hidden_states = layer_norm(hidden_states)
+            query_states = shape(q(normed_hidden_states))
+            key_states = shape(k(normed_hidden_states))
+            value_states = shape(v(normed_hidden_states))
+            scores = torch.matmul(query_states, key_states.transpose(3, 2))
+            if cfg["attnScale"] is not None and cfg["attnScale"] != 1:
+                scores = scores * cfg["attnScale"]
+            scores += position_bias
+            attn_weights = nn.functional.softmax(scores, dim=-1)
+            atts.append(attn_weights)
+            attn_output = o(unshape(torch.matmul(attn_weights, value_states)))
+            hidden_states = hidden_states + attn_output
+            # T5LayerFF
+            ff_norm = make_norm(cfg, W, p + "norm2")
+            forwarded_states = ff_norm(hidden_states)
+            wo = make_linear(W, p + "ffn.down")
+            if gated:
+                wi_0, wi_1 = make_linear(W, p + "ffn.gate"), make_linear(W, p + "ffn.up")
+                forwarded_states = wo(act(wi_0(forwarded_states)) * wi_1(forwarded_states))
+            else:
+                wi = make_linear(W, p + "ffn.up")
+                forwarded_states = wo(act(wi(forwarded_states)))
+            hidden_states = hidden_states + forwarded_states
+        hidden_states = make_norm(cfg, W, "final_norm")(hidden_states)
+    att = torch.stack(atts) if atts else torch.zeros(0, batch_size, n_heads, seq_length, seq_length, dtype=DT)
+    return hidden_states, att
+
+
+def covers_modernbert(cfg):
+    return (cfg["position"] == "rope" and cfg["positionOptions"]["style"] == "half"
+            and not cfg["positionOptions"].get("scaling") and cfg["normPlacement"] == "pre"
+            and cfg["norm"] == "layernorm" and cfg["finalNorm"] and cfg["activation"] in ("geglu", "swiglu")
+            and not cfg["typeVocabSize"] and not cfg["scaleEmbedding"])
+
+
+def ref_modernbert(cfg, W, ids, type_ids=None):
+    """ModernBERT as transformers' modeling_modernbert runs it (eager attention, padded
+    batch): ModernBertEmbeddings (tok_embeddings, norm), layers with attn_norm
+    Identity on layer 0, a fused Wqkv, ModernBertRotaryEmbedding with rope_theta or
+    local_rope_theta, the sliding-window mask (|i - j| <= local_attention // 2) on
+    the local layers, ModernBertMLP (Wi -> input, gate; Wo(act(input) * gate)), final_norm."""
+    d, H, head_dim = cfg["dModel"], cfg["heads"], cfg["headDim"]
+    all_head_size = H * head_dim
+    po = cfg["positionOptions"]
+    local_attention = 2 * cfg["localWindow"]
+    B, T = len(ids), max(len(s) for s in ids)
+    input_ids = torch.tensor([s + [0] * (T - len(s)) for s in ids], dtype=torch.long)
+    attention_mask = torch.tensor([[t < len(s) for t in range(T)] for s in ids], dtype=torch.long)
+    act = {"geglu": F.gelu, "swiglu": F.silu}[cfg["activation"]]
+
+    def rotate_half(x):
+        x1 = x[..., : x.shape[-1] // 2]
+        x2 = x[..., x.shape[-1] // 2:]
+        return torch.cat((-x2, x1), dim=-1)
+
+    def rotary(base, position_ids):
+        inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.int64).to(DT) / head_dim))
+        inv_freq_expanded = inv_freq[None, :, None].expand(position_ids.shape[0], -1, 1)
+        position_ids_expanded = position_ids[:, None, :].to(DT)
+        freqs = (inv_freq_expanded @ position_ids_expanded).transpose(1, 2)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos(), emb.sin()
+
+    atts = []
+    with torch.no_grad():
+        tok = nn.Embedding(cfg["vocabSize"], d, dtype=DT)
+        tok.weight.copy_(W["embed.tokens"])
+        hidden_states = tok(input_ids)
+        if cfg["embedNorm"]:
+            hidden_states = make_norm(cfg, W, "embed.norm")(hidden_states)
+        # _update_attention_mask
+        global_attention_mask = (1.0 - attention_mask[:, None, None, :].to(DT)).expand(B, 1, T, T) * torch.finfo(DT).min
+        rows = torch.arange(T).unsqueeze(0)
+        distance = torch.abs(rows - rows.T)
+        window_mask = (distance <= local_attention // 2).unsqueeze(0).unsqueeze(0)
+        sliding_window_mask = global_attention_mask.masked_fill(window_mask.logical_not(), torch.finfo(DT).min)
+        position_ids = torch.arange(T).unsqueeze(0)
+        for l in range(cfg["layers"]):
+            p = "layers.%d." % l
+            local = l in cfg["localLayers"]
+            attn_norm = (nn.Identity() if l == 0 and not cfg["firstAttnNorm"] else make_norm(cfg, W, p + "norm1"))
+            Wqkv = nn.Linear(d, 3 * all_head_size, dtype=DT)
+            Wqkv.weight.copy_(torch.cat([W[p + "attn.%s.weight" % n] for n in "qkv"]))
+            Wqkv.bias.copy_(torch.cat([bias_or_zero(W, p + "attn.%s.bias" % n, all_head_size) for n in "qkv"]))
+            Wo = make_linear(W, p + "attn.o")
+            qkv = Wqkv(attn_norm(hidden_states)).view(B, -1, 3, H, head_dim)
+            cos, sin = rotary(po["localBase"] if local else po["base"], position_ids)
+            query, key, value = qkv.transpose(3, 1).unbind(dim=2)  # [B, H, T, head_dim]
+            cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+            query = (query * cos) + (rotate_half(query) * sin)
+            key = (key * cos) + (rotate_half(key) * sin)
+            scale = head_dim ** -0.5 if cfg["attnScale"] is None else cfg["attnScale"]
+            attn_weights = torch.matmul(query, key.transpose(2, 3)) * scale
+            attn_weights = attn_weights + (sliding_window_mask if local else global_attention_mask)
+            attn_weights = nn.functional.softmax(attn_weights, dim=-1)
+            atts.append(attn_weights)
+            attn_output = torch.matmul(attn_weights, value).transpose(1, 2).contiguous().view(B, -1, all_head_size)
+            hidden_states = hidden_states + Wo(attn_output)
+            # ModernBertMLP: Wi = [gate; up] (the activated half first)
+            mlp_norm = make_norm(cfg, W, p + "norm2")
+            F_ = cfg["ffDim"]
+            Wi = nn.Linear(d, 2 * F_, dtype=DT)
+            Wi.weight.copy_(torch.cat([W[p + "ffn.gate.weight"], W[p + "ffn.up.weight"]]))
+            Wi.bias.copy_(torch.cat([bias_or_zero(W, p + "ffn.gate.bias", F_), bias_or_zero(W, p + "ffn.up.bias", F_)]))
+            Wo2 = make_linear(W, p + "ffn.down")
+            inp, gate = Wi(mlp_norm(hidden_states)).chunk(2, dim=-1)
+            hidden_states = hidden_states + Wo2(act(inp) * gate)
+        hidden_states = make_norm(cfg, W, "final_norm")(hidden_states)
+    att = torch.stack(atts) if atts else torch.zeros(0, B, H, T, T, dtype=DT)
+    return hidden_states, att
 
 
 def torch_head(W, out, ids):
@@ -781,6 +1125,40 @@ def self_checks():
             mine = b_rope(x, 100, style, sc)
             other = (rope_complex if style == "interleaved" else rope_rotate_half)(x.reshape(1, 24, 1, 16), 100, sc)
             assert torch.allclose(mine, other.reshape(24, 16), atol=1e-13, rtol=0), (style, sc)
+    # T5 buckets: the plain float64 formula (B) == transformers' _relative_position_bucket (float32 log)
+    for nb, md in ((32, 128), (32, 20), (16, 40), (16, 128), (8, 3), (64, 1000), (32, 9)):
+        mine = [b_t5_bucket(dd, nb, md) for dd in range(-700, 701)]
+        hf = hf_relative_position_bucket(torch.arange(-700, 701), True, nb, md).tolist()
+        assert mine == hf, (nb, md, [dd for dd, a, b in zip(range(-700, 701), mine, hf) if a != b][:5])
+        assert min(mine) == 0 and max(mine) <= nb - 1
+    # ... and the worked values of plugins/position/t5.c: 32 buckets, maxDistance 128
+    n_to_b = {n: b_t5_bucket(-n, 32, 128) for n in range(200)}
+    assert [n_to_b[n] for n in range(8)] == list(range(8))
+    assert {n_to_b[n] for n in range(8, 12)} == {8} and {n_to_b[n] for n in range(12, 16)} == {9}
+    assert {n_to_b[n] for n in range(64, 91)} == {14} and {n_to_b[n] for n in range(91, 200)} == {15}
+    assert all(b_t5_bucket(n, 32, 128) == 16 + n_to_b[n] for n in range(1, 200)) and b_t5_bucket(0, 32, 128) == 0
+    # ... 32 buckets, maxDistance 20 (the fixture): log buckets from 8, the clamp (15) from 18 on
+    assert [b_t5_bucket(-n, 32, 20) for n in (7, 8, 9, 10, 17, 18, 130)] == [7, 8, 9, 9, 14, 15, 15]
+    # dynamic NTK: B's base == HF's _compute_dynamic_ntk_parameters with the sequence's length
+    for dk in (4, 8, 16, 64):
+        for base in (10, 1000, 10000, 160000):
+            for f, L0 in ((2, 32), (4, 2048), (1.5, 10)):
+                for L in (1, L0 - 1, L0, L0 + 1, 2 * L0 + 3):
+                    sc = dict(type="dynamic", factor=f, originalMaxLen=L0)
+                    b2 = b_dynamic_base(base, dk, L, sc)
+                    inv, af = hf_rope_parameters(dk, base, sc, L)
+                    mine = torch.tensor([b2 ** (-2.0 * i / dk) for i in range(dk // 2)], dtype=DT)
+                    assert torch.allclose(mine, inv, rtol=1e-13, atol=0) and af == 1.0, (dk, base, f, L0, L)
+                    assert (b2 == base) == (L <= L0)
+    x = torch.randn(40, 8, generator=g, dtype=DT)
+    for style, rf in (("interleaved", rope_complex), ("half", rope_rotate_half)):
+        sc = dict(type="dynamic", factor=2, originalMaxLen=32)
+        for L in (20, 32, 33, 40):
+            mine = b_rope(x[:L], 1000, style, sc)
+            other = rf(x[:L].reshape(1, L, 1, 8), 1000, sc, L).reshape(L, 8)
+            assert torch.allclose(mine, other, atol=1e-13, rtol=0), (style, L)
+        assert torch.equal(b_rope(x[:32], 1000, style, sc), b_rope(x[:32], 1000, style))
+        assert not torch.allclose(b_rope(x[:33], 1000, style, sc)[:32], b_rope(x[:32], 1000, style))
     # activations against torch.nn.functional
     t = torch.linspace(-6, 6, 1001, dtype=DT)
     assert torch.allclose(b_act("gelu", t), F.gelu(t), atol=1e-14, rtol=0)
@@ -792,7 +1170,7 @@ def self_checks():
     assert bf16_bits_to_f64(f32_to_bf16_bits(v)).tolist() == [1.0, 1.0 + 2 ** -6, 1.0, 2.0, -1.5]
     print("self-checks: OK (LayerNorm [2,-1,4,3], sinusoidal PE dots 1.54025, ALiBi slopes, "
           "RoPE relative-position invariance, RoPE scaling B == HF-structured C and YaRN ramps, "
-          "activations, bf16 rounding)")
+          "T5 buckets B == transformers' and t5.c's worked values, dynamic NTK B == HF, activations, bf16 rounding)")
 
 
 # --------------------------------------------------------------------------
@@ -811,8 +1189,8 @@ def base_cfg(position, norm, placement, activation, **kw):
         cfg["positionOptions"] = po or {"base": 10000}
     elif position == "rope":
         cfg["positionOptions"] = po
-    else:
-        cfg["positionOptions"] = {}
+    else:  # learned (offset), t5 (buckets, maxDistance); none and alibi take none
+        cfg["positionOptions"] = po or {}
     cfg.update({"norm": norm, "normPlacement": placement,
                 "finalNorm": kw.pop("finalNorm", placement == "pre"),
                 "eps": kw.pop("eps", 1e-5), "activation": activation,
@@ -979,6 +1357,80 @@ def build_cases():
     add("long_overflow__rope_interleaved__layernorm__post__relu",
         long_cfg("rope", "layernorm", "post", "relu", positionOptions={"base": 10000, "style": "interleaved"}),
         lens=[160, 20], qk_scale=3.6)
+
+    # ---- the fields that map Hugging Face families onto the encoder (BERT, RoBERTa,
+    # ModernBERT, T5, nomic-embed): headDim, attnScale, typeVocabSize (+ typeIds),
+    # embedNorm, firstAttnNorm, localWindow / localLayers (+ RoPE localBase), RoPE
+    # dynamic NTK, learned offset, position 't5', silu, geglu_tanh. vocabSize 50;
+    # the new fields after the others in the config.
+    def fam_cfg(position, norm, placement, act, **kw):
+        new = {k: kw.pop(k) for k in ("headDim", "attnScale", "typeVocabSize", "embedNorm", "firstAttnNorm",
+                                      "localWindow", "localLayers") if k in kw}
+        kw.setdefault("heads", 4)
+        kw.setdefault("dModel", 16)
+        kw.setdefault("ffDim", 24)
+        cfg = base_cfg(position, norm, placement, act, **kw)
+        cfg["vocabSize"] = 50
+        cfg.update(new)
+        return cfg
+    # BERT: token types (2) and the embedding LayerNorm, learned positions, post-norm
+    add("bert_types2_embed_norm__learned__layernorm__post__gelu",
+        fam_cfg("learned", "layernorm", "post", "gelu", maxLen=16, typeVocabSize=2, embedNorm=True),
+        lens=[13, 6, 9, 2])
+    # RoBERTa: one token type, positions from row 2 (maxLen = longest + 2: the 12-token sequence ends on the last row)
+    add("roberta_offset2_types1_embed_norm__learned__layernorm__post__gelu",
+        fam_cfg("learned", "layernorm", "post", "gelu", maxLen=14, positionOptions={"offset": 2},
+                typeVocabSize=1, embedNorm=True), lens=[12, 5, 9])
+    # an offset alone, pre-norm
+    add("learned_offset2__rmsnorm__pre__relu",
+        fam_cfg("learned", "rmsnorm", "pre", "relu", maxLen=12, positionOptions={"offset": 2}), lens=[10, 3, 7])
+    # three token types, an RMSNorm over the embeddings (after the sinusoidal vectors)
+    add("types3_embed_norm__sinusoidal__rmsnorm__pre__swiglu",
+        fam_cfg("sinusoidal", "rmsnorm", "pre", "swiglu", typeVocabSize=3, embedNorm=True), lens=[11, 4, 8])
+    # the embedding norm with RoPE (nothing added before it but the tokens)
+    add("embed_norm__rope_interleaved__layernorm__post__gelu_tanh",
+        fam_cfg("rope", "layernorm", "post", "gelu_tanh", positionOptions={"base": 10000, "style": "interleaved"},
+                embedNorm=True), lens=[10, 3, 6])
+    # layer 0 without an attention norm, short
+    add("first_attn_norm_false__sinusoidal__rmsnorm__pre__gelu",
+        fam_cfg("sinusoidal", "rmsnorm", "pre", "gelu", firstAttnNorm=False), lens=[9, 2, 5])
+    # ModernBERT: embedding norm, no attention norm on layer 0, global layer 0 (base 160000),
+    # local layers 1 and 2 (|i - j| <= 5, localBase 10000), geglu, no biases; T = 150, past
+    # the 64-row query chunks and 64-key tiles
+    add("modernbert_like__rope_half_local5__layernorm__pre__geglu",
+        fam_cfg("rope", "layernorm", "pre", "geglu", heads=2, layers=3,
+                positionOptions={"base": 160000, "localBase": 10000, "style": "half"},
+                embedNorm=True, firstAttnNorm=False, localWindow=5, localLayers=[1, 2]),
+        lens=[150, 70, 9], biases=False)
+    # windows with ALiBi (layer 0 local, layer 1 global) and with no position at all (attentions)
+    add("window7__alibi__rmsnorm__post__relu",
+        fam_cfg("alibi", "rmsnorm", "post", "relu", localWindow=7, localLayers=[0]), lens=[100, 40, 15])
+    add("window2__none__layernorm__pre__gelu",
+        fam_cfg("none", "layernorm", "pre", "gelu", localWindow=2, localLayers=[1]), lens=[12, 7, 4],
+        attentions=True)
+    # T5 v1.0 / v1.1: heads x headDim != dModel, attnScale 1, relative buckets (32 buckets,
+    # maxDistance 20: the log buckets and the clamp, over 133 tokens; 16 buckets), RMSNorm pre
+    add("t5_b32_d20_hd12__rmsnorm__pre__relu",
+        fam_cfg("t5", "rmsnorm", "pre", "relu", dModel=32, heads=4, ffDim=48, headDim=12, attnScale=1,
+                positionOptions={"buckets": 32, "maxDistance": 20}), lens=[133, 30])
+    add("t5_b16_d40_hd10__rmsnorm__pre__geglu_tanh",
+        fam_cfg("t5", "rmsnorm", "pre", "geglu_tanh", dModel=24, heads=3, ffDim=32, headDim=10, attnScale=1,
+                positionOptions={"buckets": 16, "maxDistance": 40}), lens=[70, 33, 5], biases=False)
+    # headDim != dModel / heads with RoPE and the default scale 1/sqrt(headDim); plain silu
+    add("headdim12__rope_half__rmsnorm__post__silu",
+        fam_cfg("rope", "rmsnorm", "post", "silu", heads=2, headDim=12,
+                positionOptions={"base": 10000, "style": "half"}), lens=[9, 4, 7])
+    # RoPE dynamic NTK (originalMaxLen 32, factor 2): each sequence by its own length
+    # (50 and 40 scaled, each its own base; 32 and 20 not), both styles
+    add("rope_interleaved_dynamic2_L32__layernorm__pre__silu",
+        fam_cfg("rope", "layernorm", "pre", "silu", heads=2, positionOptions={
+            "base": 10000, "style": "interleaved", "scaling": {"type": "dynamic", "factor": 2, "originalMaxLen": 32}}),
+        lens=[50, 20, 40, 32])
+    # nomic-embed: token types, the embedding LayerNorm, RoPE half with dynamic NTK, post-norm, swiglu
+    add("nomic_like_types2_embed_norm__rope_half_dynamic2_L32__layernorm__post__swiglu",
+        fam_cfg("rope", "layernorm", "post", "swiglu", heads=2, positionOptions={
+            "base": 1000, "style": "half", "scaling": {"type": "dynamic", "factor": 2, "originalMaxLen": 32}},
+            typeVocabSize=2, embedNorm=True), lens=[45, 33, 16])
     return cases
 
 
@@ -994,6 +1446,23 @@ def make_ids(seed, vocab, long=False, lens=None):
     if max(lens) < 6:
         lens[0] = 9
     return [[int(t) for t in rng.integers(0, vocab, size=L)] for L in lens]
+
+
+def make_type_ids(seed, ids, type_vocab):
+    """Token types for a batch: even sequences as BERT's sentence pairs (0 ... 0 then
+    type_vocab - 1 ... to the end), odd ones random; every type used, some sequence mixed."""
+    rng = np.random.default_rng(seed + 2)
+    out = []
+    for b, s in enumerate(ids):
+        L = len(s)
+        if b % 2 == 0:
+            k = int(rng.integers(1, L)) if L > 1 else 1
+            out.append([0] * k + [type_vocab - 1] * (L - k))
+        else:
+            out.append([int(t) for t in rng.integers(0, type_vocab, size=L)])
+    assert set(t for s in out for t in s) == set(range(type_vocab)), out
+    assert any(len(set(s)) > 1 for s in out)
+    return out
 
 
 def flat(t, digits=None):
@@ -1018,14 +1487,15 @@ def main():
     for c in cases:
         name, meta_cfg = c["name"], c["config"]
         cfg = resolve(meta_cfg)
-        assert cfg["dModel"] % cfg["heads"] == 0
+        assert "headDim" in meta_cfg or cfg["dModel"] % cfg["heads"] == 0
         if cfg["position"] == "rope":
-            assert (cfg["dModel"] // cfg["heads"]) % 2 == 0
+            assert cfg["headDim"] % 2 == 0
         seed = zlib.crc32(name.encode())
         ids = make_ids(seed, cfg["vocabSize"], c["long"], c["lens"])
         assert len(set(map(len, ids))) == len(ids)
         if cfg["position"] == "learned":
-            assert cfg["maxLen"] >= max(map(len, ids))
+            assert cfg["maxLen"] - cfg["positionOptions"]["offset"] >= max(map(len, ids))
+        tids = make_type_ids(seed, ids, cfg["typeVocabSize"]) if cfg["typeVocabSize"] > 1 else None
         path = os.path.join(OUT_DIR, name + ".safetensors")
         tensors = make_weights(cfg, seed, c["biases"], c["head_bias"])
         if c["qk_scale"]:
@@ -1038,35 +1508,43 @@ def main():
         B, T = len(ids), max(map(len, ids))
         real = torch.tensor([[t < len(s) for t in range(T)] for s in ids])
         stats = {}
-        out_b, att_b = ref_b(cfg, W, ids, stats)
+        out_b, att_b = ref_b(cfg, W, ids, stats, type_ids=tids)
         if c["qk_scale"]:  # some scores overflow float32's exp without the max subtraction
             assert stats["max_score"] > 100, (name, stats)
         head = cfg["outputHead"]
         lg_b = b_logits(cfg, W, out_b, ids) if head else None
         refs, diffs = [REF_B], {}
         if covers_a(cfg):
-            out_a = ref_a(cfg, W, ids)
+            out_a = ref_a(cfg, W, ids, tids)
             diffs[REF_A] = float((out_a - out_b)[real].abs().max())
             if head:
                 diffs[REF_A + " (logits)"] = float((torch_head(W, out_a, ids) - lg_b).abs().max())
             refs.insert(0, REF_A)
-        out_c, att_c = ref_c(cfg, W, ids)
+        out_c, att_c = ref_c(cfg, W, ids, tids)
         diffs[REF_C] = float((out_c - out_b)[real].abs().max())
         if head:
             diffs[REF_C + " (logits)"] = float((torch_head(W, out_c, ids) - lg_b).abs().max())
+        qmask = real[None, :, None, :, None]
         if cfg["layers"]:
-            qmask = real[None, :, None, :, None]
             diffs[REF_C + " (attn probs)"] = float(((att_c - att_b) * qmask).abs().max())
         refs.insert(len(refs) - 1, REF_C)
+        for ref, covers, run in ((REF_T5, covers_t5, ref_t5), (REF_MBERT, covers_modernbert, ref_modernbert)):
+            if covers(cfg):
+                out_d, att_d = run(cfg, W, ids, tids)
+                diffs[ref] = float((out_d - out_b)[real].abs().max())
+                diffs[ref + " (attn probs)"] = float(((att_d - att_b) * qmask).abs().max())
+                refs.insert(len(refs) - 1, ref)
         for k, v in diffs.items():
             if not v <= TOL:
                 sys.exit("CROSS-CHECK FAILED: %s: %s differs from %s by %.3e" % (name, k, REF_B, v))
         assert float(out_b.abs().max()) > 0.1 and float(out_b[real].std()) > 0.1
         assert torch.all(out_b[~real] == 0)
 
-        entry = {"name": name, "file": name + ".safetensors", "config": meta_cfg, "dtype": c["dtype"],
-                 "ids": ids, "references": refs, "shape": [B, T, cfg["dModel"]],
-                 "expected": flat(out_b, LONG_DIGITS if c["lens"] else None)}
+        entry = {"name": name, "file": name + ".safetensors", "config": meta_cfg, "dtype": c["dtype"], "ids": ids}
+        if tids is not None:
+            entry["typeIds"] = tids
+        entry.update({"references": refs, "shape": [B, T, cfg["dModel"]],
+                      "expected": flat(out_b, LONG_DIGITS if c["lens"] else None)})
         if c["qk_scale"]:  # the largest raw score q.k/sqrt(dk) (+ bias) of reference B
             entry["maxScore"] = round(stats["max_score"], 6)
         if c["attentions"]:
@@ -1087,7 +1565,9 @@ def main():
     total = sum(os.path.getsize(os.path.join(OUT_DIR, f)) for f in os.listdir(OUT_DIR))
     for name, dt, B, T, diffs, max_score in report:
         ds = ", ".join("%s %.1e" % ({REF_A: "A", REF_C: "C", REF_C + " (attn probs)": "C-attn",
-                                     REF_A + " (logits)": "A-logits", REF_C + " (logits)": "C-logits"}[k], v)
+                                     REF_A + " (logits)": "A-logits", REF_C + " (logits)": "C-logits",
+                                     REF_T5: "T5", REF_T5 + " (attn probs)": "T5-attn",
+                                     REF_MBERT: "MB", REF_MBERT + " (attn probs)": "MB-attn"}[k], v)
                        for k, v in diffs.items())
         print("%-58s %-4s B=%d T=%-3d max|diff| vs B: %s%s" % (name, dt, B, T, ds, "" if max_score is None
                                                                 else ", max score %.1f" % max_score))
