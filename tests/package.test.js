@@ -13,8 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { configure, createEncoder, runtimeInfo, ERROR_CODES, SwapformerError, features } from '../bindings/index.js';
-import { REPO, pack, CHECK_CONFIG, CHECK_SEED, CHECK_IDS, reference } from './packaging.js';
-import { rejects } from './helpers.js';
+import { REPO, pack, CHECK_CONFIG, CHECK_SEED, CHECK_IDS, reference, rejects } from './packaging.js';
 
 const read = (p) => readFileSync(path.join(REPO, p), 'utf8');
 const pkg = JSON.parse(read('package.json'));

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEncoder } from '../bindings/index.js';
-import { elementError } from './helpers.js';
+import assert from 'node:assert/strict';
 
 export const REPO = fileURLToPath(new URL('..', import.meta.url));
 export const BIN = (name) => path.join(REPO, 'node_modules', '.bin', name);
@@ -103,4 +103,33 @@ export async function assertMatchesNode(assert, result, what) {
   const { error } = elementError(data, ref.data);
   assert.ok(error <= 1e-5, `${what}: max element error ${error} against Node`);
   return `${result.build}, ${bits ? 'bit-identical to Node' : `max element error ${error.toExponential(1)}`}`;
+}
+
+/** Per element |a - e| / (rms + |e|), the worst over the tensor (as helpers.js elementError; kept here so
+ * that these tests do not depend on the golden fixtures that helpers.js loads). */
+export function elementError(actual, expected) {
+  let ss = 0, n = 0;
+  for (const e of expected) if (e !== 0) { ss += e * e; n++; }
+  const rms = n ? Math.sqrt(ss / n) : 1;
+  let error = 0;
+  for (let i = 0; i < expected.length; i++) {
+    const r = Math.abs(actual[i] - expected[i]) / (rms + Math.abs(expected[i]));
+    if (!(r <= error)) error = Number.isNaN(r) ? Infinity : r;
+  }
+  return { error };
+}
+
+/** Awaits a call that must fail with a SwapformerError of this code (message matching re). */
+export async function rejects(promiseOrFn, code, re) {
+  let err;
+  try {
+    await (typeof promiseOrFn === 'function' ? promiseOrFn() : promiseOrFn);
+  } catch (e) {
+    err = e;
+  }
+  assert.ok(err, `expected a ${code} error, nothing was thrown`);
+  assert.equal(err.name, 'SwapformerError', `expected SwapformerError, got ${err.name}: ${err.message}`);
+  assert.equal(err.code, code, `expected ${code}, got ${err.code}: ${err.message}`);
+  if (re) assert.match(err.message, re);
+  return err;
 }
