@@ -9,7 +9,7 @@
 //             metadata) -> loadModel, the same strict loader as every model.
 // The converter (bin/swapformer.js convert) writes that file to disk.
 import { SwapformerError, fail } from './errors.js';
-import { loadModel } from './index.js';
+import { createEncoder, loadModel } from './index.js';
 import { Tokenizer } from './tokenizer.js';
 import { openSource, subSource } from './pretrained/files.js';
 import { parseSafetensors, readWeights, toFloat32 } from './pretrained/safetensors.js';
@@ -18,7 +18,6 @@ import { detectFamily, mapTensors, translateConfig } from './pretrained/families
 
 const own = (o, k) => (o !== null && typeof o === 'object' && Object.hasOwn(o, k) ? o[k] : undefined);
 const utf8 = new TextEncoder();
-const fromUtf8 = new TextDecoder();
 
 // ------------------------------------------------------------------ model files
 
@@ -122,7 +121,9 @@ const EMBED_BATCH = 32; // texts per forward pass: bounds the activations
 export class Pretrained {
   #disposed = false;
 
-  constructor({ encoder, tokenizer, recipe, family, hfConfig, maxLength, label }) {
+  #limits;
+
+  constructor({ encoder, tokenizer, recipe, family, hfConfig, limits, label }) {
     /** The Encoder: every method works, and its position plugin can be swapped on the same weights. */
     this.encoder = encoder;
     /** The checkpoint's tokenizer (tokenizer.json). */
@@ -133,10 +134,13 @@ export class Pretrained {
     this.family = family;
     /** The checkpoint's config.json. */
     this.hfConfig = hfConfig;
-    /** Longest input in tokens, special tokens included (the smallest of the limits). */
-    this.maxLength = maxLength;
     this.source = label;
+    this.#limits = limits; // the maxLength option, max_seq_length, model_max_length
   }
+
+  /** Longest input in tokens, special tokens included: the smallest of the maxLength option,
+   * the recipe's max_seq_length, the tokenizer's model_max_length and the position plugin's limit. */
+  get maxLength() { return smallest(...this.#limits, this.encoder.maxSequenceLength); }
 
   /**
    * Sentence embeddings: {data, shape: [B, D]} with the checkpoint's recipe,
@@ -154,7 +158,9 @@ export class Pretrained {
     const maxLength = this.#maxLength(own(opts, 'maxLength'));
     if (pooling !== undefined && !['mean', 'cls', 'max', 'none'].includes(pooling)) fail('BAD_ARGUMENT', `options.pooling must be 'mean', 'cls', 'max' or 'none', got ${JSON.stringify(pooling)}`);
     if (normalize !== undefined && typeof normalize !== 'boolean') fail('BAD_ARGUMENT', 'options.normalize must be a boolean');
-    const encoded = list.map((t) => this.tokenizer.encode(t, { maxLength }));
+    // as sentence-transformers' Transformer.tokenize: stripped, lowercased when the folder says so
+    const prepared = list.map((t) => (this.recipe.doLowerCase ? t.trim().toLowerCase() : t.trim()));
+    const encoded = prepared.map((t) => this.tokenizer.encode(t, { maxLength }));
     if (pooling === 'none') return this.#hidden(encoded);
     const modes = pooling ? [pooling] : this.recipe.pooling;
     const parts = [];
@@ -181,6 +187,19 @@ export class Pretrained {
     return { data: out.data, shape: out.shape };
   }
 
+  /**
+   * The same checkpoint with config fields changed on the same weights: a
+   * position plugin swapped or rescaled, e.g. {positionOptions: {...p.encoder.config.positionOptions,
+   * scaling: {type: 'yarn', factor: 4, originalMaxLen: 2048}}}. A new Pretrained (dispose both).
+   */
+  async withConfig(changes, options) {
+    if (this.disposed) fail('DISPOSED', 'this model has been disposed');
+    if (changes === null || typeof changes !== 'object' || Array.isArray(changes)) fail('BAD_ARGUMENT', 'withConfig takes an object of config fields');
+    const encoder = await createEncoder({ ...this.encoder.config, ...changes }, { weights: this.encoder.getWeights(), ...(options ?? {}) });
+    return new Pretrained({ encoder, tokenizer: this.tokenizer, recipe: this.recipe, family: this.family, hfConfig: this.hfConfig,
+      limits: this.#limits, label: this.source });
+  }
+
   /** Frees the encoder; idempotent. */
   dispose() {
     this.#disposed = true;
@@ -191,7 +210,7 @@ export class Pretrained {
 }
 if (typeof Symbol.dispose === 'symbol') Pretrained.prototype[Symbol.dispose] = Pretrained.prototype.dispose;
 
-/** The smallest of the limits that apply (null: none). */
+/** The smallest of the limits that apply (Infinity: none). */
 function smallest(...limits) {
   const ok = limits.filter((n) => Number.isFinite(n) && n > 0);
   return ok.length ? Math.min(...ok) : Infinity;
@@ -289,12 +308,11 @@ export async function loadPretrained(source, options) {
     const json = (k) => (meta[k] ? JSON.parse(meta[k]) : undefined);
     const tokenizer = Tokenizer.fromJSON(meta.tokenizer, { tokenizerConfig: json('tokenizer_config'), specialTokensMap: json('special_tokens_map') });
     const recipe = recipeFromJSON(json('recipe'));
-    const limit = smallest(maxLength, recipe.maxSeqLength, tokenizer.modelMaxLength, encoder.maxSequenceLength);
-    return new Pretrained({ encoder, tokenizer, recipe, family: meta.family, hfConfig: json('hf_config'), maxLength: limit, label });
+    const limits = [maxLength, recipe.maxSeqLength, tokenizer.modelMaxLength];
+    return new Pretrained({ encoder, tokenizer, recipe, family: meta.family, hfConfig: json('hf_config'), limits, label });
   } catch (e) {
     encoder.dispose();
     throw e;
   }
 }
 
-export { fromUtf8 as _utf8Decoder };

@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+// swapformer's command line.
+//
+//   npx swapformer convert <source> <out.safetensors> [--dtype f32|f16|source] [--revision R] [--hub-url URL]
+//
+// <source>: a Hugging Face model folder, its URL, or a Hub id (owner/name).
+// Writes one swapformer model file with the tokenizer and the embedding recipe
+// inside: loadPretrained(out) gives the same embeddings (f32: identical; f16:
+// within half-precision rounding), and loadModel(out) the bare encoder.
+import { writeFile } from 'node:fs/promises';
+import { readCheckpoint, writeModelFile } from '../bindings/pretrained.js';
+import { SwapformerError } from '../bindings/errors.js';
+
+const USAGE = `usage: swapformer convert <source> <out.safetensors> [--dtype f32|f16|source] [--revision R] [--hub-url URL]
+
+  <source>   a Hugging Face model folder, its URL, or a Hub id (owner/name)
+  --dtype    f32 (default), f16, or source (keep the checkpoint's F32/F16/BF16)`;
+
+function parse(argv) {
+  const [command, ...rest] = argv;
+  if (!command || command === '--help' || command === '-h') return { help: true };
+  if (command !== 'convert') throw new Error(`unknown command '${command}'`);
+  const args = { dtype: 'f32', positional: [] };
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i];
+    const [flag, inline] = a.startsWith('--') && a.includes('=') ? a.split(/=(.*)/s, 2) : [a, undefined];
+    const value = () => {
+      const v = inline ?? rest[++i];
+      if (v === undefined) throw new Error(`${flag} needs a value`);
+      return v;
+    };
+    if (flag === '--dtype') args.dtype = value();
+    else if (flag === '--revision') args.revision = value();
+    else if (flag === '--hub-url') args.hubUrl = value();
+    else if (flag.startsWith('--')) throw new Error(`unknown option '${flag}'`);
+    else args.positional.push(a);
+  }
+  if (!['f32', 'f16', 'source'].includes(args.dtype)) throw new Error(`--dtype must be f32, f16 or source, got '${args.dtype}'`);
+  if (args.positional.length !== 2) throw new Error('convert takes <source> and <out.safetensors>');
+  return args;
+}
+
+async function main() {
+  let args;
+  try {
+    args = parse(process.argv.slice(2));
+  } catch (e) {
+    console.error(`swapformer: ${e.message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (args.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const [source, out] = args.positional;
+  let last = '';
+  const onProgress = ({ file, loaded, total }) => {
+    if ((total ?? loaded) < 2 ** 20) return; // small files: nothing worth a line
+    const line = `  ${file} ${(loaded / 2 ** 20).toFixed(1)}${total ? ` / ${(total / 2 ** 20).toFixed(1)}` : ''} MB`;
+    if (process.stderr.isTTY) process.stderr.write(`\r${line}`);
+    else if (loaded === total && line !== last) console.error(line);
+    last = line;
+  };
+  try {
+    const ck = await readCheckpoint(source, { revision: args.revision, hubUrl: args.hubUrl, onProgress });
+    if (process.stderr.isTTY) process.stderr.write('\n');
+    const bytes = writeModelFile(ck.config, ck.tensors, ck.metadata, args.dtype);
+    await writeFile(out, bytes);
+    console.log(`${out}: ${ck.family} (${ck.config.layers} layers, dModel ${ck.config.dModel}, position ${ck.config.position}), ${(bytes.length / 2 ** 20).toFixed(1)} MB, ${args.dtype}`);
+    return 0;
+  } catch (e) {
+    console.error(`swapformer: ${e instanceof SwapformerError ? `${e.code}: ` : ''}${e.message}`);
+    return 1;
+  }
+}
+
+process.exitCode = await main();
