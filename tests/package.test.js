@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { configure, createEncoder, runtimeInfo, ERROR_CODES, SwapformerError, features } from '../bindings/index.js';
-import { REPO, pack, CHECK_CONFIG, CHECK_SEED, CHECK_IDS, reference, rejects } from './packaging.js';
+import { REPO, pack, installPacked, writeFiles, CHECK_CONFIG, CHECK_SEED, CHECK_IDS, reference, rejects } from './packaging.js';
 
 const read = (p) => readFileSync(path.join(REPO, p), 'utf8');
 const pkg = JSON.parse(read('package.json'));
@@ -208,4 +208,15 @@ console.log(JSON.stringify({ before, after: (await runtimeInfo()).memoryBytes })
   const out = execFileSync(process.execPath, ['--experimental-wasm-relaxed-simd', '--input-type=module', '-e', script], { encoding: 'utf8' });
   const { before, after } = JSON.parse(out);
   assert.equal(after, before, 'memory flat over 200 create/dispose cycles');
+});
+
+test("swapformer-models from its tarball, beside swapformer's: the README's example predicts '^olleh$'", () => {
+  const app = installPacked({ models: true, prefix: 'swapformer-models-' });
+  try {
+    const example = README.match(/```js\n(import \{ readFileSync \} from 'node:fs';\nimport \{ loadModel \} from 'swapformer';\nimport \{ encode, decode \} from 'swapformer-models\/tasks\.js';[\s\S]*?)```/)[1];
+    writeFiles(app.dir, { 'example.js': example.replace(/^decode\((.*)\);.*$/m, 'console.log(decode($1));') });
+    assert.equal(execFileSync(process.execPath, ['example.js'], { cwd: app.dir, encoding: 'utf8' }).trim(), '^olleh$');
+  } finally {
+    app.cleanup();
+  }
 });
