@@ -69,6 +69,7 @@ test('package.json: license, repository, homepage, bugs, keywords, ESM entry wit
 test('README links work on the npm page: relative links only to packed files, repository links to files that exist, anchors to headings', () => {
   const repoBlob = /^https:\/\/github\.com\/swapformer\/swapformer\/(?:blob|tree)\/main\/(.+)$/;
   const anchors = new Set([...README.matchAll(/^#{1,6} (.+)$/gm)].map(([, h]) => h.toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')));
+  assert.equal(README.match(/^```/gm).length % 2, 0, 'every code block in the README is closed');
   const links = [...README.matchAll(/\]\(([^)\s]+)\)/g)].map(([, href]) => href);
   assert.ok(links.length > 5);
   for (const href of links) {
