@@ -15,6 +15,8 @@ import { SwapformerError, fail } from './errors.js';
 import { features, configure, loadRuntime, wrongWasm } from './wasm.js';
 
 export { SwapformerError, features, configure };
+export { loadPretrained, Pretrained } from './pretrained.js';
+export { Tokenizer } from './tokenizer.js';
 
 /** Every SwapformerError code: the C core's (CODES, core/error.h) and the JS layers'. */
 export const ERROR_CODES = Object.freeze([
@@ -227,18 +229,18 @@ export async function loadModel(bytes, options) {
 
 // Accepts one sequence (number[] / typed array) or a batch (array of them),
 // and copies it into Int32Arrays, every element read once, before any wasm call.
-function readIds(ids, vocabSize) {
+function readIds(ids, vocabSize, name = 'ids', bound = 'vocabSize') {
   const isSeq = (s) => ArrayBuffer.isView(s) || (Array.isArray(s) && (s.length === 0 || !(Array.isArray(s[0]) || ArrayBuffer.isView(s[0]))));
   let seqs;
   const single = isSeq(ids);
   if (single) seqs = [ids];
   else if (Array.isArray(ids)) seqs = Array.from({ length: ids.length }, (_, b) => ids[b]);
-  else fail('BAD_ARGUMENT', 'ids must be a sequence of token ids (number[] or Int32Array) or an array of sequences');
-  if (seqs.length === 0) fail('BAD_ARGUMENT', 'ids is an empty batch');
-  const where = (b) => (single ? 'ids' : `ids[${b}]`);
+  else fail('BAD_ARGUMENT', `${name} must be a sequence of ${name === 'ids' ? 'token' : 'type'} ids (number[] or Int32Array) or an array of sequences`);
+  if (seqs.length === 0) fail('BAD_ARGUMENT', `${name} is an empty batch`);
+  const where = (b) => (single ? name : `${name}[${b}]`);
   const out = seqs.map((s, b) => {
-    if (!Array.isArray(s) && !ArrayBuffer.isView(s)) fail('BAD_ARGUMENT', `ids must be a sequence of token ids or an array of sequences: ${where(b)} = ${describe(s)} is not a sequence`);
-    if (s instanceof DataView) fail('BAD_ARGUMENT', `${where(b)} is a DataView, not a sequence of token ids`);
+    if (!Array.isArray(s) && !ArrayBuffer.isView(s)) fail('BAD_ARGUMENT', `${name} must be a sequence of ids or an array of sequences: ${where(b)} = ${describe(s)} is not a sequence`);
+    if (s instanceof DataView) fail('BAD_ARGUMENT', `${where(b)} is a DataView, not a sequence of ids`);
     const n = s.length;
     if (!Number.isInteger(n) || n < 0 || n > 0x7fffffff) fail('BAD_ARGUMENT', `${where(b)} has no valid length`);
     if (n === 0) fail('BAD_ARGUMENT', `${where(b)} is empty: a sequence needs at least one token`);
@@ -246,13 +248,24 @@ function readIds(ids, vocabSize) {
     for (let t = 0; t < n; t++) {
       const id = s[t];
       if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id >= vocabSize) {
-        fail('BAD_TOKEN', `${where(b)}[${t}] = ${describe(id)} is not a token id in [0, ${vocabSize}) (vocabSize)`);
+        fail('BAD_TOKEN', `${where(b)}[${t}] = ${describe(id)} is not ${name === 'ids' ? 'a token id' : 'a type id'} in [0, ${vocabSize}) (${bound})`);
       }
       seq[t] = id;
     }
     return seq;
   });
   return { seqs: out, single, where };
+}
+
+/** Token type (segment) ids: the shape of ids, each below typeVocabSize (0 only, without token types). */
+function readTypeIds(typeIds, batch, typeVocabSize) {
+  if (typeIds === undefined) return null;
+  const t = readIds(typeIds, Math.max(typeVocabSize, 1), 'typeIds', typeVocabSize ? 'typeVocabSize' : 'this model has no token types');
+  if (t.single !== batch.single || t.seqs.length !== batch.seqs.length) fail('BAD_ARGUMENT', 'options.typeIds must have the shape of ids');
+  t.seqs.forEach((s, b) => {
+    if (s.length !== batch.seqs[b].length) fail('BAD_ARGUMENT', `${t.where(b)} has ${s.length} type ids for ${batch.seqs[b].length} tokens`);
+  });
+  return t.seqs;
 }
 
 function checkLength(length) {
@@ -298,6 +311,7 @@ export class Encoder {
     const outputAttentions = !!own(options, 'outputAttentions'), outputHidden = !!own(options, 'outputHiddenStates');
     const flags = (outputAttentions ? 1 : 0) | (outputHidden ? 2 : 0);
     const { seqs, single, where } = readIds(ids, this.#config.vocabSize);
+    const types = readTypeIds(own(options, 'typeIds'), { seqs, single }, this.#config.typeVocabSize);
     this.#handle(); // reading the ids ran no wasm, but it may have run user code (a getter) that disposed us
     const B = seqs.length;
     let T = 0, N = 0;
@@ -313,6 +327,10 @@ export class Encoder {
     const idsBuf = rt.i32(x.sf_ids(h), N), lens = rt.i32(x.sf_lens(h), B);
     let off = 0;
     seqs.forEach((s, b) => { idsBuf.set(s, off); lens[b] = s.length; off += s.length; });
+    if (types) {
+      const typeBuf = rt.i32(x.sf_type_ids(h), N); // zeroed by sf_reserve
+      for (let b = 0, o = 0; b < B; o += seqs[b++].length) typeBuf.set(types[b], o);
+    }
     rt.check(x.sf_forward(h, B, flags));
     const C = this.#config.dModel, V = this.#config.vocabSize;
     const result = { data: rt.f32(x.sf_output(h), B * T * C).slice(), shape: [B, T, C] };

@@ -91,7 +91,7 @@ async function assertMatchesNode(snap, what, weights) {
  * URL path for the wasm option, or undefined for the page's default build);
  * returns the build that ran and the outputs as Float32Arrays. */
 async function forwardInPage(page, c, wasm) {
-  const r = await page.evaluate(async ({ model, ids, wasm, attentions }) => {
+  const r = await page.evaluate(async ({ model, ids, typeIds, wasm, attentions }) => {
     const api = await import('/bindings/index.js');
     const bytes = Uint8Array.from(atob(model), (ch) => ch.charCodeAt(0));
     const options = wasm ? { wasm: new URL(wasm, location.href) } : {};
@@ -103,7 +103,7 @@ async function forwardInPage(page, c, wasm) {
     };
     const enc = await api.loadModel(bytes, options);
     try {
-      const out = enc.forward(ids, { outputAttentions: attentions });
+      const out = enc.forward(ids, { outputAttentions: attentions, ...(typeIds ? { typeIds } : {}) });
       const att = attentions ? out.attentions.flatMap((a) => Array.from(a.data)) : null;
       return {
         build: (await api.runtimeInfo(options)).build,
@@ -115,7 +115,7 @@ async function forwardInPage(page, c, wasm) {
     } finally {
       enc.dispose();
     }
-  }, { model: Buffer.from(readFixture(c.file)).toString('base64'), ids: c.ids, wasm, attentions: !!c.attentions });
+  }, { model: Buffer.from(readFixture(c.file)).toString('base64'), ids: c.ids, typeIds: c.typeIds ?? null, wasm, attentions: !!c.attentions });
   const f32 = (b64) => { const b = Buffer.from(b64, 'base64'); return new Float32Array(b.buffer, b.byteOffset, b.length / 4); };
   return {
     build: r.build, shape: r.shape, data: f32(r.data),
