@@ -165,6 +165,9 @@ export interface LoadOptions {
 }
 
 export interface ForwardOptions {
+  /** Token type (segment) ids, the shape of ids (one sequence, or one per sequence), each
+   * below config.typeVocabSize; default 0. A model without token types takes only zeros. */
+  typeIds?: Ids;
   /** Also return the attention probabilities of every layer. */
   outputAttentions?: boolean;
   /** Also return the residual stream after the embeddings and after each layer (before the final norm). */
@@ -299,3 +302,139 @@ export function loadModel(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions
 export function runtimeInfo(options?: LoadOptions): Promise<{ build: 'relaxed-simd' | 'simd128' | 'custom'; memoryBytes: number }>;
 /** The names of the position and norm plugins, from the C registry. */
 export function listPlugins(options?: LoadOptions): Promise<{ position: string[]; norm: string[] }>;
+
+// ------------------------------------------------------------------ tokenizers
+
+export interface Encoding {
+  ids: Int32Array;
+  /** Segment ids: 0, and 1 for the second text of a pair where the template says so. */
+  typeIds: Int32Array;
+  tokens: string[];
+  /** [start, end) in UTF-16 units of the text (or pair) each token came from; [0, 0] for special tokens. */
+  offsets: [start: number, end: number][];
+}
+
+export interface EncodeOptions {
+  /** A second text (sentence pairs). */
+  pair?: string;
+  /** Add the template's special tokens ([CLS] ... [SEP], <s> ... </s>). Default true. */
+  addSpecialTokens?: boolean;
+  /** At most this many tokens, the special tokens included: the content is truncated (longest first
+   * for pairs), then the special tokens are added, as Hugging Face's Python tokenizers do. */
+  maxLength?: number;
+}
+
+/** A Hugging Face tokenizer.json (WordPiece, byte-level BPE, Unigram), in agreement with the Rust `tokenizers`. */
+export class Tokenizer {
+  private constructor();
+  static fromJSON(tokenizerJson: string | object, options?: { tokenizerConfig?: object; specialTokensMap?: object }): Tokenizer;
+  encode(text: string, options?: EncodeOptions): Encoding;
+  decode(ids: Numbers, options?: { skipSpecialTokens?: boolean }): string;
+  /** Including added tokens. */
+  readonly vocabSize: number;
+  tokenToId(token: string): number | null;
+  idToToken(id: number): string | null;
+  /** tokenizer_config.json's model_max_length when it is a real limit, else null. */
+  readonly modelMaxLength: number | null;
+  readonly padTokenId: number | null;
+  readonly clsTokenId: number | null;
+  readonly sepTokenId: number | null;
+  readonly unkTokenId: number | null;
+  readonly maskTokenId: number | null;
+  readonly bosTokenId: number | null;
+  readonly eosTokenId: number | null;
+}
+
+// ------------------------------------------------------------------ pretrained encoders
+
+/** A file's bytes as loadPretrained takes them in a file map. */
+export type FileContent = Uint8Array | ArrayBuffer | string | Blob;
+
+/** Where a Hugging Face model comes from: a folder path (Node), a folder URL, a Hub id
+ * ('owner/name'), a map of file names (sub-folders with '/') to contents, dropped files,
+ * or a swapformer model file written by `swapformer convert` (its bytes, path or URL). */
+export type PretrainedSource =
+  | string
+  | URL
+  | { readonly [file: string]: FileContent }
+  | Map<string, FileContent>
+  | ArrayLike<File>
+  | Uint8Array
+  | ArrayBuffer;
+
+export interface Progress {
+  file: string;
+  loaded: number;
+  /** null while the size is unknown. */
+  total: number | null;
+}
+
+export interface PretrainedOptions extends LoadOptions {
+  /** Called as a downloaded file's bytes arrive, and once with loaded === total at its end. */
+  onProgress?: (progress: Progress) => void;
+  /** Default 'https://huggingface.co'. */
+  hubUrl?: string;
+  /** A branch, tag or commit. Default 'main'. */
+  revision?: string;
+  /** The function every download goes through. Default globalThis.fetch. */
+  fetch?: typeof globalThis.fetch;
+  /** Keep downloads in the browser's Cache API. Default true. */
+  cache?: boolean;
+  /** The longest input in tokens (special tokens included); lowers the checkpoint's own limits. */
+  maxLength?: number;
+}
+
+export type Pooling = 'mean' | 'cls' | 'max' | 'mean_sqrt_len' | 'weightedmean' | 'lasttoken';
+
+/** The sentence-transformers recipe a checkpoint ships (or its model card's default). */
+export interface Recipe {
+  pooling: Pooling[];
+  includePrompt: boolean;
+  dense: { inFeatures: number; outFeatures: number; weight: Float32Array; bias: Float32Array | null; activation: string }[];
+  normalize: boolean;
+  maxSeqLength: number | null;
+  doLowerCase: boolean;
+  prompts: Record<string, string> | null;
+  defaultPromptName: string | null;
+  source: 'modules.json' | 'default';
+}
+
+export interface EmbedOptions {
+  /** Replaces the recipe's pooling; 'none' returns the last hidden states. */
+  pooling?: 'mean' | 'cls' | 'max' | 'none';
+  /** L2 normalisation; default: the recipe's. */
+  normalize?: boolean;
+  /** Matryoshka: keep the first n dimensions (after pooling and Dense, before normalising). */
+  dimensions?: number;
+  /** At most this many tokens per text; lowers the model's maxLength. */
+  maxLength?: number;
+}
+
+export type PretrainedFamily = 'bert' | 'roberta' | 'distilbert' | 'jina-bert' | 'nomic-bert' | 'modernbert' | 't5';
+
+export interface Pretrained extends DisposeMember {}
+
+export class Pretrained {
+  private constructor();
+  /** The encoder: every Encoder method works on it. */
+  readonly encoder: Encoder;
+  readonly tokenizer: Tokenizer;
+  readonly recipe: Recipe;
+  readonly family: PretrainedFamily;
+  /** The checkpoint's config.json. */
+  readonly hfConfig: Record<string, unknown>;
+  /** The longest input in tokens: the smallest of the maxLength option, max_seq_length,
+   * model_max_length and the position plugin's limit. */
+  readonly maxLength: number;
+  readonly disposed: boolean;
+  /** Sentence embeddings [B, D] with the checkpoint's recipe. */
+  embed(texts: string | readonly string[], options?: EmbedOptions & { pooling?: 'mean' | 'cls' | 'max' }): Tensor<[batch: number, dimensions: number]>;
+  /** The last hidden states [B, T, dModel], rows past a text's end 0. */
+  embed(texts: string | readonly string[], options: EmbedOptions & { pooling: 'none' }): Tensor<[batch: number, tokens: number, dModel: number]>;
+  /** The same weights under changed config fields (a position plugin swapped or rescaled). */
+  withConfig(changes: Partial<Config>, options?: CreateOptions): Promise<Pretrained>;
+  dispose(): void;
+}
+
+/** A Hugging Face encoder from its folder, URL, Hub id, files or converted file. */
+export function loadPretrained(source: PretrainedSource, options?: PretrainedOptions): Promise<Pretrained>;

@@ -4,6 +4,7 @@
 // the types must refuse (tsc fails if the line compiles).
 import {
   createEncoder, loadModel, listPlugins, runtimeInfo, configure, features, ERROR_CODES, SwapformerError, Encoder,
+  loadPretrained, Tokenizer, Pretrained, type Encoding, type PretrainedFamily,
   type Config, type ErrorCode, type Ids, type Sequence, type Batch, type ForwardResult, type ResolvedConfig, type WasmSource,
 } from 'swapformer';
 
@@ -138,6 +139,39 @@ export async function api(): Promise<void> {
     }
   }
   expectType(ERROR_CODES).is<readonly ErrorCode[]>(true);
+
+  // ---------------------------------------------------------------- pretrained encoders and tokenizers
+  const p = await loadPretrained('sentence-transformers/all-MiniLM-L6-v2', { onProgress: ({ file, loaded, total }) => console.log(file, loaded, total), revision: 'main' });
+  expectType(p).is<Pretrained>(true);
+  const e1 = p.embed(['a', 'b']);
+  const data: Float32Array = e1.data;
+  void data;
+  const e2 = p.embed('one sentence', { normalize: false, dimensions: 16 });
+  const d2: number = e2.shape[1];
+  const h3 = p.embed(['x'], { pooling: 'none' });
+  const t3: number = h3.shape[2];
+  void d2; void t3;
+  // @ts-expect-error not a pooling mode
+  p.embed('x', { pooling: 'avg' });
+  // @ts-expect-error texts are strings
+  p.embed([1, 2]);
+  const fam: PretrainedFamily = p.family;
+  const swappedModel = await p.withConfig({ position: 'alibi', positionOptions: {} });
+  const enc: Encoding = p.tokenizer.encode('hello', { pair: 'world', maxLength: 16 });
+  const first: number = enc.ids[0];
+  const text: string = p.tokenizer.decode(enc.ids, { skipSpecialTokens: false });
+  // @ts-expect-error pair is a string
+  p.tokenizer.encode('hello', { pair: ['world'] });
+  p.encoder.forward([enc.ids], { typeIds: [enc.typeIds] });
+  const tok = Tokenizer.fromJSON('{}');
+  const id: number | null = tok.tokenToId('[CLS]');
+  await loadPretrained({ 'config.json': '{}', 'model.safetensors': new Uint8Array(0), '1_Pooling/config.json': '{}' });
+  await loadPretrained(new Map([['config.json', new Uint8Array(0)]]));
+  // @ts-expect-error a number is no source
+  await loadPretrained(42);
+  void fam; void first; void text; void id;
+  swappedModel.dispose();
+  p.dispose();
   rope.dispose();
   head.dispose();
 }
