@@ -15,7 +15,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { createEncoder } from '../bindings/index.js';
+import { fileURLToPath } from 'node:url';
+import { createEncoder, loadPretrained } from '../bindings/index.js';
+import { readCheckpoint, writeModelFile } from '../bindings/pretrained.js';
 import { BIN, installPacked, writeFiles, checkModule, assertMatchesNode, CHECK_CONFIG, CHECK_SEED, CHECK_IDS } from './packaging.js';
 
 let app;
@@ -52,22 +54,32 @@ test('runtimes: Deno, Bun and workerd import the packed package and match Node',
     const enc = await createEncoder(CHECK_CONFIG, { seed: CHECK_SEED });
     writeFileSync(path.join(dir, 'model.bin'), enc.save());
     enc.dispose();
+    // the README's embeddings Worker: a checkpoint converted by `swapformer convert`, as a data module
+    const ck = await readCheckpoint(fileURLToPath(new URL('./pretrained/bert-minilm/', import.meta.url)));
+    writeFileSync(path.join(dir, 'minilm.bin'), writeModelFile(ck.config, ck.tensors, ck.metadata, 'f32'));
     writeFiles(dir, {
-      'worker.js': `import { configure, loadModel } from 'swapformer';
+      'worker.js': `import { configure, loadModel, loadPretrained } from 'swapformer';
 import simd from 'swapformer/swapformer.wasm';
 import relaxed from 'swapformer/swapformer-relaxed.wasm';
 import modelFile from './model.bin';
+import minilm from './minilm.bin';
 import { check } from './check.js';
 
 const before = check(); // before configure: no wasm a Worker can load
 const settings = before.then(() => configure({ wasmPaths: { simd, relaxed } }));
-let encoder;
+let encoder, model;
 
 export default {
   async fetch(request) {
     await settings;
     if (new URL(request.url).pathname === '/check') {
       return Response.json({ before: await before, check: await check(), finalizationRegistry: typeof FinalizationRegistry });
+    }
+    if (new URL(request.url).pathname === '/embed') {
+      model ??= await loadPretrained(new Uint8Array(minilm));
+      const { texts } = await request.json();
+      const { data, shape } = model.embed(texts);
+      return Response.json({ shape, data: Array.from(data) });
     }
     encoder ??= await loadModel(modelFile);
     const { ids } = await request.json();
@@ -106,6 +118,7 @@ const worker :Workerd.Worker = (
     (name = "swapformer.wasm", wasm = embed "swapformer.wasm"),
     (name = "swapformer-relaxed.wasm", wasm = embed "swapformer-relaxed.wasm"),
     (name = "model.bin", data = embed "model.bin"),
+    (name = "minilm.bin", data = embed "minilm.bin"),
   ],
   compatibilityDate = "2024-09-23", # a date without FinalizationRegistry: explicit dispose only
 );
@@ -136,7 +149,15 @@ const worker :Workerd.Worker = (
     const check = await assertMatchesNode(assert, r.check, 'workerd createEncoder');
     const model = await get('/', { method: 'POST', body: JSON.stringify({ ids: CHECK_IDS }) });
     const fromFile = await assertMatchesNode(assert, { ...model, build: r.check.build }, 'workerd loadModel(model.bin)');
-    t.diagnostic(`${version}: FinalizationRegistry ${r.finalizationRegistry}; before configure: WASM_LOAD; createEncoder: ${check}; the README's Worker (loadModel of a .bin module): ${fromFile}`);
+    const texts = ['A Worker returns embeddings.', 'from a converted checkpoint'];
+    const emb = await get('/embed', { method: 'POST', body: JSON.stringify({ texts }) });
+    const p = await loadPretrained(fileURLToPath(new URL('./pretrained/bert-minilm/', import.meta.url)));
+    const want = p.embed(texts);
+    p.dispose();
+    assert.deepEqual(emb.shape, want.shape);
+    const worst = Math.max(...emb.data.map((x, i) => Math.abs(x - want.data[i])));
+    assert.ok(worst <= 1e-6, `workerd embeddings differ from Node's by ${worst}`);
+    t.diagnostic(`${version}: FinalizationRegistry ${r.finalizationRegistry}; before configure: WASM_LOAD; createEncoder: ${check}; the README's Worker (loadModel of a .bin module): ${fromFile}; loadPretrained + embed: max diff ${worst}`);
   });
 });
 
