@@ -15,6 +15,7 @@ import { mountPictures } from './pictures.js';
 import { mountSwap } from './swap.js';
 import { mountExperiments } from './experiments-panel.js';
 import { mountTrained } from './trained.js';
+import { mountPretrained } from './pretrained.js';
 
 /** Keeps the page responsive: beyond these the demo refuses (the library does not). */
 export const LIMITS = { layers: 48, dModel: 512, heads: 64, ffDim: 2048, maxLen: 4096, tokens: 512 };
@@ -26,6 +27,7 @@ const SECTIONS = [
   { id: 'swap', mount: mountSwap },
   { id: 'experiments', mount: mountExperiments, deferred: true },
   { id: 'trained', mount: mountTrained, deferred: true },
+  { id: 'pretrained', mount: mountPretrained, deferred: true },
 ];
 
 const $ = (id) => document.getElementById(id);
@@ -246,19 +248,25 @@ class App {
   /** Time of a plain forward: the median of runs repeated for ~20 ms, after a
    * short warm-up (the browser first runs wasm with a baseline compiler). */
   time(enc, ids) {
-    for (let i = 0; i < 3; i++) enc.forward(ids);
+    return this.timeRuns(() => enc.forward(ids), ids.length);
+  }
+
+  /** The median time of run() over ~budgetMs of repeats after `warmup` runs, and
+   * the tokens per second that makes for `tokens` tokens per run. */
+  timeRuns(run, tokens, { warmup = 3, budgetMs = 20, maxRuns = 500 } = {}) {
+    for (let i = 0; i < warmup; i++) run();
     const times = [];
     const t0 = performance.now();
     let t1 = t0;
     do {
-      enc.forward(ids);
+      run();
       const t = performance.now();
       times.push(t - t1);
       t1 = t;
-    } while (t1 - t0 < 20 && times.length < 500);
+    } while (t1 - t0 < budgetMs && times.length < maxRuns);
     times.sort((a, b) => a - b);
     const ms = times[times.length >> 1];
-    return { ms, runs: times.length, tokensPerSecond: ms > 0 ? (ids.length * 1000) / ms : Infinity };
+    return { ms, runs: times.length, tokensPerSecond: ms > 0 ? (tokens * 1000) / ms : Infinity };
   }
 
   /** What the experiments take from the current model: its size, norm, activation and seed. */
@@ -356,6 +364,8 @@ class App {
       experiments: app.experimentResults,
       /** The "Trained models" panel: select(task, position, opts), lastPrediction, info(). */
       trained: app.trained,
+      /** The "Your model" panel: whenIdle() (loads included), info(), progressLog. */
+      pretrained: app.pretrained,
       /** Sets the controls to `config` (request form) and the text, runs, returns the snapshot. */
       async runConfig(config, text, { seed, tokenizer } = {}) {
         app.writeForm(config, { seed: seed ?? config.seed, text, mode: tokenizer });
