@@ -597,7 +597,9 @@ export function mountPretrained(root, app) {
       delete positionOptions.scaling;
       const type = scalingSel.value;
       if (type !== 'none') {
-        scaling = { type, factor: Number(factorInput.value) };
+        // the checkpoint's own scaling keeps its other fields (YaRN's betas)
+        const own = originalScaling();
+        scaling = { ...(own?.type === type && position === c.position ? own : {}), type, factor: Number(factorInput.value) };
         if (type === 'yarn' || type === 'dynamic') scaling.originalMaxLen = Number(origLenInput.value);
         positionOptions.scaling = scaling;
       }
