@@ -154,14 +154,16 @@ native_objects() { # 64 | 32
 
 sanitize() {
   setup_native
-  say "build.sh: clang -fsanitize=address,undefined -> build/golden-asan (64-bit) and build/golden-asan32 (-m32)"
+  say "build.sh: clang -fsanitize=address,undefined -> build/attention-asan, build/golden-asan (64-bit), build/golden-asan32 (-m32)"
   native_objects 64
   native_objects 32
-  clang "${NATIVE_CFLAGS[@]}" build/native64/*.o tests/native/golden.c -lm -o build/golden-asan
-  clang "${M32[@]}" "${NATIVE_CFLAGS[@]}" build/native32/*.o tests/native/golden.c -lm -o build/golden-asan32
+  clang "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer-no-link build/native64/*.o tests/native/attention.c -lm -o build/attention-asan
+  clang "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer-no-link build/native64/*.o tests/native/golden.c -lm -o build/golden-asan
+  clang "${M32[@]}" "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer-no-link build/native32/*.o tests/native/golden.c -lm -o build/golden-asan32
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./build/attention-asan
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./build/golden-asan tests/fixtures
   say "build.sh: the golden run with a 32-bit size_t${RUN32[*]:+ (under ${RUN32[*]})}"
-  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "${RUN32[@]}" ./build/golden-asan32 tests/fixtures
+  ASAN_OPTIONS=detect_leaks=0:quarantine_size_mb=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "${RUN32[@]}" ./build/golden-asan32 tests/fixtures
 }
 
 # libFuzzer on each target, 64-bit and 32-bit. A fuzzer that exits non-zero fails
