@@ -27,6 +27,12 @@ const DEFAULT_SENTENCES = [
   'Shares dropped as investors sold off.',
 ];
 const DEFAULT_QUERY = 'a musician performing a song';
+// ids a click writes into the field (the download starts only with Load); sizes of their model.safetensors
+const HUB_EXAMPLES = [
+  ['sentence-transformers/all-MiniLM-L6-v2', '90 MB'],
+  ['BAAI/bge-small-en-v1.5', '133 MB'],
+  ['nomic-ai/nomic-embed-text-v1.5', '547 MB'],
+];
 const MAX_SENTENCES = 48; // the demo's limit for the matrix (the library has none)
 const TYPING_MS = 300;
 const SWAP_MS = 120;
@@ -113,6 +119,9 @@ function show(v) {
   if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${k}: ${show(x)}`).join(', ')}}`;
   return String(v);
 }
+
+/** A dotted or snake_case name that may wrap after its dots and underscores (phone width). */
+const ident = (name) => name.split(/(?<=[._])/).flatMap((part, i) => (i ? [h('wbr'), part] : [part]));
 
 /** JSON-style, for config.json values. */
 const showJson = (v) => (v === undefined ? '—' : JSON.stringify(v).replace(/,(?=["\d[{tfn-])/g, ', '));
@@ -222,6 +231,11 @@ export function mountPretrained(root, app) {
   const hubForm = h('form', { class: 'hub-form', id: 'pretrained-hub-form', autocomplete: 'off' },
     h('label', { for: 'pretrained-id', class: 'hub-label' }, 'or a Hugging Face model id (or a folder URL)'),
     h('div', { class: 'hub-row' }, idInput, loadButton),
+    h('div', { class: 'examples', id: 'pretrained-examples' }, h('span', { class: 'muted' }, 'For example:'),
+      HUB_EXAMPLES.map(([id, size]) => h('button', {
+        type: 'button', class: 'chip', title: `${id}: about ${size} to download (press Load)`,
+        onclick: () => { idInput.value = id; idInput.focus(); },
+      }, `${id.split('/')[1]} · ${size}`))),
     onlineNote,
     h('details', { id: 'pretrained-advanced' },
       h('summary', {}, 'Hub options'),
@@ -246,7 +260,10 @@ export function mountPretrained(root, app) {
   const error = h('div', { class: 'error', id: 'pretrained-error', role: 'alert', hidden: true });
 
   // ---------------------------------------------------------------- info card
-  const infoBody = h('div', { id: 'pretrained-info-body' });
+  const infoWaiting = () => [
+    h('p', { class: 'note' }, 'Its family, its config.json mapped field by field to swapformer\'s config (the position plugin first) and its embedding recipe appear here.'),
+    h('p', { class: 'caption' }, 'Families read: ', FAMILIES.map((f) => f.description).join('; '), '.')];
+  const infoBody = h('div', { id: 'pretrained-info-body' }, infoWaiting());
 
   // ---------------------------------------------------------------- sentences and search
   const sentencesBox = h('textarea', { id: 'pretrained-sentences', rows: 7, spellcheck: false }, DEFAULT_SENTENCES.join('\n'));
@@ -449,7 +466,7 @@ export function mountPretrained(root, app) {
       fileBytes.textContent = `${files.size} of ${files.size} complete`;
       let bytes = 0;
       for (const f of files.values()) bytes += f.total ?? f.loaded;
-      await app.enqueue(() => adopt(p, { label: p.source && download ? p.source : label, loadMs, bytes, fileCount: files.size }));
+      await app.enqueue(() => adopt(p, { label: p.source && download ? p.source : label, loadMs, bytes, fileCount: files.size, download }));
       if (seq === loadSeq) loading = null;
     })();
     loading = { seq, controller, promise, cancelled: false };
@@ -467,7 +484,8 @@ export function mountPretrained(root, app) {
     cancelButton.hidden = true;
     clearButton.hidden = false;
     loadButton.disabled = false;
-    status.textContent = `Loaded ${info.label} in ${(info.loadMs / 1000).toFixed(2)} s (${info.fileCount} file${info.fileCount === 1 ? '' : 's'}, ${fmtBytes(info.bytes)}).`;
+    status.textContent = `Loaded ${info.label} in ${(info.loadMs / 1000).toFixed(2)} s (${info.download
+      ? `${info.fileCount} file${info.fileCount === 1 ? '' : 's'}, ${fmtBytes(info.bytes)} downloaded or from the cache` : `${fmtBytes(info.bytes)} read`}).`;
     showInfo();
     setupSwapControls();
     for (const [wait, el] of [[sentencesWait, sentencesBody], [searchWait, searchBody], [simWait, simBody]]) { wait.hidden = true; el.hidden = false; }
@@ -489,7 +507,8 @@ export function mountPretrained(root, app) {
       clearError(error);
       clearError(swapError);
       status.textContent = '';
-      fill(infoBody, h('p', { class: 'note' }, 'No model loaded.'));
+      fill(infoBody, infoWaiting());
+      document.getElementById('pretrained-info-title').textContent = 'The checkpoint, mapped to swapformer';
       for (const [wait, el] of [[sentencesWait, sentencesBody], [searchWait, searchBody], [simWait, simBody]]) { wait.hidden = false; el.hidden = true; }
       embedButton.disabled = true;
       setState('empty');
@@ -516,10 +535,10 @@ export function mountPretrained(root, app) {
       const position = /^(position|local)/.test(field);
       return h('tr', { class: position ? 'pos' : '', dataset: { hf: key ?? '', field } },
         h('td', {}, key
-          ? [h('code', {}, `${key}: `), hfValue === undefined ? h('span', { class: 'muted' }, 'absent (default)') : h('code', { class: 'v' }, showJson(hfValue))]
+          ? [h('code', {}, ident(key), ': '), hfValue === undefined ? h('span', { class: 'muted' }, 'absent (default)') : h('code', { class: 'v' }, showJson(hfValue))]
           : h('span', { class: 'muted' }, '(the family)')),
         h('td', { class: 'arrow', 'aria-hidden': 'true' }, '→'),
-        h('td', {}, h('code', {}, `${field}: `), h('code', { class: 'v' }, sfValue === undefined ? '— (not set)' : show(sfValue)),
+        h('td', {}, h('code', {}, ident(field), ': '), h('code', { class: 'v' }, sfValue === undefined ? '— (not set)' : show(sfValue)),
           note ? h('span', { class: 'row-note' }, note) : null));
     });
     const rest = Object.entries(c).filter(([k]) => !used.has(k) && k !== 'positionOptions');
@@ -741,7 +760,9 @@ export function mountPretrained(root, app) {
     lo = Math.max(-1, Math.floor(lo * 10) / 10);
     if (lo > 0.9) lo = 0.9;
     const range = [lo, 1];
-    const ylabels = list.map((s, i) => `${i + 1} ${shortText(s)}`);
+    // the sentences' starts as row labels, shorter at phone width so that the cells keep their size
+    const narrow = origMap.box.clientWidth > 0 && origMap.box.clientWidth < 480;
+    const ylabels = list.map((s, i) => `${i + 1} ${shortText(s, narrow ? 11 : 22)}`);
     const xlabels = list.map((_, i) => String(i + 1));
     const spec = (sims, other, what) => ({
       data: Float32Array.from(sims), rows: n, cols: n, scale: 'sequential', range, square: true,
