@@ -121,6 +121,13 @@ export interface ConfigBase {
   localWindow?: number;
   /** The local (sliding-window) layers, increasing indices; needs localWindow. Default []. */
   localLayers?: readonly number[];
+  /** QK-norm: a norm plugin applied per head to q and k after projection, before RoPE
+   * (layers.{i}.attn.q_norm / k_norm, [headDim]), or 'none'. Default 'none'. */
+  qkNorm?: NormName | 'none';
+  /** The residual stream's weight a: post-norm x = N(a x + f(x)), pre-norm x = a x + f(N(x)).
+   * 'deepnorm': a = (2 layers)^(1/4), and DeepNet's initialisation (beta = (8 layers)^(-1/4))
+   * of attn.v, attn.o and the FFN when weights come from seed. Default 1. */
+  residualScale?: number | 'deepnorm';
 }
 
 /** A config: the common fields and one position plugin with its own options. */
@@ -155,6 +162,9 @@ export interface CreateOptions {
   weights?: WeightsInput;
   /** Initialises every weight not given; an integer in [0, 2^53). Default 0. */
   seed?: number;
+  /** Seed initialisation: outputScale multiplies the output projections (attn.o, ffn.down);
+   * 'depth' = 1 / sqrt(2 layers), the pre-norm mitigation of a growing stream. */
+  init?: { outputScale?: 'depth' | number };
   /** This call's wasm, overriding configure() (runtimeInfo reports build 'custom'). */
   wasm?: WasmSource;
 }
@@ -172,6 +182,8 @@ export interface ForwardOptions {
   outputAttentions?: boolean;
   /** Also return the residual stream after the embeddings and after each layer (before the final norm). */
   outputHiddenStates?: boolean;
+  /** Layers run as the identity (the residual stream passes through): ablations. */
+  skipLayers?: readonly number[];
 }
 
 export interface Tensor<S extends number[] = number[]> {

@@ -181,6 +181,18 @@ function readWeights(weights) {
   });
 }
 
+/** options.init: {outputScale: 'depth' | number} -> the factor on the seeded output projections. */
+function readInit(init, layers) {
+  if (init === undefined) return 1;
+  if (init === null || typeof init !== 'object' || Array.isArray(init)) fail('BAD_ARGUMENT', `options.init must be an object like {outputScale: 'depth'}, got ${describe(init)}`);
+  for (const k of Object.keys(init)) if (k !== 'outputScale') fail('BAD_ARGUMENT', `options.init has an unknown field '${k}' (outputScale)`);
+  const s = own(init, 'outputScale');
+  if (s === undefined) return 1;
+  if (s === 'depth') return 1 / Math.sqrt(2 * Math.max(Number.isInteger(layers) ? layers : 1, 1)); // 1/sqrt(2L)
+  if (typeof s !== 'number' || !(s > 0 && s <= 1e6)) fail('BAD_ARGUMENT', `options.init.outputScale must be 'depth' or a number in (0, 1e6], got ${describe(s)}`);
+  return s;
+}
+
 /** A new encoder from a config; weights not given are initialised from seed. */
 export async function createEncoder(config, options) {
   options = optionsObject(options);
@@ -194,6 +206,7 @@ export async function createEncoder(config, options) {
     fail('BAD_CONFIG', `config is not serialisable as JSON: ${e.message}`);
   }
   const weights = readWeights(own(options, 'weights'));
+  const outputScale = readInit(own(options, 'init'), JSON.parse(json).layers);
   const rt = await runtime(wasm);
   const h = rt.withString(json, (p, n) => rt.x.sf_create(p, n));
   if (!h) throw rt.error(rt.x.sf_error_code());
@@ -207,7 +220,7 @@ export async function createEncoder(config, options) {
         rt.x.sf_dealloc(p);
       }
     }
-    rt.check(rt.x.sf_init(h, seed));
+    rt.check(rt.x.sf_init(h, seed, outputScale));
     return new Encoder(rt, h);
   } catch (e) {
     rt.x.sf_destroy(h);
@@ -255,6 +268,18 @@ function readIds(ids, vocabSize, name = 'ids', bound = 'vocabSize') {
     return seq;
   });
   return { seqs: out, single, where };
+}
+
+/** skipLayers: distinct layer indices, run as the identity (the residual stream passes through). */
+function readSkipLayers(skip, layers) {
+  if (skip === undefined) return null;
+  if (!Array.isArray(skip) && !ArrayBuffer.isView(skip)) fail('BAD_ARGUMENT', `options.skipLayers must be an array of layer indices, got ${describe(skip)}`);
+  const out = Array.from({ length: skip.length }, (_, i) => skip[i]);
+  out.forEach((l, i) => {
+    if (!Number.isInteger(l) || l < 0 || l >= layers) fail('BAD_ARGUMENT', `options.skipLayers[${i}] = ${describe(l)} is not a layer index in [0, ${layers})`);
+    if (out.indexOf(l) !== i) fail('BAD_ARGUMENT', `options.skipLayers names layer ${l} twice`);
+  });
+  return out;
 }
 
 /** Token type (segment) ids: the shape of ids, each below typeVocabSize (0 only, without token types). */
@@ -312,6 +337,7 @@ export class Encoder {
     const flags = (outputAttentions ? 1 : 0) | (outputHidden ? 2 : 0);
     const { seqs, single, where } = readIds(ids, this.#config.vocabSize);
     const types = readTypeIds(own(options, 'typeIds'), { seqs, single }, this.#config.typeVocabSize);
+    const skip = readSkipLayers(own(options, 'skipLayers'), this.#config.layers);
     this.#handle(); // reading the ids ran no wasm, but it may have run user code (a getter) that disposed us
     const B = seqs.length;
     let T = 0, N = 0;
@@ -331,7 +357,13 @@ export class Encoder {
       const typeBuf = rt.i32(x.sf_type_ids(h), N); // zeroed by sf_reserve
       for (let b = 0, o = 0; b < B; o += seqs[b++].length) typeBuf.set(types[b], o);
     }
-    rt.check(x.sf_forward(h, B, flags));
+    const skipBuf = skip && new Uint8Array(x.memory.buffer, x.sf_skip_layers(h), this.#config.layers);
+    if (skip) for (const l of skip) skipBuf[l] = 1;
+    try {
+      rt.check(x.sf_forward(h, B, flags));
+    } finally {
+      if (skip) new Uint8Array(x.memory.buffer, x.sf_skip_layers(h), this.#config.layers).fill(0);
+    }
     const C = this.#config.dModel, V = this.#config.vocabSize;
     const result = { data: rt.f32(x.sf_output(h), B * T * C).slice(), shape: [B, T, C] };
     if (this.#config.outputHead) result.logits = { data: rt.f32(x.sf_logits(h), B * T * V).slice(), shape: [B, T, V] };

@@ -73,11 +73,14 @@ int SF_EXPORT(sf_set_weight)(sf_encoder *e, const char *name, size_t name_len, c
     return done(sf_encoder_set_param(e, i, data, sf_load_f32, count, &last_error));
 }
 
-/* Initialises every weight not set, from seed (an integer below 2^53). */
-int SF_EXPORT(sf_init)(sf_encoder *e, double seed) {
+/* Initialises every weight not set, from seed (an integer below 2^53); the
+ * output projections (attn.o, ffn.down) scaled by output_scale. */
+int SF_EXPORT(sf_init)(sf_encoder *e, double seed, double output_scale) {
     if (!(seed >= 0 && seed <= 9007199254740991.0) || seed != (double)(unsigned long long)seed)
         return sf_fail(&last_error, SF_BAD_ARGUMENT, "seed must be an integer in [0, 2^53), got %g", seed);
-    sf_encoder_init_missing(e, (uint64_t)seed);
+    if (!(output_scale > 0 && output_scale <= 1e6))
+        return sf_fail(&last_error, SF_BAD_ARGUMENT, "init.outputScale must be 'depth' or a number in (0, 1e6], got %g", output_scale);
+    sf_encoder_init_missing(e, (uint64_t)seed, output_scale);
     return done(SF_OK);
 }
 
@@ -139,6 +142,8 @@ int32_t *SF_EXPORT(sf_ids)(sf_encoder *e) { return e->ids; }
 int32_t *SF_EXPORT(sf_lens)(sf_encoder *e) { return e->lens; }
 /* (N) token type ids, zeroed by sf_reserve; read when the config has typeVocabSize. */
 int32_t *SF_EXPORT(sf_type_ids)(sf_encoder *e) { return e->type_ids; }
+/* (L) bytes: 1 skips layer l in the next forwards (the stream passes through); all 0 after sf_create. */
+unsigned char *SF_EXPORT(sf_skip_layers)(sf_encoder *e) { return e->skip; }
 float *SF_EXPORT(sf_output)(sf_encoder *e) { return e->out; }
 float *SF_EXPORT(sf_attentions)(sf_encoder *e) { return e->att; }
 float *SF_EXPORT(sf_hidden_states)(sf_encoder *e) { return e->hidden; }

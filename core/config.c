@@ -10,7 +10,7 @@ static const char *const placement_names[] = {"post", "pre", NULL};
 static const char *const config_keys[] = {
     "vocabSize", "dModel", "heads", "layers", "ffDim", "maxLen", "position", "positionOptions", "norm",
     "normPlacement", "finalNorm", "eps", "activation", "scaleEmbedding", "outputHead", "headDim", "attnScale",
-    "typeVocabSize", "embedNorm", "firstAttnNorm", "localWindow", "localLayers", NULL,
+    "typeVocabSize", "embedNorm", "firstAttnNorm", "localWindow", "localLayers", "qkNorm", "residualScale", NULL,
 };
 
 /* An integer member; required when def < 0. */
@@ -125,6 +125,34 @@ static int parse_embeddings(sf_config *c, const sf_json *j, sf_error *err) {
     return SF_OK;
 }
 
+/* qkNorm (a norm plugin or 'none') and residualScale (a number or 'deepnorm'). */
+static int parse_normalisation(sf_config *c, const sf_json *j, sf_error *err) {
+    char name[64], choices[256];
+    int rc, m = sf_json_member(j, 0, "qkNorm");
+    c->qk_norm = NULL;
+    if (m >= 0) {
+        list_names(choices, sizeof choices, 1);
+        if ((rc = get_name(j, 0, "qkNorm", name, sizeof name, choices, err))) return rc;
+        if (strcmp(name, "none") && !(c->qk_norm = sf_find_norm(name)))
+            return sf_fail(err, SF_BAD_CONFIG, "config.qkNorm '%s' is neither 'none' nor a registered norm plugin (%s)", name, choices);
+    }
+    c->residual_scale = 1;
+    c->deepnorm = 0;
+    m = sf_json_member(j, 0, "residualScale");
+    if (m < 0) return SF_OK;
+    const sf_jnode *n = &j->nodes[m];
+    if (n->type == SF_JSTRING && sf_json_string_is(j, m, "deepnorm")) {
+        c->deepnorm = 1;
+        c->residual_scale = sqrt(sqrt(2.0 * (c->layers ? c->layers : 1))); /* DeepNet: alpha = (2N)^(1/4) */
+        return SF_OK;
+    }
+    if (n->type != SF_JNUMBER || !(n->num > 0 && n->num <= 1e6))
+        return n->type == SF_JNUMBER ? sf_fail(err, SF_BAD_CONFIG, "config.residualScale must be in (0, 1e6] or 'deepnorm', got %g", n->num)
+                                     : sf_fail(err, SF_BAD_CONFIG, "config.residualScale must be a number or 'deepnorm', got %s", sf_json_type_name(n->type));
+    c->residual_scale = n->num;
+    return SF_OK;
+}
+
 static int parse_root(sf_config *c, const sf_json *j, sf_error *err) {
     int rc;
     if (j->nodes[0].type != SF_JOBJECT)
@@ -178,7 +206,7 @@ static int parse_root(sf_config *c, const sf_json *j, sf_error *err) {
         (rc = get_bool(j, 0, "outputHead", 0, &c->output_head, err)))
         return rc;
 
-    if ((rc = parse_embeddings(c, j, err))) return rc;
+    if ((rc = parse_embeddings(c, j, err)) || (rc = parse_normalisation(c, j, err))) return rc;
 
     int m = sf_json_member(j, 0, "eps");
     c->eps = 1e-5;
@@ -264,6 +292,10 @@ void sf_config_write(const sf_config *c, sf_buf *b) {
     sf_buf_str(b, c->embed_norm ? "true" : "false");
     put_key(b, "firstAttnNorm", 0);
     sf_buf_str(b, c->first_attn_norm ? "true" : "false");
+    put_name(b, "qkNorm", c->qk_norm ? c->qk_norm->name : "none");
+    put_key(b, "residualScale", 0);
+    if (c->deepnorm) sf_buf_str(b, "\"deepnorm\"");
+    else sf_buf_json_number(b, c->residual_scale);
     put_int(b, "localWindow", c->local_window);
     put_key(b, "localLayers", 0);
     sf_buf_str(b, "[");

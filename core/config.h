@@ -25,6 +25,9 @@ typedef struct sf_config {
     int first_attn_norm;   /* firstAttnNorm: 0 = layer 0 has no attention norm (ModernBERT) */
     int local_window;      /* localWindow: local layers attend to keys with |i - j| <= window */
     unsigned char local[SF_MAX_LAYERS]; /* localLayers: 1 for a local (sliding-window) layer */
+    const sf_norm_plugin *qk_norm; /* qkNorm: a norm of each head's q and k before RoPE, or NULL ('none') */
+    double residual_scale; /* residualScale: the residual stream's weight, x = N(a x + f(x)) / x = a x + f(N(x)) */
+    int deepnorm;          /* residualScale: 'deepnorm', a = (2L)^(1/4), and DeepNet's initialisation */
     const sf_position_plugin *position;
     sf_options position_options;
     const sf_norm_plugin *norm;

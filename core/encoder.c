@@ -43,47 +43,59 @@ static void param_name(char *out, size_t cap, int layer, const char *suffix) {
  * the config's sizes, its role (how it is stored and initialised), when it
  * exists, and the pointer it fills (an offset into sf_layer or sf_encoder).
  * Optional tensors (biases) absent from a model file count as zero. */
-enum { D_ONE, D_C, D_A, D_F, D_V, D_TV };                /* dModel, heads x headDim, ffDim, vocabSize, typeVocabSize */
+enum { D_ONE, D_C, D_A, D_F, D_V, D_TV, D_HD };          /* dModel, heads x headDim, ffDim, vocabSize, typeVocabSize, headDim */
 enum { R_LINEAR, R_BIAS, R_NORM_W, R_NORM_B, R_EMBED }; /* [out, in] packed / optional zeros / ones / optional zeros / N(0, 1) */
-enum { W_ALWAYS = 0, W_GATED = 1, W_NORM_BIAS = 2, W_ATTN_NORM = 4, W_TYPES = 8, W_EMBED_NORM = 16, W_FINAL_NORM = 32, W_HEAD = 64 };
+enum { W_ALWAYS = 0, W_GATED = 1, W_NORM_BIAS = 2, W_ATTN_NORM = 4, W_TYPES = 8, W_EMBED_NORM = 16, W_FINAL_NORM = 32, W_HEAD = 64,
+       W_QK_NORM = 128, W_QK_NORM_BIAS = 256 };
 
 typedef struct {
     const char *name;
     unsigned char rows, cols; /* D_*; cols D_ONE: a vector */
-    unsigned char role, when;
+    unsigned char role, group; /* R_*, SF_GROUP_* */
+    unsigned short when;       /* W_* */
     size_t slot;
 } param_row;
 
 #define IN_LAYER(f) offsetof(sf_layer, f)
 #define IN_ENCODER(f) offsetof(sf_encoder, f)
+#define N SF_GROUP_NONE
+#define O SF_GROUP_OUTPUT
+#define V SF_GROUP_VALUE_FFN
 static const param_row layer_rows[] = { /* per layer, in file order */
-    {"attn.q.weight", D_A, D_C, R_LINEAR, W_ALWAYS, IN_LAYER(wq)},   {"attn.q.bias", D_A, D_ONE, R_BIAS, W_ALWAYS, IN_LAYER(bq)},
-    {"attn.k.weight", D_A, D_C, R_LINEAR, W_ALWAYS, IN_LAYER(wk)},   {"attn.k.bias", D_A, D_ONE, R_BIAS, W_ALWAYS, IN_LAYER(bk)},
-    {"attn.v.weight", D_A, D_C, R_LINEAR, W_ALWAYS, IN_LAYER(wv)},   {"attn.v.bias", D_A, D_ONE, R_BIAS, W_ALWAYS, IN_LAYER(bv)},
-    {"attn.o.weight", D_C, D_A, R_LINEAR, W_ALWAYS, IN_LAYER(wo)},   {"attn.o.bias", D_C, D_ONE, R_BIAS, W_ALWAYS, IN_LAYER(bo)},
-    {"norm1.weight", D_C, D_ONE, R_NORM_W, W_ATTN_NORM, IN_LAYER(norm1_w)},
-    {"norm1.bias", D_C, D_ONE, R_NORM_B, W_ATTN_NORM | W_NORM_BIAS, IN_LAYER(norm1_b)},
-    {"norm2.weight", D_C, D_ONE, R_NORM_W, W_ALWAYS, IN_LAYER(norm2_w)},
-    {"norm2.bias", D_C, D_ONE, R_NORM_B, W_NORM_BIAS, IN_LAYER(norm2_b)},
-    {"ffn.up.weight", D_F, D_C, R_LINEAR, W_ALWAYS, IN_LAYER(up_w)}, {"ffn.up.bias", D_F, D_ONE, R_BIAS, W_ALWAYS, IN_LAYER(up_b)},
-    {"ffn.gate.weight", D_F, D_C, R_LINEAR, W_GATED, IN_LAYER(gate_w)},
-    {"ffn.gate.bias", D_F, D_ONE, R_BIAS, W_GATED, IN_LAYER(gate_b)},
-    {"ffn.down.weight", D_C, D_F, R_LINEAR, W_ALWAYS, IN_LAYER(down_w)},
-    {"ffn.down.bias", D_C, D_ONE, R_BIAS, W_ALWAYS, IN_LAYER(down_b)},
+    {"attn.q.weight", D_A, D_C, R_LINEAR, N, W_ALWAYS, IN_LAYER(wq)},   {"attn.q.bias", D_A, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(bq)},
+    {"attn.k.weight", D_A, D_C, R_LINEAR, N, W_ALWAYS, IN_LAYER(wk)},   {"attn.k.bias", D_A, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(bk)},
+    {"attn.v.weight", D_A, D_C, R_LINEAR, V, W_ALWAYS, IN_LAYER(wv)},   {"attn.v.bias", D_A, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(bv)},
+    {"attn.o.weight", D_C, D_A, R_LINEAR, O, W_ALWAYS, IN_LAYER(wo)},   {"attn.o.bias", D_C, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(bo)},
+    {"attn.q_norm.weight", D_HD, D_ONE, R_NORM_W, N, W_QK_NORM, IN_LAYER(q_norm_w)},
+    {"attn.q_norm.bias", D_HD, D_ONE, R_NORM_B, N, W_QK_NORM | W_QK_NORM_BIAS, IN_LAYER(q_norm_b)},
+    {"attn.k_norm.weight", D_HD, D_ONE, R_NORM_W, N, W_QK_NORM, IN_LAYER(k_norm_w)},
+    {"attn.k_norm.bias", D_HD, D_ONE, R_NORM_B, N, W_QK_NORM | W_QK_NORM_BIAS, IN_LAYER(k_norm_b)},
+    {"norm1.weight", D_C, D_ONE, R_NORM_W, N, W_ATTN_NORM, IN_LAYER(norm1_w)},
+    {"norm1.bias", D_C, D_ONE, R_NORM_B, N, W_ATTN_NORM | W_NORM_BIAS, IN_LAYER(norm1_b)},
+    {"norm2.weight", D_C, D_ONE, R_NORM_W, N, W_ALWAYS, IN_LAYER(norm2_w)},
+    {"norm2.bias", D_C, D_ONE, R_NORM_B, N, W_NORM_BIAS, IN_LAYER(norm2_b)},
+    {"ffn.up.weight", D_F, D_C, R_LINEAR, V, W_ALWAYS, IN_LAYER(up_w)}, {"ffn.up.bias", D_F, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(up_b)},
+    {"ffn.gate.weight", D_F, D_C, R_LINEAR, V, W_GATED, IN_LAYER(gate_w)},
+    {"ffn.gate.bias", D_F, D_ONE, R_BIAS, N, W_GATED, IN_LAYER(gate_b)},
+    {"ffn.down.weight", D_C, D_F, R_LINEAR, O, W_ALWAYS, IN_LAYER(down_w)},
+    {"ffn.down.bias", D_C, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(down_b)},
 };
 static const param_row embed_rows[] = { /* before the position plugin's tensors */
-    {"embed.tokens", D_V, D_C, R_EMBED, W_ALWAYS, IN_ENCODER(tokens)},
-    {"embed.types", D_TV, D_C, R_EMBED, W_TYPES, IN_ENCODER(types)},
+    {"embed.tokens", D_V, D_C, R_EMBED, N, W_ALWAYS, IN_ENCODER(tokens)},
+    {"embed.types", D_TV, D_C, R_EMBED, N, W_TYPES, IN_ENCODER(types)},
 };
 static const param_row embed_norm_rows[] = { /* after them */
-    {"embed.norm.weight", D_C, D_ONE, R_NORM_W, W_EMBED_NORM, IN_ENCODER(embed_norm_w)},
-    {"embed.norm.bias", D_C, D_ONE, R_NORM_B, W_EMBED_NORM | W_NORM_BIAS, IN_ENCODER(embed_norm_b)},
+    {"embed.norm.weight", D_C, D_ONE, R_NORM_W, N, W_EMBED_NORM, IN_ENCODER(embed_norm_w)},
+    {"embed.norm.bias", D_C, D_ONE, R_NORM_B, N, W_EMBED_NORM | W_NORM_BIAS, IN_ENCODER(embed_norm_b)},
 };
 static const param_row output_rows[] = { /* after the layers */
-    {"final_norm.weight", D_C, D_ONE, R_NORM_W, W_FINAL_NORM, IN_ENCODER(final_w)},
-    {"final_norm.bias", D_C, D_ONE, R_NORM_B, W_FINAL_NORM | W_NORM_BIAS, IN_ENCODER(final_b)},
-    {"head.weight", D_V, D_C, R_LINEAR, W_HEAD, IN_ENCODER(head_w)}, {"head.bias", D_V, D_ONE, R_BIAS, W_HEAD, IN_ENCODER(head_b)},
+    {"final_norm.weight", D_C, D_ONE, R_NORM_W, N, W_FINAL_NORM, IN_ENCODER(final_w)},
+    {"final_norm.bias", D_C, D_ONE, R_NORM_B, N, W_FINAL_NORM | W_NORM_BIAS, IN_ENCODER(final_b)},
+    {"head.weight", D_V, D_C, R_LINEAR, N, W_HEAD, IN_ENCODER(head_w)}, {"head.bias", D_V, D_ONE, R_BIAS, N, W_HEAD, IN_ENCODER(head_b)},
 };
+#undef N
+#undef O
+#undef V
 #define COUNT(a) (int)(sizeof(a) / sizeof *(a))
 
 static int size_of(const sf_config *c, int d) {
@@ -93,6 +105,7 @@ static int size_of(const sf_config *c, int d) {
     case D_F: return c->ff_dim;
     case D_V: return c->vocab_size;
     case D_TV: return c->type_vocab_size;
+    case D_HD: return c->head_dim;
     default: return 1;
     }
 }
@@ -100,12 +113,14 @@ static int size_of(const sf_config *c, int d) {
 /* Whether a row exists for this config (layer -1: outside the layers). */
 static int exists(const sf_config *c, unsigned when, int layer) {
     return (!(when & W_GATED) || sf_gated(c)) && (!(when & W_NORM_BIAS) || c->norm->has_bias) &&
+           (!(when & W_QK_NORM) || c->qk_norm) && (!(when & W_QK_NORM_BIAS) || (c->qk_norm && c->qk_norm->has_bias)) &&
            (!(when & W_ATTN_NORM) || layer > 0 || c->first_attn_norm) && (!(when & W_TYPES) || c->type_vocab_size > 0) &&
            (!(when & W_EMBED_NORM) || c->embed_norm) && (!(when & W_FINAL_NORM) || c->final_norm) && (!(when & W_HEAD) || c->output_head);
 }
 
 /* Appends a parameter; with e->params NULL it only counts. slot: where its pointer goes. */
-static void add(sf_encoder *e, float ***slots, const char *name, int layer, int rows, int cols, int ndim, int role, float init_std, float **slot) {
+static void add(sf_encoder *e, float ***slots, const char *name, int layer, int rows, int cols, int ndim, int role, int group, float init_std,
+                float **slot) {
     int i = e->n_params++;
     if (!e->params) return;
     sf_param *p = &e->params[i];
@@ -119,6 +134,7 @@ static void add(sf_encoder *e, float ***slots, const char *name, int layer, int 
     p->optional = role == R_BIAS || role == R_NORM_B;
     p->init = role == R_LINEAR ? SF_INIT_FANIN_UNIFORM : role == R_NORM_W ? SF_INIT_ONES : role == R_EMBED ? SF_INIT_NORMAL : SF_INIT_ZEROS;
     p->init_std = init_std;
+    p->init_group = group;
     slots[i] = slot;
 }
 
@@ -128,7 +144,7 @@ static void add_rows(sf_encoder *e, float ***slots, const param_row *rows, int n
         const param_row *r = &rows[k];
         if (!exists(c, r->when, layer)) continue;
         float **slot = base ? (float **)(void *)((char *)base + r->slot) : NULL;
-        add(e, slots, r->name, layer, size_of(c, r->rows), size_of(c, r->cols), r->cols == D_ONE ? 1 : 2, r->role, 1.0f, slot);
+        add(e, slots, r->name, layer, size_of(c, r->rows), size_of(c, r->cols), r->cols == D_ONE ? 1 : 2, r->role, r->group, 1.0f, slot);
     }
 }
 
@@ -141,7 +157,7 @@ static void list_params(sf_encoder *e, float ***slots) {
     sf_param_spec ps[SF_MAX_PLUGIN_PARAMS];
     int np = c->position->params ? c->position->params(c, ps) : 0;
     for (int k = 0; k < np; k++)
-        add(e, slots, ps[k].name, -1, ps[k].rows, ps[k].cols, 2, R_EMBED, ps[k].init_std, enc ? (float **)&e->plugin_params[k] : NULL);
+        add(e, slots, ps[k].name, -1, ps[k].rows, ps[k].cols, 2, R_EMBED, SF_GROUP_NONE, ps[k].init_std, enc ? (float **)&e->plugin_params[k] : NULL);
     add_rows(e, slots, embed_norm_rows, COUNT(embed_norm_rows), -1, enc);
     for (int l = 0; l < c->layers; l++) {
         if (e->layer_start) e->layer_start[l] = e->n_params;
@@ -162,7 +178,8 @@ int sf_encoder_create(sf_encoder **out, const sf_config *cfg, sf_error *err) {
     float ***slots = calloc((size_t)n, sizeof *slots);
     e->layers = calloc(cfg->layers ? (size_t)cfg->layers : 1, sizeof *e->layers);
     e->layer_start = calloc((size_t)cfg->layers + 1, sizeof *e->layer_start);
-    if (!e->params || !slots || !e->layers || !e->layer_start) {
+    e->skip = calloc(cfg->layers ? (size_t)cfg->layers : 1, 1);
+    if (!e->params || !slots || !e->layers || !e->layer_start || !e->skip) {
         free(slots);
         sf_encoder_free(e);
         return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory creating the encoder");
@@ -201,6 +218,7 @@ void sf_encoder_free(sf_encoder *e) {
     free(e->params);
     free(e->layers);
     free(e->layer_start);
+    free(e->skip);
     free(e->param_arena);
     free(e->act_arena);
     free(e->table);
@@ -310,13 +328,18 @@ static float init_load(const void *ctx, size_t i) {
     }
 }
 
-void sf_encoder_init_missing(sf_encoder *e, uint64_t seed) {
+void sf_encoder_init_missing(sf_encoder *e, uint64_t seed, double output_scale) {
+    const sf_config *c = &e->cfg;
+    double beta = c->deepnorm ? 1 / sqrt(sqrt(8.0 * (c->layers ? c->layers : 1))) : 1; /* DeepNet: (8N)^(-1/4) */
     for (int i = 0; i < e->n_params; i++) {
         sf_param *p = &e->params[i];
         if (p->set) continue;
-        init_ctx c = {mix64(seed) ^ 0xcbf29ce484222325ull, p->init, p->init == SF_INIT_NORMAL ? p->init_std : 1.0 / sqrt((double)p->cols)};
-        for (const char *ch = p->name; *ch; ch++) c.key = (c.key ^ (unsigned char)*ch) * 0x100000001b3ull; /* FNV-1a */
-        write_param(e, i, &c, init_load); /* finite by construction */
+        double scale = p->init == SF_INIT_NORMAL ? p->init_std : 1.0 / sqrt((double)p->cols);
+        if (p->init_group == SF_GROUP_OUTPUT) scale *= output_scale * beta;
+        if (p->init_group == SF_GROUP_VALUE_FFN) scale *= beta;
+        init_ctx ctx = {mix64(seed) ^ 0xcbf29ce484222325ull, p->init, scale};
+        for (const char *ch = p->name; *ch; ch++) ctx.key = (ctx.key ^ (unsigned char)*ch) * 0x100000001b3ull; /* FNV-1a */
+        write_param(e, i, &ctx, init_load); /* finite by construction */
     }
 }
 
@@ -478,6 +501,11 @@ static void attention_block(sf_encoder *e, int l, int B, int N, int T, float *at
         const float *a = attn_input(e, p, e->x + (size_t)r * C, M); /* (M, C) */
         matmul_forward(e->kv + (size_t)r * A2, A2, a, C, p->wk, p->bk, M, C, A);
         matmul_forward(e->kv + (size_t)r * A2 + A, A2, a, C, p->wv, p->bv, M, C, A);
+        if (c->qk_norm) /* each head's key, (H, D) per row */
+            for (int t = 0; t < M; t++) {
+                float *k = e->kv + (size_t)(r + t) * A2;
+                c->qk_norm->forward(k, k, p->k_norm_w, p->k_norm_b, (float)c->eps, c->heads, sf_head_dim(c));
+            }
     }
     for (int b = 0, off = 0; b < B; off += e->lens[b++]) {
         int L = e->lens[b];
@@ -491,11 +519,12 @@ static void attention_block(sf_encoder *e, int l, int B, int N, int T, float *at
             int M = min_int(SF_CHUNK, L - i0);
             float *x = e->x + (size_t)(off + i0) * C; /* (M, C) */
             matmul_forward(e->q, A, attn_input(e, p, x, M), C, p->wq, p->bq, M, C, A); /* (M, A) */
+            if (c->qk_norm) c->qk_norm->forward(e->q, e->q, p->q_norm_w, p->q_norm_b, (float)c->eps, M * c->heads, sf_head_dim(c)); /* (M H, D) */
             if (pos->rotate) pos->rotate(e->q, A, &ctx, i0, M);
             scale_forward(e->q, (float)c->attn_scale, (size_t)M * A);
             attention_forward(e->ao, e->q, kv, e->att_scratch, ab, (size_t)T, perm, &spec, i0, M, L);
             matmul_forward(e->o, C, e->ao, A, p->wo, p->bo, M, A, C); /* (M, C) */
-            residual_forward(x, e->o, (size_t)M * C);
+            residual_scaled_forward(x, e->o, (float)c->residual_scale, (size_t)M * C);
             if (!c->pre_norm) c->norm->forward(x, x, p->norm1_w, p->norm1_b, (float)c->eps, M, C);
         }
     }
@@ -518,7 +547,7 @@ static void ffn_block(sf_encoder *e, const sf_layer *p, int N) {
         if (p->gate_w) matmul_forward(e->g, F, a, C, p->gate_w, p->gate_b, M, C, F);
         activation_forward(e->h, e->g, c->activation, (size_t)M * F);
         matmul_forward(e->o, C, e->h, F, p->down_w, p->down_b, M, F, C); /* (M, C) */
-        residual_forward(x, e->o, (size_t)M * C);
+        residual_scaled_forward(x, e->o, (float)c->residual_scale, (size_t)M * C);
         if (!c->pre_norm) c->norm->forward(x, x, p->norm2_w, p->norm2_b, eps, M, C);
     }
 }
@@ -647,6 +676,10 @@ int sf_encoder_forward(sf_encoder *e, int B, int flags, sf_error *err) {
     if ((rc = check_finite(e, B, N, -1, "embeddings", err))) return rc;
     if (hidden) scatter_rows(e, hidden, B, T);
     for (int l = 0; l < c->layers; l++) {
+        if (e->skip[l]) { /* removed: the stream passes through unchanged */
+            if (hidden) scatter_rows(e, hidden + (size_t)(l + 1) * hid_layer, B, T);
+            continue;
+        }
         attention_block(e, l, B, N, T, att ? att + (size_t)l * att_layer : NULL);
         if ((rc = check_finite(e, B, N, l, "attention", err))) return rc;
         ffn_block(e, &e->layers[l], N);

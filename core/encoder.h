@@ -14,6 +14,9 @@
 #endif
 
 enum { SF_INIT_ZEROS, SF_INIT_ONES, SF_INIT_NORMAL, SF_INIT_FANIN_UNIFORM };
+/* Linear weights that depth-scaled initialisations shrink: the sub-layers'
+ * output projections (attn.o, ffn.down), and the value and FFN inputs (DeepNet's beta). */
+enum { SF_GROUP_NONE, SF_GROUP_OUTPUT, SF_GROUP_VALUE_FFN };
 
 typedef struct sf_param {
     char name[48];
@@ -21,6 +24,7 @@ typedef struct sf_param {
     int packed;           /* a Linear weight [out=rows, in=cols], stored in panels */
     int optional;         /* a bias: absent from a model file counts as zero */
     int init;             /* SF_INIT_* for seed initialisation */
+    int init_group;       /* SF_GROUP_*: which depth-scaled initialisation applies */
     float init_std;       /* SF_INIT_NORMAL */
     size_t offset;        /* floats into the parameter arena */
     size_t floats;        /* floats it occupies there (panels are padded) */
@@ -33,6 +37,7 @@ typedef struct sf_layer {
     float *norm1_w, *norm1_b, *norm2_w, *norm2_b; /* (C); biases NULL for rmsnorm; norm1 NULL without an attention norm */
     float *up_w, *up_b, *gate_w, *gate_b;         /* packed (F, C); (F); gate only when gated */
     float *down_w, *down_b;                       /* packed (C, F); (C) */
+    float *q_norm_w, *q_norm_b, *k_norm_w, *k_norm_b; /* (D) shared by the heads, with qkNorm; else NULL */
 } sf_layer;
 
 typedef struct sf_encoder {
@@ -49,6 +54,7 @@ typedef struct sf_encoder {
     const float *plugin_params[SF_MAX_PLUGIN_PARAMS]; /* e.g. embed.positions (maxLen, C) */
     float *embed_norm_w, *embed_norm_b;              /* (C) or NULL */
     sf_layer *layers;                                /* (L) */
+    unsigned char *skip;                             /* (L) 1: forward passes the stream through layer l (ablation) */
     float *final_w, *final_b;                        /* (C) or NULL */
     float *head_w, *head_b;                          /* packed (V, C), (V); or NULL */
 
@@ -90,8 +96,11 @@ int sf_encoder_set_param(sf_encoder *e, int i, const void *src, sf_load_fn load,
 /* Copies parameter i (unpacked, row-major) to dst. */
 void sf_encoder_get_param(const sf_encoder *e, int i, float *dst);
 /* Initialises every parameter not set yet, deterministically from seed and
- * the parameter's name (so two configs share the weights they have in common). */
-void sf_encoder_init_missing(sf_encoder *e, uint64_t seed);
+ * the parameter's name (so two configs share the weights they have in common).
+ * output_scale multiplies the output projections (attn.o, ffn.down), e.g.
+ * 1/sqrt(2L); with residualScale 'deepnorm', DeepNet's beta = (8L)^(-1/4)
+ * multiplies attn.v, attn.o and the FFN's Linears too. */
+void sf_encoder_init_missing(sf_encoder *e, uint64_t seed, double output_scale);
 /* Zeroes the optional parameters not set (absent biases); fails naming the
  * first required one that is missing. */
 int sf_encoder_require_all(sf_encoder *e, const char *what, sf_error *err);

@@ -143,6 +143,14 @@ void residual_forward(float *x, const float *y, size_t n) {
     for (; i < n; i++) x[i] += y[i];
 }
 
+void residual_scaled_forward(float *x, const float *y, float a, size_t n) {
+    if (a == 1.0f) { residual_forward(x, y, n); return; }
+    v4 a4 = v4_splat(a);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) v4_store(x + i, v4_madd(a4, v4_load(x + i), v4_load(y + i)));
+    for (; i < n; i++) x[i] = a * x[i] + y[i];
+}
+
 void scale_forward(float *x, float s, size_t n) {
     v4 s4 = v4_splat(s);
     size_t i = 0;

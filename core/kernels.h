@@ -37,6 +37,8 @@ void embed_add_forward(float *x, const int32_t *ids, const float *table, int N, 
 
 /* x (n) += y (n) */
 void residual_forward(float *x, const float *y, size_t n);
+/* x (n) = a x + y: the residual with the stream up-weighted (DeepNorm); a = 1 is residual_forward. */
+void residual_scaled_forward(float *x, const float *y, float a, size_t n);
 
 /* x (n) *= s */
 void scale_forward(float *x, float s, size_t n);

@@ -38,7 +38,7 @@ test('config is resolved with every default', async () => {
   const enc = await createEncoder(cfg);
   assert.deepEqual(enc.config, {
     ...cfg, maxLen: 512, positionOptions: { base: 10000, style: 'interleaved' }, finalNorm: true, eps: 1e-5, scaleEmbedding: false, outputHead: false,
-    typeVocabSize: 0, embedNorm: false, firstAttnNorm: true, localWindow: 0, localLayers: [],
+    typeVocabSize: 0, embedNorm: false, firstAttnNorm: true, localWindow: 0, localLayers: [], qkNorm: 'none', residualScale: 1,
   });
   assert.ok(Object.isFrozen(enc.config));
   const s = await createEncoder({ ...cfg, position: 'sinusoidal', positionOptions: { base: 100 }, eps: 1e-6, normPlacement: 'post' });

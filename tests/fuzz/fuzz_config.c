@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (params > 4e6 || (double)cfg.max_len * cfg.d_model > 4e6) return 0;
     sf_encoder *e = NULL;
     if (sf_encoder_create(&e, &cfg, &err)) return 0; /* OUT_OF_MEMORY is an answer */
-    sf_encoder_init_missing(e, 7);
+    sf_encoder_init_missing(e, 7, 1.0);
     int T = cfg.max_len < 4 ? cfg.max_len : 4;
     if (!sf_encoder_reserve(e, 1, T, T, 0, &err)) {
         e->lens[0] = T;

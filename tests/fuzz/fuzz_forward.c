@@ -41,7 +41,7 @@ static sf_encoder *model(unsigned k) {
     sf_error err;
     sf_encoder *e = NULL;
     if (sf_config_parse(&cfg, configs[k], strlen(configs[k]), &err) || sf_encoder_create(&e, &cfg, &err)) abort();
-    sf_encoder_init_missing(e, 1);
+    sf_encoder_init_missing(e, 1, 1.0);
     return e;
 }
 
