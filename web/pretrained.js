@@ -441,6 +441,8 @@ export function mountPretrained(root, app) {
       // the same fetch, cancellable
       options.fetch = (url, init) => fetch(url, { ...init, signal: controller.signal });
     }
+    // one file already read (a swapformer model file): nothing more to report while it loads
+    if (source instanceof Uint8Array) onProgress({ file: label, loaded: source.length, total: source.length });
     const t0 = performance.now();
     const promise = (async () => {
       let p;
