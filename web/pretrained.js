@@ -211,7 +211,7 @@ export function mountPretrained(root, app) {
   // ---------------------------------------------------------------- load card
   const folderInput = h('input', { id: 'pretrained-folder', type: 'file', webkitdirectory: true, multiple: true, hidden: true });
   const filesInput = h('input', { id: 'pretrained-files-input', type: 'file', multiple: true, hidden: true });
-  const drop = h('div', { class: 'dropzone', id: 'pretrained-drop', tabindex: '0', role: 'group', 'aria-label': 'Drop a Hugging Face model folder here' },
+  const drop = h('div', { class: 'dropzone', id: 'pretrained-drop', role: 'group', 'aria-label': 'Drop a Hugging Face model folder here' },
     h('strong', {}, 'Drop a Hugging Face model folder here'),
     h('span', { class: 'muted' }, 'config.json, model.safetensors, tokenizer.json and the sentence-transformers files (1_Pooling/, 2_Dense/, …), or one file written by ', h('code', {}, 'npx swapformer convert')),
     h('span', { class: 'pick' },
@@ -888,14 +888,16 @@ export function mountPretrained(root, app) {
   folderInput.addEventListener('change', fromInput(folderInput));
   filesInput.addEventListener('change', fromInput(filesInput));
 
+  // files dropped anywhere on this section load (rather than the browser opening them); the zone lights up
   const isFileDrag = (e) => Array.from(e.dataTransfer?.types ?? []).includes('Files');
-  drop.addEventListener('dragenter', (e) => { if (isFileDrag(e)) { e.preventDefault(); drop.classList.add('over'); } });
-  drop.addEventListener('dragover', (e) => { if (isFileDrag(e)) { e.preventDefault(); e.dataTransfer.dropEffect = 'copy'; } });
-  drop.addEventListener('dragleave', (e) => { if (!drop.contains(e.relatedTarget)) drop.classList.remove('over'); });
-  drop.addEventListener('drop', (e) => {
+  root.addEventListener('dragenter', (e) => { if (isFileDrag(e)) { e.preventDefault(); drop.classList.add('over'); } });
+  root.addEventListener('dragover', (e) => { if (isFileDrag(e)) { e.preventDefault(); e.dataTransfer.dropEffect = 'copy'; } });
+  root.addEventListener('dragleave', (e) => { if (!root.contains(e.relatedTarget)) drop.classList.remove('over'); });
+  root.addEventListener('drop', (e) => {
+    if (!isFileDrag(e)) return;
     e.preventDefault();
     drop.classList.remove('over');
-    if (e.dataTransfer) loadFiles(dropReader(e.dataTransfer));
+    loadFiles(dropReader(e.dataTransfer));
   });
 
   embedButton.addEventListener('click', () => app.enqueue(() => { view = null; return refresh(); }));
