@@ -28,9 +28,21 @@ a grid of head sizes, bases, factors, originalMaxLen and betas.  Cases with
 "outputHead": true also store the logits (B, T, vocabSize) of head(x_final),
 padded rows 0, under "logits" (A and C apply their own nn.Linear head).
 
+The fields that map Hugging Face families onto the encoder (headDim, attnScale,
+typeVocabSize, embedNorm, firstAttnNorm, localWindow / localLayers with RoPE's
+localBase, RoPE dynamic NTK, learned offset, position 't5', silu, geglu_tanh) have
+14 cases of their own (after the long ones). B and C cover them (C's embeddings as
+BertEmbeddings, RoBERTa's position ids, MHA of width heads x headDim, windows and
+the T5 bias in the float mask, dynamic NTK per sequence as HF's
+_compute_dynamic_ntk_parameters); two more references, written as transformers'
+modeling_t5 (T5Attention, compute_bias, T5LayerFF) and modeling_modernbert
+(Wqkv, rotary with local_rope_theta, the sliding-window mask, ModernBertMLP),
+cover the t5 cases and the ModernBERT-like one. Cases with typeVocabSize > 1
+store "typeIds" (the shape of "ids") next to "ids".
+
 The long cases (names long*, lengths given: T from 65 to 300, past the C core's
-64-row query chunks and 64-key tiles) store "expected" rounded to LONG_DIGITS
-significant digits.  The overflow cases scale the q and k weights and biases
+64-row query chunks and 64-key tiles) and the families' cases store "expected"
+rounded to LONG_DIGITS significant digits.  The overflow cases scale the q and k weights and biases
 (qk_scale) so that raw scores pass 100, asserted, and store that largest score
 as "maxScore".
 """
