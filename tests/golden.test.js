@@ -8,8 +8,10 @@
 // is 3.7e-6 (simd128, the T5 case with attnScale 1) and 3.4e-6 (relaxed), 2.6e-6
 // before the families' cases; attentions 6.5e-7, logits 1.2e-6; the two cases
 // whose raw scores pass 100 (maxScore) reach 2.0e-5, since a float32 score of 114
-// carries an absolute rounding error ~10x that of a score of 10. Cases with
-// typeIds pass them to forward. Run with SWAPFORMER_GOLDEN_REPORT=1 to print every
+// carries an absolute rounding error ~10x that of a score of 10. The 23 cases of
+// the normalisation levers (qkNorm, residualScale, skipLayers) reach 4.2e-6 (the
+// long layernorm QK-norm with RoPE). Cases with typeIds pass them to forward, cases
+// with skipLayers pass those. Run with SWAPFORMER_GOLDEN_REPORT=1 to print every
 // case's error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -97,6 +99,61 @@ test('fixtures cover the fields of the Hugging Face families: headDim, attnScale
 
 const SF_CHUNK = 64;
 
+// The normalisation levers (README "Config", issue 14): qkNorm, residualScale and
+// forward's skipLayers, each in cases that fail if the core ignores or misplaces it
+// (make_fixtures.py asserts that each lever moves its cases' output by more than 1%).
+test('fixtures cover the normalisation levers: qkNorm, residualScale, skipLayers', () => {
+  const cs = golden.cases, cfg = (c) => c.config, po = (c) => c.config.positionOptions ?? {};
+  const lens = (c) => c.ids.map((s) => s.length);
+  const has = (what, f) => assert.ok(cs.some(f), `no fixture: ${what}`);
+  const long = (c) => c.shape[1] > SF_CHUNK && lens(c).some((L) => L > SF_CHUNK && L % SF_CHUNK !== 0);
+  const qk = (c) => (cfg(c).qkNorm ?? 'none') !== 'none';
+  // QK-norm: both norms, each with RoPE, and with ALiBi; pre and post; every position plugin
+  for (const n of ['layernorm', 'rmsnorm']) {
+    has(`qkNorm ${n}`, (c) => cfg(c).qkNorm === n);
+    has(`qkNorm ${n} with rope`, (c) => cfg(c).qkNorm === n && cfg(c).position === 'rope');
+    has(`qkNorm ${n} with alibi`, (c) => cfg(c).qkNorm === n && cfg(c).position === 'alibi');
+    has(`qkNorm ${n} differing from the model's norm`, (c) => cfg(c).qkNorm === n && cfg(c).norm !== n);
+  }
+  for (const style of ['interleaved', 'half']) has(`qkNorm with rope ${style}`, (c) => qk(c) && po(c).style === style);
+  for (const pl of ['pre', 'post']) {
+    has(`qkNorm ${pl}-norm`, (c) => qk(c) && cfg(c).normPlacement === pl);
+    for (const pos of ['rope', 'alibi']) has(`qkNorm with ${pos}, ${pl}-norm`, (c) => qk(c) && cfg(c).position === pos && cfg(c).normPlacement === pl);
+  }
+  for (const pos of ['none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5']) has(`qkNorm with position ${pos}`, (c) => qk(c) && cfg(c).position === pos);
+  has('qkNorm layernorm without bias tensors', (c) => cfg(c).qkNorm === 'layernorm' && !readFixtureNames(c).some((n) => /q_norm\.bias/.test(n)));
+  has('qkNorm with heads x headDim != dModel', (c) => qk(c) && cfg(c).headDim && cfg(c).headDim * cfg(c).heads !== cfg(c).dModel);
+  has('qkNorm with a large eps (0.5)', (c) => qk(c) && cfg(c).eps >= 0.5);
+  has('qkNorm with attentions stored', (c) => qk(c) && c.attentions);
+  for (const pos of ['rope', 'alibi']) has(`qkNorm with ${pos}, T > 64`, (c) => qk(c) && cfg(c).position === pos && long(c));
+  for (const style of ['interleaved', 'half']) has(`qkNorm with rope ${style}, T > 64`, (c) => qk(c) && po(c).style === style && long(c));
+  // residualScale: 'deepnorm' post and pre, numbers below and above 1, 3+ layers
+  const rs = (c) => cfg(c).residualScale;
+  for (const pl of ['pre', 'post']) has(`residualScale 'deepnorm', ${pl}-norm, 3+ layers`, (c) => rs(c) === 'deepnorm' && cfg(c).normPlacement === pl && cfg(c).layers >= 3);
+  has('residualScale a number < 1, post-norm, 3 layers', (c) => typeof rs(c) === 'number' && rs(c) < 1 && cfg(c).normPlacement === 'post' && cfg(c).layers >= 3);
+  has('residualScale a number > 1, pre-norm', (c) => typeof rs(c) === 'number' && rs(c) > 1 && cfg(c).normPlacement === 'pre');
+  has("residualScale 'deepnorm', T > 64", (c) => rs(c) === 'deepnorm' && long(c));
+  // skipLayers: valid, distinct; a middle layer, the first and the last, every layer; with attentions; T > 64
+  for (const c of cs.filter((c) => c.skipLayers)) {
+    assert.ok(c.skipLayers.every((l) => Number.isInteger(l) && l >= 0 && l < cfg(c).layers), `${c.name}: skipLayers range`);
+    assert.equal(new Set(c.skipLayers).size, c.skipLayers.length, `${c.name}: skipLayers distinct`);
+  }
+  const sk = (c) => c.skipLayers ?? [];
+  has('skipLayers: a middle layer', (c) => sk(c).some((l) => l > 0 && l < cfg(c).layers - 1));
+  has('skipLayers: the first and the last layer, attentions stored', (c) => sk(c).includes(0) && sk(c).includes(cfg(c).layers - 1) &&
+    sk(c).length < cfg(c).layers && c.attentions);
+  has('skipLayers: every layer', (c) => cfg(c).layers > 0 && sk(c).length === cfg(c).layers);
+  for (const pl of ['pre', 'post']) has(`skipLayers, ${pl}-norm`, (c) => sk(c).length && cfg(c).normPlacement === pl);
+  has('skipLayers, T > 64', (c) => sk(c).length && long(c));
+  has("skipLayers with qkNorm and residualScale 'deepnorm'", (c) => sk(c).length && qk(c) && rs(c) === 'deepnorm');
+});
+
+/** The tensor names of a case's model file (its safetensors header). */
+function readFixtureNames(c) {
+  const bytes = readFixture(c.file), n = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(0, true));
+  return Object.keys(JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)))).filter((k) => k !== '__metadata__');
+}
+
 // The C core runs queries in chunks of 64 (SF_CHUNK) and keys in tiles of 64
 // (SF_ATT_BK): sequences past 64 and 128 tokens, with a partial last chunk,
 // for every position plugin.
@@ -134,7 +191,7 @@ test('this Node runs both builds (relaxed SIMD enabled)', () => {
 for (const [build, wasm] of Object.entries(builds)) for (const c of golden.cases) {
   test(`golden [${build}]: ${c.name}`, async (ctx) => {
     const enc = await loadModel(readFixture(c.file), { wasm });
-    const types = c.typeIds ? { typeIds: c.typeIds } : {};
+    const types = { ...(c.typeIds && { typeIds: c.typeIds }), ...(c.skipLayers && { skipLayers: c.skipLayers }) };
     const out = enc.forward(c.ids, { outputAttentions: !!c.attentions, ...types });
     assert.deepEqual(out.shape, c.shape);
     const tol = goldenTolerance(c), errors = [];

@@ -4,7 +4,7 @@
  *   golden <fixtures dir>
  *
  * For every case of golden.json: load the model file, run the batch (with its
- * typeIds when the case has them), compare with PyTorch's numbers (relative
+ * typeIds and skipLayers when the case has them), compare with PyTorch's numbers (relative
  * max error <= 1e-4), attentions too, then
  * save -> load -> forward must give the same bits. Then every prefix of a
  * model file, and corrupted headers, must be refused with an error code and
@@ -47,8 +47,9 @@ static double rel_err(const float *got, const sf_json *j, int arr, size_t n, siz
 }
 
 /* Runs the batch of ids (an array of arrays) on e, with the token types of
- * types (the same shape) when types >= 0; returns T, or -1. */
-static int run(sf_encoder *e, const sf_json *j, int ids, int types, int flags, sf_error *err) {
+ * types (the same shape) when types >= 0 and the layers of skip (an array of
+ * layer indices) left out when skip >= 0; returns T, or -1. */
+static int run(sf_encoder *e, const sf_json *j, int ids, int types, int skip, int flags, sf_error *err) {
     int B = j->nodes[ids].count, T = 0, N = 0;
     for (int s = j->nodes[ids].first; s >= 0; s = j->nodes[s].next) {
         T = j->nodes[s].count > T ? j->nodes[s].count : T;
@@ -68,7 +69,15 @@ static int run(sf_encoder *e, const sf_json *j, int ids, int types, int flags, s
             for (int t = j->nodes[s].first; t >= 0; t = j->nodes[t].next) e->type_ids[k++] = (int32_t)j->nodes[t].num;
         }
     }
-    return sf_encoder_forward(e, B, flags, err) ? -1 : T;
+    if (skip >= 0) /* 1 in e->skip[l] for the forward, as the binding's skipLayers does */
+        for (int s = j->nodes[skip].first; s >= 0; s = j->nodes[s].next) {
+            int l = (int)j->nodes[s].num;
+            if (l < 0 || l >= e->cfg.layers) return snprintf(err->msg, sizeof err->msg, "skipLayers: %d is not a layer", l), -1;
+            e->skip[l] = 1;
+        }
+    int rc = sf_encoder_forward(e, B, flags, err);
+    memset(e->skip, 0, e->cfg.layers ? (size_t)e->cfg.layers : 1);
+    return rc ? -1 : T;
 }
 
 int main(int argc, char **argv) {
@@ -99,7 +108,8 @@ int main(int argc, char **argv) {
         CHECK(!rc, "%s: load: %s", name, err.msg);
         if (rc) { free(bytes); continue; }
         int ids = sf_json_member(&g, c, "ids"), types = sf_json_member(&g, c, "typeIds"), att = sf_json_member(&g, c, "attentions");
-        int T = run(e, &g, ids, types, att >= 0 ? SF_OUT_ATTENTIONS : 0, &err);
+        int skip = sf_json_member(&g, c, "skipLayers");
+        int T = run(e, &g, ids, types, skip, att >= 0 ? SF_OUT_ATTENTIONS : 0, &err);
         CHECK(T > 0, "%s: forward: %s", name, err.msg);
         if (T > 0) {
             size_t n = (size_t)g.nodes[ids].count * T * e->cfg.d_model, count;
@@ -125,7 +135,7 @@ int main(int argc, char **argv) {
             sf_encoder *back = NULL;
             CHECK(!sf_model_save(e, &saved, &saved_len, &err) && !sf_model_load(saved, saved_len, &back, &err), "%s: round trip: %s", name, err.msg);
             if (back) {
-                CHECK(run(back, &g, ids, types, 0, &err) == T && !memcmp(back->out, first, n * sizeof(float)), "%s: round trip changed the output", name);
+                CHECK(run(back, &g, ids, types, skip, 0, &err) == T && !memcmp(back->out, first, n * sizeof(float)), "%s: round trip changed the output", name);
                 sf_encoder_free(back);
                 free(saved);
             }

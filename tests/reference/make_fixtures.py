@@ -100,6 +100,8 @@ def resolve(cfg):
     r.setdefault("firstAttnNorm", True)
     r.setdefault("localWindow", 0)
     r.setdefault("localLayers", [])
+    r.setdefault("qkNorm", "none")
+    r.setdefault("residualScale", 1)
     po = dict(r.get("positionOptions") or {})
     if r["position"] in ("sinusoidal", "rope"):
         po.setdefault("base", 10000)
@@ -117,6 +119,18 @@ def resolve(cfg):
 
 def is_glu(act):
     return act in ("swiglu", "geglu", "geglu_tanh")
+
+
+def uses_levers(cfg):
+    """A config using a normalisation lever (qkNorm, residualScale; resolved cfg)."""
+    return cfg["qkNorm"] != "none" or cfg["residualScale"] != 1
+
+
+def residual_alpha(cfg):
+    """residualScale: the stream's weight a in N(a x + f(x)) / a x + f(N(x)); 'deepnorm':
+    DeepNet's alpha = (2N)^(1/4) for an N-layer encoder (Wang et al. 2022, section 3)."""
+    a = cfg["residualScale"]
+    return math.sqrt(math.sqrt(2.0 * cfg["layers"])) if a == "deepnorm" else float(a)
 
 
 def uses_new_fields(cfg):
@@ -191,6 +205,11 @@ def make_weights(cfg, seed, biases=True, head_bias=True):
         for n in "qkv":
             lin(p + "attn." + n, A, d)
         lin(p + "attn.o", d, A)
+        if cfg.get("qkNorm", "none") != "none":  # per-head q / k norms: [headDim], shared by the heads
+            for n in ("q_norm", "k_norm"):
+                out.append((p + "attn.%s.weight" % n, 1.0 + 0.2 * rng.standard_normal(cfg["headDim"])))
+                if cfg["qkNorm"] == "layernorm" and biases:
+                    out.append((p + "attn.%s.bias" % n, 0.2 * rng.standard_normal(cfg["headDim"])))
         if l > 0 or cfg["firstAttnNorm"]:
             norm(p + "norm1")
         norm(p + "norm2")
@@ -378,10 +397,13 @@ def b_act(a, x):
     raise ValueError(a)
 
 
-def ref_b(cfg, W, ids, stats=None, type_ids=None):
+def ref_b(cfg, W, ids, stats=None, type_ids=None, skip=(), qk_after_rope=False):
     """Returns (out [B,T,d], attentions [layers,B,H,T,T]); padded rows/cols are 0.
     stats (a dict), when given, receives "max_score": the largest raw score (before
-    the max subtraction) and "min_row_max": the smallest row maximum."""
+    the max subtraction) and "min_row_max": the smallest row maximum. The layers in
+    skip are left out (the stream passes through; their attentions are 0).
+    qk_after_rope: the QK-norm after the rotation instead of before (not the spec: only
+    to show that the fixtures tell the two apart)."""
     d, H, eps = cfg["dModel"], cfg["heads"], cfg["eps"]
     dk = cfg["headDim"]
     po = cfg["positionOptions"]
@@ -402,6 +424,13 @@ def ref_b(cfg, W, ids, stats=None, type_ids=None):
         w = W[name + ".weight"]
         return x @ w.t() + gb(name + ".bias", w.shape[0])
 
+    def qk_norm(t, name):
+        """qkNorm: one head's q or k [L, dk], normed over its dk values with [dk] weights."""
+        if cfg["qkNorm"] == "layernorm":
+            return b_layernorm(t, W[name + ".weight"], gb(name + ".bias", dk), eps)
+        return b_rmsnorm(t, W[name + ".weight"], eps)
+
+    alpha = residual_alpha(cfg)
     outs, atts = [], []
     for bi, seq in enumerate(ids):
         L = len(seq)
@@ -427,10 +456,14 @@ def ref_b(cfg, W, ids, stats=None, type_ids=None):
             local = l in cfg["localLayers"]
             for h in range(H):
                 qh, kh, vh = (t[:, h * dk:(h + 1) * dk] for t in (q, k, v))
+                if cfg["qkNorm"] != "none" and not qk_after_rope:  # after the projection, before RoPE
+                    qh, kh = qk_norm(qh, p + "q_norm"), qk_norm(kh, p + "k_norm")
                 if cfg["position"] == "rope":
                     base = po["localBase"] if local else po["base"]
                     qh = b_rope(qh, base, po["style"], po.get("scaling"))
                     kh = b_rope(kh, base, po["style"], po.get("scaling"))
+                if cfg["qkNorm"] != "none" and qk_after_rope:
+                    qh, kh = qk_norm(qh, p + "q_norm"), qk_norm(kh, p + "k_norm")
                 if cfg["attnScale"] is None:
                     s = (qh @ kh.t()) / math.sqrt(dk)
                 else:
@@ -471,15 +504,20 @@ def ref_b(cfg, W, ids, stats=None, type_ids=None):
                 hdn = b_act(a, linear(x, p + "up"))
             return linear(hdn, p + "down")
 
+        # residualScale a: x = a x + f(N(x)) (pre), x = N(a x + f(x)) (post); a = 1 leaves x as is
+        res = (lambda x: x) if alpha == 1 else (lambda x: alpha * x)
         for l in range(cfg["layers"]):
             n1, n2 = "layers.%d.norm1" % l, "layers.%d.norm2" % l
+            if l in skip:  # removed: x unchanged, no attention
+                seq_atts.append(torch.zeros(H, T, T, dtype=DT))
+                continue
             if cfg["normPlacement"] == "pre":
                 # firstAttnNorm false: layer 0's attention reads x itself
-                x = x + attn(norm(x, n1) if l > 0 or cfg["firstAttnNorm"] else x, l)
-                x = x + ffn(norm(x, n2), l)
+                x = res(x) + attn(norm(x, n1) if l > 0 or cfg["firstAttnNorm"] else x, l)
+                x = res(x) + ffn(norm(x, n2), l)
             else:
-                x = norm(x + attn(x, l), n1)
-                x = norm(x + ffn(x, l), n2)
+                x = norm(res(x) + attn(x, l), n1)
+                x = norm(res(x) + ffn(x, l), n2)
         if cfg["finalNorm"]:
             x = norm(x, "final_norm")
         full = torch.zeros(T, d, dtype=DT)
@@ -568,11 +606,14 @@ def bias_or_zero(W, name, size):
 def covers_a(cfg):
     return (cfg["norm"] == "layernorm" and cfg["position"] in ("none", "sinusoidal", "learned")
             and cfg["activation"] in ("relu", "gelu") and cfg["headDim"] * cfg["heads"] == cfg["dModel"]
-            and cfg["attnScale"] is None and cfg["firstAttnNorm"] and not cfg["localWindow"])
+            and cfg["attnScale"] is None and cfg["firstAttnNorm"] and not cfg["localWindow"]
+            and not uses_levers(cfg))
 
 
-def ref_a(cfg, W, ids, type_ids=None):
+def ref_a(cfg, W, ids, type_ids=None, skip=()):
+    """skip: a stock encoder of the layers kept (skipLayers: the model without them)."""
     d, eps = cfg["dModel"], cfg["eps"]
+    kept = [l for l in range(cfg["layers"]) if l not in skip]
     x, pad = batch_embed(cfg, W, ids, type_ids)
     final = None
     if cfg["finalNorm"]:
@@ -580,15 +621,15 @@ def ref_a(cfg, W, ids, type_ids=None):
         final.weight.data.copy_(W["final_norm.weight"])
         final.bias.data.copy_(bias_or_zero(W, "final_norm.bias", d))
     with torch.no_grad():
-        if cfg["layers"] == 0:
+        if not kept:
             out = final(x) if final is not None else x
         else:
             layer = nn.TransformerEncoderLayer(d, cfg["heads"], cfg["ffDim"], dropout=0.0,
                                                activation=cfg["activation"], layer_norm_eps=eps,
                                                batch_first=True, norm_first=cfg["normPlacement"] == "pre",
                                                dtype=DT)
-            enc = nn.TransformerEncoder(layer, cfg["layers"], norm=final)
-            for l, lay in enumerate(enc.layers):
+            enc = nn.TransformerEncoder(layer, len(kept), norm=final)
+            for l, lay in zip(kept, enc.layers):
                 p = "layers.%d." % l
                 lay.self_attn.in_proj_weight.copy_(torch.cat([W[p + "attn.%s.weight" % n] for n in "qkv"]))
                 lay.self_attn.in_proj_bias.copy_(torch.cat([bias_or_zero(W, p + "attn.%s.bias" % n, d) for n in "qkv"]))
@@ -787,7 +828,28 @@ C_ACTS = {"relu": F.relu, "gelu": F.gelu, "gelu_tanh": lambda t: F.gelu(t, appro
           "swiglu": F.silu, "geglu": F.gelu, "silu": F.silu, "geglu_tanh": lambda t: F.gelu(t, approximate="tanh")}
 
 
-def ref_c(cfg, W, ids, type_ids=None):
+def deepnet_residual_connection(alpha):
+    """torchscale's EncoderLayer.residual_connection (DeepNet): residual * alpha + x, with
+    alpha = (2 * encoder_layers) ** 0.25 for 'deepnorm' (torchscale's Encoder)."""
+    def residual_connection(x, residual):
+        return residual * alpha + x
+    return residual_connection
+
+
+def make_qk_norm(cfg, W, name):
+    """qkNorm as Qwen3 / OLMo-2 write it: a norm module of width head_dim applied to
+    q_proj(x).view(B, T, H, head_dim) (the same weights for every head)."""
+    dk = cfg["headDim"]
+    if cfg["qkNorm"] == "layernorm":
+        m = nn.LayerNorm(dk, eps=cfg["eps"], dtype=DT)
+        m.bias.data.copy_(bias_or_zero(W, name + ".bias", dk))
+    else:
+        m = RMSNormMod(dk, cfg["eps"])
+    m.weight.data.copy_(W[name + ".weight"])
+    return m
+
+
+def ref_c(cfg, W, ids, type_ids=None, skip=()):
     d, H = cfg["dModel"], cfg["heads"]
     dk = cfg["headDim"]
     A = H * dk
@@ -814,16 +876,24 @@ def ref_c(cfg, W, ids, type_ids=None):
     local_mask = mask.masked_fill(far, float("-inf")).reshape(B * H, T, T)
     mask = mask.reshape(B * H, T, T)
     act = C_ACTS[cfg["activation"]]
+    rs = cfg["residualScale"]
+    residual_connection = deepnet_residual_connection((2 * cfg["layers"]) ** 0.25 if rs == "deepnorm" else rs)
+    qkn = cfg["qkNorm"] != "none"
     atts = []
     with torch.no_grad():
         for l in range(cfg["layers"]):
             p = "layers.%d." % l
+            if l in skip:  # skipLayers: this layer is not run
+                atts.append(torch.zeros(B, H, T, T, dtype=DT))
+                continue
             local = l in cfg["localLayers"]
             mha = nn.MultiheadAttention(A if generic else d, H, dropout=0.0, batch_first=True, dtype=DT)
             qp, kp, vp = (make_linear(W, p + "attn." + n) for n in "qkv")
             op = make_linear(W, p + "attn.o")
             rope = cfg["position"] == "rope"
-            outside = rope or generic
+            outside = rope or generic or qkn
+            if qkn:
+                q_norm, k_norm = make_qk_norm(cfg, W, p + "attn.q_norm"), make_qk_norm(cfg, W, p + "attn.k_norm")
             if outside:
                 # projections done outside; MHA gets identity in-projections
                 mha.in_proj_weight.copy_(torch.cat([torch.eye(A, dtype=DT)] * 3))
@@ -855,6 +925,9 @@ def ref_c(cfg, W, ids, type_ids=None):
             def sa(h):
                 if outside:
                     q, k, v = qp(h), kp(h), vp(h)
+                    if qkn:  # per head, before RoPE
+                        q = q_norm(q.view(B, T, H, dk)).reshape(B, T, A)
+                        k = k_norm(k.view(B, T, H, dk)).reshape(B, T, A)
                     if rope:
                         q, k = rotate(q), rotate(k)
                     if cfg["attnScale"] is not None:
@@ -872,11 +945,22 @@ def ref_c(cfg, W, ids, type_ids=None):
                 return down(act(up(h)))
 
             if cfg["normPlacement"] == "pre":
-                x = x + sa(n1(x) if n1 is not None else x)
-                x = x + ff(n2(x))
-            else:
+                if rs == 1:
+                    x = x + sa(n1(x) if n1 is not None else x)
+                    x = x + ff(n2(x))
+                else:  # torchscale's EncoderLayer with normalize_before
+                    residual = x
+                    x = residual_connection(sa(n1(x) if n1 is not None else x), residual)
+                    residual = x
+                    x = residual_connection(ff(n2(x)), residual)
+            elif rs == 1:
                 x = n1(x + sa(x))
                 x = n2(x + ff(x))
+            else:  # torchscale's EncoderLayer, post-norm (DeepNet)
+                residual = x
+                x = n1(residual_connection(sa(x), residual))
+                residual = x
+                x = n2(residual_connection(ff(x), residual))
         if cfg["finalNorm"]:
             x = make_norm(cfg, W, "final_norm")(x)
     att = torch.stack(atts) if atts else torch.zeros(0, B, H, T, T, dtype=DT)
@@ -898,7 +982,7 @@ def extended_attention_mask(pad):
 
 
 def covers_t5(cfg):
-    return (cfg["position"] == "t5" and cfg["normPlacement"] == "pre" and cfg["norm"] == "rmsnorm"
+    return not uses_levers(cfg) and (cfg["position"] == "t5" and cfg["normPlacement"] == "pre" and cfg["norm"] == "rmsnorm"
             and cfg["finalNorm"] and cfg["firstAttnNorm"] and not cfg["localWindow"] and not cfg["embedNorm"]
             and cfg["activation"] in ("relu", "geglu_tanh", "gelu_tanh", "swiglu"))
 
@@ -958,7 +1042,7 @@ def ref_t5(cfg, W, ids, type_ids=None):
 
 
 def covers_modernbert(cfg):
-    return (cfg["position"] == "rope" and cfg["positionOptions"]["style"] == "half"
+    return not uses_levers(cfg) and (cfg["position"] == "rope" and cfg["positionOptions"]["style"] == "half"
             and not cfg["positionOptions"].get("scaling") and cfg["normPlacement"] == "pre"
             and cfg["norm"] == "layernorm" and cfg["finalNorm"] and cfg["activation"] in ("geglu", "swiglu")
             and not cfg["typeVocabSize"] and not cfg["scaleEmbedding"])
@@ -1218,7 +1302,7 @@ def build_cases():
         cases.append(dict(name=name, config=cfg, dtype=opt.get("dtype", "F32"),
                           biases=opt.get("biases", True), attentions=opt.get("attentions", False),
                           head_bias=opt.get("head_bias", True), long=opt.get("long", False),
-                          lens=opt.get("lens"), qk_scale=opt.get("qk_scale")))
+                          lens=opt.get("lens"), qk_scale=opt.get("qk_scale"), skip=opt.get("skip")))
 
     positions = [("none", None), ("sinusoidal", None), ("learned", None),
                  ("rope_interleaved", {"base": 10000, "style": "interleaved"}),
@@ -1443,7 +1527,115 @@ def build_cases():
         fam_cfg("rope", "layernorm", "post", "swiglu", heads=2, positionOptions={
             "base": 1000, "style": "half", "scaling": {"type": "dynamic", "factor": 2, "originalMaxLen": 32}},
             typeVocabSize=2, embedNorm=True), lens=[45, 33, 16])
+
+    # ---- the normalisation levers (issue 14): qkNorm (a norm of each head's q and k,
+    # after the projection and before RoPE, its own [headDim] weights per layer),
+    # residualScale (a number or 'deepnorm': x = N(a x + f(x)) / x = a x + f(N(x)),
+    # DeepNet's a = (2L)^(1/4)) and forward's skipLayers (stored as "skipLayers";
+    # the layers left out). vocabSize 50, the new fields after the others in the
+    # config; every case a padded batch, the lengths given.
+    def lev_cfg(position, norm, placement, act, **kw):
+        new = {k: kw.pop(k) for k in ("headDim", "attnScale", "qkNorm", "residualScale") if k in kw}
+        kw.setdefault("heads", 4)
+        kw.setdefault("dModel", 16)
+        kw.setdefault("ffDim", 24)
+        kw.setdefault("maxLen", 16 if position == "learned" else 512)
+        cfg = base_cfg(position, norm, placement, act, **kw)
+        cfg["vocabSize"] = 50
+        cfg.update(new)
+        return cfg
+    rope_i = {"base": 10000, "style": "interleaved"}
+    rope_h = {"base": 10000, "style": "half"}
+    # QK-norm: both norms (independent of the model's norm), with RoPE (both styles),
+    # ALiBi, the absolute positions, none and t5; pre and post
+    add("qknorm_layernorm__rope_interleaved__rmsnorm__pre__swiglu",
+        lev_cfg("rope", "rmsnorm", "pre", "swiglu", positionOptions=rope_i, qkNorm="layernorm"), lens=[11, 4, 8])
+    add("qknorm_rmsnorm__rope_half__layernorm__post__gelu",
+        lev_cfg("rope", "layernorm", "post", "gelu", positionOptions=rope_h, qkNorm="rmsnorm"), lens=[10, 3, 7],
+        attentions=True)
+    add("qknorm_rmsnorm__alibi__rmsnorm__pre__relu",
+        lev_cfg("alibi", "rmsnorm", "pre", "relu", qkNorm="rmsnorm"), lens=[12, 5, 9])
+    add("qknorm_layernorm__alibi_h8__layernorm__post__gelu_tanh",
+        lev_cfg("alibi", "layernorm", "post", "gelu_tanh", heads=8, dModel=32, qkNorm="layernorm"), lens=[9, 6, 2])
+    add("qknorm_layernorm__sinusoidal__layernorm__pre__gelu",
+        lev_cfg("sinusoidal", "layernorm", "pre", "gelu", qkNorm="layernorm"), lens=[10, 4, 7])
+    add("qknorm_rmsnorm__learned__rmsnorm__post__geglu",
+        lev_cfg("learned", "rmsnorm", "post", "geglu", qkNorm="rmsnorm"), lens=[13, 8, 2])
+    # a layernorm QK-norm without biases (the file has no .bias tensors at all), position none
+    add("qknorm_layernorm_no_bias__none__layernorm__pre__relu",
+        lev_cfg("none", "layernorm", "pre", "relu", qkNorm="layernorm"), lens=[9, 5, 3], biases=False)
+    # heads x headDim != dModel: the norms' weights are [headDim] = [12]
+    add("qknorm_rmsnorm_headdim12__rope_half__rmsnorm__pre__swiglu",
+        lev_cfg("rope", "rmsnorm", "pre", "swiglu", heads=2, headDim=12, positionOptions=rope_h, qkNorm="rmsnorm"),
+        lens=[8, 3, 6])
+    # the config's eps, large enough to be seen in the QK-norm of head size 4
+    add("qknorm_layernorm_eps0.5__rope_interleaved__layernorm__post__relu",
+        lev_cfg("rope", "layernorm", "post", "relu", eps=0.5, positionOptions=rope_i, qkNorm="layernorm"),
+        lens=[10, 6, 2])
+    add("qknorm_rmsnorm__t5_hd8__rmsnorm__pre__relu",
+        lev_cfg("t5", "rmsnorm", "pre", "relu", dModel=24, heads=3, headDim=8, attnScale=1,
+                positionOptions={"buckets": 16, "maxDistance": 20}, qkNorm="rmsnorm"), lens=[30, 12])
+    # past the 64-row query chunks and 64-key tiles: the keys are normed for every token
+    # first, the queries chunk by chunk
+    add("long_qknorm_rmsnorm__rope_half__rmsnorm__post__swiglu",
+        lev_cfg("rope", "rmsnorm", "post", "swiglu", heads=2, positionOptions=rope_h, qkNorm="rmsnorm"),
+        lens=[150, 65, 9])
+    add("long_qknorm_layernorm__rope_interleaved__layernorm__pre__geglu",
+        lev_cfg("rope", "layernorm", "pre", "geglu", positionOptions=rope_i, qkNorm="layernorm"), lens=[130, 64])
+    add("long_qknorm_layernorm__alibi__rmsnorm__pre__gelu",
+        lev_cfg("alibi", "rmsnorm", "pre", "gelu", qkNorm="layernorm"), lens=[129, 70, 1])
+    # residualScale: 'deepnorm' (a = (2L)^(1/4)) post- and pre-norm, plain numbers
+    add("deepnorm_L3__sinusoidal__layernorm__post__gelu",
+        lev_cfg("sinusoidal", "layernorm", "post", "gelu", layers=3, residualScale="deepnorm"), lens=[12, 5, 8])
+    add("deepnorm_L4__rope_half__rmsnorm__pre__swiglu",
+        lev_cfg("rope", "rmsnorm", "pre", "swiglu", layers=4, positionOptions=rope_h, residualScale="deepnorm"),
+        lens=[10, 4, 7])
+    add("residual_scale0.5_L3__learned__layernorm__post__relu",
+        lev_cfg("learned", "layernorm", "post", "relu", layers=3, residualScale=0.5), lens=[11, 6, 3])
+    add("residual_scale2.5__alibi__rmsnorm__pre__gelu",
+        lev_cfg("alibi", "rmsnorm", "pre", "gelu", residualScale=2.5), lens=[9, 4, 7])
+    add("long_deepnorm_L3__rope_interleaved__layernorm__post__gelu_tanh",
+        lev_cfg("rope", "layernorm", "post", "gelu_tanh", layers=3, positionOptions=rope_i, residualScale="deepnorm"),
+        lens=[140, 66])
+    # skipLayers: the layers named run as the identity (their attentions 0); one in the
+    # middle (also the stock encoder of the two layers kept), the first and the last of
+    # four (attentions), every layer (given out of order: the final norm of the embeddings)
+    add("skip1_L3__learned__layernorm__post__relu",
+        lev_cfg("learned", "layernorm", "post", "relu", layers=3), lens=[12, 7, 3], skip=[1])
+    add("skip0_3_L4__rope_interleaved__rmsnorm__pre__swiglu",
+        lev_cfg("rope", "rmsnorm", "pre", "swiglu", layers=4, positionOptions=rope_i), lens=[9, 5, 2],
+        skip=[0, 3], attentions=True)
+    add("skip_all_L2__sinusoidal__layernorm__pre__gelu",
+        lev_cfg("sinusoidal", "layernorm", "pre", "gelu"), lens=[8, 3, 6], skip=[1, 0])
+    add("long_skip2_L3__alibi__rmsnorm__post__gelu",
+        lev_cfg("alibi", "rmsnorm", "post", "gelu", layers=3), lens=[120, 65, 3], skip=[2])
+    # all three: a skipped layer is the identity, not a scaled residual
+    add("long_skip1_deepnorm_L3_qknorm_rmsnorm__rope_half__layernorm__post__geglu",
+        lev_cfg("rope", "layernorm", "post", "geglu", layers=3, positionOptions=rope_h, qkNorm="rmsnorm",
+                residualScale="deepnorm"), lens=[70, 9], skip=[1])
     return cases
+
+
+def lever_effects(cfg, W, ids, tids, skip, out_b, real):
+    """How far each lever of a case moves reference B's output (the largest change over
+    real rows, relative to the output's largest value), so that a core that ignores or
+    misapplies it fails by far more than the tolerance: without the skip, without the
+    residual scale, without the QK-norm, and with the QK-norm after RoPE instead of
+    before. Each must move the output by more than 1% (asserted)."""
+    scale = float(out_b[real].abs().max())
+    rel = lambda o: float((o - out_b)[real].abs().max()) / scale
+    eff = []
+    if skip:
+        eff.append(("skip ignored", rel(ref_b(cfg, W, ids, type_ids=tids)[0])))
+    if cfg["residualScale"] != 1:
+        eff.append(("residualScale 1", rel(ref_b(dict(cfg, residualScale=1), W, ids, type_ids=tids, skip=skip)[0])))
+    if cfg["qkNorm"] != "none":
+        eff.append(("qkNorm none", rel(ref_b(dict(cfg, qkNorm="none"), W, ids, type_ids=tids, skip=skip)[0])))
+        if cfg["position"] == "rope":
+            eff.append(("qkNorm after RoPE", rel(ref_b(cfg, W, ids, type_ids=tids, skip=skip, qk_after_rope=True)[0])))
+    for what, e in eff:
+        assert e > 0.01, (what, e)
+    return eff
 
 
 def make_ids(seed, vocab, long=False, lens=None):
@@ -1520,19 +1712,21 @@ def main():
         B, T = len(ids), max(map(len, ids))
         real = torch.tensor([[t < len(s) for t in range(T)] for s in ids])
         stats = {}
-        out_b, att_b = ref_b(cfg, W, ids, stats, type_ids=tids)
+        skip = c["skip"] or []
+        assert all(0 <= l < cfg["layers"] for l in skip) and len(set(skip)) == len(skip)
+        out_b, att_b = ref_b(cfg, W, ids, stats, type_ids=tids, skip=skip)
         if c["qk_scale"]:  # some scores overflow float32's exp without the max subtraction
             assert stats["max_score"] > 100, (name, stats)
         head = cfg["outputHead"]
         lg_b = b_logits(cfg, W, out_b, ids) if head else None
         refs, diffs = [REF_B], {}
         if covers_a(cfg):
-            out_a = ref_a(cfg, W, ids, tids)
+            out_a = ref_a(cfg, W, ids, tids, skip)
             diffs[REF_A] = float((out_a - out_b)[real].abs().max())
             if head:
                 diffs[REF_A + " (logits)"] = float((torch_head(W, out_a, ids) - lg_b).abs().max())
             refs.insert(0, REF_A)
-        out_c, att_c = ref_c(cfg, W, ids, tids)
+        out_c, att_c = ref_c(cfg, W, ids, tids, skip)
         diffs[REF_C] = float((out_c - out_b)[real].abs().max())
         if head:
             diffs[REF_C + " (logits)"] = float((torch_head(W, out_c, ids) - lg_b).abs().max())
@@ -1541,7 +1735,7 @@ def main():
             diffs[REF_C + " (attn probs)"] = float(((att_c - att_b) * qmask).abs().max())
         refs.insert(len(refs) - 1, REF_C)
         for ref, covers, run in ((REF_T5, covers_t5, ref_t5), (REF_MBERT, covers_modernbert, ref_modernbert)):
-            if covers(cfg):
+            if covers(cfg) and not skip:
                 out_d, att_d = run(cfg, W, ids, tids)
                 diffs[ref] = float((out_d - out_b)[real].abs().max())
                 diffs[ref + " (attn probs)"] = float(((att_d - att_b) * qmask).abs().max())
@@ -1551,10 +1745,13 @@ def main():
                 sys.exit("CROSS-CHECK FAILED: %s: %s differs from %s by %.3e" % (name, k, REF_B, v))
         assert float(out_b.abs().max()) > 0.1 and float(out_b[real].std()) > 0.1
         assert torch.all(out_b[~real] == 0)
+        effect = lever_effects(cfg, W, ids, tids, skip, out_b, real)
 
         entry = {"name": name, "file": name + ".safetensors", "config": meta_cfg, "dtype": c["dtype"], "ids": ids}
         if tids is not None:
             entry["typeIds"] = tids
+        if skip:  # pass as forward(ids, {skipLayers})
+            entry["skipLayers"] = skip
         entry.update({"references": refs, "shape": [B, T, cfg["dModel"]],
                       "expected": flat(out_b, LONG_DIGITS if c["lens"] else None)})
         if c["qk_scale"]:  # the largest raw score q.k/sqrt(dk) (+ bias) of reference B
@@ -1565,7 +1762,7 @@ def main():
             assert float(lg_b.abs().max()) > 0.1 and torch.all(lg_b[~real] == 0)
             entry["logits"] = {"shape": list(lg_b.shape), "data": flat(lg_b)}
         golden["cases"].append(entry)
-        report.append((name, c["dtype"], len(ids), T, diffs, stats.get("max_score")))
+        report.append((name, c["dtype"], len(ids), T, diffs, stats.get("max_score"), effect))
 
     with open(os.path.join(OUT_DIR, "golden.json"), "w") as f:
         # compact, one case per line (keeps diffs readable and the file small)
@@ -1575,14 +1772,15 @@ def main():
         f.write("\n]}\n")
 
     total = sum(os.path.getsize(os.path.join(OUT_DIR, f)) for f in os.listdir(OUT_DIR))
-    for name, dt, B, T, diffs, max_score in report:
+    for name, dt, B, T, diffs, max_score, effect in report:
         ds = ", ".join("%s %.1e" % ({REF_A: "A", REF_C: "C", REF_C + " (attn probs)": "C-attn",
                                      REF_A + " (logits)": "A-logits", REF_C + " (logits)": "C-logits",
                                      REF_T5: "T5", REF_T5 + " (attn probs)": "T5-attn",
                                      REF_MBERT: "MB", REF_MBERT + " (attn probs)": "MB-attn"}[k], v)
                        for k, v in diffs.items())
-        print("%-58s %-4s B=%d T=%-3d max|diff| vs B: %s%s" % (name, dt, B, T, ds, "" if max_score is None
-                                                                else ", max score %.1f" % max_score))
+        print("%-58s %-4s B=%d T=%-3d max|diff| vs B: %s%s%s" % (name, dt, B, T, ds, "" if max_score is None
+                                                                  else ", max score %.1f" % max_score,
+                                                                  "".join(", %s %.2f" % kv for kv in effect)))
     print("%d cases, fixtures total %d bytes" % (len(report), total))
 
 
