@@ -156,3 +156,29 @@ int SF_EXPORT(sf_position_vectors)(sf_encoder *e, int T) { return done(sf_encode
 int SF_EXPORT(sf_position_scores)(sf_encoder *e, const float *q, const float *k, int T) {
     return done(sf_encoder_position_scores(e, q, k, T, &last_error));
 }
+
+/* ---------------------------------------------------------------- streaming load
+ * (core/modelfile.h): the bindings copy the header, then the data in chunks of
+ * whole rows through one small buffer, so wasm memory holds the packed
+ * weights and that buffer, never the file. */
+
+/* head: the file's first head_len bytes (the 8-byte length and the header
+ * JSON at least); file_len: the whole file's. NULL on failure. */
+sf_model_loader *SF_EXPORT(sf_load_begin)(const unsigned char *head, size_t head_len, size_t file_len) {
+    sf_model_loader *l = NULL;
+    if (sf_model_begin(head, head_len, file_len, &l, &last_error)) return NULL;
+    done(SF_OK);
+    return l;
+}
+int SF_EXPORT(sf_load_tensors)(const sf_model_loader *l) { return sf_model_tensors(l); }
+/* SF_PLAN_FIELDS (4) size_t per tensor in data order: param index, data begin, data end, bytes per row. */
+const size_t *SF_EXPORT(sf_load_plan)(const sf_model_loader *l) { return sf_model_plan(l); }
+int SF_EXPORT(sf_load_chunk)(sf_model_loader *l, const void *src, size_t len) { return done(sf_model_chunk(l, src, len, &last_error)); }
+/* The encoder, or NULL on failure; call sf_load_free(l) after, either way. */
+sf_encoder *SF_EXPORT(sf_load_end)(sf_model_loader *l) {
+    sf_encoder *e = NULL;
+    if (sf_model_end(l, &e, &last_error)) return NULL;
+    done(SF_OK);
+    return e;
+}
+void SF_EXPORT(sf_load_free)(sf_model_loader *l) { sf_model_free(l); }

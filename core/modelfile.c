@@ -100,21 +100,56 @@ static int read_tensor_entry(const sf_json *j, int m, const char *name, tensor *
     return SF_OK;
 }
 
-static int load(const unsigned char *bytes, size_t len, sf_encoder **out, sf_error *err) {
+/* ------------------------------------------------------------ streaming load
+ *
+ * begin parses and checks the header (everything the file says about itself)
+ * and creates the encoder; chunks then write the data, in data order, straight
+ * into the parameter arena (packed); end checks that every tensor arrived and
+ * the required ones exist. The file and the packed weights are never held at
+ * once: the caller streams from wherever the bytes are. */
+
+struct sf_model_loader {
+    sf_encoder *e;
+    tensor *ts;     /* in data order */
+    int nt;
+    int cur;        /* the tensor the next chunk belongs to (nt: all done) */
+    size_t got;     /* bytes of ts[cur] received */
+    size_t *plan;   /* SF_PLAN_FIELDS per tensor, for the bindings */
+    int failed;     /* a chunk was refused: nothing more is accepted */
+};
+
+/* Skips the tensors that hold no bytes (they are complete as they are). */
+static void next_nonempty(sf_model_loader *l) {
+    while (l->cur < l->nt && l->ts[l->cur].end == l->ts[l->cur].begin) l->e->params[l->ts[l->cur++].param].set = 1;
+}
+
+void sf_model_free(sf_model_loader *l) {
+    if (!l) return;
+    sf_encoder_free(l->e);
+    free(l->ts);
+    free(l->plan);
+    free(l);
+}
+
+int sf_model_begin(const unsigned char *head, size_t head_len, size_t file_len, sf_model_loader **out, sf_error *err) {
     sf_json j = {0};
-    sf_encoder *e = NULL;
-    tensor *ts = NULL;
+    sf_model_loader *l = NULL;
     int rc = SF_OK;
     char *cfg_text = NULL;
-    if (len < 8) return sf_fail(err, SF_BAD_FILE, "model file is %z bytes: too short for a safetensors header", (long long)len);
+    *out = NULL;
+    if (file_len < 8) return sf_fail(err, SF_BAD_FILE, "model file is %z bytes: too short for a safetensors header", (long long)file_len);
+    if (head_len < 8 || head_len > file_len)
+        return sf_fail(err, SF_BAD_ARGUMENT, "model load: %z bytes of the header given for a file of %z", (long long)head_len, (long long)file_len);
     unsigned long long hlen = 0;
-    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | bytes[i];
-    if (hlen > len - 8)
-        return sf_fail(err, SF_BAD_FILE, "model file: header length %z exceeds the file (%z bytes)", (long long)(hlen > 0x7fffffffffffffffull ? 0x7fffffffffffffffull : hlen), (long long)len);
-    if ((rc = sf_json_parse(&j, (const char *)bytes + 8, (size_t)hlen, "model file header", SF_BAD_FILE, err))) return rc;
-    const unsigned char *data = bytes + 8 + hlen;
-    size_t data_len = len - 8 - (size_t)hlen;
+    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | head[i];
+    if (hlen > file_len - 8)
+        return sf_fail(err, SF_BAD_FILE, "model file: header length %z exceeds the file (%z bytes)", (long long)(hlen > 0x7fffffffffffffffull ? 0x7fffffffffffffffull : hlen), (long long)file_len);
+    if (hlen > head_len - 8)
+        return sf_fail(err, SF_BAD_ARGUMENT, "model load: the header needs the first %z bytes of the file, %z given", (long long)(hlen + 8), (long long)head_len);
+    if ((rc = sf_json_parse(&j, (const char *)head + 8, (size_t)hlen, "model file header", SF_BAD_FILE, err))) return rc;
+    size_t data_len = file_len - 8 - (size_t)hlen;
 
+    if (!(l = calloc(1, sizeof *l))) { rc = sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading the header"); goto done; }
     if (j.nodes[0].type != SF_JOBJECT) { rc = sf_fail(err, SF_BAD_FILE, "model file header must be a JSON object"); goto done; }
     int dup = sf_json_duplicate(&j, 0), meta;
     if (dup == -2) { rc = sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading the header"); goto done; }
@@ -140,10 +175,20 @@ static int load(const unsigned char *bytes, size_t len, sf_encoder **out, sf_err
     sf_json_string(&j, cn, cfg_text, cl + 1);
     sf_config cfg;
     if ((rc = sf_config_parse(&cfg, cfg_text, cl, err))) goto done;
-    if ((rc = sf_encoder_create(&e, &cfg, err))) goto done;
+    free(cfg_text); /* before the arena: no hole left under it */
+    cfg_text = NULL;
 
+    /* the tensor table, checked before the encoder (and its arena) exists */
     int nt = j.nodes[0].count - 1;
-    if (!(ts = calloc(nt > 0 ? (size_t)nt : 1, sizeof *ts))) { rc = sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading the header"); goto done; }
+    size_t plan_bytes;
+    if (!SF_SIZE(&plan_bytes, nt > 0 ? (size_t)nt : 1, SF_PLAN_FIELDS, sizeof(size_t)) || !(l->ts = calloc(nt > 0 ? (size_t)nt : 1, sizeof *l->ts)) ||
+        !(l->plan = malloc(plan_bytes))) {
+        rc = sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading the header");
+        goto done;
+    }
+    l->nt = nt;
+    if ((rc = sf_encoder_create(&l->e, &cfg, err))) goto done;
+    sf_encoder *e = l->e;
     int k = 0;
     for (int m = j.nodes[0].first; m >= 0; m = j.nodes[m].next) {
         if (m == meta) continue;
@@ -151,7 +196,7 @@ static int load(const unsigned char *bytes, size_t len, sf_encoder **out, sf_err
         size_t shape[8];
         int ndim;
         sf_json_key(&j, m, name, sizeof name);
-        tensor *t = &ts[k++];
+        tensor *t = &l->ts[k++];
         t->node = m;
         if ((rc = read_tensor_entry(&j, m, name, t, shape, &ndim, err))) goto done;
         if (t->end > data_len) {
@@ -168,44 +213,162 @@ static int load(const unsigned char *bytes, size_t len, sf_encoder **out, sf_err
             else rc = sf_fail(err, SF_BAD_WEIGHTS, "tensor '%s' has the wrong shape; config needs [%d]", name, p->rows);
             goto done;
         }
-        p->set = 1; /* provisional, to catch duplicates; set_param sets it for real */
+        p->set = 1; /* provisional, to catch duplicates; a tensor's last chunk sets it for real */
     }
     /* the tensors must tile the data exactly */
-    qsort(ts, (size_t)nt, sizeof *ts, by_begin);
+    qsort(l->ts, (size_t)nt, sizeof *l->ts, by_begin);
     size_t at = 0;
     for (int i = 0; i < nt; i++) {
-        if (ts[i].begin != at) {
+        if (l->ts[i].begin != at) {
             char name[64];
-            sf_json_key(&j, ts[i].node, name, sizeof name);
+            sf_json_key(&j, l->ts[i].node, name, sizeof name);
             rc = sf_fail(err, SF_BAD_FILE, "tensor '%s': data_offsets begin at %z, expected %z (tensors overlap or leave a hole)", name,
-                         (long long)ts[i].begin, (long long)at);
+                         (long long)l->ts[i].begin, (long long)at);
             goto done;
         }
-        at = ts[i].end;
+        at = l->ts[i].end;
     }
     if (at != data_len) {
         rc = sf_fail(err, SF_BAD_FILE, "model file: %z bytes of data after the last tensor", (long long)(data_len - at));
         goto done;
     }
     for (int i = 0; i < nt; i++) {
-        sf_param *p = &e->params[ts[i].param];
+        tensor *t = &l->ts[i];
+        sf_param *p = &e->params[t->param];
         p->set = 0;
-        if ((rc = sf_encoder_set_param(e, ts[i].param, data + ts[i].begin, ts[i].load, (ts[i].end - ts[i].begin) / (size_t)ts[i].elem, err)))
-            goto done;
+        size_t *f = l->plan + (size_t)i * SF_PLAN_FIELDS;
+        f[0] = (size_t)t->param;
+        f[1] = t->begin;
+        f[2] = t->end;
+        f[3] = (size_t)p->cols * (size_t)t->elem; /* a row: [cols] of [rows, cols], one element of a vector */
     }
-    rc = sf_encoder_require_all(e, "model file", err);
+    next_nonempty(l);
 done:
-    free(ts);
     free(cfg_text);
     sf_json_free(&j);
-    if (rc) sf_encoder_free(e);
-    else *out = e;
+    if (rc) sf_model_free(l);
+    else *out = l;
     return rc;
 }
 
-int sf_model_load(const unsigned char *bytes, size_t len, sf_encoder **out, sf_error *err) {
+int sf_model_tensors(const sf_model_loader *l) { return l->nt; }
+const size_t *sf_model_plan(const sf_model_loader *l) { return l->plan; }
+
+/* Parameter p's rows [r0, r0 + n) <- n x cols values load(src, k), packed in
+ * panels of SF_NR rows when it is a Linear weight. A chunk that starts on a
+ * panel and ends on one (or at the last row) is packed by the kernels; any
+ * other is scattered element by element (the arena is zeroed: the padding of
+ * the last panel stays zero). */
+static void write_rows(sf_encoder *e, const sf_param *p, size_t r0, size_t n, const void *src, sf_load_fn load) {
+    float *base = e->param_arena + p->offset;
+    size_t K = (size_t)p->cols, count = n * K;
+    if (!p->packed) {
+        float *dst = base + r0 * K;
+        if (load == sf_load_f32) memcpy(dst, src, count * sizeof(float));
+        else for (size_t k = 0; k < count; k++) dst[k] = load(src, k);
+    } else if (r0 % SF_NR == 0 && (n % SF_NR == 0 || r0 + n == (size_t)p->rows)) {
+        if (load == sf_load_f32) pack_linear_f32(base + r0 * K, src, (int)n, (int)K);
+        else pack_linear(base + r0 * K, src, load, (int)n, (int)K);
+    } else {
+        for (size_t r = 0; r < n; r++) {
+            float *panel = base + (r0 + r) / SF_NR * SF_NR * K + (r0 + r) % SF_NR;
+            for (size_t k = 0; k < K; k++) panel[k * SF_NR] = load(src, r * K + k);
+        }
+    }
+}
+
+/* Index of the first NaN or +-Inf among count values, or count. */
+static size_t first_non_finite(const void *src, sf_load_fn load, size_t count) {
+    if (load == sf_load_f32) { /* exponent bits all ones, scanned as integers */
+        const unsigned char *b = src;
+        for (size_t k = 0; k < count; k++) {
+            uint32_t bits;
+            memcpy(&bits, b + 4 * k, 4);
+            if ((bits & 0x7F800000u) == 0x7F800000u) return k;
+        }
+        return count;
+    }
+    for (size_t k = 0; k < count; k++) {
+        float v = load(src, k);
+        if (v - v != 0) return k;
+    }
+    return count;
+}
+
+int sf_model_chunk(sf_model_loader *l, const void *src, size_t len, sf_error *err) {
+    if (l->failed) return sf_fail(err, SF_BAD_ARGUMENT, "model load: a chunk was refused already; start again");
+    if (!len) return SF_OK;
+    if (l->cur >= l->nt) {
+        l->failed = 1;
+        return sf_fail(err, SF_BAD_ARGUMENT, "model load: %z bytes past the end of the data", (long long)len);
+    }
+    tensor *t = &l->ts[l->cur];
+    sf_param *p = &l->e->params[t->param];
+    size_t row = (size_t)p->cols * (size_t)t->elem, left = t->end - t->begin - l->got;
+    if (len > left || len % row) {
+        l->failed = 1;
+        return sf_fail(err, SF_BAD_ARGUMENT, "model load: a chunk of %z bytes for tensor '%s' (%z bytes left, rows of %z): chunks are whole rows of one tensor",
+                       (long long)len, p->name, (long long)left, (long long)row);
+    }
+    size_t r0 = l->got / row, n = len / row, count = n * (size_t)p->cols;
+    size_t k = first_non_finite(src, t->load, count);
+    if (k < count) {
+        l->failed = 1;
+        return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s' holds a non-finite value (%g) at index %z", p->name, (double)t->load(src, k),
+                       (long long)(r0 * (size_t)p->cols + k));
+    }
+    write_rows(l->e, p, r0, n, src, t->load);
+    if ((l->got += len) == t->end - t->begin) {
+        p->set = 1;
+        l->cur++;
+        l->got = 0;
+        next_nonempty(l);
+    }
+    return SF_OK;
+}
+
+int sf_model_end(sf_model_loader *l, sf_encoder **out, sf_error *err) {
     *out = NULL;
-    return load(bytes, len, out, err);
+    if (l->failed) return sf_fail(err, SF_BAD_ARGUMENT, "model load: a chunk was refused; the encoder is incomplete");
+    if (l->cur < l->nt) {
+        const tensor *t = &l->ts[l->cur];
+        l->failed = 1;
+        return sf_fail(err, SF_BAD_ARGUMENT, "model load: the data ended in tensor '%s' (%z of its %z bytes)", l->e->params[t->param].name,
+                       (long long)l->got, (long long)(t->end - t->begin));
+    }
+    int rc = sf_encoder_require_all(l->e, "model file", err);
+    if (rc) {
+        l->failed = 1;
+        return rc;
+    }
+    *out = l->e;
+    l->e = NULL;
+    return SF_OK;
+}
+
+/* The whole file in memory: begin, then each tensor in chunks of whole rows
+ * (up to SF_LOAD_CHUNK bytes, a multiple of SF_NR rows: whole panels), end. */
+int sf_model_load(const unsigned char *bytes, size_t len, sf_encoder **out, sf_error *err) {
+    sf_model_loader *l;
+    *out = NULL;
+    int rc = sf_model_begin(bytes, len, len, &l, err);
+    if (rc) return rc;
+    unsigned long long hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | bytes[i];
+    const unsigned char *data = bytes + 8 + (size_t)hlen;
+    for (int i = 0; i < l->nt && !rc; i++) {
+        const size_t *f = l->plan + (size_t)i * SF_PLAN_FIELDS;
+        size_t rows = f[3] ? SF_LOAD_CHUNK / f[3] : 1;
+        rows = rows >= SF_NR ? rows / SF_NR * SF_NR : rows ? rows : 1;
+        for (size_t at = f[1]; at < f[2] && !rc;) {
+            size_t n = rows * f[3] < f[2] - at ? rows * f[3] : f[2] - at;
+            rc = sf_model_chunk(l, data + at, n, err);
+            at += n;
+        }
+    }
+    if (!rc) rc = sf_model_end(l, out, err);
+    sf_model_free(l);
+    return rc;
 }
 
 int sf_model_save(const sf_encoder *e, unsigned char **out, size_t *out_len, sf_error *err) {
