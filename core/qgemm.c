@@ -1,0 +1,358 @@
+/* int8 matrix products (core/qgemm.h): weight packing, per-row activation
+ * quantization, and the int8 x int8 -> int32 micro-kernels with their f32 epilogue.
+ * (Measurement notes: to be written.) */
+#include "qgemm.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "error.h"
+#include "simd.h"
+
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#endif
+
+#ifndef Q8_MR
+#define Q8_MR 4
+#endif
+
+/* ------------------------------------------------------------ weights */
+
+static size_t kpad(int K) { return ((size_t)K + SF_Q8_KR - 1) / SF_Q8_KR * SF_Q8_KR; }
+
+size_t sf_q8_panel_bytes(int K) { return kpad(K) * SF_Q8_NR + SF_Q8_NR * (sizeof(float) + sizeof(int32_t)); }
+
+size_t sf_q8_packed_bytes(int N, int K) {
+    size_t n;
+    if (N < 1 || K < 1 || K > SF_Q8_MAX_K) return 0;
+    if (!sf_mul_size(((size_t)N + SF_Q8_NR - 1) / SF_Q8_NR, sf_q8_panel_bytes(K), &n)) return 0;
+    return n;
+}
+
+/* Where w_q[8p + c][k] lives in panel p. */
+static size_t woff(int c, int k) { return ((size_t)(k / SF_Q8_KR) * SF_Q8_NR + (size_t)c) * SF_Q8_KR + (size_t)(k % SF_Q8_KR); }
+
+/* The tail of a panel: scales, then column sums, after the Kp * 8 weights. */
+static float *panel_scales(unsigned char *panel, int K) { return (float *)(panel + kpad(K) * SF_Q8_NR); }
+static int32_t *panel_csums(unsigned char *panel, int K) { return (int32_t *)(panel + kpad(K) * SF_Q8_NR + SF_Q8_NR * sizeof(float)); }
+
+static unsigned char *panel_of(void *wq, int K, int n) { return (unsigned char *)wq + (size_t)(n / SF_Q8_NR) * sf_q8_panel_bytes(K); }
+
+/* Row n of w, read with load(src, n*K + k), quantized into its column of the
+ * panel: s = amax / 127 in float, w_q = round(w / s) half to even, clamped to
+ * [-127, 127] (what onnxruntime's quantization tool computes for symmetric
+ * int8 weights, so bench/export_onnx.py reproduces these bytes). Two passes over
+ * the source, no buffer. */
+static void quantize_weight_row(void *wq, const void *src, sf_load_fn load, int n, int K) {
+    unsigned char *panel = panel_of(wq, K, n);
+    size_t base = (size_t)n * K;
+    int c = n % SF_Q8_NR;
+    float amax = 0;
+    for (int k = 0; k < K; k++) {
+        float a = fabsf(load(src, base + (size_t)k));
+        if (!(a <= amax)) amax = a; /* a NaN sticks */
+    }
+    float s = amax / 127.0f;
+    int32_t sum = 0;
+    if (!(amax <= FLT_MAX)) s = NAN; /* a non-finite row: NaN outputs, as in the f32 path */
+    else if (s > 0)                  /* else all zero, or below 127 * 2^-149: zero weights, scale 0 */
+        for (int k = 0; k < K; k++) {
+            float v = nearbyintf(load(src, base + (size_t)k) / s);
+            int8_t q = (int8_t)(v > 127.0f ? 127 : v < -127.0f ? -127 : (int)v);
+            panel[woff(c, k)] = (unsigned char)q;
+            sum += q;
+        }
+    else s = 0;
+    panel_scales(panel, K)[c] = s;
+    panel_csums(panel, K)[c] = sum;
+}
+
+void q8_pack_linear(void *dst, const void *src, sf_load_fn load, int N, int K) {
+    memset(dst, 0, sf_q8_packed_bytes(N, K)); /* padding columns and k >= K stay 0 */
+    for (int n = 0; n < N; n++) quantize_weight_row(dst, src, load, n, K);
+}
+
+static float load_float(const void *src, size_t i) { return ((const float *)src)[i]; }
+
+void q8_pack_linear_f32(void *dst, const float *w, int N, int K) { q8_pack_linear(dst, w, load_float, N, K); }
+
+void q8_pack_linear_i8(void *dst, const int8_t *q, const void *scales, int N, int K) {
+    memset(dst, 0, sf_q8_packed_bytes(N, K));
+    for (int n = 0; n < N; n++) {
+        unsigned char *panel = panel_of(dst, K, n);
+        int c = n % SF_Q8_NR;
+        int32_t sum = 0;
+        for (int k = 0; k < K; k++) {
+            int8_t v = q[(size_t)n * K + k];
+            panel[woff(c, k)] = (unsigned char)v;
+            sum += v;
+        }
+        memcpy(panel_scales(panel, K) + c, (const unsigned char *)scales + (size_t)n * 4, 4);
+        panel_csums(panel, K)[c] = sum;
+    }
+}
+
+void q8_unpack_linear(float *w, const void *packed, int N, int K) {
+    for (int n = 0; n < N; n++) {
+        unsigned char *panel = panel_of((void *)packed, K, n);
+        float s = panel_scales(panel, K)[n % SF_Q8_NR];
+        for (int k = 0; k < K; k++) w[(size_t)n * K + k] = (float)(int8_t)panel[woff(n % SF_Q8_NR, k)] * s;
+    }
+}
+
+void q8_unpack_linear_i8(int8_t *q, float *scales, const void *packed, int N, int K) {
+    for (int n = 0; n < N; n++) {
+        unsigned char *panel = panel_of((void *)packed, K, n);
+        scales[n] = panel_scales(panel, K)[n % SF_Q8_NR];
+        for (int k = 0; k < K; k++) q[(size_t)n * K + k] = (int8_t)panel[woff(n % SF_Q8_NR, k)];
+    }
+}
+
+/* ------------------------------------------------------------ activations */
+
+#define Q8_ROW_HEAD 16 /* float s_a, int32 zp, 8 bytes unused: the values stay 16-byte aligned */
+
+size_t sf_q8_act_row_bytes(int K) { return Q8_ROW_HEAD + (kpad(K) * SF_Q8_AESIZE + 15) / 16 * 16; }
+
+size_t sf_q8_act_bytes(int M, int K) {
+    size_t n;
+    if (M < 0 || K < 1 || K > SF_Q8_MAX_K || !sf_mul_size((size_t)M, sf_q8_act_row_bytes(K), &n)) return 0;
+    return n;
+}
+
+/* 1.5 * 2^23: x + MAGIC, for |x| < 2^22, is MAGIC + round(x) half to even, with
+ * that integer in the low mantissa bits (no float -> int conversion: slow in wasm). */
+#define MAGIC 12582912.0f
+#define MAGIC_BITS 0x4B400000
+
+/* x (K) -> row: the scale and zero point of qgemm.h, then the values. Vector
+ * code through simd.h's v4 (wasm SIMD128, SSE natively): the same integers
+ * on every target, as only exact operations (min, max, one rounding per
+ * multiply and add) decide them. */
+static void quantize_row(unsigned char *row, const float *x, int K) {
+    v4 lo4 = v4_zero(), hi4 = v4_zero(), bad4 = v4_zero();
+    int k = 0;
+    for (; k + 4 <= K; k += 4) {
+        v4 v = v4_load(x + k);
+        lo4 = v4_min(lo4, v), hi4 = v4_max(hi4, v);
+        bad4 += v - v; /* 0, or NaN from a NaN or an infinity (min and max skip NaNs) */
+    }
+    lo4 = v4_min(lo4, __builtin_shufflevector(lo4, lo4, 2, 3, 0, 1)), hi4 = v4_max(hi4, __builtin_shufflevector(hi4, hi4, 2, 3, 0, 1));
+    float lo = v4_min(lo4, __builtin_shufflevector(lo4, lo4, 1, 0, 3, 2))[0], hi = v4_max(hi4, __builtin_shufflevector(hi4, hi4, 1, 0, 3, 2))[0];
+    float bad = v4_sum(bad4);
+    for (; k < K; k++) {
+        lo = x[k] < lo ? x[k] : lo, hi = x[k] > hi ? x[k] : hi;
+        bad += x[k] - x[k];
+    }
+    /* hi/AMAX - lo/AMAX rather than (hi - lo)/AMAX: no overflow for |x| near FLT_MAX */
+    float s = hi / (float)SF_Q8_AMAX - lo / (float)SF_Q8_AMAX, inv = 0;
+    int32_t zp = 0;
+    if (bad != 0) s = NAN;
+    else if (!(s >= FLT_MIN)) s = 0; /* all zero or tiny: x_q = zp = 0 */
+    else {
+        inv = 1.0f / s; /* <= 2^126: finite */
+        float z = -lo * inv;
+        z = z + MAGIC; /* separate statements: never contracted into a fused multiply-add */
+        int32_t zb;
+        memcpy(&zb, &z, 4);
+        zp = zb - MAGIC_BITS;
+        zp = zp > SF_Q8_AMAX ? SF_Q8_AMAX : zp; /* -lo * inv <= AMAX (1 + 2^-22): at most AMAX + 1 before */
+    }
+    memcpy(row, &s, 4);
+    memcpy(row + 4, &zp, 4);
+    memset(row + 8, 0, Q8_ROW_HEAD - 8);
+    /* x_q = clamp(round(x inv + zp), 0, AMAX): x inv + (MAGIC + zp) rounds the exact
+     * sum to an integer (ulp 1 in [2^23, 2^24)); clamped there, as floats, then read as bits */
+    v4 inv4 = v4_splat(inv), base4 = v4_splat(MAGIC + (float)zp), lo_q = v4_splat(MAGIC), hi_q = v4_splat(MAGIC + SF_Q8_AMAX);
+#if SF_Q8_RELAXED
+    v4i off4 = (v4i){MAGIC_BITS, MAGIC_BITS, MAGIC_BITS, MAGIC_BITS}; /* stored: x_q, u7 */
+    unsigned char *q = row + Q8_ROW_HEAD;
+#else
+    v4i off4 = (v4i){MAGIC_BITS, MAGIC_BITS, MAGIC_BITS, MAGIC_BITS} + zp; /* stored: x_q - zp, i16 */
+    int16_t *q = (int16_t *)(row + Q8_ROW_HEAD);
+#endif
+    size_t n = (sf_q8_act_row_bytes(K) - Q8_ROW_HEAD) / SF_Q8_AESIZE; /* values incl. padding */
+    for (k = 0; k < (int)n; k += 4) {
+        v4 v;
+        if (k + 4 <= K) v = v4_load(x + k);
+        else { /* the tail and the padding: x = 0 -> x_q - zp = 0 in the i16 layout; the u7 layout pads with 0 below */
+            float t[4] = {0, 0, 0, 0};
+            for (int i = 0; k + i < K; i++) t[i] = x[k + i];
+            v = v4_load(t);
+        }
+        v4 t = v * inv4;
+        t = t + base4;
+        t = v4_min(v4_max(t, lo_q), hi_q);
+        v4i iq = (v4i)t - off4;
+#if SF_Q8_RELAXED
+        for (int i = 0; i < 4; i++) q[k + i] = k + i < K ? (unsigned char)iq[i] : 0;
+#else
+        for (int i = 0; i < 4; i++) q[k + i] = (int16_t)iq[i];
+#endif
+    }
+}
+
+void q8_quantize_rows(void *xq, const float *x, size_t ldx, int M, int K) {
+    size_t rb = sf_q8_act_row_bytes(K);
+    for (int m = 0; m < M; m++) quantize_row((unsigned char *)xq + m * rb, x + m * ldx, K);
+}
+
+/* ------------------------------------------------------------ kernels */
+
+#if defined(__wasm_simd128__)
+
+/* Eight int32 results of one row (two i32x4) -> out (or iout). tail: the
+ * panel's 8 scales then 8 column sums; row: the quantized row's head. */
+static inline void store_row(float *out, int32_t *iout, const unsigned char *row, v128_t c0, v128_t c1, const unsigned char *tail,
+                             const float *bias8, int ncols) {
+    float sa;
+    memcpy(&sa, row, 4);
+#if SF_Q8_RELAXED /* x_q - zp: sum x_q w_q - zp sum w_q */
+    int32_t zp;
+    memcpy(&zp, row + 4, 4);
+    v128_t z = wasm_i32x4_splat(zp);
+    c0 = wasm_i32x4_sub(c0, wasm_i32x4_mul(z, wasm_v128_load(tail + 32)));
+    c1 = wasm_i32x4_sub(c1, wasm_i32x4_mul(z, wasm_v128_load(tail + 48)));
+#endif
+    if (iout) {
+        int32_t t[8];
+        wasm_v128_store(t, c0), wasm_v128_store(t + 4, c1);
+        memcpy(iout, t, sizeof(int32_t) * (size_t)ncols);
+        return;
+    }
+    v128_t s = wasm_f32x4_splat(sa);
+    v128_t f0 = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(c0), wasm_f32x4_mul(s, wasm_v128_load(tail)));
+    v128_t f1 = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(c1), wasm_f32x4_mul(s, wasm_v128_load(tail + 16)));
+    f0 = wasm_f32x4_add(f0, wasm_v128_load(bias8));
+    f1 = wasm_f32x4_add(f1, wasm_v128_load(bias8 + 4));
+    if (ncols == 8) { wasm_v128_store(out, f0), wasm_v128_store(out + 4, f1); return; }
+    float t[8];
+    wasm_v128_store(t, f0), wasm_v128_store(t + 4, f1);
+    memcpy(out, t, sizeof(float) * (size_t)ncols);
+}
+
+#if SF_Q8_RELAXED
+/* b: 16 weights, 4 consecutive k of 4 columns; x: a row's 4 values of those k, splat */
+#ifdef Q8_I16DOT
+#define Q8_DOT(b, x, c) wasm_i32x4_add(c, wasm_i32x4_extadd_pairwise_i16x8((v128_t)__builtin_wasm_relaxed_dot_i8x16_i7x16_s_i16x8((__i8x16)(b), (__i8x16)(x))))
+#else
+#define Q8_DOT(b, x, c) (v128_t) __builtin_wasm_relaxed_dot_i8x16_i7x16_add_s_i32x4((__i8x16)(b), (__i8x16)(x), (__i32x4)(c))
+#endif
+#define Q8_LOADB(w) v128_t b0 = wasm_v128_load(w), b1 = wasm_v128_load((w) + 16)
+#else
+/* b: 8 weights widened to i16, 2 consecutive k of 4 columns; x: a row's 2 values, splat */
+#define Q8_DOT(b, x, c) wasm_i32x4_add(c, wasm_i32x4_dot_i16x8(x, b))
+#define Q8_LOADB(w) v128_t b0 = wasm_i16x8_load8x8(w), b1 = wasm_i16x8_load8x8((w) + 8)
+#endif
+#define Q8_GROUP_BYTES (SF_Q8_NR * SF_Q8_KR)
+
+/* Rows r of the tile: named accumulators (clang leaves an array of them in memory). */
+#define Q8_DECL(r) v128_t c##r##0 = wasm_i32x4_splat(0), c##r##1 = c##r##0; const unsigned char *a##r = rows + (size_t)(r) * rb + Q8_ROW_HEAD;
+#define Q8_STEP(r) { v128_t x = wasm_v128_load32_splat(a##r); a##r += 4; c##r##0 = Q8_DOT(b0, x, c##r##0); c##r##1 = Q8_DOT(b1, x, c##r##1); }
+#define Q8_STORE(r) store_row(out ? out + (size_t)(r) * ldo : NULL, iout ? iout + (size_t)(r) * ldo : NULL, rows + (size_t)(r) * rb, c##r##0, c##r##1, tail, bias8, ncols);
+
+#define Q8_KERNEL(name, ROWS)                                                                                                   \
+    static void name(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G, \
+                     const unsigned char *tail, const float *bias8, int ncols) {                                                \
+        ROWS(Q8_DECL)                                                                                                           \
+        for (int g = 0; g < G; g++, w += Q8_GROUP_BYTES) {                                                                       \
+            Q8_LOADB(w);                                                                                                        \
+            ROWS(Q8_STEP)                                                                                                       \
+        }                                                                                                                       \
+        ROWS(Q8_STORE)                                                                                                          \
+    }
+#define Q8_R1(X) X(0)
+#define Q8_R2(X) X(0) X(1)
+#define Q8_R3(X) X(0) X(1) X(2)
+#define Q8_R4(X) X(0) X(1) X(2) X(3)
+#define Q8_R5(X) X(0) X(1) X(2) X(3) X(4)
+#define Q8_R6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define Q8_RX(n) Q8_RX_(n)
+#define Q8_RX_(n) Q8_R##n
+Q8_KERNEL(kernel_mr, Q8_RX(Q8_MR))
+Q8_KERNEL(kernel_1, Q8_R1)
+#define Q8_TILE_ROWS Q8_MR
+
+#else /* native: plain C on the same layout, the same integers and floats */
+
+/* The f32 epilogue, as the vector code computes it lane by lane:
+ *   out = (float)acc * (s_a * s_w) + bias, three roundings, never fused. */
+static float dequant(int32_t acc, float sa, float sw, float b) {
+    float f = (float)acc * (sa * sw);
+    return f + b;
+}
+
+static void kernel_rows(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G,
+                        const unsigned char *tail, const float *bias8, int ncols, int nrows) {
+    for (int r = 0; r < nrows; r++) {
+        const unsigned char *row = rows + (size_t)r * rb;
+        float sa, sw[8];
+        int32_t zp, cs[8];
+        memcpy(&sa, row, 4), memcpy(&zp, row + 4, 4), memcpy(sw, tail, 32), memcpy(cs, tail + 32, 32);
+        for (int c = 0; c < ncols; c++) {
+            int32_t acc = 0;
+            for (int k = 0; k < G * SF_Q8_KR; k++) {
+#if SF_Q8_RELAXED
+                int32_t a = row[Q8_ROW_HEAD + k];
+#else
+                int16_t a;
+                memcpy(&a, row + Q8_ROW_HEAD + 2 * (size_t)k, 2);
+#endif
+                acc += a * (int8_t)w[woff(c, k)];
+            }
+#if SF_Q8_RELAXED
+            acc -= zp * cs[c];
+#else
+            (void)zp, (void)cs;
+#endif
+            if (iout) iout[(size_t)r * ldo + c] = acc;
+            else out[(size_t)r * ldo + c] = dequant(acc, sa, sw[c], bias8[c]);
+        }
+    }
+}
+#define Q8_TILE_ROWS 4
+static void kernel_mr(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G,
+                      const unsigned char *tail, const float *bias8, int ncols) {
+    kernel_rows(out, iout, ldo, rows, rb, w, G, tail, bias8, ncols, Q8_TILE_ROWS);
+}
+static void kernel_1(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G,
+                     const unsigned char *tail, const float *bias8, int ncols) {
+    kernel_rows(out, iout, ldo, rows, rb, w, G, tail, bias8, ncols, 1);
+}
+#endif
+
+/* Panels outer, rows inner: a panel (K x 8 bytes) stays in L1 while the rows pass over it. */
+__attribute__((noinline)) static void q8_gemm(float *out, int32_t *iout, size_t ldo, const void *xq, const void *wq, const float *bias,
+                                              int M, int K, int N) {
+    size_t rb = sf_q8_act_row_bytes(K), pb = sf_q8_panel_bytes(K);
+    int G = (int)(kpad(K) / SF_Q8_KR);
+    const unsigned char *rows = xq;
+    for (int p = 0; p < N; p += SF_Q8_NR) {
+        int ncols = N - p < SF_Q8_NR ? N - p : SF_Q8_NR;
+        float bias8[8] = {0};
+        if (bias) memcpy(bias8, bias + p, sizeof(float) * (size_t)ncols);
+        const unsigned char *w = (const unsigned char *)wq + (size_t)(p / SF_Q8_NR) * pb, *tail = w + kpad(K) * SF_Q8_NR;
+        float *o = out ? out + p : NULL;
+        int32_t *io = iout ? iout + p : NULL;
+        int m = 0;
+        for (; m + Q8_TILE_ROWS <= M; m += Q8_TILE_ROWS)
+            kernel_mr(o ? o + m * ldo : NULL, io ? io + m * ldo : NULL, ldo, rows + m * rb, rb, w, G, tail, bias8, ncols);
+        for (; m < M; m++) kernel_1(o ? o + m * ldo : NULL, io ? io + m * ldo : NULL, ldo, rows + m * rb, rb, w, G, tail, bias8, ncols);
+    }
+}
+
+void q8_matmul_forward(float *out, size_t ldo, const void *xq, const void *wq, const float *bias, int M, int K, int N) {
+    q8_gemm(out, NULL, ldo, xq, wq, bias, M, K, N);
+}
+
+void q8_matmul_forward_f32(float *out, size_t ldo, const float *inp, size_t ldi, void *scratch, const void *wq, const float *bias,
+                           int M, int K, int N) {
+    q8_quantize_rows(scratch, inp, ldi, M, K);
+    q8_gemm(out, NULL, ldo, scratch, wq, bias, M, K, N);
+}
+
+void q8_matmul_i32(int32_t *acc, size_t lda, const void *xq, const void *wq, int M, int K, int N) {
+    q8_gemm(NULL, acc, lda, xq, wq, NULL, M, K, N);
+}
