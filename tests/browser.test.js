@@ -91,7 +91,7 @@ async function assertMatchesNode(snap, what, weights) {
  * URL path for the wasm option, or undefined for the page's default build);
  * returns the build that ran and the outputs as Float32Arrays. */
 async function forwardInPage(page, c, wasm) {
-  const r = await page.evaluate(async ({ model, ids, typeIds, wasm, attentions }) => {
+  const r = await page.evaluate(async ({ model, ids, typeIds, skipLayers, wasm, attentions }) => {
     const api = await import('/bindings/index.js');
     const bytes = Uint8Array.from(atob(model), (ch) => ch.charCodeAt(0));
     const options = wasm ? { wasm: new URL(wasm, location.href) } : {};
@@ -103,7 +103,7 @@ async function forwardInPage(page, c, wasm) {
     };
     const enc = await api.loadModel(bytes, options);
     try {
-      const out = enc.forward(ids, { outputAttentions: attentions, ...(typeIds ? { typeIds } : {}) });
+      const out = enc.forward(ids, { outputAttentions: attentions, ...(typeIds ? { typeIds } : {}), ...(skipLayers ? { skipLayers } : {}) });
       const att = attentions ? out.attentions.flatMap((a) => Array.from(a.data)) : null;
       return {
         build: (await api.runtimeInfo(options)).build,
@@ -115,7 +115,7 @@ async function forwardInPage(page, c, wasm) {
     } finally {
       enc.dispose();
     }
-  }, { model: Buffer.from(readFixture(c.file)).toString('base64'), ids: c.ids, typeIds: c.typeIds ?? null, wasm, attentions: !!c.attentions });
+  }, { model: Buffer.from(readFixture(c.file)).toString('base64'), ids: c.ids, typeIds: c.typeIds ?? null, skipLayers: c.skipLayers ?? null, wasm, attentions: !!c.attentions });
   const f32 = (b64) => { const b = Buffer.from(b64, 'base64'); return new Float32Array(b.buffer, b.byteOffset, b.length / 4); };
   return {
     build: r.build, shape: r.shape, data: f32(r.data),
@@ -272,7 +272,7 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
 
     await t.test('every experiment card passes and shows its live numbers', async () => {
       const results = await page.evaluate(() => JSON.parse(JSON.stringify(window.swapformerDemo.experiments)));
-      const ids = ['permutation', 'sinusoidal', 'learned', 'rope', 'alibi', 'depth'];
+      const ids = ['permutation', 'sinusoidal', 'learned', 'rope', 'alibi', 'depth', 'stream', 'qknorm', 'layers'];
       assert.deepEqual(Object.keys(results).sort(), [...ids].sort());
       for (const id of ids) {
         assert.equal(results[id].pass, true, `${id}: ${results[id].summary}`);
@@ -301,7 +301,7 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
       slopes[8].forEach((s, h) => assert.ok(Math.abs(s - 2 ** -(h + 1)) < 1e-6, `8 heads, head ${h}`));
       // 6: depth
       assert.deepEqual(results.depth.checks, { preGrows: true, finalNormRestores: true, noFinalKeepsGrowth: true, postNormalisedEveryLayer: true });
-      assert.match(await page.locator('#experiments-total').textContent(), /6 of 6 pass/);
+      assert.match(await page.locator('#experiments-total').textContent(), /9 of 9 pass/);
     });
 
     await t.test('errors are readable messages with their code, not console errors', async () => {
@@ -794,6 +794,178 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
         await pg.close();
         await hub.close();
       }
+    });
+
+    await t.test('the normalisation levers: the stream, QK-norm and layer-removal cards state their numbers, the claims hold, Node agrees; the builder counts SwiGLU against GELU', async () => {
+      const t0 = performance.now();
+      await page.evaluate(() => window.swapformerDemo.runConfig({
+        position: 'sinusoidal', positionOptions: { base: 10000 }, norm: 'layernorm', normPlacement: 'pre',
+        layers: 2, dModel: 64, heads: 4, ffDim: 256, activation: 'gelu', maxLen: 64,
+      }, 'the dog bites the man', { seed: 1, tokenizer: 'words' }));
+      const snap = await current(page);
+      const results = () => page.evaluate(() => JSON.parse(JSON.stringify(window.swapformerDemo.experiments)));
+      let r = await results();
+      const cardText = (id) => page.locator(`#exp-${id}`).textContent();
+      for (const id of ['stream', 'qknorm', 'layers']) {
+        assert.equal(r[id].pass, true, `${id}: ${r[id].summary}`);
+        assert.equal(await page.locator(`#exp-${id} .badge`).textContent(), 'PASS', `${id}: badge`);
+      }
+      const meanNorm = (h) => { // mean over the tokens of |x_t| (one sequence)
+        const [, T, C] = h.shape;
+        let sum = 0;
+        for (let i = 0; i < T; i++) { let q = 0; for (let c = 0; c < C; c++) q += h.data[i * C + c] ** 2; sum += Math.sqrt(q); }
+        return sum / T;
+      };
+
+      // 7. the stream: pre-norm grows, 1/sqrt(2L) and DeepNorm bound it; the card's numbers are Node's
+      const st = r.stream, L = st.layers, text7 = await cardText('stream');
+      assert.equal(L, 24);
+      const [plain, depth, deep] = st.variants;
+      for (const v of st.variants) {
+        const enc = await createEncoder(v.config, { seed: snap.seed, ...(v.init ? { init: v.init } : {}) });
+        const norms = enc.forward(snap.ids.slice(0, 32), { outputHiddenStates: true }).hiddenStates.map(meanNorm);
+        enc.dispose();
+        norms.forEach((x, l) => assert.ok(Math.abs(x - v.stream[l]) <= 1e-4 * x, `stream ${v.id}, layer ${l}: page ${v.stream[l]}, Node ${x}`));
+        assert.ok(text7.includes(`×${v.growth.toFixed(2)}`), `the card states ${v.id}'s growth ×${v.growth.toFixed(2)}`);
+        assert.ok(text7.includes(v.stream[L].toFixed(2)), `the card states ${v.id}'s stream after layer ${L}`);
+      }
+      assert.deepEqual(depth.init, { outputScale: 'depth' });
+      assert.equal(deep.config.residualScale, 'deepnorm');
+      assert.equal(deep.config.normPlacement, 'post');
+      assert.ok(plain.growth > 1.2 && [0, 6, 12, 18].every((l) => plain.stream[l + 6] > plain.stream[l]), `pre-norm grows with depth: ${plain.stream.map((x) => x.toFixed(2))}`);
+      assert.ok(depth.growth ** 2 - 1 < (plain.growth ** 2 - 1) / 10, `1/sqrt(2L): ×${depth.growth} against ×${plain.growth}`);
+      assert.ok(deep.stream.slice(1).every((x) => Math.abs(x - 8) < 0.01), 'DeepNorm: sqrt(dModel) = 8 after every layer');
+      assert.match(text7, /α = \(2L\)\^¼ = 2\.632, β = \(8L\)\^−¼ = 0\.269/);
+      assert.match(text7, /1\/√48 = 0\.144/);
+      t.diagnostic(`stream over 24 layers: ${st.summary}`);
+
+      // 8. QK-norm: q, k x s scale the logits by s^2 exactly (powers of two, seed biases 0); with the norm
+      // they stay <= sqrt(headDim) = 4 (seed gains 1); the entropies are Node's
+      const qk = r.qknorm, [none, normed] = qk.runs, text8 = await cardText('qknorm');
+      assert.deepEqual(qk.scales, [1, 4, 16, 64]);
+      assert.equal(qk.headDim, 16);
+      qk.scales.forEach((sc, k) => {
+        const ratio = none.maxLogit[k] / none.maxLogit[0];
+        assert.ok(Math.abs(ratio / sc ** 2 - 1) < 1e-5, `no QK-norm, x${sc}: the largest logit x${ratio}, want x${sc ** 2}`);
+        assert.ok(normed.maxLogit[k] <= 4 && Math.abs(normed.maxLogit[k] - normed.maxLogit[0]) < 1e-3, `QK-norm, x${sc}: ${normed.maxLogit[k]}`);
+      });
+      assert.equal(normed.bound, 4);
+      const entropyOf = (out) => {
+        let sum = 0, n = 0;
+        for (const a of out.attentions) {
+          const T = a.shape[3];
+          for (let i = 0; i < a.data.length; i += T) { let e = 0; for (let j = 0; j < T; j++) { const p = a.data[i + j]; if (p > 0) e -= p * Math.log(p); } sum += e; n++; }
+        }
+        return sum / n;
+      };
+      for (const run of qk.runs) {
+        const seeded = await createEncoder(run.config, { seed: snap.seed });
+        const w0 = seeded.getWeights();
+        seeded.dispose();
+        for (const [k, sc] of qk.scales.entries()) {
+          const w = Object.fromEntries(Object.entries(w0).map(([n, a]) => [n, /\.attn\.[qk]\.(weight|bias)$/.test(n) ? a.map((x) => x * sc) : a]));
+          const enc = await createEncoder(run.config, { weights: w });
+          const e = entropyOf(enc.forward(snap.ids.slice(0, 32), { outputAttentions: true }));
+          enc.dispose();
+          assert.ok(Math.abs(e - run.entropy[k]) < 1e-4, `${run.qkNorm}, x${sc}: entropy page ${run.entropy[k]}, Node ${e}`);
+        }
+        for (const x of run.entropy) assert.ok(text8.includes(x.toFixed(3)), `the card states the entropy ${x.toFixed(3)}`);
+      }
+      assert.ok(none.entropy[3] < 0.1 * none.entropy[0], `without QK-norm the entropy collapses: ${none.entropy}`);
+      assert.ok(normed.entropy.every((x) => Math.abs(x - normed.entropy[0]) < 1e-3), `with QK-norm it stays: ${normed.entropy}`);
+      for (const x of normed.maxLogit) assert.ok(text8.includes(x.toFixed(3)), `the card states the logit ${x.toFixed(3)}`);
+      assert.match(text8, /gains × √16 = 4\.000/);
+      for (const id of ['qknorm', 'stream']) assert.ok(await inkedPixels(page, `#exp-${id} canvas`) > 2000, `${id}: the plot is empty`);
+      t.diagnostic(`QK-norm: ${qk.summary}`);
+
+      // 9. remove one layer: every trained model's accuracy with each layer skipped is Node's
+      const { sampleInputs } = await import('../models/tasks.js');
+      const index = JSON.parse(readFileSync(new URL('index.json', MODELS), 'utf8'));
+      const lr = r.layers, inputs = sampleInputs(lr.inputs, lr.length, index.symbols.tokens.length, 14);
+      assert.equal(lr.rows.length, 12, 'every task with each position plugin');
+      const accuracy = (task, out) => {
+        const [, T, V] = out.logits.shape;
+        let right = 0, total = 0;
+        inputs.forEach((ids, b) => {
+          const pred = ids.map((_, t) => { let best = 0; for (let v = 1; v < V; v++) if (out.logits.data[(b * T + t) * V + v] > out.logits.data[(b * T + t) * V + best]) best = v; return best; });
+          const sc = score(task, ids, pred);
+          right += sc.right; total += sc.total;
+        });
+        return right / total;
+      };
+      for (const row of lr.rows) {
+        const enc = await loadModel(readFileSync(new URL(`${row.name}.safetensors`, MODELS)));
+        assert.ok(Math.abs(accuracy(row.task, enc.forward(inputs)) - row.full) <= 2e-3, `${row.name}: full`);
+        for (let l = 0; l < enc.config.layers; l++) {
+          const a = accuracy(row.task, enc.forward(inputs, { skipLayers: [l] }));
+          assert.ok(Math.abs(a - row.without[l]) <= 2e-3, `${row.name} without layer ${l}: page ${row.without[l]}, Node ${a}`);
+          assert.ok(a < row.full, `${row.name}: removing layer ${l} costs accuracy`);
+        }
+        enc.dispose();
+      }
+      const text9 = await cardText('layers');
+      assert.match(text9, new RegExp(`${lr.graceful} of ${lr.removals.length} removals keep ≥ 75%`));
+      assert.ok(lr.graceful > 0 && lr.collapsed > 0, 'graceful somewhere, not everywhere');
+      assert.equal(await page.locator('#layers-chart').getAttribute('data-drawn'), 'true');
+      assert.ok(await inkedPixels(page, '#layers-chart') > 2000, 'the bar chart is empty');
+      assert.equal(await visible(page, '#layers-pretrained-wait'), true, 'before a checkpoint the card says how to add one');
+      t.diagnostic(`remove one layer: ${lr.summary}`);
+
+      // ... and on a checkpoint loaded in "Your model" (ModernBERT-like, 4 layers): 1 - cos per removed layer, as Node
+      const folder = fileURLToPath(new URL('./pretrained/modernbert-embed', import.meta.url));
+      await page.setInputFiles('#pretrained-folder', folder);
+      await page.evaluate(() => window.swapformerDemo.pretrained.whenIdle());
+      await idle(page);
+      r = await results();
+      const deepR = r.layers.deep;
+      assert.ok(deepR, 'the card measured the loaded checkpoint');
+      assert.equal(deepR.layers, 4);
+      assert.equal(r.layers.pass, true, r.layers.summary);
+      const { loadPretrained } = await import('../bindings/index.js');
+      const pn = await loadPretrained(folder);
+      const encoded = deepR.sentences.map((s) => pn.tokenizer.encode(pn.recipe.doLowerCase ? s.toLowerCase() : s, { maxLength: pn.maxLength }));
+      const run = (skip) => pn.encoder.forward(encoded.map((e) => e.ids), { typeIds: encoded.map((e) => e.typeIds), ...(skip ? { skipLayers: skip } : {}) });
+      const full = run(null), [, T, C] = full.shape;
+      for (let l = 0; l < 4; l++) {
+        const o = run([l]);
+        let sum = 0, n = 0;
+        encoded.forEach((e, b) => {
+          for (let i = 0; i < e.ids.length; i++) {
+            let ab = 0, aa = 0, bb = 0;
+            for (let c = 0; c < C; c++) { const x = full.data[(b * T + i) * C + c], y = o.data[(b * T + i) * C + c]; ab += x * y; aa += x * x; bb += y * y; }
+            sum += ab / Math.sqrt(aa * bb); n++;
+          }
+        });
+        assert.ok(Math.abs(1 - sum / n - deepR.change[l]) < 1e-4, `modernbert-embed without layer ${l}: page ${deepR.change[l]}, Node ${1 - sum / n}`);
+      }
+      pn.dispose();
+      const shown = await page.locator('#layers-pretrained').textContent();
+      deepR.change.forEach((c, l) => assert.ok(shown.includes(`layer ${l} ${c.toFixed(3)}`), `the card states layer ${l}'s change`));
+      assert.equal(await page.locator('#layers-pretrained-chart').getAttribute('data-drawn'), 'true');
+      t.diagnostic(`remove one layer of ${deepR.label}: ${deepR.change.map((c) => c.toFixed(3)).join(', ')}`);
+
+      // the builder: SwiGLU at ffDim ~ 8d/3 against GELU at 4d, counted from the weights (d = 64)
+      const ffn = await page.locator('#ffn-params').evaluate((el) => ({ ...el.dataset, text: el.textContent }));
+      const d = 64, f3 = Math.round(8 * d / 3);
+      assert.equal(Number(ffn.gelu), 2 * d * 4 * d + 4 * d + d, 'GELU at 4d: up and down with biases');
+      assert.equal(Number(ffn.swiglu), 3 * d * f3 + 2 * f3 + d, 'SwiGLU at 8d/3: up, gate and down with biases');
+      assert.ok(Math.abs(Number(ffn.swiglu) / (8 * d * d) - 1) < 0.02 && Math.abs(Number(ffn.gelu) / (8 * d * d) - 1) < 0.02, 'both near 8d²');
+      assert.match(ffn.text, /GELU at ffDim 4d = 256: 33,088; SwiGLU at ffDim ≈ 8d\/3 = 171: 33,238; 8d² = 32,768/);
+
+      // pictures of the three cards (tests/out/)
+      for (const id of ['stream', 'qknorm', 'layers']) {
+        const path = `${OUT_DIR}exp-${id}.png`;
+        await page.locator(`#exp-${id}`).screenshot({ path });
+        t.diagnostic(`screenshot: ${path}`);
+        console.log(`browser.test.js: screenshot ${path}`);
+      }
+      // Clear: the card goes back to the trained models alone
+      await page.click('#pretrained-clear');
+      await page.evaluate(() => window.swapformerDemo.pretrained.whenIdle());
+      await idle(page);
+      assert.equal((await results()).layers.deep, null);
+      assert.equal(await visible(page, '#layers-pretrained-wait'), true);
+      t.diagnostic(`lever cards checked in ${Math.round(performance.now() - t0)} ms`);
     });
 
     await t.test('no console error, page error, failed request or HTTP error', () => {

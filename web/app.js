@@ -52,6 +52,14 @@ class App {
     this.state = null;
     this.experimentResults = {};
     this.sections = [];
+    this.pretrainedModel = null; // {p, label}: the checkpoint "Your model" shows (setPretrained)
+    this.ffnCounts = new Map(); // dModel -> the FFN parameter counts of the builder's note
+  }
+
+  /** "Your model" shows a checkpoint ({p, label}) or none (null); sections that use it follow. */
+  setPretrained(model) {
+    this.pretrainedModel = model;
+    for (const s of this.sections) s.pretrainedChanged?.(model);
   }
 
   // ------------------------------------------------------------ scheduling
@@ -151,6 +159,7 @@ class App {
     $('norm').value = this.plugins.norm.includes('layernorm') ? 'layernorm' : this.plugins.norm[0];
     this.showPositionFields();
     $('model-form').addEventListener('submit', (e) => e.preventDefault());
+    $('model-form').after(h('p', { class: 'hint ffn-params', id: 'ffn-params' }));
     $('model-form').addEventListener('input', (e) => {
       if (e.target.id === 'placement') $('final-norm').checked = e.target.value === 'pre';
       if (e.target.id === 'position') this.showPositionFields();
@@ -204,6 +213,7 @@ class App {
       this.provenance = { kind: 'seed', seed: input.seed };
       modelChanged = true;
     }
+    if (modelChanged) await this.showFfnParams(this.encoder.config);
     const enc = this.encoder;
     const ids = tokens.map((t) => t.id);
     const state = {
@@ -287,6 +297,31 @@ class App {
   }
 
   // ------------------------------------------------------------ display
+
+  /** The FFN's parameters per layer, counted from the weights of one-layer encoders of this
+   * dModel: GELU at ffDim 4d against SwiGLU at ffDim ≈ 8d/3 (three matrices instead of two,
+   * so "about 8d/3 keeps parameters near 8d²"), and this model's own. */
+  async showFfnParams(config) {
+    const d = config.dModel;
+    const ffn = (shapes) => Object.entries(shapes).filter(([n]) => n.startsWith('layers.0.ffn.')).reduce((s, [, sh]) => s + sh.reduce((a, b) => a * b, 1), 0);
+    if (!this.ffnCounts.has(d)) {
+      const count = async (activation, ffDim) => {
+        const enc = await api.createEncoder({ vocabSize: 1, dModel: d, heads: 1, layers: 1, ffDim, position: 'none', norm: 'rmsnorm', normPlacement: 'pre', activation });
+        try { return ffn(enc.weightShapes()); } finally { enc.dispose(); }
+      };
+      const f3 = Math.round((8 * d) / 3);
+      this.ffnCounts.set(d, { gelu: await count('gelu', 4 * d), swiglu: await count('swiglu', f3), f3 });
+    }
+    const c = this.ffnCounts.get(d), own = ffn(this.encoder.weightShapes());
+    const n = (x) => x.toLocaleString('en-US');
+    const el = $('ffn-params');
+    el.dataset.gelu = String(c.gelu);
+    el.dataset.swiglu = String(c.swiglu);
+    el.dataset.eightDSquared = String(8 * d * d);
+    fill(el, h('strong', {}, 'FFN parameters per layer: '),
+      `GELU at ffDim 4d = ${4 * d}: ${n(c.gelu)}; SwiGLU at ffDim ≈ 8d/3 = ${c.f3}: ${n(c.swiglu)}; 8d² = ${n(8 * d * d)} `,
+      h('span', { class: 'muted' }, `(weights and biases of one layer; SwiGLU's third matrix is paid for by the smaller ffDim). This model, ${config.activation} at ffDim ${config.ffDim}: ${n(own)}.`));
+  }
 
   showTokens(tokens) {
     const shown = tokens.slice(0, 300);

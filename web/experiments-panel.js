@@ -2,13 +2,32 @@
 // file draws). Each card shows PASS / FAIL, its live numbers, a picture and
 // a one-line explanation; results are kept in app.experimentResults[id].
 import { h, fill, plotBox, errorText } from './dom.js';
-import { heatmap, linePlot, PALETTE } from './plots.js';
+import { heatmap, linePlot, barChart, PALETTE } from './plots.js';
 import { EXPERIMENTS, formatNumber, slopeLabel } from './experiments.js';
 
 /** A table of numbers that scrolls sideways on its own when the card is narrow. */
 const numbers = (...children) => h('div', { class: 'table-wrap' }, h('table', { class: 'numbers' }, ...children));
 const num = (x) => h('td', { class: 'num-cell' }, x);
 const verdict = (ok, yes = 'as expected', no = 'unexpected') => h('span', { class: ok ? 'ok' : 'bad' }, ok ? `✓ ${yes}` : `✗ ${no}`);
+const pct = (x) => `${Math.round(100 * x)}%`;
+
+// The trained models for "Remove one layer", fetched like the "Trained models" panel does.
+const MODELS = new URL('../models/', import.meta.url);
+let trainedIndex = null;
+const trainedSource = {
+  async index() {
+    trainedIndex ??= fetch(new URL('index.json', MODELS)).then((r) => {
+      if (!r.ok) throw Object.assign(new Error(`models/index.json: HTTP ${r.status}`), { code: 'NOT_FOUND' });
+      return r.json();
+    });
+    return trainedIndex;
+  },
+  async bytes(file) {
+    const r = await fetch(new URL(file, MODELS));
+    if (!r.ok) throw Object.assign(new Error(`models/${file}: HTTP ${r.status}`), { code: 'NOT_FOUND' });
+    return new Uint8Array(await r.arrayBuffer());
+  },
+};
 
 // ------------------------------------------------------------------ renderers
 
@@ -139,6 +158,101 @@ const RENDER = {
       xLabel: 'stream after: emb, each layer, out = output', xLabelShort: 'emb, layer 1…L, out', yLabel: 'mean ‖x_t‖', height: 240, xPad: true,
     });
   },
+
+  stream(body, r) {
+    const { box, canvas } = plotBox('Residual-stream norm per layer: plain, 1/√(2L), DeepNorm');
+    const [plain, depth, deep] = r.variants;
+    fill(body,
+      h('p', { class: 'caption' }, `${r.layers} layers of this model’s size (dModel ${r.dModel}, position ${r.position}), seed weights, mean ‖x_t‖ over ${r.tokens} tokens of your text after the embeddings and after each layer (forward’s hiddenStates).`),
+      box,
+      numbers(
+        h('thead', {}, h('tr', {}, h('th', {}, ''), h('th', {}, 'after embeddings'), h('th', {}, `after layer ${r.layers}`), h('th', {}, 'growth'))),
+        h('tbody', {}, r.variants.map((v) => h('tr', { dataset: { variant: v.id } }, h('td', {}, v.label), num(v.stream[0].toFixed(2)), num(v.stream[r.layers].toFixed(2)), num(`×${v.growth.toFixed(2)}`))))),
+      h('p', { class: 'caption', id: 'stream-verdict' },
+        verdict(r.checks.plainGrows, `pre-norm grows ×${plain.growth.toFixed(2)} over ${r.layers} layers`, 'pre-norm did not grow'), '; ',
+        verdict(r.checks.depthBounded, `attn.o and ffn.down × 1/√${2 * r.layers} = ${r.outputScale.toFixed(3)}: ×${depth.growth.toFixed(2)}`, 'scaled init grew as much'), '; ',
+        verdict(r.checks.deepnormBounded, `DeepNorm (α = (2L)^¼ = ${r.alpha.toFixed(3)}, β = (8L)^−¼ = ${r.beta.toFixed(3)}): ${deep.stream[r.layers].toFixed(2)} after every layer`, 'DeepNorm not bounded')));
+    const xs = plain.stream.map((_, i) => i);
+    linePlot(canvas, {
+      series: r.variants.map((v, i) => ({ label: `${v.label} (×${v.growth.toFixed(2)})`, x: xs, y: v.stream, color: PALETTE[i], markers: false, width: 2.4 - 0.3 * i, dash: i === 2 ? [6, 4] : [] })),
+      xTickLabels: xs.filter((i) => i % 4 === 0 || i === r.layers).map((i) => ({ value: i, label: i === 0 ? 'emb' : String(i) })),
+      xLabel: 'stream after: the embeddings (emb), then layer 1…L', xLabelShort: 'emb, layer 1…L', yLabel: 'mean ‖x_t‖', height: 230, includeZero: true,
+    });
+  },
+
+  qknorm(body, r) {
+    const logitBox = plotBox('Largest attention logit against the q/k weight scale');
+    const entBox = plotBox('Attention entropy against the q/k weight scale');
+    const [plain, normed] = r.runs;
+    const xTicks = r.scales.map((s) => ({ value: Math.log2(s), label: `×${s}` }));
+    fill(body,
+      h('p', { class: 'caption' }, `This model’s size with sinusoidal positions, seed weights; attn.q and attn.k (weights and biases) × s. The logits are layer 0’s, computed from its input and weights (their softmax matches the model’s attention to ${formatNumber(Math.max(...plain.softmaxError, ...normed.softmaxError))}).`),
+      logitBox.box,
+      numbers(
+        h('thead', {}, h('tr', {}, h('th', {}, 'q, k ×'), ...r.scales.map((s) => h('th', {}, String(s))))),
+        h('tbody', {},
+          h('tr', { dataset: { qknorm: 'none' } }, h('td', {}, 'largest logit, no QK-norm'), ...plain.maxLogit.map((x) => num(formatNumber(x)))),
+          h('tr', { dataset: { qknorm: r.qkNorm } }, h('td', {}, `largest logit, ${r.qkNorm} QK-norm`), ...normed.maxLogit.map((x) => num(x.toFixed(3)))),
+          h('tr', {}, h('td', {}, 'entropy (nats), no QK-norm'), ...plain.entropy.map((x) => num(x.toFixed(3)))),
+          h('tr', {}, h('td', {}, `entropy (nats), ${r.qkNorm} QK-norm`), ...normed.entropy.map((x) => num(x.toFixed(3)))))),
+      entBox.box,
+      h('p', { class: 'caption', id: 'qknorm-verdict' },
+        verdict(r.checks.unboundedWithout, `without: ×${formatNumber(plain.maxLogit[plain.maxLogit.length - 1] / plain.maxLogit[0])} from s = ${r.scales[0]} to ${r.scales[r.scales.length - 1]} (s² = ${(r.scales[r.scales.length - 1] / r.scales[0]) ** 2})`, 'did not grow'), '; ',
+        verdict(r.checks.boundedWith, `with: ≤ ${normed.bound.toFixed(3)} = gains × √${r.headDim} at every scale`, 'bound exceeded'), '; ',
+        verdict(r.checks.entropyCollapsesWithout && r.checks.entropyKeptWith, `entropy ${plain.entropy[0].toFixed(2)} → ${plain.entropy[plain.entropy.length - 1].toFixed(3)} without, ${normed.entropy[0].toFixed(3)} with`, 'entropy not as expected')));
+    const xs = r.scales.map(Math.log2);
+    linePlot(logitBox.canvas, {
+      series: r.runs.map((run, i) => ({ label: run.qkNorm === 'none' ? 'no QK-norm' : `${run.qkNorm} QK-norm`, x: xs, y: run.maxLogit.map(Math.log10), color: PALETTE[i === 0 ? 1 : 0], markers: true, width: 2.2 })),
+      hlines: [{ y: Math.log10(normed.bound), label: `gains × √${r.headDim} = ${normed.bound.toFixed(2)}` }],
+      xTickLabels: xTicks, xLabel: 'q and k weights × s', yLabel: 'log₁₀ largest |logit|', height: 210, xPad: true,
+    });
+    linePlot(entBox.canvas, {
+      series: r.runs.map((run, i) => ({ label: run.qkNorm === 'none' ? 'no QK-norm' : `${run.qkNorm} QK-norm`, x: xs, y: run.entropy, color: PALETTE[i === 0 ? 1 : 0], markers: true, width: 2.2 })),
+      hlines: [{ y: r.uniformEntropy, label: `uniform: ln ${r.tokens}` }],
+      xTickLabels: xTicks, xLabel: 'q and k weights × s', yLabel: 'mean attention entropy (nats)', height: 190, includeZero: true, xPad: true,
+    });
+  },
+
+  layers(body, r) {
+    const chart = plotBox('Accuracy of each trained model with one layer removed');
+    chart.canvas.id = 'layers-chart';
+    const L = r.rows[0]?.without.length ?? 0;
+    const children = [
+      h('p', { class: 'caption' }, `Token accuracy on ${r.inputs} random inputs of ${r.length} tokens (models/tasks.js), the full model and with each single layer skipped; chance is ${pct(r.chance)}.`),
+      chart.box,
+      h('p', { class: 'caption', id: 'layers-verdict' },
+        verdict(r.checks.identity, 'a skipped layer’s hidden state repeats the previous one, bit for bit', 'skipped layer changed the stream'), '; ',
+        verdict(r.checks.everyLayerCounts, 'every removal costs accuracy', 'a removal helped'), '; ',
+        verdict(r.checks.gracefulSomewhere && r.checks.notForAll, `${r.graceful} of ${r.removals.length} removals keep ≥ 75%, ${r.collapsed} fall to ≤ 25%`, 'no contrast')),
+    ];
+    let deepChart = null;
+    if (r.deep) {
+      deepChart = plotBox(`Output change of ${r.deep.label} with one layer removed`);
+      deepChart.canvas.id = 'layers-pretrained-chart';
+      children.push(h('h4', { id: 'layers-pretrained-title' }, `${r.deep.label} (${r.deep.family}, ${r.deep.layers} layers)`),
+        deepChart.box,
+        h('p', { class: 'caption', id: 'layers-pretrained' }, `1 − mean cosine between the token outputs with and without the layer, ${r.deep.sentences.length} sentences (${r.deep.tokens} tokens): ` +
+          `${r.deep.change.map((c, l) => `layer ${l} ${c.toFixed(3)}`).join(', ')}; gentlest without layer ${r.deep.gentlest}, hardest without layer ${r.deep.hardest}; ${r.deep.gentle} of ${r.deep.layers} change it by ≤ 0.05.`));
+    } else children.push(h('p', { class: 'note', id: 'layers-pretrained-wait' }, 'Load a checkpoint in “Your model” (section 6) to measure its layers here too.'));
+    fill(body, ...children);
+    barChart(chart.canvas, {
+      groups: r.rows.map((x) => `${x.task}\n${x.position}`),
+      groupsShort: r.rows.map((x) => `${x.task[0]}-${x.position.slice(0, 3)}`),
+      series: [{ label: 'full model', values: r.rows.map((x) => x.full), color: '#7f7f7f' },
+        ...Array.from({ length: L }, (_, l) => ({ label: `without layer ${l}`, values: r.rows.map((x) => x.without[l]), color: PALETTE[l] }))],
+      yRange: [0, 1], yTickFormat: pct, valueFormat: pct, yLabel: 'token accuracy', height: 240,
+      hlines: [{ y: r.chance, label: `chance ${pct(r.chance)}` }],
+      separators: r.rows.map((x, i) => (i > 0 && x.task !== r.rows[i - 1].task ? i : -1)).filter((i) => i > 0),
+      tooltip: (g, k) => `${r.rows[g].name}: ${k === 0 ? 'full' : `without layer ${k - 1}`} ${pct(k === 0 ? r.rows[g].full : r.rows[g].without[k - 1])}`,
+    });
+    if (deepChart) {
+      barChart(deepChart.canvas, {
+        groups: r.deep.change.map((_, l) => `layer ${l}`),
+        series: [{ label: '1 − cos(output, output without the layer)', values: r.deep.change, color: PALETTE[4] }],
+        yRange: [0, Math.max(0.1, ...r.deep.change) * 1.1], valueFormat: (v) => v.toFixed(3), yLabel: 'output change', height: 190,
+      });
+    }
+  },
 };
 
 // ------------------------------------------------------------------ the panel
@@ -166,7 +280,7 @@ export function mountExperiments(root, app) {
     let r;
     const t0 = performance.now();
     try {
-      r = await exp.run({ api: s.api, base: s.base, ids: s.ids, positions: s.plugins.position, ...card.options });
+      r = await exp.run({ api: s.api, base: s.base, ids: s.ids, positions: s.plugins.position, trained: trainedSource, pretrained: app.pretrainedModel, ...card.options });
     } catch (e) {
       r = { pass: false, summary: `error: ${errorText(e)}`, error: { code: e.code ?? 'INTERNAL', message: e.message } };
     }
@@ -187,6 +301,11 @@ export function mountExperiments(root, app) {
   }
 
   return {
+    /** "Your model" loaded or cleared a checkpoint: the layer-removal card measures it (app.setPretrained). */
+    pretrainedChanged() {
+      const card = cards.find((c) => c.exp.id === 'layers');
+      if (card && lastState) app.enqueue(() => runCard(card, lastState).then(showTotal));
+    },
     async update(s) {
       if (!s.encoder) return;
       const key = JSON.stringify([s.base, s.ids, s.plugins]);

@@ -481,6 +481,7 @@ export function mountPretrained(root, app) {
     swapped = null;
     model?.p.dispose();
     model = { p, ...info };
+    app.setPretrained?.({ p, label: info.label }); // the page's other sections (the layer-removal card) follow
     view = null;
     out.lastError = null;
     cancelButton.hidden = true;
@@ -503,6 +504,7 @@ export function mountPretrained(root, app) {
       swapped = null;
       model?.p.dispose();
       model = null;
+      app.setPretrained?.(null);
       view = null;
       progress.hidden = true;
       clearButton.hidden = true;
