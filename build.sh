@@ -88,31 +88,50 @@ build_simd() {
   say "build.sh: $out $(stat -c %s "$out") bytes"
 }
 
-# dist/swapformer-relaxed.wasm: the same sources with relaxed-SIMD fused
-# multiply-add. emcc 3.1.6's clang 14 has no relaxed SIMD and binaryen 108
-# cannot parse it, so: clang-16 against emscripten's sysroot, LTO, wasm-ld-16
-# with emscripten's libc, no wasm-opt.
-build_relaxed() {
-  local out=dist/swapformer-relaxed.wasm
+# The clang-16 + wasm-ld-16 builds (emcc 3.1.6's clang 14 has no relaxed SIMD
+# and binaryen 108 cannot parse it): clang-16 against emscripten's sysroot, the
+# hot files -O3 with LTO, the cold ones -Os outside it, no wasm-opt.
+#   clang16_build <out> <extra cflags...> -- <extra ld flags...>
+clang16_build() {
+  local out="$1"; shift
+  local cflags=() ldflags=() sys lib obj f o opt
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do cflags+=("$1"); shift; done
+  [ "${1:-}" = -- ] && shift
+  ldflags=("$@")
   stale "$out" || return 0
   say "build.sh: clang-16 + wasm-ld-16 -> $out"
-  local sys lib obj=build/relaxed f o opt
   sys="$(dirname "$(command -v emcc)")/../share/emscripten/cache/sysroot"
   [ -d "$sys" ] || sys=/usr/share/emscripten/cache/sysroot
   lib="$sys/lib/wasm32-emscripten"
   [ -f "$lib/libemmalloc.a" ] || die "emscripten's sysroot has no libemmalloc.a; run './build.sh' once (emcc builds it)"
+  obj="build/$(basename "$out" .wasm)"
   rm -rf "$obj" && mkdir -p "$obj"
   for f in "${SOURCES[@]}"; do
     opt=(-Os) # cold files outside LTO: it would inline them into the hot ones (size)
     [[ "$f" =~ $HOT ]] && opt=(-O3 -flto)
     o="$obj/$(echo "$f" | tr / _).o"
     clang-16 --target=wasm32-unknown-emscripten --sysroot="$sys" "${opt[@]}" -std=c11 -Wall -Wextra -Werror \
-      -msimd128 -mrelaxed-simd -mbulk-memory -c "$f" -o "$o"
+      -msimd128 -mbulk-memory "${cflags[@]}" -c "$f" -o "$o"
   done
-  wasm-ld-16 -o "$out" "$obj"/*.o "$lib/crt1_reactor.o" -L"$lib" -lstandalonewasm-memgrow -lstubs -lnoexit -lc \
-    -lemmalloc -lcompiler_rt --lto-O3 --strip-all --gc-sections --entry=_initialize -z stack-size=262144 \
-    --initial-memory=2097152 --max-memory=2147483648 --global-base=1024
+  wasm-ld-16 -o "$out" "$obj"/*.o "$lib/crt1_reactor.o" -L"$lib" "${ldflags[@]}" --lto-O3 --strip-all --gc-sections \
+    --entry=_initialize -z stack-size=262144 --initial-memory=2097152 --max-memory=2147483648 --global-base=1024
   say "build.sh: $out $(stat -c %s "$out") bytes"
+}
+
+# dist/swapformer-relaxed.wasm: relaxed-SIMD fused multiply-add, single-threaded, empty imports.
+build_relaxed() {
+  clang16_build dist/swapformer-relaxed.wasm -mrelaxed-simd -- -lstandalonewasm-memgrow -lstubs -lnoexit -lc -lemmalloc -lcompiler_rt
+}
+
+# dist/swapformer-mt.wasm, dist/swapformer-relaxed-mt.wasm: the same two with wasm
+# threads: shared memory imported from JS (env.memory), atomics, the -mt libc and
+# allocator; each worker instance gets its own stack (__stack_pointer) and TLS
+# (__wasm_init_tls) from bindings/threads.js. Used only where shared memory exists.
+MT_LDFLAGS=(-lstandalonewasm-memgrow -lstubs -lnoexit -lc-mt -lemmalloc-mt -lcompiler_rt-mt --shared-memory --import-memory
+            --export=__stack_pointer --export-if-defined=__wasm_init_tls --export-if-defined=__tls_size --export-if-defined=__tls_align)
+build_mt() {
+  clang16_build dist/swapformer-mt.wasm -matomics -- "${MT_LDFLAGS[@]}"
+  clang16_build dist/swapformer-relaxed-mt.wasm -mrelaxed-simd -matomics -- "${MT_LDFLAGS[@]}"
 }
 
 # Native builds of the core: clang (Debian's, with compiler-rt for the sanitizers and libFuzzer),
@@ -208,6 +227,7 @@ build() {
   mkdir -p dist
   build_simd
   build_relaxed
+  build_mt
 }
 
 # The benchmark exports its ONNX models with Debian's PyTorch (bench/export_onnx.py

@@ -13,6 +13,7 @@ const ABI_VERSION = 2;
 
 import { SwapformerError, fail } from './errors.js';
 import { features, configure, loadRuntime, wrongWasm } from './wasm.js';
+import { Pool, threadSupport, defaultThreads, sharedMemory, MAX_THREADS } from './threads.js';
 
 export { SwapformerError, features, configure };
 export { loadPretrained, Pretrained } from './pretrained.js';
@@ -80,26 +81,35 @@ const fromUtf8 = new TextDecoder();
 // (bindings/wasm.js: where the wasm is, configure(), WASM_LOAD errors)
 
 class Runtime {
-  constructor(instance, build, where) {
+  constructor(instance, build, where, threaded) {
     this.x = instance.exports;
     this.build = build;
     this.live = 0; // encoders not disposed (nor finalised)
+    // the threaded builds import a shared memory and run a pool (bindings/threads.js)
+    this.memory = threaded?.memory ?? this.x.memory;
+    this.module = threaded?.module;
+    this.pool = threaded ? new Pool(this) : null;
     if (typeof this.x.sf_abi_version !== 'function' || typeof this.x._initialize !== 'function') throw wrongWasm(where, 'it exports no swapformer ABI (not a swapformer wasm)');
     this.x._initialize();
     const abi = this.x.sf_abi_version();
     if (abi !== ABI_VERSION) throw wrongWasm(where, `its ABI is ${abi}, these bindings need ${ABI_VERSION}`);
   }
 
-  get u8() { return new Uint8Array(this.x.memory.buffer); }
-  f32(ptr, n) { return new Float32Array(this.x.memory.buffer, ptr, n); }
-  i32(ptr, n) { return new Int32Array(this.x.memory.buffer, ptr, n); }
+  get u8() { return new Uint8Array(this.memory.buffer); }
+  f32(ptr, n) { return new Float32Array(this.memory.buffer, ptr, n); }
+  i32(ptr, n) { return new Int32Array(this.memory.buffer, ptr, n); }
+
+  /** An encoder of this runtime was disposed or collected: the last one stops the pool. */
+  released() {
+    if (--this.live === 0) this.pool?.stop();
+  }
 
   error(rc) {
     const code = CODES[rc] ?? 'INTERNAL';
     let message = this.cstr(this.x.sf_error_message());
     // A FinalizationRegistry cannot run while a loop never yields: say what holds the memory.
     if (code === 'OUT_OF_MEMORY' && this.live > 1) {
-      message += ` (${this.live} encoders of this runtime are alive and hold ${Math.round(this.x.memory.buffer.byteLength / 2 ** 20)} MB of wasm memory: call dispose() on those you no longer need, or declare them with 'using')`;
+      message += ` (${this.live} encoders of this runtime are alive and hold ${Math.round(this.memory.buffer.byteLength / 2 ** 20)} MB of wasm memory: call dispose() on those you no longer need, or declare them with 'using')`;
     }
     return new SwapformerError(code, message);
   }
@@ -110,7 +120,7 @@ class Runtime {
     const u8 = this.u8;
     let end = ptr;
     while (u8[end]) end++;
-    return fromUtf8.decode(u8.subarray(ptr, end));
+    return fromUtf8.decode(u8.slice(ptr, end)); // a copy: TextDecoder refuses views of shared memory
   }
 
   alloc(bytes) {
@@ -145,20 +155,65 @@ class Runtime {
   }
 }
 
-/** The Runtime for a call's `wasm` option, or the configured / default build. */
-const runtime = (wasm) => loadRuntime(wasm, (instance, build, where) => new Runtime(instance, build, where));
+const createRuntime = (instance, build, where, threaded) => new Runtime(instance, build, where, threaded);
+
+/** The Runtime for a call's `wasm` option, or the configured / default build (single-threaded). */
+const runtime = (wasm) => loadRuntime(wasm, createRuntime);
+
+/** options.threads: an integer in [1, 64], or the default (the cores, capped at 8, where threads can run). */
+async function readThreads(options) {
+  const t = own(options, 'threads');
+  if (t === undefined) return defaultThreads();
+  if (!Number.isInteger(t) || t < 1 || t > 64) fail('BAD_ARGUMENT', `options.threads must be an integer in [1, 64], got ${describe(t)}`);
+  return t;
+}
+
+/**
+ * The runtime for `threads` threads: the threaded build with its pool grown to
+ * that size where threads can run (shared memory, workers) and no `wasm`
+ * option names another build; else the single-threaded one, silently.
+ * Resolves to {rt, threads, fallback}: fallback says why it is 1.
+ */
+async function runtimeWithThreads(wasm, threads) {
+  let fallback = null;
+  if (threads > 1) {
+    const support = threadSupport();
+    if (wasm !== undefined) fallback = 'options.wasm names a single-threaded build';
+    else if (!support.ok) fallback = support.reason;
+    else {
+      let rt = null;
+      try {
+        rt = await loadRuntime(undefined, createRuntime, { threaded: true, memory: sharedMemory });
+      } catch (e) {
+        if (!(e instanceof SwapformerError && e.code === 'WASM_LOAD')) throw e;
+        fallback = `the threaded build could not be loaded (${e.message})`; // the single-threaded one may still be there
+      }
+      if (rt) {
+        try {
+          await rt.pool.ensure(threads);
+          return { rt, threads, fallback };
+        } catch (e) { // e.g. a bundle without bindings/thread.js: the threaded build runs on this thread alone
+          return { rt, threads: rt.pool.size(), fallback: `the thread workers could not start (${e.message})` };
+        }
+      }
+      fallback ??= 'configure({ wasmPaths }) names no threaded build (simdThreads, relaxedThreads)';
+    }
+  }
+  return { rt: await runtime(wasm), threads: 1, fallback: threads > 1 ? fallback : null };
+}
 
 // ------------------------------------------------------------------ API
 
 // Encoders garbage-collected undisposed are freed, where the runtime has a
 // FinalizationRegistry (Cloudflare Workers have none: there only dispose() frees).
-const handles = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry(({ rt, h }) => { rt.x.sf_destroy(h); rt.live--; }) : null;
+const handles = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry(({ rt, h }) => { rt.x.sf_destroy(h); rt.released(); }) : null;
 
 /** Which build a wasm source runs and how much memory its instance holds now
  * (wasm memory grows and never shrinks). */
 export async function runtimeInfo(options) {
-  const rt = await runtime(own(optionsObject(options), 'wasm'));
-  return { build: rt.build, memoryBytes: rt.x.memory.buffer.byteLength };
+  options = optionsObject(options);
+  const { rt, threads, fallback } = await runtimeWithThreads(own(options, 'wasm'), await readThreads(options));
+  return { build: rt.build, memoryBytes: rt.memory.buffer.byteLength, threads, threadsFallback: fallback, threaded: !!rt.pool };
 }
 
 /** Names of the registered position and norm plugins, read from the C registry. */
@@ -207,9 +262,10 @@ export async function createEncoder(config, options) {
   }
   const weights = readWeights(own(options, 'weights'));
   const outputScale = readInit(own(options, 'init'), JSON.parse(json).layers);
-  const rt = await runtime(wasm);
+  const { rt, threads } = await runtimeWithThreads(wasm, await readThreads(options));
   const h = rt.withString(json, (p, n) => rt.x.sf_create(p, n));
   if (!h) throw rt.error(rt.x.sf_error_code());
+  rt.x.sf_set_threads(h, threads);
   try {
     for (const [name, data] of weights) {
       const p = rt.alloc(data.length * 4 || 4);
@@ -230,13 +286,15 @@ export async function createEncoder(config, options) {
 
 /** An encoder from a model file (safetensors with the config in its metadata). */
 export async function loadModel(bytes, options) {
-  const wasm = own(optionsObject(options), 'wasm');
+  options = optionsObject(options);
+  const wasm = own(options, 'wasm');
   if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
   else if (ArrayBuffer.isView(bytes)) bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   else fail('BAD_FILE', 'loadModel: bytes must be a Uint8Array or an ArrayBuffer');
-  const rt = await runtime(wasm);
+  const { rt, threads } = await runtimeWithThreads(wasm, await readThreads(options));
   const h = rt.withBytes(bytes, (p, n) => rt.x.sf_load(p, n));
   if (!h) throw rt.error(rt.x.sf_error_code());
+  rt.x.sf_set_threads(h, threads);
   return new Encoder(rt, h);
 }
 
@@ -357,12 +415,12 @@ export class Encoder {
       const typeBuf = rt.i32(x.sf_type_ids(h), N); // zeroed by sf_reserve
       for (let b = 0, o = 0; b < B; o += seqs[b++].length) typeBuf.set(types[b], o);
     }
-    const skipBuf = skip && new Uint8Array(x.memory.buffer, x.sf_skip_layers(h), this.#config.layers);
+    const skipBuf = skip && new Uint8Array(rt.memory.buffer, x.sf_skip_layers(h), this.#config.layers);
     if (skip) for (const l of skip) skipBuf[l] = 1;
     try {
       rt.check(x.sf_forward(h, B, flags));
     } finally {
-      if (skip) new Uint8Array(x.memory.buffer, x.sf_skip_layers(h), this.#config.layers).fill(0);
+      if (skip) new Uint8Array(rt.memory.buffer, x.sf_skip_layers(h), this.#config.layers).fill(0);
     }
     const C = this.#config.dModel, V = this.#config.vocabSize;
     const result = { data: rt.f32(x.sf_output(h), B * T * C).slice(), shape: [B, T, C] };
@@ -486,8 +544,8 @@ export class Encoder {
     if (!this.#h) return;
     handles?.unregister(this);
     this.#rt.x.sf_destroy(this.#h);
-    this.#rt.live--;
     this.#h = 0;
+    this.#rt.released();
   }
 
   get disposed() { return !this.#h; }

@@ -42,6 +42,9 @@ export const features = Object.freeze({
 // ------------------------------------------------------------------ configure
 
 const FILES = Object.freeze({ 'simd128': 'swapformer.wasm', 'relaxed-simd': 'swapformer-relaxed.wasm' });
+// The threaded builds (shared memory, atomics: bindings/threads.js), beside them.
+const FILES_MT = Object.freeze({ 'simd128': 'swapformer-mt.wasm', 'relaxed-simd': 'swapformer-relaxed-mt.wasm' });
+const MT_KEYS = Object.freeze({ simd: 'simdThreads', relaxed: 'relaxedThreads' });
 const BUILDS = ['auto', 'simd128', 'relaxed-simd'];
 const settings = { wasmPaths: undefined, build: 'auto' };
 
@@ -77,14 +80,17 @@ export function configure(options) {
       next.wasmPaths = paths instanceof URL ? new URL(paths.href) : paths;
     } else if (typeof paths === 'object' && !Array.isArray(paths) && !isSource(paths)) {
       for (const key of Object.keys(paths)) {
-        if (key !== 'simd' && key !== 'relaxed') fail('BAD_ARGUMENT', `configure: wasmPaths.${key} is not a build (known: simd, relaxed)`);
+        if (!['simd', 'relaxed', 'simdThreads', 'relaxedThreads'].includes(key)) {
+          fail('BAD_ARGUMENT', `configure: wasmPaths.${key} is not a build (known: simd, relaxed, simdThreads, relaxedThreads)`);
+        }
       }
       const simd = own(paths, 'simd'), relaxed = own(paths, 'relaxed');
+      const simdThreads = own(paths, 'simdThreads'), relaxedThreads = own(paths, 'relaxedThreads');
       if (simd === undefined && relaxed === undefined) fail('BAD_ARGUMENT', 'configure: wasmPaths names no build: give { simd } and, for the faster build, { relaxed }');
-      for (const [key, v] of [['simd', simd], ['relaxed', relaxed]]) {
+      for (const [key, v] of [['simd', simd], ['relaxed', relaxed], ['simdThreads', simdThreads], ['relaxedThreads', relaxedThreads]]) {
         if (v !== undefined && !isSource(v)) fail('BAD_ARGUMENT', `configure: wasmPaths.${key} must be a URL, a string, bytes or a WebAssembly.Module, got ${shown(v)}`);
       }
-      next.wasmPaths = Object.freeze({ simd, relaxed });
+      next.wasmPaths = Object.freeze({ simd, relaxed, simdThreads, relaxedThreads });
     } else {
       fail('BAD_ARGUMENT', `configure: wasmPaths must be a folder URL (string or URL) or { simd, relaxed }, got ${shown(paths)}`);
     }
@@ -104,7 +110,7 @@ export function configure(options) {
 
 // ------------------------------------------------------------------ errors
 
-const SERVE_FIX = "serve swapformer's dist/swapformer.wasm and dist/swapformer-relaxed.wasm (as application/wasm) and point to their folder once with configure({ wasmPaths: 'https://.../folder/' }), or pass them as configure({ wasmPaths: { simd, relaxed } }) (URLs, bytes or compiled WebAssembly.Modules: in a Cloudflare Worker, the imported .wasm modules); README: 'Use in a web page'";
+const SERVE_FIX = "serve swapformer's dist/swapformer.wasm and dist/swapformer-relaxed.wasm (and, for threads, dist/swapformer-mt.wasm and dist/swapformer-relaxed-mt.wasm) (as application/wasm) and point to their folder once with configure({ wasmPaths: 'https://.../folder/' }), or pass them as configure({ wasmPaths: { simd, relaxed } }) (URLs, bytes or compiled WebAssembly.Modules: in a Cloudflare Worker, the imported .wasm modules); README: 'Use in a web page'";
 
 /** A WASM_LOAD error: what was loaded from where, why it failed, and the fix. */
 function wasmLoad(where, reason, fix, cause) {
@@ -132,8 +138,12 @@ function explain(e, contentType) {
 
 // ------------------------------------------------------------------ loading
 
-/** What a call without a `wasm` option runs: {build, source, where}. Throws WASM_LOAD / UNSUPPORTED. */
-function configuredSource() {
+/**
+ * What a call without a `wasm` option runs: {build, source, where}. Throws
+ * WASM_LOAD / UNSUPPORTED. threaded: the threaded build's source, or null
+ * when configure({wasmPaths: {...}}) names none.
+ */
+function configuredSource(threaded = false) {
   const paths = settings.wasmPaths;
   const listed = paths && typeof paths === 'object' && !(paths instanceof URL) ? paths : null;
   let build = settings.build;
@@ -144,28 +154,36 @@ function configuredSource() {
       : "configure({ build: 'relaxed-simd' }), but this engine has no relaxed SIMD: use build 'auto' or 'simd128'");
   }
   if (listed) {
-    const source = build === 'relaxed-simd' ? listed.relaxed : listed.simd;
-    return { build, source, where: `(${build}, from configure({ wasmPaths }))` };
+    const key = build === 'relaxed-simd' ? 'relaxed' : 'simd';
+    const source = threaded ? listed[MT_KEYS[key]] : listed[key];
+    if (source === undefined) return null; // threaded only: no such build configured
+    return { build, source, where: `(${build}${threaded ? ', threads' : ''}, from configure({ wasmPaths }))` };
   }
   if (paths !== undefined) {
     let url;
     try {
       const folder = String(paths).endsWith('/') ? String(paths) : `${paths}/`;
-      url = new URL(FILES[build], new URL(folder, baseUrl()));
+      url = new URL((threaded ? FILES_MT : FILES)[build], new URL(folder, baseUrl()));
     } catch (e) {
       throw wasmLoad(`(${build})`, `configure({ wasmPaths: ${shown(String(paths))} }) is not a folder URL (${e.message})`, SERVE_FIX, e);
     }
-    return { build, source: url, where: `${url.href} (${build}, from configure({ wasmPaths }))` };
+    return { build, source: url, where: `${url.href} (${build}${threaded ? ', threads' : ''}, from configure({ wasmPaths }))` };
   }
   let url;
-  try {
-    url = build === 'relaxed-simd'
-      ? new URL('../dist/swapformer-relaxed.wasm', import.meta.url)
-      : new URL('../dist/swapformer.wasm', import.meta.url);
+  try { // each URL written out whole, as bundlers recognise the pattern
+    if (threaded) {
+      url = build === 'relaxed-simd'
+        ? new URL('../dist/swapformer-relaxed-mt.wasm', import.meta.url)
+        : new URL('../dist/swapformer-mt.wasm', import.meta.url);
+    } else {
+      url = build === 'relaxed-simd'
+        ? new URL('../dist/swapformer-relaxed.wasm', import.meta.url)
+        : new URL('../dist/swapformer.wasm', import.meta.url);
+    }
   } catch (e) {
     throw wasmLoad(`(${build})`, `the bindings cannot tell where they are: this code has no usable import.meta.url (an IIFE or CommonJS bundle, or a Worker's) (${e.message})`, SERVE_FIX, e);
   }
-  return { build, source: url, where: `${url.href} (${build}, the file next to the bindings)` };
+  return { build, source: url, where: `${url.href} (${build}${threaded ? ', threads' : ''}, the file next to the bindings)` };
 }
 
 /** The base a relative string is resolved against: the page (or worker), else the working directory. */
@@ -249,7 +267,7 @@ function cacheFor(build) {
  * the configured or default build. create(instance, build, where) runs once
  * per instance (and may throw a SwapformerError, e.g. for a wrong ABI).
  */
-export function loadRuntime(wasmOption, create) {
+export function loadRuntime(wasmOption, create, { threaded = false, memory } = {}) {
   if (!features.simd) {
     return Promise.reject(new SwapformerError('UNSUPPORTED', 'this WebAssembly engine has no SIMD (wasm simd128): swapformer needs Chrome 91+, Firefox 89+, Safari 16.4+ or Node 16.4+'));
   }
@@ -261,25 +279,28 @@ export function loadRuntime(wasmOption, create) {
       source = wasmOption;
       where = `from options.wasm (${wasmOption instanceof URL ? wasmOption.href : typeof wasmOption === 'string' ? wasmOption : isModule(wasmOption) ? 'a WebAssembly.Module' : 'bytes'})`;
     } else {
-      ({ build, source, where } = configuredSource());
+      const found = configuredSource(threaded);
+      if (!found) return Promise.resolve(null); // no threaded build configured: the caller uses the other
+      ({ build, source, where } = found);
     }
   } catch (e) {
     return Promise.reject(e);
   }
   const key = source instanceof URL ? source.href : source;
-  const cache = cacheFor(build);
+  const cache = cacheFor(threaded ? `${build}+threads` : build);
   const map = typeof key === 'object' ? cache.byObject : cache.byUrl;
   let rt = map.get(key);
   if (!rt) {
     rt = compileSource(source, where).then(async (module) => {
-      let instance;
+      let instance, shared;
       try {
-        instance = await WebAssembly.instantiate(module, {});
+        shared = threaded ? memory() : undefined; // the threaded builds import their (shared) memory
+        instance = await WebAssembly.instantiate(module, threaded ? { env: { memory: shared } } : {});
       } catch (e) {
         const [reason, fix] = explain(e);
         throw wasmLoad(where, `instantiating failed: ${reason}`, fix, e);
       }
-      return create(instance, build, where);
+      return create(instance, build, where, threaded ? { module, memory: shared } : undefined);
     });
     rt.catch(() => map.delete(key));
     map.set(key, rt);

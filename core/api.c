@@ -9,6 +9,7 @@
 
 #include "encoder.h"
 #include "modelfile.h"
+#include "pool.h"
 
 #ifdef __EMSCRIPTEN__
 #define SF_EXPORT(name) __attribute__((used, export_name(#name))) name
@@ -144,6 +145,16 @@ int32_t *SF_EXPORT(sf_lens)(sf_encoder *e) { return e->lens; }
 int32_t *SF_EXPORT(sf_type_ids)(sf_encoder *e) { return e->type_ids; }
 /* (L) bytes: 1 skips layer l in the next forwards (the stream passes through); all 0 after sf_create. */
 unsigned char *SF_EXPORT(sf_skip_layers)(sf_encoder *e) { return e->skip; }
+
+/* ---------------------------------------------------------------- threads */
+
+/* Threads this encoder's forwards may use (the next sf_reserve makes room for them). */
+void SF_EXPORT(sf_set_threads)(sf_encoder *e, int n) { e->threads = n < 1 ? 1 : n; }
+/* The pool (core/pool.h), driven by bindings/threads.js; inert in the single-threaded builds. */
+void SF_EXPORT(sf_thread_run)(int id) { sf_worker_run(id); }
+int SF_EXPORT(sf_threads_arrived)(void) { return sf_pool_arrived(); }
+void SF_EXPORT(sf_threads_start)(int n) { sf_pool_start(n); }
+void SF_EXPORT(sf_threads_stop)(void) { sf_pool_stop(); }
 float *SF_EXPORT(sf_output)(sf_encoder *e) { return e->out; }
 float *SF_EXPORT(sf_attentions)(sf_encoder *e) { return e->att; }
 float *SF_EXPORT(sf_hidden_states)(sf_encoder *e) { return e->hidden; }

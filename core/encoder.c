@@ -9,6 +9,8 @@
  * padded keys are never seen. */
 #include "encoder.h"
 
+#include "pool.h"
+
 #include "sfmath.h"
 #include "simd.h"
 
@@ -370,6 +372,7 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, si
     const sf_config *c = &e->cfg;
     size_t C = (size_t)c->d_model, A = (size_t)sf_attn_width(c), F = (size_t)c->ff_dim, R = N < SF_CHUNK ? (size_t)N : SF_CHUNK;
     size_t D = (size_t)sf_head_dim(c), L = (size_t)c->layers;
+    int threads = e->threads > 1 ? e->threads : 1;
     size_t at = 0, nC, n2A, n2, btc, btv = 0, att = 0, hid = 0;
     float *ids, *types, *lens, *perm, *keys;
     /* every product of user sizes through SF_SIZE: size_t is 32 bits in wasm32 */
@@ -382,7 +385,7 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, si
     ok = ok && carve(base, &at, nC, &e->x) && carve(base, &at, n2A, &e->kv) && carve(base, &at, R * C, &e->xn) &&
          carve(base, &at, R * A, &e->q) && carve(base, &at, R * A, &e->ao) && carve(base, &at, R * F, &e->h) &&
          carve(base, &at, sf_gated(c) ? R * F : 0, &e->g) && carve(base, &at, R * C, &e->o) &&
-         carve(base, &at, sf_attention_scratch((int)R, (int)D), &e->att_scratch) &&
+         carve(base, &at, sf_attention_scratch(SF_CHUNK, (int)D) * (size_t)threads, &e->att_scratch) && /* one per thread */
          carve(base, &at, (size_t)N, &ids) && carve(base, &at, (size_t)N, &types) && carve(base, &at, (size_t)B, &lens) &&
          carve(base, &at, (size_t)N, &perm) && carve(base, &at, n2, &keys) &&
          carve(base, &at, btc, &e->out) && carve(base, &at, att, &e->att) && carve(base, &at, hid, &e->hidden) &&
@@ -431,6 +434,7 @@ int sf_encoder_reserve(sf_encoder *e, int B, int T, int N, int flags, sf_error *
     e->res_T = T;
     e->res_N = N;
     e->res_flags = flags;
+    e->res_threads = e->threads > 1 ? e->threads : 1;
     return SF_OK;
 }
 
@@ -453,6 +457,72 @@ static int order_blind(const sf_config *c) {
 static sf_pos_ctx pos_ctx(const sf_encoder *e, int layer, int len) {
     const sf_config *c = &e->cfg;
     return (sf_pos_ctx){c, e->table, e->table_T, e->plugin_params, layer, layer >= 0 && c->local[layer], len};
+}
+
+/* ---- parallel regions (core/pool.h): only independent outputs are split -- */
+
+/* Work below this many multiply-adds runs on the calling thread: a region's
+ * wake-up would cost more (as MLAS's 64K MACs per thread). */
+#define SF_PARALLEL_MIN_WORK 65536
+
+typedef struct {
+    float *out; size_t ldo; const float *a; size_t lda; const float *w; const float *bias;
+    int M, K, N, panels;
+} linear_job;
+
+/* Task t of n: the panels (column groups of SF_NR) p0 .. p1-1. */
+static void linear_task(void *ctx, int t, int n) {
+    const linear_job *j = ctx;
+    int p0 = (int)((long long)j->panels * t / n), p1 = (int)((long long)j->panels * (t + 1) / n);
+    int c0 = p0 * SF_NR, c1 = p1 * SF_NR < j->N ? p1 * SF_NR : j->N;
+    if (c0 < c1)
+        gemm_forward(j->out + c0, j->ldo, j->a, j->lda, j->w + (size_t)p0 * SF_NR * j->K, SF_NR, (size_t)SF_NR * j->K,
+                     j->bias ? j->bias + c0 : NULL, 0, j->M, j->K, c1 - c0);
+}
+
+/* out (M, ldo) = a (M, lda) @ W^T + bias, W packed (N, K): the columns split between threads. */
+static void linear_forward(float *out, size_t ldo, const float *a, size_t lda, const float *w, const float *bias, int M, int K, int N) {
+    int panels = (N + SF_NR - 1) / SF_NR, n = sf_pool_threads();
+    if (n > panels) n = panels;
+    if (n <= 1 || (long long)M * K * N < SF_PARALLEL_MIN_WORK) {
+        matmul_forward(out, ldo, a, lda, w, bias, M, K, N);
+        return;
+    }
+    linear_job j = {out, ldo, a, lda, w, bias, M, K, N, panels};
+    sf_parallel(linear_task, &j, n);
+}
+
+typedef struct {
+    float *o; const float *q, *kv; float *scratch; size_t scratch_floats; float *att; size_t ldatt;
+    const int32_t *perm; const sf_attn *spec; int i0, R, T;
+} attention_job;
+
+/* Task t of n: heads h0 .. h1-1, with its own scratch. */
+static void attention_task(void *ctx, int t, int n) {
+    const attention_job *j = ctx;
+    int H = j->spec->heads, h0 = H * t / n, h1 = H * (t + 1) / n;
+    if (h0 < h1)
+        attention_forward(j->o, j->q, j->kv, j->scratch + (size_t)t * j->scratch_floats, j->att, j->ldatt, j->perm, j->spec, h0, h1,
+                          j->i0, j->R, j->T);
+}
+
+typedef struct { float *h; const float *g; int activation; size_t n; } activation_job;
+
+static void activation_task(void *ctx, int t, int n) {
+    const activation_job *j = ctx;
+    size_t a = j->n * (size_t)t / (size_t)n & ~(size_t)3, b = t + 1 == n ? j->n : j->n * (size_t)(t + 1) / (size_t)n & ~(size_t)3;
+    if (a < b) activation_forward(j->h + a, j->g ? j->g + a : NULL, j->activation, b - a);
+}
+
+/* h (n) = act(h) or act(g) * h, elementwise: ranges split between threads. */
+static void activation_parallel(float *h, const float *g, int activation, size_t n) {
+    int threads = sf_pool_threads();
+    if (threads <= 1 || n < 4096) {
+        activation_forward(h, g, activation, n);
+        return;
+    }
+    activation_job j = {h, g, activation, n};
+    sf_parallel(activation_task, &j, threads);
 }
 
 /* The plugin's score_bias as the attention kernel's bias callback. */
@@ -499,8 +569,8 @@ static void attention_block(sf_encoder *e, int l, int B, int N, int T, float *at
     for (int r = 0; r < N; r += SF_CHUNK) {
         int M = min_int(SF_CHUNK, N - r);
         const float *a = attn_input(e, p, e->x + (size_t)r * C, M); /* (M, C) */
-        matmul_forward(e->kv + (size_t)r * A2, A2, a, C, p->wk, p->bk, M, C, A);
-        matmul_forward(e->kv + (size_t)r * A2 + A, A2, a, C, p->wv, p->bv, M, C, A);
+        linear_forward(e->kv + (size_t)r * A2, A2, a, C, p->wk, p->bk, M, C, A);
+        linear_forward(e->kv + (size_t)r * A2 + A, A2, a, C, p->wv, p->bv, M, C, A);
         if (c->qk_norm) /* each head's key, (H, D) per row */
             for (int t = 0; t < M; t++) {
                 float *k = e->kv + (size_t)(r + t) * A2;
@@ -518,12 +588,15 @@ static void attention_block(sf_encoder *e, int l, int B, int N, int T, float *at
         for (int i0 = 0; i0 < L; i0 += SF_CHUNK) {
             int M = min_int(SF_CHUNK, L - i0);
             float *x = e->x + (size_t)(off + i0) * C; /* (M, C) */
-            matmul_forward(e->q, A, attn_input(e, p, x, M), C, p->wq, p->bq, M, C, A); /* (M, A) */
+            linear_forward(e->q, A, attn_input(e, p, x, M), C, p->wq, p->bq, M, C, A); /* (M, A) */
             if (c->qk_norm) c->qk_norm->forward(e->q, e->q, p->q_norm_w, p->q_norm_b, (float)c->eps, M * c->heads, sf_head_dim(c)); /* (M H, D) */
             if (pos->rotate) pos->rotate(e->q, A, &ctx, i0, M);
             scale_forward(e->q, (float)c->attn_scale, (size_t)M * A);
-            attention_forward(e->ao, e->q, kv, e->att_scratch, ab, (size_t)T, perm, &spec, i0, M, L);
-            matmul_forward(e->o, C, e->ao, A, p->wo, p->bo, M, A, C); /* (M, C) */
+            attention_job aj = {e->ao, e->q, kv, e->att_scratch, sf_attention_scratch(SF_CHUNK, sf_head_dim(c)), ab, (size_t)T, perm, &spec, i0, M, L};
+            int nt = sf_pool_threads() < c->heads ? sf_pool_threads() : c->heads;
+            if ((long long)M * L * A < SF_PARALLEL_MIN_WORK) nt = 1;
+            sf_parallel(attention_task, &aj, nt); /* heads split between threads */
+            linear_forward(e->o, C, e->ao, A, p->wo, p->bo, M, A, C); /* (M, C) */
             residual_scaled_forward(x, e->o, (float)c->residual_scale, (size_t)M * C);
             if (!c->pre_norm) c->norm->forward(x, x, p->norm1_w, p->norm1_b, (float)c->eps, M, C);
         }
@@ -543,10 +616,10 @@ static void ffn_block(sf_encoder *e, const sf_layer *p, int N) {
             c->norm->forward(e->xn, x, p->norm2_w, p->norm2_b, eps, M, C);
             a = e->xn;
         }
-        matmul_forward(e->h, F, a, C, p->up_w, p->up_b, M, C, F); /* (M, F) */
-        if (p->gate_w) matmul_forward(e->g, F, a, C, p->gate_w, p->gate_b, M, C, F);
-        activation_forward(e->h, e->g, c->activation, (size_t)M * F);
-        matmul_forward(e->o, C, e->h, F, p->down_w, p->down_b, M, F, C); /* (M, C) */
+        linear_forward(e->h, F, a, C, p->up_w, p->up_b, M, C, F); /* (M, F) */
+        if (p->gate_w) linear_forward(e->g, F, a, C, p->gate_w, p->gate_b, M, C, F);
+        activation_parallel(e->h, e->g, c->activation, (size_t)M * F);
+        linear_forward(e->o, C, e->h, F, p->down_w, p->down_b, M, F, C); /* (M, C) */
         residual_scaled_forward(x, e->o, (float)c->residual_scale, (size_t)M * C);
         if (!c->pre_norm) c->norm->forward(x, x, p->norm2_w, p->norm2_b, eps, M, C);
     }
@@ -662,6 +735,8 @@ int sf_encoder_forward(sf_encoder *e, int B, int flags, sf_error *err) {
     const sf_config *c = &e->cfg;
     int N, T, rc = check_inputs(e, B, flags, &N, &T, err);
     if (rc) return rc;
+    if (e->threads > e->res_threads) return sf_fail(err, SF_BAD_ARGUMENT, "forward: %d threads, reserved for %d", e->threads, e->res_threads);
+    sf_pool_use(e->threads); /* the regions below use at most this encoder's threads */
     int C = c->d_model;
     size_t hid_layer = (size_t)B * T * C; /* (B, T, C), inside the reservation */
     float *att = flags & SF_OUT_ATTENTIONS ? e->att : NULL, *hidden = flags & SF_OUT_HIDDEN ? e->hidden : NULL;
@@ -696,7 +771,7 @@ int sf_encoder_forward(sf_encoder *e, int B, int flags, sf_error *err) {
         memset(e->logits, 0, sizeof(float) * (size_t)B * T * V);
         for (int b = 0; b < B; b++)
             for (int t = 0; t < e->lens[b]; t += SF_CHUNK)
-                matmul_forward(e->logits + ((size_t)b * T + t) * V, V, e->out + ((size_t)b * T + t) * C, C, e->head_w, e->head_b,
+                linear_forward(e->logits + ((size_t)b * T + t) * V, V, e->out + ((size_t)b * T + t) * C, C, e->head_w, e->head_b,
                                min_int(SF_CHUNK, e->lens[b] - t), C, (int)V);
         size_t k = first_non_finite_f32(e->logits, (size_t)B * T * V);
         if (k < (size_t)B * T * V)

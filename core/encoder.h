@@ -65,7 +65,8 @@ typedef struct sf_encoder {
     /* activations, carved from one arena by sf_encoder_reserve */
     float *act_arena;
     size_t act_floats;
-    int res_B, res_T, res_N, res_flags;
+    int res_B, res_T, res_N, res_flags, res_threads;
+    int threads;           /* threads a forward may use (sf_pool.h); the scratch holds one attention scratch each */
     float *x;              /* (N, C) residual stream, all sequences packed */
     float *kv;             /* (N, 2A) rows [k | v] (+ NR floats of padding) */
     float *xn;             /* (CHUNK, C) normed rows */

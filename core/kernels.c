@@ -273,8 +273,8 @@ static void key_range(const sf_attn *a, int i0, int R, int T, int *lo, int *hi) 
 }
 
 __attribute__((noinline)) void attention_forward(float *o, const float *q, const float *kv, float *scratch, float *att, size_t ldatt,
-                                                 const int32_t *perm, const sf_attn *a, int i0, int R, int T) {
-    int H = a->heads, D = a->head_dim, klo, khi;
+                                                 const int32_t *perm, const sf_attn *a, int h0, int h1, int i0, int R, int T) {
+    int D = a->head_dim, klo, khi;
     size_t ld = a->ld, ld2 = 2 * ld, R4 = ((size_t)R + 3) & ~(size_t)3;
     float *qpack = scratch;                                 /* (R rounded up to 8, D) */
     float *sT = qpack + (((size_t)R + 7) & ~(size_t)7) * D; /* (BK, R) scores, then probabilities, key-major */
@@ -285,7 +285,7 @@ __attribute__((noinline)) void attention_forward(float *o, const float *q, const
     /* with a window, the first tile starts at i0 - window: every query sees one
      * of its keys there (R <= BK), so no running max stays -inf */
     key_range(a, i0, R, T, &klo, &khi);
-    for (int h = 0; h < H; h++) {
+    for (int h = h0; h < h1; h++) {
         const float *v = kv + ld + (size_t)h * D; /* v_h: rows of stride 2 ld */
         float *oh = o + (size_t)h * D;            /* (R, D), rows of stride ld */
         pack_queries(qpack, q + (size_t)h * D, ld, R, D);

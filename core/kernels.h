@@ -72,8 +72,9 @@ typedef struct sf_attn {
     sf_bias_fn bias;     /* NULL: no bias */
     const void *bias_ctx;
 } sf_attn;
+/* Heads h0 .. h1-1 only: a thread's share (each head's arithmetic is the same whoever runs it). */
 void attention_forward(float *o, const float *q, const float *kv, float *scratch, float *att, size_t ldatt, const int32_t *perm,
-                       const sf_attn *a, int i0, int R, int T);
+                       const sf_attn *a, int h0, int h1, int i0, int R, int T);
 
 
 #endif

@@ -31,7 +31,7 @@ test('the packed tarball: the files a user needs, nothing else, <= 300 KB', (t) 
     const walk = (dir) => readdirSync(path.join(REPO, dir), { withFileTypes: true })
       .flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : [`${dir}/${e.name}`]));
     for (const f of walk('bindings').filter((f) => f.endsWith('.js') || f.endsWith('.d.ts'))) assert.ok(files.includes(f), `${f} is in the tarball`);
-    const allowed = /^(LICENSE|README\.md|package\.json|bindings\/.+\.(js|d\.ts)|bin\/swapformer\.js|dist\/swapformer(-relaxed)?\.wasm)$/;
+    const allowed = /^(LICENSE|README\.md|package\.json|bindings\/.+\.(js|d\.ts)|bin\/swapformer\.js|dist\/swapformer(-relaxed)?(-mt)?\.wasm)$/;
     for (const f of files) assert.match(f, allowed, `${f} does not belong in the tarball`);
     assert.ok(info.size <= 300 * 1024, `the tarball is ${info.size} bytes (limit 300 KB)`);
     t.diagnostic(`swapformer-${pkg.version}.tgz: ${(info.size / 1024).toFixed(1)} KB packed, ${(info.unpackedSize / 1024).toFixed(1)} KB unpacked, ${files.length} files`);

@@ -41,7 +41,9 @@ static void check(int H, int D, int T, int i0, int R, int window, int with_bias,
     for (size_t k = 0; k < (size_t)T * 2 * A + SF_NR; k++) kv[k] = uniform() * scale;
     if (perm) for (int t = 0; t < T; t++) perm[t] = (t * 7 + 3) % T == t ? t : T - 1 - t; /* an involution */
     sf_attn spec = {H, D, A, window, with_bias ? test_bias : NULL, NULL};
-    attention_forward(o, q, kv, scratch, att, (size_t)T, perm, &spec, i0, R, T);
+    /* in two head ranges, as two threads would run it */
+    attention_forward(o, q, kv, scratch, att, (size_t)T, perm, &spec, 0, H / 2, i0, R, T);
+    attention_forward(o, q, kv, scratch, att, (size_t)T, perm, &spec, H / 2, H, i0, R, T);
     cases++;
     double worst = 0, worst_p = 0;
     for (int h = 0; h < H; h++)
