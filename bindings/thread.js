@@ -19,9 +19,10 @@ function run({ module, memory, stack, tls, id }, post) {
   }
 }
 
-if (isNode) {
-  const { parentPort } = await nodeBuiltin('node:worker_threads');
-  parentPort.once('message', (m) => run(m, (reply) => parentPort.postMessage(reply)));
+if (isNode) { // no top-level await: bundlers build workers as classic scripts too
+  nodeBuiltin('node:worker_threads').then(({ parentPort }) => {
+    parentPort.once('message', (m) => run(m, (reply) => parentPort.postMessage(reply)));
+  });
 } else {
   self.addEventListener('message', (e) => run(e.data, (reply) => self.postMessage(reply)), { once: true });
 }
