@@ -127,21 +127,50 @@ size_t sf_q8_act_bytes(int M, int K) {
 #define MAGIC 12582912.0f
 #define MAGIC_BITS 0x4B400000
 
+/* Eight or sixteen quantized values (one 16-byte vector of the row) from four
+ * vectors of x_q (or x_q - zp): already in range, so the saturating narrowing
+ * is exact and plain C gives the same bytes. */
+#define Q8_BLOCK (16 / SF_Q8_AESIZE)
+static inline void store_block(unsigned char *dst, const v4i *q) {
+#if defined(__wasm_simd128__)
+    v128_t lo = wasm_i16x8_narrow_i32x4((v128_t)q[0], (v128_t)q[1]);
+#if SF_Q8_RELAXED
+    lo = wasm_u8x16_narrow_i16x8(lo, wasm_i16x8_narrow_i32x4((v128_t)q[2], (v128_t)q[3]));
+#endif
+    wasm_v128_store(dst, lo);
+#else
+    for (int i = 0; i < Q8_BLOCK; i++) {
+#if SF_Q8_RELAXED
+        dst[i] = (unsigned char)q[i / 4][i % 4];
+#else
+        int16_t v = (int16_t)q[i / 4][i % 4];
+        memcpy(dst + 2 * i, &v, 2);
+#endif
+    }
+#endif
+}
+
 /* x (K) -> row: the scale and zero point of qgemm.h, then the values. Vector
  * code through simd.h's v4 (wasm SIMD128, SSE natively): the same integers
  * on every target, as only exact operations (min, max, one rounding per
- * multiply and add) decide them. */
+ * multiply and add) decide them. Two independent chains of min / max: their
+ * latency, not their count, bounds the first pass. */
 static void quantize_row(unsigned char *row, const float *x, int K) {
-    v4 lo4 = v4_zero(), hi4 = v4_zero(), bad4 = v4_zero();
+    v4 lo0 = v4_zero(), hi0 = lo0, bad0 = lo0, lo1 = lo0, hi1 = lo0, bad1 = lo0;
     int k = 0;
-    for (; k + 4 <= K; k += 4) {
-        v4 v = v4_load(x + k);
-        lo4 = v4_min(lo4, v), hi4 = v4_max(hi4, v);
-        bad4 += v - v; /* 0, or NaN from a NaN or an infinity (min and max skip NaNs) */
+    for (; k + 8 <= K; k += 8) {
+        v4 a = v4_load(x + k), b = v4_load(x + k + 4);
+        lo0 = v4_min(lo0, a), hi0 = v4_max(hi0, a), bad0 += a - a; /* 0, or NaN from a NaN or an infinity (min and max skip NaNs) */
+        lo1 = v4_min(lo1, b), hi1 = v4_max(hi1, b), bad1 += b - b;
     }
-    lo4 = v4_min(lo4, __builtin_shufflevector(lo4, lo4, 2, 3, 0, 1)), hi4 = v4_max(hi4, __builtin_shufflevector(hi4, hi4, 2, 3, 0, 1));
-    float lo = v4_min(lo4, __builtin_shufflevector(lo4, lo4, 1, 0, 3, 2))[0], hi = v4_max(hi4, __builtin_shufflevector(hi4, hi4, 1, 0, 3, 2))[0];
-    float bad = v4_sum(bad4);
+    for (; k + 4 <= K; k += 4) {
+        v4 a = v4_load(x + k);
+        lo0 = v4_min(lo0, a), hi0 = v4_max(hi0, a), bad0 += a - a;
+    }
+    lo0 = v4_min(lo0, lo1), hi0 = v4_max(hi0, hi1), bad0 += bad1;
+    lo0 = v4_min(lo0, __builtin_shufflevector(lo0, lo0, 2, 3, 0, 1)), hi0 = v4_max(hi0, __builtin_shufflevector(hi0, hi0, 2, 3, 0, 1));
+    float lo = v4_min(lo0, __builtin_shufflevector(lo0, lo0, 1, 0, 3, 2))[0], hi = v4_max(hi0, __builtin_shufflevector(hi0, hi0, 1, 0, 3, 2))[0];
+    float bad = v4_sum(bad0);
     for (; k < K; k++) {
         lo = x[k] < lo ? x[k] : lo, hi = x[k] > hi ? x[k] : hi;
         bad += x[k] - x[k];
@@ -166,31 +195,28 @@ static void quantize_row(unsigned char *row, const float *x, int K) {
     /* x_q = clamp(round(x inv + zp), 0, AMAX): x inv + (MAGIC + zp) rounds the exact
      * sum to an integer (ulp 1 in [2^23, 2^24)); clamped there, as floats, then read as bits */
     v4 inv4 = v4_splat(inv), base4 = v4_splat(MAGIC + (float)zp), lo_q = v4_splat(MAGIC), hi_q = v4_splat(MAGIC + SF_Q8_AMAX);
-#if SF_Q8_RELAXED
-    v4i off4 = (v4i){MAGIC_BITS, MAGIC_BITS, MAGIC_BITS, MAGIC_BITS}; /* stored: x_q, u7 */
+    v4i off4 = (v4i){MAGIC_BITS, MAGIC_BITS, MAGIC_BITS, MAGIC_BITS};
+#if !SF_Q8_RELAXED
+    off4 += zp; /* stored: x_q - zp, i16 */
+#endif
     unsigned char *q = row + Q8_ROW_HEAD;
-#else
-    v4i off4 = (v4i){MAGIC_BITS, MAGIC_BITS, MAGIC_BITS, MAGIC_BITS} + zp; /* stored: x_q - zp, i16 */
-    int16_t *q = (int16_t *)(row + Q8_ROW_HEAD);
-#endif
-    size_t n = (sf_q8_act_row_bytes(K) - Q8_ROW_HEAD) / SF_Q8_AESIZE; /* values incl. padding */
-    for (k = 0; k < (int)n; k += 4) {
-        v4 v;
-        if (k + 4 <= K) v = v4_load(x + k);
-        else { /* the tail and the padding: x = 0 -> x_q - zp = 0 in the i16 layout; the u7 layout pads with 0 below */
-            float t[4] = {0, 0, 0, 0};
-            for (int i = 0; k + i < K; i++) t[i] = x[k + i];
-            v = v4_load(t);
+    int n = (int)((sf_q8_act_row_bytes(K) - Q8_ROW_HEAD) / SF_Q8_AESIZE); /* values incl. padding: a multiple of Q8_BLOCK */
+    for (k = 0; k < n; k += Q8_BLOCK) {
+        float tail[Q8_BLOCK];
+        const float *xs = x + k;
+        if (k + Q8_BLOCK > K) { /* the last values and the padding, as x = 0 */
+            memset(tail, 0, sizeof tail);
+            if (k < K) memcpy(tail, x + k, sizeof(float) * (size_t)(K - k));
+            xs = tail;
         }
-        v4 t = v * inv4;
-        t = t + base4;
-        t = v4_min(v4_max(t, lo_q), hi_q);
-        v4i iq = (v4i)t - off4;
-#if SF_Q8_RELAXED
-        for (int i = 0; i < 4; i++) q[k + i] = k + i < K ? (unsigned char)iq[i] : 0;
-#else
-        for (int i = 0; i < 4; i++) q[k + i] = (int16_t)iq[i];
-#endif
+        v4i qv[4];
+        for (int i = 0; i < Q8_BLOCK / 4; i++) {
+            v4 t = v4_load(xs + 4 * i) * inv4;
+            t = t + base4;
+            t = v4_min(v4_max(t, lo_q), hi_q);
+            qv[i] = (v4i)t - off4;
+        }
+        store_block(q + (size_t)k * SF_Q8_AESIZE, qv);
     }
 }
 
@@ -233,17 +259,15 @@ static inline void store_row(float *out, int32_t *iout, const unsigned char *row
     memcpy(out, t, sizeof(float) * (size_t)ncols);
 }
 
-#if SF_Q8_RELAXED
 /* b: 16 weights, 4 consecutive k of 4 columns; x: a row's 4 values of those k, splat */
-#ifdef Q8_I16DOT
-#define Q8_DOT(b, x, c) wasm_i32x4_add(c, wasm_i32x4_extadd_pairwise_i16x8((v128_t)__builtin_wasm_relaxed_dot_i8x16_i7x16_s_i16x8((__i8x16)(b), (__i8x16)(x))))
-#else
-#define Q8_DOT(b, x, c) (v128_t) __builtin_wasm_relaxed_dot_i8x16_i7x16_add_s_i32x4((__i8x16)(b), (__i8x16)(x), (__i32x4)(c))
-#endif
+#define Q8_DOT_ADD(b, x, c) (v128_t) __builtin_wasm_relaxed_dot_i8x16_i7x16_add_s_i32x4((__i8x16)(b), (__i8x16)(x), (__i32x4)(c))
+#define Q8_DOT_I16(b, x, c) \
+    wasm_i32x4_add(c, wasm_i32x4_extadd_pairwise_i16x8((v128_t)__builtin_wasm_relaxed_dot_i8x16_i7x16_s_i16x8((__i8x16)(b), (__i8x16)(x))))
+/* b: 8 weights widened to i16, 2 consecutive k of 4 columns; x: a row's 2 values, splat */
+#define Q8_DOT_I32(b, x, c) wasm_i32x4_add(c, wasm_i32x4_dot_i16x8(x, b))
+#if SF_Q8_RELAXED
 #define Q8_LOADB(w) v128_t b0 = wasm_v128_load(w), b1 = wasm_v128_load((w) + 16)
 #else
-/* b: 8 weights widened to i16, 2 consecutive k of 4 columns; x: a row's 2 values, splat */
-#define Q8_DOT(b, x, c) wasm_i32x4_add(c, wasm_i32x4_dot_i16x8(x, b))
 #define Q8_LOADB(w) v128_t b0 = wasm_i16x8_load8x8(w), b1 = wasm_i16x8_load8x8((w) + 8)
 #endif
 #define Q8_GROUP_BYTES (SF_Q8_NR * SF_Q8_KR)
@@ -271,8 +295,66 @@ static inline void store_row(float *out, int32_t *iout, const unsigned char *row
 #define Q8_R6(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define Q8_RX(n) Q8_RX_(n)
 #define Q8_RX_(n) Q8_R##n
+
+#if SF_Q8_RELAXED
+#define Q8_DOT Q8_DOT_ADD
+Q8_KERNEL(kernel_mr_add, Q8_RX(Q8_MR))
+Q8_KERNEL(kernel_1_add, Q8_R1)
+#undef Q8_DOT
+#define Q8_DOT Q8_DOT_I16
+Q8_KERNEL(kernel_mr_i16, Q8_RX(Q8_MR))
+Q8_KERNEL(kernel_1_i16, Q8_R1)
+
+/* Whether this engine computes i32x4.relaxed_dot_i8x16_i7x16_add_s right. V8
+ * 11.3 (Node 20 with --experimental-wasm-relaxed-simd) does not in its
+ * baseline compiler, Liftoff, on x64 without AVX-VNNI: it returns twice the
+ * dot product and drops the accumulator (its optimizing compiler is right;
+ * measured here: bench/qgemm.c check() fails until the kernels tier up). Every
+ * function runs in the baseline tier first, and so does this probe: where it
+ * fails, the kernels take i16x8.relaxed_dot_i8x16_i7x16_s + extadd_pairwise
+ * instead, right there (and as fast under V8 11.3, which lowers both to
+ * pmaddubsw + pmaddwd), but with no fused form: where the engine lowers the
+ * add form to one vpdpbusd (AVX-VNNI) or SDOT (arm64), twice as slow. */
+__attribute__((noinline)) static int dot_add_works(int seed) {
+    signed char a[16], b[16];
+    int32_t c[4], want[4];
+    for (int i = 0; i < 16; i++) a[i] = (signed char)((i * 37 + seed) % 255 - 127), b[i] = (signed char)((i * 53 + seed) & 127);
+    for (int l = 0; l < 4; l++) {
+        want[l] = c[l] = l * 1000 - seed;
+        for (int j = 0; j < 4; j++) want[l] += a[4 * l + j] * b[4 * l + j];
+    }
+    wasm_v128_store(c, Q8_DOT_ADD(wasm_v128_load(a), wasm_v128_load(b), wasm_v128_load(c)));
+    return memcmp(c, want, sizeof c) == 0;
+}
+static int use_dot_add; /* 0: not probed yet, 1: the add form, 2: the i16 form */
+
+static void kernel_mr(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G,
+                      const unsigned char *tail, const float *bias8, int ncols) {
+    if (use_dot_add == 1) kernel_mr_add(out, iout, ldo, rows, rb, w, G, tail, bias8, ncols);
+    else kernel_mr_i16(out, iout, ldo, rows, rb, w, G, tail, bias8, ncols);
+}
+static void kernel_1(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G,
+                     const unsigned char *tail, const float *bias8, int ncols) {
+    if (use_dot_add == 1) kernel_1_add(out, iout, ldo, rows, rb, w, G, tail, bias8, ncols);
+    else kernel_1_i16(out, iout, ldo, rows, rb, w, G, tail, bias8, ncols);
+}
+#ifdef Q8_FORCE_I16
+#define Q8_PROBE() (use_dot_add = 2)
+#else
+#define Q8_PROBE() (use_dot_add = use_dot_add ? use_dot_add : dot_add_works(K) ? 1 : 2)
+#endif
+const char *q8_kernel_name(void) {
+    int K = 1;
+    Q8_PROBE();
+    return use_dot_add == 1 ? "relaxed i32x4.dot_i8x16_i7x16_add" : "relaxed i16x8.dot_i8x16_i7x16 + extadd";
+}
+#else
+#define Q8_DOT Q8_DOT_I32
 Q8_KERNEL(kernel_mr, Q8_RX(Q8_MR))
 Q8_KERNEL(kernel_1, Q8_R1)
+#define Q8_PROBE() ((void)0)
+const char *q8_kernel_name(void) { return "simd128 i32x4.dot_i16x8"; }
+#endif
 #define Q8_TILE_ROWS Q8_MR
 
 #else /* native: plain C on the same layout, the same integers and floats */
@@ -313,6 +395,8 @@ static void kernel_rows(float *out, int32_t *iout, size_t ldo, const unsigned ch
     }
 }
 #define Q8_TILE_ROWS 4
+#define Q8_PROBE() ((void)0)
+const char *q8_kernel_name(void) { return SF_Q8_RELAXED ? "c (relaxed layout)" : "c (simd128 layout)"; }
 static void kernel_mr(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G,
                       const unsigned char *tail, const float *bias8, int ncols) {
     kernel_rows(out, iout, ldo, rows, rb, w, G, tail, bias8, ncols, Q8_TILE_ROWS);
@@ -329,6 +413,7 @@ __attribute__((noinline)) static void q8_gemm(float *out, int32_t *iout, size_t 
     size_t rb = sf_q8_act_row_bytes(K), pb = sf_q8_panel_bytes(K);
     int G = (int)(kpad(K) / SF_Q8_KR);
     const unsigned char *rows = xq;
+    Q8_PROBE();
     for (int p = 0; p < N; p += SF_Q8_NR) {
         int ncols = N - p < SF_Q8_NR ? N - p : SF_Q8_NR;
         float bias8[8] = {0};

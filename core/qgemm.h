@@ -87,8 +87,8 @@ void q8_unpack_linear_i8(int8_t *q, float *scales, const void *packed, int N, in
 
 /* ---------------------------------------------------------------- activations
  * Quantized rows, sf_q8_act_row_bytes(K) bytes each (a multiple of 16):
- *   float s_a, int32 zp, 8 bytes unused, then Kp values (SF_Q8_AESIZE bytes
- *   each; k >= K: 0), padded with zeros to the row size.
+ *   float s_a, int32 zp, 8 bytes unused, then the values (SF_Q8_AESIZE bytes
+ *   each) up to the row size, those at k >= K quantized from x = 0 (x_q = zp).
  * Per row: lo = min(0, min_k x), hi = max(0, max_k x), s_a = hi/AMAX - lo/AMAX,
  * zp = round(-lo / s_a), x_q = clamp(round(x / s_a + zp), 0, AMAX), with
  * x / s_a computed as x * (1 / s_a) (one rounding), the sum with zp exact, and
@@ -112,6 +112,10 @@ void q8_matmul_forward(float *out, size_t ldo, const void *xq, const void *wq, c
 /* The same, quantizing inp (M, ldi) into scratch (sf_q8_act_bytes(M, K) bytes) first. */
 void q8_matmul_forward_f32(float *out, size_t ldo, const float *inp, size_t ldi, void *scratch, const void *wq,
                            const float *bias, int M, int K, int N);
+/* The kernel in use, for runtimeInfo: "simd128 i32x4.dot_i16x8", "relaxed
+ * i32x4.dot_i8x16_i7x16_add" or, where the engine gets that one wrong,
+ * "relaxed i16x8.dot_i8x16_i7x16 + extadd" (core/qgemm.c says when), or "c (...)". */
+const char *q8_kernel_name(void);
 /* For tests: the int32 results before the epilogue, sum_k x_q w_q - zp sum_k w_q
  * (acc (M, lda), columns 0..N-1), by the same kernels. */
 void q8_matmul_i32(int32_t *acc, size_t lda, const void *xq, const void *wq, int M, int K, int N);
