@@ -218,7 +218,8 @@ const RENDER = {
     chart.canvas.id = 'layers-chart';
     const L = r.rows[0]?.without.length ?? 0;
     const children = [
-      h('p', { class: 'caption' }, `Token accuracy on ${r.inputs} random inputs of ${r.length} tokens (models/tasks.js), the full model and with each single layer skipped; chance is ${pct(r.chance)}.`),
+      h('p', { class: 'caption' }, `Token accuracy on ${r.inputs} random inputs of ${r.length} tokens (models/tasks.js), the full model and with each single layer skipped; chance is ${pct(r.chance)}. ` +
+        `Blocks left to right: ${[...new Set(r.rows.map((x) => x.task))].join(', ')}; in each, the position plugins ${[...new Set(r.rows.map((x) => x.position))].join(', ')}.`),
       chart.box,
       h('p', { class: 'caption', id: 'layers-verdict' },
         verdict(r.checks.identity, 'a skipped layer’s hidden state repeats the previous one, bit for bit', 'skipped layer changed the stream'), '; ',
@@ -237,7 +238,7 @@ const RENDER = {
     fill(body, ...children);
     barChart(chart.canvas, {
       groups: r.rows.map((x) => `${x.task}\n${x.position}`),
-      groupsShort: r.rows.map((x) => `${x.task[0]}-${x.position.slice(0, 3)}`),
+      groupsShort: r.rows.map((x) => x.position[0]), // narrow screens: s, l, r, a within each task's block
       series: [{ label: 'full model', values: r.rows.map((x) => x.full), color: '#7f7f7f' },
         ...Array.from({ length: L }, (_, l) => ({ label: `without layer ${l}`, values: r.rows.map((x) => x.without[l]), color: PALETTE[l] }))],
       yRange: [0, 1], yTickFormat: pct, valueFormat: pct, yLabel: 'token accuracy', height: 240,
