@@ -17,11 +17,12 @@ import { Pool, threadSupport, defaultThreads, sharedMemory, MAX_THREADS } from '
 
 export { SwapformerError, features, configure };
 export { loadPretrained, Pretrained } from './pretrained.js';
+import { ModelSource } from './pretrained.js';
 export { Tokenizer } from './tokenizer.js';
 
 /** Every SwapformerError code: the C core's (CODES, core/error.h) and the JS layers'. */
 export const ERROR_CODES = Object.freeze([
-  ...CODES.slice(1), 'DISPOSED', 'UNSUPPORTED', 'WASM_LOAD', 'INTERNAL', 'NETWORK',
+  ...CODES.slice(1), 'DISPOSED', 'UNSUPPORTED', 'WASM_LOAD', 'INTERNAL', 'NETWORK', 'BUSY',
 ]);
 
 // User input is read once, own properties only, into plain values before any
@@ -89,6 +90,7 @@ class Runtime {
     this.memory = threaded?.memory ?? this.x.memory;
     this.module = threaded?.module;
     this.pool = threaded ? new Pool(this) : null;
+    this.busy = null; // the promise of a forwardAsync in flight
     if (typeof this.x.sf_abi_version !== 'function' || typeof this.x._initialize !== 'function') throw wrongWasm(where, 'it exports no swapformer ABI (not a swapformer wasm)');
     this.x._initialize();
     const abi = this.x.sf_abi_version();
@@ -99,9 +101,24 @@ class Runtime {
   f32(ptr, n) { return new Float32Array(this.memory.buffer, ptr, n); }
   i32(ptr, n) { return new Int32Array(this.memory.buffer, ptr, n); }
 
-  /** An encoder of this runtime was disposed or collected: the last one stops the pool. */
+  /** A forwardAsync runs on this runtime: sync calls throw BUSY, async ones wait (idle). */
+  assertIdle() {
+    if (this.busy) fail('BUSY', 'a forwardAsync is running on this runtime (its encoders share one memory and one thread pool): await it before calling again');
+  }
+  async idle() { while (this.busy) await this.busy.catch(() => {}); }
+
+  /** Runs an exported function in the pool's driver worker: this thread stays free. */
+  offload(fn, ...args) {
+    this.busy = this.pool.call(fn, ...args).finally(() => { this.busy = null; });
+    return this.busy;
+  }
+
+  /** An encoder of this runtime was disposed or collected: the last one stops the pool
+   * (a moment later, so that dispose-then-create does not restart its workers). */
   released() {
-    if (--this.live === 0) this.pool?.stop();
+    if (--this.live > 0 || !this.pool) return;
+    const timer = setTimeout(() => { if (this.live === 0 && !this.busy) this.pool.stop(); }, 500);
+    timer.unref?.(); // Node: a pending stop never keeps the process alive
   }
 
   error(rc) {
@@ -190,7 +207,11 @@ async function runtimeWithThreads(wasm, threads) {
       }
       if (rt) {
         try {
-          await rt.pool.ensure(threads);
+          await rt.idle(); // the pool cannot grow under a forwardAsync, nor one start while it grows
+          if (rt.pool.size() < threads) {
+            rt.busy = rt.pool.ensure(threads).finally(() => { rt.busy = null; });
+            await rt.busy;
+          }
           return { rt, threads, fallback };
         } catch (e) { // e.g. a bundle without bindings/thread.js: the threaded build runs on this thread alone
           return { rt, threads: rt.pool.size(), fallback: `the thread workers could not start (${e.message})` };
@@ -263,6 +284,7 @@ export async function createEncoder(config, options) {
   const weights = readWeights(own(options, 'weights'));
   const outputScale = readInit(own(options, 'init'), JSON.parse(json).layers);
   const { rt, threads } = await runtimeWithThreads(wasm, await readThreads(options));
+  await rt.idle();
   const h = rt.withString(json, (p, n) => rt.x.sf_create(p, n));
   if (!h) throw rt.error(rt.x.sf_error_code());
   rt.x.sf_set_threads(h, threads);
@@ -288,14 +310,75 @@ export async function createEncoder(config, options) {
 export async function loadModel(bytes, options) {
   options = optionsObject(options);
   const wasm = own(options, 'wasm');
-  if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
-  else if (ArrayBuffer.isView(bytes)) bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let file;
+  if (bytes instanceof ModelSource) file = bytes; // loadPretrained: a checkpoint's tensors, streamed as a model file
+  else if (bytes instanceof ArrayBuffer) file = fileSource(new Uint8Array(bytes));
+  else if (ArrayBuffer.isView(bytes)) file = fileSource(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   else fail('BAD_FILE', 'loadModel: bytes must be a Uint8Array or an ArrayBuffer');
   const { rt, threads } = await runtimeWithThreads(wasm, await readThreads(options));
-  const h = rt.withBytes(bytes, (p, n) => rt.x.sf_load(p, n));
-  if (!h) throw rt.error(rt.x.sf_error_code());
+  await rt.idle();
+  const h = streamModel(rt, file);
   rt.x.sf_set_threads(h, threads);
   return new Encoder(rt, h);
+}
+
+// A model is streamed into wasm memory, never copied whole: the header goes
+// into one buffer of LOAD_CHUNK bytes, the core checks it and creates the
+// encoder (sf_load_begin), then the data passes through the same buffer in
+// chunks of whole rows, a multiple of 8 (whole panels of packed weights),
+// each written into the encoder's arena (sf_load_chunk). Wasm memory then
+// holds the weights and this buffer, not the file as well.
+const LOAD_CHUNK = 2 << 20;
+
+/** A model file in memory as a ModelSource: the header, and the data as views. */
+function fileSource(bytes) {
+  const n = bytes.length;
+  // the header length, as far as the core needs it to report what is wrong (too short, past the end)
+  const v = n < 8 ? null : new DataView(bytes.buffer, bytes.byteOffset, 8);
+  const hlen = v ? v.getUint32(0, true) + v.getUint32(4, true) * 2 ** 32 : 0;
+  const headLength = Math.min(n, 8 + hlen);
+  return new ModelSource(bytes.subarray(0, headLength), n, (begin, end) => bytes.subarray(headLength + begin, headLength + end));
+}
+
+/** Streams a ModelSource into a new encoder of rt: its handle. */
+function streamModel(rt, file) {
+  const x = rt.x, { head, fileLength } = file;
+  if (!(fileLength < 2 ** 32)) fail('OUT_OF_MEMORY', `out of memory: a model file of ${fileLength} bytes does not fit in wasm32 memory`);
+  let size = Math.max(LOAD_CHUNK, head.length);
+  let buf = rt.alloc(size), loader = 0;
+  try {
+    rt.u8.set(head, buf);
+    loader = x.sf_load_begin(buf, head.length, fileLength);
+    if (!loader) throw rt.error(x.sf_error_code());
+    const n = x.sf_load_tensors(loader);
+    // per tensor, in data order: param index, data begin, data end, bytes per row
+    const plan = new Uint32Array(rt.u8.buffer, x.sf_load_plan(loader), 4 * n).slice();
+    let widest = 0;
+    for (let i = 0; i < n; i++) widest = Math.max(widest, plan[4 * i + 3]);
+    if (widest > size) { // a row wider than the buffer (rare): one that holds it
+      x.sf_dealloc(buf);
+      buf = 0;
+      buf = rt.alloc((size = widest));
+    }
+    for (let i = 0; i < n; i++) {
+      const begin = plan[4 * i + 1], end = plan[4 * i + 2], row = plan[4 * i + 3];
+      if (begin === end) continue;
+      let rows = Math.floor(size / row);
+      if (rows >= 8) rows -= rows % 8;
+      for (let at = begin; at < end;) {
+        const len = Math.min(rows * row, end - at);
+        rt.u8.set(file.read(at, at + len), buf);
+        rt.check(x.sf_load_chunk(loader, buf, len));
+        at += len;
+      }
+    }
+    const h = x.sf_load_end(loader);
+    if (!h) throw rt.error(x.sf_error_code());
+    return h;
+  } finally {
+    if (loader) x.sf_load_free(loader);
+    if (buf) x.sf_dealloc(buf);
+  }
 }
 
 // Accepts one sequence (number[] / typed array) or a batch (array of them),
@@ -371,6 +454,7 @@ export class Encoder {
 
   #handle() {
     if (!this.#h) fail('DISPOSED', 'this encoder has been disposed');
+    this.#rt.assertIdle();
     return this.#h;
   }
 
@@ -387,8 +471,40 @@ export class Encoder {
     return this.#run(ids, options).result;
   }
 
+  /**
+   * forward without blocking the calling thread, where the runtime has threads:
+   * the pass runs in a worker (the pool's driver) while this thread is free;
+   * other calls on this runtime wait for it (sync ones throw BUSY). Without
+   * threads (no shared memory), it runs forward here and resolves to its result.
+   */
+  async forwardAsync(ids, options) {
+    const rt = this.#rt;
+    if (!rt.pool) return this.forward(ids, options);
+    await rt.idle();
+    const pass = this.#prepare(ids, options);
+    let rc;
+    try {
+      rc = await rt.offload('sf_forward', pass.h, pass.B, pass.flags);
+    } finally {
+      pass.release();
+    }
+    rt.check(rc);
+    return this.#collect(pass).result;
+  }
+
   // The forward pass, and the batch as it was read (for predict).
   #run(ids, options) {
+    const pass = this.#prepare(ids, options);
+    try {
+      this.#rt.check(this.#rt.x.sf_forward(pass.h, pass.B, pass.flags));
+    } finally {
+      pass.release();
+    }
+    return this.#collect(pass);
+  }
+
+  // Reads and checks the inputs, reserves and fills the wasm buffers: a pass ready for sf_forward.
+  #prepare(ids, options) {
     const h = this.#handle(), rt = this.#rt, x = rt.x;
     options = optionsObject(options);
     const outputAttentions = !!own(options, 'outputAttentions'), outputHidden = !!own(options, 'outputHiddenStates');
@@ -415,13 +531,14 @@ export class Encoder {
       const typeBuf = rt.i32(x.sf_type_ids(h), N); // zeroed by sf_reserve
       for (let b = 0, o = 0; b < B; o += seqs[b++].length) typeBuf.set(types[b], o);
     }
-    const skipBuf = skip && new Uint8Array(rt.memory.buffer, x.sf_skip_layers(h), this.#config.layers);
-    if (skip) for (const l of skip) skipBuf[l] = 1;
-    try {
-      rt.check(x.sf_forward(h, B, flags));
-    } finally {
-      if (skip) new Uint8Array(rt.memory.buffer, x.sf_skip_layers(h), this.#config.layers).fill(0);
-    }
+    const skipped = () => new Uint8Array(rt.memory.buffer, x.sf_skip_layers(h), this.#config.layers);
+    if (skip) for (const l of skip) skipped()[l] = 1;
+    return { h, B, T, flags, seqs, single, outputAttentions, outputHidden, release: () => { if (skip) skipped().fill(0); } };
+  }
+
+  // The outputs of a finished pass, copied out of wasm memory.
+  #collect({ h, B, T, seqs, single, outputAttentions, outputHidden }) {
+    const rt = this.#rt, x = rt.x;
     const C = this.#config.dModel, V = this.#config.vocabSize;
     const result = { data: rt.f32(x.sf_output(h), B * T * C).slice(), shape: [B, T, C] };
     if (this.#config.outputHead) result.logits = { data: rt.f32(x.sf_logits(h), B * T * V).slice(), shape: [B, T, V] };

@@ -4,10 +4,12 @@
 //
 //   source -> files.js (config.json, weights, tokenizer, sentence-transformers files)
 //          -> families.js (config translated, tensors renamed and split)
-//          -> one swapformer model file in memory (safetensors, the canonical
-//             names, the checkpoint's own dtypes; tokenizer and recipe in the
-//             metadata) -> loadModel, the same strict loader as every model.
-// The converter (bin/swapformer.js convert) writes that file to disk.
+//          -> a swapformer model file's header (the canonical names, the
+//             checkpoint's own dtypes) and its data streamed from the
+//             checkpoint's bytes (ModelSource) -> loadModel, the same strict
+//             loader as every model, without the file built in memory.
+// The converter (bin/swapformer.js convert) writes that file to disk (with
+// the tokenizer and the recipe in its metadata).
 import { SwapformerError, fail } from './errors.js';
 import { createEncoder, loadModel } from './index.js';
 import { Tokenizer } from './tokenizer.js';
@@ -22,8 +24,10 @@ const utf8 = new TextEncoder();
 // ------------------------------------------------------------------ model files
 
 /** float32 -> IEEE half bits, round to nearest even (as numpy's astype(float16)). */
+const f32scratch = new Float32Array(1), u32scratch = new Uint32Array(f32scratch.buffer);
 function f16bits(x) {
-  const f = new Float32Array([x]), u = new Uint32Array(f.buffer)[0];
+  f32scratch[0] = x;
+  const u = u32scratch[0];
   const sign = (u >>> 16) & 0x8000, exp = (u >>> 23) & 0xff, man = u & 0x7fffff;
   if (exp === 0xff) return sign | 0x7c00 | (man ? 0x200 : 0);
   const e = exp - 127 + 15;
@@ -53,31 +57,86 @@ function encodeTensor(t, dtype) {
   return { dtype: 'F16', bytes: new Uint8Array(half.buffer) };
 }
 
+const FLOAT_SIZE = { F64: 8, F32: 4, F16: 2, BF16: 2 };
+
+/** The dtype a tensor is written as, and its length in bytes then (without encoding it). */
+function encodedLayout(t, dtype) {
+  const want = dtype === 'source' ? (t.dtype === 'F64' ? 'F32' : t.dtype) : dtype.toUpperCase();
+  if (want === t.dtype) return { dtype: want, length: t.bytes.length };
+  if (!FLOAT_SIZE[t.dtype]) toFloat32(t, t.source ?? t.name); // UNSUPPORTED_MODEL naming the tensor
+  return { dtype: want, length: (t.bytes.length / FLOAT_SIZE[t.dtype]) * FLOAT_SIZE[want] };
+}
+
 /**
- * A swapformer model file: safetensors with __metadata__ {format, config, ...extra}
- * (every value a string) and the tensors in order, 8-byte aligned data.
+ * The layout of a swapformer model file: its head (the 8-byte length and the
+ * header: __metadata__ {format, config, ...extra}, every value a string, and
+ * the tensors in order, data 8-byte aligned) and where each tensor's bytes go.
  */
-export function writeModelFile(config, tensors, extra = {}, dtype = 'source') {
+function modelLayout(config, tensors, extra = {}, dtype = 'source') {
   const metadata = { format: 'swapformer', config: JSON.stringify(config) };
   for (const [k, v] of Object.entries(extra)) metadata[k] = typeof v === 'string' ? v : JSON.stringify(v);
   const header = { __metadata__: metadata };
   const parts = [];
   let at = 0;
   for (const t of tensors) {
-    const { dtype: dt, bytes } = encodeTensor(t, dtype);
-    header[t.name] = { dtype: dt, shape: t.shape, data_offsets: [at, at + bytes.length] };
-    parts.push(bytes);
-    at += bytes.length;
+    const { dtype: dt, length } = encodedLayout(t, dtype);
+    header[t.name] = { dtype: dt, shape: t.shape, data_offsets: [at, at + length] };
+    parts.push({ tensor: t, begin: at, end: at + length });
+    at += length;
   }
   let text = JSON.stringify(header);
   text += ' '.repeat((8 - ((8 + utf8.encode(text).length) % 8)) % 8);
   const h = utf8.encode(text);
-  const out = new Uint8Array(8 + h.length + at);
-  new DataView(out.buffer).setBigUint64(0, BigInt(h.length), true);
-  out.set(h, 8);
-  let p = 8 + h.length;
-  for (const b of parts) { out.set(b, p); p += b.length; }
+  const head = new Uint8Array(8 + h.length);
+  new DataView(head.buffer).setBigUint64(0, BigInt(h.length), true);
+  head.set(h, 8);
+  return { head, dataLength: at, parts };
+}
+
+/**
+ * A swapformer model file: safetensors with __metadata__ {format, config, ...extra}
+ * (every value a string) and the tensors in order, 8-byte aligned data.
+ */
+export function writeModelFile(config, tensors, extra = {}, dtype = 'source') {
+  const { head, dataLength, parts } = modelLayout(config, tensors, extra, dtype);
+  const out = new Uint8Array(head.length + dataLength);
+  out.set(head);
+  for (const p of parts) out.set(encodeTensor(p.tensor, dtype).bytes, head.length + p.begin); // one tensor encoded at a time
   return out;
+}
+
+/**
+ * A model file given as its head (the 8-byte length and the header JSON), its
+ * length, and read(begin, end): the data bytes [begin, end) (offsets from the
+ * data's start, within one tensor, asked in data order). loadModel streams it
+ * into wasm memory.
+ */
+export class ModelSource {
+  constructor(head, fileLength, read) {
+    this.head = head;
+    this.fileLength = fileLength;
+    this.read = read;
+  }
+}
+
+/**
+ * A checkpoint's tensors as a ModelSource, without building the file: the
+ * data are the tensors' own bytes (views of the downloaded files; F16 and
+ * BF16 as they are, the core widens them), F64 narrowed one tensor at a time.
+ * The header holds the config alone: the tokenizer and the recipe stay in JS.
+ */
+function checkpointSource(config, tensors) {
+  const { head, dataLength, parts } = modelLayout(config, tensors);
+  let i = 0, bytes = null, encoded = -1;
+  return new ModelSource(head, head.length + dataLength, (begin, end) => {
+    if (i >= parts.length || parts[i].begin > begin) i = 0;
+    while (parts[i].end <= begin) i++;
+    if (encoded !== i) {
+      bytes = encodeTensor(parts[i].tensor, 'source').bytes;
+      encoded = i;
+    }
+    return bytes.subarray(begin - parts[i].begin, end - parts[i].begin);
+  });
 }
 
 /** The __metadata__ of a swapformer model file, or null when bytes are not one. */
@@ -147,6 +206,24 @@ export class Pretrained {
    * or the last hidden states {data, shape: [B, T, dModel]} with pooling 'none'.
    */
   embed(texts, options) {
+    return this.#embed(texts, options, (ids, opts) => this.encoder.forward(ids, opts), (f) => f());
+  }
+
+  /**
+   * embed without blocking the calling thread where the runtime has threads
+   * (the forward passes run in a worker: Encoder.forwardAsync); elsewhere it
+   * computes here, as embed does.
+   */
+  async embedAsync(texts, options) {
+    return this.#embed(texts, options, (ids, opts) => this.encoder.forwardAsync(ids, opts), async (f) => {
+      const parts = [];
+      for await (const part of f()) parts.push(part);
+      return parts;
+    });
+  }
+
+  // The texts -> batches -> pooled recipe, with forward sync or async.
+  #embed(texts, options, forward, drive) {
     if (this.#disposed || this.encoder.disposed) fail('DISPOSED', 'this model has been disposed');
     const single = typeof texts === 'string';
     const list = single ? [texts] : texts;
@@ -161,30 +238,36 @@ export class Pretrained {
     // as sentence-transformers' Transformer.tokenize: stripped, lowercased when the folder says so
     const prepared = list.map((t) => (this.recipe.doLowerCase ? t.trim().toLowerCase() : t.trim()));
     const encoded = prepared.map((t) => this.tokenizer.encode(t, { maxLength }));
-    if (pooling === 'none') return this.#hidden(encoded);
-    const modes = pooling ? [pooling] : this.recipe.pooling;
-    const parts = [];
-    for (let s = 0; s < encoded.length; s += EMBED_BATCH) {
-      const batch = encoded.slice(s, s + EMBED_BATCH);
-      const hidden = this.encoder.forward(batch.map((e) => e.ids), { typeIds: batch.map((e) => e.typeIds) });
-      const pooled = pool(hidden, batch.map((e) => e.ids.length), modes);
-      parts.push(applyRecipe(pooled, this.recipe, { normalize, dimensions, matryoshkaNorm: this.family === 'nomic-bert' && dimensions != null }));
+    const inputs = (batch) => [batch.map((e) => e.ids), { typeIds: batch.map((e) => e.typeIds) }];
+    if (pooling === 'none') { // the last hidden states, one pass
+      const out = forward(...inputs(encoded));
+      const shape = (o) => ({ data: o.data, shape: o.shape });
+      return out instanceof Promise ? out.then(shape) : shape(out);
     }
-    const D = parts[0].shape[1], data = new Float32Array(list.length * D);
-    let at = 0;
-    for (const p of parts) { data.set(p.data, at); at += p.data.length; }
-    return { data, shape: [list.length, D] };
+    const modes = pooling ? [pooling] : this.recipe.pooling;
+    const finish = (hidden, batch) => applyRecipe(pool(hidden, batch.map((e) => e.ids.length), modes), this.recipe,
+      { normalize, dimensions, matryoshkaNorm: this.family === 'nomic-bert' && dimensions != null });
+    const join = (parts) => {
+      const D = parts[0].shape[1], data = new Float32Array(list.length * D);
+      let at = 0;
+      for (const p of parts) { data.set(p.data, at); at += p.data.length; }
+      return { data, shape: [list.length, D] };
+    };
+    const batches = [];
+    for (let s = 0; s < encoded.length; s += EMBED_BATCH) batches.push(encoded.slice(s, s + EMBED_BATCH));
+    const result = drive(function* () { // one forward pass per batch of EMBED_BATCH texts
+      for (const batch of batches) {
+        const out = forward(...inputs(batch));
+        yield out instanceof Promise ? out.then((h) => finish(h, batch)) : finish(out, batch);
+      }
+    });
+    return result instanceof Promise ? result.then(join) : join([...result]);
   }
 
   #maxLength(requested) {
     if (requested === undefined) return this.maxLength;
     if (!Number.isSafeInteger(requested) || requested < 1) fail('BAD_ARGUMENT', `options.maxLength must be a positive integer, got ${String(requested)}`);
     return Math.min(requested, this.maxLength);
-  }
-
-  #hidden(encoded) {
-    const out = this.encoder.forward(encoded.map((e) => e.ids), { typeIds: encoded.map((e) => e.typeIds) });
-    return { data: out.data, shape: out.shape };
   }
 
   /**
@@ -219,8 +302,9 @@ function smallest(...limits) {
 // ------------------------------------------------------------------ loading
 
 /**
- * Everything a checkpoint folder says, as one swapformer model file (bytes)
- * and what goes with it. Used by loadPretrained and by the converter.
+ * Everything a checkpoint folder says: the swapformer config, the tensors
+ * (canonical names, views of the checkpoint's bytes) and the metadata a
+ * model file keeps (tokenizer, recipe, ...). Used by loadPretrained and by the converter.
  */
 export async function readCheckpoint(source, options = {}) {
   const files = await openSource(source, options);
@@ -275,7 +359,7 @@ export async function loadPretrained(source, options) {
   if (typeof opts !== 'object' || Array.isArray(opts)) fail('BAD_ARGUMENT', 'options must be an object');
   const fileOptions = {};
   for (const k of ['onProgress', 'hubUrl', 'revision', 'fetch', 'cache']) if (own(opts, k) !== undefined) fileOptions[k] = own(opts, k);
-  const wasm = own(opts, 'wasm'), maxLength = own(opts, 'maxLength');
+  const wasm = own(opts, 'wasm'), maxLength = own(opts, 'maxLength'), threads = own(opts, 'threads');
   if (maxLength !== undefined && (!Number.isSafeInteger(maxLength) || maxLength < 2)) fail('BAD_ARGUMENT', `options.maxLength must be an integer >= 2, got ${String(maxLength)}`);
 
   // a swapformer model file (the converter's output): bytes, or a path / URL ending in .safetensors
@@ -283,7 +367,7 @@ export async function loadPretrained(source, options) {
   if (!bytes && (typeof source === 'string' || source instanceof URL) && /\.safetensors$/i.test(String(source instanceof URL ? source.pathname : source))) {
     bytes = await readSingleFile(source, fileOptions);
   }
-  let meta, label;
+  let meta, label, model = bytes;
   if (bytes) {
     meta = swapformerMetadata(bytes);
     if (!meta) fail('BAD_FILE', 'loadPretrained: these bytes are not a swapformer model file (pass a Hugging Face folder, URL or id for a checkpoint)');
@@ -291,13 +375,13 @@ export async function loadPretrained(source, options) {
     label = 'model file';
   } else {
     const ck = await readCheckpoint(source, fileOptions);
-    bytes = writeModelFile(ck.config, ck.tensors, ck.metadata);
+    model = checkpointSource(ck.config, ck.tensors); // streamed into wasm: no file built in memory
     meta = Object.fromEntries(Object.entries(ck.metadata).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
     label = ck.label;
   }
   let encoder;
   try {
-    encoder = await loadModel(bytes, wasm === undefined ? undefined : { wasm });
+    encoder = await loadModel(model, { ...(wasm === undefined ? {} : { wasm }), ...(threads === undefined ? {} : { threads }) });
   } catch (e) {
     if (e instanceof SwapformerError && (e.code === 'BAD_WEIGHTS' || e.code === 'BAD_CONFIG')) {
       throw new SwapformerError('UNSUPPORTED_MODEL', `${label}: the checkpoint does not fit the ${meta.family} layout swapformer knows: ${e.message}`);

@@ -5,15 +5,31 @@
 // The same file serves Web Workers and Node's worker_threads.
 import { isNode, nodeBuiltin } from './platform.js';
 
-function run({ module, memory, stack, tls, id }, post) {
+// role 'worker': runs parallel regions until the pool stops. role 'driver':
+// runs the calls it is sent ({fn, args} -> {rc}), e.g. sf_forward for
+// forwardAsync, as the caller of the pool's regions, off the main thread.
+let x = null;
+
+function start({ role, module, memory, stack, tls, id }, post) {
   try {
     const instance = new WebAssembly.Instance(module, { env: { memory } });
-    const x = instance.exports;
+    x = instance.exports;
     x.__stack_pointer.value = stack; // the linker's stack belongs to the main instance
     if (tls && typeof x.__wasm_init_tls === 'function') x.__wasm_init_tls(tls);
     post('ready');
-    x.sf_thread_run(id); // returns at sf_threads_stop
-    post('exit');
+    if (role === 'worker') {
+      x.sf_thread_run(id); // returns at sf_threads_stop
+      post('exit');
+    }
+  } catch (e) {
+    post({ error: String(e?.stack ?? e) });
+  }
+}
+
+function handle(m, post) {
+  if (!x) return start(m, post);
+  try {
+    post({ rc: x[m.fn](...m.args) });
   } catch (e) {
     post({ error: String(e?.stack ?? e) });
   }
@@ -21,8 +37,8 @@ function run({ module, memory, stack, tls, id }, post) {
 
 if (isNode) { // no top-level await: bundlers build workers as classic scripts too
   nodeBuiltin('node:worker_threads').then(({ parentPort }) => {
-    parentPort.once('message', (m) => run(m, (reply) => parentPort.postMessage(reply)));
+    parentPort.on('message', (m) => handle(m, (reply) => parentPort.postMessage(reply)));
   });
 } else {
-  self.addEventListener('message', (e) => run(e.data, (reply) => self.postMessage(reply)), { once: true });
+  self.addEventListener('message', (e) => handle(e.data, (reply) => self.postMessage(reply)));
 }

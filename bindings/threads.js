@@ -77,6 +77,8 @@ async function spawn() {
     const w = new Worker(`import(${JSON.stringify(new URL('./thread.js', import.meta.url).href)})`, { eval: true });
     w.unref();
     return {
+      ref: () => w.ref(),
+      unref: () => w.unref(),
       post: (m) => w.postMessage(m),
       onMessage: (fn) => w.on('message', fn),
       onError: (fn) => w.on('error', fn),
@@ -85,11 +87,14 @@ async function spawn() {
     };
   }
   const w = new Worker(new URL('./thread.js', import.meta.url), { type: 'module' });
+  const listeners = [];
   return {
-    quiet: () => {},
+    ref: () => {},
+    unref: () => {},
+    quiet: () => { for (const [type, fn] of listeners.splice(0)) w.removeEventListener(type, fn); },
     post: (m) => w.postMessage(m),
-    onMessage: (fn) => w.addEventListener('message', (e) => fn(e.data)),
-    onError: (fn) => w.addEventListener('error', (e) => fn(e.error ?? new Error(e.message))),
+    onMessage: (fn) => { const l = (e) => fn(e.data); listeners.push(['message', l]); w.addEventListener('message', l); },
+    onError: (fn) => { const l = (e) => fn(e.error ?? new Error(e.message)); listeners.push(['error', l]); w.addEventListener('error', l); },
     terminate: () => w.terminate(),
   };
 }
@@ -147,7 +152,7 @@ export class Pool {
     x.sf_threads_start(want);
   }
 
-  async #start(id) {
+  async #start(id, role = 'worker') {
     const rt = this.#rt, x = rt.x;
     const stack = rt.alloc(STACK_BYTES);
     const tlsSize = x.__tls_size?.value ?? 0, tlsAlign = x.__tls_align?.value ?? 1;
@@ -160,7 +165,7 @@ export class Pool {
         if (m === 'ready') resolve();
         else if (m?.error) reject(new Error(`swapformer thread ${id}: ${m.error}`));
       });
-      w.post({ module: rt.module, memory: rt.memory, stack: (stack + STACK_BYTES) & ~15, tls: tls ? (tls + tlsAlign - 1) & -tlsAlign : 0, id });
+      w.post({ role, module: rt.module, memory: rt.memory, stack: (stack + STACK_BYTES) & ~15, tls: tls ? (tls + tlsAlign - 1) & -tlsAlign : 0, id });
     });
     w.quiet();
     return w;
@@ -180,9 +185,36 @@ export class Pool {
     this.#workers = [];
   }
 
+  /**
+   * Runs the wasm export fn(...args) in the driver, a worker that is not one
+   * of the pool's: the calling thread stays free while the pool computes.
+   * Resolves to its return value.
+   */
+  async call(fn, ...args) {
+    if (!this.#driver) this.#driver = this.#start(0, 'driver');
+    const d = await this.#driver;
+    d.ref(); // Node: an awaited call must keep the process alive
+    try {
+      return await new Promise((resolve, reject) => {
+        d.onMessage((m) => { d.quiet(); if (m?.error) reject(new Error(m.error)); else resolve(m.rc); });
+        d.onError((e) => { d.quiet(); reject(e); });
+        d.post({ fn, args });
+      });
+    } finally {
+      d.unref();
+    }
+  }
+
+  #driver = null;
+
   /** Stops every worker (the instance's last encoder is gone). */
   stop() {
     livePools.delete(this);
+    if (this.#driver) {
+      const rt = this.#rt;
+      this.#driver.then((d) => { d.terminate(); for (const p of d.memory) if (p) rt.x.sf_dealloc(p); }, () => {});
+      this.#driver = null;
+    }
     if (!this.#workers.length) return;
     this.#rt.x.sf_threads_stop();
     const workers = this.#workers;

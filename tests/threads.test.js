@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { loadModel, createEncoder, runtimeInfo, configure } from '../bindings/index.js';
+import { loadModel, createEncoder, runtimeInfo, configure, loadPretrained } from '../bindings/index.js';
 import { golden, readFixture, assertBitIdentical, assertClose, goldenTolerance } from './helpers.js';
 
 const BINDINGS = fileURLToPath(new URL('../bindings/index.js', import.meta.url));
@@ -79,4 +79,36 @@ test('the pool stops with the last encoder, and a Node process with an undispose
   assert.equal(r.status, 0, r.stderr);
   assert.equal(JSON.parse(r.stdout.trim()).threaded, true);
   assert.ok(Date.now() - t0 < 20000, 'exited promptly');
+});
+
+test('forwardAsync and embedAsync: the pass runs in a worker, this thread stays free, the same bits; BUSY meanwhile', async () => {
+  const cfg = { vocabSize: 1000, dModel: 128, heads: 4, layers: 2, ffDim: 256, position: 'rope', norm: 'rmsnorm', normPlacement: 'pre', activation: 'swiglu', outputHead: true };
+  const enc = await createEncoder(cfg, { seed: 1, threads: 2 });
+  const other = await createEncoder(cfg, { seed: 2, threads: 2 }); // same runtime: one memory, one pool
+  const ids = [Array.from({ length: 400 }, (_, i) => (i * 3) % 1000), [1, 2, 3]];
+  const want = enc.forward(ids, { outputAttentions: true });
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 1);
+  const pending = enc.forwardAsync(ids, { outputAttentions: true });
+  await null; // it has started
+  assert.throws(() => other.forward([1, 2]), (e) => e.code === 'BUSY' && /forwardAsync/.test(e.message));
+  const got = await pending;
+  clearInterval(timer);
+  assert.ok(ticks > 0, 'timers ran while the pass computed');
+  assertBitIdentical(got.data, want.data, 'forwardAsync');
+  assertBitIdentical(got.logits.data, want.logits.data, 'logits');
+  got.attentions.forEach((a, l) => assertBitIdentical(a.data, want.attentions[l].data, `attentions ${l}`));
+  assert.deepEqual(other.forward([1, 2]).shape, [1, 2, 128]); // free again
+  // errors come back as SwapformerErrors, and the runtime stays usable
+  await assert.rejects(enc.forwardAsync([[5000]]), (e) => e.code === 'BAD_TOKEN');
+  assertBitIdentical((await enc.forwardAsync(ids)).data, want.data, 'after an error');
+  // one thread: forwardAsync computes here and gives the same
+  const single = await createEncoder(cfg, { seed: 1, threads: 1 });
+  assertBitIdentical((await single.forwardAsync(ids)).data, want.data, 'single-threaded forwardAsync');
+  for (const e of [enc, other, single]) e.dispose();
+
+  const p = await loadPretrained(new URL('./pretrained/bert-minilm/', import.meta.url), { threads: 2 });
+  const texts = Array.from({ length: 40 }, (_, i) => `sentence ${i} of a batch larger than one pass`);
+  assertBitIdentical((await p.embedAsync(texts)).data, p.embed(texts).data, 'embedAsync');
+  p.dispose();
 });
