@@ -112,3 +112,42 @@ test('forwardAsync and embedAsync: the pass runs in a worker, this thread stays 
   assertBitIdentical((await p.embedAsync(texts)).data, p.embed(texts).data, 'embedAsync');
   p.dispose();
 });
+
+test('in Chromium (a cross-origin-isolated page): Web Workers, the same bits as one thread, forwardAsync keeps the page responsive', async () => {
+  const { chromium } = await import('playwright-core');
+  const { startServer } = await import('../web/server.js');
+  const server = await startServer({ port: 0 });
+  const browser = await chromium.launch({ executablePath: process.env.SWAPFORMER_CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'] });
+  try {
+    const page = await browser.newPage();
+    const problems = [];
+    page.on('pageerror', (e) => problems.push(e.message));
+    page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
+    await page.goto(`http://127.0.0.1:${server.port}/web/`);
+    const r = await page.evaluate(async () => {
+      const api = await import('/bindings/index.js');
+      const cfg = { vocabSize: 1000, dModel: 256, heads: 8, layers: 3, ffDim: 1024, position: 'alibi', norm: 'layernorm', normPlacement: 'post', activation: 'gelu' };
+      const ids = [Array.from({ length: 300 }, (_, i) => (i * 7) % 1000), [5, 6, 7]];
+      const one = await api.createEncoder(cfg, { seed: 3, threads: 1 });
+      const two = await api.createEncoder(cfg, { seed: 3, threads: 2 });
+      const a = one.forward(ids).data, b = two.forward(ids).data;
+      let ticks = 0;
+      const timer = setInterval(() => ticks++, 0);
+      const c = (await two.forwardAsync(ids)).data;
+      clearInterval(timer);
+      const same = (x, y) => x.length === y.length && x.every((v, i) => Object.is(v, y[i]));
+      return { isolated: crossOriginIsolated, info: await api.runtimeInfo({ threads: 2 }), sync: same(a, b), async: same(a, c), ticks };
+    });
+    assert.equal(r.isolated, true);
+    assert.equal(r.info.threaded, true, r.info.threadsFallback ?? '');
+    assert.equal(r.info.threads, 2);
+    assert.equal(r.sync, true, '2 threads = 1 thread, bit for bit');
+    assert.equal(r.async, true, 'forwardAsync = forward, bit for bit');
+    assert.ok(r.ticks > 0, 'the page ran timers during forwardAsync');
+    assert.deepEqual(problems, []);
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+});

@@ -692,10 +692,11 @@ export function mountPretrained(root, app) {
     return list.map((t) => p.tokenizer.encode(p.recipe.doLowerCase ? t.trim().toLowerCase() : t.trim(), { maxLength: p.maxLength }).ids.length);
   }
 
-  /** Embeds the sentences with p: {p, emb, sims} (+ timing for the checkpoint). */
-  function embedSet(p, list, timed) {
+  /** Embeds the sentences with p: {p, emb, sims} (+ timing for the checkpoint). embedAsync:
+   * where the page has threads the passes run in a worker and the page stays responsive. */
+  async function embedSet(p, list, timed) {
     const t0 = performance.now();
-    const emb = p.embed(list);
+    const emb = await p.embedAsync(list);
     const first = performance.now() - t0;
     const set = { p, emb, sims: cosineMatrix(emb) };
     if (timed) {
@@ -723,15 +724,17 @@ export function mountPretrained(root, app) {
     const p = model.p;
     let orig = view?.key === key && view.orig.p === p ? view.orig : null;
     let swap = swapped && view?.key === key && view.swap?.p === swapped.p ? view.swap : null;
+    const swappedP = swapped?.p;
     try {
-      orig ??= embedSet(p, list, true);
-      if (swapped) swap ??= embedSet(swapped.p, list, false);
+      orig ??= await embedSet(p, list, true);
+      if (swapped) swap ??= await embedSet(swapped.p, list, false);
     } catch (e) {
       if (!(e instanceof api.SwapformerError)) throw e;
       sentencesMsg.textContent = `${e.code}: ${e.message}`;
       sentencesMsg.hidden = false;
       return;
     }
+    if (model?.p !== p || swapped?.p !== swappedP) return; // replaced while the passes ran: its own refresh follows
     view = { key, list, orig, swap: swapped ? swap : null };
     showTokens(list[0]);
     showTiming(list);
