@@ -180,6 +180,7 @@ sanitize() {
   clang "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer-no-link build/native64/*.o tests/native/golden.c -lm -o build/golden-asan
   clang "${M32[@]}" "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer-no-link build/native32/*.o tests/native/golden.c -lm -o build/golden-asan32
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./build/attention-asan
+  for v in "" -DSF_Q8_EMULATE_RELAXED; do clang "${NATIVE_CFLAGS[@]}" ${v:+"$v"} core/qgemm.c tests/native/qgemm.c -lm -o build/qgemm-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./build/qgemm-asan; done # q8 GEMM, as the SIMD128 and the relaxed builds quantize
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./build/golden-asan tests/fixtures
   say "build.sh: the golden run with a 32-bit size_t${RUN32[*]:+ (under ${RUN32[*]})}"
   ASAN_OPTIONS=detect_leaks=0:quarantine_size_mb=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "${RUN32[@]}" ./build/golden-asan32 tests/fixtures

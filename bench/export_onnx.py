@@ -4,7 +4,8 @@
     /usr/bin/python3 bench/export_onnx.py MODEL.safetensors OUT.onnx [--graph fused|plain] [--seq T]
 
 Runs with Debian's PyTorch 1.13 (/usr/bin/python3; the pyenv python3 has no
-torch). Needs neither the `onnx` nor the `onnxruntime` Python package.
+torch). Needs neither the `onnx` nor the `onnxruntime` Python package, except
+for the -q8 graphs, which need `onnx` (apt-get install python3-onnx).
 
 The model file is swapformer's safetensors (README "File format"): the config
 JSON is in __metadata__.config, F32 tensors, Linear weights [out, in]. The
@@ -23,6 +24,24 @@ Two graphs, the same math and the same weights:
          attention core), SkipLayerNormalization (residual add + bias + LN),
          BiasGelu, and MatMul for the rest. This is onnxruntime at its best on
          CPU / wasm for this architecture.
+
+plain-q8, fused-q8  the same two graphs after onnxruntime's dynamic quantization
+         (onnxruntime.quantization.quantize_dynamic, per_channel=True, int8
+         weights, MatMulConstBOnly), written here with the `onnx` package
+         (Debian's python3-onnx; the quantization tool itself is not needed):
+           MatMul(x, W) with W constant  ->  DynamicQuantizeLinear(x) -> x_q (uint8),
+             x_scale, x_zp; MatMulInteger(x_q, W_q, x_zp, W_zp) -> Cast(float) ->
+             Mul(., Mul(x_scale, W_scale)), the bias Add (or the fused op taking
+             the bias) unchanged
+           com.microsoft Attention(x, W_qkv, b)  ->  DynamicQuantizeLinear(x);
+             com.microsoft QAttention(x_q, W_qkv_q, b, x_scale, W_scale, , x_zp, W_zp)
+         W_q int8 per output column, symmetric: s = max|w| / 127 (float32),
+         W_q = round(w / s) half to even in [-127, 127], W_zp = 0: the bytes and
+         scales of swapformer's q8 weights (core/qgemm.c). An input read by several
+         MatMuls (q, k, v) is quantized once, as the tool does. onnxruntime's graph
+         optimiser (level 'all') then fuses DynamicQuantizeLinear + MatMulInteger +
+         Cast + Mul (+ Add) into com.microsoft DynamicQuantizeMatMul, which
+         quantizes x per tensor (uint8) and runs MLAS's int8 GEMM.
 
 --seq T fixes the sequence length (one file per T); without it T is a dynamic
 axis. The input is `input_ids`, int64 [1, T]; the output `last_hidden_state`,
@@ -334,20 +353,101 @@ def rel_err(a, b):
     return float((a.double() - b.double()).abs().max() / b.double().abs().max())
 
 
+# ------------------------------------------------------------------ dynamic quantization (-q8 graphs)
+
+def quantize_weight_columns(w):
+    """w float32 [K, N] (x @ w) -> (int8 [K, N], float32 scales [N]): per output
+    column, symmetric, s = max|w| / 127 in float32, q = round half to even of
+    w / s (float32 division) clamped to [-127, 127]; an all-zero column gets s = 0."""
+    w = np.asarray(w, dtype=np.float32)
+    s = (np.abs(w).max(axis=0) / np.float32(127)).astype(np.float32)
+    safe = np.where(s > 0, s, np.float32(1))
+    q = np.clip(np.rint(w / safe), -127, 127)
+    q[:, s == 0] = 0
+    return q.astype(np.int8), s
+
+
+def quantize_dynamic_onnx(src, dst):
+    """The f32 ONNX graph src -> dst as onnxruntime's quantize_dynamic writes it
+    (see the module docstring). Returns the number of quantized nodes."""
+    import onnx
+    from onnx import helper, numpy_helper, TensorProto
+
+    m = onnx.load(src)
+    g = m.graph
+    inits = {t.name: t for t in g.initializer}
+    uses = {}
+    for n in g.node:
+        for i in n.input:
+            uses[i] = uses.get(i, 0) + 1
+    nodes, new_inits, quantized_inputs, dropped, count = [], [], {}, set(), 0
+
+    def quantized_input(x):
+        # one DynamicQuantizeLinear per input tensor, shared by its readers
+        if x not in quantized_inputs:
+            q, sc, zp = x + "_quantized", x + "_scale", x + "_zero_point"
+            nodes.append(helper.make_node("DynamicQuantizeLinear", [x], [q, sc, zp], x + "_QuantizeLinear"))
+            quantized_inputs[x] = (q, sc, zp)
+        return quantized_inputs[x]
+
+    def quantized_weight(name):
+        q, s = quantize_weight_columns(numpy_helper.to_array(inits[name]))
+        new_inits.append(numpy_helper.from_array(q, name + "_quantized"))
+        new_inits.append(numpy_helper.from_array(s, name + "_scale"))
+        new_inits.append(numpy_helper.from_array(np.zeros(s.shape, np.int8), name + "_zero_point"))
+        uses[name] -= 1
+        if uses[name] == 0:
+            dropped.add(name)
+        return name + "_quantized", name + "_scale", name + "_zero_point"
+
+    for n in g.node:
+        if n.op_type == "MatMul" and n.input[1] in inits and len(inits[n.input[1]].dims) == 2:
+            xq, xs, xz = quantized_input(n.input[0])
+            wq, ws, wz = quantized_weight(n.input[1])
+            name = (n.name or n.output[0]) + "_quant"
+            out = n.output[0] + "_output_quantized"
+            nodes.append(helper.make_node("MatMulInteger", [xq, wq, xz, wz], [out], name))
+            nodes.append(helper.make_node("Cast", [out], [out + "_cast_output"], out + "_cast", to=TensorProto.FLOAT))
+            nodes.append(helper.make_node("Mul", [xs, ws], [name + "_scales_mul:0"], name + "_scales_mul"))
+            nodes.append(helper.make_node("Mul", [out + "_cast_output", name + "_scales_mul:0"], [n.output[0]], name + "_output_scale_mul"))
+            count += 1
+        elif n.op_type == "Attention" and n.domain == "com.microsoft" and n.input[1] in inits:
+            xq, xs, xz = quantized_input(n.input[0])
+            wq, ws, wz = quantized_weight(n.input[1])
+            q = helper.make_node("QAttention", [xq, wq, n.input[2], xs, ws, "", xz, wz], list(n.output),
+                                 (n.name or n.output[0]) + "_quant", domain="com.microsoft")
+            q.attribute.extend(n.attribute)
+            nodes.append(q)
+            count += 1
+        else:
+            nodes.append(n)
+    del g.node[:]
+    g.node.extend(nodes)
+    keep = [t for t in g.initializer if t.name not in dropped]
+    del g.initializer[:]
+    g.initializer.extend(keep + new_inits)
+    if any(n.op_type == "QAttention" for n in nodes) and not any(o.domain == "com.microsoft" for o in m.opset_import):
+        m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    onnx.checker.check_model(m)
+    onnx.save(m, dst)
+    return count
+
+
 # ------------------------------------------------------------------ main
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model")
     ap.add_argument("out")
-    ap.add_argument("--graph", choices=("fused", "plain"), default="fused")
+    ap.add_argument("--graph", choices=("fused", "plain", "fused-q8", "plain-q8"), default="fused")
     ap.add_argument("--seq", type=int, default=0, help="fix T (default: dynamic T axis)")
     ap.add_argument("--check-len", type=int, default=64, help="T of the float32-vs-float64 self-check")
     a = ap.parse_args()
 
     cfg, W = read_model(a.model)
     cfg = resolve(cfg)
-    model = Encoder(cfg, W, a.graph, a.seq or None).eval()
+    base = a.graph[:-3] if a.graph.endswith("-q8") else a.graph
+    model = Encoder(cfg, W, base, a.seq or None).eval()
 
     g = torch.Generator().manual_seed(0)
     ids = torch.randint(0, cfg["vocabSize"], (1, a.seq or a.check_len), generator=g)
@@ -368,6 +468,11 @@ def main():
         torch.onnx.export(model, (ids,), tmp, input_names=["input_ids"], output_names=["last_hidden_state"],
                           opset_version=17, do_constant_folding=True,
                           custom_opsets={"com.microsoft": 1}, **kw)
+    if base != a.graph:
+        n = quantize_dynamic_onnx(tmp, tmp + ".q8")
+        os.remove(tmp)
+        tmp = tmp + ".q8"
+        print("export_onnx: dynamic quantization: %d MatMul / Attention nodes with int8 weights" % n)
     os.replace(tmp, a.out)
     print("export_onnx: wrote %s (%d bytes)" % (a.out, os.path.getsize(a.out)))
 

@@ -338,21 +338,20 @@ static void kernel_1(float *out, int32_t *iout, size_t ldo, const unsigned char 
     if (use_dot_add == 1) kernel_1_add(out, iout, ldo, rows, rb, w, G, tail, bias8, ncols);
     else kernel_1_i16(out, iout, ldo, rows, rb, w, G, tail, bias8, ncols);
 }
-#ifdef Q8_FORCE_I16
-#define Q8_PROBE() (use_dot_add = 2)
+#ifdef Q8_FORCE_I16 /* measurements: the i16 form where the add form works */
+#define Q8_PROBE(seed) ((void)dot_add_works, (void)(seed), use_dot_add = 2)
 #else
-#define Q8_PROBE() (use_dot_add = use_dot_add ? use_dot_add : dot_add_works(K) ? 1 : 2)
+#define Q8_PROBE(seed) (use_dot_add = use_dot_add ? use_dot_add : dot_add_works(seed) ? 1 : 2)
 #endif
 const char *q8_kernel_name(void) {
-    int K = 1;
-    Q8_PROBE();
+    Q8_PROBE(1);
     return use_dot_add == 1 ? "relaxed i32x4.dot_i8x16_i7x16_add" : "relaxed i16x8.dot_i8x16_i7x16 + extadd";
 }
 #else
 #define Q8_DOT Q8_DOT_I32
 Q8_KERNEL(kernel_mr, Q8_RX(Q8_MR))
 Q8_KERNEL(kernel_1, Q8_R1)
-#define Q8_PROBE() ((void)0)
+#define Q8_PROBE(seed) ((void)(seed))
 const char *q8_kernel_name(void) { return "simd128 i32x4.dot_i16x8"; }
 #endif
 #define Q8_TILE_ROWS Q8_MR
@@ -395,7 +394,7 @@ static void kernel_rows(float *out, int32_t *iout, size_t ldo, const unsigned ch
     }
 }
 #define Q8_TILE_ROWS 4
-#define Q8_PROBE() ((void)0)
+#define Q8_PROBE(seed) ((void)(seed))
 const char *q8_kernel_name(void) { return SF_Q8_RELAXED ? "c (relaxed layout)" : "c (simd128 layout)"; }
 static void kernel_mr(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G,
                       const unsigned char *tail, const float *bias8, int ncols) {
@@ -413,7 +412,7 @@ __attribute__((noinline)) static void q8_gemm(float *out, int32_t *iout, size_t 
     size_t rb = sf_q8_act_row_bytes(K), pb = sf_q8_panel_bytes(K);
     int G = (int)(kpad(K) / SF_Q8_KR);
     const unsigned char *rows = xq;
-    Q8_PROBE();
+    Q8_PROBE(K);
     for (int p = 0; p < N; p += SF_Q8_NR) {
         int ncols = N - p < SF_Q8_NR ? N - p : SF_Q8_NR;
         float bias8[8] = {0};

@@ -74,7 +74,10 @@ static inline const void *q8_panel(const void *wq, int K, int n0) {
 /* dst <- w (N, K) quantized, reading element (n, k) with load(src, n*K + k)
  * (F32, F16, BF16 sources; weights must be finite: a non-finite row gets a NaN
  * scale, so its outputs are NaN). An all-zero row (or one below 127 * 2^-149)
- * gets scale 0 and zero weights. */
+ * gets scale 0 and zero weights. Only the panels of these N rows are written:
+ * a tensor streamed in chunks of whole panels packs chunk by chunk,
+ *   q8_pack_linear((char *)wq + (n0 / SF_Q8_NR) * sf_q8_panel_bytes(K), rows n0.., load, n, K)
+ * with n0 a multiple of SF_Q8_NR (the last chunk may end anywhere). */
 void q8_pack_linear(void *dst, const void *src, sf_load_fn load, int N, int K);
 void q8_pack_linear_f32(void *dst, const float *w, int N, int K); /* the same from float rows */
 /* dst <- already quantized w_q (N, K) and scales (N little-endian floats, may

@@ -141,6 +141,12 @@ static void check(const char *what, const float *x, size_t ldx, const float *w, 
         unsigned char *wq2 = malloc(wb);
         q8_pack_linear_i8(wq2, qw, sw, N, K);
         if (memcmp(wq, wq2, wb)) { if (!bad++) FAIL("%s M=%d K=%d N=%d: pack_i8(unpack_i8) differs\n", what, M, K, N); }
+        memset(wq2, 0xAB, wb); /* streamed in chunks of whole panels, as a model file loads */
+        for (int n0 = 0, step = SF_Q8_NR; n0 < N; n0 += step, step = step * 2 % 40 + SF_Q8_NR) {
+            int n = N - n0 < step ? N - n0 : step;
+            q8_pack_linear_f32(wq2 + (size_t)(n0 / SF_Q8_NR) * sf_q8_panel_bytes(K), w + (size_t)n0 * K, n, K);
+        }
+        if (memcmp(wq, wq2, wb)) { if (!bad++) FAIL("%s M=%d K=%d N=%d: packing in chunks differs\n", what, M, K, N); }
         free(wq2);
     }
 
