@@ -167,11 +167,16 @@ export interface CreateOptions {
   init?: { outputScale?: 'depth' | number };
   /** This call's wasm, overriding configure() (runtimeInfo reports build 'custom'). */
   wasm?: WasmSource;
+  /** Threads for this encoder's forward passes (1 to 64). Default: the machine's cores, capped at 8,
+   * where shared memory exists (Node; a cross-origin-isolated page); 1 elsewhere, silently. */
+  threads?: number;
 }
 
 export interface LoadOptions {
   /** This call's wasm, overriding configure() (runtimeInfo reports build 'custom'). */
   wasm?: WasmSource;
+  /** Threads for this encoder's forward passes; as in CreateOptions. */
+  threads?: number;
 }
 
 export interface ForwardOptions {
@@ -227,7 +232,8 @@ export type ErrorCode =
   | 'UNSUPPORTED'
   | 'WASM_LOAD'
   | 'INTERNAL'
-  | 'NETWORK';
+  | 'NETWORK'
+  | 'BUSY';
 
 /** Every error swapformer throws. `code` is stable; `message` names the field at fault. */
 export class SwapformerError extends Error {
@@ -257,6 +263,10 @@ export class Encoder {
   readonly disposed: boolean;
   /** Hidden states [B, T, dModel]; a single sequence gives B = 1. Rows past a sequence's end are 0. */
   forward(ids: Ids, options?: ForwardOptions): ForwardResult;
+  /** forward without blocking the calling thread where the runtime has threads (the pass runs in a
+   * worker; other calls on the runtime meanwhile: async ones wait, sync ones throw BUSY); elsewhere
+   * it computes on this thread. */
+  forwardAsync(ids: Ids, options?: ForwardOptions): Promise<ForwardResult>;
   /** Argmax of the head's logits per position: an Int32Array for one sequence,
    * one per sequence (unpadded) for a batch. Needs config.outputHead. */
   predict<I extends Ids>(ids: I): Prediction<I>;
@@ -288,6 +298,10 @@ export interface WasmPaths {
   simd?: WasmSource;
   /** dist/swapformer-relaxed.wasm (relaxed SIMD), used where the engine has relaxed SIMD. */
   relaxed?: WasmSource;
+  /** dist/swapformer-mt.wasm, the threaded SIMD128 build (without it: one thread). */
+  simdThreads?: WasmSource;
+  /** dist/swapformer-relaxed-mt.wasm, the threaded relaxed build. */
+  relaxedThreads?: WasmSource;
 }
 
 export interface ConfigureOptions {
@@ -311,7 +325,17 @@ export function loadModel(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions
 /** The build a runtime runs ('relaxed-simd' or 'simd128', chosen by feature
  * detection or configure; 'custom' for a call's wasm option) and the bytes of
  * wasm memory its instance holds now. */
-export function runtimeInfo(options?: LoadOptions): Promise<{ build: 'relaxed-simd' | 'simd128' | 'custom'; memoryBytes: number }>;
+export function runtimeInfo(options?: LoadOptions): Promise<{
+  build: 'relaxed-simd' | 'simd128' | 'custom';
+  /** The wasm memory the instance holds now (it grows and never shrinks). */
+  memoryBytes: number;
+  /** Threads an encoder made with these options gets. */
+  threads: number;
+  /** Why that is 1 although more were asked (no shared memory, no Worker, a wasm option...), else null. */
+  threadsFallback: string | null;
+  /** Whether this is a threaded build (shared memory). */
+  threaded: boolean;
+}>;
 /** The names of the position and norm plugins, from the C registry. */
 export function listPlugins(options?: LoadOptions): Promise<{ position: string[]; norm: string[] }>;
 
@@ -439,6 +463,9 @@ export class Pretrained {
    * model_max_length and the position plugin's limit. */
   readonly maxLength: number;
   readonly disposed: boolean;
+  /** embed, the forward passes run in a worker where the runtime has threads. */
+  embedAsync(texts: string | readonly string[], options?: EmbedOptions & { pooling?: 'mean' | 'cls' | 'max' }): Promise<Tensor<[batch: number, dimensions: number]>>;
+  embedAsync(texts: string | readonly string[], options: EmbedOptions & { pooling: 'none' }): Promise<Tensor<[batch: number, tokens: number, dModel: number]>>;
   /** Sentence embeddings [B, D] with the checkpoint's recipe. */
   embed(texts: string | readonly string[], options?: EmbedOptions & { pooling?: 'mean' | 'cls' | 'max' }): Tensor<[batch: number, dimensions: number]>;
   /** The last hidden states [B, T, dModel], rows past a text's end 0. */

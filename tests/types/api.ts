@@ -106,7 +106,16 @@ export async function api(): Promise<void> {
   new Encoder();
 
   // ---------------------------------------------------------------- functions, configure, errors
-  expectType(await runtimeInfo()).is<{ build: 'relaxed-simd' | 'simd128' | 'custom'; memoryBytes: number }>(true);
+  const info = await runtimeInfo({ threads: 2 });
+  expectType(info.build).is<'relaxed-simd' | 'simd128' | 'custom'>(true);
+  expectType(info.threadsFallback).is<string | null>(true);
+  const threadsInUse: number = info.threads + info.memoryBytes;
+  void threadsInUse;
+  // @ts-expect-error threads is a number
+  await createEncoder({ ...base, position: 'none' }, { threads: 'all' });
+  const asyncOut: ForwardResult = await rope.forwardAsync([1, 2, 3], { typeIds: [0, 0, 0] });
+  void asyncOut;
+  configure({ wasmPaths: { simd: '/a/swapformer.wasm', simdThreads: '/a/swapformer-mt.wasm', relaxed: '/a/r.wasm', relaxedThreads: '/a/r-mt.wasm' } });
   expectType(await listPlugins({ wasm: new URL('https://example.com/swapformer.wasm') })).is<{ position: string[]; norm: string[] }>(true);
   expectType(features).is<Readonly<{ simd: boolean; relaxedSimd: boolean }>>(true);
   configure({ wasmPaths: '/assets/' });
