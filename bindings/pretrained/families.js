@@ -56,6 +56,15 @@ const BERT_EMBEDDINGS = [
   ['embeddings.LayerNorm.{p}', 'embed.norm.{p}'],
 ];
 const BERT_IGNORE = [/^pooler\./, /^cls\./, /^lm_head\./, /^embeddings\.position_ids$/];
+/** BERT's whole layer and learned positions (BERT, RoBERTa). */
+const BERT_TENSORS = [
+  ...BERT_EMBEDDINGS,
+  ['embeddings.position_embeddings.weight', 'embed.positions'],
+  ...BERT_LAYER,
+  ['encoder.layer.{i}.intermediate.dense.{p}', 'layers.{i}.ffn.up.{p}'],
+  ['encoder.layer.{i}.output.dense.{p}', 'layers.{i}.ffn.down.{p}'],
+  ['encoder.layer.{i}.output.LayerNorm.{p}', 'layers.{i}.norm2.{p}'],
+];
 
 /** BERT's post-norm layer and embeddings, common to BERT, RoBERTa and JinaBERT. */
 function bertConfig(hf) {
@@ -89,14 +98,7 @@ export const FAMILIES = [
     matches: (hf) => ['bert', 'electra'].includes(hf.model_type) && !isJina(hf),
     prefixes: ['bert.', 'electra.'],
     ignore: BERT_IGNORE,
-    tensors: [
-      ...BERT_EMBEDDINGS,
-      ['embeddings.position_embeddings.weight', 'embed.positions'],
-      ...BERT_LAYER,
-      ['encoder.layer.{i}.intermediate.dense.{p}', 'layers.{i}.ffn.up.{p}'],
-      ['encoder.layer.{i}.output.dense.{p}', 'layers.{i}.ffn.down.{p}'],
-      ['encoder.layer.{i}.output.LayerNorm.{p}', 'layers.{i}.norm2.{p}'],
-    ],
+    tensors: BERT_TENSORS,
     config: bertConfig,
   },
   {
@@ -106,14 +108,7 @@ export const FAMILIES = [
     matches: (hf) => ['roberta', 'xlm-roberta', 'camembert'].includes(hf.model_type),
     prefixes: ['roberta.', 'xlm_roberta.'],
     ignore: BERT_IGNORE,
-    tensors: [
-      ...BERT_EMBEDDINGS,
-      ['embeddings.position_embeddings.weight', 'embed.positions'],
-      ...BERT_LAYER,
-      ['encoder.layer.{i}.intermediate.dense.{p}', 'layers.{i}.ffn.up.{p}'],
-      ['encoder.layer.{i}.output.dense.{p}', 'layers.{i}.ffn.down.{p}'],
-      ['encoder.layer.{i}.output.LayerNorm.{p}', 'layers.{i}.norm2.{p}'],
-    ],
+    tensors: BERT_TENSORS,
     config: (hf) => ({ ...bertConfig(hf), typeVocabSize: requireInt(hf, 'type_vocab_size', 1), positionOptions: { offset: requireInt(hf, 'pad_token_id', 1) + 1 } }),
   },
   {
