@@ -1,6 +1,59 @@
 /* int8 matrix products (core/qgemm.h): weight packing, per-row activation
  * quantization, and the int8 x int8 -> int32 micro-kernels with their f32 epilogue.
- * (Measurement notes: to be written.) */
+ *
+ * Measured (bench/qgemm.mjs: MiniLM-L6 and BERT-base Linear shapes, T = 512 in
+ * 64-row chunks, warm, best of 40 alternating rounds; one core of an AMD EPYC
+ * Zen 5, family 26, which has AVX2, AVX-512 and AVX-VNNI; Node 20.20 = V8 11.3,
+ * and headless Chromium 156). GFLOP/s-equivalent = 2 M K N / time, one layer's
+ * six products, rows quantized once per distinct input:
+ *
+ *                      f32 matmul_forward   q8 (quantize + product)        speed-up
+ *   SIMD128, Node        49.3 / 45.8          85.6 / 83.4                  1.74x / 1.82x   (MiniLM / BERT-base)
+ *   SIMD128, Chromium    48.6 / 45.6          81.5 / 82.6                  1.68x / 1.81x
+ *   relaxed, Node        47.7 / 44.9          95.6 / 95.3 (i16 form)       2.00x / 2.12x
+ *   relaxed, Chromium    47.2 / 46.1          184 / 187 (add form)         3.90x / 4.06x
+ *
+ * What decides it:
+ * - Tile: 4 rows x 8 columns, two i32x4 accumulators per row, panels outer and
+ *   rows inner as in the f32 kernel (a panel, K x 8 bytes, stays in L1 while the
+ *   rows pass). Per group of k: the panel's two weight vectors, one 32-bit splat
+ *   load per row (V8: vbroadcastss from memory, no ALU uop), two dots per row.
+ *   Rows per tile, layer GFLOP/s-eq (-DQ8_MR=n): SIMD128 Node 3: 74, 4: 78,
+ *   5: 73, 6: 54 (V8 spills 12 accumulators); relaxed i16 form, Node 3: 81, 4: 87,
+ *   5: 82, 6: 74; relaxed add form, Chromium 3: 141, 4: 182, 5: 165, 6: 175.
+ * - SIMD128: i32x4.dot_i16x8_s (pmaddwd, 8 MACs) on activations stored already
+ *   widened, as x_q - zp in i16 (the splat of a k pair is one load, and no
+ *   zero-point correction is left), weights widened as they load
+ *   (i16x8.load8x8_s: one pmovsxbw with a memory operand). V8's loop per 64 MACs:
+ *   2 pmovsxbw + 4 vbroadcastss + 8 pmaddwd + 8 paddd; 18 vector ALU uops, 8 of
+ *   them multiplies: ~1.8x f32 is close to what SIMD128 allows (f32: 8
+ *   mul + 8 add per 32 MACs). Weights kept as i16 would save the 2 pmovsxbw but
+ *   double the weights' memory (the issue wants q8 <= 0.35x the f32 weights).
+ * - Relaxed: u7 activations (bytes) in the second operand of the relaxed dot,
+ *   the signed weights in the first: exact on every engine (core/qgemm.h). Two
+ *   forms, picked at run time by a probe (dot_add_works below):
+ *     i32x4.relaxed_dot_i8x16_i7x16_add_s: one vpdpbusd where V8 uses AVX-VNNI
+ *       (Chromium 156 here: ~4x f32) or SDOT (arm64); V8 11.3 lowers it to
+ *       pmaddubsw + pmaddwd + paddd plus two uops rebuilding the ones vector
+ *       each time (84 GFLOP/s-eq) and its baseline compiler gets it wrong;
+ *     i16x8.relaxed_dot_i8x16_i7x16_s + i32x4.extadd_pairwise_i16x8_s + add:
+ *       pmaddubsw + pmaddwd (ones from memory) + paddd, 16 MACs per 2
+ *       multiplies (Node 20: 87-96; Chromium 156: ~99, the add form 182).
+ *   clang 16 has both as builtins (its wasm_simd128.h has no relaxed wrappers
+ *   yet); emcc 3.1.6's clang 14 has no relaxed SIMD (the SIMD128 kernel uses
+ *   wasm_i32x4_dot_i16x8 and wasm_i16x8_load8x8, in both).
+ * - Quantizing the activations: two passes over the row (min / max with two
+ *   independent chains; then multiply, round by the 1.5 * 2^23 trick, clamp and
+ *   narrow with i16x8.narrow_i32x4_s / u8x16.narrow_i16x8_u: no float -> int
+ *   conversion, no scalar stores): 0.29 ns per value (a first version with
+ *   scalar stores: 1.05), 1-3% of a layer.
+ * - Optimisation level: -Os (what build.sh gives core files outside its HOT
+ *   list) leaves the kernels as fast and the quantizer ~25% slower: list
+ *   core/qgemm in HOT. Code added: SIMD128 4.6 KB at -Os / 7.6 KB at -O3,
+ *   relaxed (both forms and the probe) 8.4 / 10.9 KB (gzip: 2.2-4.3 KB).
+ * - Exactness: |sum_k (x_q - zp) w_q| <= K * 255 * 128 fits int32 for K <=
+ *   SF_Q8_MAX_K = 65536, so every partial sum does too (x_q - zp is in [-255,
+ *   255], weights in [-128, 127]), and the relaxed form's zp * csum as well. */
 #include "qgemm.h"
 
 #include <float.h>
