@@ -14,6 +14,7 @@ const ABI_VERSION = 2;
 import { SwapformerError, fail } from './errors.js';
 import { features, configure, loadRuntime, wrongWasm } from './wasm.js';
 import { Pool, threadSupport, defaultThreads, sharedMemory, MAX_THREADS } from './threads.js';
+import { isNode } from './platform.js';
 
 export { SwapformerError, features, configure };
 export { loadPretrained, Pretrained } from './pretrained.js';
@@ -496,6 +497,7 @@ export class Encoder {
   #run(ids, options) {
     const pass = this.#prepare(ids, options);
     try {
+      if (this.#rt.pool) this.#rt.x.sf_threads_can_wait(isNode ? 1 : 0); // a page's main thread may only spin
       this.#rt.check(this.#rt.x.sf_forward(pass.h, pass.B, pass.flags));
     } finally {
       pass.release();

@@ -29,6 +29,7 @@ function start({ role, module, memory, stack, tls, id }, post) {
 function handle(m, post) {
   if (!x) return start(m, post);
   try {
+    x.sf_threads_can_wait(1); // a worker may sleep while the pool's other workers finish
     post({ rc: x[m.fn](...m.args) });
   } catch (e) {
     post({ error: String(e?.stack ?? e) });

@@ -155,6 +155,7 @@ void SF_EXPORT(sf_thread_run)(int id) { sf_worker_run(id); }
 int SF_EXPORT(sf_threads_arrived)(void) { return sf_pool_arrived(); }
 void SF_EXPORT(sf_threads_start)(int n) { sf_pool_start(n); }
 void SF_EXPORT(sf_threads_stop)(void) { sf_pool_stop(); }
+void SF_EXPORT(sf_threads_can_wait)(int yes) { sf_pool_caller_can_wait(yes); }
 float *SF_EXPORT(sf_output)(sf_encoder *e) { return e->out; }
 float *SF_EXPORT(sf_attentions)(sf_encoder *e) { return e->att; }
 float *SF_EXPORT(sf_hidden_states)(sf_encoder *e) { return e->hidden; }

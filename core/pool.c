@@ -21,6 +21,7 @@
 
 static _Atomic int gen, next_task, finished, arrived, stopping;
 static int workers; /* started and checked in: the regions wait for each */
+static int caller_can_wait; /* the caller may sleep at a region's end (Node's main thread, a worker), not a page's main thread */
 static int limit = 1;
 static sf_task_fn job_fn;
 static void *job_ctx;
@@ -46,8 +47,13 @@ void sf_parallel(sf_task_fn fn, void *ctx, int ntasks) {
     atomic_fetch_add(&gen, 1);
     __builtin_wasm_memory_atomic_notify((int *)&gen, (unsigned)workers);
     work();
-    while (atomic_load(&finished) < workers) {} /* the caller may be a page's main thread: it cannot sleep */
+    /* the caller spins for the stragglers; where it may, it then sleeps (a busy
+     * machine may have descheduled a worker: spinning would take its core) */
+    for (int f, spins = 0; (f = atomic_load(&finished)) < workers;)
+        if (caller_can_wait && ++spins > SF_POOL_SPINS) __builtin_wasm_memory_atomic_wait32((int *)&finished, f, 1000000);
 }
+
+void sf_pool_caller_can_wait(int yes) { caller_can_wait = yes; }
 
 void sf_worker_run(int id) {
     (void)id;
@@ -63,6 +69,7 @@ void sf_worker_run(int id) {
         if (atomic_load(&stopping)) break;
         work();
         atomic_fetch_add(&finished, 1);
+        __builtin_wasm_memory_atomic_notify((int *)&finished, 1);
     }
     atomic_fetch_sub(&arrived, 1);
 }
@@ -93,5 +100,6 @@ void sf_worker_run(int id) { (void)id; }
 int sf_pool_arrived(void) { return 0; }
 void sf_pool_start(int n) { (void)n; }
 void sf_pool_stop(void) {}
+void sf_pool_caller_can_wait(int yes) { (void)yes; }
 
 #endif

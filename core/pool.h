@@ -32,6 +32,9 @@ void sf_worker_run(int id);
 int sf_pool_arrived(void);
 /* For JS: workers 1 .. n have started (each is in, or about to enter, sf_worker_run). */
 void sf_pool_start(int n);
+/* For JS, before a call that runs regions: whether that thread may sleep
+ * (memory.atomic.wait32) while it waits for the workers; a page's main thread may not. */
+void sf_pool_caller_can_wait(int yes);
 /* For JS: every worker returns from sf_worker_run. */
 void sf_pool_stop(void);
 
