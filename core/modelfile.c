@@ -44,11 +44,19 @@ typedef struct {
     size_t begin, end;  /* data offsets */
     int elem;           /* bytes per element */
     sf_load_fn load;
+    int ndim;           /* its shape: ndim, and the first two sizes */
+    size_t dim0, dim1;
 } tensor;
 
 static int by_begin(const void *a, const void *b) {
+    const tensor *x = a, *y = b; /* empty tensors first at an offset; ties in header order */
+    if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
+    if (x->end != y->end) return x->end < y->end ? -1 : 1;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+static int by_node(const void *a, const void *b) {
     const tensor *x = a, *y = b;
-    return x->begin < y->begin ? -1 : x->begin > y->begin;
+    return x->node < y->node ? -1 : x->node > y->node;
 }
 
 
@@ -151,7 +159,7 @@ int sf_model_begin(const unsigned char *head, size_t head_len, size_t file_len, 
 
     if (!(l = calloc(1, sizeof *l))) { rc = sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading the header"); goto done; }
     if (j.nodes[0].type != SF_JOBJECT) { rc = sf_fail(err, SF_BAD_FILE, "model file header must be a JSON object"); goto done; }
-    int dup = sf_json_duplicate(&j, 0), meta;
+    int dup = sf_json_duplicate(&j, 0), twice = dup, meta; /* twice: a member whose key repeats another's */
     if (dup == -2) { rc = sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading the header"); goto done; }
     if (dup >= 0 && sf_json_key_is(&j, dup, "__metadata__")) { rc = sf_fail(err, SF_BAD_FILE, "model file: __metadata__ appears twice"); goto done; }
     /* a repeated tensor name is reported below as BAD_WEIGHTS, naming it */
@@ -178,7 +186,8 @@ int sf_model_begin(const unsigned char *head, size_t head_len, size_t file_len, 
     free(cfg_text); /* before the arena: no hole left under it */
     cfg_text = NULL;
 
-    /* the tensor table, checked before the encoder (and its arena) exists */
+    /* the tensor table, checked as far as it can be before the encoder (and
+     * its arena) exists: a truncated or malformed file allocates nothing big */
     int nt = j.nodes[0].count - 1;
     size_t plan_bytes;
     if (!SF_SIZE(&plan_bytes, nt > 0 ? (size_t)nt : 1, SF_PLAN_FIELDS, sizeof(size_t)) || !(l->ts = calloc(nt > 0 ? (size_t)nt : 1, sizeof *l->ts)) ||
@@ -187,33 +196,22 @@ int sf_model_begin(const unsigned char *head, size_t head_len, size_t file_len, 
         goto done;
     }
     l->nt = nt;
-    if ((rc = sf_encoder_create(&l->e, &cfg, err))) goto done;
-    sf_encoder *e = l->e;
     int k = 0;
     for (int m = j.nodes[0].first; m >= 0; m = j.nodes[m].next) {
         if (m == meta) continue;
         char name[64];
         size_t shape[8];
-        int ndim;
         sf_json_key(&j, m, name, sizeof name);
         tensor *t = &l->ts[k++];
         t->node = m;
-        if ((rc = read_tensor_entry(&j, m, name, t, shape, &ndim, err))) goto done;
+        if ((rc = read_tensor_entry(&j, m, name, t, shape, &t->ndim, err))) goto done;
+        t->dim0 = t->ndim > 0 ? shape[0] : 0;
+        t->dim1 = t->ndim > 1 ? shape[1] : 0;
         if (t->end > data_len) {
             rc = sf_fail(err, SF_BAD_FILE, "tensor '%s': data_offsets end %z is past the data (%z bytes)", name, (long long)t->end, (long long)data_len);
             goto done;
         }
-        t->param = -1;
-        if (j.nodes[m].kend - j.nodes[m].kstart < sizeof name - 1 && !j.nodes[m].kescaped) t->param = sf_encoder_find_param(e, name);
-        if (t->param < 0) { rc = sf_fail(err, SF_BAD_WEIGHTS, "model file has a tensor '%s' that this config does not use", name); goto done; }
-        sf_param *p = &e->params[t->param];
-        if (p->set) { rc = sf_fail(err, SF_BAD_WEIGHTS, "model file has tensor '%s' twice", name); goto done; }
-        if (ndim != p->ndim || shape[0] != (size_t)p->rows || (ndim == 2 && shape[1] != (size_t)p->cols)) {
-            if (p->ndim == 2) rc = sf_fail(err, SF_BAD_WEIGHTS, "tensor '%s' has the wrong shape; config needs [%d, %d]", name, p->rows, p->cols);
-            else rc = sf_fail(err, SF_BAD_WEIGHTS, "tensor '%s' has the wrong shape; config needs [%d]", name, p->rows);
-            goto done;
-        }
-        p->set = 1; /* provisional, to catch duplicates; a tensor's last chunk sets it for real */
+        if (m == twice) { rc = sf_fail(err, SF_BAD_WEIGHTS, "model file has tensor '%s' twice", name); goto done; }
     }
     /* the tensors must tile the data exactly */
     qsort(l->ts, (size_t)nt, sizeof *l->ts, by_begin);
@@ -232,6 +230,29 @@ int sf_model_begin(const unsigned char *head, size_t head_len, size_t file_len, 
         rc = sf_fail(err, SF_BAD_FILE, "model file: %z bytes of data after the last tensor", (long long)(data_len - at));
         goto done;
     }
+
+    /* every tensor one the config expects, once, with its shape (in header order) */
+    if ((rc = sf_encoder_create(&l->e, &cfg, err))) goto done;
+    sf_encoder *e = l->e;
+    qsort(l->ts, (size_t)nt, sizeof *l->ts, by_node);
+    for (int i = 0; i < nt; i++) {
+        tensor *t = &l->ts[i];
+        int m = t->node;
+        char name[64];
+        sf_json_key(&j, m, name, sizeof name);
+        t->param = -1;
+        if (j.nodes[m].kend - j.nodes[m].kstart < sizeof name - 1 && !j.nodes[m].kescaped) t->param = sf_encoder_find_param(e, name);
+        if (t->param < 0) { rc = sf_fail(err, SF_BAD_WEIGHTS, "model file has a tensor '%s' that this config does not use", name); goto done; }
+        sf_param *p = &e->params[t->param];
+        if (p->set) { rc = sf_fail(err, SF_BAD_WEIGHTS, "model file has tensor '%s' twice", name); goto done; }
+        if (t->ndim != p->ndim || t->dim0 != (size_t)p->rows || (t->ndim == 2 && t->dim1 != (size_t)p->cols)) {
+            if (p->ndim == 2) rc = sf_fail(err, SF_BAD_WEIGHTS, "tensor '%s' has the wrong shape; config needs [%d, %d]", name, p->rows, p->cols);
+            else rc = sf_fail(err, SF_BAD_WEIGHTS, "tensor '%s' has the wrong shape; config needs [%d]", name, p->rows);
+            goto done;
+        }
+        p->set = 1; /* provisional, to catch duplicates; a tensor's last chunk sets it for real */
+    }
+    qsort(l->ts, (size_t)nt, sizeof *l->ts, by_begin); /* back to data order */
     for (int i = 0; i < nt; i++) {
         tensor *t = &l->ts[i];
         sf_param *p = &e->params[t->param];
