@@ -289,8 +289,9 @@ function coldAndMemory(opts, nodeCases, relaxedFile) {
     }
     c.build = last.swapformer?.build;
     log(`  cold start ${shape}: swapformer ${c.swapformer.map((p) => p.coldMs.toFixed(0)).join(' ')} ms; ORT ${c.ort.map((p) => p.coldMs.toFixed(0)).join(' ')} ms`);
-    if (shape === 'MiniLM-L6') {
-      memory.push({ shape, T: 128, swapformer: probe({ runtime: 'swapformer', T: 128, model: modelPath(shape), wasm: SNAP.plain }), ort: last.ort, graph: c.graph });
+    if (shape === 'MiniLM-L6') { // with a second load after dispose (ORT: after release)
+      memory.push({ shape, T: 128, swapformer: probe({ runtime: 'swapformer', T: 128, model: modelPath(shape), wasm: SNAP.plain, reload: true }),
+                    ort: probe({ runtime: 'ort', T: 128, model: onnxPath(shape, c.graph), reload: true }), graph: c.graph });
     }
   }
   // wasm memory per case: one fresh process per runtime and case
@@ -409,9 +410,34 @@ function targets(R) {
     const b = H.median(bc.ort.map((x) => x.coldMs)) / H.median(bc.swapformer.map((x) => x.coldMs));
     rows.push([`Cold start >= 10x faster than ORT (Chromium, ${shape === 'tiny' ? 'tiny model: the runtimes alone' : shape})`, H.fmt.x(b) + (b < 10 ? coldWhy(bc) : ''), status(b, b >= 10)]);
   }
+  const load = loadMemory(R);
+  if (load) {
+    const r = load.swapformer.memAfter / load.weights;
+    rows.push([`Peak wasm memory, MiniLM-L6 f32 (load + forward T=128) <= ${LOAD_MEMORY_BOUND}x the weights`,
+      `${H.fmt.mb(load.swapformer.memAfter)} = ${r.toFixed(2)}x the ${H.fmt.mb(load.weights)} of weights` +
+      (load.ort?.memAfter ? `; ORT ${H.fmt.mb(load.ort.memAfter)} = ${(load.ort.memAfter / load.weights).toFixed(2)}x` : ''), status(r, r <= LOAD_MEMORY_BOUND)]);
+    const grew = load.swapformer.memReload - load.swapformer.memAfter;
+    rows.push(['A second load after dispose does not grow wasm memory', Number.isFinite(grew) ? `grew ${H.fmt.mb(grew)}` : '-', status(Number.isFinite(grew) ? grew : undefined, grew === 0)]);
+  } else rows.push([`Peak wasm memory, MiniLM-L6 f32 (load + forward T=128) <= ${LOAD_MEMORY_BOUND}x the weights`, '-', 'not measured']);
   const failed = [...(R.node ?? []), ...(R.browser?.cases ?? [])].flatMap((c) => (c.results ?? []).filter((r) => r.diff !== undefined && !(r.diff <= 1e-3)).map((r) => `${c.shape} T=${c.T} ${r.label}`));
   rows.push(['Outputs agree (relative max diff <= 1e-3)', failed.length ? `differ: ${failed.join(', ')}` : 'all cases', failed.length ? 'FAILED' : 'met']);
   return rows;
+}
+
+const LOAD_MEMORY_BOUND = 1.15; // issue 11: peak wasm memory of a MiniLM f32 load <= 1.15x its weights
+
+/** The MiniLM-L6 T=128 memory probes with a second load, or null. */
+function loadMemory(R) {
+  const m = R.memory?.find((x) => x.shape === 'MiniLM-L6' && x.T === 128 && x.swapformer?.weightBytes);
+  return m && { ...m, weights: m.swapformer.weightBytes };
+}
+
+/** The table of a model's load: wasm memory after the load, after a forward, after dispose + a second load. */
+function loadMemoryTable(load) {
+  const w = load.weights, cell = (b) => (Number.isFinite(b) ? `${H.fmt.mb(b)} (${(b / w).toFixed(2)}x)` : '-');
+  const row = (label, m) => (!m || m.error ? [label, m?.error?.slice(0, 60) ?? '-', '-', '-'] : [label, cell(m.memLoaded), cell(m.memAfter), cell(m.memReload)]);
+  return H.mdTable(['runtime', 'after loading', 'after a forward (T=128): the peak', 'after dispose + the same load + forward'],
+    [row('swapformer (SIMD build)', load.swapformer), row(`ORT [${load.graph}]`, load.ort)]);
 }
 
 /** The fastest forward split into the Linear layers (at matmul_forward's best measured speed) and the rest. */
@@ -493,6 +519,13 @@ function report(R) {
     const mem = (m) => (!m ? '-' : m.error ? m.error.slice(0, 60) : m.memAfter === m.memLoaded ? H.fmt.mb(m.memAfter) : `${H.fmt.mb(m.memAfter)} (${H.fmt.mb(m.memLoaded)} after loading)`);
     p(H.mdTable(['case', 'swapformer', ...(R.memory.some((m) => m.relaxed) ? ['swapformer relaxed'] : []), 'ORT'], R.memory.map((m) => [
       `${m.shape} T=${m.T}`, mem(m.swapformer), ...(R.memory.some((x) => x.relaxed) ? [mem(m.relaxed)] : []), m.ort ? `${mem(m.ort)} [${m.graph}]` : '-'])));
+    p();
+  }
+  const load = loadMemory(R);
+  if (load) {
+    p(`### Load memory (Node, fresh process: MiniLM-L6, ${H.fmt.mb(load.weights)} of f32 weights; in parentheses, wasm memory / the weights)`);
+    p();
+    p(loadMemoryTable(load));
     p();
   }
   if (R.cold || R.browser?.cold) {
@@ -579,6 +612,12 @@ Written by \`npm run bench\` (bench/bench.js) on ${M.date}. Do not edit by hand:
 - **Memory**: the byte length of each runtime's wasm memory (caught at instantiation; wasm memory
   never grows back, so it is the peak) in a fresh Node process after loading the model and one
   forward. JS-heap copies (the model file bytes, ORT's JS tensors) are not counted for either.
+  Each runtime's memory is caught at instantiation: \`bench/probe.js\` wraps \`WebAssembly.instantiate\`
+  (and \`instantiateStreaming\`) and keeps every \`WebAssembly.Memory\` the instance exports or imports
+  (swapformer exports its memory; onnxruntime-web's module keeps its own private, \`ort.env.wasm\` has no
+  handle to it). Load memory (MiniLM-L6): after loading, after one forward of 128 tokens, and after the
+  encoder is disposed (ORT: the session released) and the same file loaded again with one forward; the
+  weights are the f32 bytes of every tensor (swapformer's \`weightShapes()\`, the same weights in both).
 - **Cold start**: fresh Node processes (and fresh Chromium contexts: no HTTP or code cache) from
   \`import\` of the runtime to the first output, including reading the model file.
 - **Long sequences**: T=512 and T=${R.long?.at(-1)?.T ?? 8192} with RoPE and ALiBi (same weights), the SIMD build, in a
@@ -631,6 +670,11 @@ function readmeBlock(R) {
     lines.push('');
     lines.push(`Cold start (import to first output, ${shape === 'tiny' ? 'a tiny 2-layer model' : shape}, T=128, Node): swapformer ${fmt0(H.median(c.swapformer.map((p) => p.coldMs)))} ms, ` +
       `onnxruntime-web ${fmt0(H.median(c.ort.map((p) => p.coldMs)))} ms.`);
+  }
+  const load = loadMemory(R);
+  if (load) {
+    lines.push('', `Wasm memory loading MiniLM-L6 (${H.fmt.mb(load.weights)} of f32 weights; in parentheses, / the weights), Node:`, '');
+    lines.push(loadMemoryTable(load));
   }
   lines.push('', 'The targets of the performance issue, as measured in this run (Node and Chromium):', '');
   lines.push(H.mdTable(['target', 'measured', 'status'], targets(R), ['l', 'l', 'l']));

@@ -2,13 +2,16 @@
 // (bench.js runs it as a child). Prints one JSON line.
 //
 //   node bench/probe.js '{"runtime":"swapformer"|"ort","model":PATH,"T":128,
-//                        "wasm":PATH?, "long":false}'
+//                        "wasm":PATH?, "long":false, "reload":false}'
 //
 // Cold start: from just before `import` of the runtime to the first output in
 // hand (reading the model file, compiling and instantiating the wasm, loading
 // the model, the first forward in V8's baseline tier). Memory: the byte length
 // of the runtime's wasm memory (wasm memory never shrinks, so this is its peak)
-// after the model is loaded and after one forward of T tokens.
+// after the model is loaded and after one forward of T tokens; with reload,
+// also after the encoder is disposed (ORT: the session released) and the same
+// file loaded again with one forward (memory a runtime does not reuse shows
+// up as growth).
 //
 // long: swapformer only; a few warm-up forwards of 16 tokens, then the free
 // space of the wasm heap is filled with held allocations (sf_alloc, in 1 MB,
@@ -95,6 +98,15 @@ if (spec.runtime === 'swapformer') {
     if (!(y.data.length > 0)) throw new Error('no output');
     Object.assign(out, { coldMs: t1 - t0, importMs: tImport - t0, fetchMs: tFetch - tImport, loadMs: tLoad - tFetch, firstMs: t1 - tLoad });
     out.memAfter = wasmBytes();
+    // the weights' bytes as float32 (what the memory is compared with)
+    out.weightBytes = Object.values(enc.weightShapes()).reduce((s, sh) => s + 4 * sh.reduce((a, b) => a * b, 1), 0);
+    if (spec.reload) { // dispose, load the same file again, one forward: does the memory grow?
+      enc.dispose();
+      const again = await sf.loadModel(bytes, opts);
+      again.forward(ids);
+      out.memReload = wasmBytes();
+      again.dispose();
+    }
   }
 } else if (spec.runtime === 'ort') {
   const ort = await import('onnxruntime-web');
@@ -111,6 +123,13 @@ if (spec.runtime === 'swapformer') {
   if (!(y.last_hidden_state.data.length > 0)) throw new Error('no output');
   Object.assign(out, { coldMs: t1 - t0, importMs: tImport - t0, fetchMs: tFetch - tImport, loadMs: tLoad - tFetch, firstMs: t1 - tLoad });
   out.memAfter = wasmBytes();
+  if (spec.reload) { // release the session, create it again, one run
+    await session.release();
+    const again = await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+    await again.run(feeds);
+    out.memReload = wasmBytes();
+    await again.release();
+  }
 } else {
   throw new Error(`unknown runtime ${spec.runtime}`);
 }
