@@ -258,6 +258,13 @@ function readWeights(weights) {
   });
 }
 
+/** options.dtype: how the weights are stored, 'f32' (default) or 'q8' (int8: README "int8"). */
+function readDtype(options) {
+  const d = own(options, 'dtype') ?? 'f32';
+  if (d !== 'f32' && d !== 'q8') fail('BAD_ARGUMENT', `options.dtype must be 'f32' or 'q8', got ${describe(d)}`);
+  return d;
+}
+
 /** options.init: {outputScale: 'depth' | number} -> the factor on the seeded output projections. */
 function readInit(init, layers) {
   if (init === undefined) return 1;
@@ -284,9 +291,10 @@ export async function createEncoder(config, options) {
   }
   const weights = readWeights(own(options, 'weights'));
   const outputScale = readInit(own(options, 'init'), JSON.parse(json).layers);
+  const dtype = readDtype(options);
   const { rt, threads } = await runtimeWithThreads(wasm, await readThreads(options));
   await rt.idle();
-  const h = rt.withString(json, (p, n) => rt.x.sf_create(p, n));
+  const h = rt.withString(json, (p, n) => rt.x.sf_create(p, n, dtype === 'q8' ? 1 : 0));
   if (!h) throw rt.error(rt.x.sf_error_code());
   rt.x.sf_set_threads(h, threads);
   try {

@@ -10,6 +10,7 @@
 #include "encoder.h"
 #include "modelfile.h"
 #include "pool.h"
+#include "qgemm.h"
 
 #ifdef __EMSCRIPTEN__
 #define SF_EXPORT(name) __attribute__((used, export_name(#name))) name
@@ -58,10 +59,14 @@ const char *SF_EXPORT(sf_plugin_name)(int kind, int i) {
 /* ---------------------------------------------------------------- encoders */
 
 /* A new encoder from config JSON; set weights with sf_set_weight, then sf_init. */
-sf_encoder *SF_EXPORT(sf_create)(const char *json, size_t len) {
+sf_encoder *SF_EXPORT(sf_create)(const char *json, size_t len, int dtype) {
     sf_config cfg;
     sf_encoder *e = NULL;
-    if (sf_config_parse(&cfg, json, len, &last_error) || sf_encoder_create(&e, &cfg, &last_error)) return NULL;
+    if (dtype != SF_DTYPE_F32 && dtype != SF_DTYPE_Q8) {
+        sf_fail(&last_error, SF_BAD_ARGUMENT, "dtype %d is neither f32 (0) nor q8 (1)", dtype);
+        return NULL;
+    }
+    if (sf_config_parse(&cfg, json, len, &last_error) || sf_encoder_create_dtype(&e, &cfg, dtype, &last_error)) return NULL;
     done(SF_OK);
     return e;
 }
@@ -150,6 +155,9 @@ unsigned char *SF_EXPORT(sf_skip_layers)(sf_encoder *e) { return e->skip; }
 
 /* Threads this encoder's forwards may use (the next sf_reserve makes room for them). */
 void SF_EXPORT(sf_set_threads)(sf_encoder *e, int n) { e->threads = n < 1 ? 1 : n; }
+/* The weights' storage: 0 f32, 1 q8; and the int8 kernel this build runs. */
+int SF_EXPORT(sf_dtype)(const sf_encoder *e) { return e->dtype; }
+const char *SF_EXPORT(sf_q8_kernel)(void) { return q8_kernel_name(); }
 /* The pool (core/pool.h), driven by bindings/threads.js; inert in the single-threaded builds. */
 void SF_EXPORT(sf_thread_run)(int id) { sf_worker_run(id); }
 int SF_EXPORT(sf_threads_arrived)(void) { return sf_pool_arrived(); }

@@ -10,6 +10,7 @@
 #include "encoder.h"
 
 #include "pool.h"
+#include "qgemm.h"
 
 #include "sfmath.h"
 #include "simd.h"
@@ -133,6 +134,8 @@ static void add(sf_encoder *e, float ***slots, const char *name, int layer, int 
     p->rows = rows;
     p->cols = ndim == 2 ? cols : 1;
     p->packed = role == R_LINEAR;
+    /* q8: every Linear weight, and the token table (half of a small model's weights) */
+    if (e->dtype == SF_DTYPE_Q8) p->q8 = role == R_LINEAR ? SF_Q8_PANELS : layer < 0 && !strcmp(name, "embed.tokens") ? SF_Q8_ROWS : SF_Q8_NONE;
     p->optional = role == R_BIAS || role == R_NORM_B;
     p->init = role == R_LINEAR ? SF_INIT_FANIN_UNIFORM : role == R_NORM_W ? SF_INIT_ONES : role == R_EMBED ? SF_INIT_NORMAL : SF_INIT_ZEROS;
     p->init_std = init_std;
@@ -169,11 +172,30 @@ static void list_params(sf_encoder *e, float ***slots) {
     add_rows(e, slots, output_rows, COUNT(output_rows), -1, enc);
 }
 
-int sf_encoder_create(sf_encoder **out, const sf_config *cfg, sf_error *err) {
+/* Floats a q8 row of the token table takes: its scale, then its int8 values in whole floats. */
+static size_t q8_row_floats(int cols) { return 1 + ((size_t)cols + 3) / 4; }
+
+/* Floats parameter p takes in the arena (0 on overflow). */
+static size_t param_floats(const sf_param *p) {
+    size_t f = 0;
+    if (p->q8 == SF_Q8_PANELS) {
+        size_t b = sf_q8_packed_bytes(p->rows, p->cols); /* panels of a multiple of 16 bytes */
+        return b / sizeof(float);
+    }
+    if (p->q8 == SF_Q8_ROWS) return sf_mul_size((size_t)p->rows, q8_row_floats(p->cols), &f) ? f : 0;
+    if (p->packed) return sf_packed_floats(p->rows, p->cols);
+    return sf_mul_size((size_t)p->rows, (size_t)p->cols, &f) ? f : 0;
+}
+
+int sf_encoder_create(sf_encoder **out, const sf_config *cfg, sf_error *err) { return sf_encoder_create_dtype(out, cfg, SF_DTYPE_F32, err); }
+
+int sf_encoder_create_dtype(sf_encoder **out, const sf_config *cfg, int dtype, sf_error *err) {
     *out = NULL;
     sf_encoder *e = calloc(1, sizeof *e);
     if (!e) return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory creating the encoder");
     e->cfg = *cfg;
+    e->dtype = dtype;
+    if (dtype == SF_DTYPE_Q8) (void)q8_kernel_name(); /* its probe runs once, before threads share the kernels */
     list_params(e, NULL); /* count */
     int n = e->n_params;
     e->params = calloc((size_t)n, sizeof *e->params);
@@ -191,8 +213,8 @@ int sf_encoder_create(sf_encoder **out, const sf_config *cfg, sf_error *err) {
     size_t total = 0;
     for (int i = 0; i < n; i++) {
         sf_param *p = &e->params[i];
-        size_t f = p->packed ? sf_packed_floats(p->rows, p->cols) : 0;
-        if ((p->packed && !f) || (!p->packed && !sf_mul_size((size_t)p->rows, (size_t)p->cols, &f))) total = (size_t)-1;
+        size_t f = param_floats(p);
+        if (!f && p->rows && p->cols) total = (size_t)-1;
         p->floats = (f + 3) & ~(size_t)3; /* 16-byte aligned tensors */
         p->offset = total;
         if (total == (size_t)-1 || p->floats < f || !sf_add_size(total, p->floats, &total)) {
@@ -246,17 +268,51 @@ int sf_encoder_find_param(const sf_encoder *e, const char *name) {
     return -1;
 }
 
-/* Parameter i <- the rows*cols values load(src, k), packed if it is a Linear
- * weight. Plain F32 (the common case: model files, JS weights) is copied
- * without a call per element. */
+/* A q8 row of the token table: scale = max |x| / 127, x_q = round(x / scale), as the Linear weights. */
+static void q8_write_row(float *dst, const void *src, sf_load_fn load, size_t base, int cols) {
+    float amax = 0;
+    for (int k = 0; k < cols; k++) {
+        float a = fabsf(load(src, base + (size_t)k));
+        if (a > amax) amax = a;
+    }
+    float s = amax / 127.0f;
+    signed char *q = (signed char *)(dst + 1);
+    dst[0] = s;
+    for (int k = 0; k < cols; k++) {
+        float v = s > 0 ? nearbyintf(load(src, base + (size_t)k) / s) : 0;
+        q[k] = (signed char)(v > 127 ? 127 : v < -127 ? -127 : v);
+    }
+}
+
+/* Parameter p's rows r0 .. r0+n-1 <- n x cols values load(src, k), in p's
+ * storage: plain floats, f32 panels (a chunk aligned on panels is packed by the
+ * kernels; any other is scattered, the arena's zeroes padding the last panel),
+ * q8 panels (chunks aligned on panels: qgemm.h), q8 rows. */
+static void write_rows(sf_encoder *e, const sf_param *p, size_t r0, size_t n, const void *src, sf_load_fn load) {
+    float *base = e->param_arena + p->offset;
+    size_t K = (size_t)p->cols, count = n * K;
+    if (p->q8 == SF_Q8_PANELS) {
+        q8_pack_linear((char *)base + (r0 / SF_Q8_NR) * sf_q8_panel_bytes((int)K), src, load, (int)n, (int)K);
+    } else if (p->q8 == SF_Q8_ROWS) {
+        for (size_t r = 0; r < n; r++) q8_write_row(base + (r0 + r) * q8_row_floats((int)K), src, load, r * K, (int)K);
+    } else if (!p->packed) {
+        float *dst = base + r0 * K;
+        if (load == sf_load_f32) memcpy(dst, src, count * sizeof(float));
+        else for (size_t k = 0; k < count; k++) dst[k] = load(src, k);
+    } else if (r0 % SF_NR == 0 && (n % SF_NR == 0 || r0 + n == (size_t)p->rows)) {
+        if (load == sf_load_f32) pack_linear_f32(base + r0 * K, src, (int)n, (int)K);
+        else pack_linear(base + r0 * K, src, load, (int)n, (int)K);
+    } else {
+        for (size_t r = 0; r < n; r++) {
+            float *panel = base + (r0 + r) / SF_NR * SF_NR * K + (r0 + r) % SF_NR;
+            for (size_t k = 0; k < K; k++) panel[k * SF_NR] = load(src, r * K + k);
+        }
+    }
+}
+
 static void write_param(sf_encoder *e, int i, const void *src, sf_load_fn load) {
     sf_param *p = &e->params[i];
-    float *dst = e->param_arena + p->offset;
-    size_t n = (size_t)p->rows * (size_t)p->cols;
-    if (p->packed && load == sf_load_f32) pack_linear_f32(dst, src, p->rows, p->cols);
-    else if (p->packed) pack_linear(dst, src, load, p->rows, p->cols);
-    else if (load == sf_load_f32) memcpy(dst, src, n * sizeof(float));
-    else for (size_t k = 0; k < n; k++) dst[k] = load(src, k);
+    write_rows(e, p, 0, (size_t)p->rows, src, load);
     p->set = 1;
 }
 
@@ -290,10 +346,32 @@ int sf_encoder_set_param(sf_encoder *e, int i, const void *src, sf_load_fn load,
     return SF_OK;
 }
 
+int sf_encoder_set_rows(sf_encoder *e, int i, size_t r0, size_t n, const void *src, sf_load_fn load, sf_error *err) {
+    sf_param *p = &e->params[i];
+    size_t count = n * (size_t)p->cols;
+    if (r0 > (size_t)p->rows || n > (size_t)p->rows - r0)
+        return sf_fail(err, SF_BAD_ARGUMENT, "weight '%s': rows %z.. +%z are outside its %d", p->name, (long long)r0, (long long)n, p->rows);
+    if (p->q8 == SF_Q8_PANELS && (r0 % SF_Q8_NR || (n % SF_Q8_NR && r0 + n != (size_t)p->rows)))
+        return sf_fail(err, SF_BAD_ARGUMENT, "weight '%s': a q8 chunk must start and end on a panel of %d rows", p->name, SF_Q8_NR);
+    size_t k = first_non_finite(src, load, count);
+    if (k < count)
+        return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s' holds a non-finite value (%g) at index %z", p->name, (double)load(src, k),
+                       (long long)(r0 * (size_t)p->cols + k));
+    write_rows(e, p, r0, n, src, load);
+    return SF_OK;
+}
+
 void sf_encoder_get_param(const sf_encoder *e, int i, float *dst) {
     const sf_param *p = &e->params[i];
     const float *src = e->param_arena + p->offset;
-    if (p->packed) unpack_linear(dst, src, p->rows, p->cols);
+    if (p->q8 == SF_Q8_PANELS) q8_unpack_linear(dst, src, p->rows, p->cols);
+    else if (p->q8 == SF_Q8_ROWS)
+        for (int r = 0; r < p->rows; r++) {
+            const float *row = src + (size_t)r * q8_row_floats(p->cols);
+            const signed char *q = (const signed char *)(row + 1);
+            for (int k = 0; k < p->cols; k++) dst[(size_t)r * p->cols + k] = row[0] * (float)q[k];
+        }
+    else if (p->packed) unpack_linear(dst, src, p->rows, p->cols);
     else memcpy(dst, src, sizeof(float) * (size_t)p->rows * (size_t)p->cols);
 }
 
@@ -374,7 +452,10 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, si
     size_t D = (size_t)sf_head_dim(c), L = (size_t)c->layers;
     int threads = e->threads > 1 ? e->threads : 1;
     size_t at = 0, nC, n2A, n2, btc, btv = 0, att = 0, hid = 0;
-    float *ids, *types, *lens, *perm, *keys;
+    float *ids, *types, *lens, *perm, *keys, *xq;
+    size_t widest = C > A ? C : A, xq_floats = 0;
+    if (F > widest) widest = F;
+    if (e->dtype == SF_DTYPE_Q8) xq_floats = sf_q8_act_bytes((int)R, (int)widest) / sizeof(float); /* rows of 16-byte multiples */
     /* every product of user sizes through SF_SIZE: size_t is 32 bits in wasm32 */
     int ok = SF_SIZE(&nC, N, C) && SF_SIZE(&n2A, N, 2, A) && sf_add_size(n2A, SF_NR, &n2A) && SF_SIZE(&n2, N, 2) &&
              SF_SIZE(&btc, B, T, C);
@@ -386,11 +467,13 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, si
          carve(base, &at, R * A, &e->q) && carve(base, &at, R * A, &e->ao) && carve(base, &at, R * F, &e->h) &&
          carve(base, &at, sf_gated(c) ? R * F : 0, &e->g) && carve(base, &at, R * C, &e->o) &&
          carve(base, &at, sf_attention_scratch(SF_CHUNK, (int)D) * (size_t)threads, &e->att_scratch) && /* one per thread */
+         carve(base, &at, xq_floats, &xq) &&
          carve(base, &at, (size_t)N, &ids) && carve(base, &at, (size_t)N, &types) && carve(base, &at, (size_t)B, &lens) &&
          carve(base, &at, (size_t)N, &perm) && carve(base, &at, n2, &keys) &&
          carve(base, &at, btc, &e->out) && carve(base, &at, att, &e->att) && carve(base, &at, hid, &e->hidden) &&
          carve(base, &at, btv, &e->logits);
     if (base) {
+        e->xq = xq_floats ? (void *)xq : NULL;
         e->ids = (int32_t *)ids;
         e->type_ids = (int32_t *)types;
         e->lens = (int32_t *)lens;
@@ -466,30 +549,46 @@ static sf_pos_ctx pos_ctx(const sf_encoder *e, int layer, int len) {
 #define SF_PARALLEL_MIN_WORK 65536
 
 typedef struct {
-    float *out; size_t ldo; const float *a; size_t lda; const float *w; const float *bias;
+    float *out; size_t ldo; const float *a; size_t lda; const void *xq; const float *w; const float *bias;
     int M, K, N, panels;
 } linear_job;
 
-/* Task t of n: the panels (column groups of SF_NR) p0 .. p1-1. */
+/* Columns c0 .. c1-1 (c0 on a panel) of out = a @ W^T + bias: f32 panels, or
+ * q8 panels on the quantized rows xq. */
+static void linear_columns(const linear_job *j, int c0, int c1) {
+    if (j->xq)
+        q8_matmul_forward(j->out + c0, j->ldo, j->xq, q8_panel(j->w, j->K, c0), j->bias ? j->bias + c0 : NULL, j->M, j->K, c1 - c0);
+    else
+        gemm_forward(j->out + c0, j->ldo, j->a, j->lda, j->w + (size_t)c0 * j->K, SF_NR, (size_t)SF_NR * j->K,
+                     j->bias ? j->bias + c0 : NULL, 0, j->M, j->K, c1 - c0);
+}
+
+/* Task t of n: the panels (column groups of SF_NR = SF_Q8_NR) p0 .. p1-1. */
 static void linear_task(void *ctx, int t, int n) {
     const linear_job *j = ctx;
     int p0 = (int)((long long)j->panels * t / n), p1 = (int)((long long)j->panels * (t + 1) / n);
     int c0 = p0 * SF_NR, c1 = p1 * SF_NR < j->N ? p1 * SF_NR : j->N;
-    if (c0 < c1)
-        gemm_forward(j->out + c0, j->ldo, j->a, j->lda, j->w + (size_t)p0 * SF_NR * j->K, SF_NR, (size_t)SF_NR * j->K,
-                     j->bias ? j->bias + c0 : NULL, 0, j->M, j->K, c1 - c0);
+    if (c0 < c1) linear_columns(j, c0, c1);
+}
+_Static_assert(SF_NR == SF_Q8_NR, "f32 and q8 panels split the columns alike");
+
+/* xq <- the rows a (M, lda) quantized for the q8 products that read them (a
+ * q8 encoder; NULL otherwise): once per input, shared by the products on it. */
+static const void *quantize_input(sf_encoder *e, const float *a, size_t lda, int M, int K) {
+    if (e->dtype != SF_DTYPE_Q8) return NULL;
+    q8_quantize_rows(e->xq, a, lda, M, K);
+    return e->xq;
 }
 
-/* out (M, ldo) = a (M, lda) @ W^T + bias, W packed (N, K): the columns split between threads. */
-static void linear_forward(float *out, size_t ldo, const float *a, size_t lda, const float *w, const float *bias, int M, int K, int N) {
+/* out (M, ldo) = a (M, lda) @ W^T + bias, W (N, K) packed (f32, or q8 with xq
+ * the quantized a): the columns split between threads. */
+static void linear_forward(float *out, size_t ldo, const float *a, size_t lda, const void *xq, const float *w, const float *bias, int M,
+                           int K, int N) {
     int panels = (N + SF_NR - 1) / SF_NR, n = sf_pool_threads();
     if (n > panels) n = panels;
-    if (n <= 1 || (long long)M * K * N < SF_PARALLEL_MIN_WORK) {
-        matmul_forward(out, ldo, a, lda, w, bias, M, K, N);
-        return;
-    }
-    linear_job j = {out, ldo, a, lda, w, bias, M, K, N, panels};
-    sf_parallel(linear_task, &j, n);
+    linear_job j = {out, ldo, a, lda, xq, w, bias, M, K, N, panels};
+    if (n <= 1 || (long long)M * K * N < SF_PARALLEL_MIN_WORK) linear_columns(&j, 0, N);
+    else sf_parallel(linear_task, &j, n);
 }
 
 typedef struct {
@@ -536,7 +635,15 @@ static void plugin_bias(float *s, size_t ld, const void *ctx, int h, int i0, int
 static void embed_block(sf_encoder *e, int B, int N) {
     const sf_config *c = &e->cfg;
     int C = c->d_model;
-    embed_forward(e->x, e->ids, e->tokens, c->scale_embedding ? sqrtf((float)C) : 1.0f, N, C);
+    float scale = c->scale_embedding ? sqrtf((float)C) : 1.0f;
+    if (e->dtype == SF_DTYPE_Q8) /* rows: a float scale, then the int8 values */
+        for (int n = 0; n < N; n++) {
+            const float *row = e->tokens + (size_t)e->ids[n] * q8_row_floats(C);
+            const signed char *q = (const signed char *)(row + 1);
+            float *xr = e->x + (size_t)n * C;
+            for (int k = 0; k < C; k++) xr[k] = row[0] * (float)q[k] * scale;
+        }
+    else embed_forward(e->x, e->ids, e->tokens, scale, N, C);
     if (e->types) embed_add_forward(e->x, e->type_ids, e->types, N, C);
     if (c->position->embed)
         for (int b = 0, off = 0; b < B; off += e->lens[b++]) {
@@ -569,8 +676,9 @@ static void attention_block(sf_encoder *e, int l, int B, int N, int T, float *at
     for (int r = 0; r < N; r += SF_CHUNK) {
         int M = min_int(SF_CHUNK, N - r);
         const float *a = attn_input(e, p, e->x + (size_t)r * C, M); /* (M, C) */
-        linear_forward(e->kv + (size_t)r * A2, A2, a, C, p->wk, p->bk, M, C, A);
-        linear_forward(e->kv + (size_t)r * A2 + A, A2, a, C, p->wv, p->bv, M, C, A);
+        const void *aq = quantize_input(e, a, C, M, C);
+        linear_forward(e->kv + (size_t)r * A2, A2, a, C, aq, p->wk, p->bk, M, C, A);
+        linear_forward(e->kv + (size_t)r * A2 + A, A2, a, C, aq, p->wv, p->bv, M, C, A);
         if (c->qk_norm) /* each head's key, (H, D) per row */
             for (int t = 0; t < M; t++) {
                 float *k = e->kv + (size_t)(r + t) * A2;
@@ -588,7 +696,8 @@ static void attention_block(sf_encoder *e, int l, int B, int N, int T, float *at
         for (int i0 = 0; i0 < L; i0 += SF_CHUNK) {
             int M = min_int(SF_CHUNK, L - i0);
             float *x = e->x + (size_t)(off + i0) * C; /* (M, C) */
-            linear_forward(e->q, A, attn_input(e, p, x, M), C, p->wq, p->bq, M, C, A); /* (M, A) */
+            const float *a = attn_input(e, p, x, M);
+            linear_forward(e->q, A, a, C, quantize_input(e, a, C, M, C), p->wq, p->bq, M, C, A); /* (M, A) */
             if (c->qk_norm) c->qk_norm->forward(e->q, e->q, p->q_norm_w, p->q_norm_b, (float)c->eps, M * c->heads, sf_head_dim(c)); /* (M H, D) */
             if (pos->rotate) pos->rotate(e->q, A, &ctx, i0, M);
             scale_forward(e->q, (float)c->attn_scale, (size_t)M * A);
@@ -596,7 +705,7 @@ static void attention_block(sf_encoder *e, int l, int B, int N, int T, float *at
             int nt = sf_pool_threads() < c->heads ? sf_pool_threads() : c->heads;
             if ((long long)M * L * A < SF_PARALLEL_MIN_WORK) nt = 1;
             sf_parallel(attention_task, &aj, nt); /* heads split between threads */
-            linear_forward(e->o, C, e->ao, A, p->wo, p->bo, M, A, C); /* (M, C) */
+            linear_forward(e->o, C, e->ao, A, quantize_input(e, e->ao, A, M, A), p->wo, p->bo, M, A, C); /* (M, C) */
             residual_scaled_forward(x, e->o, (float)c->residual_scale, (size_t)M * C);
             if (!c->pre_norm) c->norm->forward(x, x, p->norm1_w, p->norm1_b, (float)c->eps, M, C);
         }
@@ -616,10 +725,11 @@ static void ffn_block(sf_encoder *e, const sf_layer *p, int N) {
             c->norm->forward(e->xn, x, p->norm2_w, p->norm2_b, eps, M, C);
             a = e->xn;
         }
-        linear_forward(e->h, F, a, C, p->up_w, p->up_b, M, C, F); /* (M, F) */
-        if (p->gate_w) linear_forward(e->g, F, a, C, p->gate_w, p->gate_b, M, C, F);
+        const void *aq = quantize_input(e, a, C, M, C);
+        linear_forward(e->h, F, a, C, aq, p->up_w, p->up_b, M, C, F); /* (M, F) */
+        if (p->gate_w) linear_forward(e->g, F, a, C, aq, p->gate_w, p->gate_b, M, C, F);
         activation_parallel(e->h, e->g, c->activation, (size_t)M * F);
-        linear_forward(e->o, C, e->h, F, p->down_w, p->down_b, M, F, C); /* (M, C) */
+        linear_forward(e->o, C, e->h, F, quantize_input(e, e->h, F, M, F), p->down_w, p->down_b, M, F, C); /* (M, C) */
         residual_scaled_forward(x, e->o, (float)c->residual_scale, (size_t)M * C);
         if (!c->pre_norm) c->norm->forward(x, x, p->norm2_w, p->norm2_b, eps, M, C);
     }
@@ -770,9 +880,11 @@ int sf_encoder_forward(sf_encoder *e, int B, int flags, sf_error *err) {
         size_t V = (size_t)c->vocab_size;
         memset(e->logits, 0, sizeof(float) * (size_t)B * T * V);
         for (int b = 0; b < B; b++)
-            for (int t = 0; t < e->lens[b]; t += SF_CHUNK)
-                linear_forward(e->logits + ((size_t)b * T + t) * V, V, e->out + ((size_t)b * T + t) * C, C, e->head_w, e->head_b,
-                               min_int(SF_CHUNK, e->lens[b] - t), C, (int)V);
+            for (int t = 0; t < e->lens[b]; t += SF_CHUNK) {
+                const float *a = e->out + ((size_t)b * T + t) * C;
+                int M = min_int(SF_CHUNK, e->lens[b] - t);
+                linear_forward(e->logits + ((size_t)b * T + t) * V, V, a, C, quantize_input(e, a, C, M, C), e->head_w, e->head_b, M, C, (int)V);
+            }
         size_t k = first_non_finite_f32(e->logits, (size_t)B * T * V);
         if (k < (size_t)B * T * V)
             return sf_fail(err, SF_NON_FINITE, "forward: the output head produced a non-finite logit at ids[%d][%d] (the weights overflow float32)",

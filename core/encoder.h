@@ -17,11 +17,17 @@ enum { SF_INIT_ZEROS, SF_INIT_ONES, SF_INIT_NORMAL, SF_INIT_FANIN_UNIFORM };
 /* Linear weights that depth-scaled initialisations shrink: the sub-layers'
  * output projections (attn.o, ffn.down), and the value and FFN inputs (DeepNet's beta). */
 enum { SF_GROUP_NONE, SF_GROUP_OUTPUT, SF_GROUP_VALUE_FFN };
+/* Storage of the weights: 'f32', or 'q8' (int8: the Linear weights per output
+ * channel in qgemm.h's panels, the token embeddings per row: a float scale,
+ * then the row's int8 values; everything else stays float). */
+enum { SF_DTYPE_F32, SF_DTYPE_Q8 };
+enum { SF_Q8_NONE, SF_Q8_PANELS, SF_Q8_ROWS };
 
 typedef struct sf_param {
     char name[48];
     int ndim, rows, cols; /* shape [rows] or [rows, cols] */
     int packed;           /* a Linear weight [out=rows, in=cols], stored in panels */
+    int q8;               /* stored as int8 (dtype 'q8'): SF_Q8_PANELS (a Linear weight, core/qgemm.h) or SF_Q8_ROWS */
     int optional;         /* a bias: absent from a model file counts as zero */
     int init;             /* SF_INIT_* for seed initialisation */
     int init_group;       /* SF_GROUP_*: which depth-scaled initialisation applies */
@@ -42,6 +48,8 @@ typedef struct sf_layer {
 
 typedef struct sf_encoder {
     sf_config cfg;
+    int dtype;             /* SF_DTYPE_*: how the weights are stored */
+    void *xq;              /* (CHUNK, max(C, A, F)) quantized activation rows, q8 only */
 
     /* parameters */
     sf_param *params;
@@ -86,7 +94,12 @@ typedef struct sf_encoder {
     float *logits;         /* (B, T, V) when the config has an output head, padded rows zero */
 } sf_encoder;
 
-int sf_encoder_create(sf_encoder **out, const sf_config *cfg, sf_error *err);
+int sf_encoder_create(sf_encoder **out, const sf_config *cfg, sf_error *err); /* dtype f32 */
+int sf_encoder_create_dtype(sf_encoder **out, const sf_config *cfg, int dtype, sf_error *err);
+/* Parameter i's rows r0 .. r0+n-1 <- n x cols values load(src, k) (row-major),
+ * checked finite; a q8 Linear weight takes chunks that start on a panel
+ * (a multiple of 8 rows) and end on one or at its last row. */
+int sf_encoder_set_rows(sf_encoder *e, int i, size_t r0, size_t n, const void *src, sf_load_fn load, sf_error *err);
 void sf_encoder_free(sf_encoder *e);
 
 /* Index of the parameter called name, or -1. */
