@@ -1,20 +1,21 @@
 #!/usr/bin/env node
 // swapformer's command line.
 //
-//   npx swapformer convert <source> <out.safetensors> [--dtype f32|f16|source] [--revision R] [--hub-url URL]
+//   npx swapformer convert <source> <out.safetensors> [--dtype f32|f16|q8|source] [--revision R] [--hub-url URL]
 //
 // <source>: a Hugging Face model folder, its URL, or a Hub id (owner/name).
 // Writes one swapformer model file with the tokenizer and the embedding recipe
 // inside: loadPretrained(out) gives the same embeddings (f32: identical; f16:
 // within half-precision rounding), and loadModel(out) the bare encoder.
 import { writeFile } from 'node:fs/promises';
-import { readCheckpoint, writeModelFile } from '../bindings/pretrained.js';
+import { readCheckpoint, writeModelFile, writeQ8ModelFile } from '../bindings/pretrained.js';
 import { SwapformerError } from '../bindings/errors.js';
 
-const USAGE = `usage: swapformer convert <source> <out.safetensors> [--dtype f32|f16|source] [--revision R] [--hub-url URL]
+const USAGE = `usage: swapformer convert <source> <out.safetensors> [--dtype f32|f16|q8|source] [--revision R] [--hub-url URL]
 
   <source>   a Hugging Face model folder, its URL, or a Hub id (owner/name)
-  --dtype    f32 (default), f16, or source (keep the checkpoint's F32/F16/BF16)`;
+  --dtype    f32 (default), f16, q8 (int8 Linear weights and token table, a scale per row:
+             about a quarter of f32; runs with int8 kernels), or source (keep the checkpoint's F32/F16/BF16)`;
 
 function parse(argv) {
   const [command, ...rest] = argv;
@@ -35,7 +36,7 @@ function parse(argv) {
     else if (flag.startsWith('--')) throw new Error(`unknown option '${flag}'`);
     else args.positional.push(a);
   }
-  if (!['f32', 'f16', 'source'].includes(args.dtype)) throw new Error(`--dtype must be f32, f16 or source, got '${args.dtype}'`);
+  if (!['f32', 'f16', 'q8', 'source'].includes(args.dtype)) throw new Error(`--dtype must be f32, f16, q8 or source, got '${args.dtype}'`);
   if (args.positional.length !== 2) throw new Error('convert takes <source> and <out.safetensors>');
   return args;
 }
@@ -64,7 +65,7 @@ async function main() {
   try {
     const ck = await readCheckpoint(source, { revision: args.revision, hubUrl: args.hubUrl, onProgress });
     if (process.stderr.isTTY) process.stderr.write('\n');
-    const bytes = writeModelFile(ck.config, ck.tensors, ck.metadata, args.dtype);
+    const bytes = args.dtype === 'q8' ? await writeQ8ModelFile(ck) : writeModelFile(ck.config, ck.tensors, ck.metadata, args.dtype);
     await writeFile(out, bytes);
     console.log(`${out}: ${ck.family} (${ck.config.layers} layers, dModel ${ck.config.dModel}, position ${ck.config.position}), ${(bytes.length / 2 ** 20).toFixed(1)} MB, ${args.dtype}`);
     return 0;

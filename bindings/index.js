@@ -235,7 +235,7 @@ const handles = typeof FinalizationRegistry === 'function' ? new FinalizationReg
 export async function runtimeInfo(options) {
   options = optionsObject(options);
   const { rt, threads, fallback } = await runtimeWithThreads(own(options, 'wasm'), await readThreads(options));
-  return { build: rt.build, memoryBytes: rt.memory.buffer.byteLength, threads, threadsFallback: fallback, threaded: !!rt.pool };
+  return { build: rt.build, memoryBytes: rt.memory.buffer.byteLength, threads, threadsFallback: fallback, threaded: !!rt.pool, q8Kernel: rt.cstr(rt.x.sf_q8_kernel()) };
 }
 
 /** Names of the registered position and norm plugins, read from the C registry. */
@@ -258,12 +258,14 @@ function readWeights(weights) {
   });
 }
 
-/** options.dtype: how the weights are stored, 'f32' (default) or 'q8' (int8: README "int8"). */
-function readDtype(options) {
-  const d = own(options, 'dtype') ?? 'f32';
+/** options.dtype: how the weights are stored, 'f32' or 'q8' (int8: README "int8"); undefined -> fallback. */
+function readDtype(options, fallback = 'f32') {
+  const d = own(options, 'dtype');
+  if (d === undefined) return fallback;
   if (d !== 'f32' && d !== 'q8') fail('BAD_ARGUMENT', `options.dtype must be 'f32' or 'q8', got ${describe(d)}`);
   return d;
 }
+const DTYPE_CODE = { f32: 0, q8: 1, file: -1 };
 
 /** options.init: {outputScale: 'depth' | number} -> the factor on the seeded output projections. */
 function readInit(init, layers) {
@@ -294,7 +296,7 @@ export async function createEncoder(config, options) {
   const dtype = readDtype(options);
   const { rt, threads } = await runtimeWithThreads(wasm, await readThreads(options));
   await rt.idle();
-  const h = rt.withString(json, (p, n) => rt.x.sf_create(p, n, dtype === 'q8' ? 1 : 0));
+  const h = rt.withString(json, (p, n) => rt.x.sf_create(p, n, DTYPE_CODE[dtype]));
   if (!h) throw rt.error(rt.x.sf_error_code());
   rt.x.sf_set_threads(h, threads);
   try {
@@ -324,9 +326,10 @@ export async function loadModel(bytes, options) {
   else if (bytes instanceof ArrayBuffer) file = fileSource(new Uint8Array(bytes));
   else if (ArrayBuffer.isView(bytes)) file = fileSource(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   else fail('BAD_FILE', 'loadModel: bytes must be a Uint8Array or an ArrayBuffer');
+  const dtype = readDtype(options, 'file'); // default: as the file was saved
   const { rt, threads } = await runtimeWithThreads(wasm, await readThreads(options));
   await rt.idle();
-  const h = streamModel(rt, file);
+  const h = streamModel(rt, file, DTYPE_CODE[dtype]);
   rt.x.sf_set_threads(h, threads);
   return new Encoder(rt, h);
 }
@@ -350,14 +353,14 @@ function fileSource(bytes) {
 }
 
 /** Streams a ModelSource into a new encoder of rt: its handle. */
-function streamModel(rt, file) {
+function streamModel(rt, file, dtype) {
   const x = rt.x, { head, fileLength } = file;
   if (!(fileLength < 2 ** 32)) fail('OUT_OF_MEMORY', `out of memory: a model file of ${fileLength} bytes does not fit in wasm32 memory`);
   let size = Math.max(LOAD_CHUNK, head.length);
   let buf = rt.alloc(size), loader = 0;
   try {
     rt.u8.set(head, buf);
-    loader = x.sf_load_begin(buf, head.length, fileLength);
+    loader = x.sf_load_begin(buf, head.length, fileLength, dtype);
     if (!loader) throw rt.error(x.sf_error_code());
     const n = x.sf_load_tensors(loader);
     // per tensor, in data order: param index, data begin, data end, bytes per row
@@ -451,12 +454,14 @@ export class Encoder {
   #rt;
   #h;
   #config;
+  #dtype;
 
   constructor(rt, h) {
     this.#rt = rt;
     this.#h = h;
     rt.check(rt.x.sf_config_json(h));
     this.#config = deepFreeze(JSON.parse(fromUtf8.decode(rt.takeResult())));
+    this.#dtype = rt.x.sf_dtype(h) === 1 ? 'q8' : 'f32';
     handles?.register(this, { rt, h }, this);
     rt.live++;
   }
@@ -469,6 +474,9 @@ export class Encoder {
 
   /** The resolved config, every default filled in. */
   get config() { return this.#config; }
+
+  /** How the weights are stored: 'f32', or 'q8' (int8 Linear weights and token table). */
+  get dtype() { return this.#dtype; }
 
   /** Longest sequence the position plugin can encode (Infinity when unlimited). */
   get maxSequenceLength() {

@@ -106,6 +106,24 @@ export function writeModelFile(config, tensors, extra = {}, dtype = 'source') {
 }
 
 /**
+ * The converter's int8 file: the checkpoint loaded as dtype 'q8' (the core
+ * quantizes each Linear weight per output row and the token table per row,
+ * as createEncoder's q8 does) and saved: "<name>.scale" F32 + "<name>" I8 for
+ * those, F32 for the rest, with the checkpoint's metadata. Loads back bit for
+ * bit (loadModel / loadPretrained read its dtype).
+ */
+export async function writeQ8ModelFile(ck, options) {
+  const encoder = await loadModel(checkpointSource(ck.config, ck.tensors), { dtype: 'q8', threads: 1, wasm: own(options, 'wasm') });
+  try {
+    const saved = parseSafetensors(encoder.save(), 'q8 model');
+    const tensors = [...saved.tensors].map(([name, t]) => ({ name, dtype: t.dtype, shape: t.shape, bytes: t.bytes }));
+    return writeModelFile(ck.config, tensors, { ...ck.metadata, dtype: 'q8' }, 'source');
+  } finally {
+    encoder.dispose();
+  }
+}
+
+/**
  * A model file given as its head (the 8-byte length and the header JSON), its
  * length, and read(begin, end): the data bytes [begin, end) (offsets from the
  * data's start, within one tensor, asked in data order). loadModel streams it
@@ -352,14 +370,14 @@ async function readSingleFile(source, options) {
 
 /**
  * A Hugging Face encoder ready to embed: loadPretrained(source, {onProgress,
- * hubUrl, revision, fetch, cache, maxLength, wasm}) -> Pretrained.
+ * hubUrl, revision, fetch, cache, maxLength, wasm, threads, dtype}) -> Pretrained.
  */
 export async function loadPretrained(source, options) {
   const opts = options ?? {};
   if (typeof opts !== 'object' || Array.isArray(opts)) fail('BAD_ARGUMENT', 'options must be an object');
   const fileOptions = {};
   for (const k of ['onProgress', 'hubUrl', 'revision', 'fetch', 'cache']) if (own(opts, k) !== undefined) fileOptions[k] = own(opts, k);
-  const wasm = own(opts, 'wasm'), maxLength = own(opts, 'maxLength'), threads = own(opts, 'threads');
+  const wasm = own(opts, 'wasm'), maxLength = own(opts, 'maxLength'), threads = own(opts, 'threads'), dtype = own(opts, 'dtype');
   if (maxLength !== undefined && (!Number.isSafeInteger(maxLength) || maxLength < 2)) fail('BAD_ARGUMENT', `options.maxLength must be an integer >= 2, got ${String(maxLength)}`);
 
   // a swapformer model file (the converter's output): bytes, or a path / URL ending in .safetensors
@@ -381,7 +399,7 @@ export async function loadPretrained(source, options) {
   }
   let encoder;
   try {
-    encoder = await loadModel(model, { ...(wasm === undefined ? {} : { wasm }), ...(threads === undefined ? {} : { threads }) });
+    encoder = await loadModel(model, { wasm, threads, dtype });
   } catch (e) {
     if (e instanceof SwapformerError && (e.code === 'BAD_WEIGHTS' || e.code === 'BAD_CONFIG')) {
       throw new SwapformerError('UNSUPPORTED_MODEL', `${label}: the checkpoint does not fit the ${meta.family} layout swapformer knows: ${e.message}`);

@@ -183,10 +183,11 @@ int SF_EXPORT(sf_position_scores)(sf_encoder *e, const float *q, const float *k,
  * weights and that buffer, never the file. */
 
 /* head: the file's first head_len bytes (the 8-byte length and the header
- * JSON at least); file_len: the whole file's. NULL on failure. */
-sf_model_loader *SF_EXPORT(sf_load_begin)(const unsigned char *head, size_t head_len, size_t file_len) {
+ * JSON at least); file_len: the whole file's; dtype: the weights' storage
+ * (0 f32, 1 q8, -1 the file's). NULL on failure. */
+sf_model_loader *SF_EXPORT(sf_load_begin)(const unsigned char *head, size_t head_len, size_t file_len, int dtype) {
     sf_model_loader *l = NULL;
-    if (sf_model_begin(head, head_len, file_len, &l, &last_error)) return NULL;
+    if (sf_model_begin(head, head_len, file_len, dtype, &l, &last_error)) return NULL;
     done(SF_OK);
     return l;
 }

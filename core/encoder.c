@@ -15,6 +15,7 @@
 #include "sfmath.h"
 #include "simd.h"
 
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -359,6 +360,64 @@ int sf_encoder_set_rows(sf_encoder *e, int i, size_t r0, size_t n, const void *s
                        (long long)(r0 * (size_t)p->cols + k));
     write_rows(e, p, r0, n, src, load);
     return SF_OK;
+}
+
+/* Parameter i's rows r0 .. r0+n-1 <- already quantized rows: n x cols int8
+ * values in [-127, 127] and n little-endian float scales (finite, >= 0; may be
+ * unaligned), row r = q[r] * scales[r]. The q8 storages take them as they are
+ * (a q8 file loads bit for bit); float storages get the dequantized values. */
+int sf_encoder_set_rows_i8(sf_encoder *e, int i, size_t r0, size_t n, const int8_t *q, const void *scales, sf_error *err) {
+    sf_param *p = &e->params[i];
+    size_t K = (size_t)p->cols;
+    if (r0 > (size_t)p->rows || n > (size_t)p->rows - r0)
+        return sf_fail(err, SF_BAD_ARGUMENT, "weight '%s': rows %z.. +%z are outside its %d", p->name, (long long)r0, (long long)n, p->rows);
+    if (p->q8 == SF_Q8_PANELS && (r0 % SF_Q8_NR || (n % SF_Q8_NR && r0 + n != (size_t)p->rows)))
+        return sf_fail(err, SF_BAD_ARGUMENT, "weight '%s': a q8 chunk must start and end on a panel of %d rows", p->name, SF_Q8_NR);
+    for (size_t r = 0; r < n; r++) {
+        float s;
+        memcpy(&s, (const unsigned char *)scales + 4 * r, 4);
+        if (!(s >= 0 && s <= FLT_MAX))
+            return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s': the scale of row %z is %g (scales must be finite and >= 0)", p->name, (long long)(r0 + r), (double)s);
+    }
+    for (size_t k = 0; k < n * K; k++)
+        if (q[k] == -128)
+            return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s': int8 value -128 at index %z (symmetric int8 is in [-127, 127])", p->name, (long long)(r0 * K + k));
+    float *base = e->param_arena + p->offset;
+    if (p->q8 == SF_Q8_PANELS) {
+        q8_pack_linear_i8((char *)base + (r0 / SF_Q8_NR) * sf_q8_panel_bytes((int)K), q, scales, (int)n, (int)K);
+        return SF_OK;
+    }
+    if (p->q8 == SF_Q8_ROWS) {
+        for (size_t r = 0; r < n; r++) {
+            float *row = base + (r0 + r) * q8_row_floats((int)K);
+            memcpy(row, (const unsigned char *)scales + 4 * r, 4);
+            memcpy(row + 1, q + r * K, K);
+        }
+        return SF_OK;
+    }
+    float *w = malloc(K * sizeof(float)); /* one row dequantized at a time (loading, not forward) */
+    if (!w) return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory loading weight '%s'", p->name);
+    for (size_t r = 0; r < n; r++) {
+        float s;
+        memcpy(&s, (const unsigned char *)scales + 4 * r, 4);
+        for (size_t k = 0; k < K; k++) w[k] = (float)q[r * K + k] * s;
+        write_rows(e, p, r0 + r, 1, w, sf_load_f32);
+    }
+    free(w);
+    return SF_OK;
+}
+
+/* Parameter i as int8 rows and their scales (a q8 parameter: SF_Q8_PANELS or SF_Q8_ROWS). */
+void sf_encoder_get_param_i8(const sf_encoder *e, int i, int8_t *q, float *scales) {
+    const sf_param *p = &e->params[i];
+    const float *src = e->param_arena + p->offset;
+    if (p->q8 == SF_Q8_PANELS) q8_unpack_linear_i8(q, scales, src, p->rows, p->cols);
+    else
+        for (int r = 0; r < p->rows; r++) {
+            const float *row = src + (size_t)r * q8_row_floats(p->cols);
+            scales[r] = row[0];
+            memcpy(q + (size_t)r * p->cols, row + 1, (size_t)p->cols);
+        }
 }
 
 void sf_encoder_get_param(const sf_encoder *e, int i, float *dst) {

@@ -100,6 +100,12 @@ int sf_encoder_create_dtype(sf_encoder **out, const sf_config *cfg, int dtype, s
  * checked finite; a q8 Linear weight takes chunks that start on a panel
  * (a multiple of 8 rows) and end on one or at its last row. */
 int sf_encoder_set_rows(sf_encoder *e, int i, size_t r0, size_t n, const void *src, sf_load_fn load, sf_error *err);
+/* The same from int8 rows and a float scale per row (a q8 model file): int8 in
+ * [-127, 127], scales finite and >= 0, checked; q8 storages keep them bit for
+ * bit, float ones get q * scale. */
+int sf_encoder_set_rows_i8(sf_encoder *e, int i, size_t r0, size_t n, const int8_t *q, const void *scales, sf_error *err);
+/* A q8 parameter (p->q8 != SF_Q8_NONE) as (rows, cols) int8 and (rows) scales. */
+void sf_encoder_get_param_i8(const sf_encoder *e, int i, int8_t *q, float *scales);
 void sf_encoder_free(sf_encoder *e);
 
 /* Index of the parameter called name, or -1. */

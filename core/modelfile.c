@@ -1,8 +1,11 @@
 /* The model file: safetensors with the config in the metadata.
  *
  *   [u64 little-endian N][N bytes of JSON header][data]
- *   header = {"__metadata__": {"format": "swapformer", "config": "<config JSON>"},
- *             "<name>": {"dtype": "F32"|"F16"|"BF16", "shape": [...], "data_offsets": [begin, end]}, ...}
+ *   header = {"__metadata__": {"format": "swapformer", "config": "<config JSON>", "dtype"?: "f32"|"q8"},
+ *             "<name>": {"dtype": "F32"|"F16"|"BF16"|"I8", "shape": [...], "data_offsets": [begin, end]}, ...}
+ *
+ * A quantized weight (dtype "q8" files) is two tensors, the scales first:
+ * "<name>.scale" F32 [rows], then "<name>" I8 [rows, cols], row r = q[r] * scale[r].
  *
  * Everything in it is untrusted: offsets must lie inside the data, tile it
  * exactly (no overlap, no hole, nothing after the last tensor), and agree with
@@ -46,6 +49,8 @@ typedef struct {
     sf_load_fn load;
     int ndim;           /* its shape: ndim, and the first two sizes */
     size_t dim0, dim1;
+    int i8;             /* dtype I8: quantized rows, scaled by the tensor before it */
+    int scale;          /* "<param>.scale": the scales of the I8 tensor after it */
 } tensor;
 
 static int by_begin(const void *a, const void *b) {
@@ -75,10 +80,11 @@ static int read_tensor_entry(const sf_json *j, int m, const char *name, tensor *
     if (sf_json_string_is(j, dt, "F32")) t->elem = 4, t->load = sf_load_f32;
     else if (sf_json_string_is(j, dt, "F16")) t->elem = 2, t->load = load_f16;
     else if (sf_json_string_is(j, dt, "BF16")) t->elem = 2, t->load = load_bf16;
+    else if (sf_json_string_is(j, dt, "I8")) t->elem = 1, t->load = NULL, t->i8 = 1;
     else {
         char d[16] = "?";
         if (j->nodes[dt].type == SF_JSTRING) sf_json_string(j, dt, d, sizeof d);
-        return sf_fail(err, SF_BAD_FILE, "tensor '%s': dtype '%s' is not supported (F32, F16, BF16)", name, d);
+        return sf_fail(err, SF_BAD_FILE, "tensor '%s': dtype '%s' is not supported (F32, F16, BF16, I8)", name, d);
     }
     int dup = sf_json_duplicate(j, m);
     if (dup == -2) return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading the header");
@@ -123,12 +129,14 @@ struct sf_model_loader {
     int cur;        /* the tensor the next chunk belongs to (nt: all done) */
     size_t got;     /* bytes of ts[cur] received */
     size_t *plan;   /* SF_PLAN_FIELDS per tensor, for the bindings */
+    unsigned char *scales; /* the scales of the next I8 tensor, as they arrive (4 bytes a row) */
     int failed;     /* a chunk was refused: nothing more is accepted */
 };
 
 /* Skips the tensors that hold no bytes (they are complete as they are). */
 static void next_nonempty(sf_model_loader *l) {
-    while (l->cur < l->nt && l->ts[l->cur].end == l->ts[l->cur].begin) l->e->params[l->ts[l->cur++].param].set = 1;
+    for (; l->cur < l->nt && l->ts[l->cur].end == l->ts[l->cur].begin; l->cur++)
+        if (!l->ts[l->cur].scale) l->e->params[l->ts[l->cur].param].set = 1;
 }
 
 void sf_model_free(sf_model_loader *l) {
@@ -136,10 +144,24 @@ void sf_model_free(sf_model_loader *l) {
     sf_encoder_free(l->e);
     free(l->ts);
     free(l->plan);
+    free(l->scales);
     free(l);
 }
 
-int sf_model_begin(const unsigned char *head, size_t head_len, size_t file_len, sf_model_loader **out, sf_error *err) {
+/* The parameter a tensor named name fills: name itself, or for "<param>.scale"
+ * the param (t->scale set); -1 when the config has neither. */
+static int tensor_param(const sf_encoder *e, const char *name, tensor *t) {
+    int i = sf_encoder_find_param(e, name);
+    size_t n = strlen(name);
+    if (i >= 0 || n < 7 || strcmp(name + n - 6, ".scale")) return i;
+    char base[64];
+    memcpy(base, name, n - 6);
+    base[n - 6] = 0;
+    if ((i = sf_encoder_find_param(e, base)) >= 0) t->scale = 1;
+    return i;
+}
+
+int sf_model_begin(const unsigned char *head, size_t head_len, size_t file_len, int dtype, sf_model_loader **out, sf_error *err) {
     sf_json j = {0};
     sf_model_loader *l = NULL;
     int rc = SF_OK;
@@ -181,6 +203,10 @@ int sf_model_begin(const unsigned char *head, size_t head_len, size_t file_len, 
     size_t cl = sf_json_string_len(&j, cn);
     if (!(cfg_text = malloc(cl + 1))) { rc = sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading the config"); goto done; }
     sf_json_string(&j, cn, cfg_text, cl + 1);
+    int dn = sf_json_member(&j, meta, "dtype"), file_dtype = SF_DTYPE_F32;
+    if (dn >= 0 && sf_json_string_is(&j, dn, "q8")) file_dtype = SF_DTYPE_Q8;
+    else if (dn >= 0 && !sf_json_string_is(&j, dn, "f32")) { rc = sf_fail(err, SF_BAD_FILE, "model file: __metadata__.dtype must be \"f32\" or \"q8\""); goto done; }
+    if (dtype < 0) dtype = file_dtype;
     sf_config cfg;
     if ((rc = sf_config_parse(&cfg, cfg_text, cl, err))) goto done;
     free(cfg_text); /* before the arena: no hole left under it */
@@ -232,7 +258,7 @@ int sf_model_begin(const unsigned char *head, size_t head_len, size_t file_len, 
     }
 
     /* every tensor one the config expects, once, with its shape (in header order) */
-    if ((rc = sf_encoder_create(&l->e, &cfg, err))) goto done;
+    if ((rc = sf_encoder_create_dtype(&l->e, &cfg, dtype, err))) goto done;
     sf_encoder *e = l->e;
     qsort(l->ts, (size_t)nt, sizeof *l->ts, by_node);
     for (int i = 0; i < nt; i++) {
@@ -241,10 +267,18 @@ int sf_model_begin(const unsigned char *head, size_t head_len, size_t file_len, 
         char name[64];
         sf_json_key(&j, m, name, sizeof name);
         t->param = -1;
-        if (j.nodes[m].kend - j.nodes[m].kstart < sizeof name - 1 && !j.nodes[m].kescaped) t->param = sf_encoder_find_param(e, name);
+        if (j.nodes[m].kend - j.nodes[m].kstart < sizeof name - 1 && !j.nodes[m].kescaped) t->param = tensor_param(e, name, t);
         if (t->param < 0) { rc = sf_fail(err, SF_BAD_WEIGHTS, "model file has a tensor '%s' that this config does not use", name); goto done; }
         sf_param *p = &e->params[t->param];
+        if (t->scale) { /* checked against its I8 tensor below */
+            if (t->i8 || t->load != sf_load_f32 || t->ndim != 1 || t->dim0 != (size_t)p->rows || p->ndim != 2) {
+                rc = sf_fail(err, SF_BAD_WEIGHTS, "tensor '%s' must be F32 [%d], the scales of the I8 rows of a 2-D weight", name, p->rows);
+                goto done;
+            }
+            continue;
+        }
         if (p->set) { rc = sf_fail(err, SF_BAD_WEIGHTS, "model file has tensor '%s' twice", name); goto done; }
+        if (t->i8 && p->ndim != 2) { rc = sf_fail(err, SF_BAD_WEIGHTS, "tensor '%s' is I8: only 2-D weights may be quantized", name); goto done; }
         if (t->ndim != p->ndim || t->dim0 != (size_t)p->rows || (t->ndim == 2 && t->dim1 != (size_t)p->cols)) {
             if (p->ndim == 2) rc = sf_fail(err, SF_BAD_WEIGHTS, "tensor '%s' has the wrong shape; config needs [%d, %d]", name, p->rows, p->cols);
             else rc = sf_fail(err, SF_BAD_WEIGHTS, "tensor '%s' has the wrong shape; config needs [%d]", name, p->rows);
@@ -253,6 +287,19 @@ int sf_model_begin(const unsigned char *head, size_t head_len, size_t file_len, 
         p->set = 1; /* provisional, to catch duplicates; a tensor's last chunk sets it for real */
     }
     qsort(l->ts, (size_t)nt, sizeof *l->ts, by_begin); /* back to data order */
+    size_t most = 0; /* rows of the largest I8 tensor: its scales are held until its rows arrive */
+    for (int i = 0; i < nt; i++) {
+        tensor *t = &l->ts[i];
+        const tensor *next = i + 1 < nt ? &l->ts[i + 1] : NULL, *prev = i ? &l->ts[i - 1] : NULL;
+        if ((t->scale && !(next && next->i8 && next->param == t->param)) || (t->i8 && !(prev && prev->scale && prev->param == t->param))) {
+            const char *pn = e->params[t->param].name;
+            rc = sf_fail(err, SF_BAD_WEIGHTS, "tensor '%s%s': an I8 weight needs its scales '%s.scale' (F32) just before it in the data", pn,
+                         t->scale ? ".scale" : "", pn);
+            goto done;
+        }
+        if (t->i8 && t->dim0 > most) most = t->dim0;
+    }
+    if (most && !(l->scales = malloc(most * 4))) { rc = sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading the header"); goto done; }
     for (int i = 0; i < nt; i++) {
         tensor *t = &l->ts[i];
         sf_param *p = &e->params[t->param];
@@ -261,7 +308,7 @@ int sf_model_begin(const unsigned char *head, size_t head_len, size_t file_len, 
         f[0] = (size_t)t->param;
         f[1] = t->begin;
         f[2] = t->end;
-        f[3] = (size_t)p->cols * (size_t)t->elem; /* a row: [cols] of [rows, cols], one element of a vector */
+        f[3] = t->scale ? 4 : (size_t)p->cols * (size_t)t->elem; /* a row: [cols] of [rows, cols], one element of a vector or of scales */
     }
     next_nonempty(l);
 done:
@@ -273,48 +320,8 @@ done:
 }
 
 int sf_model_tensors(const sf_model_loader *l) { return l->nt; }
+int sf_model_dtype(const sf_model_loader *l) { return l->e->dtype; }
 const size_t *sf_model_plan(const sf_model_loader *l) { return l->plan; }
-
-/* Parameter p's rows [r0, r0 + n) <- n x cols values load(src, k), packed in
- * panels of SF_NR rows when it is a Linear weight. A chunk that starts on a
- * panel and ends on one (or at the last row) is packed by the kernels; any
- * other is scattered element by element (the arena is zeroed: the padding of
- * the last panel stays zero). */
-static void write_rows(sf_encoder *e, const sf_param *p, size_t r0, size_t n, const void *src, sf_load_fn load) {
-    float *base = e->param_arena + p->offset;
-    size_t K = (size_t)p->cols, count = n * K;
-    if (!p->packed) {
-        float *dst = base + r0 * K;
-        if (load == sf_load_f32) memcpy(dst, src, count * sizeof(float));
-        else for (size_t k = 0; k < count; k++) dst[k] = load(src, k);
-    } else if (r0 % SF_NR == 0 && (n % SF_NR == 0 || r0 + n == (size_t)p->rows)) {
-        if (load == sf_load_f32) pack_linear_f32(base + r0 * K, src, (int)n, (int)K);
-        else pack_linear(base + r0 * K, src, load, (int)n, (int)K);
-    } else {
-        for (size_t r = 0; r < n; r++) {
-            float *panel = base + (r0 + r) / SF_NR * SF_NR * K + (r0 + r) % SF_NR;
-            for (size_t k = 0; k < K; k++) panel[k * SF_NR] = load(src, r * K + k);
-        }
-    }
-}
-
-/* Index of the first NaN or +-Inf among count values, or count. */
-static size_t first_non_finite(const void *src, sf_load_fn load, size_t count) {
-    if (load == sf_load_f32) { /* exponent bits all ones, scanned as integers */
-        const unsigned char *b = src;
-        for (size_t k = 0; k < count; k++) {
-            uint32_t bits;
-            memcpy(&bits, b + 4 * k, 4);
-            if ((bits & 0x7F800000u) == 0x7F800000u) return k;
-        }
-        return count;
-    }
-    for (size_t k = 0; k < count; k++) {
-        float v = load(src, k);
-        if (v - v != 0) return k;
-    }
-    return count;
-}
 
 int sf_model_chunk(sf_model_loader *l, const void *src, size_t len, sf_error *err) {
     if (l->failed) return sf_fail(err, SF_BAD_ARGUMENT, "model load: a chunk was refused already; start again");
@@ -325,22 +332,23 @@ int sf_model_chunk(sf_model_loader *l, const void *src, size_t len, sf_error *er
     }
     tensor *t = &l->ts[l->cur];
     sf_param *p = &l->e->params[t->param];
-    size_t row = (size_t)p->cols * (size_t)t->elem, left = t->end - t->begin - l->got;
+    size_t row = t->scale ? 4 : (size_t)p->cols * (size_t)t->elem, left = t->end - t->begin - l->got;
     if (len > left || len % row) {
         l->failed = 1;
         return sf_fail(err, SF_BAD_ARGUMENT, "model load: a chunk of %z bytes for tensor '%s' (%z bytes left, rows of %z): chunks are whole rows of one tensor",
                        (long long)len, p->name, (long long)left, (long long)row);
     }
-    size_t r0 = l->got / row, n = len / row, count = n * (size_t)p->cols;
-    size_t k = first_non_finite(src, t->load, count);
-    if (k < count) {
+    size_t r0 = l->got / row, n = len / row;
+    int rc = SF_OK;
+    if (t->scale) memcpy(l->scales + 4 * r0, src, len); /* checked with their rows */
+    else if (t->i8) rc = sf_encoder_set_rows_i8(l->e, t->param, r0, n, src, l->scales + 4 * r0, err);
+    else rc = sf_encoder_set_rows(l->e, t->param, r0, n, src, t->load, err);
+    if (rc) {
         l->failed = 1;
-        return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s' holds a non-finite value (%g) at index %z", p->name, (double)t->load(src, k),
-                       (long long)(r0 * (size_t)p->cols + k));
+        return rc;
     }
-    write_rows(l->e, p, r0, n, src, t->load);
     if ((l->got += len) == t->end - t->begin) {
-        p->set = 1;
+        if (!t->scale) p->set = 1;
         l->cur++;
         l->got = 0;
         next_nonempty(l);
@@ -372,7 +380,7 @@ int sf_model_end(sf_model_loader *l, sf_encoder **out, sf_error *err) {
 int sf_model_load(const unsigned char *bytes, size_t len, sf_encoder **out, sf_error *err) {
     sf_model_loader *l;
     *out = NULL;
-    int rc = sf_model_begin(bytes, len, len, &l, err);
+    int rc = sf_model_begin(bytes, len, len, -1, &l, err);
     if (rc) return rc;
     unsigned long long hlen = 0;
     for (int i = 7; i >= 0; i--) hlen = hlen << 8 | bytes[i];
@@ -392,30 +400,49 @@ int sf_model_load(const unsigned char *bytes, size_t len, sf_encoder **out, sf_e
     return rc;
 }
 
+/* One header entry: "name": {"dtype": .., "shape": [rows(, cols)], "data_offsets": [at, at + bytes]}. */
+static void header_entry(sf_buf *h, const char *name, const char *suffix, const char *dtype, int rows, int cols, size_t at, size_t bytes) {
+    char full[64];
+    size_t n = strlen(name), m = strlen(suffix);
+    memcpy(full, name, n);
+    memcpy(full + n, suffix, m + 1);
+    sf_buf_str(h, ",");
+    sf_buf_json_string(h, full, n + m);
+    sf_buf_str(h, ":{\"dtype\":\"");
+    sf_buf_str(h, dtype);
+    sf_buf_str(h, "\",\"shape\":[");
+    sf_buf_json_number(h, rows);
+    if (cols) {
+        sf_buf_str(h, ",");
+        sf_buf_json_number(h, cols);
+    }
+    sf_buf_str(h, "],\"data_offsets\":[");
+    sf_buf_json_number(h, (double)at);
+    sf_buf_str(h, ",");
+    sf_buf_json_number(h, (double)(at + bytes));
+    sf_buf_str(h, "]}");
+}
+
 int sf_model_save(const sf_encoder *e, unsigned char **out, size_t *out_len, sf_error *err) {
     sf_buf cfg = {0}, h = {0};
     sf_config_write(&e->cfg, &cfg);
     sf_buf_str(&h, "{\"__metadata__\":{\"format\":\"swapformer\",\"config\":");
     sf_buf_json_string(&h, cfg.p ? cfg.p : "", cfg.n);
+    if (e->dtype == SF_DTYPE_Q8) sf_buf_str(&h, ",\"dtype\":\"q8\"");
     sf_buf_str(&h, "}");
     size_t at = 0;
-    for (int i = 0; i < e->n_params; i++) {
+    for (int i = 0; i < e->n_params; i++) { /* q8 weights: the scales, then the int8 rows */
         const sf_param *p = &e->params[i];
-        size_t bytes = (size_t)p->rows * (size_t)p->cols * 4;
-        sf_buf_str(&h, ",");
-        sf_buf_json_string(&h, p->name, strlen(p->name));
-        sf_buf_str(&h, ":{\"dtype\":\"F32\",\"shape\":[");
-        sf_buf_json_number(&h, p->rows);
-        if (p->ndim == 2) {
-            sf_buf_str(&h, ",");
-            sf_buf_json_number(&h, p->cols);
+        size_t elems = (size_t)p->rows * (size_t)p->cols;
+        if (p->q8) {
+            header_entry(&h, p->name, ".scale", "F32", p->rows, 0, at, (size_t)p->rows * 4);
+            at += (size_t)p->rows * 4;
+            header_entry(&h, p->name, "", "I8", p->rows, p->cols, at, elems);
+            at += elems;
+        } else {
+            header_entry(&h, p->name, "", "F32", p->rows, p->ndim == 2 ? p->cols : 0, at, elems * 4);
+            at += elems * 4;
         }
-        sf_buf_str(&h, "],\"data_offsets\":[");
-        sf_buf_json_number(&h, (double)at);
-        sf_buf_str(&h, ",");
-        sf_buf_json_number(&h, (double)(at + bytes));
-        sf_buf_str(&h, "]}");
-        at += bytes;
     }
     sf_buf_str(&h, "}");
     while (!h.failed && (h.n + 8) % 8) sf_buf_str(&h, " "); /* data starts 8-byte aligned */
@@ -429,10 +456,21 @@ int sf_model_save(const sf_encoder *e, unsigned char **out, size_t *out_len, sf_
     for (int i = 0; i < 8; i++) f[i] = (unsigned char)((unsigned long long)h.n >> (8 * i));
     memcpy(f + 8, h.p, h.n);
     unsigned char *d = f + 8 + h.n;
-    for (int i = 0; i < e->n_params; i++) {
+    for (int i = 0; i < e->n_params; i++) { /* wasm and x86 are little-endian; f32 data may be unaligned after I8 tensors */
         const sf_param *p = &e->params[i];
-        sf_encoder_get_param(e, i, (float *)(void *)d); /* wasm and x86 are little-endian */
-        d += (size_t)p->rows * (size_t)p->cols * 4;
+        size_t elems = (size_t)p->rows * (size_t)p->cols, bytes = p->q8 ? (size_t)p->rows * 4 + elems : elems * 4;
+        float *tmp = malloc(p->q8 ? (size_t)p->rows * 4 : bytes);
+        if (!tmp) {
+            free(f);
+            sf_buf_free(&cfg);
+            sf_buf_free(&h);
+            return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory saving the model (%z bytes)", (long long)bytes);
+        }
+        if (p->q8) sf_encoder_get_param_i8(e, i, (int8_t *)(d + (size_t)p->rows * 4), tmp);
+        else sf_encoder_get_param(e, i, tmp);
+        memcpy(d, tmp, p->q8 ? (size_t)p->rows * 4 : bytes);
+        free(tmp);
+        d += bytes;
     }
     sf_buf_free(&cfg);
     sf_buf_free(&h);
