@@ -162,13 +162,17 @@ setup_native() {
 }
 
 # The core compiled once per width (coverage instrumentation for libFuzzer included,
-# harmless elsewhere), two at a time: build/native64/*.o, build/native32/*.o.
+# harmless elsewhere), two at a time: build/native64/*.o, build/native32/*.o;
+# again whenever a source or header is newer than the last compile.
 native_objects() { # 64 | 32
   local bits="$1" dir="build/native$1" m=()
   [ "$bits" = 32 ] && m=("${M32[@]}")
+  if [ -f "$dir/.stamp" ] && [ -z "$(find core plugins build.sh -newer "$dir/.stamp" -type f | head -1)" ]; then return; fi
+  rm -rf "$dir"
   mkdir -p "$dir"
   printf '%s\n' "${SOURCES[@]}" | xargs -P 2 -I{} sh -c 'clang "$@" -c "{}" -o "'"$dir"'/$(echo "{}" | tr / _).o"' _ \
     "${m[@]}" "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer-no-link
+  touch "$dir/.stamp"
 }
 
 sanitize() {
@@ -193,8 +197,8 @@ fuzz() { # seconds per target and width
   local seconds="${1:-60}" target corpus bits bin rc log leaks
   setup_native
   rm -f build/crash-*
-  [ -d build/native64 ] || native_objects 64
-  [ -d build/native32 ] || native_objects 32
+  native_objects 64
+  native_objects 32
   for target in "${FUZZ_TARGETS[@]}"; do
     for bits in 64 32; do
       bin="build/fuzz_${target}${bits}"
