@@ -363,8 +363,8 @@ int sf_encoder_set_rows(sf_encoder *e, int i, size_t r0, size_t n, const void *s
 }
 
 /* Parameter i's rows r0 .. r0+n-1 <- already quantized rows: n x cols int8
- * values in [-127, 127] and n little-endian float scales (finite, >= 0; may be
- * unaligned), row r = q[r] * scales[r]. The q8 storages take them as they are
+ * values in [-127, 127] and n little-endian float scales (>= 0, 127 x scale
+ * finite; may be unaligned), row r = q[r] * scales[r]. The q8 storages take them as they are
  * (a q8 file loads bit for bit); float storages get the dequantized values. */
 int sf_encoder_set_rows_i8(sf_encoder *e, int i, size_t r0, size_t n, const int8_t *q, const void *scales, sf_error *err) {
     sf_param *p = &e->params[i];
@@ -376,8 +376,8 @@ int sf_encoder_set_rows_i8(sf_encoder *e, int i, size_t r0, size_t n, const int8
     for (size_t r = 0; r < n; r++) {
         float s;
         memcpy(&s, (const unsigned char *)scales + 4 * r, 4);
-        if (!(s >= 0 && s <= FLT_MAX))
-            return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s': the scale of row %z is %g (scales must be finite and >= 0)", p->name, (long long)(r0 + r), (double)s);
+        if (!(s >= 0 && s * 127.0f <= FLT_MAX)) /* so that every q * scale is a finite float32 */
+            return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s': the scale of row %z is %g (scales must be >= 0 and times 127 a finite float32)", p->name, (long long)(r0 + r), (double)s);
     }
     for (size_t k = 0; k < n * K; k++)
         if (q[k] == -128)
