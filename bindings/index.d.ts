@@ -157,7 +157,13 @@ export type WeightsInput = { readonly [name: string]: Numbers } | Map<string, Nu
 /** Copies of an encoder's tensors by name, row-major. */
 export type Weights = Record<string, Float32Array>;
 
+/** How an encoder holds its weights: float32, or int8 per row with a float32 scale
+ * (the Linear weights, token table and output head; activations quantized per row). */
+export type Dtype = 'f32' | 'q8';
+
 export interface CreateOptions {
+  /** Default 'f32'. */
+  dtype?: Dtype;
   /** Tensors by name; every tensor not given is initialised from seed. */
   weights?: WeightsInput;
   /** Initialises every weight not given; an integer in [0, 2^53). Default 0. */
@@ -188,7 +194,7 @@ export interface ForwardOptions {
   /** Also return the residual stream after the embeddings and after each layer (before the final norm). */
   outputHiddenStates?: boolean;
   /** Layers run as the identity (the residual stream passes through): ablations. */
-  skipLayers?: readonly number[];
+  skipLayers?: Numbers;
 }
 
 export interface Tensor<S extends number[] = number[]> {
@@ -258,6 +264,8 @@ export class Encoder {
   private constructor();
   /** The resolved config (deeply frozen). */
   readonly config: ResolvedConfig;
+  /** How the weights are held. */
+  readonly dtype: Dtype;
   /** Longest sequence the position plugin encodes: maxLen for 'learned', else Infinity. */
   readonly maxSequenceLength: number;
   readonly disposed: boolean;
@@ -321,7 +329,12 @@ export function configure(options: ConfigureOptions): void;
 /** A new encoder from a config; weights not given are initialised from seed. */
 export function createEncoder(config: Config, options?: CreateOptions): Promise<Encoder>;
 /** An encoder from a model file (safetensors with the config in its metadata; F32, F16 or BF16). */
-export function loadModel(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<Encoder>;
+export interface ModelOptions extends LoadOptions {
+  /** Default: the file's (__metadata__.dtype, else 'f32'); 'q8' quantizes an f32 file on load,
+   * 'f32' dequantizes a q8 one. */
+  dtype?: Dtype;
+}
+export function loadModel(bytes: Uint8Array | ArrayBuffer, options?: ModelOptions): Promise<Encoder>;
 /** The build a runtime runs ('relaxed-simd' or 'simd128', chosen by feature
  * detection or configure; 'custom' for a call's wasm option) and the bytes of
  * wasm memory its instance holds now. */
@@ -335,6 +348,8 @@ export function runtimeInfo(options?: LoadOptions): Promise<{
   threadsFallback: string | null;
   /** Whether this is a threaded build (shared memory). */
   threaded: boolean;
+  /** The build and int8 dot product of the q8 kernel: 'simd128 i32x4.dot_i16x8' or 'relaxed i16x8.dot_i8x16_i7x16 + extadd'... */
+  q8Kernel: string;
 }>;
 /** The names of the position and norm plugins, from the C registry. */
 export function listPlugins(options?: LoadOptions): Promise<{ position: string[]; norm: string[] }>;
@@ -405,7 +420,7 @@ export interface Progress {
   total: number | null;
 }
 
-export interface PretrainedOptions extends LoadOptions {
+export interface PretrainedOptions extends ModelOptions {
   /** Called as a downloaded file's bytes arrive, and once with loaded === total at its end. */
   onProgress?: (progress: Progress) => void;
   /** Default 'https://huggingface.co'. */

@@ -5,7 +5,7 @@
 import {
   createEncoder, loadModel, listPlugins, runtimeInfo, configure, features, ERROR_CODES, SwapformerError, Encoder,
   loadPretrained, Tokenizer, Pretrained, type Encoding, type PretrainedFamily,
-  type Config, type ErrorCode, type Ids, type Sequence, type Batch, type ForwardResult, type ResolvedConfig, type WasmSource,
+  type Config, type Dtype, type ErrorCode, type Ids, type Sequence, type Batch, type ForwardResult, type ResolvedConfig, type WasmSource,
 } from 'swapformer';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
@@ -113,6 +113,32 @@ export async function api(): Promise<void> {
   void threadsInUse;
   // @ts-expect-error threads is a number
   await createEncoder({ ...base, position: 'none' }, { threads: 'all' });
+  // the normalisation levers: config fields, the seeded initialisation, layers skipped per call
+  const levers = await createEncoder({ ...base, position: 'rope', qkNorm: 'rmsnorm', residualScale: 'deepnorm' }, { init: { outputScale: 'depth' } });
+  await createEncoder({ ...base, position: 'rope', qkNorm: 'none', residualScale: 0.5 }, { init: { outputScale: 0.25 } });
+  levers.forward([1, 2, 3], { skipLayers: [0] });
+  levers.forward([1, 2, 3], { skipLayers: Int32Array.of(1), outputHiddenStates: true });
+  // @ts-expect-error qkNorm is a norm plugin's name or 'none'
+  await createEncoder({ ...base, position: 'rope', qkNorm: 'l2' });
+  // @ts-expect-error residualScale is a number or 'deepnorm'
+  await createEncoder({ ...base, position: 'rope', residualScale: 'depth' });
+  // @ts-expect-error outputScale is 'depth' or a number
+  await createEncoder({ ...base, position: 'rope' }, { init: { outputScale: 'deepnorm' } });
+  // @ts-expect-error skipLayers lists layer indices
+  levers.forward([1, 2, 3], { skipLayers: 1 });
+  // int8: the dtype option, the encoder's dtype, the kernel's name
+  const q8 = await createEncoder({ ...base, position: 'none' }, { dtype: 'q8', threads: 2 });
+  expectType(q8.dtype).is<Dtype>(true);
+  expectType(q8.dtype).is<'f32' | 'q8'>(true);
+  await loadModel(q8.save(), { dtype: 'f32' });
+  await loadPretrained('Xenova/bge-small-en-v1.5', { dtype: 'q8' });
+  expectType(info.q8Kernel).is<string>(true);
+  // @ts-expect-error int8 is spelled 'q8'
+  await createEncoder({ ...base, position: 'none' }, { dtype: 'int8' });
+  // @ts-expect-error 'f16' is a file's storage (widened on load), not an encoder's dtype
+  await loadModel(q8.save(), { dtype: 'f16' });
+  // @ts-expect-error an encoder's dtype is read-only
+  q8.dtype = 'f32';
   const asyncOut: ForwardResult = await rope.forwardAsync([1, 2, 3], { typeIds: [0, 0, 0] });
   void asyncOut;
   configure({ wasmPaths: { simd: '/a/swapformer.wasm', simdThreads: '/a/swapformer-mt.wasm', relaxed: '/a/r.wasm', relaxedThreads: '/a/r-mt.wasm' } });
