@@ -104,11 +104,12 @@ const matrixPlan = (opts, counts) => counts.map((threads) => ({
 }));
 
 /**
- * The old cases' MiniLM-L6 rows (one thread, f32) out of the thread-count comparison's
- * one-thread run, in the form runCase returns (the same alternating rounds: measured once).
+ * The one-thread cases' MiniLM-L6 rows (f32) out of the thread-count comparison's
+ * one-thread run, in the form runCase returns (the same alternating rounds: measured
+ * once), failed ones included: they stand first in planner()'s order.
  */
 function oneThreadF32(matrix) {
-  return (matrix ?? []).filter((c) => c.threads === 1 && !c.error).map((c) => ({
+  return (matrix ?? []).filter((c) => c.threads === 1).map((c) => (c.error ? c : {
     ...c, results: c.results.filter((r) => r.dtype === 'f32' && r.threads === 1),
   }));
 }
@@ -965,7 +966,8 @@ Written by \`npm run bench\` (bench/bench.js) on ${M.date}. Do not edit by hand:
 - **Builds**: swapformer's SIMD build (\`dist/swapformer.wasm\`) and its relaxed-SIMD build
   (\`dist/swapformer-relaxed.wasm\`), copied at the start of the run (hashes above). The MiniLM shapes run
   both everywhere; BERT-base runs each environment's default only: the SIMD build in Node (relaxed SIMD
-  needs \`--experimental-wasm-relaxed-simd\` in Node 20), the relaxed build in Chromium.
+  needs \`--experimental-wasm-relaxed-simd\` in Node 20), the relaxed build in Chromium. With more than one
+  thread, their threaded twins (\`dist/swapformer-mt.wasm\`, \`dist/swapformer-relaxed-mt.wasm\`).
 - **Threads x dtypes** (MiniLM-L6, T=128 and T=512, ${(R.threadCounts ?? [1]).map(plural).join(', ')}): one fresh Node
   process (\`bench/matrix.js\`) and one fresh Chromium page per thread count (onnxruntime-web fixes its threads when
   its wasm starts), the page cross-origin isolated (COOP/COEP) so that it has SharedArrayBuffer. Runners alternate run by run:
@@ -981,7 +983,7 @@ Written by \`npm run bench\` (bench/bench.js) on ${M.date}. Do not edit by hand:
   QAttention on the quantized input and QKV weights. swapformer q8: int8 weights per output row, activations per row (u8 in the SIMD build, u7 in
   the relaxed one), int32 accumulation.
 - **int8 accuracy**: q8 against f32 of the same runtime and build, on the timed ids (the "check" column) and on
-  ${R.accuracy?.[0]?.sequences ?? 'several'} more sequences of ${R.accuracy?.[0]?.lengths.join(', ') ?? 'several'} tokens: cosine of every row (token) of the
+  ${R.accuracy?.[0] ? `${R.accuracy[0].sequences} other sequences (${R.accuracy[0].lengths.join(', ')} tokens)` : 'other sequences'}: cosine of every row (token) of the
   hidden states (>= 0.99 required), of the mean-pooled embeddings, and max |q8 - f32| / max |f32|.
 - **CPU profile** (Chromium): the relaxed build rebuilt with its name section (build.sh's flags, \`bench.js buildNamed\`),
   MiniLM-L6 T=512, one thread, CDP \`Profiler\` sampling over a few forwards after warm-up; self time per function.
@@ -991,7 +993,7 @@ Written by \`npm run bench\` (bench/bench.js) on ${M.date}. Do not edit by hand:
 - **Cross-check**: every f32 output against the first ORT graph's (swapformer-only cases: against the SIMD
   build's): max |a - b| / max |b| (<= 1e-3 required), on the same ids before timing.
 - **Timing**: warm-up rounds first (V8 starts wasm in its baseline tier), then the runtimes alternate run
-  by run (order reversed every other round), one thread, batch 1; medians. Input copy-in and output
+  by run (order reversed every other round), one thread (threads x dtypes: the case's thread count), batch 1; medians. Input copy-in and output
   copy-out are inside the timed call for both (\`forward(ids)\` / \`await session.run(feeds)\`).
 - **GFLOP/s**: ${H.FLOP_FORMULA}.
 - **Peak**: \`bench/peak.c\` (clang-16, wasm-ld-16): register-only kernels with N independent f32x4

@@ -137,7 +137,8 @@ export async function runBrowser(plan, { log = console.log } = {}) {
       await pp.close();
     }
     out.cases = [...(plan.seed ?? [])];
-    const next = !plan.cases ? () => null : typeof plan.cases === 'function' ? plan.cases : ((list) => (done) => list[done.length] ?? null)(plan.cases);
+    const queue = typeof plan.cases === 'function' ? null : [...(plan.cases ?? [])];
+    const next = queue ? () => queue.shift() ?? null : plan.cases;
     for (let spec = next(out.cases); spec; spec = next(out.cases)) {
       log(`  ${spec.shape} T=${spec.T} (chromium)`);
       await runOne(out.cases, spec, () => call('runCase', spec));
