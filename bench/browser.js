@@ -9,6 +9,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../web/server.js';
+import { cpuMeter } from './quiet.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'];
@@ -29,9 +30,47 @@ async function launch() {
 }
 
 /**
- * Runs the page benchmark. plan = {cases: [spec for page.runCase, ...] or a
- * function (results so far) -> next spec | null, cold: [{name, model, onnx,
- * T, vocab, runs}]}. Returns {version, relaxed, peaks, cases, cold, wasmFiles}.
+ * Chromium's CPU profile (CDP Profiler, through playwright's CDP session) of
+ * `runs` forwards of one encoder in the page (page.js profileSetup / profileRun),
+ * sampled every `interval` us. Resolves to {samples, ms, functions: [{name, url,
+ * selfMs}] by self time, heaviest first}: the time of each sample is that of its
+ * leaf function (V8 names wasm functions from the module's name section).
+ */
+async function cpuProfile(page, call, setup, { runs = 5, interval = 100 } = {}) {
+  const info = await call('profileSetup', setup);
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval });
+  await cdp.send('Profiler.start');
+  const wall = await call('profileRun', runs);
+  const { profile } = await cdp.send('Profiler.stop');
+  await cdp.send('Profiler.disable');
+  await cdp.detach();
+  await call('profileClose');
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map();
+  let total = 0;
+  profile.samples.forEach((id, i) => {
+    const n = byId.get(id), dt = (profile.timeDeltas[i] ?? 0) / 1000;
+    const key = `${n.callFrame.functionName || '(anonymous)'}\u0000${n.callFrame.url}`;
+    self.set(key, (self.get(key) ?? 0) + dt);
+    total += dt;
+  });
+  const functions = [...self.entries()].map(([k, ms]) => {
+    const [name, url] = k.split('\u0000');
+    return { name, url: url.replace(/^https?:\/\/[^/]+/, ''), selfMs: ms };
+  }).sort((a, b) => b.selfMs - a.selfMs);
+  return { ...info, runs, wallMs: wall, interval, samples: profile.samples.length, ms: total, functions };
+}
+
+/**
+ * Runs the page benchmark. plan = {matrix: [{threads, cases: [spec for
+ * page.runMatrix, ...]}] (one page each: onnxruntime-web reads its thread count
+ * once), peaks: false to skip the peak, seed: cases measured already (the
+ * start of `cases`), cases: [spec for page.runCase, ...] or a function (results so
+ * far) -> next spec | null, profiles: [spec for page.profileSetup, ...], cold:
+ * [{name, model, onnx, T, vocab, runs}]}. Returns {version, relaxed, peaks, matrix,
+ * cases, profiles, cold, wasmFiles}.
  */
 export async function runBrowser(plan, { log = console.log } = {}) {
   const srv = await serve();
@@ -46,26 +85,65 @@ export async function runBrowser(plan, { log = console.log } = {}) {
     if (!(await page.evaluate(() => self.crossOriginIsolated))) log('  [chromium] warning: page is not cross-origin isolated');
     return page;
   };
-  try {
+  // a fresh context (no HTTP or code cache) and page; call(fn, arg) runs page.js's fn there
+  const openPage = async () => {
     const ctx = await browser.newContext();
     const page = await newPage(ctx);
-    const call = (fn, arg) => page.evaluate(async ([fn, arg]) => (await import('/bench/page.js'))[fn](arg), [fn, arg]);
+    return { page, call: (fn, arg) => page.evaluate(async ([fn, arg]) => (await import('/bench/page.js'))[fn](arg), [fn, arg]), close: () => ctx.close() };
+  };
+  // one case, the machine's load alongside; a failure becomes a row with its error
+  const runOne = async (list, spec, fn) => {
+    const meter = cpuMeter();
+    try {
+      const c = await fn();
+      c.machine = meter.stop();
+      list.push(c);
+    } catch (e) {
+      log(`  ${spec.shape} T=${spec.T}: ${e.message.split('\n')[0]}`);
+      list.push({ shape: spec.shape, T: spec.T, threads: spec.threads ?? 1, error: e.message.split('\n')[0] });
+    }
+  };
+  try {
+    const { call, close } = await openPage();
     out.relaxed = await call('relaxedSupported');
     log(`Chromium ${out.version}: relaxed SIMD ${out.relaxed ? 'on' : 'off'}`);
-    out.peaks = { plain: await call('peak', 'peak') };
-    if (out.relaxed) out.peaks.relaxed = await call('peak', 'peak-relaxed');
-    for (const [k, p] of Object.entries(out.peaks)) log(`  peak ${k}: reg ${p.reg.toFixed(1)} GFLOP/s (N=${p.regN}), gemm ${p.gemm.toFixed(1)} (${p.gemmKernel})`);
-    const next = typeof plan.cases === 'function' ? plan.cases : ((list) => (done) => list[done.length] ?? null)(plan.cases);
+    if (plan.peaks !== false) {
+      out.peaks = { plain: await call('peak', 'peak') };
+      if (out.relaxed) out.peaks.relaxed = await call('peak', 'peak-relaxed');
+      for (const [k, p] of Object.entries(out.peaks)) log(`  peak ${k}: reg ${p.reg.toFixed(1)} GFLOP/s (N=${p.regN}), gemm ${p.gemm.toFixed(1)} (${p.gemmKernel})`);
+    }
+    out.matrix = [];
+    for (const m of plan.matrix ?? []) {
+      // a fresh page (and context) per thread count: onnxruntime-web's threads are fixed when its wasm starts
+      const mp = await openPage();
+      for (const spec of m.cases) {
+        log(`  ${spec.shape} T=${spec.T}, ${spec.threads} thread${spec.threads > 1 ? 's' : ''} (chromium)`);
+        await runOne(out.matrix, spec, () => mp.call('runMatrix', spec));
+      }
+      await mp.close();
+    }
+    out.profiles = [];
+    for (const spec of plan.profiles ?? []) { // each in a fresh page
+      const pp = await openPage();
+      log(`  profile: ${spec.label} T=${spec.T}, ${spec.runs} forwards (chromium, CDP Profiler)`);
+      try {
+        const p = await cpuProfile(pp.page, pp.call, spec, { runs: spec.runs });
+        log(`    ${p.ms.toFixed(0)} ms sampled in ${p.samples} samples; heaviest: ${p.functions.slice(0, 6).map((f) => `${f.name} ${(100 * f.selfMs / p.ms).toFixed(0)}%`).join(', ')}`);
+        out.profiles.push({ ...spec, ...p });
+      } catch (e) {
+        log(`    profile failed: ${e.message.split('\n')[0]}`);
+        out.profiles.push({ ...spec, error: e.message.split('\n')[0] });
+      }
+      await pp.close();
+    }
+    out.cases = [...(plan.seed ?? [])];
+    const queue = typeof plan.cases === 'function' ? null : [...(plan.cases ?? [])];
+    const next = queue ? () => queue.shift() ?? null : plan.cases;
     for (let spec = next(out.cases); spec; spec = next(out.cases)) {
       log(`  ${spec.shape} T=${spec.T} (chromium)`);
-      try {
-        out.cases.push(await call('runCase', spec));
-      } catch (e) {
-        log(`  ${spec.shape} T=${spec.T}: ${e.message.split('\n')[0]}`);
-        out.cases.push({ shape: spec.shape, T: spec.T, error: e.message.split('\n')[0] });
-      }
+      await runOne(out.cases, spec, () => call('runCase', spec));
     }
-    await ctx.close();
+    await close();
     if (plan.cold) {
       // every cold start in a new browser context: no HTTP cache, no wasm code cache
       out.cold = {};
@@ -73,11 +151,9 @@ export async function runBrowser(plan, { log = console.log } = {}) {
         const times = out.cold[c.name] = { swapformer: [], ort: [] };
         for (let i = 0; i < c.runs; i++) {
           for (const rt of i % 2 ? ['ort', 'swapformer'] : ['swapformer', 'ort']) {
-            const cctx = await browser.newContext();
-            const p = await newPage(cctx);
-            times[rt].push(await p.evaluate(async (a) => (await import('/bench/page.js')).coldStart(a),
-              { runtime: rt, model: rt === 'ort' ? c.onnx : c.model, T: c.T, vocab: c.vocab, relaxedBuilt: c.relaxedBuilt }));
-            await cctx.close();
+            const cp = await openPage();
+            times[rt].push(await cp.call('coldStart', { runtime: rt, model: rt === 'ort' ? c.onnx : c.model, T: c.T, vocab: c.vocab, relaxedBuilt: c.relaxedBuilt }));
+            await cp.close();
           }
         }
         log(`  cold start ${c.name}: swapformer ${times.swapformer.map((t) => t.coldMs.toFixed(0)).join(' ')} ms; ORT ${times.ort.map((t) => t.coldMs.toFixed(0)).join(' ')} ms`);

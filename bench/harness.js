@@ -161,36 +161,102 @@ export function bestPeaks(a, b) {
 }
 
 /**
+ * How close an output is to a reference, both [T, C] row-major: max |a - b| / max |b|
+ * (rel), the cosine similarity of each row (a token's hidden state: the smallest,
+ * minCos, and the mean, meanCos) and of the mean-pooled rows (pooledCos, the
+ * sentence embedding of mean pooling).
+ */
+export function agreement(a, b, C) {
+  const T = a.length / C;
+  let minCos = 1, sumCos = 0;
+  const pa = new Float64Array(C), pb = new Float64Array(C);
+  for (let t = 0; t < T; t++) {
+    let ab = 0, aa = 0, bb = 0;
+    for (let c = 0, i = t * C; c < C; c++, i++) {
+      ab += a[i] * b[i], aa += a[i] * a[i], bb += b[i] * b[i];
+      pa[c] += a[i], pb[c] += b[i];
+    }
+    const cos = ab / Math.sqrt(aa * bb);
+    minCos = Math.min(minCos, cos), sumCos += cos;
+  }
+  let ab = 0, aa = 0, bb = 0;
+  for (let c = 0; c < C; c++) ab += pa[c] * pb[c], aa += pa[c] * pa[c], bb += pb[c] * pb[c];
+  return { rel: relDiff(a, b), minCos, meanCos: sumCos / T, pooledCos: ab / Math.sqrt(aa * bb) };
+}
+
+/** Whether two outputs are the same bits. */
+export function identical(a, b) {
+  if (a.length !== b.length) return false;
+  const x = new Uint32Array(a.buffer, a.byteOffset, a.length), y = new Uint32Array(b.buffer, b.byteOffset, b.length);
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
+}
+
+/**
  * One comparison case, in Node or in the page. spec = {shape, cfg, T,
- * onnx: [{label, ...}], swap: [{label, relaxed?, ...}], warmup, runs};
- * openOrt(g) / openSwap(s) load one runtime and resolve to
- * {run: (ids) => Float32Array | Promise<Float32Array>, close}. The output of
- * every runtime is compared with the first one's (the first ORT graph when
- * there is one, else swapformer's SIMD build): max |a - b| / max |b|.
+ * onnx: [{label, dtype?, ref?, ...}], swap: [{label, relaxed?, dtype?, threads?, ref?, same?, ...}],
+ * warmup, runs}; openOrt(g) / openSwap(s) load one runtime and resolve to
+ * {run: () => Float32Array | Promise<Float32Array>, close}.
+ *
+ * Cross-check, on the same ids before timing: every f32 output against the first
+ * runner's (an ORT f32 graph when there is one, else swapformer's SIMD build):
+ * diff = max |a - b| / max |b|. A q8 runner names its f32 sibling (ref): diff and
+ * agree (row and pooled cosines) are against that output, the cost of int8.
+ * A runner with `same` (another runner's label: the same build at another
+ * thread count) must give the same bits: identical.
  */
 export async function runCase(spec, { openOrt, openSwap, log = () => {} }) {
   const ids = makeIds(spec.T, spec.cfg.vocabSize);
   const runners = [];
   try {
-    for (const g of spec.onnx) runners.push({ label: g.label, ort: true, ...(await openOrt(g, ids)) });
-    for (const s of spec.swap) runners.push({ label: s.label, relaxed: !!s.relaxed, ...(await openSwap(s, ids)) });
+    for (const g of spec.onnx) runners.push({ ...g, label: g.label, ort: true, ...(await openOrt(g, ids)) });
+    for (const s of spec.swap) runners.push({ ...s, label: s.label, relaxed: !!s.relaxed, ...(await openSwap(s, ids)) });
     const outs = [];
-    for (const r of runners) outs.push(await r.run());
-    const diffs = outs.map((o, k) => (k === 0 ? undefined : relDiff(o, outs[0])));
-    log(`    cross-check vs ${runners[0].label}: ${runners.slice(1).map((r, k) => `${r.label} ${diffs[k + 1]?.toExponential(2)}`).join(', ') || '-'}`);
+    for (const r of runners) outs.push((await r.run()).slice());
+    const at = (label) => runners.findIndex((r) => r.label === label);
+    const checks = runners.map((r, k) => {
+      const c = {};
+      const ref = r.ref !== undefined ? at(r.ref) : (r.dtype ?? 'f32') === 'f32' && k > 0 ? 0 : -1;
+      if (ref >= 0) {
+        c.diff = relDiff(outs[k], outs[ref]);
+        c.diffRef = runners[ref].label;
+        if (r.ref !== undefined) c.agree = agreement(outs[k], outs[ref], spec.cfg.dModel);
+      }
+      if (r.same !== undefined && at(r.same) >= 0) c.identical = identical(outs[k], outs[at(r.same)]);
+      return c;
+    });
+    log(`    cross-check: ${runners.map((r, k) => [k, checks[k]]).filter(([, c]) => c.diff !== undefined || c.identical !== undefined).map(([k, c]) =>
+      `${runners[k].label}${c.diff !== undefined ? ` ${c.diff.toExponential(2)} vs ${c.diffRef}` : ''}` +
+      `${c.agree ? ` (min row cos ${c.agree.minCos.toFixed(5)}, pooled ${c.agree.pooledCos.toFixed(6)})` : ''}` +
+      `${c.identical !== undefined ? ` ${c.identical ? 'same bits as' : 'DIFFERENT bits from'} ${runners[k].same}` : ''}`).join('; ') || '-'}`);
     const res = await timeAlternating(runners, { warmup: spec.warmup, runs: spec.runs, log });
     return {
-      shape: spec.shape, T: spec.T, flops: flops(spec.cfg, spec.T), ortGraphs: spec.onnx.length,
-      results: res.map((r, k) => ({ ...r, diff: diffs[k], relaxed: !!runners[k].relaxed, ort: !!runners[k].ort })),
+      shape: spec.shape, T: spec.T, threads: spec.threads ?? 1, flops: flops(spec.cfg, spec.T), ortGraphs: spec.onnx.filter((g) => (g.dtype ?? 'f32') === 'f32').length,
+      results: res.map((r, k) => ({
+        ...r, ...checks[k], relaxed: !!runners[k].relaxed, ort: !!runners[k].ort, dtype: runners[k].dtype ?? 'f32',
+        threads: runners[k].threads ?? spec.threads ?? 1, graph: runners[k].graph, same: runners[k].same, ...(runners[k].info ? { info: runners[k].info } : {}),
+      })),
     };
   } finally {
     for (const r of runners) await r.close?.();
   }
 }
 
-/** The fastest ORT result of a finished case, or undefined. */
-export function ortBest(c) {
-  const o = (c.results ?? []).filter((r) => r.ort);
+/** onnxruntime-web's session options in every comparison. */
+export const ORT_SESSION = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
+
+/** onnxruntime-web's input for ids: int64 input_ids [1, T]. */
+export const ortFeeds = (ort, ids) => ({ input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]) });
+
+/** An onnxruntime-web runner of a comparison (ort: the module, bytes: the ONNX file): {run: () => the output for ids, close}. */
+export async function openOrtRunner(ort, bytes, ids) {
+  const session = await ort.InferenceSession.create(bytes, ORT_SESSION), feeds = ortFeeds(ort, ids);
+  return { run: async () => (await session.run(feeds)).last_hidden_state.data, close: () => session.release() };
+}
+
+/** The fastest ORT result of a finished case (of one dtype), or undefined. */
+export function ortBest(c, dtype = 'f32') {
+  const o = (c.results ?? []).filter((r) => r.ort && (r.dtype ?? 'f32') === dtype);
   return o.length ? o.reduce((a, b) => (b.median < a.median ? b : a)) : undefined;
 }
 
@@ -244,3 +310,53 @@ export const COMPARISON_HEAD = ['case', 'runtime', 'median ms', 'GFLOP/s', 'vs O
 
 /** The peak of a build: the best of its kernels (register-only or L1 gemm). */
 export const peakOf = (p) => Math.max(p.reg, p.gemm);
+
+// ------------------------------------------------------------------ threads and dtypes
+
+/**
+ * Opens a swapformer runner of the thread/dtype comparison (Node and the page alike):
+ * s = {label, relaxed, dtype: 'f32' | 'q8', threads}; wasmPaths = configure()'s
+ * {simd, relaxed, simdThreads, relaxedThreads} (the copies of dist/ the run
+ * measures: bytes or compiled modules in Node, URLs in the page). One thread runs
+ * the single-threaded build, more the threaded one (its pool), as a user gets them:
+ * loadModel(bytes, {dtype, threads}) of the f32 file (q8: quantized as it loads).
+ */
+export async function openSwapformer(sf, s, ids, { bytes, wasmPaths }) {
+  sf.configure({ wasmPaths, build: s.relaxed ? 'relaxed-simd' : 'simd128' });
+  const threads = s.threads ?? 1, dtype = s.dtype ?? 'f32';
+  const enc = await sf.loadModel(bytes, { threads, dtype });
+  if (enc.dtype !== dtype) throw new Error(`${s.label}: loadModel gave a ${enc.dtype} encoder`);
+  const info = await sf.runtimeInfo({ threads });
+  return {
+    run: () => enc.forward(ids).data,
+    close: () => enc.dispose(),
+    info: { build: info.build, threaded: info.threaded, threads: info.threads, threadsFallback: info.threadsFallback, q8Kernel: info.q8Kernel },
+  };
+}
+
+/**
+ * The runners of one thread count's comparison: onnxruntime-web's f32 and q8
+ * graphs (the q8 one names its f32 sibling as ref), swapformer's SIMD and relaxed
+ * builds in f32 and q8 (q8: ref its f32 sibling), all at `threads`; with
+ * `scaling` (thread counts below it), the same swapformer runners again at those,
+ * each of which must give the same bits as its sibling at `threads`.
+ */
+export function matrixRunners({ threads, graphs, relaxed, scaling = [] }) {
+  const onnx = [];
+  for (const g of graphs) onnx.push({ label: `ORT ${g}`, graph: g, dtype: 'f32' });
+  for (const g of graphs) onnx.push({ label: `ORT ${g} q8`, graph: `${g}-q8`, dtype: 'q8', ref: `ORT ${g}` });
+  const swap = [];
+  const builds = relaxed ? [false, true] : [false];
+  const name = (rx, q8, t) => `swapformer${rx ? ' relaxed' : ''}${q8 ? ' q8' : ''}${t === threads ? '' : ` (${t} thread${t > 1 ? 's' : ''})`}`;
+  for (const t of [threads, ...scaling]) {
+    for (const q8 of [false, true]) {
+      for (const rx of builds) {
+        swap.push({
+          label: name(rx, q8, t), relaxed: rx, dtype: q8 ? 'q8' : 'f32', threads: t,
+          ...(q8 ? { ref: name(rx, false, t) } : {}), ...(t === threads ? {} : { same: name(rx, q8, threads) }),
+        });
+      }
+    }
+  }
+  return { onnx, swap };
+}

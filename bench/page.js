@@ -3,11 +3,10 @@
 // differs: fetch instead of fs. Served from the repository root, so
 // /bindings/index.js, /bench/.cache/* and /node_modules/... resolve. The swapformer
 // binaries are the copies bench.js took of dist/ at its start (/bench/.cache/dist/).
-import { runPeak, makeIds, runCase as harnessRunCase } from './harness.js';
+import { runPeak, makeIds, runCase as harnessRunCase, openSwapformer, openOrtRunner, matrixRunners, SHAPES, ORT_SESSION, ortFeeds } from './harness.js';
 
 const ORT_DIST = '/node_modules/onnxruntime-web/dist/';
 const SWAP_DIST = '/bench/.cache/dist/';
-const ORT_SESSION = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
 const bytesOf = async (url) => {
   const r = await fetch(url);
   if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
@@ -16,10 +15,12 @@ const bytesOf = async (url) => {
 const log = (s) => console.log(s);
 
 let ortModule;
+// onnxruntime-web reads numThreads once, when its wasm starts: one page per thread count
+let ortThreads = 1;
 async function loadOrt() {
   if (!ortModule) {
     ortModule = await import(`${ORT_DIST}ort.wasm.min.mjs`);
-    ortModule.env.wasm.numThreads = 1;
+    ortModule.env.wasm.numThreads = ortThreads;
     ortModule.env.wasm.wasmPaths = ORT_DIST;
   }
   return ortModule;
@@ -54,11 +55,7 @@ export async function runCase(spec) {
   const modelBytes = spec.swap.length ? await bytesOf(spec.model) : null;
   return harnessRunCase(spec, {
     log,
-    openOrt: async (g, ids) => {
-      const session = await ort.InferenceSession.create(await bytesOf(g.url), ORT_SESSION);
-      const feeds = { input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]) };
-      return { run: async () => (await session.run(feeds)).last_hidden_state.data, close: () => session.release() };
-    },
+    openOrt: async (g, ids) => openOrtRunner(ort, await bytesOf(g.url), ids),
     openSwap: async (s, ids) => {
       const enc = await sf.loadModel(modelBytes, { wasm: await swapformerWasm(s.file) });
       return { run: () => enc.forward(ids).data, close: () => enc.dispose() };
@@ -90,8 +87,67 @@ export async function coldStart({ runtime, model, T, vocab, relaxedBuilt }) {
     tFetch = performance.now();
     const session = await ort.InferenceSession.create(bytes, ORT_SESSION);
     tLoad = performance.now();
-    await session.run({ input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, T]) });
+    await session.run(ortFeeds(ort, ids));
   }
   const t1 = performance.now();
   return { coldMs: t1 - t0, importMs: tImport - t0, fetchMs: tFetch - tImport, loadMs: tLoad - tFetch, firstMs: t1 - tLoad };
+}
+
+// The swapformer builds the comparison of thread counts and dtypes uses (URLs of the copies).
+const WASM_PATHS = {
+  simd: `${SWAP_DIST}swapformer.wasm`, relaxed: `${SWAP_DIST}swapformer-relaxed.wasm`,
+  simdThreads: `${SWAP_DIST}swapformer-mt.wasm`, relaxedThreads: `${SWAP_DIST}swapformer-relaxed-mt.wasm`,
+};
+
+/**
+ * One case of the threads x dtype comparison in this (fresh) page: spec = {threads,
+ * shape, T, warmup, runs, model: URL, onnx: {graph: URL}, relaxed, scaling}
+ * (see bench/matrix.js, its Node twin).
+ */
+export async function runMatrix(spec) {
+  if (ortModule && ortThreads !== spec.threads) throw new Error(`this page's onnxruntime-web runs ${ortThreads} threads, not ${spec.threads}: use a new page`);
+  ortThreads = spec.threads;
+  const sf = await import('/bindings/index.js');
+  const ort = await loadOrt();
+  const bytes = await bytesOf(spec.model);
+  const { onnx, swap } = matrixRunners({ threads: spec.threads, graphs: Object.keys(spec.onnx).filter((g) => !g.endsWith('-q8')), relaxed: spec.relaxed, scaling: spec.scaling });
+  const c = await harnessRunCase({ shape: spec.shape, cfg: SHAPES[spec.shape], T: spec.T, warmup: spec.warmup, runs: spec.runs, threads: spec.threads, onnx, swap }, {
+    log,
+    openOrt: async (g, ids) => openOrtRunner(ort, await bytesOf(spec.onnx[g.graph]), ids),
+    openSwap: (s, ids) => openSwapformer(sf, s, ids, { bytes, wasmPaths: WASM_PATHS }),
+  });
+  c.page = { crossOriginIsolated: self.crossOriginIsolated, hardwareConcurrency: navigator.hardwareConcurrency, ortThreads: ort.env.wasm.numThreads };
+  return c;
+}
+
+// ------------------------------------------------------------------ profile (bench/browser.js cpuProfile)
+
+let profiled = null;
+
+/** One encoder for the CPU profile: spec = {model: URL, wasm: URL (a build with its name section), dtype, T, vocab}; a few warm-up forwards. */
+export async function profileSetup(spec) {
+  const sf = await import('/bindings/index.js');
+  const bytes = await bytesOf(spec.model);
+  const wasm = await WebAssembly.compile(await bytesOf(spec.wasm));
+  const enc = await sf.loadModel(bytes, { wasm, dtype: spec.dtype });
+  const ids = makeIds(spec.T, spec.vocab);
+  for (let i = 0; i < (spec.warmup ?? 2); i++) enc.forward(ids);
+  profiled = { enc, ids };
+  return { dtype: enc.dtype };
+}
+
+/** n forwards of the profiled encoder; resolves to their wall times, ms. */
+export async function profileRun(n) {
+  const times = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    profiled.enc.forward(profiled.ids);
+    times.push(performance.now() - t0);
+  }
+  return times;
+}
+
+export async function profileClose() {
+  profiled?.enc.dispose();
+  profiled = null;
 }

@@ -2,7 +2,12 @@
 // (bench.js runs it as a child). Prints one JSON line.
 //
 //   node bench/probe.js '{"runtime":"swapformer"|"ort","model":PATH,"T":128,
-//                        "wasm":PATH?, "long":false, "reload":false}'
+//                        "wasm":PATH?, "long":false, "reload":false,
+//                        "dtype":"f32"|"q8", "threads":1, "snap":{simd, simdThreads, ...}}'
+//
+// dtype 'q8' (swapformer): loadModel(bytes, {dtype: 'q8'}) of the f32 file. threads > 1:
+// swapformer through configure({wasmPaths: snap}) and loadModel's threads (the threaded
+// build: its shared memory, the workers' stacks); onnxruntime-web with env.wasm.numThreads.
 //
 // Cold start: from just before `import` of the runtime to the first output in
 // hand (reading the model file, compiling and instantiating the wasm, loading
@@ -21,7 +26,7 @@
 // that forward's activation memory (to within the last growth's slack, well
 // under 1 MB).
 import { readFileSync, existsSync } from 'node:fs';
-import { makeIds } from './harness.js';
+import { makeIds, ORT_SESSION, ortFeeds } from './harness.js';
 
 const t0 = performance.now();
 const spec = JSON.parse(process.argv[2]);
@@ -60,10 +65,17 @@ if (spec.runtime === 'swapformer') {
   // spec.wasm: a binary to use; spec.distDir: where the feature-detected default is taken from
   const relaxed = sf.features?.relaxedSimd && spec.distDir && existsSync(`${spec.distDir}/swapformer-relaxed.wasm`);
   const file = spec.wasm ?? (spec.distDir && `${spec.distDir}/${relaxed ? 'swapformer-relaxed.wasm' : 'swapformer.wasm'}`);
-  const opts = file ? { wasm: readFileSync(file) } : {};
+  const threads = spec.threads ?? 1, dtype = spec.dtype ?? 'f32';
+  let opts = file ? { wasm: readFileSync(file) } : {};
+  if (threads > 1) { // the threaded build, as a user gets it: no wasm option (it would mean one thread)
+    sf.configure({ wasmPaths: Object.fromEntries(Object.entries(spec.snap).map(([k, f]) => [k, readFileSync(f)])), build: 'simd128' });
+    opts = { threads };
+  }
   const bytes = readFileSync(spec.model);
   const tFetch = performance.now();
-  const enc = await sf.loadModel(bytes, opts);
+  const enc = await sf.loadModel(bytes, { ...opts, dtype });
+  out.dtype = enc.dtype;
+  out.threads = threads;
   out.build = spec.wasm ? spec.wasm.split('/').pop() : relaxed ? 'default (relaxed)' : 'default';
   out.file = file;
   const tLoad = performance.now();
@@ -102,7 +114,7 @@ if (spec.runtime === 'swapformer') {
     out.weightBytes = Object.values(enc.weightShapes()).reduce((s, sh) => s + 4 * sh.reduce((a, b) => a * b, 1), 0);
     if (spec.reload) { // dispose, load the same file again, one forward: does the memory grow?
       enc.dispose();
-      const again = await sf.loadModel(bytes, opts);
+      const again = await sf.loadModel(bytes, { ...opts, dtype });
       again.forward(ids);
       out.memReload = wasmBytes();
       again.dispose();
@@ -110,23 +122,23 @@ if (spec.runtime === 'swapformer') {
   }
 } else if (spec.runtime === 'ort') {
   const ort = await import('onnxruntime-web');
-  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.numThreads = spec.threads ?? 1;
+  out.threads = ort.env.wasm.numThreads;
   const tImport = performance.now();
   const bytes = readFileSync(spec.model);
   const tFetch = performance.now();
-  const session = await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+  const session = await ort.InferenceSession.create(bytes, ORT_SESSION);
   const tLoad = performance.now();
   out.memLoaded = wasmBytes();
-  const feeds = { input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, spec.T]) };
-  const y = await session.run(feeds);
+  const y = await session.run(ortFeeds(ort, ids));
   const t1 = performance.now();
   if (!(y.last_hidden_state.data.length > 0)) throw new Error('no output');
   Object.assign(out, { coldMs: t1 - t0, importMs: tImport - t0, fetchMs: tFetch - tImport, loadMs: tLoad - tFetch, firstMs: t1 - tLoad });
   out.memAfter = wasmBytes();
   if (spec.reload) { // release the session, create it again, one run
     await session.release();
-    const again = await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
-    await again.run(feeds);
+    const again = await ort.InferenceSession.create(bytes, ORT_SESSION);
+    await again.run(ortFeeds(ort, ids));
     out.memReload = wasmBytes();
     await again.release();
   }
