@@ -211,10 +211,11 @@ export function buildNamed() {
     const obj = join(CACHE, 'named');
     rmSync(obj, { recursive: true, force: true });
     mkdirSync(obj, { recursive: true });
-    const HOT = new RegExp(readFileSync(join(ROOT, 'build.sh'), 'utf8').match(/^HOT='([^']*)'/m)[1]); // build.sh's -O3 + LTO files
+    const buildSh = readFileSync(join(ROOT, 'build.sh'), 'utf8');
+    const HOT = new RegExp(buildSh.match(/^HOT='([^']*)'/m)[1]), HOT_OPT = buildSh.match(/^HOT_OPT=(\S+)/m)[1]; // build.sh's LTO files and their -O
     const objs = srcs.map((f) => {
       const o = join(obj, `${f.replace(/\//g, '_')}.o`);
-      execFileSync('clang-16', ['--target=wasm32-unknown-emscripten', `--sysroot=${SYSROOT}`, ...(HOT.test(f) ? ['-O3', '-flto'] : ['-Os']), '-std=c11',
+      execFileSync('clang-16', ['--target=wasm32-unknown-emscripten', `--sysroot=${SYSROOT}`, ...(HOT.test(f) ? [HOT_OPT, '-flto'] : ['-Os']), '-std=c11',
         '-msimd128', '-mbulk-memory', '-mrelaxed-simd', '-c', join(ROOT, f), '-o', o], { stdio: 'inherit' });
       return o;
     });
