@@ -606,6 +606,9 @@ static sf_pos_ctx pos_ctx(const sf_encoder *e, int layer, int len) {
 /* Work below this many multiply-adds runs on the calling thread: a region's
  * wake-up would cost more (as MLAS's 64K MACs per thread). */
 #define SF_PARALLEL_MIN_WORK 65536
+#ifndef SF_TASKS_PER_THREAD
+#define SF_TASKS_PER_THREAD 4
+#endif
 
 typedef struct {
     float *out; size_t ldo; const float *a; size_t lda; const void *xq; const float *w; const float *bias;
@@ -631,11 +634,24 @@ static void linear_task(void *ctx, int t, int n) {
 }
 _Static_assert(SF_NR == SF_Q8_NR, "f32 and q8 panels split the columns alike");
 
+typedef struct { void *xq; const float *a; size_t lda; int M, K; } quantize_job;
+
+/* Task t of n: rows m0 .. m1-1 (each row is quantized on its own). */
+static void quantize_task(void *ctx, int t, int n) {
+    const quantize_job *j = ctx;
+    int m0 = (int)((long long)j->M * t / n), m1 = (int)((long long)j->M * (t + 1) / n);
+    if (m0 < m1) q8_quantize_rows((char *)j->xq + (size_t)m0 * sf_q8_act_row_bytes(j->K), j->a + (size_t)m0 * j->lda, j->lda, m1 - m0, j->K);
+}
+
 /* xq <- the rows a (M, lda) quantized for the q8 products that read them (a
- * q8 encoder; NULL otherwise): once per input, shared by the products on it. */
+ * q8 encoder; NULL otherwise): once per input, shared by the products on it;
+ * the rows split between threads. */
 static const void *quantize_input(sf_encoder *e, const float *a, size_t lda, int M, int K) {
     if (e->dtype != SF_DTYPE_Q8) return NULL;
-    q8_quantize_rows(e->xq, a, lda, M, K);
+    quantize_job j = {e->xq, a, lda, M, K};
+    int n = sf_pool_threads() < M ? sf_pool_threads() : M;
+    if (n <= 1 || (long long)M * K < 16384) quantize_task(&j, 0, 1);
+    else sf_parallel(quantize_task, &j, n);
     return e->xq;
 }
 
@@ -643,7 +659,7 @@ static const void *quantize_input(sf_encoder *e, const float *a, size_t lda, int
  * the quantized a): the columns split between threads. */
 static void linear_forward(float *out, size_t ldo, const float *a, size_t lda, const void *xq, const float *w, const float *bias, int M,
                            int K, int N) {
-    int panels = (N + SF_NR - 1) / SF_NR, n = sf_pool_threads();
+    int panels = (N + SF_NR - 1) / SF_NR, n = sf_pool_threads() * SF_TASKS_PER_THREAD;
     if (n > panels) n = panels;
     linear_job j = {out, ldo, a, lda, xq, w, bias, M, K, N, panels};
     if (n <= 1 || (long long)M * K * N < SF_PARALLEL_MIN_WORK) linear_columns(&j, 0, N);
