@@ -606,31 +606,42 @@ static sf_pos_ctx pos_ctx(const sf_encoder *e, int layer, int len) {
 /* Work below this many multiply-adds runs on the calling thread: a region's
  * wake-up would cost more (as MLAS's 64K MACs per thread). */
 #define SF_PARALLEL_MIN_WORK 65536
+/* Activations quantized below this many values run on the calling thread (0.3 ns
+ * each: a 64 x 384 chunk takes about what a region's hand-over does). */
+#define SF_PARALLEL_MIN_QUANT 65536
 #ifndef SF_TASKS_PER_THREAD
 #define SF_TASKS_PER_THREAD 4
 #endif
 
+/* One product's output in a linear job: out (M, ldo) = a @ W^T + bias, W (N, K) packed. */
+typedef struct { float *out; const float *w; const float *bias; } linear_out;
+
+/* One or two products on the same input a (xq: its quantized rows for q8 panels),
+ * with the same N and ldo (k and v; up and gate): one parallel region for both. */
 typedef struct {
-    float *out; size_t ldo; const float *a; size_t lda; const void *xq; const float *w; const float *bias;
-    int M, K, N, panels;
+    linear_out o[2]; int outs; size_t ldo; const float *a; size_t lda; const void *xq;
+    int M, K, N, panels; /* panels of one product */
 } linear_job;
 
-/* Columns c0 .. c1-1 (c0 on a panel) of out = a @ W^T + bias: f32 panels, or
- * q8 panels on the quantized rows xq. */
-static void linear_columns(const linear_job *j, int c0, int c1) {
+/* Columns c0 .. c1-1 (c0 on a panel) of product o: f32 panels, or q8 panels on the quantized rows xq. */
+static void linear_columns(const linear_job *j, const linear_out *o, int c0, int c1) {
     if (j->xq)
-        q8_matmul_forward(j->out + c0, j->ldo, j->xq, q8_panel(j->w, j->K, c0), j->bias ? j->bias + c0 : NULL, j->M, j->K, c1 - c0);
+        q8_matmul_forward(o->out + c0, j->ldo, j->xq, q8_panel(o->w, j->K, c0), o->bias ? o->bias + c0 : NULL, j->M, j->K, c1 - c0);
     else
-        gemm_forward(j->out + c0, j->ldo, j->a, j->lda, j->w + (size_t)c0 * j->K, SF_NR, (size_t)SF_NR * j->K,
-                     j->bias ? j->bias + c0 : NULL, 0, j->M, j->K, c1 - c0);
+        gemm_forward(o->out + c0, j->ldo, j->a, j->lda, o->w + (size_t)c0 * j->K, SF_NR, (size_t)SF_NR * j->K,
+                     o->bias ? o->bias + c0 : NULL, 0, j->M, j->K, c1 - c0);
 }
 
-/* Task t of n: the panels (column groups of SF_NR = SF_Q8_NR) p0 .. p1-1. */
+/* Task t of n: panels p0 .. p1-1 (column groups of SF_NR = SF_Q8_NR) of the
+ * products' panels one after the other. */
 static void linear_task(void *ctx, int t, int n) {
     const linear_job *j = ctx;
-    int p0 = (int)((long long)j->panels * t / n), p1 = (int)((long long)j->panels * (t + 1) / n);
-    int c0 = p0 * SF_NR, c1 = p1 * SF_NR < j->N ? p1 * SF_NR : j->N;
-    if (c0 < c1) linear_columns(j, c0, c1);
+    int all = j->panels * j->outs, p0 = (int)((long long)all * t / n), p1 = (int)((long long)all * (t + 1) / n);
+    for (int i = 0; i < j->outs; i++, p0 -= j->panels, p1 -= j->panels) {
+        int a = p0 > 0 ? p0 : 0, b = p1 < j->panels ? p1 : j->panels;
+        int c0 = a * SF_NR, c1 = b * SF_NR < j->N ? b * SF_NR : j->N;
+        if (c0 < c1) linear_columns(j, &j->o[i], c0, c1);
+    }
 }
 _Static_assert(SF_NR == SF_Q8_NR, "f32 and q8 panels split the columns alike");
 
@@ -650,20 +661,26 @@ static const void *quantize_input(sf_encoder *e, const float *a, size_t lda, int
     if (e->dtype != SF_DTYPE_Q8) return NULL;
     quantize_job j = {e->xq, a, lda, M, K};
     int n = sf_pool_threads() < M ? sf_pool_threads() : M;
-    if (n <= 1 || (long long)M * K < 16384) quantize_task(&j, 0, 1);
+    if (n <= 1 || (long long)M * K < SF_PARALLEL_MIN_QUANT) quantize_task(&j, 0, 1);
     else sf_parallel(quantize_task, &j, n);
     return e->xq;
 }
 
 /* out (M, ldo) = a (M, lda) @ W^T + bias, W (N, K) packed (f32, or q8 with xq
- * the quantized a): the columns split between threads. */
+ * the quantized a), and out2 = a @ W2^T + bias2 the same way when w2 is given:
+ * the columns of both split between threads in one region. */
+static void linear2_forward(float *out, float *out2, size_t ldo, const float *a, size_t lda, const void *xq, const float *w,
+                            const float *bias, const float *w2, const float *bias2, int M, int K, int N) {
+    linear_job j = {{{out, w, bias}, {out2, w2, bias2}}, w2 ? 2 : 1, ldo, a, lda, xq, M, K, N, (N + SF_NR - 1) / SF_NR};
+    int n = sf_pool_threads() * SF_TASKS_PER_THREAD;
+    if (n > j.panels * j.outs) n = j.panels * j.outs;
+    if (n <= 1 || (long long)M * K * N * j.outs < SF_PARALLEL_MIN_WORK) linear_task(&j, 0, 1);
+    else sf_parallel(linear_task, &j, n);
+}
+
 static void linear_forward(float *out, size_t ldo, const float *a, size_t lda, const void *xq, const float *w, const float *bias, int M,
                            int K, int N) {
-    int panels = (N + SF_NR - 1) / SF_NR, n = sf_pool_threads() * SF_TASKS_PER_THREAD;
-    if (n > panels) n = panels;
-    linear_job j = {out, ldo, a, lda, xq, w, bias, M, K, N, panels};
-    if (n <= 1 || (long long)M * K * N < SF_PARALLEL_MIN_WORK) linear_columns(&j, 0, N);
-    else sf_parallel(linear_task, &j, n);
+    linear2_forward(out, NULL, ldo, a, lda, xq, w, bias, NULL, NULL, M, K, N);
 }
 
 typedef struct {
@@ -752,8 +769,7 @@ static void attention_block(sf_encoder *e, int l, int B, int N, int T, float *at
         int M = min_int(SF_CHUNK, N - r);
         const float *a = attn_input(e, p, e->x + (size_t)r * C, M); /* (M, C) */
         const void *aq = quantize_input(e, a, C, M, C);
-        linear_forward(e->kv + (size_t)r * A2, A2, a, C, aq, p->wk, p->bk, M, C, A);
-        linear_forward(e->kv + (size_t)r * A2 + A, A2, a, C, aq, p->wv, p->bv, M, C, A);
+        linear2_forward(e->kv + (size_t)r * A2, e->kv + (size_t)r * A2 + A, A2, a, C, aq, p->wk, p->bk, p->wv, p->bv, M, C, A); /* k | v */
         if (c->qk_norm) /* each head's key, (H, D) per row */
             for (int t = 0; t < M; t++) {
                 float *k = e->kv + (size_t)(r + t) * A2;
@@ -801,8 +817,7 @@ static void ffn_block(sf_encoder *e, const sf_layer *p, int N) {
             a = e->xn;
         }
         const void *aq = quantize_input(e, a, C, M, C);
-        linear_forward(e->h, F, a, C, aq, p->up_w, p->up_b, M, C, F); /* (M, F) */
-        if (p->gate_w) linear_forward(e->g, F, a, C, aq, p->gate_w, p->gate_b, M, C, F);
+        linear2_forward(e->h, e->g, F, a, C, aq, p->up_w, p->up_b, p->gate_w, p->gate_b, M, C, F); /* up (M, F), gate (M, F) if any */
         activation_parallel(e->h, e->g, c->activation, (size_t)M * F);
         linear_forward(e->o, C, e->h, F, quantize_input(e, e->h, F, M, F), p->down_w, p->down_b, M, F, C); /* (M, C) */
         residual_scaled_forward(x, e->o, (float)c->residual_scale, (size_t)M * C);
