@@ -17,6 +17,7 @@ import { toFloat32 } from '../bindings/pretrained/safetensors.js';
 import { rejects, assertBitIdentical } from './helpers.js';
 
 const BOUND = 1.15; // peak wasm memory / the f32 weights' bytes (issue 11)
+const Q8_BOUND = 0.35; // the same for an int8 encoder (dtype 'q8')
 const wasmBytes = readFileSync(new URL('../dist/swapformer.wasm', import.meta.url));
 const fresh = () => ({ wasm: new Uint8Array(wasmBytes) }); // a new instance per test
 const memory = async (opts) => (await runtimeInfo(opts)).memoryBytes;
@@ -46,7 +47,7 @@ const tensorsOf = (named) => Object.entries(named).map(([name, w]) => ({
 }));
 
 /** Loads twice on one instance (dispose between, with a forward each time): the bound, no growth, the bits. */
-async function loadTwice(load, what, check = (out) => assertBitIdentical(out, reference, what), inspect = () => {}) {
+async function loadTwice(load, what, check = (out) => assertBitIdentical(out, reference, what), inspect = () => {}, bound = BOUND) {
   const opts = fresh();
   const before = await memory(opts);
   const a = await load(opts);
@@ -60,14 +61,23 @@ async function loadTwice(load, what, check = (out) => assertBitIdentical(out, re
   inspect(b);
   b.dispose();
   const figures = `${what}: weights ${MB(weightBytes)}, wasm memory ${MB(before)} -> ${MB(first)} after the load, ${MB(afterForward)} after a forward (T=128), ${MB(second)} after dispose + load + forward`;
-  assert.ok(first <= BOUND * weightBytes, `${figures}: the load is above ${BOUND} x the weights`);
-  assert.ok(afterForward <= BOUND * weightBytes, `${figures}: the forward is above ${BOUND} x the weights`);
+  assert.ok(first <= bound * weightBytes, `${figures}: the load is above ${bound} x the weights`);
+  assert.ok(afterForward <= bound * weightBytes, `${figures}: the forward is above ${bound} x the weights`);
   assert.equal(second, afterForward, `${figures}: the second load grew wasm memory`);
   return figures;
 }
 
 test('MiniLM-sized f32 file: peak wasm memory <= 1.15 x the weights; a second load after dispose reuses the memory; same bits', async (t) => {
   t.diagnostic(await loadTwice((opts) => loadModel(file32, opts), 'f32 file'));
+});
+
+test('MiniLM-sized model in int8 (the f32 file quantized on load, and its q8 file): peak wasm memory <= 0.35 x the f32 weights; same bits', async (t) => {
+  const q = await loadModel(file32, { dtype: 'q8', ...fresh() });
+  const q8File = q.save(), want = q.forward(ids, { typeIds }).data;
+  q.dispose();
+  assert.ok(q8File.length < 0.3 * file32.length, `q8 file ${MB(q8File.length)}`);
+  for (const [what, load] of [['f32 file as q8', (opts) => loadModel(file32, { ...opts, dtype: 'q8' })], ['q8 file', (opts) => loadModel(q8File, opts)]])
+    t.diagnostic(await loadTwice(load, what, (out) => assertBitIdentical(out, want, what), (e) => assert.equal(e.dtype, 'q8'), Q8_BOUND));
 });
 
 test('MiniLM-sized F16 file: the weights widened in place, memory bounded by the f32 weights', async (t) => {
