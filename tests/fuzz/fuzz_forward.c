@@ -64,6 +64,7 @@ static int run(sf_encoder *e, const uint8_t *data, size_t size) {
     uint64_t counts[64];
     while (nruns < 64 && varint(&p, end, &count) && varint(&p, end, &len)) {
         if (!count || !len || len > 0x7fffffff) continue; /* the bindings refuse empty and oversized sequences */
+        if (count > 0x7fffffff) return 0; /* a batch beyond int; checked before the sum, which would wrap in 64 bits */
         if ((B += count) > 0x7fffffff || (N += count * len) > 0x7fffffff) return 0; /* likewise batches beyond int */
         if (len > T) T = len;
         lens[nruns] = (int32_t)len;
