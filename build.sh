@@ -131,7 +131,7 @@ build_relaxed() {
 # dist/swapformer-mt.wasm, dist/swapformer-relaxed-mt.wasm: the same two with wasm
 # threads: shared memory imported from JS (env.memory), atomics, the -mt libc and
 # allocator; each worker instance gets its own stack (__stack_pointer) and TLS
-# (__wasm_init_tls) from bindings/threads.js. Used only where shared memory exists.
+# (__wasm_init_tls) from bindings/runtime/threads.js. Used only where shared memory exists.
 MT_LDFLAGS=(-lstandalonewasm-memgrow -lstubs -lnoexit -lc-mt -lemmalloc-mt -lcompiler_rt-mt --shared-memory --import-memory
             --export=__stack_pointer --export-if-defined=__wasm_init_tls --export-if-defined=__tls_size --export-if-defined=__tls_align)
 build_mt() {

@@ -4,10 +4,8 @@
 // (never a downloaded browser). The page runs bench/page.js, which uses the same
 // harness as Node (bench/harness.js).
 //
-// bench.js calls runBrowser(); alone:  node bench/browser.js  (needs bench.js to
-// have filled bench/.cache/ once).
+// bench.js calls runBrowser(); the Chromium part alone:  npm run bench -- --only=browser
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { startServer } from '../web/server.js';
 import { cpuMeter } from './quiet.js';
 
@@ -165,9 +163,4 @@ export async function runBrowser(plan, { log = console.log } = {}) {
   }
   out.wasmFiles = [...out.wasmFiles];
   return out;
-}
-
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const { main } = await import('./bench.js');
-  await main(['--only=browser', ...process.argv.slice(2)]);
 }

@@ -8,8 +8,9 @@
 // inside: loadPretrained(out) gives the same embeddings (f32: identical; f16:
 // within half-precision rounding), and loadModel(out) the bare encoder.
 import { writeFile } from 'node:fs/promises';
-import { readCheckpoint, writeModelFile, writeQ8ModelFile } from '../bindings/pretrained.js';
-import { SwapformerError } from '../bindings/errors.js';
+import { readCheckpoint } from '../bindings/pretrained/checkpoint.js';
+import { writeModelFile, writeQ8ModelFile } from '../bindings/pretrained/model-file.js';
+import { SwapformerError } from '../bindings/utils/errors.js';
 
 const USAGE = `usage: swapformer convert <source> <out.safetensors> [--dtype f32|f16|q8|source] [--revision R] [--hub-url URL]
 

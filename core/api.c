@@ -158,7 +158,7 @@ void SF_EXPORT(sf_set_threads)(sf_encoder *e, int n) { e->threads = n < 1 ? 1 : 
 /* The weights' storage: 0 f32, 1 q8; and the int8 kernel this build runs. */
 int SF_EXPORT(sf_dtype)(const sf_encoder *e) { return e->dtype; }
 const char *SF_EXPORT(sf_q8_kernel)(void) { return q8_kernel_name(); }
-/* The pool (core/pool.h), driven by bindings/threads.js; inert in the single-threaded builds. */
+/* The pool (core/pool.h), driven by bindings/runtime/threads.js; inert in the single-threaded builds. */
 void SF_EXPORT(sf_thread_run)(int id) { sf_worker_run(id); }
 int SF_EXPORT(sf_threads_arrived)(void) { return sf_pool_arrived(); }
 void SF_EXPORT(sf_threads_start)(int n) { sf_pool_start(n); }

@@ -43,8 +43,7 @@ const PAGE = (script, head = '') => `<!doctype html><meta charset="utf-8"><link 
 function appFiles(dir, srcDir, main) {
   const bindings = path.join(dir, 'node_modules', 'swapformer', 'bindings');
   const extra = [
-    ...(existsSync(path.join(bindings, 'tokenizer.js')) ? ['tokenizer.js'] : []),
-    ...(existsSync(path.join(bindings, 'pretrained.js')) ? ['pretrained.js'] : []),
+    'tokenizers/tokenizer.js',
     ...(existsSync(path.join(bindings, 'pretrained')) ? readdirSync(path.join(bindings, 'pretrained')).filter((f) => f.endsWith('.js')).map((f) => `pretrained/${f}`) : []),
   ];
   const rel = path.relative(path.join(dir, srcDir), bindings);

@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, copyFileSync, rmSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEncoder, loadModel, loadPretrained, runtimeInfo } from '../bindings/index.js';
-import { writeModelFile } from '../bindings/pretrained.js';
+import { writeModelFile } from '../bindings/pretrained/model-file.js';
 import { toFloat32 } from '../bindings/pretrained/safetensors.js';
 import { rejects, assertBitIdentical } from './helpers.js';
 
@@ -157,7 +157,7 @@ test('loadPretrained streams a MiniLM-sized checkpoint folder from its tensors: 
 test('a converted file keeps its metadata (tokenizer, recipe) through loadPretrained', async () => {
   const folder = new URL('./pretrained/bert-minilm/', import.meta.url);
   const direct = await loadPretrained(folder, fresh());
-  const { readCheckpoint } = await import('../bindings/pretrained.js');
+  const { readCheckpoint } = await import('../bindings/pretrained/checkpoint.js');
   const ck = await readCheckpoint(folder);
   const converted = await loadPretrained(writeModelFile(ck.config, ck.tensors, ck.metadata), fresh());
   assert.deepEqual(converted.recipe.pooling, direct.recipe.pooling);

@@ -24,8 +24,9 @@ test('the packed tarball: the files a user needs, nothing else, <= 300 KB', (t) 
   try {
     const info = pack('.', dest);
     const files = info.files.map((f) => f.path).sort();
-    const must = ['LICENSE', 'README.md', 'package.json', 'bindings/index.js', 'bindings/index.d.ts', 'bindings/errors.js',
-      'bindings/wasm.js', 'bindings/platform.js', 'bindings/tokenizer.js', 'dist/swapformer.wasm', 'dist/swapformer-relaxed.wasm'];
+    const must = ['LICENSE', 'README.md', 'package.json', 'bindings/index.js', 'bindings/index.d.ts', 'bindings/utils/errors.js',
+      'bindings/runtime/wasm.js', 'bindings/runtime/encoder.js', 'bindings/utils/platform.js', 'bindings/tokenizers/tokenizer.js',
+      'bindings/runtime/thread.js', 'bindings/pretrained/pretrained.js', 'dist/swapformer.wasm', 'dist/swapformer-relaxed.wasm'];
     for (const f of must) assert.ok(files.includes(f), `${f} is in the tarball`);
     // every module of the bindings (incl. tokenizer/ and pretrained/) ships, and nothing outside them
     const walk = (dir) => readdirSync(path.join(REPO, dir), { withFileTypes: true })
@@ -85,8 +86,8 @@ function producibleCodes() {
   const codes = new Set();
   const enumText = read('core/error.h').match(/enum \{\s*SF_OK[\s\S]*?\}/)[0];
   const cCodes = [...enumText.matchAll(/SF_([A-Z_]+) = (\d+)/g)].map(([, name, n]) => [name, Number(n)]);
-  const bindingsCodes = read('bindings/index.js').match(/const CODES = \[([\s\S]*?)\]/)[1].match(/'([A-Z_]+)'/g).map((s) => s.slice(1, -1));
-  assert.deepEqual(bindingsCodes, cCodes.sort((a, b) => a[1] - b[1]).map(([name]) => name), "bindings/index.js CODES follows core/error.h's enum, in order");
+  const bindingsCodes = read('bindings/utils/errors.js').match(/const CODES = \[([\s\S]*?)\]/)[1].match(/'([A-Z_]+)'/g).map((s) => s.slice(1, -1));
+  assert.deepEqual(bindingsCodes, cCodes.sort((a, b) => a[1] - b[1]).map(([name]) => name), "bindings/utils/errors.js CODES follows core/error.h's enum, in order");
   for (const [name] of cCodes) if (name !== 'OK') codes.add(name);
   const walk = (dir) => readdirSync(path.join(REPO, dir), { withFileTypes: true })
     .flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : e.name.endsWith('.js') ? [`${dir}/${e.name}`] : []));
@@ -113,7 +114,9 @@ test('error codes: every code the C core and the bindings can produce is in ERRO
 });
 
 test('no `node:` import (static, or a literal dynamic one) in the bindings, where browser bundlers would try to resolve it', () => {
-  for (const file of ['index.js', 'wasm.js', 'platform.js', 'errors.js', 'tokenizer.js']) {
+  const walk = (dir) => readdirSync(path.join(REPO, dir), { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : e.name.endsWith('.js') ? [`${dir}/${e.name}`] : []));
+  for (const file of walk('bindings').map((f) => f.slice('bindings/'.length))) {
     const text = read(`bindings/${file}`).replace(/\/\/.*$/gm, '').replace(/\/\*[\s\S]*?\*\//g, '');
     assert.doesNotMatch(text, /\bimport\s*\(?\s*['"]node:|from\s+['"]node:|require\(/, `bindings/${file}`);
   }

@@ -841,7 +841,7 @@ test('browser: files.js and recipe.js in Chromium; downloads with progress, a se
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
     // a small served file gives the origin (a secure context: 127.0.0.1); the modules are imported from /bindings/
-    await page.goto(`http://127.0.0.1:${server.port}/bindings/errors.js`);
+    await page.goto(`http://127.0.0.1:${server.port}/bindings/utils/errors.js`);
     const run = (hubUrl, cache) => page.evaluate(async ({ hubUrl, cache }) => {
       const { openSource } = await import('/bindings/pretrained/files.js');
       const { readWeights } = await import('/bindings/pretrained/safetensors.js');

@@ -17,7 +17,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEncoder, loadPretrained } from '../bindings/index.js';
-import { readCheckpoint, writeModelFile } from '../bindings/pretrained.js';
+import { readCheckpoint } from '../bindings/pretrained/checkpoint.js';
+import { writeModelFile } from '../bindings/pretrained/model-file.js';
 import { BIN, installPacked, writeFiles, checkModule, assertMatchesNode, CHECK_CONFIG, CHECK_SEED, CHECK_IDS } from './packaging.js';
 
 let app;

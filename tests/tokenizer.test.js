@@ -1,4 +1,4 @@
-// bindings/tokenizer.js against Hugging Face's Rust `tokenizers` (its official Node
+// bindings/tokenizers/ against Hugging Face's Rust `tokenizers` (its official Node
 // binding, npm `tokenizers`), run on the fly: for every fixture tokenizer and every
 // string of tests/tokenizers/corpus.json, our ids, tokens, type ids, offsets and
 // decoded text must equal Rust's, for single texts and pairs, with and without
@@ -9,8 +9,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { readFileSync, readdirSync } from 'node:fs';
-import { Tokenizer } from '../bindings/tokenizer.js';
-import { SwapformerError } from '../bindings/errors.js';
+import { Tokenizer } from '../bindings/tokenizers/tokenizer.js';
+import { SwapformerError } from '../bindings/utils/errors.js';
 import * as real from './tokenizers/real.js';
 
 const require = createRequire(import.meta.url);

@@ -8,7 +8,7 @@
 // nomic-ai/contrastors modeling_hf_nomic_bert.py, jina-bert-implementation
 // (through text-embeddings-inference jina.rs); the traps are collected in
 // shared/reference/hf-encoders.md.
-import { SwapformerError } from '../errors.js';
+import { SwapformerError } from '../utils/errors.js';
 
 const unsupported = (message) => new SwapformerError('UNSUPPORTED_MODEL', message);
 

@@ -21,8 +21,8 @@
 // No `node:` import, static or literal dynamic: the directory branch gets
 // node:fs/promises through platform.js's nodeBuiltin only when it runs, so this
 // module loads unchanged in browsers and bundlers have nothing to resolve.
-import { SwapformerError } from '../errors.js';
-import { isNode, nodeBuiltin } from '../platform.js';
+import { SwapformerError } from '../utils/errors.js';
+import { isNode, nodeBuiltin } from '../utils/platform.js';
 
 /** The Cache API cache that holds downloaded model files (browsers only). */
 export const CACHE_NAME = 'swapformer-models-v1';

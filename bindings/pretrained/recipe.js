@@ -21,7 +21,7 @@
 //    activation a torch class path.
 //  - config_sentence_transformers.json: prompts, default_prompt_name.
 // Without modules.json, defaultRecipe gives the model card's recipe.
-import { SwapformerError } from '../errors.js';
+import { SwapformerError } from '../utils/errors.js';
 import { checkPath } from './files.js';
 import { parseSafetensors, toFloat32, binHint } from './safetensors.js';
 

@@ -10,7 +10,7 @@
 // data_offsets; offsets lie inside the data and span dtype size x shape
 // product bytes; the tensors tile the data exactly (no overlap, no hole).
 // Tensors are views into the file's bytes (no copy); toFloat32 widens them.
-import { SwapformerError } from '../errors.js';
+import { SwapformerError } from '../utils/errors.js';
 
 /** Bytes per element of the dtypes the safetensors format defines with whole-byte elements. */
 const DTYPE_SIZE = {

@@ -1,9 +1,9 @@
-// A worker of swapformer's thread pool (bindings/threads.js): it instantiates
+// A worker of swapformer's thread pool (runtime/threads.js): it instantiates
 // the threaded wasm on the shared memory it is given, takes its own stack and
 // thread-local block, says 'ready', and runs parallel regions in
 // sf_thread_run (asleep between them) until the pool stops.
 // The same file serves Web Workers and Node's worker_threads.
-import { isNode, nodeBuiltin } from './platform.js';
+import { isNode, nodeBuiltin } from '../utils/platform.js';
 
 // role 'worker': runs parallel regions until the pool stops. role 'driver':
 // runs the calls it is sent ({fn, args} -> {rc}), e.g. sf_forward for

@@ -1,7 +1,7 @@
 // Reading tokenizer.json fields: every malformed or unknown value becomes a
 // SwapformerError('UNSUPPORTED_MODEL') naming the field, never a silent default.
 
-import { SwapformerError } from '../errors.js';
+import { SwapformerError } from '../utils/errors.js';
 
 /** The error for a field whose value cannot be run. */
 export function unsupported(path, value) {

@@ -3,7 +3,7 @@
 // { id, value, start, end } (offsets in UTF-16 units of the piece) and maps
 // tokens and ids both ways.
 
-import { SwapformerError } from '../errors.js';
+import { SwapformerError } from '../utils/errors.js';
 import { utf8 } from './unicode.js';
 import { unsupported, field, boolField, optionalField } from './json.js';
 

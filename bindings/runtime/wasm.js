@@ -3,7 +3,7 @@
 // Two builds ship in dist/: swapformer-relaxed.wasm (relaxed-SIMD fused
 // multiply-add) where the engine validates a relaxed-SIMD instruction, else
 // swapformer.wasm (SIMD128). They are found next to the bindings with
-// new URL('../dist/….wasm', import.meta.url), the pattern Vite, webpack and
+// new URL('../../dist/….wasm', import.meta.url), the pattern Vite, webpack and
 // Parcel recognise (they copy the file and rewrite the URL); configure({wasmPaths})
 // points elsewhere once (a CDN folder, the bundle's asset folder, or compiled
 // modules in a Worker), and a call's own `wasm` option overrides both.
@@ -12,8 +12,8 @@
 // import.meta.url and a Worker has no file to fetch, and both only learn it
 // (as a WASM_LOAD error naming the fix) when they first need the wasm.
 
-import { SwapformerError, fail } from './errors.js';
-import { isNode, nodeBuiltin } from './platform.js';
+import { SwapformerError, fail } from '../utils/errors.js';
+import { isNode, nodeBuiltin } from '../utils/platform.js';
 
 // ------------------------------------------------------------------ features
 
@@ -42,7 +42,7 @@ export const features = Object.freeze({
 // ------------------------------------------------------------------ configure
 
 const FILES = Object.freeze({ 'simd128': 'swapformer.wasm', 'relaxed-simd': 'swapformer-relaxed.wasm' });
-// The threaded builds (shared memory, atomics: bindings/threads.js), beside them.
+// The threaded builds (shared memory, atomics: runtime/threads.js), beside them.
 const FILES_MT = Object.freeze({ 'simd128': 'swapformer-mt.wasm', 'relaxed-simd': 'swapformer-relaxed-mt.wasm' });
 const MT_KEYS = Object.freeze({ simd: 'simdThreads', relaxed: 'relaxedThreads' });
 const BUILDS = ['auto', 'simd128', 'relaxed-simd'];
@@ -173,12 +173,12 @@ function configuredSource(threaded = false) {
   try { // each URL written out whole, as bundlers recognise the pattern
     if (threaded) {
       url = build === 'relaxed-simd'
-        ? new URL('../dist/swapformer-relaxed-mt.wasm', import.meta.url)
-        : new URL('../dist/swapformer-mt.wasm', import.meta.url);
+        ? new URL('../../dist/swapformer-relaxed-mt.wasm', import.meta.url)
+        : new URL('../../dist/swapformer-mt.wasm', import.meta.url);
     } else {
       url = build === 'relaxed-simd'
-        ? new URL('../dist/swapformer-relaxed.wasm', import.meta.url)
-        : new URL('../dist/swapformer.wasm', import.meta.url);
+        ? new URL('../../dist/swapformer-relaxed.wasm', import.meta.url)
+        : new URL('../../dist/swapformer.wasm', import.meta.url);
     }
   } catch (e) {
     throw wasmLoad(`(${build})`, `the bindings cannot tell where they are: this code has no usable import.meta.url (an IIFE or CommonJS bundle, or a Worker's) (${e.message})`, SERVE_FIX, e);

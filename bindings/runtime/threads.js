@@ -10,7 +10,7 @@
 // stops when the instance's last encoder is disposed (or collected). Node's
 // workers are unref'd: a process with an undisposed encoder can still exit.
 
-import { isNode, nodeBuiltin } from './platform.js';
+import { isNode, nodeBuiltin } from '../utils/platform.js';
 
 /** Most threads an encoder gets: more rarely helps an encoder's matrix sizes. */
 export const MAX_THREADS = 8;

@@ -6,7 +6,7 @@
 // (atomic groups, possessive quantifiers, nested classes, \G, case-insensitive
 // classes...) is refused with UNSUPPORTED_MODEL rather than approximated.
 
-import { SwapformerError } from '../errors.js';
+import { SwapformerError } from '../utils/errors.js';
 
 const WORD = '\\p{L}\\p{M}\\p{Nd}\\p{Pc}';
 const HEX = '0-9a-fA-F';

@@ -3,7 +3,7 @@
 // { ids, typeIds, tokens, offsets, seqs }: offsets in code points of the sequence
 // seqs[i] (0 or 1; -1 for an added special token).
 
-import { SwapformerError } from '../errors.js';
+import { SwapformerError } from '../utils/errors.js';
 import { isWhitespace } from './unicode.js';
 import { BYTE_TO_CHAR } from './pre-tokenizers.js';
 import { unsupported, field, boolField } from './json.js';

@@ -13,13 +13,13 @@
 //   normalized-string.js  the string + alignment bookkeeping behind the offsets
 // Offsets are in UTF-16 code units of the JS string they came from.
 
-import { SwapformerError } from './errors.js';
-import { buildNormalizer } from './tokenizer/normalizers.js';
-import { buildPreTokenizer } from './tokenizer/pre-tokenizers.js';
-import { buildModel } from './tokenizer/models.js';
-import { buildPostProcessor, postProcess } from './tokenizer/post-processors.js';
-import { buildDecoder } from './tokenizer/decoders.js';
-import { AddedVocabulary } from './tokenizer/added-vocabulary.js';
+import { SwapformerError } from '../utils/errors.js';
+import { buildNormalizer } from './normalizers.js';
+import { buildPreTokenizer } from './pre-tokenizers.js';
+import { buildModel } from './models.js';
+import { buildPostProcessor, postProcess } from './post-processors.js';
+import { buildDecoder } from './decoders.js';
+import { AddedVocabulary } from './added-vocabulary.js';
 
 const badArgument = (message) => new SwapformerError('BAD_ARGUMENT', message);
 

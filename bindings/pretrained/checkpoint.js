@@ -1,0 +1,54 @@
+// A Hugging Face checkpoint folder read into what swapformer runs: the config
+// translated by its family, the tensors renamed, and the metadata a model file
+// keeps (tokenizer, recipe). Used by loadPretrained and by the converter.
+//
+//   source -> files.js (config.json, weights, tokenizer, sentence-transformers files)
+//          -> families.js (config translated, tensors renamed and split)
+//          -> recipe.js (the sentence-transformers embedding recipe)
+import { fail } from '../utils/errors.js';
+import { openSource, subSource } from './files.js';
+import { readWeights } from './safetensors.js';
+import { readRecipe } from './recipe.js';
+import { detectFamily, mapTensors, translateConfig } from './families.js';
+import { recipeToJSON } from './model-file.js';
+
+/**
+ * Everything a checkpoint folder says: the swapformer config, the tensors
+ * (canonical names, views of the checkpoint's bytes) and the metadata a
+ * model file keeps (tokenizer, recipe, ...). Used by loadPretrained and by the converter.
+ */
+export async function readCheckpoint(source, options = {}) {
+  const files = await openSource(source, options);
+  const hfRoot = await files.readJSON('config.json', { optional: true });
+  // a sentence-transformers folder may keep the model in a sub-folder (old '0_Transformer')
+  let model = files, hf = hfRoot;
+  const recipe = await readRecipe(files, { modelType: hf?.model_type, nameOrPath: hf?._name_or_path ?? (typeof source === 'string' ? source : undefined) });
+  if (recipe.transformerPath) {
+    model = subSource(files, recipe.transformerPath);
+    hf = await model.readJSON('config.json');
+  }
+  if (!hf) fail('NOT_FOUND', `${files.label}: no config.json (a Hugging Face model folder has one)`);
+  const family = detectFamily(hf);
+  const { tensors } = await readWeights(model);
+  const mapped = mapTensors(family, tensors);
+  const config = translateConfig(family, hf, mapped.shape);
+  const tokenizerJson = await model.readText('tokenizer.json', { optional: true }) ?? await files.readText('tokenizer.json', { optional: true });
+  if (tokenizerJson === null) fail('NOT_FOUND', `${files.label}: no tokenizer.json (swapformer reads the fast-tokenizer file; save it with AutoTokenizer.from_pretrained(...).save_pretrained(folder))`);
+  const tokenizerConfig = await model.readJSON('tokenizer_config.json', { optional: true });
+  const specialTokensMap = await model.readJSON('special_tokens_map.json', { optional: true });
+  return {
+    label: files.label,
+    family: family.name,
+    hfConfig: hf,
+    config,
+    tensors: mapped.tensors,
+    metadata: {
+      family: family.name,
+      hf_config: hf,
+      tokenizer: tokenizerJson,
+      ...(tokenizerConfig ? { tokenizer_config: tokenizerConfig } : {}),
+      ...(specialTokensMap ? { special_tokens_map: specialTokensMap } : {}),
+      recipe: recipeToJSON(recipe),
+    },
+  };
+}

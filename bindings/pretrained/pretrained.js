@@ -1,0 +1,201 @@
+// loadPretrained: a Hugging Face encoder (its folder, URL, Hub id, dropped
+// files, or a swapformer file written by the converter) as an Encoder, its
+// tokenizer and its embedding recipe: a Pretrained.
+//
+//   source -> checkpoint.js (config, canonical tensors, tokenizer, recipe)
+//          -> model-file.js checkpointSource (a model file's header, the data
+//             streamed from the checkpoint's bytes) -> loadModel, the same
+//             strict loader as every model, without the file built in memory.
+import { SwapformerError, fail } from '../utils/errors.js';
+import { createEncoder, loadModel } from '../runtime/encoder.js';
+import { Tokenizer } from '../tokenizers/tokenizer.js';
+import { openSource } from './files.js';
+import { pool, applyRecipe } from './recipe.js';
+import { readCheckpoint } from './checkpoint.js';
+import { checkpointSource, swapformerMetadata, recipeFromJSON } from './model-file.js';
+
+const own = (o, k) => (o !== null && typeof o === 'object' && Object.hasOwn(o, k) ? o[k] : undefined);
+
+// ------------------------------------------------------------------ Pretrained
+
+const EMBED_BATCH = 32; // texts per forward pass: bounds the activations
+
+export class Pretrained {
+  #disposed = false;
+
+  #limits;
+
+  constructor({ encoder, tokenizer, recipe, family, hfConfig, limits, label }) {
+    /** The Encoder: every method works, and its position plugin can be swapped on the same weights. */
+    this.encoder = encoder;
+    /** The checkpoint's tokenizer (tokenizer.json). */
+    this.tokenizer = tokenizer;
+    /** The embedding recipe: pooling modes, Dense layers, normalisation, max sequence length. */
+    this.recipe = recipe;
+    /** The family it was read as ('bert', 'roberta', 'distilbert', 'nomic-bert', 'jina-bert', 'modernbert', 't5'). */
+    this.family = family;
+    /** The checkpoint's config.json. */
+    this.hfConfig = hfConfig;
+    this.source = label;
+    this.#limits = limits; // the maxLength option, max_seq_length, model_max_length
+  }
+
+  /** Longest input in tokens, special tokens included: the smallest of the maxLength option,
+   * the recipe's max_seq_length, the tokenizer's model_max_length and the position plugin's limit. */
+  get maxLength() { return smallest(...this.#limits, this.encoder.maxSequenceLength); }
+
+  /**
+   * Sentence embeddings: {data, shape: [B, D]} with the checkpoint's recipe,
+   * or the last hidden states {data, shape: [B, T, dModel]} with pooling 'none'.
+   */
+  embed(texts, options) {
+    return this.#embed(texts, options, (ids, opts) => this.encoder.forward(ids, opts), (f) => f());
+  }
+
+  /**
+   * embed without blocking the calling thread where the runtime has threads
+   * (the forward passes run in a worker: Encoder.forwardAsync); elsewhere it
+   * computes here, as embed does.
+   */
+  async embedAsync(texts, options) {
+    return this.#embed(texts, options, (ids, opts) => this.encoder.forwardAsync(ids, opts), async (f) => {
+      const parts = [];
+      for await (const part of f()) parts.push(part);
+      return parts;
+    });
+  }
+
+  // The texts -> batches -> pooled recipe, with forward sync or async.
+  #embed(texts, options, forward, drive) {
+    if (this.#disposed || this.encoder.disposed) fail('DISPOSED', 'this model has been disposed');
+    const single = typeof texts === 'string';
+    const list = single ? [texts] : texts;
+    if (!Array.isArray(list) || list.length === 0) fail('BAD_ARGUMENT', 'texts must be a string or a non-empty array of strings');
+    list.forEach((t, i) => { if (typeof t !== 'string') fail('BAD_ARGUMENT', `texts[${i}] must be a string, got ${typeof t}`); });
+    const opts = options ?? {};
+    if (typeof opts !== 'object' || Array.isArray(opts)) fail('BAD_ARGUMENT', 'options must be an object');
+    const pooling = own(opts, 'pooling'), normalize = own(opts, 'normalize'), dimensions = own(opts, 'dimensions');
+    const maxLength = this.#maxLength(own(opts, 'maxLength'));
+    if (pooling !== undefined && !['mean', 'cls', 'max', 'none'].includes(pooling)) fail('BAD_ARGUMENT', `options.pooling must be 'mean', 'cls', 'max' or 'none', got ${JSON.stringify(pooling)}`);
+    if (normalize !== undefined && typeof normalize !== 'boolean') fail('BAD_ARGUMENT', 'options.normalize must be a boolean');
+    // as sentence-transformers' Transformer.tokenize: stripped, lowercased when the folder says so
+    const prepared = list.map((t) => (this.recipe.doLowerCase ? t.trim().toLowerCase() : t.trim()));
+    const encoded = prepared.map((t) => this.tokenizer.encode(t, { maxLength }));
+    const inputs = (batch) => [batch.map((e) => e.ids), { typeIds: batch.map((e) => e.typeIds) }];
+    if (pooling === 'none') { // the last hidden states, one pass
+      const out = forward(...inputs(encoded));
+      const shape = (o) => ({ data: o.data, shape: o.shape });
+      return out instanceof Promise ? out.then(shape) : shape(out);
+    }
+    const modes = pooling ? [pooling] : this.recipe.pooling;
+    const finish = (hidden, batch) => applyRecipe(pool(hidden, batch.map((e) => e.ids.length), modes), this.recipe,
+      { normalize, dimensions, matryoshkaNorm: this.family === 'nomic-bert' && dimensions != null });
+    const join = (parts) => {
+      const D = parts[0].shape[1], data = new Float32Array(list.length * D);
+      let at = 0;
+      for (const p of parts) { data.set(p.data, at); at += p.data.length; }
+      return { data, shape: [list.length, D] };
+    };
+    const batches = [];
+    for (let s = 0; s < encoded.length; s += EMBED_BATCH) batches.push(encoded.slice(s, s + EMBED_BATCH));
+    const result = drive(function* () { // one forward pass per batch of EMBED_BATCH texts
+      for (const batch of batches) {
+        const out = forward(...inputs(batch));
+        yield out instanceof Promise ? out.then((h) => finish(h, batch)) : finish(out, batch);
+      }
+    });
+    return result instanceof Promise ? result.then(join) : join([...result]);
+  }
+
+  #maxLength(requested) {
+    if (requested === undefined) return this.maxLength;
+    if (!Number.isSafeInteger(requested) || requested < 1) fail('BAD_ARGUMENT', `options.maxLength must be a positive integer, got ${String(requested)}`);
+    return Math.min(requested, this.maxLength);
+  }
+
+  /**
+   * The same checkpoint with config fields changed on the same weights: a
+   * position plugin swapped or rescaled, e.g. {positionOptions: {...p.encoder.config.positionOptions,
+   * scaling: {type: 'yarn', factor: 4, originalMaxLen: 2048}}}. A new Pretrained (dispose both).
+   */
+  async withConfig(changes, options) {
+    if (this.disposed) fail('DISPOSED', 'this model has been disposed');
+    if (changes === null || typeof changes !== 'object' || Array.isArray(changes)) fail('BAD_ARGUMENT', 'withConfig takes an object of config fields');
+    const encoder = await createEncoder({ ...this.encoder.config, ...changes }, { weights: this.encoder.getWeights(), ...(options ?? {}) });
+    return new Pretrained({ encoder, tokenizer: this.tokenizer, recipe: this.recipe, family: this.family, hfConfig: this.hfConfig,
+      limits: this.#limits, label: this.source });
+  }
+
+  /** Frees the encoder; idempotent. */
+  dispose() {
+    this.#disposed = true;
+    this.encoder.dispose();
+  }
+
+  get disposed() { return this.#disposed || this.encoder.disposed; }
+}
+if (typeof Symbol.dispose === 'symbol') Pretrained.prototype[Symbol.dispose] = Pretrained.prototype.dispose;
+
+/** The smallest of the limits that apply (Infinity: none). */
+function smallest(...limits) {
+  const ok = limits.filter((n) => Number.isFinite(n) && n > 0);
+  return ok.length ? Math.min(...ok) : Infinity;
+}
+
+/** Reads the bytes of a file source given as a path or URL (for swapformer files). */
+async function readSingleFile(source, options) {
+  const s = source instanceof URL ? source.href : source;
+  const slash = s.lastIndexOf('/');
+  const files = await openSource(slash > 0 ? s.slice(0, slash + 1) : './', options);
+  return files.read(s.slice(slash + 1));
+}
+
+/**
+ * A Hugging Face encoder ready to embed: loadPretrained(source, {onProgress,
+ * hubUrl, revision, fetch, cache, maxLength, wasm, threads, dtype}) -> Pretrained.
+ */
+export async function loadPretrained(source, options) {
+  const opts = options ?? {};
+  if (typeof opts !== 'object' || Array.isArray(opts)) fail('BAD_ARGUMENT', 'options must be an object');
+  const fileOptions = {};
+  for (const k of ['onProgress', 'hubUrl', 'revision', 'fetch', 'cache']) if (own(opts, k) !== undefined) fileOptions[k] = own(opts, k);
+  const wasm = own(opts, 'wasm'), maxLength = own(opts, 'maxLength'), threads = own(opts, 'threads'), dtype = own(opts, 'dtype');
+  if (maxLength !== undefined && (!Number.isSafeInteger(maxLength) || maxLength < 2)) fail('BAD_ARGUMENT', `options.maxLength must be an integer >= 2, got ${String(maxLength)}`);
+
+  // a swapformer model file (the converter's output): bytes, or a path / URL ending in .safetensors
+  let bytes = source instanceof Uint8Array ? source : source instanceof ArrayBuffer ? new Uint8Array(source) : null;
+  if (!bytes && (typeof source === 'string' || source instanceof URL) && /\.safetensors$/i.test(String(source instanceof URL ? source.pathname : source))) {
+    bytes = await readSingleFile(source, fileOptions);
+  }
+  let meta, label, model = bytes;
+  if (bytes) {
+    meta = swapformerMetadata(bytes);
+    if (!meta) fail('BAD_FILE', 'loadPretrained: these bytes are not a swapformer model file (pass a Hugging Face folder, URL or id for a checkpoint)');
+    if (!meta.tokenizer || !meta.recipe) fail('BAD_FILE', 'loadPretrained: this swapformer model file has no tokenizer and recipe (write it with `swapformer convert`); use loadModel for a bare encoder');
+    label = 'model file';
+  } else {
+    const ck = await readCheckpoint(source, fileOptions);
+    model = checkpointSource(ck.config, ck.tensors); // streamed into wasm: no file built in memory
+    meta = Object.fromEntries(Object.entries(ck.metadata).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+    label = ck.label;
+  }
+  let encoder;
+  try {
+    encoder = await loadModel(model, { wasm, threads, dtype });
+  } catch (e) {
+    if (e instanceof SwapformerError && (e.code === 'BAD_WEIGHTS' || e.code === 'BAD_CONFIG')) {
+      throw new SwapformerError('UNSUPPORTED_MODEL', `${label}: the checkpoint does not fit the ${meta.family} layout swapformer knows: ${e.message}`);
+    }
+    throw e;
+  }
+  try {
+    const json = (k) => (meta[k] ? JSON.parse(meta[k]) : undefined);
+    const tokenizer = Tokenizer.fromJSON(meta.tokenizer, { tokenizerConfig: json('tokenizer_config'), specialTokensMap: json('special_tokens_map') });
+    const recipe = recipeFromJSON(json('recipe'));
+    const limits = [maxLength, recipe.maxSeqLength, tokenizer.modelMaxLength];
+    return new Pretrained({ encoder, tokenizer, recipe, family: meta.family, hfConfig: json('hf_config'), limits, label });
+  } catch (e) {
+    encoder.dispose();
+    throw e;
+  }
+}

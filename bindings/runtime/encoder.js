@@ -1,0 +1,690 @@
+// The runtime: the wasm instance (Runtime), encoders over its C ABI
+// (core/api.c), createEncoder / loadModel / runtimeInfo / listPlugins.
+//
+// A thin layer: it copies inputs into wasm memory, calls the C ABI, turns every
+// non-zero return code into a SwapformerError, and copies results out. It never
+// keeps a typed-array view of wasm memory across a call that may grow it: views
+// are made fresh from memory.buffer each time.
+
+const ABI_VERSION = 2;
+
+import { SwapformerError, fail, CODES } from '../utils/errors.js';
+import { loadRuntime, wrongWasm } from './wasm.js';
+import { Pool, threadSupport, defaultThreads, sharedMemory } from './threads.js';
+import { isNode } from '../utils/platform.js';
+
+// User input is read once, own properties only, into plain values before any
+// wasm call: a getter, a Proxy or an inherited property (Object.prototype.seed)
+// can then neither change what a call does half-way nor re-enter it.
+const own = (obj, key) => (obj !== null && typeof obj === 'object' && Object.hasOwn(obj, key) ? obj[key] : undefined);
+
+/** An options argument: undefined, or a plain object (not an array). */
+function optionsObject(options, what = 'options') {
+  if (options === undefined) return {};
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) fail('BAD_ARGUMENT', `${what} must be an object`);
+  return options;
+}
+
+/** A short, safe description of a value for messages. */
+function describe(v) {
+  if (typeof v === 'number') return String(v);
+  if (typeof v === 'bigint') return `${v}n`;
+  if (v === undefined) return 'undefined (a hole or a missing element)';
+  let text;
+  try {
+    text = JSON.stringify(v) ?? String(v);
+  } catch {
+    text = Array.isArray(v) ? 'array' : '{...}';
+  }
+  return `${typeof v} ${text.length > 40 ? `${text.slice(0, 40)}...` : text}`;
+}
+
+/** Numbers of an array or a typed array, copied once into a Float32Array. */
+function toFloat32(v, what, code) {
+  if (v instanceof Float32Array) return v.slice();
+  if (v instanceof BigInt64Array || v instanceof BigUint64Array) fail(code, `${what} must hold numbers, got a ${v.constructor.name}`);
+  if (!Array.isArray(v) && !ArrayBuffer.isView(v)) fail(code, `${what} must be a Float32Array or an array of numbers, got ${describe(v)}`);
+  if (v instanceof DataView) fail(code, `${what} must be a Float32Array or an array of numbers, got a DataView`);
+  const n = v.length;
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    const x = v[i];
+    if (typeof x !== 'number') fail(code, `${what}[${i}] = ${describe(x)} is not a number`);
+    out[i] = x;
+  }
+  return out;
+}
+
+/** Deep-freezes a plain JSON value. */
+function deepFreeze(v) {
+  if (v !== null && typeof v === 'object') {
+    for (const x of Object.values(v)) deepFreeze(x);
+    Object.freeze(v);
+  }
+  return v;
+}
+const utf8 = new TextEncoder();
+const fromUtf8 = new TextDecoder();
+
+// ------------------------------------------------------------------ loading
+// (runtime/wasm.js: where the wasm is, configure(), WASM_LOAD errors)
+
+class Runtime {
+  constructor(instance, build, where, threaded) {
+    this.x = instance.exports;
+    this.build = build;
+    this.live = 0; // encoders not disposed (nor finalised)
+    // the threaded builds import a shared memory and run a pool (runtime/threads.js)
+    this.memory = threaded?.memory ?? this.x.memory;
+    this.module = threaded?.module;
+    this.pool = threaded ? new Pool(this) : null;
+    this.busy = null; // the promise of a forwardAsync in flight
+    if (typeof this.x.sf_abi_version !== 'function' || typeof this.x._initialize !== 'function') throw wrongWasm(where, 'it exports no swapformer ABI (not a swapformer wasm)');
+    this.x._initialize();
+    const abi = this.x.sf_abi_version();
+    if (abi !== ABI_VERSION) throw wrongWasm(where, `its ABI is ${abi}, these bindings need ${ABI_VERSION}`);
+  }
+
+  get u8() { return new Uint8Array(this.memory.buffer); }
+  f32(ptr, n) { return new Float32Array(this.memory.buffer, ptr, n); }
+  i32(ptr, n) { return new Int32Array(this.memory.buffer, ptr, n); }
+
+  /** A forwardAsync runs on this runtime: sync calls throw BUSY, async ones wait (idle). */
+  assertIdle() {
+    if (this.busy) fail('BUSY', 'a forwardAsync is running on this runtime (its encoders share one memory and one thread pool): await it before calling again');
+  }
+  async idle() { while (this.busy) await this.busy.catch(() => {}); }
+
+  /** Runs an exported function in the pool's driver worker: this thread stays free. */
+  offload(fn, ...args) {
+    this.busy = this.pool.call(fn, ...args).finally(() => { this.busy = null; });
+    return this.busy;
+  }
+
+  /** An encoder of this runtime was disposed or collected: the last one stops the pool
+   * (a moment later, so that dispose-then-create does not restart its workers). */
+  released() {
+    if (--this.live > 0 || !this.pool) return;
+    const timer = setTimeout(() => { if (this.live === 0 && !this.busy) this.pool.stop(); }, 500);
+    timer.unref?.(); // Node: a pending stop never keeps the process alive
+  }
+
+  error(rc) {
+    const code = CODES[rc] ?? 'INTERNAL';
+    let message = this.cstr(this.x.sf_error_message());
+    // A FinalizationRegistry cannot run while a loop never yields: say what holds the memory.
+    if (code === 'OUT_OF_MEMORY' && this.live > 1) {
+      message += ` (${this.live} encoders of this runtime are alive and hold ${Math.round(this.memory.buffer.byteLength / 2 ** 20)} MB of wasm memory: call dispose() on those you no longer need, or declare them with 'using')`;
+    }
+    return new SwapformerError(code, message);
+  }
+  check(rc) { if (rc !== 0) throw this.error(rc); }
+
+  cstr(ptr) {
+    if (!ptr) return '';
+    const u8 = this.u8;
+    let end = ptr;
+    while (u8[end]) end++;
+    return fromUtf8.decode(u8.slice(ptr, end)); // a copy: TextDecoder refuses views of shared memory
+  }
+
+  alloc(bytes) {
+    // wasm32 sizes are 32-bit: a larger request must not wrap into a small one
+    if (!(bytes >= 0 && bytes < 2 ** 31)) fail('OUT_OF_MEMORY', `out of memory: ${bytes} bytes do not fit in wasm32 memory`);
+    const p = this.x.sf_alloc(bytes);
+    if (!p) throw this.error(6);
+    return p;
+  }
+
+  // Runs fn(ptr, length) with bytes copied into wasm memory (NUL-terminated).
+  withBytes(bytes, fn) {
+    const p = this.alloc(bytes.length + 1);
+    try {
+      const u8 = this.u8;
+      u8.set(bytes, p);
+      u8[p + bytes.length] = 0;
+      return fn(p, bytes.length);
+    } finally {
+      this.x.sf_dealloc(p);
+    }
+  }
+
+  withString(s, fn) { return this.withBytes(utf8.encode(s), fn); }
+
+  // Takes the result buffer (config JSON, saved file) out of wasm memory.
+  takeResult() {
+    const p = this.x.sf_result_ptr(), n = this.x.sf_result_len();
+    const out = this.u8.slice(p, p + n);
+    this.x.sf_result_free();
+    return out;
+  }
+}
+
+const createRuntime = (instance, build, where, threaded) => new Runtime(instance, build, where, threaded);
+
+/** The Runtime for a call's `wasm` option, or the configured / default build (single-threaded). */
+const runtime = (wasm) => loadRuntime(wasm, createRuntime);
+
+/** options.threads: an integer in [1, 64], or the default (the cores, capped at 8, where threads can run). */
+async function readThreads(options) {
+  const t = own(options, 'threads');
+  if (t === undefined) return defaultThreads();
+  if (!Number.isInteger(t) || t < 1 || t > 64) fail('BAD_ARGUMENT', `options.threads must be an integer in [1, 64], got ${describe(t)}`);
+  return t;
+}
+
+/**
+ * The runtime for `threads` threads: the threaded build with its pool grown to
+ * that size where threads can run (shared memory, workers) and no `wasm`
+ * option names another build; else the single-threaded one, silently.
+ * Resolves to {rt, threads, fallback}: fallback says why it is 1.
+ */
+async function runtimeWithThreads(wasm, threads) {
+  let fallback = null;
+  if (threads > 1) {
+    const support = threadSupport();
+    if (wasm !== undefined) fallback = 'options.wasm names a single-threaded build';
+    else if (!support.ok) fallback = support.reason;
+    else {
+      let rt = null;
+      try {
+        rt = await loadRuntime(undefined, createRuntime, { threaded: true, memory: sharedMemory });
+      } catch (e) {
+        if (!(e instanceof SwapformerError && e.code === 'WASM_LOAD')) throw e;
+        fallback = `the threaded build could not be loaded (${e.message})`; // the single-threaded one may still be there
+      }
+      if (rt) {
+        try {
+          await rt.idle(); // the pool cannot grow under a forwardAsync, nor one start while it grows
+          if (rt.pool.size() < threads) {
+            rt.busy = rt.pool.ensure(threads).finally(() => { rt.busy = null; });
+            await rt.busy;
+          }
+          return { rt, threads, fallback };
+        } catch (e) { // e.g. a bundle without runtime/thread.js: the threaded build runs on this thread alone
+          return { rt, threads: rt.pool.size(), fallback: `the thread workers could not start (${e.message})` };
+        }
+      }
+      fallback ??= 'configure({ wasmPaths }) names no threaded build (simdThreads, relaxedThreads)';
+    }
+  }
+  return { rt: await runtime(wasm), threads: 1, fallback: threads > 1 ? fallback : null };
+}
+
+// ------------------------------------------------------------------ API
+
+// Encoders garbage-collected undisposed are freed, where the runtime has a
+// FinalizationRegistry (Cloudflare Workers have none: there only dispose() frees).
+const handles = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry(({ rt, h }) => { rt.x.sf_destroy(h); rt.released(); }) : null;
+
+/** Which build a wasm source runs and how much memory its instance holds now
+ * (wasm memory grows and never shrinks). */
+export async function runtimeInfo(options) {
+  options = optionsObject(options);
+  const { rt, threads, fallback } = await runtimeWithThreads(own(options, 'wasm'), await readThreads(options));
+  return { build: rt.build, memoryBytes: rt.memory.buffer.byteLength, threads, threadsFallback: fallback, threaded: !!rt.pool, q8Kernel: rt.cstr(rt.x.sf_q8_kernel()) };
+}
+
+/** Names of the registered position and norm plugins, read from the C registry. */
+export async function listPlugins(options) {
+  const rt = await runtime(own(optionsObject(options), 'wasm'));
+  const names = (kind) => Array.from({ length: rt.x.sf_plugin_count(kind) }, (_, i) => rt.cstr(rt.x.sf_plugin_name(kind, i)));
+  return { position: names(0), norm: names(1) };
+}
+
+/** The weights option (an object or a Map of name -> numbers) as [name, Float32Array] pairs. */
+function readWeights(weights) {
+  if (weights === undefined) return [];
+  const entries = weights instanceof Map ? [...weights.entries()]
+    : weights !== null && typeof weights === 'object' && !Array.isArray(weights) && !ArrayBuffer.isView(weights) ? Object.keys(weights).map((k) => [k, weights[k]])
+      : fail('BAD_WEIGHTS', `options.weights must be an object or a Map of Float32Arrays, got ${describe(weights)}`);
+  return entries.map(([name, value]) => {
+    if (typeof name !== 'string') fail('BAD_WEIGHTS', `options.weights: a key is ${describe(name)}, not a tensor name`);
+    if (name.includes('\0')) fail('BAD_WEIGHTS', `weights['${name.replace(/\0/g, '\\0')}'] has a NUL character in its name`);
+    return [name, toFloat32(value, `weights['${name}']`, 'BAD_WEIGHTS')];
+  });
+}
+
+/** options.dtype: how the weights are stored, 'f32' or 'q8' (int8: README "int8"); undefined -> fallback. */
+function readDtype(options, fallback = 'f32') {
+  const d = own(options, 'dtype');
+  if (d === undefined) return fallback;
+  if (d !== 'f32' && d !== 'q8') fail('BAD_ARGUMENT', `options.dtype must be 'f32' or 'q8', got ${describe(d)}`);
+  return d;
+}
+const DTYPE_CODE = { f32: 0, q8: 1, file: -1 };
+
+/** options.init: {outputScale: 'depth' | number} -> the factor on the seeded output projections. */
+function readInit(init, layers) {
+  if (init === undefined) return 1;
+  if (init === null || typeof init !== 'object' || Array.isArray(init)) fail('BAD_ARGUMENT', `options.init must be an object like {outputScale: 'depth'}, got ${describe(init)}`);
+  for (const k of Object.keys(init)) if (k !== 'outputScale') fail('BAD_ARGUMENT', `options.init has an unknown field '${k}' (outputScale)`);
+  const s = own(init, 'outputScale');
+  if (s === undefined) return 1;
+  if (s === 'depth') return 1 / Math.sqrt(2 * Math.max(Number.isInteger(layers) ? layers : 1, 1)); // 1/sqrt(2L)
+  if (typeof s !== 'number' || !(s > 0 && s <= 1e6)) fail('BAD_ARGUMENT', `options.init.outputScale must be 'depth' or a number in (0, 1e6], got ${describe(s)}`);
+  return s;
+}
+
+/** A new encoder from a config; weights not given are initialised from seed. */
+export async function createEncoder(config, options) {
+  options = optionsObject(options);
+  const seed = own(options, 'seed') ?? 0, wasm = own(options, 'wasm');
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) fail('BAD_CONFIG', 'config must be an object');
+  if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0) fail('BAD_ARGUMENT', `options.seed must be a non-negative safe integer, got ${describe(seed)}`);
+  let json;
+  try {
+    json = JSON.stringify(config);
+  } catch (e) {
+    fail('BAD_CONFIG', `config is not serialisable as JSON: ${e.message}`);
+  }
+  const weights = readWeights(own(options, 'weights'));
+  const outputScale = readInit(own(options, 'init'), JSON.parse(json).layers);
+  const dtype = readDtype(options);
+  const { rt, threads } = await runtimeWithThreads(wasm, await readThreads(options));
+  await rt.idle();
+  const h = rt.withString(json, (p, n) => rt.x.sf_create(p, n, DTYPE_CODE[dtype]));
+  if (!h) throw rt.error(rt.x.sf_error_code());
+  rt.x.sf_set_threads(h, threads);
+  try {
+    for (const [name, data] of weights) {
+      const p = rt.alloc(data.length * 4 || 4);
+      try {
+        rt.f32(p, data.length).set(data);
+        rt.check(rt.withString(name, (np, nn) => rt.x.sf_set_weight(h, np, nn, p, data.length)));
+      } finally {
+        rt.x.sf_dealloc(p);
+      }
+    }
+    rt.check(rt.x.sf_init(h, seed, outputScale));
+    return new Encoder(rt, h);
+  } catch (e) {
+    rt.x.sf_destroy(h);
+    throw e;
+  }
+}
+
+/**
+ * A model file given as its head (the 8-byte length and the header JSON), its
+ * length, and read(begin, end): the data bytes [begin, end) (offsets from the
+ * data's start, within one tensor, asked in data order). loadModel streams it
+ * into wasm memory (pretrained/model-file.js makes one from a checkpoint).
+ */
+export class ModelSource {
+  constructor(head, fileLength, read) {
+    this.head = head;
+    this.fileLength = fileLength;
+    this.read = read;
+  }
+}
+
+/** An encoder from a model file (safetensors with the config in its metadata). */
+export async function loadModel(bytes, options) {
+  options = optionsObject(options);
+  const wasm = own(options, 'wasm');
+  let file;
+  if (bytes instanceof ModelSource) file = bytes; // loadPretrained: a checkpoint's tensors, streamed as a model file
+  else if (bytes instanceof ArrayBuffer) file = fileSource(new Uint8Array(bytes));
+  else if (ArrayBuffer.isView(bytes)) file = fileSource(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  else fail('BAD_FILE', 'loadModel: bytes must be a Uint8Array or an ArrayBuffer');
+  const dtype = readDtype(options, 'file'); // default: as the file was saved
+  const { rt, threads } = await runtimeWithThreads(wasm, await readThreads(options));
+  await rt.idle();
+  const h = streamModel(rt, file, DTYPE_CODE[dtype]);
+  rt.x.sf_set_threads(h, threads);
+  return new Encoder(rt, h);
+}
+
+// A model is streamed into wasm memory, never copied whole: the header goes
+// into one buffer of LOAD_CHUNK bytes, the core checks it and creates the
+// encoder (sf_load_begin), then the data passes through the same buffer in
+// chunks of whole rows, a multiple of 8 (whole panels of packed weights),
+// each written into the encoder's arena (sf_load_chunk). Wasm memory then
+// holds the weights and this buffer, not the file as well.
+const LOAD_CHUNK = 2 << 20;
+
+/** A model file in memory as a ModelSource: the header, and the data as views. */
+function fileSource(bytes) {
+  const n = bytes.length;
+  // the header length, as far as the core needs it to report what is wrong (too short, past the end)
+  const v = n < 8 ? null : new DataView(bytes.buffer, bytes.byteOffset, 8);
+  const hlen = v ? v.getUint32(0, true) + v.getUint32(4, true) * 2 ** 32 : 0;
+  const headLength = Math.min(n, 8 + hlen);
+  return new ModelSource(bytes.subarray(0, headLength), n, (begin, end) => bytes.subarray(headLength + begin, headLength + end));
+}
+
+/** Streams a ModelSource into a new encoder of rt: its handle. */
+function streamModel(rt, file, dtype) {
+  const x = rt.x, { head, fileLength } = file;
+  if (!(fileLength < 2 ** 32)) fail('OUT_OF_MEMORY', `out of memory: a model file of ${fileLength} bytes does not fit in wasm32 memory`);
+  let size = Math.max(LOAD_CHUNK, head.length);
+  let buf = rt.alloc(size), loader = 0;
+  try {
+    rt.u8.set(head, buf);
+    loader = x.sf_load_begin(buf, head.length, fileLength, dtype);
+    if (!loader) throw rt.error(x.sf_error_code());
+    const n = x.sf_load_tensors(loader);
+    // per tensor, in data order: param index, data begin, data end, bytes per row
+    const plan = new Uint32Array(rt.u8.buffer, x.sf_load_plan(loader), 4 * n).slice();
+    let widest = 0;
+    for (let i = 0; i < n; i++) widest = Math.max(widest, plan[4 * i + 3]);
+    if (widest > size) { // a row wider than the buffer (rare): one that holds it
+      x.sf_dealloc(buf);
+      buf = 0;
+      buf = rt.alloc((size = widest));
+    }
+    for (let i = 0; i < n; i++) {
+      const begin = plan[4 * i + 1], end = plan[4 * i + 2], row = plan[4 * i + 3];
+      if (begin === end) continue;
+      let rows = Math.floor(size / row);
+      if (rows >= 8) rows -= rows % 8;
+      for (let at = begin; at < end;) {
+        const len = Math.min(rows * row, end - at);
+        rt.u8.set(file.read(at, at + len), buf);
+        rt.check(x.sf_load_chunk(loader, buf, len));
+        at += len;
+      }
+    }
+    const h = x.sf_load_end(loader);
+    if (!h) throw rt.error(x.sf_error_code());
+    return h;
+  } finally {
+    if (loader) x.sf_load_free(loader);
+    if (buf) x.sf_dealloc(buf);
+  }
+}
+
+// Accepts one sequence (number[] / typed array) or a batch (array of them),
+// and copies it into Int32Arrays, every element read once, before any wasm call.
+function readIds(ids, vocabSize, name = 'ids', bound = 'vocabSize') {
+  const isSeq = (s) => ArrayBuffer.isView(s) || (Array.isArray(s) && (s.length === 0 || !(Array.isArray(s[0]) || ArrayBuffer.isView(s[0]))));
+  let seqs;
+  const single = isSeq(ids);
+  if (single) seqs = [ids];
+  else if (Array.isArray(ids)) seqs = Array.from({ length: ids.length }, (_, b) => ids[b]);
+  else fail('BAD_ARGUMENT', `${name} must be a sequence of ${name === 'ids' ? 'token' : 'type'} ids (number[] or Int32Array) or an array of sequences`);
+  if (seqs.length === 0) fail('BAD_ARGUMENT', `${name} is an empty batch`);
+  const where = (b) => (single ? name : `${name}[${b}]`);
+  const out = seqs.map((s, b) => {
+    if (!Array.isArray(s) && !ArrayBuffer.isView(s)) fail('BAD_ARGUMENT', `${name} must be a sequence of ids or an array of sequences: ${where(b)} = ${describe(s)} is not a sequence`);
+    if (s instanceof DataView) fail('BAD_ARGUMENT', `${where(b)} is a DataView, not a sequence of ids`);
+    const n = s.length;
+    if (!Number.isInteger(n) || n < 0 || n > 0x7fffffff) fail('BAD_ARGUMENT', `${where(b)} has no valid length`);
+    if (n === 0) fail('BAD_ARGUMENT', `${where(b)} is empty: a sequence needs at least one token`);
+    const seq = new Int32Array(n);
+    for (let t = 0; t < n; t++) {
+      const id = s[t];
+      if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id >= vocabSize) {
+        fail('BAD_TOKEN', `${where(b)}[${t}] = ${describe(id)} is not ${name === 'ids' ? 'a token id' : 'a type id'} in [0, ${vocabSize}) (${bound})`);
+      }
+      seq[t] = id;
+    }
+    return seq;
+  });
+  return { seqs: out, single, where };
+}
+
+/** skipLayers: distinct layer indices, run as the identity (the residual stream passes through). */
+function readSkipLayers(skip, layers) {
+  if (skip === undefined) return null;
+  if (!Array.isArray(skip) && !ArrayBuffer.isView(skip)) fail('BAD_ARGUMENT', `options.skipLayers must be an array of layer indices, got ${describe(skip)}`);
+  const out = Array.from({ length: skip.length }, (_, i) => skip[i]);
+  out.forEach((l, i) => {
+    if (!Number.isInteger(l) || l < 0 || l >= layers) fail('BAD_ARGUMENT', `options.skipLayers[${i}] = ${describe(l)} is not a layer index in [0, ${layers})`);
+    if (out.indexOf(l) !== i) fail('BAD_ARGUMENT', `options.skipLayers names layer ${l} twice`);
+  });
+  return out;
+}
+
+/** Token type (segment) ids: the shape of ids, each below typeVocabSize (0 only, without token types). */
+function readTypeIds(typeIds, batch, typeVocabSize) {
+  if (typeIds === undefined) return null;
+  const t = readIds(typeIds, Math.max(typeVocabSize, 1), 'typeIds', typeVocabSize ? 'typeVocabSize' : 'this model has no token types');
+  if (t.single !== batch.single || t.seqs.length !== batch.seqs.length) fail('BAD_ARGUMENT', 'options.typeIds must have the shape of ids');
+  t.seqs.forEach((s, b) => {
+    if (s.length !== batch.seqs[b].length) fail('BAD_ARGUMENT', `${t.where(b)} has ${s.length} type ids for ${batch.seqs[b].length} tokens`);
+  });
+  return t.seqs;
+}
+
+function checkLength(length) {
+  if (!Number.isInteger(length) || length < 1 || length > 0x7fffffff) fail('BAD_ARGUMENT', `length must be a positive integer, got ${describe(length)}`);
+}
+
+export class Encoder {
+  #rt;
+  #h;
+  #config;
+  #dtype;
+
+  constructor(rt, h) {
+    this.#rt = rt;
+    this.#h = h;
+    rt.check(rt.x.sf_config_json(h));
+    this.#config = deepFreeze(JSON.parse(fromUtf8.decode(rt.takeResult())));
+    this.#dtype = rt.x.sf_dtype(h) === 1 ? 'q8' : 'f32';
+    handles?.register(this, { rt, h }, this);
+    rt.live++;
+  }
+
+  #handle() {
+    if (!this.#h) fail('DISPOSED', 'this encoder has been disposed');
+    this.#rt.assertIdle();
+    return this.#h;
+  }
+
+  /** The resolved config, every default filled in. */
+  get config() { return this.#config; }
+
+  /** How the weights are stored: 'f32', or 'q8' (int8 Linear weights and token table). */
+  get dtype() { return this.#dtype; }
+
+  /** Longest sequence the position plugin can encode (Infinity when unlimited). */
+  get maxSequenceLength() {
+    const n = this.#rt.x.sf_max_len(this.#handle());
+    return n < 0 ? Infinity : n;
+  }
+
+  forward(ids, options) {
+    return this.#run(ids, options).result;
+  }
+
+  /**
+   * forward without blocking the calling thread, where the runtime has threads:
+   * the pass runs in a worker (the pool's driver) while this thread is free;
+   * other calls on this runtime wait for it (sync ones throw BUSY). Without
+   * threads (no shared memory), it runs forward here and resolves to its result.
+   */
+  async forwardAsync(ids, options) {
+    const rt = this.#rt;
+    if (!rt.pool) return this.forward(ids, options);
+    await rt.idle();
+    const pass = this.#prepare(ids, options);
+    let rc;
+    try {
+      rc = await rt.offload('sf_forward', pass.h, pass.B, pass.flags);
+    } finally {
+      pass.release();
+    }
+    rt.check(rc);
+    return this.#collect(pass).result;
+  }
+
+  // The forward pass, and the batch as it was read (for predict).
+  #run(ids, options) {
+    const pass = this.#prepare(ids, options);
+    try {
+      if (this.#rt.pool) this.#rt.x.sf_threads_can_wait(isNode ? 1 : 0); // a page's main thread may only spin
+      this.#rt.check(this.#rt.x.sf_forward(pass.h, pass.B, pass.flags));
+    } finally {
+      pass.release();
+    }
+    return this.#collect(pass);
+  }
+
+  // Reads and checks the inputs, reserves and fills the wasm buffers: a pass ready for sf_forward.
+  #prepare(ids, options) {
+    const h = this.#handle(), rt = this.#rt, x = rt.x;
+    options = optionsObject(options);
+    const outputAttentions = !!own(options, 'outputAttentions'), outputHidden = !!own(options, 'outputHiddenStates');
+    const flags = (outputAttentions ? 1 : 0) | (outputHidden ? 2 : 0);
+    const { seqs, single, where } = readIds(ids, this.#config.vocabSize);
+    const types = readTypeIds(own(options, 'typeIds'), { seqs, single }, this.#config.typeVocabSize);
+    const skip = readSkipLayers(own(options, 'skipLayers'), this.#config.layers);
+    this.#handle(); // reading the ids ran no wasm, but it may have run user code (a getter) that disposed us
+    const B = seqs.length;
+    let T = 0, N = 0;
+    for (const s of seqs) { T = Math.max(T, s.length); N += s.length; }
+    if (N > 0x7fffffff) fail('OUT_OF_MEMORY', `a batch of ${N} tokens is too large`);
+    const limit = this.maxSequenceLength;
+    seqs.forEach((s, b) => {
+      if (s.length > limit) {
+        fail('SEQUENCE_TOO_LONG', `${where(b)} has ${s.length} tokens; position '${this.#config.position}' encodes at most ${limit} (maxLen)`);
+      }
+    });
+    rt.check(x.sf_reserve(h, B, T, N, flags));
+    const idsBuf = rt.i32(x.sf_ids(h), N), lens = rt.i32(x.sf_lens(h), B);
+    let off = 0;
+    seqs.forEach((s, b) => { idsBuf.set(s, off); lens[b] = s.length; off += s.length; });
+    if (types) {
+      const typeBuf = rt.i32(x.sf_type_ids(h), N); // zeroed by sf_reserve
+      for (let b = 0, o = 0; b < B; o += seqs[b++].length) typeBuf.set(types[b], o);
+    }
+    const skipped = () => new Uint8Array(rt.memory.buffer, x.sf_skip_layers(h), this.#config.layers);
+    if (skip) for (const l of skip) skipped()[l] = 1;
+    return { h, B, T, flags, seqs, single, outputAttentions, outputHidden, release: () => { if (skip) skipped().fill(0); } };
+  }
+
+  // The outputs of a finished pass, copied out of wasm memory.
+  #collect({ h, B, T, seqs, single, outputAttentions, outputHidden }) {
+    const rt = this.#rt, x = rt.x;
+    const C = this.#config.dModel, V = this.#config.vocabSize;
+    const result = { data: rt.f32(x.sf_output(h), B * T * C).slice(), shape: [B, T, C] };
+    if (this.#config.outputHead) result.logits = { data: rt.f32(x.sf_logits(h), B * T * V).slice(), shape: [B, T, V] };
+    if (outputAttentions) {
+      const { layers, heads } = this.#config, per = B * heads * T * T, base = x.sf_attentions(h);
+      result.attentions = Array.from({ length: layers }, (_, l) => ({
+        data: rt.f32(base + l * per * 4, per).slice(),
+        shape: [B, heads, T, T],
+      }));
+    }
+    if (outputHidden) {
+      const per = B * T * C, base = x.sf_hidden_states(h);
+      result.hiddenStates = Array.from({ length: this.#config.layers + 1 }, (_, l) => ({
+        data: rt.f32(base + l * per * 4, per).slice(),
+        shape: [B, T, C],
+      }));
+    }
+    return { result, batch: { seqs, single } };
+  }
+
+  /** The argmax of the output head's logits at every position: an Int32Array
+   * for one sequence, an array of them (unpadded) for a batch. Needs outputHead. */
+  predict(ids) {
+    this.#handle();
+    if (!this.#config.outputHead) fail('BAD_ARGUMENT', 'predict needs a model with an output head (config.outputHead)');
+    const { result: { logits }, batch } = this.#run(ids, {});
+    const [B, T, V] = logits.shape;
+    const out = [];
+    for (let b = 0; b < B; b++) {
+      const L = batch.seqs[b].length, pred = new Int32Array(L);
+      for (let t = 0; t < L; t++) {
+        const row = logits.data.subarray((b * T + t) * V, (b * T + t + 1) * V);
+        let best = 0;
+        for (let v = 1; v < V; v++) if (row[v] > row[best]) best = v;
+        pred[t] = best;
+      }
+      out.push(pred);
+    }
+    return batch.single ? out[0] : out;
+  }
+
+  /** What the position plugin adds to the embeddings at positions 0..length-1:
+   * {data, shape: [length, dModel]} (zeros for rope, alibi, none). */
+  positionVectors(length) {
+    const h = this.#handle(), rt = this.#rt;
+    checkLength(length);
+    const limit = this.maxSequenceLength;
+    if (length > limit) fail('SEQUENCE_TOO_LONG', `length ${length}: position '${this.#config.position}' encodes at most ${limit} (maxLen)`);
+    rt.check(rt.x.sf_position_vectors(h, length));
+    return { data: rt.f32(rt.x.sf_output(h), length * this.#config.dModel).slice(), shape: [length, this.#config.dModel] };
+  }
+
+  /** Raw attention scores q.k/sqrt(headDim) + the plugin's bias when every
+   * position holds the same q and k (dModel each, before rotation):
+   * {data, shape: [heads, length, length]}. With RoPE a function of j - i
+   * alone; with q = k = 0 (the default), ALiBi's bias matrix. */
+  positionScores(probe) {
+    const h = this.#handle(), rt = this.#rt, C = this.#config.dModel, H = this.#config.heads;
+    if (probe === null || typeof probe !== 'object') fail('BAD_ARGUMENT', `positionScores takes {q?, k?, length}, got ${describe(probe)}`);
+    const length = own(probe, 'length');
+    checkLength(length);
+    const vec = (v, name) => {
+      if (v === undefined) return new Float32Array(C);
+      const f = toFloat32(v, `probe.${name}`, 'BAD_ARGUMENT');
+      if (f.length !== C) fail('BAD_ARGUMENT', `probe.${name} must hold dModel = ${C} numbers, got ${f.length}`);
+      if (!f.every(Number.isFinite)) fail('BAD_ARGUMENT', `probe.${name} must be finite`);
+      return f;
+    };
+    const qf = vec(own(probe, 'q'), 'q'), kf = vec(own(probe, 'k'), 'k');
+    this.#handle();
+    const p = rt.alloc(8 * C);
+    try {
+      rt.f32(p, C).set(qf);
+      rt.f32(p + 4 * C, C).set(kf);
+      rt.check(rt.x.sf_position_scores(h, p, p + 4 * C, length));
+    } finally {
+      rt.x.sf_dealloc(p);
+    }
+    return { data: rt.f32(rt.x.sf_attentions(h), H * length * length).slice(), shape: [H, length, length] };
+  }
+
+  /** Copies of every weight, unpacked, row-major ([out, in] for Linear weights). */
+  getWeights() {
+    const h = this.#handle(), rt = this.#rt, x = rt.x;
+    const out = {};
+    for (let i = 0; i < x.sf_param_count(h); i++) {
+      const n = x.sf_param_ndim(h, i) === 2 ? x.sf_param_dim(h, i, 0) * x.sf_param_dim(h, i, 1) : x.sf_param_dim(h, i, 0);
+      const name = rt.cstr(x.sf_param_name(h, i));
+      const p = rt.alloc(n * 4 || 4);
+      try {
+        rt.check(x.sf_param_read(h, i, p));
+        out[name] = rt.f32(p, n).slice();
+      } finally {
+        x.sf_dealloc(p);
+      }
+    }
+    return out;
+  }
+
+  /** Name and shape of every weight, in file order. */
+  weightShapes() {
+    const h = this.#handle(), x = this.#rt.x;
+    const out = {};
+    for (let i = 0; i < x.sf_param_count(h); i++) {
+      const shape = x.sf_param_ndim(h, i) === 2 ? [x.sf_param_dim(h, i, 0), x.sf_param_dim(h, i, 1)] : [x.sf_param_dim(h, i, 0)];
+      out[this.#rt.cstr(x.sf_param_name(h, i))] = shape;
+    }
+    return out;
+  }
+
+  /** The model file: safetensors, F32, config in __metadata__.config. */
+  save() {
+    const h = this.#handle();
+    this.#rt.check(this.#rt.x.sf_save(h));
+    return this.#rt.takeResult();
+  }
+
+  /** Frees the encoder's wasm memory. Idempotent; any later call throws DISPOSED. */
+  dispose() {
+    if (!this.#h) return;
+    handles?.unregister(this);
+    this.#rt.x.sf_destroy(this.#h);
+    this.#h = 0;
+    this.#rt.released();
+  }
+
+  get disposed() { return !this.#h; }
+}
+
+if (typeof Symbol.dispose === 'symbol') Encoder.prototype[Symbol.dispose] = Encoder.prototype.dispose;
