@@ -272,8 +272,9 @@ export class Encoder {
   /** Hidden states [B, T, dModel]; a single sequence gives B = 1. Rows past a sequence's end are 0. */
   forward(ids: Ids, options?: ForwardOptions): ForwardResult;
   /** forward without blocking the calling thread where the runtime has threads (the pass runs in a
-   * worker; other calls on the runtime meanwhile: async ones wait, sync ones throw BUSY); elsewhere
-   * it computes on this thread. */
+   * worker). The async calls of a runtime run one at a time in the order they were made; a sync call
+   * while a pass runs throws BUSY; dispose() meanwhile settles the promise with DISPOSED. Without
+   * threads it computes on this thread, in its turn. */
   forwardAsync(ids: Ids, options?: ForwardOptions): Promise<ForwardResult>;
   /** Argmax of the head's logits per position: an Int32Array for one sequence,
    * one per sequence (unpadded) for a batch. Needs config.outputHead. */
@@ -350,6 +351,9 @@ export function runtimeInfo(options?: LoadOptions): Promise<{
   threaded: boolean;
   /** The build and int8 dot product of the q8 kernel: 'simd128 i32x4.dot_i16x8' or 'relaxed i16x8.dot_i8x16_i7x16 + extadd'... */
   q8Kernel: string;
+  /** Tasks of parallel regions each thread of the instance's pool has run since it started:
+   * [0] the calling threads (the caller of forward, or the driver of forwardAsync), [i] worker i. */
+  poolTasks: number[];
 }>;
 /** The names of the position and norm plugins, from the C registry. */
 export function listPlugins(options?: LoadOptions): Promise<{ position: string[]; norm: string[] }>;

@@ -164,6 +164,7 @@ int SF_EXPORT(sf_threads_arrived)(void) { return sf_pool_arrived(); }
 void SF_EXPORT(sf_threads_start)(int n) { sf_pool_start(n); }
 void SF_EXPORT(sf_threads_stop)(void) { sf_pool_stop(); }
 void SF_EXPORT(sf_threads_can_wait)(int yes) { sf_pool_caller_can_wait(yes); }
+int SF_EXPORT(sf_threads_tasks)(int id) { return sf_pool_tasks(id); }
 float *SF_EXPORT(sf_output)(sf_encoder *e) { return e->out; }
 float *SF_EXPORT(sf_attentions)(sf_encoder *e) { return e->att; }
 float *SF_EXPORT(sf_hidden_states)(sf_encoder *e) { return e->hidden; }

@@ -1,14 +1,18 @@
 /* The fork-join pool (pool.h). One region at a time, run from the thread that
- * calls forward (the page's main thread, or a worker driving forwardAsync).
+ * calls forward (Node's main thread, a page's, or the worker driving
+ * forwardAsync: the bindings serialize the calls of a wasm instance).
  *
  * Region protocol, all counters in shared memory:
- *   caller: publish (fn, ctx, n); next = 0; finished = 0; gen++ ; notify
- *           take tasks (next++) until none is left; spin until finished == workers
- *   worker: sleep while gen == seen; seen = gen; take tasks; finished++
- * The caller waits for every worker before it returns, so no worker can still
- * be inside a region when the next one is published: the job's fields are only
- * ever written while every worker sleeps or is about to. Workers check in
- * (arrived++) before JS lets regions use them (sf_pool_start). */
+ *   caller: publish (fn, ctx, n); next = 0; finished = 0;
+ *           for each worker i it uses: wake[i]++, notify it if it sleeps;
+ *           take tasks (next++) until none is left; spin until finished == helpers
+ *   worker i: spin, then sleep, while wake[i] == seen; seen = wake[i]; take tasks; finished++
+ * A region uses only the workers its encoder's thread count asks for (and no
+ * more than it has tasks for): each worker waits on a word of its own, so the
+ * others are never woken and cost nothing. The caller waits for every worker
+ * it woke before it returns, so no worker can still be inside a region when
+ * the next one is published. Workers check in (arrived++) before JS lets
+ * regions use them (sf_pool_start). */
 #include "pool.h"
 
 #if defined(__wasm_atomics__)
@@ -16,11 +20,14 @@
 #include <stdatomic.h>
 
 #ifndef SF_POOL_SPINS
-#define SF_POOL_SPINS 20000 /* loads of gen before a worker sleeps: tens of microseconds */
+#define SF_POOL_SPINS 20000 /* loads of its wake word before a worker sleeps: tens of microseconds */
 #endif
 
-static _Atomic int gen, next_task, finished, arrived, stopping;
-static int workers; /* started and checked in: the regions wait for each */
+static _Atomic int wake[SF_POOL_MAX + 1];     /* worker i waits for wake[i] to change */
+static _Atomic int sleeping[SF_POOL_MAX + 1]; /* worker i is in (or entering) memory.atomic.wait32 */
+static _Atomic int tasks_done[SF_POOL_MAX + 1]; /* tasks thread i has run (0: the callers) */
+static _Atomic int next_task, finished, arrived, stopping;
+static int workers;         /* started and checked in */
 static int caller_can_wait; /* the caller may sleep at a region's end (Node's main thread, a worker), not a page's main thread */
 static int limit = 1;
 static sf_task_fn job_fn;
@@ -31,43 +38,59 @@ int sf_pool_threads(void) { return workers + 1 < limit ? workers + 1 : limit; }
 void sf_pool_use(int threads) { limit = threads < 1 ? 1 : threads; }
 
 /* Tasks are taken in order from one counter: a task's outputs do not depend on who takes it. */
-static void work(void) {
-    for (int t; (t = atomic_fetch_add(&next_task, 1)) < job_n;) job_fn(job_ctx, t, job_n);
+static void work(int id) {
+    int t, n = 0;
+    while ((t = atomic_fetch_add(&next_task, 1)) < job_n) {
+        job_fn(job_ctx, t, job_n);
+        n++;
+    }
+    if (n) atomic_fetch_add(&tasks_done[id], n);
+}
+
+static void wake_worker(int i) {
+    atomic_fetch_add(&wake[i], 1);
+    if (atomic_load(&sleeping[i])) __builtin_wasm_memory_atomic_notify((int *)&wake[i], 1);
 }
 
 void sf_parallel(sf_task_fn fn, void *ctx, int ntasks) {
     if (ntasks <= 0) return;
-    if (ntasks == 1 || sf_pool_threads() <= 1) {
+    int helpers = sf_pool_threads() - 1;
+    if (helpers > ntasks - 1) helpers = ntasks - 1; /* a worker with no task would cost a wake-up */
+    if (helpers <= 0) {
         for (int t = 0; t < ntasks; t++) fn(ctx, t, ntasks);
+        atomic_fetch_add(&tasks_done[0], ntasks);
         return;
     }
     job_fn = fn, job_ctx = ctx, job_n = ntasks;
     atomic_store(&next_task, 0);
     atomic_store(&finished, 0);
-    atomic_fetch_add(&gen, 1);
-    __builtin_wasm_memory_atomic_notify((int *)&gen, (unsigned)workers);
-    work();
+    for (int i = 1; i <= helpers; i++) wake_worker(i);
+    work(0);
     /* the caller spins for the stragglers; where it may, it then sleeps (a busy
      * machine may have descheduled a worker: spinning would take its core) */
-    for (int f, spins = 0; (f = atomic_load(&finished)) < workers;)
+    for (int f, spins = 0; (f = atomic_load(&finished)) < helpers;)
         if (caller_can_wait && ++spins > SF_POOL_SPINS) __builtin_wasm_memory_atomic_wait32((int *)&finished, f, 1000000);
 }
 
 void sf_pool_caller_can_wait(int yes) { caller_can_wait = yes; }
 
 void sf_worker_run(int id) {
-    (void)id;
-    int seen = atomic_load(&gen);
+    if (id < 1 || id > SF_POOL_MAX) return;
+    int seen = atomic_load(&wake[id]);
     atomic_fetch_add(&arrived, 1);
     for (;;) {
-        int g, spins = 0;
         /* regions come in bursts (a forward is hundreds of them): spin a little before
          * sleeping, as musl's __wait does; between forwards the worker sleeps */
-        while ((g = atomic_load(&gen)) == seen)
-            if (++spins > SF_POOL_SPINS) __builtin_wasm_memory_atomic_wait32((int *)&gen, seen, -1);
-        seen = g;
+        for (int spins = 0; atomic_load(&wake[id]) == seen;)
+            if (++spins > SF_POOL_SPINS) {
+                atomic_store(&sleeping[id], 1);
+                __builtin_wasm_memory_atomic_wait32((int *)&wake[id], seen, -1);
+                atomic_store(&sleeping[id], 0);
+                spins = 0;
+            }
+        seen = atomic_load(&wake[id]);
         if (atomic_load(&stopping)) break;
-        work();
+        work(id);
         atomic_fetch_add(&finished, 1);
         __builtin_wasm_memory_atomic_notify((int *)&finished, 1);
     }
@@ -79,27 +102,34 @@ int sf_pool_arrived(void) { return atomic_load(&arrived); }
 
 void sf_pool_start(int n) {
     atomic_store(&stopping, 0);
-    workers = n;
+    workers = n < SF_POOL_MAX ? n : SF_POOL_MAX;
 }
 
 void sf_pool_stop(void) {
     workers = 0;
     atomic_store(&stopping, 1);
-    atomic_fetch_add(&gen, 1);
-    __builtin_wasm_memory_atomic_notify((int *)&gen, 0xffffffffu);
+    for (int i = 1; i <= SF_POOL_MAX; i++) {
+        atomic_fetch_add(&wake[i], 1);
+        __builtin_wasm_memory_atomic_notify((int *)&wake[i], 1);
+    }
 }
+
+int sf_pool_tasks(int id) { return id >= 0 && id <= SF_POOL_MAX ? atomic_load(&tasks_done[id]) : 0; }
 
 #else /* single-threaded builds and native: the tasks in order */
 
+static int tasks_done;
 int sf_pool_threads(void) { return 1; }
 void sf_pool_use(int threads) { (void)threads; }
 void sf_parallel(sf_task_fn fn, void *ctx, int ntasks) {
     for (int t = 0; t < ntasks; t++) fn(ctx, t, ntasks);
+    if (ntasks > 0) tasks_done += ntasks;
 }
 void sf_worker_run(int id) { (void)id; }
 int sf_pool_arrived(void) { return 0; }
 void sf_pool_start(int n) { (void)n; }
 void sf_pool_stop(void) {}
 void sf_pool_caller_can_wait(int yes) { (void)yes; }
+int sf_pool_tasks(int id) { return id == 0 ? tasks_done : 0; }
 
 #endif

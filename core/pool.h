@@ -17,6 +17,9 @@
 
 typedef void (*sf_task_fn)(void *ctx, int task, int ntasks);
 
+/* Most workers a pool has (threads beyond the caller). */
+#define SF_POOL_MAX 63
+
 /* Runs fn(ctx, t, ntasks) for t = 0 .. ntasks-1, on up to sf_pool_threads() threads. */
 void sf_parallel(sf_task_fn fn, void *ctx, int ntasks);
 
@@ -37,5 +40,7 @@ void sf_pool_start(int n);
 void sf_pool_caller_can_wait(int yes);
 /* For JS: every worker returns from sf_worker_run. */
 void sf_pool_stop(void);
+/* For JS and tests: the tasks thread id has run since the instance started (0: the callers). */
+int sf_pool_tasks(int id);
 
 #endif

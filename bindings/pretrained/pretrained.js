@@ -7,7 +7,7 @@
 //             streamed from the checkpoint's bytes) -> loadModel, the same
 //             strict loader as every model, without the file built in memory.
 import { SwapformerError, fail } from '../utils/errors.js';
-import { createEncoder, loadModel } from '../runtime/encoder.js';
+import { createEncoder, loadModel, Encoder, EXCLUSIVE } from '../runtime/encoder.js';
 import { Tokenizer } from '../tokenizers/tokenizer.js';
 import { openSource } from './files.js';
 import { pool, applyRecipe } from './recipe.js';
@@ -58,11 +58,13 @@ export class Pretrained {
    * computes here, as embed does.
    */
   async embedAsync(texts, options) {
-    return this.#embed(texts, options, (ids, opts) => this.encoder.forwardAsync(ids, opts), async (f) => {
+    if (this.disposed) fail('DISPOSED', 'this model has been disposed');
+    // one job of the encoder's runtime: its passes run together, after the calls made before
+    return Encoder[EXCLUSIVE](this.encoder, (forward) => this.#embed(texts, options, async (ids, opts) => (await forward(ids, opts)).result, async (f) => {
       const parts = [];
       for await (const part of f()) parts.push(part);
       return parts;
-    });
+    }));
   }
 
   // The texts -> batches -> pooled recipe, with forward sync or async.

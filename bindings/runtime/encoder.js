@@ -69,6 +69,10 @@ const fromUtf8 = new TextDecoder();
 // ------------------------------------------------------------------ loading
 // (runtime/wasm.js: where the wasm is, configure(), WASM_LOAD errors)
 
+const noop = () => {};
+/** The key of Encoder's exclusive-job entry point, for the layers above (not in the public API). */
+export const EXCLUSIVE = Symbol('swapformer.exclusive');
+
 class Runtime {
   constructor(instance, build, where, threaded) {
     this.x = instance.exports;
@@ -78,7 +82,14 @@ class Runtime {
     this.memory = threaded?.memory ?? this.x.memory;
     this.module = threaded?.module;
     this.pool = threaded ? new Pool(this) : null;
-    this.busy = null; // the promise of a forwardAsync in flight
+    // The instance's encoders share one memory, one pool and the core's last
+    // error: the calls that wait (forwardAsync, embedAsync, creating an
+    // encoder, growing the pool) run one at a time, in the order they were
+    // made (exclusive); a sync call while a pass runs in the driver throws BUSY.
+    this.queue = Promise.resolve();
+    this.queued = 0;    // exclusive jobs waiting or running
+    this.running = 0;   // the handle whose pass runs in the driver now, 0 for none
+    this.afterPass = []; // what waits for that pass to end (an encoder disposed under it)
     if (typeof this.x.sf_abi_version !== 'function' || typeof this.x._initialize !== 'function') throw wrongWasm(where, 'it exports no swapformer ABI (not a swapformer wasm)');
     this.x._initialize();
     const abi = this.x.sf_abi_version();
@@ -89,25 +100,54 @@ class Runtime {
   f32(ptr, n) { return new Float32Array(this.memory.buffer, ptr, n); }
   i32(ptr, n) { return new Int32Array(this.memory.buffer, ptr, n); }
 
-  /** A forwardAsync runs on this runtime: sync calls throw BUSY, async ones wait (idle). */
+  /** A pass runs in the driver: sync calls throw BUSY (async ones queue: exclusive). */
   assertIdle() {
-    if (this.busy) fail('BUSY', 'a forwardAsync is running on this runtime (its encoders share one memory and one thread pool): await it before calling again');
+    if (this.running) fail('BUSY', 'a forwardAsync or embedAsync pass is running on this runtime (its encoders share one memory and one thread pool): await it, or use the async methods, which wait their turn');
   }
-  async idle() { while (this.busy) await this.busy.catch(() => {}); }
 
-  /** Runs an exported function in the pool's driver worker: this thread stays free. */
-  offload(fn, ...args) {
-    this.busy = this.pool.call(fn, ...args).finally(() => { this.busy = null; });
-    return this.busy;
+  /** Runs job() after every job queued before it on this runtime; resolves or rejects as job does. */
+  exclusive(job) {
+    this.queued++;
+    const run = this.queue.then(job);
+    this.queue = run.then(noop, noop).then(() => { this.queued--; });
+    return run;
+  }
+
+  /**
+   * Runs the export fn(h, ...args) for encoder handle h in the pool's driver
+   * worker (this thread stays free), inside an exclusive job; then, still
+   * before anything else may touch the instance, collect() reads the results.
+   * Resolves to collect's value.
+   */
+  async offload(h, fn, args, collect, release = noop) {
+    this.running = h;
+    try {
+      const rc = await this.pool.call(fn, h, ...args);
+      return collect(rc);
+    } finally {
+      release();
+      this.running = 0;
+      for (const f of this.afterPass.splice(0)) f();
+    }
+  }
+
+  /** Frees an encoder's handle now, or after the pass that uses it (a dispose() during forwardAsync). */
+  destroy(h) {
+    const free = () => { this.x.sf_destroy(h); this.released(); };
+    if (this.running === h) this.afterPass.push(free);
+    else free();
   }
 
   /** An encoder of this runtime was disposed or collected: the last one stops the pool
    * (a moment later, so that dispose-then-create does not restart its workers). */
   released() {
     if (--this.live > 0 || !this.pool) return;
-    const timer = setTimeout(() => { if (this.live === 0 && !this.busy) this.pool.stop(); }, 500);
+    const timer = setTimeout(() => { if (this.live === 0 && !this.running && !this.queued) this.pool.stop(); }, 500);
     timer.unref?.(); // Node: a pending stop never keeps the process alive
   }
+
+  /** Threads the pool really has: the workers checked in, and the calling thread. */
+  poolSize() { return this.pool ? this.x.sf_threads_arrived() + 1 : 1; }
 
   error(rc) {
     const code = CODES[rc] ?? 'INTERNAL';
@@ -195,14 +235,12 @@ async function runtimeWithThreads(wasm, threads) {
       }
       if (rt) {
         try {
-          await rt.idle(); // the pool cannot grow under a forwardAsync, nor one start while it grows
-          if (rt.pool.size() < threads) {
-            rt.busy = rt.pool.ensure(threads).finally(() => { rt.busy = null; });
-            await rt.busy;
-          }
-          return { rt, threads, fallback };
+          // the pool cannot grow under a pass, nor a pass start while it grows
+          if (rt.pool.size() < threads) await rt.exclusive(() => rt.pool.ensure(threads));
+          return { rt, threads: Math.min(threads, rt.poolSize()), fallback };
         } catch (e) { // e.g. a bundle without runtime/thread.js: the threaded build runs on this thread alone
-          return { rt, threads: rt.pool.size(), fallback: `the thread workers could not start (${e.message})` };
+          const n = Math.min(threads, rt.poolSize());
+          return { rt, threads: n, fallback: n > 1 ? null : `the thread workers could not start (${e.message})` };
         }
       }
       fallback ??= 'configure({ wasmPaths }) names no threaded build (simdThreads, relaxedThreads)';
@@ -215,14 +253,15 @@ async function runtimeWithThreads(wasm, threads) {
 
 // Encoders garbage-collected undisposed are freed, where the runtime has a
 // FinalizationRegistry (Cloudflare Workers have none: there only dispose() frees).
-const handles = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry(({ rt, h }) => { rt.x.sf_destroy(h); rt.released(); }) : null;
+const handles = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry(({ rt, h }) => rt.destroy(h)) : null;
 
 /** Which build a wasm source runs and how much memory its instance holds now
  * (wasm memory grows and never shrinks). */
 export async function runtimeInfo(options) {
   options = optionsObject(options);
   const { rt, threads, fallback } = await runtimeWithThreads(own(options, 'wasm'), await readThreads(options));
-  return { build: rt.build, memoryBytes: rt.memory.buffer.byteLength, threads, threadsFallback: fallback, threaded: !!rt.pool, q8Kernel: rt.cstr(rt.x.sf_q8_kernel()) };
+  const poolTasks = Array.from({ length: rt.poolSize() }, (_, i) => rt.x.sf_threads_tasks(i));
+  return { build: rt.build, memoryBytes: rt.memory.buffer.byteLength, threads, threadsFallback: fallback, threaded: !!rt.pool, q8Kernel: rt.cstr(rt.x.sf_q8_kernel()), poolTasks };
 }
 
 /** Names of the registered position and norm plugins, read from the C registry. */
@@ -282,26 +321,27 @@ export async function createEncoder(config, options) {
   const outputScale = readInit(own(options, 'init'), JSON.parse(json).layers);
   const dtype = readDtype(options);
   const { rt, threads } = await runtimeWithThreads(wasm, await readThreads(options));
-  await rt.idle();
-  const h = rt.withString(json, (p, n) => rt.x.sf_create(p, n, DTYPE_CODE[dtype]));
-  if (!h) throw rt.error(rt.x.sf_error_code());
-  rt.x.sf_set_threads(h, threads);
-  try {
-    for (const [name, data] of weights) {
-      const p = rt.alloc(data.length * 4 || 4);
-      try {
-        rt.f32(p, data.length).set(data);
-        rt.check(rt.withString(name, (np, nn) => rt.x.sf_set_weight(h, np, nn, p, data.length)));
-      } finally {
-        rt.x.sf_dealloc(p);
+  return rt.exclusive(() => {
+    const h = rt.withString(json, (p, n) => rt.x.sf_create(p, n, DTYPE_CODE[dtype]));
+    if (!h) throw rt.error(rt.x.sf_error_code());
+    rt.x.sf_set_threads(h, threads);
+    try {
+      for (const [name, data] of weights) {
+        const p = rt.alloc(data.length * 4 || 4);
+        try {
+          rt.f32(p, data.length).set(data);
+          rt.check(rt.withString(name, (np, nn) => rt.x.sf_set_weight(h, np, nn, p, data.length)));
+        } finally {
+          rt.x.sf_dealloc(p);
+        }
       }
+      rt.check(rt.x.sf_init(h, seed, outputScale));
+      return new Encoder(rt, h);
+    } catch (e) {
+      rt.x.sf_destroy(h);
+      throw e;
     }
-    rt.check(rt.x.sf_init(h, seed, outputScale));
-    return new Encoder(rt, h);
-  } catch (e) {
-    rt.x.sf_destroy(h);
-    throw e;
-  }
+  });
 }
 
 /**
@@ -329,10 +369,11 @@ export async function loadModel(bytes, options) {
   else fail('BAD_FILE', 'loadModel: bytes must be a Uint8Array or an ArrayBuffer');
   const dtype = readDtype(options, 'file'); // default: as the file was saved
   const { rt, threads } = await runtimeWithThreads(wasm, await readThreads(options));
-  await rt.idle();
-  const h = streamModel(rt, file, DTYPE_CODE[dtype]);
-  rt.x.sf_set_threads(h, threads);
-  return new Encoder(rt, h);
+  return rt.exclusive(() => {
+    const h = streamModel(rt, file, DTYPE_CODE[dtype]);
+    rt.x.sf_set_threads(h, threads);
+    return new Encoder(rt, h);
+  });
 }
 
 // A model is streamed into wasm memory, never copied whole: the header goes
@@ -491,23 +532,37 @@ export class Encoder {
 
   /**
    * forward without blocking the calling thread, where the runtime has threads:
-   * the pass runs in a worker (the pool's driver) while this thread is free;
-   * other calls on this runtime wait for it (sync ones throw BUSY). Without
-   * threads (no shared memory), it runs forward here and resolves to its result.
+   * the pass runs in a worker (the pool's driver) while this thread is free.
+   * Async calls on this runtime (its encoders share one memory and one pool)
+   * run one at a time in the order they were made; a sync call while a pass
+   * runs throws BUSY. Without threads (no shared memory), it runs forward here
+   * in its turn and resolves to its result. A dispose() meanwhile settles it
+   * with DISPOSED (the memory is freed once the pass has ended).
    */
   async forwardAsync(ids, options) {
+    return (await this.#rt.exclusive(() => this.#forwardQueued(ids, options))).result;
+  }
+
+  /**
+   * For the layers above (pretrained/): runs job(forward) as one exclusive job
+   * of the encoder's runtime, forward(ids, options) being forwardAsync without
+   * queueing again (so that the passes of one embedAsync run together).
+   * Resolves to {result, batch} per pass.
+   */
+  static [EXCLUSIVE](encoder, job) {
+    return encoder.#rt.exclusive(() => job((ids, options) => encoder.#forwardQueued(ids, options)));
+  }
+
+  // A forward pass inside an exclusive job: in the driver where there is a pool, else here.
+  async #forwardQueued(ids, options) {
     const rt = this.#rt;
-    if (!rt.pool) return this.forward(ids, options);
-    await rt.idle();
+    if (!rt.pool) return this.#run(ids, options);
     const pass = this.#prepare(ids, options);
-    let rc;
-    try {
-      rc = await rt.offload('sf_forward', pass.h, pass.B, pass.flags);
-    } finally {
-      pass.release();
-    }
-    rt.check(rc);
-    return this.#collect(pass).result;
+    return rt.offload(pass.h, 'sf_forward', [pass.B, pass.flags], (rc) => {
+      if (!this.#h) fail('DISPOSED', 'this encoder was disposed while its forward pass ran');
+      rt.check(rc);
+      return this.#collect(pass);
+    }, pass.release);
   }
 
   // The forward pass, and the batch as it was read (for predict).
@@ -679,9 +734,9 @@ export class Encoder {
   dispose() {
     if (!this.#h) return;
     handles?.unregister(this);
-    this.#rt.x.sf_destroy(this.#h);
+    const h = this.#h;
     this.#h = 0;
-    this.#rt.released();
+    this.#rt.destroy(h); // after the pass that uses it, if one runs in the driver now
   }
 
   get disposed() { return !this.#h; }
