@@ -21,7 +21,7 @@ void emscripten_notify_memory_growth(size_t memory_index) { (void)memory_index; 
 #define SF_EXPORT(name) name
 #endif
 
-#define SF_ABI_VERSION 2
+#define SF_ABI_VERSION 3
 
 static sf_error last_error;
 static sf_buf result; /* the last text/bytes a call produced (config JSON, saved file) */
@@ -119,8 +119,9 @@ int SF_EXPORT(sf_save)(const sf_encoder *e) {
 
 /* Longest sequence the position plugin encodes, or -1 when unlimited. */
 int SF_EXPORT(sf_max_len)(const sf_encoder *e) {
-    const sf_config *c = &e->cfg;
-    return c->position->max_len ? c->position->max_len(c) : -1;
+    const char *who;
+    int n = sf_config_max_len(&e->cfg, &who);
+    return n == 0x7fffffff ? -1 : n;
 }
 
 /* ---------------------------------------------------------------- weights */
@@ -140,10 +141,13 @@ int SF_EXPORT(sf_param_read)(const sf_encoder *e, int i, float *dst) {
 
 /* ---------------------------------------------------------------- forward */
 
-/* flags: 1 attentions, 2 hidden states */
-int SF_EXPORT(sf_reserve)(sf_encoder *e, int B, int T, int N, int flags) {
-    return done(sf_encoder_reserve(e, B, T, N, flags, &last_error));
+/* flags: 1 attentions, 2 hidden states, 4 config.head's logits; rows: the mlm head's chosen rows (else 0) */
+int SF_EXPORT(sf_reserve)(sf_encoder *e, int B, int T, int N, int flags, int rows) {
+    return done(sf_encoder_reserve_rows(e, B, T, N, flags, rows, &last_error));
 }
+/* (R) the mlm head's rows, b * T + t, filled after sf_reserve; (..) its logits after sf_forward. */
+int32_t *SF_EXPORT(sf_head_rows)(sf_encoder *e) { return e->head_rows; }
+float *SF_EXPORT(sf_head_output)(sf_encoder *e) { return e->head_out; }
 int32_t *SF_EXPORT(sf_ids)(sf_encoder *e) { return e->ids; }
 int32_t *SF_EXPORT(sf_lens)(sf_encoder *e) { return e->lens; }
 /* (N) token type ids, zeroed by sf_reserve; read when the config has typeVocabSize. */

@@ -10,8 +10,34 @@ static const char *const placement_names[] = {"post", "pre", NULL};
 static const char *const config_keys[] = {
     "vocabSize", "dModel", "heads", "layers", "ffDim", "maxLen", "position", "positionOptions", "norm",
     "normPlacement", "finalNorm", "eps", "activation", "scaleEmbedding", "outputHead", "headDim", "attnScale",
-    "typeVocabSize", "embedNorm", "firstAttnNorm", "localWindow", "localLayers", "qkNorm", "residualScale", NULL,
+    "typeVocabSize", "embedNorm", "firstAttnNorm", "localWindow", "localLayers", "qkNorm", "residualScale",
+    "relativeBias", "relativeBiasOptions", "head", NULL,
 };
+_Static_assert(sizeof config_keys / sizeof *config_keys <= 33, "parse_root's bitmask of seen keys has 32 bits");
+
+static const char *const head_tasks[] = {"none", "sequence", "token", "mlm", NULL}; /* SF_HEAD_* */
+static const char *const head_poolings[] = {"cls", "mean", NULL};                 /* SF_HEAD_POOL_* */
+static const char *const head_activation_names[] = {"identity", "tanh", "relu", "gelu", "gelu_tanh", "silu", NULL};
+static const int head_activations[] = {SF_HEAD_ACT_IDENTITY, SF_HEAD_ACT_TANH, SF_ACT_RELU, SF_ACT_GELU, SF_ACT_GELU_TANH, SF_ACT_SILU};
+
+void sf_config_bias_view(const sf_config *c, sf_config *view) {
+    *view = *c;
+    view->position = c->bias;
+    view->position_options = c->bias_options;
+    view->bias = NULL;
+}
+
+int sf_config_max_len(const sf_config *c, const char **who) {
+    int limit = c->position->max_len ? c->position->max_len(c) : 0x7fffffff;
+    *who = c->position->name;
+    if (c->bias && c->bias->max_len) {
+        sf_config view;
+        sf_config_bias_view(c, &view);
+        int b = c->bias->max_len(&view);
+        if (b < limit) limit = b, *who = c->bias->name;
+    }
+    return limit;
+}
 
 /* An integer member; required when def < 0. */
 static int get_int(const sf_json *j, int obj, const char *key, int def, int lo, int hi, int *out, sf_error *err) {
@@ -153,6 +179,120 @@ static int parse_normalisation(sf_config *c, const sf_json *j, sf_error *err) {
     return SF_OK;
 }
 
+/* A message a plugin wrote about positionOptions, about the slot it really
+ * reads: "config.positionOptions" -> "config.relativeBiasOptions". */
+static void rename_field(sf_error *err, const char *from, const char *to) {
+    char out[SF_ERROR_MSG_CAP];
+    size_t n = 0, lf = strlen(from), lt = strlen(to);
+    for (const char *s = err->msg; *s && n + 1 < sizeof out;) {
+        if (!strncmp(s, from, lf) && n + lt + 1 < sizeof out) {
+            memcpy(out + n, to, lt);
+            n += lt, s += lf;
+        } else out[n++] = *s++;
+    }
+    out[n] = 0;
+    memcpy(err->msg, out, n + 1);
+}
+
+/* relativeBias: 'none', or a plugin that only biases the scores (t5, alibi)
+ * on top of position, with relativeBiasOptions. */
+static int parse_bias(sf_config *c, const sf_json *j, sf_error *err) {
+    char name[64], choices[256];
+    int rc, m = sf_json_member(j, 0, "relativeBias"), opts = sf_json_member(j, 0, "relativeBiasOptions");
+    c->bias = NULL;
+    memset(&c->bias_options, 0, sizeof c->bias_options);
+    if (opts >= 0 && j->nodes[opts].type != SF_JOBJECT)
+        return sf_fail(err, SF_BAD_CONFIG, "config.relativeBiasOptions must be an object, got %s", sf_json_type_name(j->nodes[opts].type));
+    if (m >= 0) {
+        list_names(choices, sizeof choices, 0);
+        if ((rc = get_name(j, 0, "relativeBias", name, sizeof name, choices, err))) return rc;
+        if (strcmp(name, "none") && !(c->bias = sf_find_position(name)))
+            return sf_fail(err, SF_BAD_CONFIG, "config.relativeBias '%s' is neither 'none' nor a registered position plugin (%s)", name, choices);
+    }
+    if (!c->bias) {
+        if (opts >= 0 && j->nodes[opts].count) return sf_fail(err, SF_BAD_CONFIG, "config.relativeBiasOptions: config.relativeBias is 'none'");
+        return SF_OK;
+    }
+    if (c->bias->embed || c->bias->rotate || !c->bias->score_bias)
+        return sf_fail(err, SF_BAD_CONFIG, "config.relativeBias '%s' must be a scheme that only biases the attention scores (t5, alibi); "
+                       "one that changes the embeddings or rotates q and k goes in config.position", name);
+    if (c->bias == c->position)
+        return sf_fail(err, SF_BAD_CONFIG, "config.relativeBias '%s' is config.position already: use one slot", name);
+    sf_config view;
+    sf_config_bias_view(c, &view);
+    if (c->bias->parse_options) {
+        rc = c->bias->parse_options(&c->bias_options, j, opts, err);
+    } else if (opts >= 0 && j->nodes[opts].count) {
+        rc = sf_fail(err, SF_BAD_CONFIG, "config.relativeBiasOptions: relativeBias '%s' takes no options", name);
+    } else rc = SF_OK;
+    sf_config_bias_view(c, &view);
+    if (!rc && c->bias->check) rc = c->bias->check(&view, err);
+    if (rc) rename_field(err, "config.positionOptions", "config.relativeBiasOptions");
+    return rc;
+}
+
+/* get_bool / get_int name "config.<key>" in messages; a member of config.<path> is "config.<path>.<key>". */
+static int member_error(int rc, sf_error *err, const char *path, const char *key) {
+    char from[80] = "config.", to[96] = "config.";
+    size_t lp = strlen(path), lk = strlen(key);
+    if (rc && lk < 64 && lp < 16) {
+        memcpy(from + 7, key, lk + 1);
+        memcpy(to + 7, path, lp);
+        to[7 + lp] = '.';
+        memcpy(to + 8 + lp, key, lk + 1);
+        rename_field(err, from, to);
+    }
+    return rc;
+}
+
+/* head: null, or {task, labels, pooling, dense, activation, norm, normEps, tied}. */
+static int parse_head(sf_config *c, const sf_json *j, sf_error *err) {
+    static const char *const keys[] = {"task", "labels", "pooling", "dense", "activation", "norm", "normEps", "tied", NULL};
+    sf_head_config *h = &c->head;
+    memset(h, 0, sizeof *h);
+    h->activation = SF_HEAD_ACT_IDENTITY;
+    int rc, m = sf_json_member(j, 0, "head"), act = 0, labels = 0;
+    if (m < 0 || j->nodes[m].type == SF_JNULL) return SF_OK;
+    if (j->nodes[m].type != SF_JOBJECT) return sf_fail(err, SF_BAD_CONFIG, "config.head must be an object or null, got %s", sf_json_type_name(j->nodes[m].type));
+    if ((rc = sf_opt_only(j, m, "head", keys, err))) return rc;
+    if (sf_json_member(j, m, "task") < 0) return sf_fail(err, SF_BAD_CONFIG, "config.head.task is required (sequence, token, mlm)");
+    if ((rc = sf_opt_enum(j, m, "head", "task", head_tasks, 0, &h->task, err)) ||
+        (rc = sf_opt_enum(j, m, "head", "pooling", head_poolings, SF_HEAD_POOL_CLS, &h->pooling, err)) ||
+        (rc = sf_opt_enum(j, m, "head", "activation", head_activation_names, 0, &act, err)) ||
+        (rc = member_error(get_bool(j, m, "dense", 0, &h->dense, err), err, "head", "dense")) ||
+        (rc = member_error(get_bool(j, m, "tied", h->task == SF_HEAD_MLM, &h->tied, err), err, "head", "tied")))
+        return rc;
+    if (h->task == SF_HEAD_NONE) {
+        if (j->nodes[m].count > 1) return sf_fail(err, SF_BAD_CONFIG, "config.head: task 'none' takes no other field (or use head: null)");
+        return SF_OK;
+    }
+    h->activation = head_activations[act];
+    if (h->task == SF_HEAD_MLM) {
+        if (sf_json_member(j, m, "labels") >= 0 && (rc = get_int(j, m, "labels", -1, c->vocab_size, c->vocab_size, &labels, err)))
+            return sf_fail(err, SF_BAD_CONFIG, "config.head.labels of an mlm head is the vocabulary (config.vocabSize = %d)", c->vocab_size);
+        h->labels = c->vocab_size;
+    } else {
+        if ((rc = member_error(get_int(j, m, "labels", -1, 1, SF_MAX_VOCAB, &h->labels, err), err, "head", "labels"))) return rc;
+        if (h->tied) return sf_fail(err, SF_BAD_CONFIG, "config.head.tied applies to an mlm head (its projection on the vocabulary)");
+    }
+    if (h->task != SF_HEAD_SEQUENCE && sf_json_member(j, m, "pooling") >= 0)
+        return sf_fail(err, SF_BAD_CONFIG, "config.head.pooling applies to a sequence head");
+    if (!h->dense && act) return sf_fail(err, SF_BAD_CONFIG, "config.head.activation follows head.dense, which is false");
+    int nm = sf_json_member(j, m, "norm");
+    if (nm >= 0) {
+        char name[64], choices[256];
+        list_names(choices, sizeof choices, 1);
+        if (j->nodes[nm].type != SF_JSTRING || sf_json_string(j, nm, name, sizeof name) < 0)
+            return sf_fail(err, SF_BAD_CONFIG, "config.head.norm must be 'none' or a norm plugin (%s)", choices);
+        if (strcmp(name, "none") && !(h->norm = sf_find_norm(name)))
+            return sf_fail(err, SF_BAD_CONFIG, "config.head.norm '%s' is neither 'none' nor a registered norm plugin (%s)", name, choices);
+    }
+    if ((rc = sf_opt_number(j, m, "head", "normEps", 1e-12, 0, 1, &h->norm_eps, err))) return rc;
+    if (h->norm && !((float)h->norm_eps > 0)) return sf_fail(err, SF_BAD_CONFIG, "config.head.normEps (%g) must be above 0 in float32", h->norm_eps);
+    if (!h->norm && sf_json_member(j, m, "normEps") >= 0) return sf_fail(err, SF_BAD_CONFIG, "config.head.normEps applies to head.norm, which is 'none'");
+    return SF_OK;
+}
+
 static int parse_root(sf_config *c, const sf_json *j, sf_error *err) {
     int rc;
     if (j->nodes[0].type != SF_JOBJECT)
@@ -229,6 +369,9 @@ static int parse_root(sf_config *c, const sf_json *j, sf_error *err) {
         return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions: position '%s' takes no options", c->position->name);
     }
     if (c->position->check && (rc = c->position->check(c, err))) return rc;
+    if ((rc = parse_bias(c, j, err)) || (rc = parse_head(c, j, err))) return rc;
+    if (c->head.task && c->output_head)
+        return sf_fail(err, SF_BAD_CONFIG, "config.outputHead and config.head are two heads: keep one (head: {task: 'token', labels: vocabSize} is outputHead)");
     return SF_OK;
 }
 
@@ -306,6 +449,34 @@ void sf_config_write(const sf_config *c, sf_buf *b) {
             first = 0;
         }
     sf_buf_str(b, "]");
+    put_name(b, "relativeBias", c->bias ? c->bias->name : "none");
+    put_key(b, "relativeBiasOptions", 0);
+    if (c->bias && c->bias->write_options) c->bias->write_options(&c->bias_options, b);
+    else sf_buf_str(b, "{}");
+    put_key(b, "head", 0);
+    const sf_head_config *h = &c->head;
+    if (!h->task) sf_buf_str(b, "null");
+    else {
+        sf_buf_str(b, "{");
+        put_key(b, "task", 1);
+        sf_buf_json_string(b, head_tasks[h->task], strlen(head_tasks[h->task]));
+        put_int(b, "labels", h->labels);
+        if (h->task == SF_HEAD_SEQUENCE) put_name(b, "pooling", head_poolings[h->pooling]);
+        put_key(b, "dense", 0);
+        sf_buf_str(b, h->dense ? "true" : "false");
+        for (int a = 0; head_activation_names[a]; a++)
+            if (head_activations[a] == h->activation) put_name(b, "activation", head_activation_names[a]);
+        put_name(b, "norm", h->norm ? h->norm->name : "none");
+        if (h->norm) {
+            put_key(b, "normEps", 0);
+            sf_buf_json_number(b, h->norm_eps);
+        }
+        if (h->task == SF_HEAD_MLM) {
+            put_key(b, "tied", 0);
+            sf_buf_str(b, h->tied ? "true" : "false");
+        }
+        sf_buf_str(b, "}");
+    }
     sf_buf_str(b, "}");
 }
 

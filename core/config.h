@@ -15,6 +15,27 @@ enum { SF_ACT_GELU, SF_ACT_GELU_TANH, SF_ACT_RELU, SF_ACT_SWIGLU, SF_ACT_GEGLU, 
 #define SF_MAX_LEN (1 << 24)
 #define SF_MAX_LAYERS 1024
 
+/* An encoder's task head (config.head): what turns the last hidden states
+ * into logits, run after the encoder by the same forward call (core/heads.c).
+ *   rows -> [head.dense (C, C) -> activation] -> [head.norm] -> head.out
+ * rows: sequence, one per sequence (row 0, or the mean of its rows); token,
+ * every token; mlm, the tokens asked for, projected on the vocabulary
+ * (head.out [V, C], or the token table itself when tied). Biases are
+ * optional tensors (absent: zero). */
+enum { SF_HEAD_NONE, SF_HEAD_SEQUENCE, SF_HEAD_TOKEN, SF_HEAD_MLM };
+enum { SF_HEAD_POOL_CLS, SF_HEAD_POOL_MEAN };
+enum { SF_HEAD_ACT_IDENTITY = 100, SF_HEAD_ACT_TANH }; /* besides SF_ACT_GELU, _GELU_TANH, _RELU, _SILU */
+typedef struct sf_head_config {
+    int task;                   /* SF_HEAD_* */
+    int labels;                 /* rows of head.out: classes (sequence, token) or vocabSize (mlm) */
+    int pooling;                /* sequence: SF_HEAD_POOL_* */
+    int dense;                  /* head.dense first */
+    int activation;             /* after dense: SF_ACT_GELU, _GELU_TANH, _RELU, _SILU, SF_HEAD_ACT_* */
+    const sf_norm_plugin *norm; /* after the activation, or NULL */
+    double norm_eps;
+    int tied;                   /* mlm: the vocabulary projection is embed.tokens */
+} sf_head_config;
+
 typedef struct sf_config {
     int vocab_size, d_model, heads, layers, ff_dim, max_len;
     int head_dim;          /* headDim: size of a head (default dModel / heads); attention width A = heads x headDim */
@@ -30,6 +51,12 @@ typedef struct sf_config {
     int deepnorm;          /* residualScale: 'deepnorm', a = (2L)^(1/4), and DeepNet's initialisation */
     const sf_position_plugin *position;
     sf_options position_options;
+    /* relativeBias: a second position plugin that only biases the scores (t5,
+     * alibi), on top of position (MPNet: learned positions and T5 buckets), or
+     * NULL. Its hooks see the config through sf_config_bias_view. */
+    const sf_position_plugin *bias;
+    sf_options bias_options;
+    sf_head_config head;
     const sf_norm_plugin *norm;
     int pre_norm;        /* normPlacement: 1 'pre', 0 'post' */
     int final_norm;
@@ -45,6 +72,13 @@ static inline int sf_gated(const sf_config *c) {
     return c->activation == SF_ACT_SWIGLU || c->activation == SF_ACT_GEGLU || c->activation == SF_ACT_GEGLU_TANH;
 }
 static inline int sf_has_local(const sf_config *c) { return c->local_window > 0; }
+
+/* The config as the relativeBias plugin sees it: that plugin and its options in
+ * position / positionOptions (so that every plugin reads its options the same
+ * way in either slot). */
+void sf_config_bias_view(const sf_config *c, sf_config *view);
+/* Longest sequence both position slots encode (0x7fffffff: unlimited); *who names the one that limits it. */
+int sf_config_max_len(const sf_config *c, const char **who);
 
 /* Parses and validates a config from JSON text. */
 int sf_config_parse(sf_config *cfg, const char *json, size_t len, sf_error *err);

@@ -47,10 +47,11 @@ static void param_name(char *out, size_t cap, int layer, const char *suffix) {
  * the config's sizes, its role (how it is stored and initialised), when it
  * exists, and the pointer it fills (an offset into sf_layer or sf_encoder).
  * Optional tensors (biases) absent from a model file count as zero. */
-enum { D_ONE, D_C, D_A, D_F, D_V, D_TV, D_HD };          /* dModel, heads x headDim, ffDim, vocabSize, typeVocabSize, headDim */
+enum { D_ONE, D_C, D_A, D_F, D_V, D_TV, D_HD, D_L };    /* dModel, heads x headDim, ffDim, vocabSize, typeVocabSize, headDim, head labels */
 enum { R_LINEAR, R_BIAS, R_NORM_W, R_NORM_B, R_EMBED }; /* [out, in] packed / optional zeros / ones / optional zeros / N(0, 1) */
 enum { W_ALWAYS = 0, W_GATED = 1, W_NORM_BIAS = 2, W_ATTN_NORM = 4, W_TYPES = 8, W_EMBED_NORM = 16, W_FINAL_NORM = 32, W_HEAD = 64,
-       W_QK_NORM = 128, W_QK_NORM_BIAS = 256 };
+       W_QK_NORM = 128, W_QK_NORM_BIAS = 256, W_HEAD_DENSE = 512, W_HEAD_NORM = 1024, W_HEAD_NORM_BIAS = 2048, W_HEAD_OUT = 4096,
+       W_HEAD_OUT_W = 8192 };
 
 typedef struct {
     const char *name;
@@ -96,6 +97,13 @@ static const param_row output_rows[] = { /* after the layers */
     {"final_norm.weight", D_C, D_ONE, R_NORM_W, N, W_FINAL_NORM, IN_ENCODER(final_w)},
     {"final_norm.bias", D_C, D_ONE, R_NORM_B, N, W_FINAL_NORM | W_NORM_BIAS, IN_ENCODER(final_b)},
     {"head.weight", D_V, D_C, R_LINEAR, N, W_HEAD, IN_ENCODER(head_w)}, {"head.bias", D_V, D_ONE, R_BIAS, N, W_HEAD, IN_ENCODER(head_b)},
+    /* config.head (core/heads.c) */
+    {"head.dense.weight", D_C, D_C, R_LINEAR, N, W_HEAD_DENSE, IN_ENCODER(head_dense_w)},
+    {"head.dense.bias", D_C, D_ONE, R_BIAS, N, W_HEAD_DENSE, IN_ENCODER(head_dense_b)},
+    {"head.norm.weight", D_C, D_ONE, R_NORM_W, N, W_HEAD_NORM, IN_ENCODER(head_norm_w)},
+    {"head.norm.bias", D_C, D_ONE, R_NORM_B, N, W_HEAD_NORM | W_HEAD_NORM_BIAS, IN_ENCODER(head_norm_b)},
+    {"head.out.weight", D_L, D_C, R_LINEAR, N, W_HEAD_OUT_W, IN_ENCODER(head_out_w)},
+    {"head.out.bias", D_L, D_ONE, R_BIAS, N, W_HEAD_OUT, IN_ENCODER(head_out_b)},
 };
 #undef N
 #undef O
@@ -110,6 +118,7 @@ static int size_of(const sf_config *c, int d) {
     case D_V: return c->vocab_size;
     case D_TV: return c->type_vocab_size;
     case D_HD: return c->head_dim;
+    case D_L: return c->head.labels;
     default: return 1;
     }
 }
@@ -119,7 +128,10 @@ static int exists(const sf_config *c, unsigned when, int layer) {
     return (!(when & W_GATED) || sf_gated(c)) && (!(when & W_NORM_BIAS) || c->norm->has_bias) &&
            (!(when & W_QK_NORM) || c->qk_norm) && (!(when & W_QK_NORM_BIAS) || (c->qk_norm && c->qk_norm->has_bias)) &&
            (!(when & W_ATTN_NORM) || layer > 0 || c->first_attn_norm) && (!(when & W_TYPES) || c->type_vocab_size > 0) &&
-           (!(when & W_EMBED_NORM) || c->embed_norm) && (!(when & W_FINAL_NORM) || c->final_norm) && (!(when & W_HEAD) || c->output_head);
+           (!(when & W_EMBED_NORM) || c->embed_norm) && (!(when & W_FINAL_NORM) || c->final_norm) && (!(when & W_HEAD) || c->output_head) &&
+           (!(when & W_HEAD_DENSE) || (c->head.task && c->head.dense)) && (!(when & W_HEAD_NORM) || (c->head.task && c->head.norm)) &&
+           (!(when & W_HEAD_NORM_BIAS) || (c->head.norm && c->head.norm->has_bias)) && (!(when & W_HEAD_OUT) || c->head.task) &&
+           (!(when & W_HEAD_OUT_W) || (c->head.task && !c->head.tied));
 }
 
 /* Appends a parameter; with e->params NULL it only counts. slot: where its pointer goes. */
@@ -164,6 +176,9 @@ static void list_params(sf_encoder *e, float ***slots) {
     int np = c->position->params ? c->position->params(c, ps) : 0;
     for (int k = 0; k < np; k++)
         add(e, slots, ps[k].name, -1, ps[k].rows, ps[k].cols, 2, R_EMBED, SF_GROUP_NONE, ps[k].init_std, enc ? (float **)&e->plugin_params[k] : NULL);
+    np = c->bias && c->bias->params ? c->bias->params(&e->bias_view, ps) : 0; /* the relativeBias plugin's (its own names) */
+    for (int k = 0; k < np; k++)
+        add(e, slots, ps[k].name, -1, ps[k].rows, ps[k].cols, 2, R_EMBED, SF_GROUP_NONE, ps[k].init_std, enc ? (float **)&e->bias_params[k] : NULL);
     add_rows(e, slots, embed_norm_rows, COUNT(embed_norm_rows), -1, enc);
     for (int l = 0; l < c->layers; l++) {
         if (e->layer_start) e->layer_start[l] = e->n_params;
@@ -173,8 +188,6 @@ static void list_params(sf_encoder *e, float ***slots) {
     add_rows(e, slots, output_rows, COUNT(output_rows), -1, enc);
 }
 
-/* Floats a q8 row of the token table takes: its scale, then its int8 values in whole floats. */
-static size_t q8_row_floats(int cols) { return 1 + ((size_t)cols + 3) / 4; }
 
 /* Floats parameter p takes in the arena (0 on overflow). */
 static size_t param_floats(const sf_param *p) {
@@ -183,7 +196,7 @@ static size_t param_floats(const sf_param *p) {
         size_t b = sf_q8_packed_bytes(p->rows, p->cols); /* panels of a multiple of 16 bytes */
         return b / sizeof(float);
     }
-    if (p->q8 == SF_Q8_ROWS) return sf_mul_size((size_t)p->rows, q8_row_floats(p->cols), &f) ? f : 0;
+    if (p->q8 == SF_Q8_ROWS) return sf_mul_size((size_t)p->rows, sf_q8_row_floats(p->cols), &f) ? f : 0;
     if (p->packed) return sf_packed_floats(p->rows, p->cols);
     return sf_mul_size((size_t)p->rows, (size_t)p->cols, &f) ? f : 0;
 }
@@ -196,6 +209,7 @@ int sf_encoder_create_dtype(sf_encoder **out, const sf_config *cfg, int dtype, s
     if (!e) return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory creating the encoder");
     e->cfg = *cfg;
     e->dtype = dtype;
+    if (cfg->bias) sf_config_bias_view(&e->cfg, &e->bias_view);
     if (dtype == SF_DTYPE_Q8) (void)q8_kernel_name(); /* its probe runs once, before threads share the kernels */
     list_params(e, NULL); /* count */
     int n = e->n_params;
@@ -247,6 +261,7 @@ void sf_encoder_free(sf_encoder *e) {
     free(e->param_arena);
     free(e->act_arena);
     free(e->table);
+    free(e->bias_table);
     free(e);
 }
 
@@ -295,7 +310,7 @@ static void write_rows(sf_encoder *e, const sf_param *p, size_t r0, size_t n, co
     if (p->q8 == SF_Q8_PANELS) {
         q8_pack_linear((char *)base + (r0 / SF_Q8_NR) * sf_q8_panel_bytes((int)K), src, load, (int)n, (int)K);
     } else if (p->q8 == SF_Q8_ROWS) {
-        for (size_t r = 0; r < n; r++) q8_write_row(base + (r0 + r) * q8_row_floats((int)K), src, load, r * K, (int)K);
+        for (size_t r = 0; r < n; r++) q8_write_row(base + (r0 + r) * sf_q8_row_floats((int)K), src, load, r * K, (int)K);
     } else if (!p->packed) {
         float *dst = base + r0 * K;
         if (load == sf_load_f32) memcpy(dst, src, count * sizeof(float));
@@ -389,7 +404,7 @@ int sf_encoder_set_rows_i8(sf_encoder *e, int i, size_t r0, size_t n, const int8
     }
     if (p->q8 == SF_Q8_ROWS) {
         for (size_t r = 0; r < n; r++) {
-            float *row = base + (r0 + r) * q8_row_floats((int)K);
+            float *row = base + (r0 + r) * sf_q8_row_floats((int)K);
             memcpy(row, (const unsigned char *)scales + 4 * r, 4);
             memcpy(row + 1, q + r * K, K);
         }
@@ -414,7 +429,7 @@ void sf_encoder_get_param_i8(const sf_encoder *e, int i, int8_t *q, float *scale
     if (p->q8 == SF_Q8_PANELS) q8_unpack_linear_i8(q, scales, src, p->rows, p->cols);
     else
         for (int r = 0; r < p->rows; r++) {
-            const float *row = src + (size_t)r * q8_row_floats(p->cols);
+            const float *row = src + (size_t)r * sf_q8_row_floats(p->cols);
             scales[r] = row[0];
             memcpy(q + (size_t)r * p->cols, row + 1, (size_t)p->cols);
         }
@@ -426,7 +441,7 @@ void sf_encoder_get_param(const sf_encoder *e, int i, float *dst) {
     if (p->q8 == SF_Q8_PANELS) q8_unpack_linear(dst, src, p->rows, p->cols);
     else if (p->q8 == SF_Q8_ROWS)
         for (int r = 0; r < p->rows; r++) {
-            const float *row = src + (size_t)r * q8_row_floats(p->cols);
+            const float *row = src + (size_t)r * sf_q8_row_floats(p->cols);
             const signed char *q = (const signed char *)(row + 1);
             for (int k = 0; k < p->cols; k++) dst[(size_t)r * p->cols + k] = row[0] * (float)q[k];
         }
@@ -505,7 +520,7 @@ static int carve(float *base, size_t *at, size_t n, float **out) {
     return sf_add_size(*at, rounded, at);
 }
 
-static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, size_t *total) {
+static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, int rows, size_t *total) {
     const sf_config *c = &e->cfg;
     size_t C = (size_t)c->d_model, A = (size_t)sf_attn_width(c), F = (size_t)c->ff_dim, R = N < SF_CHUNK ? (size_t)N : SF_CHUNK;
     size_t D = (size_t)sf_head_dim(c), L = (size_t)c->layers;
@@ -521,6 +536,14 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, si
     if (ok && (flags & SF_OUT_ATTENTIONS)) ok = SF_SIZE(&att, L ? L : 1, B, c->heads, T, T); /* (L, B, H, T, T); >= 1 layer for the probes */
     if (ok && (flags & SF_OUT_HIDDEN)) ok = SF_SIZE(&hid, L + 1, B, T, C);                  /* (L+1, B, T, C) */
     if (ok && c->output_head) ok = SF_SIZE(&btv, B, T, c->vocab_size);                      /* (B, T, V) */
+    size_t hrows = 0, hin = 0, hout = 0;                                                    /* config.head's buffers */
+    if (ok && (flags & SF_OUT_HEAD)) {
+        const sf_head_config *h = &c->head;
+        hin = R * C;
+        if (h->task == SF_HEAD_SEQUENCE) ok = SF_SIZE(&hout, B, h->labels);                 /* (B, labels) */
+        else if (h->task == SF_HEAD_TOKEN) ok = SF_SIZE(&hout, B, T, h->labels);            /* (B, T, labels) */
+        else ok = SF_SIZE(&hout, rows ? rows : 1, h->labels), hrows = (size_t)rows;         /* (R, V) */
+    }
     /* R <= 64 rows of at most 2^20 columns: these products fit */
     ok = ok && carve(base, &at, nC, &e->x) && carve(base, &at, n2A, &e->kv) && carve(base, &at, R * C, &e->xn) &&
          carve(base, &at, R * A, &e->q) && carve(base, &at, R * A, &e->ao) && carve(base, &at, R * F, &e->h) &&
@@ -530,7 +553,8 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, si
          carve(base, &at, (size_t)N, &ids) && carve(base, &at, (size_t)N, &types) && carve(base, &at, (size_t)B, &lens) &&
          carve(base, &at, (size_t)N, &perm) && carve(base, &at, n2, &keys) &&
          carve(base, &at, btc, &e->out) && carve(base, &at, att, &e->att) && carve(base, &at, hid, &e->hidden) &&
-         carve(base, &at, btv, &e->logits);
+         carve(base, &at, btv, &e->logits) && carve(base, &at, hrows, (float **)(void *)&e->head_rows) &&
+         carve(base, &at, hin, &e->head_in) && carve(base, &at, hin, &e->head_mid) && carve(base, &at, hout, &e->head_out);
     if (base) {
         e->xq = xq_floats ? (void *)xq : NULL;
         e->ids = (int32_t *)ids;
@@ -541,17 +565,38 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, si
         if (!att) e->att = NULL;
         if (!hid) e->hidden = NULL;
         if (!btv) e->logits = NULL;
+        if (!hout) e->head_in = e->head_mid = e->head_out = NULL;
+        if (!hrows) e->head_rows = NULL;
     }
     *total = at;
     return ok;
 }
 
-int sf_encoder_reserve(sf_encoder *e, int B, int T, int N, int flags, sf_error *err) {
+int sf_encoder_reserve(sf_encoder *e, int B, int T, int N, int flags, sf_error *err) { return sf_encoder_reserve_rows(e, B, T, N, flags, 0, err); }
+
+/* The constants table of a position plugin (seen through cfg) for T tokens, grown only. */
+static int grow_table(const sf_config *cfg, float **table, int *table_T, int T, sf_error *err) {
+    const sf_position_plugin *p = cfg->position;
+    if (T <= *table_T || !p->table_size) return SF_OK;
+    size_t tn = p->table_size(cfg, T), tb;
+    float *t = sf_mul_size(tn ? tn : 1, sizeof(float), &tb) && tb <= SF_MAX_ALLOC ? malloc(tb) : NULL;
+    if (!t) return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory for the '%s' table of %d tokens", p->name, T);
+    p->table_init(t, cfg, T);
+    free(*table);
+    *table = t;
+    *table_T = T;
+    return SF_OK;
+}
+
+int sf_encoder_reserve_rows(sf_encoder *e, int B, int T, int N, int flags, int rows, sf_error *err) {
     const sf_config *c = &e->cfg;
     if (B < 1 || T < 1 || N < 1 || N > (long long)B * T)
         return sf_fail(err, SF_BAD_ARGUMENT, "reserve: bad sizes B=%d T=%d N=%d", B, T, N);
+    if ((flags & SF_OUT_HEAD) && !c->head.task) return sf_fail(err, SF_BAD_ARGUMENT, "forward: this model has no head (config.head)");
+    if (rows < 0 || (rows && !(flags & SF_OUT_HEAD && c->head.task == SF_HEAD_MLM)) || ((flags & SF_OUT_HEAD) && c->head.task == SF_HEAD_MLM && !rows))
+        return sf_fail(err, SF_BAD_ARGUMENT, "reserve: %d head rows for a %s head", rows, c->head.task == SF_HEAD_MLM ? "mlm" : "sequence or token");
     size_t need, bytes;
-    if (!layout(e, NULL, B, T, N, flags, &need) || !sf_mul_size(need, sizeof(float), &bytes) || bytes > SF_MAX_ALLOC)
+    if (!layout(e, NULL, B, T, N, flags, rows, &need) || !sf_mul_size(need, sizeof(float), &bytes) || bytes > SF_MAX_ALLOC)
         return sf_fail(err, SF_OUT_OF_MEMORY, "a batch of %d sequences of up to %d tokens needs more memory than wasm32 can address", B, T);
     if (need > e->act_floats) {
         float *a = malloc(bytes);
@@ -561,21 +606,16 @@ int sf_encoder_reserve(sf_encoder *e, int B, int T, int N, int flags, sf_error *
         e->act_arena = a;
         e->act_floats = need;
     }
-    if (T > e->table_T && c->position->table_size) {
-        size_t tn = c->position->table_size(c, T), tb;
-        float *t = sf_mul_size(tn ? tn : 1, sizeof(float), &tb) && tb <= SF_MAX_ALLOC ? malloc(tb) : NULL;
-        if (!t) return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory for the position table of %d tokens", T);
-        c->position->table_init(t, c, T);
-        free(e->table);
-        e->table = t;
-        e->table_T = T;
-    }
-    layout(e, e->act_arena, B, T, N, flags, &need);
+    int rc;
+    if ((rc = grow_table(c, &e->table, &e->table_T, T, err)) || (c->bias && (rc = grow_table(&e->bias_view, &e->bias_table, &e->bias_table_T, T, err))))
+        return rc;
+    layout(e, e->act_arena, B, T, N, flags, rows, &need);
     memset(e->type_ids, 0, sizeof(int32_t) * (size_t)N); /* token types default to 0 */
     e->res_B = B;
     e->res_T = T;
     e->res_N = N;
     e->res_flags = flags;
+    e->res_rows = rows;
     e->res_threads = e->threads > 1 ? e->threads : 1;
     return SF_OK;
 }
@@ -592,13 +632,18 @@ static int min_int(int a, int b) { return a < b ? a : b; }
  * order: permuting the input then permutes the output rows bit for bit. */
 static int order_blind(const sf_config *c) {
     const sf_position_plugin *p = c->position;
-    return !p->embed && !p->rotate && !p->score_bias && !sf_has_local(c);
+    return !p->embed && !p->rotate && !p->score_bias && !c->bias && !sf_has_local(c);
 }
 
 /* What the position plugin's hooks see in layer l (-1: embed) of a sequence of len tokens. */
 static sf_pos_ctx pos_ctx(const sf_encoder *e, int layer, int len) {
     const sf_config *c = &e->cfg;
     return (sf_pos_ctx){c, e->table, e->table_T, e->plugin_params, layer, layer >= 0 && c->local[layer], len};
+}
+
+/* The same for the relativeBias plugin: its view of the config, its tensors and table. */
+static sf_pos_ctx bias_ctx(const sf_encoder *e, int layer, int len) {
+    return (sf_pos_ctx){&e->bias_view, e->bias_table, e->bias_table_T, e->bias_params, layer, layer >= 0 && e->cfg.local[layer], len};
 }
 
 /* ---- parallel regions (core/pool.h): only independent outputs are split -- */
@@ -716,10 +761,12 @@ static void activation_parallel(float *h, const float *g, int activation, size_t
     sf_parallel(activation_task, &j, threads);
 }
 
-/* The plugin's score_bias as the attention kernel's bias callback. */
+/* The plugins' score_bias as the attention kernel's bias callback: position's, then relativeBias's. */
+typedef struct { sf_pos_ctx pos, bias; } score_biases;
 static void plugin_bias(float *s, size_t ld, const void *ctx, int h, int i0, int ni, int j0, int nj) {
-    const sf_pos_ctx *p = ctx;
-    p->cfg->position->score_bias(s, ld, p, h, i0, ni, j0, nj);
+    const score_biases *p = ctx;
+    if (p->pos.cfg->position->score_bias) p->pos.cfg->position->score_bias(s, ld, &p->pos, h, i0, ni, j0, nj);
+    if (p->bias.cfg) p->bias.cfg->position->score_bias(s, ld, &p->bias, h, i0, ni, j0, nj);
 }
 
 /* x (N, C) = tokens[ids] (x sqrt(C)) + types[type_ids] + the position plugin's
@@ -730,7 +777,7 @@ static void embed_block(sf_encoder *e, int B, int N) {
     float scale = c->scale_embedding ? sqrtf((float)C) : 1.0f;
     if (e->dtype == SF_DTYPE_Q8) /* rows: a float scale, then the int8 values */
         for (int n = 0; n < N; n++) {
-            const float *row = e->tokens + (size_t)e->ids[n] * q8_row_floats(C);
+            const float *row = e->tokens + (size_t)e->ids[n] * sf_q8_row_floats(C);
             const signed char *q = (const signed char *)(row + 1);
             float *xr = e->x + (size_t)n * C;
             for (int k = 0; k < C; k++) xr[k] = row[0] * (float)q[k] * scale;
@@ -779,7 +826,8 @@ static void attention_block(sf_encoder *e, int l, int B, int N, int T, float *at
     for (int b = 0, off = 0; b < B; off += e->lens[b++]) {
         int L = e->lens[b];
         sf_pos_ctx ctx = pos_ctx(e, l, L);
-        sf_attn spec = {c->heads, sf_head_dim(c), (size_t)A, c->local[l] ? c->local_window : 0, pos->score_bias ? plugin_bias : NULL, &ctx};
+        score_biases sb = {ctx, c->bias ? bias_ctx(e, l, L) : (sf_pos_ctx){0}};
+        sf_attn spec = {c->heads, sf_head_dim(c), (size_t)A, c->local[l] ? c->local_window : 0, pos->score_bias || c->bias ? plugin_bias : NULL, &sb};
         float *kv = e->kv + (size_t)off * A2; /* (L, 2A) */
         if (pos->rotate) pos->rotate(kv, A2, &ctx, 0, L);
         const int32_t *perm = order_blind(c) ? e->perm + off : NULL;
@@ -830,15 +878,15 @@ static int check_inputs(const sf_encoder *e, int B, int flags, int *N_out, int *
     const sf_config *c = &e->cfg;
     if (B < 1 || B > e->res_B || (flags & ~e->res_flags))
         return sf_fail(err, SF_BAD_ARGUMENT, "forward: batch of %d does not match the reserved %d", B, e->res_B);
-    int limit = c->position->max_len ? c->position->max_len(c) : 0x7fffffff;
+    const char *who;
+    int limit = sf_config_max_len(c, &who);
     long long N = 0;
     int T = 0;
     for (int b = 0; b < B; b++) {
         int L = e->lens[b];
         if (L < 1) return sf_fail(err, SF_BAD_ARGUMENT, "ids[%d] is empty: a sequence needs at least one token", b);
         if (L > limit)
-            return sf_fail(err, SF_SEQUENCE_TOO_LONG, "ids[%d] has %d tokens; position '%s' encodes at most %d (maxLen)", b, L,
-                           c->position->name, limit);
+            return sf_fail(err, SF_SEQUENCE_TOO_LONG, "ids[%d] has %d tokens; position '%s' encodes at most %d (maxLen)", b, L, who, limit);
         if (L > e->res_T || (N += L) > e->res_N) return sf_fail(err, SF_BAD_ARGUMENT, "forward: sequence lengths exceed the reservation");
         T = L > T ? L : T;
     }
@@ -980,16 +1028,22 @@ int sf_encoder_forward(sf_encoder *e, int B, int flags, sf_error *err) {
             return sf_fail(err, SF_NON_FINITE, "forward: the output head produced a non-finite logit at ids[%d][%d] (the weights overflow float32)",
                            (int)(k / V / (size_t)T), (int)(k / V % (size_t)T));
     }
+    if (flags & SF_OUT_HEAD) return sf_head_forward(e, B, T, err); /* config.head's logits (core/heads.c) */
     return SF_OK;
+}
+
+void sf_encoder_linear(sf_encoder *e, float *out, size_t ldo, const float *a, size_t lda, const float *w, const float *bias, int M, int K, int N) {
+    linear_forward(out, ldo, a, lda, quantize_input(e, a, lda, M, K), w, bias, M, K, N);
 }
 
 /* ------------------------------------------------------------ probes */
 
 /* The probes check the length before reserving anything. */
 static int check_probe_length(const sf_config *c, int T, sf_error *err) {
-    int limit = c->position->max_len ? c->position->max_len(c) : 0x7fffffff;
+    const char *who;
+    int limit = sf_config_max_len(c, &who);
     if (T < 1) return sf_fail(err, SF_BAD_ARGUMENT, "length must be a positive integer, got %d", T);
-    if (T > limit) return sf_fail(err, SF_SEQUENCE_TOO_LONG, "length %d: position '%s' encodes at most %d (maxLen)", T, c->position->name, limit);
+    if (T > limit) return sf_fail(err, SF_SEQUENCE_TOO_LONG, "length %d: position '%s' encodes at most %d (maxLen)", T, who, limit);
     return SF_OK;
 }
 
@@ -1031,6 +1085,10 @@ int sf_encoder_position_scores(sf_encoder *e, const float *q, const float *k, in
                 row[j] = dot * scale;
             }
             if (c->position->score_bias) c->position->score_bias(row, 1, &ctx, h, i, 1, 0, T);
+            if (c->bias) {
+                sf_pos_ctx bctx = bias_ctx(e, 0, T);
+                c->bias->score_bias(row, 1, &bctx, h, i, 1, 0, T);
+            }
         }
     return SF_OK;
 }

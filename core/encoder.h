@@ -23,6 +23,9 @@ enum { SF_GROUP_NONE, SF_GROUP_OUTPUT, SF_GROUP_VALUE_FFN };
 enum { SF_DTYPE_F32, SF_DTYPE_Q8 };
 enum { SF_Q8_NONE, SF_Q8_PANELS, SF_Q8_ROWS };
 
+/* Floats a q8 row of the token table takes: its scale, then its int8 values in whole floats. */
+static inline size_t sf_q8_row_floats(int cols) { return 1 + ((size_t)cols + 3) / 4; }
+
 typedef struct sf_param {
     char name[48];
     int ndim, rows, cols; /* shape [rows] or [rows, cols] */
@@ -64,16 +67,25 @@ typedef struct sf_encoder {
     sf_layer *layers;                                /* (L) */
     unsigned char *skip;                             /* (L) 1: forward passes the stream through layer l (ablation) */
     float *final_w, *final_b;                        /* (C) or NULL */
-    float *head_w, *head_b;                          /* packed (V, C), (V); or NULL */
+    float *head_w, *head_b;                          /* packed (V, C), (V); or NULL (outputHead) */
+    /* config.head (core/heads.c); NULL where the head has no such tensor */
+    float *head_dense_w, *head_dense_b;              /* packed (C, C), (C) */
+    float *head_norm_w, *head_norm_b;                /* (C) */
+    float *head_out_w, *head_out_b;                  /* packed (labels, C), (labels); mlm: (V, C) unless tied, (V) */
 
     /* position table (the plugin's constants) for sequences up to table_T */
     float *table;
     int table_T;
+    /* the relativeBias plugin: its view of the config, tensors and table */
+    sf_config bias_view;
+    const float *bias_params[SF_MAX_PLUGIN_PARAMS];  /* e.g. embed.relative_bias (buckets, H) */
+    float *bias_table;
+    int bias_table_T;
 
     /* activations, carved from one arena by sf_encoder_reserve */
     float *act_arena;
     size_t act_floats;
-    int res_B, res_T, res_N, res_flags, res_threads;
+    int res_B, res_T, res_N, res_flags, res_threads, res_rows;
     int threads;           /* threads a forward may use (sf_pool.h); the scratch holds one attention scratch each */
     float *x;              /* (N, C) residual stream, all sequences packed */
     float *kv;             /* (N, 2A) rows [k | v] (+ NR floats of padding) */
@@ -92,6 +104,10 @@ typedef struct sf_encoder {
     float *att;            /* (L, B, H, T, T) or NULL */
     float *hidden;         /* (L+1, B, T, C) or NULL: the residual stream after embeddings and each layer */
     float *logits;         /* (B, T, V) when the config has an output head, padded rows zero */
+    int32_t *head_rows;    /* (R) input, mlm head: the rows of out it runs at, b * T + t */
+    float *head_in;        /* (CHUNK, C) rows gathered for the head (pooled, or chosen) */
+    float *head_mid;       /* (CHUNK, C) after head.dense / head.norm */
+    float *head_out;       /* sequence (B, labels); token (B, T, labels), padded rows zero; mlm (R, V) */
 } sf_encoder;
 
 int sf_encoder_create(sf_encoder **out, const sf_config *cfg, sf_error *err); /* dtype f32 */
@@ -125,12 +141,14 @@ void sf_encoder_init_missing(sf_encoder *e, uint64_t seed, double output_scale);
  * first required one that is missing. */
 int sf_encoder_require_all(sf_encoder *e, const char *what, sf_error *err);
 
-/* What forward writes besides e->out. */
-enum { SF_OUT_ATTENTIONS = 1, SF_OUT_HIDDEN = 2 };
+/* What forward writes besides e->out: attentions, hidden states, and config.head's logits. */
+enum { SF_OUT_ATTENTIONS = 1, SF_OUT_HIDDEN = 2, SF_OUT_HEAD = 4 };
 
-/* Makes room for B sequences, the longest T tokens, N tokens in all, and the
- * outputs in flags. The only place forward's memory grows. */
-int sf_encoder_reserve(sf_encoder *e, int B, int T, int N, int flags, sf_error *err);
+/* Makes room for B sequences, the longest T tokens, N tokens in all, the
+ * outputs in flags and, for an mlm head, R chosen rows. The only place
+ * forward's memory grows. */
+int sf_encoder_reserve_rows(sf_encoder *e, int B, int T, int N, int flags, int R, sf_error *err);
+int sf_encoder_reserve(sf_encoder *e, int B, int T, int N, int flags, sf_error *err); /* R = 0 */
 /* Runs the encoder on e->ids / e->lens (B sequences) into e->out (and e->att,
  * e->hidden as flags ask). Allocates nothing. */
 int sf_encoder_forward(sf_encoder *e, int B, int flags, sf_error *err);
@@ -146,5 +164,11 @@ int sf_encoder_position_vectors(sf_encoder *e, int T, sf_error *err);
 int sf_encoder_position_scores(sf_encoder *e, const float *q, const float *k, int T, sf_error *err);
 
 float sf_load_f32(const void *src, size_t i);
+
+/* For core/heads.c: out (M, ldo) = a (M, lda) @ W^T + bias, W (N, K) packed in
+ * the encoder's storage (f32 or q8 panels), the columns split between threads. */
+void sf_encoder_linear(sf_encoder *e, float *out, size_t ldo, const float *a, size_t lda, const float *w, const float *bias, int M, int K, int N);
+/* heads.c: config.head on e->out (B, T, C) into e->head_out; reads e->head_rows for an mlm head. */
+int sf_head_forward(sf_encoder *e, int B, int T, sf_error *err);
 
 #endif

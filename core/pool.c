@@ -30,18 +30,23 @@ static _Atomic int next_task, finished, arrived, stopping;
 static int workers;         /* started and checked in */
 static int caller_can_wait; /* the caller may sleep at a region's end (Node's main thread, a worker), not a page's main thread */
 static int limit = 1;
-static sf_task_fn job_fn;
-static void *job_ctx;
-static int job_n;
+/* The region's job, written by the caller before it wakes the workers. Read
+ * atomically: a worker must see this region's job, never an older one that an
+ * optimiser kept in a local across its wait (binaryen's wasm-opt does). */
+static _Atomic(sf_task_fn) job_fn;
+static _Atomic(void *) job_ctx;
+static _Atomic int job_n;
 
 int sf_pool_threads(void) { return workers + 1 < limit ? workers + 1 : limit; }
 void sf_pool_use(int threads) { limit = threads < 1 ? 1 : threads; }
 
 /* Tasks are taken in order from one counter: a task's outputs do not depend on who takes it. */
 static void work(int id) {
-    int t, n = 0;
-    while ((t = atomic_fetch_add(&next_task, 1)) < job_n) {
-        job_fn(job_ctx, t, job_n);
+    sf_task_fn fn = atomic_load(&job_fn);
+    void *ctx = atomic_load(&job_ctx);
+    int t, n = 0, count = atomic_load(&job_n);
+    while ((t = atomic_fetch_add(&next_task, 1)) < count) {
+        fn(ctx, t, count);
         n++;
     }
     if (n) atomic_fetch_add(&tasks_done[id], n);
@@ -61,7 +66,9 @@ void sf_parallel(sf_task_fn fn, void *ctx, int ntasks) {
         atomic_fetch_add(&tasks_done[0], ntasks);
         return;
     }
-    job_fn = fn, job_ctx = ctx, job_n = ntasks;
+    atomic_store(&job_fn, fn);
+    atomic_store(&job_ctx, ctx);
+    atomic_store(&job_n, ntasks);
     atomic_store(&next_task, 0);
     atomic_store(&finished, 0);
     for (int i = 1; i <= helpers; i++) wake_worker(i);

@@ -23,7 +23,7 @@ test('both single-threaded builds import nothing, instantiate with {} and stay u
     assert.deepEqual(WebAssembly.Module.imports(module), [], file);
     const { exports } = await WebAssembly.instantiate(module, {});
     exports._initialize();
-    assert.equal(exports.sf_abi_version(), 2);
+    assert.equal(exports.sf_abi_version(), 3);
   }
 });
 
@@ -44,6 +44,7 @@ test('config is resolved with every default', async () => {
   assert.deepEqual(enc.config, {
     ...cfg, maxLen: 512, positionOptions: { base: 10000, style: 'interleaved' }, finalNorm: true, eps: 1e-5, scaleEmbedding: false, outputHead: false,
     typeVocabSize: 0, embedNorm: false, firstAttnNorm: true, localWindow: 0, localLayers: [], qkNorm: 'none', residualScale: 1,
+    relativeBias: 'none', relativeBiasOptions: {}, head: null,
   });
   assert.ok(Object.isFrozen(enc.config));
   const s = await createEncoder({ ...cfg, position: 'sinusoidal', positionOptions: { base: 100 }, eps: 1e-6, normPlacement: 'post' });

@@ -6,7 +6,7 @@
 // keeps a typed-array view of wasm memory across a call that may grow it: views
 // are made fresh from memory.buffer each time.
 
-const ABI_VERSION = 2;
+const ABI_VERSION = 3;
 
 import { SwapformerError, fail, CODES } from '../utils/errors.js';
 import { loadRuntime, wrongWasm } from './wasm.js';
@@ -488,6 +488,39 @@ function readTypeIds(typeIds, batch, typeVocabSize) {
   return t.seqs;
 }
 
+/**
+ * The head options of forward: head: true for a sequence or token head
+ * (config.head), headPositions for an mlm head (the token positions it runs at:
+ * a number[] for one sequence, one per sequence for a batch). Returns the
+ * [b, t] rows, [] for a sequence or token head, or null for no head.
+ */
+function readHead(head, positions, config, { seqs, single, where }) {
+  if (head !== undefined && typeof head !== 'boolean') fail('BAD_ARGUMENT', `options.head must be true or false, got ${describe(head)}`);
+  if (!head && positions === undefined) return null;
+  if (!config) fail('BAD_ARGUMENT', `options.${positions !== undefined ? 'headPositions' : 'head'}: this model has no head (config.head is null)`);
+  if (config.task !== 'mlm') {
+    if (positions !== undefined) fail('BAD_ARGUMENT', `options.headPositions applies to an mlm head; this model's head is a ${config.task} head (use head: true)`);
+    return [];
+  }
+  if (positions === undefined) fail('BAD_ARGUMENT', 'options.head: an mlm head runs at chosen tokens: give options.headPositions (e.g. the [MASK] positions)');
+  const isList = (v) => Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView));
+  const lists = single ? [positions] : positions;
+  if (!isList(lists) || (!single && lists.length !== seqs.length))
+    fail('BAD_ARGUMENT', `options.headPositions must be ${single ? 'an array of token positions' : `one array of token positions per sequence (${seqs.length})`}`);
+  const rows = [];
+  for (let b = 0; b < seqs.length; b++) {
+    const list = lists[b], name = single ? 'options.headPositions' : `options.headPositions[${b}]`;
+    if (!isList(list)) fail('BAD_ARGUMENT', `${name} must be an array of token positions, got ${describe(list)}`);
+    for (let i = 0; i < list.length; i++) {
+      const t = list[i];
+      if (!Number.isInteger(t) || t < 0 || t >= seqs[b].length) fail('BAD_ARGUMENT', `${name}[${i}] = ${describe(t)} is not a position of ${where(b)} (0 .. ${seqs[b].length - 1})`);
+      rows.push([b, t]);
+    }
+  }
+  if (!rows.length) fail('BAD_ARGUMENT', 'options.headPositions names no position');
+  return rows;
+}
+
 function checkLength(length) {
   if (!Number.isInteger(length) || length < 1 || length > 0x7fffffff) fail('BAD_ARGUMENT', `length must be a positive integer, got ${describe(length)}`);
 }
@@ -582,10 +615,11 @@ export class Encoder {
     const h = this.#handle(), rt = this.#rt, x = rt.x;
     options = optionsObject(options);
     const outputAttentions = !!own(options, 'outputAttentions'), outputHidden = !!own(options, 'outputHiddenStates');
-    const flags = (outputAttentions ? 1 : 0) | (outputHidden ? 2 : 0);
     const { seqs, single, where } = readIds(ids, this.#config.vocabSize);
     const types = readTypeIds(own(options, 'typeIds'), { seqs, single }, this.#config.typeVocabSize);
     const skip = readSkipLayers(own(options, 'skipLayers'), this.#config.layers);
+    const headRows = readHead(own(options, 'head'), own(options, 'headPositions'), this.#config.head, { seqs, single, where });
+    const flags = (outputAttentions ? 1 : 0) | (outputHidden ? 2 : 0) | (headRows ? 4 : 0);
     this.#handle(); // reading the ids ran no wasm, but it may have run user code (a getter) that disposed us
     const B = seqs.length;
     let T = 0, N = 0;
@@ -597,7 +631,9 @@ export class Encoder {
         fail('SEQUENCE_TOO_LONG', `${where(b)} has ${s.length} tokens; position '${this.#config.position}' encodes at most ${limit} (maxLen)`);
       }
     });
-    rt.check(x.sf_reserve(h, B, T, N, flags));
+    const rows = headRows?.map(([b, t]) => b * T + t);
+    rt.check(x.sf_reserve(h, B, T, N, flags, rows?.length ?? 0));
+    if (rows?.length) rt.i32(x.sf_head_rows(h), rows.length).set(rows);
     const idsBuf = rt.i32(x.sf_ids(h), N), lens = rt.i32(x.sf_lens(h), B);
     let off = 0;
     seqs.forEach((s, b) => { idsBuf.set(s, off); lens[b] = s.length; off += s.length; });
@@ -607,14 +643,19 @@ export class Encoder {
     }
     const skipped = () => new Uint8Array(rt.memory.buffer, x.sf_skip_layers(h), this.#config.layers);
     if (skip) for (const l of skip) skipped()[l] = 1;
-    return { h, B, T, flags, seqs, single, outputAttentions, outputHidden, release: () => { if (skip) skipped().fill(0); } };
+    return { h, B, T, flags, seqs, single, outputAttentions, outputHidden, headRows: rows?.length ?? (headRows ? 0 : -1), release: () => { if (skip) skipped().fill(0); } };
   }
 
   // The outputs of a finished pass, copied out of wasm memory.
-  #collect({ h, B, T, seqs, single, outputAttentions, outputHidden }) {
+  #collect({ h, B, T, seqs, single, outputAttentions, outputHidden, headRows }) {
     const rt = this.#rt, x = rt.x;
     const C = this.#config.dModel, V = this.#config.vocabSize;
     const result = { data: rt.f32(x.sf_output(h), B * T * C).slice(), shape: [B, T, C] };
+    if (headRows >= 0) {
+      const { task, labels } = this.#config.head;
+      const shape = task === 'sequence' ? [B, labels] : task === 'token' ? [B, T, labels] : [headRows, labels];
+      result.head = { data: rt.f32(x.sf_head_output(h), shape.reduce((a, n) => a * n, 1)).slice(), shape };
+    }
     if (this.#config.outputHead) result.logits = { data: rt.f32(x.sf_logits(h), B * T * V).slice(), shape: [B, T, V] };
     if (outputAttentions) {
       const { layers, heads } = this.#config, per = B * heads * T * T, base = x.sf_attentions(h);

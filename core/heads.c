@@ -1,0 +1,180 @@
+/* config.head: the task head after the encoder, one small forward over the
+ * last hidden states e->out (B, T, C) for every family and task (the family
+ * tables in bindings/pretrained/heads.js map Hugging Face's heads onto it):
+ *
+ *   rows -> [head.dense + activation] -> [head.norm] -> head.out -> e->head_out
+ *
+ *   sequence  rows: one per sequence, row 0 ([CLS], <s>) or the mean of its rows;
+ *             out (B, labels)                 (BERT's pooler + classifier, ...)
+ *   token     rows: every token; out (B, T, labels), padded rows zero
+ *   mlm       rows: the tokens in e->head_rows (b * T + t); out (R, V): the
+ *             projection on the vocabulary, by head.out or, tied, by the token
+ *             table itself (f32 rows, or q8 rows with a scale each), computed
+ *             only for those rows, never as a (T, V) product.
+ *
+ * The Linear layers are the encoder's (packed, f32 or q8 panels, columns split
+ * between threads); the tied projection splits the vocabulary between threads.
+ * Raw logits: softmax, sigmoid and the rest are the tasks' (bindings/tasks/). */
+#include "encoder.h"
+
+#include "pool.h"
+#include "simd.h"
+
+#include <string.h>
+
+/* tanh(x) = 1 - 2 / (exp(2x) + 1), in vectors (v4_exp clamps, so |x| > 44 gives +-1). */
+static void tanh_forward(float *x, size_t n) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) v4_store(x + i, v4_splat(1.0f) - v4_splat(2.0f) / (v4_exp(v4_splat(2.0f) * v4_load(x + i)) + v4_splat(1.0f)));
+    for (; i < n; i++) {
+        float t[4] = {x[i], 0, 0, 0};
+        v4 y = v4_splat(1.0f) - v4_splat(2.0f) / (v4_exp(v4_splat(2.0f) * v4_load(t)) + v4_splat(1.0f));
+        x[i] = y[0];
+    }
+}
+
+/* out (M, ldo), columns n0 .. n1-1 = a (M, K) . rows[n] + bias[n]: the projection
+ * on a matrix kept by rows (the token table as the tied decoder, row stride
+ * ldr), bias may be NULL; each output one dot product in a fixed order. It reads
+ * the table once, so it runs at memory speed: built -Os with the cold code. */
+static float dot_forward(const float *x, const float *y, int K) {
+    v4 s0 = v4_zero(), s1 = v4_zero();
+    int k = 0;
+    for (; k + 8 <= K; k += 8) {
+        s0 = v4_madd(v4_load(x + k), v4_load(y + k), s0);
+        s1 = v4_madd(v4_load(x + k + 4), v4_load(y + k + 4), s1);
+    }
+    for (; k + 4 <= K; k += 4) s0 = v4_madd(v4_load(x + k), v4_load(y + k), s0);
+    float s = v4_sum(s0 + s1);
+    for (; k < K; k++) s += x[k] * y[k];
+    return s;
+}
+
+static void rowdot_forward(float *out, size_t ldo, const float *a, size_t lda, const float *rows, size_t ldr, const float *bias, int M, int K, int n0, int n1) {
+    for (int n = n0; n < n1; n++) { /* a row of the table once from memory, against every row of a */
+        const float *r = rows + (size_t)n * ldr;
+        float b = bias ? bias[n] : 0.0f;
+        for (int m = 0; m < M; m++) out[(size_t)m * ldo + n] = dot_forward(a + (size_t)m * lda, r, K) + b;
+    }
+}
+
+typedef signed char i8x4 __attribute__((vector_size(4)));
+
+static float dot_i8_forward(const float *x, const signed char *q, int K) {
+    v4 s0 = v4_zero(), s1 = v4_zero();
+    int k = 0;
+    for (; k + 8 <= K; k += 8) {
+        i8x4 a, b;
+        memcpy(&a, q + k, 4);
+        memcpy(&b, q + k + 4, 4);
+        s0 = v4_madd(v4_load(x + k), __builtin_convertvector(a, v4), s0);
+        s1 = v4_madd(v4_load(x + k + 4), __builtin_convertvector(b, v4), s1);
+    }
+    float s = v4_sum(s0 + s1);
+    for (; k < K; k++) s += x[k] * (float)q[k];
+    return s;
+}
+
+/* The same on int8 rows: row n = a float scale, then K int8 values (ldr floats a row). */
+static void rowdot_q8_forward(float *out, size_t ldo, const float *a, size_t lda, const float *rows, size_t ldr, const float *bias, int M, int K, int n0,
+                       int n1) {
+    for (int n = n0; n < n1; n++) {
+        const float *r = rows + (size_t)n * ldr;
+        float b = bias ? bias[n] : 0.0f;
+        for (int m = 0; m < M; m++) out[(size_t)m * ldo + n] = r[0] * dot_i8_forward(a + (size_t)m * lda, (const signed char *)(r + 1), K) + b;
+    }
+}
+
+/* rows (M, ld) -> dense + activation -> norm, in e->head_mid (M, C); rows themselves when the head has neither. */
+static const float *transform(sf_encoder *e, const float *rows, size_t ld, int M) {
+    const sf_head_config *h = &e->cfg.head;
+    int C = e->cfg.d_model;
+    if (!h->dense && !h->norm) return rows;
+    float *y = e->head_mid; /* (M, C) */
+    if (h->dense) {
+        sf_encoder_linear(e, y, (size_t)C, rows, ld, e->head_dense_w, e->head_dense_b, M, C, C);
+        if (h->activation == SF_HEAD_ACT_TANH) tanh_forward(y, (size_t)M * C);
+        else if (h->activation != SF_HEAD_ACT_IDENTITY) activation_forward(y, NULL, h->activation, (size_t)M * C);
+    } else {
+        for (int m = 0; m < M; m++) memcpy(y + (size_t)m * C, rows + (size_t)m * ld, sizeof(float) * (size_t)C);
+    }
+    if (h->norm) h->norm->forward(y, y, e->head_norm_w, e->head_norm_b, (float)h->norm_eps, M, C);
+    return y;
+}
+
+/* The tied projection of M rows on the token table, vocabulary rows split between threads. */
+typedef struct { sf_encoder *e; float *out; const float *a; int M, V; } vocab_job;
+
+static void vocab_task(void *ctx, int t, int n) {
+    const vocab_job *j = ctx;
+    const sf_encoder *e = j->e;
+    int C = e->cfg.d_model, v0 = (int)((long long)j->V * t / n), v1 = (int)((long long)j->V * (t + 1) / n);
+    if (e->dtype == SF_DTYPE_Q8)
+        rowdot_q8_forward(j->out, (size_t)j->V, j->a, (size_t)C, e->tokens, sf_q8_row_floats(C), e->head_out_b, j->M, C, v0, v1);
+    else rowdot_forward(j->out, (size_t)j->V, j->a, (size_t)C, e->tokens, (size_t)C, e->head_out_b, j->M, C, v0, v1);
+}
+
+/* out (M, labels) = head.out(transform(rows)), rows (M, ld). */
+static void head_rows_forward(sf_encoder *e, float *out, const float *rows, size_t ld, int M) {
+    const sf_head_config *h = &e->cfg.head;
+    int C = e->cfg.d_model;
+    const float *x = transform(e, rows, ld, M);
+    size_t xld = x == rows ? ld : (size_t)C;
+    if (h->tied) {
+        vocab_job j = {e, out, x, M, h->labels};
+        int tasks = sf_pool_threads() * 4;
+        if ((long long)M * C * h->labels < 65536) tasks = 1; /* as the matrix products: below this, one thread */
+        sf_parallel(vocab_task, &j, tasks);
+    } else {
+        sf_encoder_linear(e, out, (size_t)h->labels, x, xld, e->head_out_w, e->head_out_b, M, C, h->labels);
+    }
+}
+
+int sf_head_forward(sf_encoder *e, int B, int T, sf_error *err) {
+    const sf_head_config *h = &e->cfg.head;
+    int C = e->cfg.d_model, L = h->labels;
+    if (h->task == SF_HEAD_SEQUENCE) {
+        for (int b0 = 0; b0 < B; b0 += SF_CHUNK) {
+            int M = B - b0 < SF_CHUNK ? B - b0 : SF_CHUNK;
+            for (int m = 0; m < M; m++) { /* head_in (M, C): each sequence's pooled row */
+                const float *x = e->out + (size_t)(b0 + m) * T * C;
+                float *p = e->head_in + (size_t)m * C;
+                int n = e->lens[b0 + m];
+                if (h->pooling == SF_HEAD_POOL_CLS) memcpy(p, x, sizeof(float) * (size_t)C);
+                else
+                    for (int k = 0; k < C; k++) { /* the mean of the real rows, summed in double */
+                        double s = 0;
+                        for (int t = 0; t < n; t++) s += x[(size_t)t * C + k];
+                        p[k] = (float)(s / n);
+                    }
+            }
+            head_rows_forward(e, e->head_out + (size_t)b0 * L, e->head_in, (size_t)C, M);
+        }
+    } else if (h->task == SF_HEAD_TOKEN) {
+        memset(e->head_out, 0, sizeof(float) * (size_t)B * T * L);
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < e->lens[b]; t += SF_CHUNK) {
+                int M = e->lens[b] - t < SF_CHUNK ? e->lens[b] - t : SF_CHUNK;
+                head_rows_forward(e, e->head_out + ((size_t)b * T + t) * L, e->out + ((size_t)b * T + t) * C, (size_t)C, M);
+            }
+    } else { /* mlm: the chosen rows, checked here: the bindings are not the only caller */
+        int R = e->res_rows;
+        for (int r = 0; r < R; r++) {
+            int32_t i = e->head_rows[r];
+            if (i < 0 || i >= B * T || i % T >= e->lens[i / T])
+                return sf_fail(err, SF_BAD_ARGUMENT, "forward: head row %d (%d) is not a token of the batch", r, (int)i);
+        }
+        for (int r0 = 0; r0 < R; r0 += SF_CHUNK) {
+            int M = R - r0 < SF_CHUNK ? R - r0 : SF_CHUNK;
+            for (int m = 0; m < M; m++) memcpy(e->head_in + (size_t)m * C, e->out + (size_t)e->head_rows[r0 + m] * C, sizeof(float) * (size_t)C);
+            head_rows_forward(e, e->head_out + (size_t)r0 * L, e->head_in, (size_t)C, M);
+        }
+    }
+    size_t n = (size_t)(h->task == SF_HEAD_SEQUENCE ? B : h->task == SF_HEAD_TOKEN ? B * T : e->res_rows) * (size_t)L;
+    for (size_t k = 0; k < n; k++) {
+        float v = e->head_out[k];
+        if (v - v != 0) return sf_fail(err, SF_NON_FINITE, "forward: the %s head produced a non-finite logit (row %z, label %z): the weights overflow float32",
+                                       h->task == SF_HEAD_SEQUENCE ? "sequence" : h->task == SF_HEAD_TOKEN ? "token" : "mlm", (long long)(k / L), (long long)(k % L));
+    }
+    return SF_OK;
+}
