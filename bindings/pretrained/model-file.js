@@ -173,6 +173,7 @@ const b64 = (bytes) => {
 function floatsFromBase64(text, where) {
   let bytes;
   try {
+    if (typeof text !== 'string') throw new TypeError();
     bytes = Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
   } catch {
     bad(where, 'must be base64 text of float32 values');
