@@ -7,8 +7,8 @@
 //   await hub.close();
 //
 // API: startHub({repos, port = 0, host = '127.0.0.1', slow = false, failOnce = [], cache = true, lfs,
-// stall = {}, hang = [], headers = {}}) resolves to {url, port, requests, active(), maxActive,
-// failNext(path, status = 500), close()}.
+// stall = {}, hang = [], headers = {}}) resolves to {url, port, requests, received, active(),
+// maxActive, failNext(path, status = 500), close()}.
 //  - repos: {'owner/name': folder}; each folder is served as that repository's
 //    `main` (and as any 40-hex commit).
 //  - url: 'http://127.0.0.1:PORT', no trailing slash (the loader appends
@@ -34,7 +34,8 @@
 //    stored gzipped...
 //  - active(): the answers under way (a request received, its response not
 //    yet closed: a client that drops a download closes it); maxActive: the
-//    most at once since the start (downloads in parallel).
+//    most at once since the start (downloads in parallel); received: the
+//    requests received so far (`requests` logs them when answered).
 //
 // What it mimics (GET and HEAD alike, HEAD without the body):
 //  - GET /{owner}/{name}/resolve/{revision}/{path...}, path possibly in
@@ -201,7 +202,7 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
   const requests = [];
   const hashCache = new Map();
   const hanging = new Set(hang);
-  let active = 0, maxActive = 0;
+  let active = 0, maxActive = 0, received = 0;
   let base = '';
 
   const fileHashes = async (real, info) => {
@@ -337,6 +338,7 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
   }
 
   const server = http.createServer((req, res) => {
+    received++;
     active++;
     maxActive = Math.max(maxActive, active);
     res.on('close', () => { active--; });
@@ -359,6 +361,7 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
     requests,
     active: () => active,
     get maxActive() { return maxActive; },
+    get received() { return received; },
     failNext(p, status = 500) { failing.set(p, status); },
     close: () => new Promise((done) => { server.closeAllConnections?.(); server.close(() => done()); }),
   };

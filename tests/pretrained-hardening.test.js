@@ -438,3 +438,351 @@ test('embed reads each text once; a hole or a non-string is named texts[i]', asy
     p.dispose();
   }
 });
+
+// ---------------------------------------------------------------------------
+// Downloads
+
+/** safetensors bytes of [name, {dtype, shape, bytes}] entries. */
+function safetensorsBytes(entries) {
+  let at = 0;
+  const header = {};
+  for (const [name, t] of entries) header[name] = { dtype: t.dtype, shape: t.shape, data_offsets: [at, at += t.bytes.length] };
+  const h = Buffer.from(JSON.stringify(header));
+  const out = new Uint8Array(8 + h.length + at);
+  new DataView(out.buffer).setBigUint64(0, BigInt(h.length), true);
+  out.set(h, 8);
+  let p = 8 + h.length;
+  for (const [, t] of entries) out.set(t.bytes, p), p += t.bytes.length;
+  return out;
+}
+
+/** bert-minilm with its weights in one shard per tensor (39) and an index; returns {dir, shards}. */
+async function shardedMinilm() {
+  const { parseSafetensors } = await import('../bindings/pretrained/safetensors.js');
+  const dir = copyCase('bert-minilm', { 'model.safetensors': null });
+  const tensors = [...parseSafetensors(new Uint8Array(readFileSync(path.join(ROOT, 'bert-minilm', 'model.safetensors')))).tensors];
+  const shards = tensors.map((_, i) => `model-${String(i + 1).padStart(5, '0')}-of-${String(tensors.length).padStart(5, '0')}.safetensors`);
+  tensors.forEach(([name, t], i) => writeFileSync(path.join(dir, shards[i]), safetensorsBytes([[name, t]])));
+  writeFileSync(path.join(dir, 'model.safetensors.index.json'), JSON.stringify({ metadata: {}, weight_map: Object.fromEntries(tensors.map(([n], i) => [n, shards[i]])) }));
+  return { dir, shards };
+}
+
+/** Resolves once hub.active() is 0 (polling up to `ms`); returns the last count seen. */
+async function drained(hub, ms = 2000) {
+  for (const t0 = Date.now(); hub.active() > 0 && Date.now() - t0 < ms;) await new Promise((go) => setTimeout(go, 10));
+  return hub.active();
+}
+
+test(`shards: ${SHARD_CONCURRENCY} at a time; the first failure cancels the rest and nothing is requested after the rejection`, async () => {
+  const { dir, shards } = await shardedMinilm();
+  const want = (await loadPretrained(path.join(ROOT, 'bert-minilm'))).embed(['sharded']).data;
+  const hub = await startHub({ repos: { 'test/sharded': dir }, slow: { chunks: 4, delayMs: 20 }, cache: false });
+  try {
+    const p = await loadPretrained('test/sharded', { hubUrl: hub.url });
+    assertBitIdentical(p.embed(['sharded']).data, want, 'sharded over the hub');
+    p.dispose();
+    const gets = hub.requests.filter((r) => r.method === 'GET' && r.path.startsWith('/cdn-lfs/') && r.status === 200);
+    assert.equal(gets.length, shards.length, 'each shard once');
+    assert.ok(hub.maxActive <= SHARD_CONCURRENCY + 1, `at most ${SHARD_CONCURRENCY} downloads at once (+ a redirect closing): ${hub.maxActive}`);
+
+    // shard 3 fails: the others in flight are dropped, none starts after
+    const failing = `/test/sharded/resolve/main/${shards[2]}`;
+    hub.failNext(failing, 500);
+    const before = hub.requests.length;
+    await rejects(loadPretrained('test/sharded', { hubUrl: hub.url }), 'NETWORK', new RegExp(`${shards[2]}: HTTP 500`));
+    const atRejection = hub.received;
+    assert.equal(await drained(hub), 0, 'no download still open after the rejection');
+    await new Promise((go) => setTimeout(go, 300));
+    assert.equal(hub.received, atRejection, 'no request after the rejection');
+    const shardRequests = hub.requests.slice(before).filter((r) => r.path.endsWith('.safetensors') && !r.path.startsWith('/cdn-lfs/'));
+    assert.ok(shardRequests.length <= SHARD_CONCURRENCY + 2, `${shardRequests.length} shards asked for before the failure stopped the rest`);
+  } finally {
+    await hub.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test(`shards: an index naming more than ${MAX_SHARDS} shards is BAD_FILE before any shard is requested; the index is read in linear time`, async () => {
+  const dir = copyCase('bert-minilm', { 'model.safetensors': null });
+  const hub = await startHub({ repos: { 'test/many': dir }, cache: false });
+  try {
+    for (const n of [MAX_SHARDS + 1, 2000, 50000]) {
+      const map = Object.fromEntries(Array.from({ length: n }, (_, i) => [`t${i}`, `s${i}.safetensors`]));
+      writeFileSync(path.join(dir, 'model.safetensors.index.json'), JSON.stringify({ weight_map: map }));
+      const before = hub.requests.length;
+      await rejects(loadPretrained('test/many', { hubUrl: hub.url }), 'BAD_FILE', new RegExp(`model\\.safetensors\\.index\\.json: weight_map names more than ${MAX_SHARDS} shard files`));
+      assert.ok(!hub.requests.slice(before).some((r) => /\/s\d+\.safetensors$/.test(r.path)), `${n} shards: none requested`);
+    }
+    // 400,000 tensors over 1,000 shards: a list scan per tensor took seconds; a Set takes milliseconds
+    const map = Object.fromEntries(Array.from({ length: 400000 }, (_, i) => [`t${i}`, `s${i % MAX_SHARDS}.safetensors`]));
+    const src = await openSource(new Map([['config.json', '{}'], ['model.safetensors.index.json', JSON.stringify({ weight_map: map })]]));
+    const t0 = performance.now();
+    await rejects(readWeights(src), 'NOT_FOUND', /s0\.safetensors/);
+    const ms = performance.now() - t0;
+    assert.ok(ms < 1500, `index of 400,000 tensors read in ${ms.toFixed(0)} ms`);
+  } finally {
+    await hub.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the fetch option answering something that is not a Response is NETWORK naming the option', async () => {
+  for (const [answer, re] of [[42, /number/], [null, /null/], [{}, /an object/], ['text', /string/], [[], /an array/],
+    [{ ok: true, status: 200, headers: new Headers(), body: {} }, /an object/]]) {
+    const src = await openSource('test/model', { hubUrl: 'http://127.0.0.1:9', fetch: async () => answer });
+    const e = await rejects(src.read('config.json'), 'NETWORK', /config\.json: the fetch option resolved to .* not a Response/);
+    assert.match(e.message, re);
+    await rejects(src.has('pytorch_model.bin'), 'NETWORK', /the fetch option resolved to/);
+  }
+  await rejects(loadPretrained('test/model', { hubUrl: 'http://127.0.0.1:9', fetch: async () => 42 }), 'NETWORK', /the fetch option resolved to number/);
+});
+
+test('a lying Content-Length (1e12, 2^32 + 10) is BAD_FILE naming the file, from the hub and from a fetch option', async () => {
+  const dir = copyCase('bert-minilm');
+  for (const length of [1e12, 2 ** 32 + 10, 17 * 2 ** 20]) {
+    const hub = await startHub({ repos: { 'test/lying': dir }, cache: false, headers: { '/test/lying/resolve/main/config.json': { 'Content-Length': String(length) } } });
+    try {
+      await rejects(loadPretrained('test/lying', { hubUrl: hub.url }), 'BAD_FILE', new RegExp(`config\\.json \\(in test/lying\\) is ${length} bytes or more, past the 16777216 bytes`));
+      assert.equal(await drained(hub), 0, 'the answer is dropped');
+    } finally {
+      await hub.close();
+    }
+    const src = await openSource('test/x', { hubUrl: 'http://127.0.0.1:9', fetch: async () => new Response('{}', { headers: { 'content-length': String(length) } }) });
+    await rejects(src.read('config.json'), 'BAD_FILE', new RegExp(`config\\.json \\(in test/x\\) is ${length} bytes or more, past the 16777216 bytes`));
+    if (length > 2 ** 31) await rejects(src.read('model.safetensors'), 'BAD_FILE', /model\.safetensors .* past the 2147483648 bytes/);
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The imports a child script needs, by absolute URL. */
+const CHILD_IMPORTS = `
+  import { loadPretrained } from ${JSON.stringify(url('bindings/index.js'))};
+  import { openSource } from ${JSON.stringify(url('bindings/pretrained/files.js'))};
+  import { readCheckpoint } from ${JSON.stringify(url('bindings/pretrained/checkpoint.js'))};
+  import { startHub } from ${JSON.stringify(url('tests/hub-server.js'))};
+  const outcome = (p) => p.then(() => ({ ok: true }), (e) => ({ name: e?.name, code: e?.code, message: String(e?.message), cause: e?.cause?.message }));
+  const timed = async (p) => { const t0 = Date.now(); const r = await outcome(p); return { ...r, ms: Date.now() - t0 }; };
+`;
+
+test('a body that never ends stops at the cap and is cancelled; a gzip body inflating to 256 MB stops at 16 MB (peak RSS)', async () => {
+  const r = await runChild(`${CHILD_IMPORTS}
+    let cancelled = false, pulled = 0;
+    const endless = () => new Response(new ReadableStream({
+      pull(c) { pulled += 2 ** 20; c.enqueue(new Uint8Array(2 ** 20)); }, cancel() { cancelled = true; } }));
+    const src = await openSource('test/x', { hubUrl: 'http://127.0.0.1:9', fetch: async () => endless() });
+    const endlessJson = await outcome(src.read('config.json'));
+    console.log(JSON.stringify({ endlessJson, cancelled, pulledMB: pulled / 2 ** 20 }));`);
+  const got = childResult(r, 'endless body');
+  assert.equal(got.endlessJson.code, 'BAD_FILE', got.endlessJson.message);
+  assert.match(got.endlessJson.message, /config\.json \(in test\/x\) is \d+ bytes or more, past the 16777216 bytes/);
+  assert.ok(got.cancelled, 'the body was cancelled');
+  assert.ok(got.pulledMB <= 20, `${got.pulledMB} MB pulled`);
+
+  // gzip: 256 MB of JSON whitespace compressed to a few hundred KB, served with Content-Encoding: gzip
+  const dir = copyCase('bert-minilm');
+  try {
+    const { createGzip } = await import('node:zlib');
+    const { pipeline } = await import('node:stream/promises');
+    const { Readable } = await import('node:stream');
+    const { createWriteStream } = await import('node:fs');
+    const block = Buffer.alloc(2 ** 20, 0x20);
+    await pipeline(Readable.from((function* () { yield Buffer.from('{"a": 1'); for (let i = 0; i < 256; i++) yield block; yield Buffer.from('}'); })()),
+      createGzip({ level: 1 }), createWriteStream(path.join(dir, 'config.json')));
+    const g = await runChild(`${CHILD_IMPORTS}
+      const hub = await startHub({ repos: { 'test/gz': ${JSON.stringify(dir)} }, cache: false,
+        headers: { '/test/gz/resolve/main/config.json': { 'Content-Encoding': 'gzip' } } });
+      const before = process.resourceUsage().maxRSS;
+      const result = await outcome(loadPretrained('test/gz', { hubUrl: hub.url }));
+      const peakMB = process.resourceUsage().maxRSS / 1024, beforeMB = before / 1024;
+      await hub.close();
+      console.log(JSON.stringify({ result, peakMB, beforeMB }));`, { timeout: 60000 });
+    const gz = childResult(g, 'gzip');
+    assert.equal(gz.result.code, 'BAD_FILE', gz.result.message);
+    assert.match(gz.result.message, /config\.json \(in test\/gz\) is \d+ bytes or more, past the 16777216 bytes/);
+    assert.ok(gz.peakMB - gz.beforeMB < 120, `peak RSS grew ${(gz.peakMB - gz.beforeMB).toFixed(0)} MB (to ${gz.peakMB.toFixed(0)} MB)`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('stallTimeout: a body that stops dripping, an answer that never comes, a fetch that never resolves are NETWORK naming the file', async () => {
+  const dir = copyCase('bert-minilm');
+  try {
+    const r = await runChild(`${CHILD_IMPORTS}
+      // modules.json never answered (it is read before the weights), then the weights' body stopping after 100 bytes
+      const hub = await startHub({ repos: { 'test/stall': ${JSON.stringify(dir)} }, cache: false, hang: ['/test/stall/resolve/main/modules.json'] });
+      const body = await timed(loadPretrained('test/stall', { hubUrl: hub.url, stallTimeout: 200 }));
+      const hub2 = await startHub({ repos: { 'test/stall': ${JSON.stringify(dir)} }, cache: false, stall: { '/cdn-lfs/test/stall/model.safetensors': 100 } });
+      const stalled = await timed(loadPretrained('test/stall', { hubUrl: hub2.url, stallTimeout: 200 }));
+      await new Promise((go) => setTimeout(go, 200));
+      const activeAfterStall = hub2.active();
+      const never = await timed((await openSource('test/x', { hubUrl: 'http://127.0.0.1:9', fetch: () => new Promise(() => {}), stallTimeout: 200 })).read('config.json'));
+      const dripForever = await timed((await openSource('test/x', { hubUrl: 'http://127.0.0.1:9', stallTimeout: 200,
+        fetch: async () => new Response(new ReadableStream({ start(c) { c.enqueue(new Uint8Array(10)); } })) })).read('config.json'));
+      await hub.close();
+      await hub2.close();
+      console.log(JSON.stringify({ body, stalled, activeAfterStall, never, dripForever }));`, { timeout: 30000 });
+    const got = childResult(r, 'stall');
+    assert.equal(got.body.code, 'NETWORK', got.body.message);
+    assert.match(got.body.message, /modules\.json: nothing arrived from http:\/\/127\.0\.0\.1:\d+\/test\/stall\/resolve\/main\/modules\.json for 200 ms \(the stallTimeout option\)/);
+    assert.equal(got.stalled.code, 'NETWORK', got.stalled.message);
+    assert.match(got.stalled.message, /model\.safetensors: nothing arrived .* for 200 ms/);
+    assert.ok(got.stalled.ms < 5000, `${got.stalled.ms} ms`);
+    assert.equal(got.activeAfterStall, 0, 'the stalled download was dropped');
+    assert.match(got.never.message, /config\.json: nothing arrived from .* for 200 ms/);
+    assert.equal(got.dripForever.code, 'NETWORK');
+    assert.match(got.dripForever.message, /config\.json: nothing arrived/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('signal: aborting stops pending answers and body reads (NETWORK, the reason as cause); an aborted signal reads nothing', async () => {
+  const dir = copyCase('bert-minilm');
+  try {
+    const r = await runChild(`${CHILD_IMPORTS}
+      const hub = await startHub({ repos: { 'test/abort': ${JSON.stringify(dir)} }, cache: false,
+        stall: { '/cdn-lfs/test/abort/model.safetensors': 100 }, hang: ['/test/abort/resolve/main/tokenizer.json'] });
+      const c1 = new AbortController();
+      setTimeout(() => c1.abort(new Error('the user left')), 300);
+      const body = await timed(loadPretrained('test/abort', { hubUrl: hub.url, signal: c1.signal }));
+      await new Promise((go) => setTimeout(go, 200));
+      const activeAfterBody = hub.active();
+      const before = hub.requests.length;
+      const already = await outcome(loadPretrained('test/abort', { hubUrl: hub.url, signal: AbortSignal.abort() }));
+      const requestsWhenAborted = hub.requests.length - before;
+      const c2 = new AbortController();
+      setTimeout(() => c2.abort(), 200);
+      const ignoring = await timed((await openSource('test/x', { hubUrl: 'http://127.0.0.1:9', signal: c2.signal, fetch: () => new Promise(() => {}) })).read('config.json'));
+      const ck = await timed(readCheckpoint(${JSON.stringify(dir)}, { signal: AbortSignal.abort() }));
+      const badSignal = await outcome(openSource(${JSON.stringify(dir)}, { signal: 'stop' }));
+      const badTimeout = await outcome(openSource(${JSON.stringify(dir)}, { stallTimeout: 0 }));
+      await hub.close();
+      console.log(JSON.stringify({ body, activeAfterBody, already, requestsWhenAborted, ignoring, ck, badSignal, badTimeout }));`, { timeout: 30000 });
+    const got = childResult(r, 'signal');
+    assert.equal(got.body.code, 'NETWORK', got.body.message);
+    assert.match(got.body.message, /model\.safetensors: aborted \(the signal option: the user left\)/);
+    assert.equal(got.body.cause, 'the user left');
+    assert.ok(got.body.ms < 3000, `${got.body.ms} ms`);
+    assert.equal(got.activeAfterBody, 0, 'the aborted download was dropped');
+    assert.equal(got.already.code, 'NETWORK');
+    assert.match(got.already.message, /aborted/);
+    assert.equal(got.requestsWhenAborted, 0, 'an aborted signal sends no request');
+    assert.equal(got.ignoring.code, 'NETWORK', 'a fetch option that ignores the signal is left behind');
+    assert.ok(got.ignoring.ms < 3000);
+    assert.equal(got.ck.code, 'NETWORK', 'readCheckpoint takes the signal, a directory too');
+    assert.equal(got.badSignal.code, 'BAD_ARGUMENT');
+    assert.match(got.badSignal.message, /option signal: must be an AbortSignal/);
+    assert.match(got.badTimeout.message, /option stallTimeout/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// ---------------------------------------------------------------------------
+// Mutations
+
+test('mutations (a few seconds): model-file metadata and shard indexes give a model or a SwapformerError, never another exception or a hang', async (t) => {
+  const seed = Number(process.env.SWAPFORMER_FUZZ_SEED ?? 20251201);
+  const r = await runChild(`${CHILD_IMPORTS}
+    import { SwapformerError } from ${JSON.stringify(url('bindings/index.js'))};
+    import { readWeights } from ${JSON.stringify(url('bindings/pretrained/safetensors.js'))};
+    import { writeModelFile } from ${JSON.stringify(url('bindings/pretrained/model-file.js'))};
+    import { readFileSync, readdirSync, statSync } from 'node:fs';
+    const BUDGET_MS = 3000, FOLDER = ${JSON.stringify(path.join(ROOT, 'bert-dense-pairs'))};
+    let state = ${seed} >>> 0;
+    const rand = () => { state = (state + 0x6d2b79f5) >>> 0; let z = state; z = Math.imul(z ^ (z >>> 15), z | 1); z ^= z + Math.imul(z ^ (z >>> 7), z | 61); return ((z ^ (z >>> 14)) >>> 0) / 2 ** 32; };
+    const int = (n) => Math.floor(rand() * n);
+    const pick = (a) => a[int(a.length)];
+    const deep = (n) => { let v = 1; for (let i = 0; i < n; i++) v = { a: v }; return v; };
+    const NAMES = ['__proto__', 'constructor', 'toString', 'valueOf', 'hasOwnProperty', 'length', '', 'dense', 'pooling', 'weight', 'activation', 'inFeatures', 'model_type'];
+    const atom = () => pick([null, true, false, 0, -1, 1, 1.5, 1e308, -0, 2 ** 53, 2 ** 32 + 1, '', 'x', 'AAAA', '@@', ...NAMES, [], [1, 2], {}, { a: 1 }, 'A'.repeat(5000), deep(int(80))]);
+    function mutate(v, depth = 0) {
+      const r = rand();
+      if (r < 0.15 || depth > 6) return atom();
+      if (Array.isArray(v)) {
+        const a = v.slice();
+        if (!a.length || r < 0.3) a.push(atom());
+        else if (r < 0.45) a.splice(int(a.length), 1);
+        else if (r < 0.55) a.push(a[int(a.length)]);
+        else { const i = int(a.length); a[i] = mutate(a[i], depth + 1); }
+        return a;
+      }
+      if (v !== null && typeof v === 'object') {
+        const o = { ...v }, keys = Object.keys(o);
+        if (!keys.length || r < 0.3) Object.defineProperty(o, pick(NAMES), { value: atom(), enumerable: true, writable: true, configurable: true });
+        else if (r < 0.45) delete o[pick(keys)];
+        else { const k = pick(keys); o[k] = mutate(o[k], depth + 1); }
+        return o;
+      }
+      if (typeof v === 'string') {
+        if (r < 0.4 && v.length) return v.slice(0, int(v.length));
+        if (r < 0.6) return v + pick(['=', 'A', '@', '\\u0000', 'é']);
+        if (r < 0.8 && v.length) { const i = int(v.length); return v.slice(0, i) + pick('AB+/=x-_') + v.slice(i + 1); }
+        return atom();
+      }
+      if (typeof v === 'number') return pick([v + 1, -v, 0, v * 1e6, v + 0.5, 2 ** 31, atom()]);
+      return atom();
+    }
+    const rawMutate = (text) => pick([
+      () => text.slice(0, int(text.length)), () => text + pick(['}', ']', ',', '"']), () => text.replace(/[{[]/, ''),
+      () => '['.repeat(int(20000)) + text, () => JSON.stringify(deep(int(200))), () => text.replace(/"/, ''),
+    ])();
+
+    const walk = (dir, rel = '') => readdirSync(dir + '/' + rel).flatMap((n) => statSync(dir + '/' + rel + n).isDirectory() ? walk(dir, rel + n + '/') : [rel + n]);
+    const files = new Map(walk(FOLDER).map((f) => [f, new Uint8Array(readFileSync(FOLDER + '/' + f))]));
+    const ck = await readCheckpoint(FOLDER);
+    const outcomes = {}, failures = [];
+    const record = async (what, run) => {
+      try {
+        const p = await run();
+        if (p && typeof p.embed === 'function') {
+          try { const e = p.embed(['a mutated model']).data; if (!e.every(Number.isFinite)) throw new Error('non-finite embedding'); } finally { p.dispose(); }
+        }
+        outcomes.ok = (outcomes.ok ?? 0) + 1;
+      } catch (e) {
+        if (e instanceof SwapformerError) outcomes[e.code] = (outcomes[e.code] ?? 0) + 1;
+        else failures.push({ what, error: String(e?.stack ?? e).slice(0, 600) });
+      }
+    };
+    const FIELDS = ['recipe', 'recipe', 'recipe', 'tokenizer_config', 'hf_config', 'family', 'special_tokens_map'];
+    const t0 = Date.now();
+    let iterations = 0;
+    while (Date.now() - t0 < BUDGET_MS && failures.length < 5) {
+      iterations++;
+      if (iterations % 2) { // (a) a converted file's metadata
+        const field = pick(FIELDS);
+        const meta = { ...ck.metadata };
+        const value = typeof meta[field] === 'string' ? meta[field] : JSON.stringify(meta[field] ?? {});
+        meta[field] = rand() < 0.2 ? rawMutate(value) : JSON.stringify(mutate(field === 'family' ? value : JSON.parse(value)));
+        if (field === 'family' && rand() < 0.5) meta.family = pick(['bert', 'roberta', 't5', 'nomic-bert', ...NAMES]);
+        await record(field + ' ' + String(meta[field]).slice(0, 120), () => loadPretrained(writeModelFile(ck.config, ck.tensors, meta)));
+      } else { // (b) the shard index
+        const map = new Map(files);
+        const index = JSON.parse(new TextDecoder().decode(files.get('model.safetensors.index.json')));
+        let text;
+        if (rand() < 0.2) text = rawMutate(JSON.stringify(index));
+        else {
+          const wm = { ...index.weight_map }, keys = Object.keys(wm);
+          for (let n = 1 + int(3); n > 0; n--) {
+            const r = rand();
+            if (r < 0.3) wm[pick(keys)] = pick(['model-00002-of-00002.safetensors', 'model-00001-of-00002.safetensors', '../x', '/etc/passwd', 'a//b', 'nope.safetensors', '', 'x'.repeat(300), 7, null, [], {}, '2_Dense/model.safetensors', 'config.json']);
+            else if (r < 0.5) delete wm[pick(keys)];
+            else if (r < 0.7) wm[pick([...NAMES, 'extra.weight', 'embeddings.word_embeddings.weight'])] = pick(['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors', 's' + int(2000) + '.safetensors']);
+            else if (r < 0.8) for (let i = 0; i < 1200; i++) wm['t' + i] = 's' + i + '.safetensors';
+            else index.weight_map = mutate(wm);
+          }
+          if (index.weight_map && typeof index.weight_map === 'object' && !Array.isArray(index.weight_map) && rand() < 0.8) index.weight_map = wm;
+          text = JSON.stringify(rand() < 0.1 ? mutate(index) : index);
+        }
+        map.set('model.safetensors.index.json', text);
+        await record('index ' + text.slice(0, 160), () => (rand() < 0.5 ? loadPretrained(map) : openSource(map).then(readWeights)));
+      }
+    }
+    console.log(JSON.stringify({ iterations, outcomes, failures }));`, { timeout: 60000 });
+  const got = childResult(r, `mutations (seed ${seed})`);
+  t.diagnostic(`seed ${seed}: ${got.iterations} mutations: ${JSON.stringify(got.outcomes)}`);
+  assert.deepEqual(got.failures, [], `seed ${seed} (SWAPFORMER_FUZZ_SEED): not a SwapformerError`);
+  assert.ok(got.iterations >= 40, `${got.iterations} mutations in the time budget`);
+  assert.ok(Object.keys(got.outcomes).length >= 3, 'several kinds of outcome');
+});
