@@ -214,6 +214,9 @@ test('config fields: ModernBERT global_attn_every_n_layers 0 and T5 feed_forward
     ['sentence-t5', { ...t5, feed_forward_proj: 'gated-gelu-new' }, /feed_forward_proj = "gated-gelu-new"/],
     ['sentence-t5', { ...t5, dense_act_fn: 'constructor' }, /dense_act_fn|act = "constructor"/],
     ['sentence-t5', { ...t5, dense_act_fn: 'toString' }, /"toString" is not supported/],
+    ['t5-relu', { ...readJSON('t5-relu', 'config.json'), dense_act_fn: 'constructor' }, /config\.json: act = "constructor" is not supported/],
+    ['bert-minilm', { ...readJSON('bert-minilm', 'config.json'), hidden_act: 'valueOf' }, /config\.json: hidden_act = "valueOf" is not supported/],
+    ['nomic-embed', { ...readJSON('nomic-embed', 'config.json'), activation_function: 'toString' }, /config\.json: activation_function = "toString" is not supported/],
   ]) {
     const dir = copyCase(c, { 'config.json': config });
     try {
