@@ -287,6 +287,24 @@ test('folders: a FIFO, a socket, a file past its size cap are refused without re
     } finally {
       await new Promise((go) => server.close(go));
     }
+    // a device node inside the folder (mknod needs root: skipped without it); read, /dev/zero never ends
+    rmSync(path.join(dir, 'special_tokens_map.json'), { force: true });
+    let device = true;
+    try {
+      execFileSync('mknod', [path.join(dir, 'special_tokens_map.json'), 'c', '1', '5'], { stdio: 'pipe' });
+    } catch {
+      device = false;
+    }
+    if (device) {
+      const d = await runChild(`
+        import { loadPretrained } from ${JSON.stringify(url('bindings/index.js'))};
+        try { await loadPretrained(${JSON.stringify(dir)}); console.log(JSON.stringify({ loaded: true })); }
+        catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }`, { timeout: 15000 });
+      const dev = childResult(d, 'device');
+      assert.equal(dev.code, 'BAD_FILE', dev.message);
+      assert.match(dev.message, /special_tokens_map\.json in the directory .* is a device/);
+      rmSync(path.join(dir, 'special_tokens_map.json'));
+    }
     // sizes: a sparse 17 MB config.json and a sparse 3 GB model.safetensors are refused from their size, unread
     writeFileSync(path.join(dir, 'config.json'), '{}');
     truncateSync(path.join(dir, 'config.json'), 17 * 2 ** 20);

@@ -654,7 +654,12 @@ async function readBody(res, path, url, { onProgress, limit, guard, label }) {
     return bytes;
   }
   const reader = res.body.getReader();
-  let buffer = total !== null ? new Uint8Array(total) : null;
+  let buffer = null;
+  try {
+    if (total !== null) buffer = new Uint8Array(total);
+  } catch { // an engine that cannot reserve the declared size: gather the chunks instead
+    total = null;
+  }
   const chunks = [];
   let loaded = 0;
   let last = null;
