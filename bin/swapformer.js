@@ -7,9 +7,15 @@
 // Writes one swapformer model file with the tokenizer and the embedding recipe
 // inside: loadPretrained(out) gives the same embeddings (f32: identical; f16:
 // within half-precision rounding), and loadModel(out) the bare encoder.
-import { writeFile } from 'node:fs/promises';
+// Everything it embeds is parsed first as loadPretrained will (the tokenizer
+// built), and the file is written beside <out> and renamed over it: a failed
+// write never leaves a truncated file in place of a good one.
+import { writeFile, rename, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { readCheckpoint } from '../bindings/pretrained/checkpoint.js';
-import { writeModelFile, writeQ8ModelFile } from '../bindings/pretrained/model-file.js';
+import { writeModelFile, writeQ8ModelFile, metadataStrings, pretrainedMetadata } from '../bindings/pretrained/model-file.js';
+import { Tokenizer } from '../bindings/tokenizers/tokenizer.js';
 import { SwapformerError } from '../bindings/utils/errors.js';
 
 const USAGE = `usage: swapformer convert <source> <out.safetensors> [--dtype f32|f16|q8|source] [--revision R] [--hub-url URL]
@@ -42,6 +48,24 @@ function parse(argv) {
   return args;
 }
 
+/** Throws unless loadPretrained can read the checkpoint's metadata (recipe, configs) and build its tokenizer. */
+function checkEmbedded(ck) {
+  const m = pretrainedMetadata(metadataStrings(ck.metadata), { dModel: ck.config.dModel, folder: ck.label });
+  Tokenizer.fromJSON(m.tokenizer, { tokenizerConfig: m.tokenizerConfig, specialTokensMap: m.specialTokensMap });
+}
+
+/** Writes bytes to a temporary file in out's folder, then renames it over out. */
+async function writeAtomically(out, bytes) {
+  const tmp = path.join(path.dirname(out), `.${path.basename(out)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    await writeFile(tmp, bytes, { flag: 'wx' });
+    await rename(tmp, out);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
+}
+
 async function main() {
   let args;
   try {
@@ -66,8 +90,9 @@ async function main() {
   try {
     const ck = await readCheckpoint(source, { revision: args.revision, hubUrl: args.hubUrl, onProgress });
     if (process.stderr.isTTY) process.stderr.write('\n');
+    checkEmbedded(ck);
     const bytes = args.dtype === 'q8' ? await writeQ8ModelFile(ck) : writeModelFile(ck.config, ck.tensors, ck.metadata, args.dtype);
-    await writeFile(out, bytes);
+    await writeAtomically(out, bytes);
     console.log(`${out}: ${ck.family} (${ck.config.layers} layers, dModel ${ck.config.dModel}, position ${ck.config.position}), ${(bytes.length / 2 ** 20).toFixed(1)} MB, ${args.dtype}`);
     return 0;
   } catch (e) {

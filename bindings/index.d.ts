@@ -435,6 +435,10 @@ export interface PretrainedOptions extends ModelOptions {
   fetch?: typeof globalThis.fetch;
   /** Keep downloads in the browser's Cache API. Default true. */
   cache?: boolean;
+  /** Aborting it stops every read and download: NETWORK, the signal's reason as `cause`. */
+  signal?: AbortSignal;
+  /** A download that receives nothing for this many ms fails (NETWORK naming the file). Default 60000; Infinity: none. */
+  stallTimeout?: number;
   /** The longest input in tokens (special tokens included); lowers the checkpoint's own limits. */
   maxLength?: number;
 }

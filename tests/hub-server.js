@@ -6,8 +6,9 @@
 //   hub.requests  // [{method, path, status}, ...] in the order answered
 //   await hub.close();
 //
-// API: startHub({repos, port = 0, host = '127.0.0.1', slow = false, failOnce = [], cache = true, lfs})
-// resolves to {url, port, requests, failNext(path, status = 500), close()}.
+// API: startHub({repos, port = 0, host = '127.0.0.1', slow = false, failOnce = [], cache = true, lfs,
+// stall = {}, hang = [], headers = {}}) resolves to {url, port, requests, received, active(),
+// maxActive, failNext(path, status = 500), close()}.
 //  - repos: {'owner/name': folder}; each folder is served as that repository's
 //    `main` (and as any 40-hex commit).
 //  - url: 'http://127.0.0.1:PORT', no trailing slash (the loader appends
@@ -25,6 +26,16 @@
 //    304 brings the cached body all at once: no progress to observe).
 //  - lfs: the file extensions stored in LFS (redirected), default
 //    ['.safetensors', '.bin'].
+//  - stall: {path: n}: that file's answer (200) sends its headers and its
+//    first n bytes, then nothing more, the connection left open (a download
+//    that stops dripping). hang: paths whose request is never answered at all.
+//  - headers: {path: {name: value}}: headers added to (or replacing) that
+//    path's answer: a lying Content-Length, Content-Encoding: gzip for a file
+//    stored gzipped...
+//  - active(): the answers under way (a request received, its response not
+//    yet closed: a client that drops a download closes it); maxActive: the
+//    most at once since the start (downloads in parallel); received: the
+//    requests received so far (`requests` logs them when answered).
 //
 // What it mimics (GET and HEAD alike, HEAD without the body):
 //  - GET /{owner}/{name}/resolve/{revision}/{path...}, path possibly in
@@ -178,7 +189,8 @@ async function sendSlowly(res, fh, start, end, { chunks, delayMs }) {
  * Starts the stand-in Hub. See the header for the options and what it answers.
  * Resolves to {url, port, requests, failNext(path, status), close()}.
  */
-export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow = false, failOnce = [], cache = true, lfs = ['.safetensors', '.bin'] } = {}) {
+export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow = false, failOnce = [], cache = true, lfs = ['.safetensors', '.bin'],
+  stall = {}, hang = [], headers: extraHeaders = {} } = {}) {
   const folders = new Map();
   for (const [id, folder] of Object.entries(repos)) {
     if (!REPO_RE.test(id)) throw new Error(`startHub: repo id '${id}' is not 'owner/name'`);
@@ -189,6 +201,8 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
   const failing = new Map([].concat(failOnce).map((p) => [p, 500]));
   const requests = [];
   const hashCache = new Map();
+  const hanging = new Set(hang);
+  let active = 0, maxActive = 0, received = 0;
   let base = '';
 
   const fileHashes = async (real, info) => {
@@ -199,7 +213,7 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
 
   function head(req, res, status, headers, logPath) {
     requests.push({ method: req.method, path: logPath, status });
-    res.writeHead(status, { ...CORS, ...(cache ? {} : { 'Cache-Control': 'no-store' }), ...headers });
+    res.writeHead(status, { ...CORS, ...(cache ? {} : { 'Cache-Control': 'no-store' }), ...headers, ...(Object.hasOwn(extraHeaders, logPath) ? extraHeaders[logPath] : {}) });
   }
 
   function json(req, res, logPath, status, error, code, extra = {}) {
@@ -230,6 +244,12 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
     const common = { ...headers, ETag: etag, 'Accept-Ranges': 'bytes', 'Content-Length': Math.max(0, end - start + 1) };
     if (range) head(req, res, 206, { ...common, 'Content-Range': `bytes ${start}-${end}/${size}` }, logPath);
     else head(req, res, 200, common, logPath);
+    if (req.method === 'GET' && Object.hasOwn(stall, logPath)) { // the first bytes, then silence until the client leaves
+      const first = Buffer.alloc(Math.min(stall[logPath], size));
+      await o.fh.read(first, 0, first.length, 0);
+      await o.fh.close().catch(() => {});
+      return res.write(first);
+    }
     if (req.method === 'HEAD' || !slowOpts || size === 0) return sendFile(req, res, o.fh, size === 0 ? {} : { start, end });
     return sendSlowly(res, o.fh, start, end, slowOpts);
   }
@@ -238,6 +258,7 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
     const raw = requestPath(req.url);
     const logPath = raw ?? String(req.url).slice(0, 200);
     if (raw === null) return json(req, res, logPath, 400, 'Bad request');
+    if (hanging.has(raw)) return requests.push({ method: req.method, path: logPath, status: null }); // never answered
     if (req.method === 'OPTIONS') {
       head(req, res, 204, PREFLIGHT, logPath);
       return res.end();
@@ -317,6 +338,10 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
   }
 
   const server = http.createServer((req, res) => {
+    received++;
+    active++;
+    maxActive = Math.max(maxActive, active);
+    res.on('close', () => { active--; });
     handle(req, res).catch(() => {
       // never an exception's text in an answer
       if (!res.headersSent) json(req, res, requestPath(req.url) ?? '?', 500, 'Internal Error');
@@ -334,6 +359,9 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
     url: base,
     port: actual,
     requests,
+    active: () => active,
+    get maxActive() { return maxActive; },
+    get received() { return received; },
     failNext(p, status = 500) { failing.set(p, status); },
     close: () => new Promise((done) => { server.closeAllConnections?.(); server.close(() => done()); }),
   };

@@ -454,6 +454,7 @@ test('safetensors: malformed files are BAD_FILE naming the file and the problem'
     ['tensor not an object', stFile({ a: [1] }), /tensor 'a' must be an object/],
     ['metadata not strings', stFile({ __metadata__: { n: 1 } }), /__metadata__\.n must be a string/],
     ['metadata not an object', stFile({ __metadata__: 'pt' }), /__metadata__ must be an object/],
+    ['nested too deep', stFile(`{"a": ${'['.repeat(100)}${']'.repeat(100)}}`), /the header nests more than 64 deep/],
   ];
   assert.equal(parseSafetensors(good, 'good').tensors.size, 1);
   for (const [what, bytes, re] of cases) {

@@ -10,8 +10,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { createHash } from 'node:crypto';
 import { loadPretrained, loadModel, createEncoder } from '../bindings/index.js';
 import { pool, applyRecipe } from '../bindings/pretrained/recipe.js';
+import { f16FromBits, f16bits } from '../bindings/pretrained/model-file.js';
+import { parseSafetensors } from '../bindings/pretrained/safetensors.js';
+import { readCheckpoint } from '../bindings/pretrained/checkpoint.js';
 import { startHub } from './hub-server.js';
 import { assertBitIdentical, rejects } from './helpers.js';
 
@@ -44,19 +48,24 @@ test('the fixtures cover every family, twice, with padded batches', () => {
   for (const c of CASES) assert.ok(c.batches.some((b) => new Set(b.lengths).size > 1), `${c.case}: a padded batch`);
 });
 
+/** The batches' hidden states and recipe embeddings of a loaded case against its reference. */
+function checkBatches(p, c) {
+  for (const [k, b] of c.batches.entries()) {
+    const out = p.encoder.forward(b.ids, b.typeIds ? { typeIds: b.typeIds } : {});
+    assert.deepEqual(out.shape, b.hidden.shape);
+    assertClose(out.data, b.hidden.data, `batch ${k} hidden`);
+    // the recipe on our hidden states: pooling, Dense, Normalize
+    const emb = applyRecipe(pool(out, b.lengths, p.recipe.pooling), p.recipe);
+    assert.deepEqual(emb.shape, b.embeddings.shape);
+    assertClose(emb.data, b.embeddings.data, `batch ${k} embeddings`);
+  }
+}
+
 for (const c of CASES) {
   test(`${c.case} (${c.family}): hidden states, embeddings and tokens match the reference`, async () => {
     const p = await loadPretrained(folder(c));
     try {
-      for (const [k, b] of c.batches.entries()) {
-        const out = p.encoder.forward(b.ids, b.typeIds ? { typeIds: b.typeIds } : {});
-        assert.deepEqual(out.shape, b.hidden.shape);
-        assertClose(out.data, b.hidden.data, `batch ${k} hidden`);
-        // the recipe on our hidden states: pooling, Dense, Normalize
-        const emb = applyRecipe(pool(out, b.lengths, p.recipe.pooling), p.recipe);
-        assert.deepEqual(emb.shape, b.embeddings.shape);
-        assertClose(emb.data, b.embeddings.data, `batch ${k} embeddings`);
-      }
+      checkBatches(p, c);
       for (const [k, t] of (c.texts ?? []).entries()) {
         if (t.pairs) { // pairs: segment ids through forward's typeIds
           const enc = t.pairs.map(([a, b2]) => p.tokenizer.encode(a, { pair: b2 }));
@@ -178,6 +187,68 @@ test('the converter: one file with tokenizer and recipe; f32 identical, f16 with
     }
     assert.throws(() => execFileSync(process.execPath, [bin, 'convert', path.join(ROOT, 'bert-pytorch-bin'), path.join(tmp, 'x.safetensors')], { stdio: 'pipe' }),
       (e) => e.status === 1 && /UNSUPPORTED_MODEL.*pytorch_model\.bin.*safe_serialization=True/s.test(String(e.stderr)));
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test('T5 v1.1 configs without dense_act_fn: feed_forward_proj gated-gelu falls back to the tanh GELU (gelu_new) and matches the reference', async () => {
+  const c = CASES.find((x) => x.case === 'sentence-t5');
+  const config = JSON.parse(readFileSync(path.join(folder(c), 'config.json'), 'utf8'));
+  // the reference ran with dense_act_fn gelu_new, what transformers' T5Config sets for gated-gelu
+  assert.equal(config.feed_forward_proj, 'gated-gelu');
+  assert.equal(config.dense_act_fn, 'gelu_new');
+  const { dense_act_fn: _act, ...older } = config;
+  const tmp = mkdtempSync(path.join(tmpdir(), 'swapformer-t5v11-'));
+  try {
+    cpSync(folder(c), tmp, { recursive: true });
+    writeFileSync(path.join(tmp, 'config.json'), JSON.stringify(older, null, 2));
+    const p = await loadPretrained(tmp);
+    assert.equal(p.encoder.config.activation, 'geglu_tanh');
+    checkBatches(p, c);
+    p.dispose();
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test('f16: float32 -> half bits as numpy astype(float16), bit for bit: ties to even, subnormals, overflow, -0, NaN payloads', () => {
+  // tests/fixtures/f16-rounding.bin: N float32 bit patterns, then numpy's N half bit patterns (tests/reference/make_f16_reference.py)
+  const buf = readFileSync(new URL('./fixtures/f16-rounding.bin', import.meta.url));
+  const n = buf.length / 6;
+  const bits = new Uint32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + 4 * n));
+  const halves = new Uint16Array(buf.buffer.slice(buf.byteOffset + 4 * n, buf.byteOffset + 6 * n));
+  const values = new Float32Array(bits.buffer);
+  const hex = (v, w) => `0x${v.toString(16).padStart(w, '0')}`;
+  let ties = 0, subnormal = 0;
+  for (let i = 0; i < n; i++) {
+    const got = f16FromBits(bits[i]);
+    if (got !== halves[i]) assert.fail(`float32 ${hex(bits[i], 8)} (${values[i]}): half ${hex(got, 4)}, numpy ${hex(halves[i], 4)}`);
+    // a number (NaN payloads are not kept by JS numbers: bits only)
+    if (!Number.isNaN(values[i]) && f16bits(values[i]) !== halves[i]) assert.fail(`f16bits(${values[i]}): ${hex(f16bits(values[i]), 4)}, numpy ${hex(halves[i], 4)}`);
+    const e = (bits[i] >>> 23) & 0xff;
+    if (e >= 113 && e < 143 && (bits[i] & 0x1fff) === 0x1000) ties++;
+    if ((halves[i] & 0x7c00) === 0 && (halves[i] & 0x3ff)) subnormal++;
+  }
+  assert.ok(n > 10000 && ties > 500 && subnormal > 200, `${n} values, ${ties} exact ties, ${subnormal} subnormal results`);
+});
+
+test("the converter's --dtype f16 tensors are numpy's astype(float16) of the F32 checkpoint, byte for byte", async () => {
+  const ref = JSON.parse(readFileSync(new URL('./fixtures/f16-bert-minilm.json', import.meta.url), 'utf8'));
+  const tmp = mkdtempSync(path.join(tmpdir(), 'swapformer-f16-'));
+  try {
+    const out = path.join(tmp, 'f16.safetensors');
+    execFileSync(process.execPath, ['--experimental-wasm-relaxed-simd', fileURLToPath(new URL('../bin/swapformer.js', import.meta.url)), 'convert', path.join(ROOT, 'bert-minilm'), out, '--dtype', 'f16'], { stdio: 'pipe' });
+    const written = parseSafetensors(new Uint8Array(readFileSync(out)), 'f16.safetensors').tensors;
+    const { tensors } = await readCheckpoint(path.join(ROOT, 'bert-minilm'));
+    assert.equal(written.size, tensors.length);
+    for (const t of tensors) {
+      const w = written.get(t.name);
+      assert.equal(w.dtype, 'F16', t.name);
+      assert.ok(Object.hasOwn(ref.tensors, t.source), t.source);
+      assert.deepEqual(w.shape, ref.tensors[t.source].shape, t.name);
+      assert.equal(createHash('sha256').update(w.bytes).digest('hex'), ref.tensors[t.source].sha256, `${t.name} (${t.source}): the bytes differ from numpy's`);
+    }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }

@@ -8,7 +8,7 @@
 import { fail } from '../utils/errors.js';
 import { openSource, subSource } from './files.js';
 import { readWeights } from './safetensors.js';
-import { readRecipe } from './recipe.js';
+import { readRecipe, checkRecipe } from './recipe.js';
 import { detectFamily, mapTensors, translateConfig } from './families.js';
 import { recipeToJSON } from './model-file.js';
 
@@ -48,7 +48,7 @@ export async function readCheckpoint(source, options = {}) {
       tokenizer: tokenizerJson,
       ...(tokenizerConfig ? { tokenizer_config: tokenizerConfig } : {}),
       ...(specialTokensMap ? { special_tokens_map: specialTokensMap } : {}),
-      recipe: recipeToJSON(recipe),
+      recipe: recipeToJSON(checkRecipe(recipe, { dModel: config.dModel, folder: true })), // the Dense sizes chain from the hidden size
     },
   };
 }

@@ -36,9 +36,12 @@ const ACTIVATIONS = {
 };
 const GATED = { gelu: 'geglu', gelu_tanh: 'geglu_tanh', silu: 'swiglu' };
 
+/** table[key] when key is the table's own (never an inherited 'constructor' or 'toString'). */
+const lookup = (table, key) => (typeof key === 'string' && Object.hasOwn(table, key) ? table[key] : undefined);
+
 function activation(hf, key, fallback, gated = false) {
   const name = field(hf, key, fallback);
-  const a = ACTIVATIONS[name];
+  const a = lookup(ACTIVATIONS, name);
   if (!a || (gated && !GATED[a])) throw unsupported(`config.json: ${key} = ${JSON.stringify(name)} is not supported (${gated ? 'gelu, gelu_new, silu as a gate' : Object.keys(ACTIVATIONS).join(', ')})`);
   return gated ? GATED[a] : a;
 }
@@ -192,8 +195,8 @@ export const FAMILIES = [
       if (field(hf, 'rotary_emb_fraction', 1) !== 1) throw unsupported(`config.json: rotary_emb_fraction = ${hf.rotary_emb_fraction} is not supported (1.0)`);
       if (field(hf, 'parallel_block', false)) throw unsupported('config.json: parallel_block = true is not supported');
       const act = field(hf, 'activation_function', 'swiglu');
-      const gated = { swiglu: 'swiglu', geglu: 'geglu' }[act];
-      const plain = { gelu: 'gelu', gelu_new: 'gelu_tanh', relu: 'relu' }[act];
+      const gated = lookup({ swiglu: 'swiglu', geglu: 'geglu' }, act);
+      const plain = lookup({ gelu: 'gelu', gelu_new: 'gelu_tanh', relu: 'relu' }, act);
       if (!gated && !plain) throw unsupported(`config.json: activation_function = ${JSON.stringify(act)} is not supported (swiglu, geglu, gelu, gelu_new, relu)`);
       const layer0 = shape(gated ? 'encoder.layers.0.mlp.fc11.weight' : 'encoder.layers.0.mlp.fc1.weight');
       const factor = hf.rotary_scaling_factor;
@@ -244,6 +247,7 @@ export const FAMILIES = [
       if (types !== undefined && (!Array.isArray(types) || types.length !== L)) throw unsupported('config.json: layer_types must list one type per layer');
       if (!types) {
         const every = requireInt(hf, 'global_attn_every_n_layers', 3);
+        if (every === 0) throw unsupported('config.json: global_attn_every_n_layers = 0 is not supported (a positive integer: every n-th layer attends globally)');
         types = Array.from({ length: L }, (_, i) => (i % every === 0 ? 'full_attention' : 'sliding_attention'));
       }
       for (const t of types) if (t !== 'full_attention' && t !== 'sliding_attention') throw unsupported(`config.json: layer_types has ${JSON.stringify(t)} (full_attention, sliding_attention)`);
@@ -298,7 +302,10 @@ export const FAMILIES = [
     ],
     config: (hf) => {
       // feed_forward_proj 'gated-gelu' is forced to the tanh GELU (gelu_new) by transformers
+      // as transformers' T5Config: 'act' or 'gated-act', nothing else
       const proj = field(hf, 'feed_forward_proj', 'relu');
+      if (typeof proj !== 'string' || !/^(gated-)?[^-]+$/.test(proj))
+        throw unsupported(`config.json: feed_forward_proj = ${JSON.stringify(proj)} is not supported ('relu', 'gelu', 'gated-gelu' or another activation, optionally 'gated-')`);
       const gated = proj.startsWith('gated-');
       const act = hf.dense_act_fn ?? (proj === 'gated-gelu' ? 'gelu_new' : proj.replace(/^gated-/, ''));
       return {

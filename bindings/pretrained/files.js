@@ -18,6 +18,16 @@
 // resolved URL) and later reads are served from it. Node has no Cache API and
 // nothing is written to disk there.
 //
+// Everything read is untrusted, so every kind of source caps what it reads
+// (limitOf: 64 MB for tokenizer.json, 16 MB for other JSON, 2 GB for the rest,
+// counted as the bytes arrive, never taken from a header), and JSON nests at
+// most MAX_JSON_DEPTH deep. A directory gives regular files only (no FIFO,
+// device, socket), and a symlink must resolve inside the folder (or, in a
+// Hugging Face hub cache snapshot, inside its models--owner--name folder). A
+// download stops when the signal option aborts, when the read's own signal
+// does (readWeights cancels the other shards after a failure), or when nothing
+// arrives for stallTimeout ms.
+//
 // No `node:` import, static or literal dynamic: the directory branch gets
 // node:fs/promises through platform.js's nodeBuiltin only when it runs, so this
 // module loads unchanged in browsers and bundlers have nothing to resolve.
@@ -29,6 +39,69 @@ export const CACHE_NAME = 'swapformer-models-v1';
 
 const HUB_ID_RE = /^[\w.-]+\/[\w.-]+$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+const MB = 2 ** 20;
+
+/** The most bytes read for a file: tokenizer.json 64 MB, other JSON 16 MB, anything else (weights) 2 GB. */
+export function limitOf(path) {
+  if (!path.endsWith('.json')) return 2048 * MB;
+  return path.split('/').at(-1) === 'tokenizer.json' ? 64 * MB : 16 * MB;
+}
+
+const tooBig = (path, label, bytes, limit) => new SwapformerError('BAD_FILE',
+  `${path} (in ${label}) is ${bytes} bytes or more, past the ${limit} bytes swapformer reads for such a file`);
+
+/** The deepest nesting of objects and arrays a JSON file may have (deeper data overflow recursive code). */
+export const MAX_JSON_DEPTH = 64;
+
+/** Throws BAD_FILE when valid JSON text nests deeper than MAX_JSON_DEPTH: a scan of its brackets outside strings. */
+export function checkJSONDepth(text, name) {
+  const tokens = /[[\]{}"]/g;
+  let depth = 0;
+  for (let m; (m = tokens.exec(text));) {
+    const c = m[0];
+    if (c === '"') { // skip to the closing quote: one not preceded by an odd run of backslashes
+      let end = m.index;
+      for (;;) {
+        end = text.indexOf('"', end + 1);
+        if (end < 0) return;
+        let slashes = 0;
+        while (text[end - 1 - slashes] === '\\') slashes++;
+        if (slashes % 2 === 0) break;
+      }
+      tokens.lastIndex = end + 1;
+    } else if (c === ']' || c === '}') depth--;
+    else if (++depth > MAX_JSON_DEPTH)
+      throw new SwapformerError('BAD_FILE', `${name} nests objects or arrays more than ${MAX_JSON_DEPTH} deep`);
+  }
+}
+
+/** JSON.parse with the depth limit; BAD_FILE naming `name` for text that is not JSON. */
+export function parseJSON(text, name) {
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new SwapformerError('BAD_FILE', `${name} is not valid JSON: ${e.message}`);
+  }
+  checkJSONDepth(text, name);
+  return value;
+}
+
+/** Whether v is an AbortSignal (or acts as one). */
+const isSignal = (v) => (typeof AbortSignal === 'function' && v instanceof AbortSignal)
+  || (v !== null && typeof v === 'object' && typeof v.aborted === 'boolean' && typeof v.addEventListener === 'function');
+
+/** The error of a read stopped by an AbortSignal: NETWORK, the signal's reason as `cause`. */
+function abortError(path, reason) {
+  const e = new SwapformerError('NETWORK', `${path}: aborted (the signal option${reason instanceof Error ? `: ${reason.message}` : ''})`);
+  e.cause = reason;
+  return e;
+}
+
+/** Throws when a signal (an AbortSignal, or null) has aborted; `what` names the file. */
+export function checkSignal(signal, what) {
+  if (signal?.aborted) throw signal.reason instanceof SwapformerError ? signal.reason : abortError(what, signal.reason);
+}
 
 
 /**
@@ -49,11 +122,17 @@ export function checkPath(path, from) {
   return segments;
 }
 
-/** A source object from a kind, a label and a raw reader (path, optional) -> bytes | null. */
-function makeSource(kind, label, readRaw, hasRaw) {
-  const read = async (path, { optional = false, from } = {}) => {
+/**
+ * A source object from a kind, a label and a raw reader (path, optional,
+ * {limit, signal}) -> bytes | null. read's `signal` (an AbortSignal) stops
+ * that one read, as the source's signal option stops them all.
+ */
+function makeSource(kind, label, readRaw, hasRaw, opts) {
+  const read = async (path, { optional = false, from, signal = null } = {}) => {
     checkPath(path, from);
-    return readRaw(path, optional);
+    checkSignal(opts.signal, path);
+    checkSignal(signal, path);
+    return readRaw(path, optional, { limit: limitOf(path), signal });
   };
   const readText = async (path, opts = {}) => {
     const bytes = await read(path, opts);
@@ -66,17 +145,13 @@ function makeSource(kind, label, readRaw, hasRaw) {
   };
   const readJSON = async (path, opts = {}) => {
     const text = await readText(path, opts);
-    if (text === null) return null;
-    try {
-      return JSON.parse(text);
-    } catch (e) {
-      throw new SwapformerError('BAD_FILE', `${path} (in ${label}) is not valid JSON: ${e.message}`);
-    }
+    return text === null ? null : parseJSON(text, `${path} (in ${label})`);
   };
   /** Whether a file exists, without downloading it (a HEAD request for URLs). */
-  const has = async (path, { from } = {}) => {
+  const has = async (path, { from, signal = null } = {}) => {
     checkPath(path, from);
-    return hasRaw(path);
+    checkSignal(opts.signal, path);
+    return hasRaw(path, { signal });
   };
   return { kind, label, read, readText, readJSON, has };
 }
@@ -106,7 +181,7 @@ export function subSource(source, folder) {
 // ---------------------------------------------------------------------------
 // Options and the kind of source
 
-function checkOptions({ hubUrl = 'https://huggingface.co', revision = 'main', fetch = globalThis.fetch, cache = true, onProgress } = {}) {
+function checkOptions({ hubUrl = 'https://huggingface.co', revision = 'main', fetch = globalThis.fetch, cache = true, onProgress, signal = null, stallTimeout = 60000 } = {}) {
   const bad = (name, why) => { throw new SwapformerError('BAD_ARGUMENT', `option ${name}: ${why}`); };
   let hub;
   try {
@@ -119,9 +194,11 @@ function checkOptions({ hubUrl = 'https://huggingface.co', revision = 'main', fe
   if (fetch !== undefined && typeof fetch !== 'function') bad('fetch', 'must be a function like globalThis.fetch');
   if (typeof cache !== 'boolean') bad('cache', 'must be true or false');
   if (onProgress !== undefined && onProgress !== null && typeof onProgress !== 'function') bad('onProgress', 'must be a function');
+  if (signal !== null && !isSignal(signal)) bad('signal', 'must be an AbortSignal');
+  if (typeof stallTimeout !== 'number' || !(stallTimeout > 0)) bad('stallTimeout', 'must be a positive number of milliseconds (Infinity: no limit)');
   // a plain call (no `this`): window.fetch called as a method of another object throws "Illegal invocation"
   const fetchFn = fetch === globalThis.fetch && fetch ? (url, init) => globalThis.fetch(url, init) : fetch;
-  return { hubUrl: hub.href.replace(/\/+$/, ''), revision, fetchFn, cache, onProgress: onProgress || null };
+  return { hubUrl: hub.href.replace(/\/+$/, ''), revision, fetchFn, cache, onProgress: onProgress || null, signal, stallTimeout };
 }
 
 const looksLikePath = (s) => /^(\.{1,2}([/\\]|$)|[/\\~]|[A-Za-z]:)/.test(s) || s.includes('\\');
@@ -140,6 +217,9 @@ export function isHubId(s) {
  *  - onProgress({file, loaded, total}): called as a file's bytes arrive, and
  *    once at the end with loaded === total (total null while unknown). Files
  *    read from disk, from a file map or from the cache report once, whole.
+ *  - signal (an AbortSignal): aborting it stops every read and download (NETWORK);
+ *  - stallTimeout (60000): a download that receives nothing for this many ms
+ *    fails (NETWORK naming the file); Infinity waits for ever.
  * Resolves to {kind, label, read, readText, readJSON, has}.
  */
 export async function openSource(source, options = {}) {
@@ -177,34 +257,120 @@ export async function openSource(source, options = {}) {
   throw new SwapformerError('BAD_ARGUMENT', 'source must be a directory path, a URL, a Hugging Face id (owner/name), a map of file names to contents or a list of File objects');
 }
 
+/**
+ * The bytes of one file named by a path (Node) or URL, such as a swapformer
+ * model file, read through its folder's source (the same limits and options).
+ * A local path is resolved first: a symlink the caller names is followed.
+ */
+export async function readFile(source, options = {}) {
+  const s = source instanceof URL ? source.href : String(source);
+  if (isNode && !/^https?:\/\//i.test(s)) {
+    const path = await nodeBuiltin('node:path');
+    const { realpath } = await nodeBuiltin('node:fs/promises');
+    const local = s.startsWith('file:') ? (await nodeBuiltin('node:url')).fileURLToPath(s) : s;
+    const real = await realpath(local).catch(() => path.resolve(local));
+    return (await openSource(path.dirname(real), options)).read(path.basename(real));
+  }
+  const slash = s.lastIndexOf('/');
+  return (await openSource(slash > 0 ? s.slice(0, slash + 1) : './', options)).read(s.slice(slash + 1));
+}
+
 // ---------------------------------------------------------------------------
 // A directory (Node)
 
+/**
+ * The folder symlinks must stay in: the directory's real path, or, for a
+ * snapshot of a Hugging Face hub cache (models--owner--name/snapshots/<commit>,
+ * whose files are symlinks to ../../blobs/<hash>), the models--owner--name folder.
+ */
+function containmentRoot(real, path) {
+  const snapshots = path.dirname(real), repo = path.dirname(snapshots);
+  return path.basename(snapshots) === 'snapshots' && /^models--.+--.+$/.test(path.basename(repo)) ? repo : real;
+}
+
+/** The kind of a file that is not a regular one, for messages. */
+const specialKind = (info) => (info.isFIFO() ? 'a FIFO' : info.isSocket() ? 'a socket' : info.isCharacterDevice() || info.isBlockDevice() ? 'a device' : 'not a regular file');
+
+/** Reads an open file to its end, at most `limit` bytes (a file may grow after its stat); `check` runs between reads. */
+async function readHandle(fh, size, limit, check, tooLarge) {
+  let buf = new Uint8Array(Math.min(size, limit) + 1); // one byte more: growth past the size is seen
+  let at = 0;
+  for (;;) {
+    if (at === buf.length) {
+      if (at > limit) throw tooLarge(at);
+      const bigger = new Uint8Array(Math.min(2 * buf.length, limit + 1));
+      bigger.set(buf);
+      buf = bigger;
+    }
+    check();
+    const { bytesRead } = await fh.read(buf, at, Math.min(buf.length - at, 16 * MB), null);
+    if (bytesRead === 0) return buf.subarray(0, at);
+    at += bytesRead;
+  }
+}
+
 async function openDirectory(dir, opts, info) {
   const fs = await nodeBuiltin('node:fs/promises');
+  const path = await nodeBuiltin('node:path');
   info ??= await fs.stat(dir).catch(() => null);
   if (!info) throw new SwapformerError('NOT_FOUND', `source: no directory '${dir}'`);
   if (!info.isDirectory()) throw new SwapformerError('NOT_FOUND', `source '${dir}' is a file, not a model directory`);
   const base = dir.replace(/[/\\]+$/, '') || dir;
-  const full = (path) => `${base}/${path}`;
+  const full = (p) => `${base}/${p}`;
+  const root = containmentRoot(await fs.realpath(dir), path);
+  const inside = (real) => real === root || real.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
   const missing = (e) => e && (e.code === 'ENOENT' || e.code === 'ENOTDIR' || e.code === 'EISDIR');
-  const readRaw = async (path, optional) => {
-    let buf;
+  const notFound = (p, e) => new SwapformerError('NOT_FOUND', missing(e)
+    ? `no file ${p} in the directory ${dir}`
+    : `cannot read ${p} in the directory ${dir}: ${e.message}`);
+  const refuse = (p, why) => new SwapformerError('BAD_FILE', `${p} in the directory ${dir} ${why}; swapformer reads only regular files inside the model folder`);
+  const { constants } = await nodeBuiltin('node:fs');
+  const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0); // opening a FIFO must not wait for a writer
+
+  /** The real path of a file of the folder, checked: inside, a regular file; null when absent (or a folder). */
+  const resolve = async (p) => {
+    let real, st;
     try {
-      buf = await fs.readFile(full(path));
+      real = await fs.realpath(full(p));
+      st = await fs.stat(real);
     } catch (e) {
-      if (missing(e) && optional) return null;
-      throw new SwapformerError('NOT_FOUND', missing(e)
-        ? `no file ${path} in the directory ${dir}`
-        : `cannot read ${path} in the directory ${dir}: ${e.message}`);
+      if (missing(e)) return null;
+      throw notFound(p, e);
     }
-    const bytes = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-    opts.onProgress?.({ file: path, loaded: bytes.length, total: bytes.length });
+    // symlinks are followed inside the folder (the hub cache's snapshots link into blobs/), never out of it
+    if (!inside(real)) throw refuse(p, `is a symlink to ${real}, outside ${root}`);
+    if (st.isDirectory()) return null;
+    if (!st.isFile()) throw refuse(p, `is ${specialKind(st)}`);
+    return real;
+  };
+
+  const readRaw = async (p, optional, { limit, signal }) => {
+    const real = await resolve(p);
+    if (real === null) {
+      if (optional) return null;
+      throw notFound(p, { code: 'ENOENT' });
+    }
+    let fh;
+    try {
+      fh = await fs.open(real, READ_FLAGS);
+    } catch (e) {
+      throw notFound(p, e);
+    }
+    let bytes;
+    try {
+      const st = await fh.stat(); // the file opened, which a rename may have swapped since the check
+      if (!st.isFile()) throw refuse(p, `is ${specialKind(st)}`);
+      const tooLarge = (n) => tooBig(p, dir, n, limit);
+      if (st.size > limit) throw tooLarge(st.size);
+      bytes = await readHandle(fh, st.size, limit, () => { checkSignal(opts.signal, p); checkSignal(signal, p); }, tooLarge);
+    } finally {
+      await fh.close().catch(() => {});
+    }
+    opts.onProgress?.({ file: p, loaded: bytes.length, total: bytes.length });
     return bytes;
   };
-  // symlinks are followed on purpose: the Hugging Face cache's snapshot folders are symlinks into blobs/
-  const hasRaw = async (path) => (await fs.stat(full(path)).catch(() => null))?.isFile() ?? false;
-  return makeSource('directory', dir, readRaw, hasRaw);
+  const hasRaw = async (p) => (await resolve(p).catch(() => null)) !== null;
+  return makeSource('directory', dir, readRaw, hasRaw, opts);
 }
 
 // ---------------------------------------------------------------------------
@@ -264,16 +430,19 @@ function openFiles(source, opts) {
     if (!ok) throw new SwapformerError('BAD_ARGUMENT', `source: file map entry '${name}' must be a Uint8Array, ArrayBuffer, string or Blob/File`);
   }
   const label = `the given files (${files.size})`;
-  const readRaw = async (path, optional) => {
+  const readRaw = async (path, optional, { limit }) => {
     if (!files.has(path)) {
       if (optional) return null;
       throw new SwapformerError('NOT_FOUND', `no file ${path} among ${label}: ${[...files.keys()].slice(0, 20).join(', ')}`);
     }
-    const bytes = await toBytes(path, files.get(path));
+    const value = files.get(path);
+    if (isBlob(value) && value.size > limit) throw tooBig(path, label, value.size, limit); // before reading it
+    const bytes = await toBytes(path, value);
+    if (bytes.length > limit) throw tooBig(path, label, bytes.length, limit);
     opts.onProgress?.({ file: path, loaded: bytes.length, total: bytes.length });
     return bytes;
   };
-  return makeSource('files', label, readRaw, async (path) => files.has(path));
+  return makeSource('files', label, readRaw, async (path) => files.has(path), opts);
 }
 
 // ---------------------------------------------------------------------------
@@ -334,29 +503,44 @@ function makeDownloader(kind, label, urlOf, opts) {
     throw new SwapformerError('NETWORK', `${path}: HTTP ${res.status} from ${url}${extra}`);
   };
 
-  const request = async (url, path, init) => {
+  /** One answer through the fetch option, under the guard (signals, stall timeout); checked to be a Response. */
+  const request = async (guard, url, path, init = {}) => {
+    let res;
     try {
-      return await opts.fetchFn(url, init);
+      res = await guard.step((async () => opts.fetchFn(url, { ...init, signal: guard.signal }))());
     } catch (e) {
+      if (e === guard.failure) throw e;
       throw new SwapformerError('NETWORK', `${path}: fetching ${url} failed: ${e?.message ?? e}`);
     }
+    if (!isResponse(res)) throw new SwapformerError('NETWORK', `${path}: the fetch option resolved to ${describe(res)} for ${url}, not a Response`);
+    return res;
   };
 
-  const readRaw = async (path, optional) => {
+  const readRaw = async (path, optional, { limit, signal }) => {
     const url = urlOf(path);
     const cache = await openCache();
     const cached = cache ? await cache.match(url).catch(() => undefined) : undefined;
     if (cached) {
       const bytes = new Uint8Array(await cached.arrayBuffer());
+      if (bytes.length > limit) throw tooBig(path, label, bytes.length, limit);
       opts.onProgress?.({ file: path, loaded: bytes.length, total: bytes.length });
       return bytes;
     }
-    const res = await request(url, path);
-    if (!checkStatus(res, path, url, optional)) {
-      await res.body?.cancel().catch(() => {});
-      return null;
+    const guard = downloadGuard(path, url, [opts.signal, signal], opts.stallTimeout);
+    let res, bytes;
+    try {
+      res = await request(guard, url, path);
+      if (!checkStatus(res, path, url, optional)) {
+        res.body?.cancel().catch(() => {});
+        return null;
+      }
+      bytes = await readBody(res, path, url, { onProgress: opts.onProgress, limit, guard, label });
+    } catch (e) {
+      guard.stop(e); // an answer or a body still open is dropped
+      throw e;
+    } finally {
+      guard.close();
     }
-    const bytes = await readBody(res, path, url, opts.onProgress);
     if (cache) {
       // a fresh Response: the original is consumed (and may be a redirect);
       // quota errors only mean the next load downloads again
@@ -366,30 +550,116 @@ function makeDownloader(kind, label, urlOf, opts) {
     return bytes;
   };
 
-  const hasRaw = async (path) => {
+  const hasRaw = async (path, { signal }) => {
     const url = urlOf(path);
     const cache = await openCache();
     if (cache && await cache.match(url).catch(() => undefined)) return true;
-    const res = await request(url, path, { method: 'HEAD' });
-    await res.body?.cancel().catch(() => {});
-    return checkStatus(res, path, url, true);
+    const guard = downloadGuard(path, url, [opts.signal, signal], opts.stallTimeout);
+    try {
+      const res = await request(guard, url, path, { method: 'HEAD' });
+      res.body?.cancel().catch(() => {});
+      return checkStatus(res, path, url, true);
+    } finally {
+      guard.close();
+    }
   };
 
-  return makeSource(kind, label, readRaw, hasRaw);
+  return makeSource(kind, label, readRaw, hasRaw, opts);
 }
 
-/** Reads a response body as it arrives, reporting progress; one final event with loaded === total. */
-async function readBody(res, path, url, onProgress) {
-  const declared = Number(res.headers.get('content-length'));
-  let total = res.headers.get('content-length') !== null && Number.isSafeInteger(declared) && declared >= 0 ? declared : null;
+/** Whether a fetch option's answer can be read as a Response (status, headers, a body or arrayBuffer). */
+function isResponse(res) {
+  try {
+    return res !== null && typeof res === 'object' && typeof res.status === 'number' && typeof res.ok === 'boolean'
+      && typeof res.headers?.get === 'function'
+      && (res.body ? typeof res.body.getReader === 'function' : typeof res.arrayBuffer === 'function');
+  } catch {
+    return false;
+  }
+}
+const describe = (v) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? `an object (${Object.prototype.toString.call(v)})` : typeof v);
+
+/**
+ * What stops one download: the signals (the signal option, the read's own)
+ * and the stall timeout, re-armed at every step (the answer, each chunk of the
+ * body). step(promise) races a step against them; the fetch gets `signal`, so
+ * aborting also ends the connection, and a fetch that ignores it is left behind.
+ */
+function downloadGuard(path, url, signals, stallTimeout) {
+  const controller = new AbortController();
+  let failure = null, timer = null;
+  const stopped = new Promise((_, reject) => controller.signal.addEventListener('abort', () => reject(failure), { once: true }));
+  stopped.catch(() => {});
+  const stop = (e) => {
+    if (failure) return;
+    failure = e;
+    clearTimeout(timer);
+    controller.abort(e);
+  };
+  const unlink = [];
+  for (const s of signals) {
+    if (!s) continue;
+    const onAbort = () => stop(s.reason instanceof SwapformerError ? s.reason : abortError(path, s.reason));
+    if (s.aborted) onAbort();
+    else {
+      s.addEventListener('abort', onAbort, { once: true });
+      unlink.push(() => s.removeEventListener('abort', onAbort));
+    }
+  }
+  const stall = () => stop(new SwapformerError('NETWORK', `${path}: nothing arrived from ${url} for ${stallTimeout} ms (the stallTimeout option)`));
+  return {
+    signal: controller.signal,
+    get failure() { return failure; },
+    stop,
+    async step(promise) {
+      if (failure) throw failure;
+      clearTimeout(timer);
+      if (stallTimeout < 2 ** 31) timer = setTimeout(stall, stallTimeout); // setTimeout takes 32-bit delays: longer is no limit
+      try {
+        return await Promise.race([promise, stopped]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    close() {
+      clearTimeout(timer);
+      for (const u of unlink) u();
+    },
+  };
+}
+
+/**
+ * Reads a response body as it arrives, reporting progress (one final event
+ * with loaded === total), at most `limit` bytes: a declared length past it is
+ * refused before reading, and the count is kept as bytes arrive (a compressed
+ * answer brings more than its Content-Length). Preallocates the declared length.
+ */
+async function readBody(res, path, url, { onProgress, limit, guard, label }) {
+  const header = res.headers.get('content-length');
+  const declared = Number(header);
+  let total = header !== null && Number.isSafeInteger(declared) && declared >= 0 ? declared : null;
+  if (total !== null && total > limit) throw tooBig(path, label, total, limit);
+  const failed = (e, loaded) => (e === guard.failure ? e
+    : new SwapformerError('NETWORK', `${path}: the download from ${url} failed after ${loaded} bytes: ${e?.message ?? e}`));
   if (!res.body) {
-    const bytes = new Uint8Array(await res.arrayBuffer().catch((e) => { throw new SwapformerError('NETWORK', `${path}: reading ${url} failed: ${e.message}`); }));
+    let buffer;
+    try {
+      buffer = await guard.step(res.arrayBuffer());
+    } catch (e) {
+      throw failed(e, 0);
+    }
+    const bytes = new Uint8Array(buffer);
+    if (bytes.length > limit) throw tooBig(path, label, bytes.length, limit);
     onProgress?.({ file: path, loaded: bytes.length, total: bytes.length });
     return bytes;
   }
   const reader = res.body.getReader();
-  // preallocate when the size is known; a compressed answer may bring more bytes than declared
-  let buffer = total !== null ? new Uint8Array(total) : null;
+  let buffer = null;
+  try {
+    if (total !== null) buffer = new Uint8Array(total);
+  } catch { // an engine that cannot reserve the declared size: gather the chunks instead
+    total = null;
+  }
   const chunks = [];
   let loaded = 0;
   let last = null;
@@ -397,12 +667,14 @@ async function readBody(res, path, url, onProgress) {
     for (;;) {
       let step;
       try {
-        step = await reader.read();
+        step = await guard.step(reader.read());
       } catch (e) {
-        throw new SwapformerError('NETWORK', `${path}: the download from ${url} failed after ${loaded} bytes: ${e?.message ?? e}`);
+        throw failed(e, loaded);
       }
       if (step.done) break;
       const chunk = step.value;
+      if (!(chunk instanceof Uint8Array)) throw new SwapformerError('NETWORK', `${path}: the body from ${url} gave a chunk that is not bytes`);
+      if (loaded + chunk.length > limit) throw tooBig(path, label, loaded + chunk.length, limit);
       if (buffer && loaded + chunk.length <= buffer.length) buffer.set(chunk, loaded);
       else {
         if (buffer) chunks.push(buffer.subarray(0, loaded)), buffer = null, total = null;

@@ -5,21 +5,32 @@
 //   file = [u64 header length][header JSON: __metadata__ {format, config,
 //          family, hf_config, tokenizer, recipe, ...} + tensors][data]
 // README "File format" describes it.
+import { SwapformerError } from '../utils/errors.js';
 import { ModelSource, loadModel } from '../runtime/encoder.js';
 import { parseSafetensors, toFloat32 } from './safetensors.js';
+import { parseJSON } from './files.js';
+import { checkRecipe } from './recipe.js';
+import { FAMILIES } from './families.js';
 
 const own = (o, k) => (o !== null && typeof o === 'object' && Object.hasOwn(o, k) ? o[k] : undefined);
 const utf8 = new TextEncoder();
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+const bad = (where, why) => { throw new SwapformerError('BAD_FILE', `${where}: ${why}`); };
+
+/** Metadata values as a file keeps them: strings as they are, anything else as JSON text. */
+export const metadataStrings = (extra) => Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
 
 // ------------------------------------------------------------------ model files
 
-/** float32 -> IEEE half bits, round to nearest even (as numpy's astype(float16)). */
-const f32scratch = new Float32Array(1), u32scratch = new Uint32Array(f32scratch.buffer);
-export function f16bits(x) {
-  f32scratch[0] = x;
-  const u = u32scratch[0];
+/**
+ * float32 bits -> IEEE half bits, round to nearest even, as numpy's
+ * astype(float16) (npy_floatbits_to_halfbits): overflow to infinity, NaN
+ * keeping the top bits of its payload (and staying a NaN). Works on the bits,
+ * so a signalling NaN is converted as numpy converts it.
+ */
+export function f16FromBits(u) {
   const sign = (u >>> 16) & 0x8000, exp = (u >>> 23) & 0xff, man = u & 0x7fffff;
-  if (exp === 0xff) return sign | 0x7c00 | (man ? 0x200 : 0);
+  if (exp === 0xff) return sign | (man ? 0x7c00 | ((man >>> 13) || 1) : 0x7c00);
   const e = exp - 127 + 15;
   if (e >= 0x1f) return sign | 0x7c00; // overflow: inf (refused by the loader as non-finite)
   if (e <= 0) { // subnormal or zero
@@ -32,8 +43,15 @@ export function f16bits(x) {
   }
   let r = (e << 10) | (man >>> 13);
   const rest = man & 0x1fff;
-  if (rest > 0x1000 || (rest === 0x1000 && (r & 1))) r++;
+  if (rest > 0x1000 || (rest === 0x1000 && (r & 1))) r++; // a carry into the exponent is right (up to inf)
   return sign | r;
+}
+
+/** A number (rounded to float32 first) -> IEEE half bits, as f16FromBits. */
+const f32scratch = new Float32Array(1), u32scratch = new Uint32Array(f32scratch.buffer);
+export function f16bits(x) {
+  f32scratch[0] = x;
+  return f16FromBits(u32scratch[0]);
 }
 
 /** A tensor's bytes in the file's dtype: 'source' keeps F32/F16/BF16 (F64 narrows to F32). */
@@ -42,8 +60,9 @@ function encodeTensor(t, dtype) {
   if (want === t.dtype) return { dtype: want, bytes: t.bytes };
   const values = toFloat32(t, t.source ?? t.name);
   if (want === 'F32') return { dtype: want, bytes: new Uint8Array(values.buffer, values.byteOffset, values.byteLength) };
+  const bits = new Uint32Array(values.buffer, values.byteOffset, values.length);
   const half = new Uint16Array(values.length);
-  for (let i = 0; i < values.length; i++) half[i] = f16bits(values[i]);
+  for (let i = 0; i < values.length; i++) half[i] = f16FromBits(bits[i]);
   return { dtype: 'F16', bytes: new Uint8Array(half.buffer) };
 }
 
@@ -63,9 +82,7 @@ function encodedLayout(t, dtype) {
  * the tensors in order, data 8-byte aligned) and where each tensor's bytes go.
  */
 function modelLayout(config, tensors, extra = {}, dtype = 'source') {
-  const metadata = { format: 'swapformer', config: JSON.stringify(config) };
-  for (const [k, v] of Object.entries(extra)) metadata[k] = typeof v === 'string' ? v : JSON.stringify(v);
-  const header = { __metadata__: metadata };
+  const header = { __metadata__: { format: 'swapformer', config: JSON.stringify(config), ...metadataStrings(extra) } };
   const parts = [];
   let at = 0;
   for (const t of tensors) {
@@ -152,7 +169,18 @@ const b64 = (bytes) => {
   for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(s);
 };
-const unb64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+/** base64 float32 values -> a Float32Array; BAD_FILE naming `where` when the text is not that. */
+function floatsFromBase64(text, where) {
+  let bytes;
+  try {
+    if (typeof text !== 'string') throw new TypeError();
+    bytes = Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+  } catch {
+    bad(where, 'must be base64 text of float32 values');
+  }
+  if (bytes.length % 4) bad(where, `has ${bytes.length} bytes, not a whole number of float32 values`);
+  return new Float32Array(bytes.buffer, 0, bytes.length / 4);
+}
 const f32bytes = (a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
 /** The recipe as JSON for the model file's metadata (Dense weights as base64 float32). */
@@ -162,7 +190,46 @@ export function recipeToJSON(recipe) {
     dense: recipe.dense.map((d) => ({ ...d, weight: b64(f32bytes(d.weight)), bias: d.bias && b64(f32bytes(d.bias)) })),
   };
 }
-export function recipeFromJSON(r) {
-  const floats = (s) => { const b = unb64(s); return new Float32Array(b.buffer, b.byteOffset, b.length / 4); };
-  return { ...r, dense: (r.dense ?? []).map((d) => ({ ...d, weight: floats(d.weight), bias: d.bias ? floats(d.bias) : null })) };
+/** A recipe read back from a model file's metadata: the Dense weights decoded, every field checked (recipe.js checkRecipe). */
+export function recipeFromJSON(r, { dModel, where = 'model file __metadata__.recipe' } = {}) {
+  if (!isObject(r)) bad(where, 'must be a JSON object');
+  const layers = Object.hasOwn(r, 'dense') ? r.dense : undefined;
+  if (!Array.isArray(layers)) bad(where, 'dense must be an array');
+  const dense = layers.map((d, i) => {
+    if (!isObject(d)) return d; // checkRecipe names it
+    const bias = own(d, 'bias') ?? null;
+    return { ...d, weight: floatsFromBase64(own(d, 'weight'), `${where}: dense[${i}].weight`), bias: bias === null ? null : floatsFromBase64(bias, `${where}: dense[${i}].bias`) };
+  });
+  return checkRecipe({ ...r, dense }, { dModel, where });
+}
+
+/** The file each metadata field comes from in a checkpoint folder. */
+const FOLDER_FILES = { hf_config: 'config.json', tokenizer: 'tokenizer.json', tokenizer_config: 'tokenizer_config.json', special_tokens_map: 'special_tokens_map.json' };
+
+/**
+ * What loadPretrained reads from a swapformer file's __metadata__ (all
+ * strings), each checked: family a known name; hf_config, tokenizer and
+ * recipe (optional: tokenizer_config, special_tokens_map) JSON objects within
+ * the depth limit; the recipe as recipeFromJSON, chained from dModel.
+ * BAD_FILE naming the field, or, for a checkpoint's metadata (`folder`: its
+ * label), the file it was read from.
+ */
+export function pretrainedMetadata(meta, { dModel, folder }) {
+  const where = (k) => (folder === undefined ? `model file __metadata__.${k}` : `${FOLDER_FILES[k] ?? k} (in ${folder})`);
+  const object = (k, optional = false) => {
+    if (!Object.hasOwn(meta, k)) return optional ? undefined : bad(where(k), 'is missing');
+    const v = parseJSON(meta[k], where(k));
+    if (!isObject(v)) bad(where(k), 'must be a JSON object');
+    return v;
+  };
+  const family = own(meta, 'family');
+  if (!FAMILIES.some((f) => f.name === family)) bad(where('family'), `${JSON.stringify(family)} is not one of ${FAMILIES.map((f) => f.name).join(', ')}`);
+  return {
+    family,
+    hfConfig: object('hf_config'),
+    tokenizer: object('tokenizer'),
+    tokenizerConfig: object('tokenizer_config', true),
+    specialTokensMap: object('special_tokens_map', true),
+    recipe: recipeFromJSON(object('recipe'), { dModel, where: where('recipe') }),
+  };
 }

@@ -9,10 +9,10 @@
 import { SwapformerError, fail } from '../utils/errors.js';
 import { createEncoder, loadModel, Encoder, EXCLUSIVE } from '../runtime/encoder.js';
 import { Tokenizer } from '../tokenizers/tokenizer.js';
-import { openSource } from './files.js';
+import { readFile, checkSignal } from './files.js';
 import { pool, applyRecipe } from './recipe.js';
 import { readCheckpoint } from './checkpoint.js';
-import { checkpointSource, swapformerMetadata, recipeFromJSON } from './model-file.js';
+import { checkpointSource, swapformerMetadata, metadataStrings, pretrainedMetadata } from './model-file.js';
 
 const own = (o, k) => (o !== null && typeof o === 'object' && Object.hasOwn(o, k) ? o[k] : undefined);
 
@@ -70,10 +70,7 @@ export class Pretrained {
   // The texts -> batches -> pooled recipe, with forward sync or async.
   #embed(texts, options, forward, drive) {
     if (this.#disposed || this.encoder.disposed) fail('DISPOSED', 'this model has been disposed');
-    const single = typeof texts === 'string';
-    const list = single ? [texts] : texts;
-    if (!Array.isArray(list) || list.length === 0) fail('BAD_ARGUMENT', 'texts must be a string or a non-empty array of strings');
-    list.forEach((t, i) => { if (typeof t !== 'string') fail('BAD_ARGUMENT', `texts[${i}] must be a string, got ${typeof t}`); });
+    const list = readTexts(texts);
     const opts = options ?? {};
     if (typeof opts !== 'object' || Array.isArray(opts)) fail('BAD_ARGUMENT', 'options must be an object');
     const pooling = own(opts, 'pooling'), normalize = own(opts, 'normalize'), dimensions = own(opts, 'dimensions');
@@ -138,36 +135,43 @@ export class Pretrained {
 }
 if (typeof Symbol.dispose === 'symbol') Pretrained.prototype[Symbol.dispose] = Pretrained.prototype.dispose;
 
+/** The texts as a plain array of strings, each element read once (a hole or a non-string refused, naming texts[i]). */
+function readTexts(texts) {
+  if (typeof texts === 'string') return [texts];
+  if (!Array.isArray(texts) || texts.length === 0) fail('BAD_ARGUMENT', 'texts must be a string or a non-empty array of strings');
+  const n = texts.length, list = new Array(n);
+  for (let i = 0; i < n; i++) {
+    if (!Object.hasOwn(texts, i)) fail('BAD_ARGUMENT', `texts[${i}] is a hole in the array: every text must be a string`);
+    const t = texts[i];
+    if (typeof t !== 'string') fail('BAD_ARGUMENT', `texts[${i}] must be a string, got ${t === null ? 'null' : typeof t}`);
+    list[i] = t;
+  }
+  return list;
+}
+
 /** The smallest of the limits that apply (Infinity: none). */
 function smallest(...limits) {
   const ok = limits.filter((n) => Number.isFinite(n) && n > 0);
   return ok.length ? Math.min(...ok) : Infinity;
 }
 
-/** Reads the bytes of a file source given as a path or URL (for swapformer files). */
-async function readSingleFile(source, options) {
-  const s = source instanceof URL ? source.href : source;
-  const slash = s.lastIndexOf('/');
-  const files = await openSource(slash > 0 ? s.slice(0, slash + 1) : './', options);
-  return files.read(s.slice(slash + 1));
-}
-
 /**
  * A Hugging Face encoder ready to embed: loadPretrained(source, {onProgress,
- * hubUrl, revision, fetch, cache, maxLength, wasm, threads, dtype}) -> Pretrained.
+ * hubUrl, revision, fetch, cache, signal, stallTimeout, maxLength, wasm,
+ * threads, dtype}) -> Pretrained.
  */
 export async function loadPretrained(source, options) {
   const opts = options ?? {};
   if (typeof opts !== 'object' || Array.isArray(opts)) fail('BAD_ARGUMENT', 'options must be an object');
   const fileOptions = {};
-  for (const k of ['onProgress', 'hubUrl', 'revision', 'fetch', 'cache']) if (own(opts, k) !== undefined) fileOptions[k] = own(opts, k);
+  for (const k of ['onProgress', 'hubUrl', 'revision', 'fetch', 'cache', 'signal', 'stallTimeout']) if (own(opts, k) !== undefined) fileOptions[k] = own(opts, k);
   const wasm = own(opts, 'wasm'), maxLength = own(opts, 'maxLength'), threads = own(opts, 'threads'), dtype = own(opts, 'dtype');
   if (maxLength !== undefined && (!Number.isSafeInteger(maxLength) || maxLength < 2)) fail('BAD_ARGUMENT', `options.maxLength must be an integer >= 2, got ${String(maxLength)}`);
 
   // a swapformer model file (the converter's output): bytes, or a path / URL ending in .safetensors
   let bytes = source instanceof Uint8Array ? source : source instanceof ArrayBuffer ? new Uint8Array(source) : null;
   if (!bytes && (typeof source === 'string' || source instanceof URL) && /\.safetensors$/i.test(String(source instanceof URL ? source.pathname : source))) {
-    bytes = await readSingleFile(source, fileOptions);
+    bytes = await readFile(source, fileOptions);
   }
   let meta, label, model = bytes;
   if (bytes) {
@@ -178,9 +182,10 @@ export async function loadPretrained(source, options) {
   } else {
     const ck = await readCheckpoint(source, fileOptions);
     model = checkpointSource(ck.config, ck.tensors); // streamed into wasm: no file built in memory
-    meta = Object.fromEntries(Object.entries(ck.metadata).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+    meta = metadataStrings(ck.metadata);
     label = ck.label;
   }
+  checkSignal(fileOptions.signal, label);
   let encoder;
   try {
     encoder = await loadModel(model, { wasm, threads, dtype });
@@ -191,11 +196,10 @@ export async function loadPretrained(source, options) {
     throw e;
   }
   try {
-    const json = (k) => (meta[k] ? JSON.parse(meta[k]) : undefined);
-    const tokenizer = Tokenizer.fromJSON(meta.tokenizer, { tokenizerConfig: json('tokenizer_config'), specialTokensMap: json('special_tokens_map') });
-    const recipe = recipeFromJSON(json('recipe'));
-    const limits = [maxLength, recipe.maxSeqLength, tokenizer.modelMaxLength];
-    return new Pretrained({ encoder, tokenizer, recipe, family: meta.family, hfConfig: json('hf_config'), limits, label });
+    const m = pretrainedMetadata(meta, { dModel: encoder.config.dModel, folder: bytes ? undefined : label });
+    const tokenizer = Tokenizer.fromJSON(m.tokenizer, { tokenizerConfig: m.tokenizerConfig, specialTokensMap: m.specialTokensMap });
+    const limits = [maxLength, m.recipe.maxSeqLength, tokenizer.modelMaxLength];
+    return new Pretrained({ encoder, tokenizer, recipe: m.recipe, family: m.family, hfConfig: m.hfConfig, limits, label });
   } catch (e) {
     encoder.dispose();
     throw e;

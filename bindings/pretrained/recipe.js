@@ -186,14 +186,22 @@ async function readDense(source, dir, width) {
   const b = bias ? tensors.get('linear.bias') : null;
   if (b && (b.shape.length !== 1 || b.shape[0] !== outFeatures))
     badFile(weightsFile, `linear.bias has the shape [${b.shape}], config.json says [${outFeatures}]`);
+  const values = (t, name) => checkFinite(toFloat32(t, `${weightsFile}: ${name}`), `${weightsFile}: ${name}`);
   return {
     path: dir,
     inFeatures,
     outFeatures,
-    weight: toFloat32(w, `${weightsFile}: linear.weight`),
-    bias: b ? toFloat32(b, `${weightsFile}: linear.bias`) : null,
+    weight: values(w, 'linear.weight'),
+    bias: b ? values(b, 'linear.bias') : null,
     activation,
   };
+}
+
+/** Throws BAD_WEIGHTS naming the first NaN or Infinity of values (`name[i]`); returns values. */
+function checkFinite(values, name) {
+  for (let i = 0; i < values.length; i++)
+    if (!Number.isFinite(values[i])) throw new SwapformerError('BAD_WEIGHTS', `${name}[${i}] is ${values[i]}: weights must be finite`);
+  return values;
 }
 
 /** The Transformer module's sentence_bert_config.json (or an older name): {maxSeqLength, doLowerCase}. */
@@ -271,6 +279,91 @@ export async function readRecipe(source, { modelType, nameOrPath } = {}) {
     transformerPath: transformer.path,
     wordEmbeddingDimension: pooling.dimension,
     source: 'modules.json',
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Checking a recipe (readRecipe's, or one read back from a model file)
+
+const RECIPE_KEYS = ['pooling', 'includePrompt', 'dense', 'normalize', 'maxSeqLength', 'doLowerCase', 'prompts',
+  'defaultPromptName', 'transformerPath', 'wordEmbeddingDimension', 'source', 'note'];
+const DENSE_KEYS = ['path', 'inFeatures', 'outFeatures', 'weight', 'bias', 'activation'];
+
+/** Refuses fields other than `keys` (own properties only are read). */
+function onlyKeys(o, keys, where) {
+  for (const k of Object.keys(o)) if (!keys.includes(k)) badFile(where, `unknown field '${k}'`);
+}
+
+/**
+ * Checks a recipe and returns a plain copy: own fields only, each of its
+ * type; the pooling modes known and distinct; each Dense with a known
+ * activation, finite Float32Array weights of [outFeatures, inFeatures], and,
+ * given dModel, sizes that chain from the pooled width (modes x dModel).
+ * `where` names the recipe in messages (a model file's metadata); a recipe
+ * read from a folder (`folder: true`) names its Dense module's config.json instead.
+ */
+export function checkRecipe(recipe, { dModel, where = 'recipe', folder = false } = {}) {
+  if (!isObject(recipe)) badFile(where, 'the recipe must be an object');
+  onlyKeys(recipe, RECIPE_KEYS, where);
+  const get = (k) => (Object.hasOwn(recipe, k) ? recipe[k] : undefined);
+  const flag = (k) => {
+    if (typeof get(k) !== 'boolean') badFile(where, `${k} must be true or false`);
+    return get(k);
+  };
+  const pooling = get('pooling');
+  if (!Array.isArray(pooling) || !pooling.length || pooling.some((m, i) => !POOLING_ORDER.includes(m) || pooling.indexOf(m) !== i))
+    badFile(where, `pooling must list distinct modes of ${POOLING_ORDER.join(', ')}`);
+  const maxSeqLength = get('maxSeqLength') ?? null;
+  if (maxSeqLength !== null && !isCount(maxSeqLength)) badFile(where, 'maxSeqLength must be a positive integer or null');
+  const dimension = get('wordEmbeddingDimension') ?? null;
+  if (dimension !== null && !isCount(dimension)) badFile(where, 'wordEmbeddingDimension must be a positive integer or null');
+  const prompts = get('prompts') ?? null;
+  if (prompts !== null && (!isObject(prompts) || Object.values(prompts).some((v) => typeof v !== 'string')))
+    badFile(where, 'prompts must be an object of name -> prompt text');
+  const defaultPromptName = get('defaultPromptName') ?? null;
+  if (defaultPromptName !== null && !(typeof defaultPromptName === 'string' && prompts && Object.hasOwn(prompts, defaultPromptName)))
+    badFile(where, 'defaultPromptName must be null or one of the prompts');
+  for (const k of ['transformerPath', 'note']) if (get(k) !== undefined && typeof get(k) !== 'string') badFile(where, `${k} must be a string`);
+  if (!['modules.json', 'default'].includes(get('source'))) badFile(where, "source must be 'modules.json' or 'default'");
+  const layers = get('dense');
+  if (!Array.isArray(layers)) badFile(where, 'dense must be an array');
+  let width = dModel === undefined ? null : pooling.length * dModel;
+  const dense = [];
+  for (let i = 0; i < layers.length; i++) {
+    const d = Object.hasOwn(layers, i) ? layers[i] : undefined;
+    const at = `${where}: dense[${i}]`;
+    if (!isObject(d)) badFile(at, 'must be an object');
+    onlyKeys(d, DENSE_KEYS, at);
+    const path = Object.hasOwn(d, 'path') ? d.path : '';
+    if (typeof path !== 'string') badFile(at, 'path must be a string');
+    const file = folder ? join(path, 'config.json') : at;
+    const { inFeatures, outFeatures, weight, bias = null, activation } = { ...d };
+    if (!isCount(inFeatures) || !isCount(outFeatures)) badFile(file, 'inFeatures and outFeatures must be positive integers');
+    if (width !== null && inFeatures !== width)
+      badFile(file, `in_features is ${inFeatures}, but the ${i ? 'Dense module before it gives' : `pooling (${pooling.join(' + ')} of ${dModel} hidden features) gives`} ${width} features`);
+    if (typeof activation !== 'string' || !Object.hasOwn(ACT_FN, activation)) badFile(file, `activation ${JSON.stringify(activation)} is not one of ${Object.keys(ACT_FN).join(', ')}`);
+    const weights = folder ? join(path, 'model.safetensors') : at;
+    if (!(weight instanceof Float32Array) || weight.length !== inFeatures * outFeatures)
+      badFile(weights, `the weight must be ${outFeatures} x ${inFeatures} float32 values`);
+    if (bias !== null && (!(bias instanceof Float32Array) || bias.length !== outFeatures)) badFile(weights, `the bias must be ${outFeatures} float32 values`);
+    checkFinite(weight, folder ? `${weights}: linear.weight` : `${at}.weight`);
+    if (bias) checkFinite(bias, folder ? `${weights}: linear.bias` : `${at}.bias`);
+    dense.push({ path, inFeatures, outFeatures, weight, bias, activation });
+    width = outFeatures;
+  }
+  return {
+    pooling: pooling.slice(),
+    includePrompt: flag('includePrompt'),
+    dense,
+    normalize: flag('normalize'),
+    maxSeqLength,
+    doLowerCase: flag('doLowerCase'),
+    prompts: prompts && { ...prompts },
+    defaultPromptName,
+    transformerPath: get('transformerPath') ?? '',
+    wordEmbeddingDimension: dimension,
+    source: get('source'),
+    ...(get('note') !== undefined ? { note: get('note') } : {}),
   };
 }
 
@@ -387,8 +480,8 @@ const ACT_FN = {
 /** act(W x + b) on each row; float64 sums, float32 out (as torch float32 layers). */
 function dense(rows, B, layer) {
   const { inFeatures: I, outFeatures: O, weight, bias, activation } = layer;
+  if (!Object.hasOwn(ACT_FN, activation)) unsupported(`Dense activation '${activation}' is not supported`);
   const act = ACT_FN[activation];
-  if (!act) unsupported(`Dense activation '${activation}' is not supported`);
   const out = new Float32Array(B * O);
   for (let b = 0; b < B; b++) {
     for (let o = 0; o < O; o++) {

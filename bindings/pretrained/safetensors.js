@@ -11,6 +11,7 @@
 // product bytes; the tensors tile the data exactly (no overlap, no hole).
 // Tensors are views into the file's bytes (no copy); toFloat32 widens them.
 import { SwapformerError } from '../utils/errors.js';
+import { MAX_JSON_DEPTH } from './files.js';
 
 /** Bytes per element of the dtypes the safetensors format defines with whole-byte elements. */
 const DTYPE_SIZE = {
@@ -32,8 +33,10 @@ function checkDuplicateKeys(text, name) {
   const stack = []; // a Set of keys per open object, null per open array
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
-    if (c === '{') stack.push(new Set());
-    else if (c === '[') stack.push(null);
+    if (c === '{' || c === '[') {
+      stack.push(c === '{' ? new Set() : null);
+      if (stack.length > MAX_JSON_DEPTH) bad(name, `the header nests more than ${MAX_JSON_DEPTH} deep`);
+    }
     else if (c === '}' || c === ']') stack.pop();
     else if (c === '"') {
       let j = i + 1;
@@ -221,25 +224,60 @@ export function binHint(what, label) {
     'AutoModel.from_pretrained(path).save_pretrained(out, safe_serialization=True)';
 }
 
-/** Reads the shard list of model.safetensors.index.json: {shards: [file], map: Map<tensor, file>}. */
+/** The most shards an index may name (real checkpoints have tens). */
+export const MAX_SHARDS = 1000;
+/** Shards downloaded at once. */
+export const SHARD_CONCURRENCY = 4;
+
+/** Reads the shard list of model.safetensors.index.json: {shards: [file], where: Map<tensor, file>}. */
 function readIndex(index, file) {
-  const map = index?.weight_map;
+  const map = index !== null && typeof index === 'object' && Object.hasOwn(index, 'weight_map') ? index.weight_map : undefined;
   if (!map || typeof map !== 'object' || Array.isArray(map)) bad(file, 'no weight_map object');
-  const shards = [];
+  const shards = new Set();
   const where = new Map();
   for (const [tensor, shard] of Object.entries(map)) {
     if (typeof shard !== 'string') bad(file, `weight_map['${tensor}'] must be a file name`);
-    if (!shards.includes(shard)) shards.push(shard);
+    shards.add(shard);
+    if (shards.size > MAX_SHARDS) bad(file, `weight_map names more than ${MAX_SHARDS} shard files`);
     where.set(tensor, shard);
   }
-  if (!shards.length) bad(file, 'weight_map is empty');
-  return { shards, where };
+  if (!shards.size) bad(file, 'weight_map is empty');
+  return { shards: [...shards], where };
+}
+
+/**
+ * read(item, signal) for every item, at most `concurrency` at once, results
+ * in order. The first failure aborts the signal (the reads in flight stop),
+ * starts no other, and is thrown once every read has settled: nothing is
+ * still downloading when this rejects.
+ */
+export async function eachLimited(items, concurrency, read) {
+  const controller = new AbortController();
+  const results = new Array(items.length);
+  let next = 0, failure = null;
+  const worker = async () => {
+    while (failure === null && next < items.length) {
+      const i = next++;
+      try {
+        results[i] = await read(items[i], controller.signal);
+      } catch (e) {
+        if (failure === null) {
+          failure = e;
+          controller.abort(e);
+        }
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  if (failure !== null) throw failure;
+  return results;
 }
 
 /**
  * Reads a model's weights from a source (files.js openSource):
  * model.safetensors, else model.safetensors.index.json and each shard it names
- * (each read once). Resolves to {tensors: Map<name, tensor>, files: [file names read]}.
+ * (each read once, SHARD_CONCURRENCY at a time, the rest cancelled when one
+ * fails). Resolves to {tensors: Map<name, tensor>, files: [file names read]}.
  * Only pytorch_model.bin: UNSUPPORTED_MODEL with the conversion hint; nothing: NOT_FOUND.
  */
 export async function readWeights(source) {
@@ -250,10 +288,8 @@ export async function readWeights(source) {
   const index = await source.readJSON(INDEX, { optional: true });
   if (index) {
     const { shards, where } = readIndex(index, INDEX);
-    const parsed = await Promise.all(shards.map(async (file) => {
-      const bytes = await source.read(file, { from: INDEX });
-      return parseSafetensors(bytes, file).tensors;
-    }));
+    const parsed = await eachLimited(shards, SHARD_CONCURRENCY,
+      async (file, signal) => parseSafetensors(await source.read(file, { from: INDEX, signal }), file).tensors);
     const tensors = new Map();
     const owner = new Map();
     shards.forEach((file, i) => {
