@@ -589,15 +589,17 @@ def roberta_like_seq(name, family, labels, notes, tok_name, texts, pairs=(), mod
 
 def case_roberta_seq():
     return roberta_like_seq("roberta-seq", "roberta", ["negative", "positive"],
-                            "RobertaForSequenceClassification (RobertaClassificationHead): out_proj(tanh(dense(h[:, 0]))), "
-                            "no pooler; byte-level BPE, pad 1, positions from 2.", "roberta", BPE_TEXTS)
+                            "RobertaForSequenceClassification (RobertaClassificationHead): "
+                            "out_proj(tanh(dense(h[:, 0]))), no pooler; byte-level BPE, pad 1, positions from 2.",
+                            "roberta", BPE_TEXTS)
 
 
 def case_xlmr_seq():
     return roberta_like_seq("xlmr-seq", "xlm-roberta", ["LABEL_0", "LABEL_1", "LABEL_2"],
                             "XLMRobertaForSequenceClassification (same head as RoBERTa, prefix roberta.), default "
                             "LABEL_i names; Unigram + Metaspace tokenizer.", "xlmr",
-                            ["query: how to encode text?", "Ünïcödé café — naïve résumé 2024!", "Hello world"],
+                            ["query: how to encode text?", "Ünïcödé café — naïve résumé 2024!",
+                             "Hello world"],
                             model_type="xlm-roberta")
 
 
@@ -701,7 +703,9 @@ def case_bert_ner():
                     output_past=True)
     case = base_case("bert-ner", "bert", "BertForTokenClassification", "token", tok, c, "bert.",
                      "dslim/bert-base-NER layout (O, B-MISC, I-MISC, B-PER, I-PER, B-ORG, I-ORG, B-LOC, I-LOC): "
-                     "classifier(h) on every token; bert.pooler.* present (dslim saves it) but unused; cased WordPiece "
+                     "classifier(h) on every token; bert.pooler.* present but unused (BertForTokenClassification "
+                     "builds BertModel(add_pooling_layer=False) and ignores a saved pooler: "
+                     "_keys_to_ignore_on_load_unexpected ['pooler']); cased WordPiece "
                      "(lowercase false, accents kept) with words in 2-3 pieces (Ang ##ela, Z ##ür ##ich, Jos ##é), "
                      "punctuation split out, and a word that is one [UNK] (Ørsted).", [t for t, _ in NER_TEXTS])
     case["expectTokens"] = [want.split() for _, want in NER_TEXTS]
@@ -789,7 +793,7 @@ def bert_mlm(name, notes, style):
     tok = TOKENIZERS["uncased"]()
     c = bert_config(tok, "BertForMaskedLM")
     case = base_case(name, "bert", "BertForMaskedLM", "mlm", tok, c, "bert.", notes, mlm_texts("[MASK]"))
-    encoder_params(case)
+    encoder_params(case, pooler=style == "old")  # BertForMaskedLM has no pooler; a BertForPreTraining save does
     H = hidden_size(c)
     decoder = "bert.embeddings.word_embeddings.weight"
     if style in ("decoder", "old"):  # the tied decoder saved as its own tensor, equal to the word embeddings
@@ -823,8 +827,8 @@ def case_bert_mlm_decoder():
 def case_bert_mlm_old():
     return bert_mlm("bert-mlm-old", "Old (TF-converted, bert-base-uncased-like) save: every LayerNorm as "
                     "LayerNorm.gamma/beta (cls.predictions.transform.LayerNorm too), cls.predictions.decoder.weight "
-                    "(== word embeddings) with cls.predictions.bias only (no decoder.bias), cls.seq_relationship.* to "
-                    "ignore and the int64 buffer bert.embeddings.position_ids.", "old")
+                    "(== word embeddings) with cls.predictions.bias only (no decoder.bias), bert.pooler.* and "
+                    "cls.seq_relationship.* to ignore, and the int64 buffer bert.embeddings.position_ids.", "old")
 
 
 def roberta_mlm(name, family, tok_name, notes, texts_fn=mlm_texts):
@@ -901,7 +905,8 @@ def case_mpnet_mlm():
 # --- MPNet sentence embeddings -----------------------------------------------------------------
 
 MPNET_EMBED_TEXTS = ["Hello, world!", "The quick brown fox jumps over the lazy dog.",
-                     "what is a transformer? " + " ".join(["a transformer encodes sentence embeddings for search"] * 11)]
+                     "what is a transformer? " + " ".join(["a transformer encodes sentence embeddings for search"]
+                                                          * 11)]
 
 
 def case_mpnet_embed():
@@ -918,7 +923,8 @@ def case_mpnet_embed():
                      "(transformers 4.8 saved it); no lm_head.*. Expected: hidden states as is, with the relative "
                      "bias removed (hiddenNoRelativeBias) and with the learned positions removed (hiddenNoAbsolute), "
                      "and the mean + normalize embeddings of each. The third text is long enough (> 91 tokens) that "
-                     "every reachable bucket is used (31 of the 32: bucket 16, key after query at distance 0, cannot occur).", MPNET_EMBED_TEXTS)
+                     "every reachable bucket is used (31 of the 32: bucket 16, key after query at distance 0, "
+                     "cannot occur).", MPNET_EMBED_TEXTS)
     encoder_params(case, pooler=True)
     case["save"]["i64"] = {"embeddings.position_ids": torch.arange(c["max_position_embeddings"])[None, :]}
     case["st"] = {"modules": mp.st_modules(False, True), "sbert": {"max_seq_length": 384, "do_lower_case": False},
@@ -1079,7 +1085,8 @@ def self_checks(case, inputs, hidden, logits):
         close(head_loop(case["W"], case["spec"], rows), head_matrix(case["W"], case["spec"], rows), TOL,
               f"{name}: head per-element loop == matrix form ({rows.shape[0]} rows)")
     if case["family"] in ("bert", "distilbert"):
-        view = {"name": case["name"], "P": case["enc"], "config": case["config"], "family": case["family"], "pad_id": case["tok"]["seq"]["pad"]}
+        view = {"name": case["name"], "P": case["enc"], "config": case["config"], "family": case["family"],
+                "pad_id": case["tok"]["seq"]["pad"]}
         mp.layer_check_with_torch(view, ids, types if case["family"] == "bert" else None)
 
 
@@ -1129,7 +1136,8 @@ def trap_checks(case, inputs, logits, hidden):
         W[sp["outBias"]] = torch.zeros_like(W[sp["outBias"]])
         moved("output bias dropped", run_case(case, inputs, W=W)[1])
     if sp["pool"] in ("cls", "mean"):
-        moved("the other pooling", run_case(case, inputs, spec=dict(sp, pool="mean" if sp["pool"] == "cls" else "cls"))[1])
+        other = "mean" if sp["pool"] == "cls" else "cls"
+        moved(f"{other} pooling instead of {sp['pool']}", run_case(case, inputs, spec=dict(sp, pool=other))[1])
     if any(any(i["typeIds"]) for i in inputs) and case["family"] == "bert":
         moved("token type ids ignored", run_case(case, inputs, types=False)[1])
 
