@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Helper for tests/reference/make_pretrained.py (never used at test run time).
+// Helper for tests/reference/make_pretrained.py and make_heads.py (never used at test run time).
 //
 // Reads a JSON job list on stdin:
 //   {"jobs": [{"tokenizer": "/abs/path/tokenizer.json",
@@ -8,7 +8,10 @@
 // loads every tokenizer.json with the Rust Hugging Face tokenizers (npm package
 // `tokenizers`, N-API bindings of the Rust crate) and writes on stdout
 //   {"tokenizersVersion": "...",
-//    "results": [{"vocabSize": n, "texts": [{"ids", "typeIds", "tokens"}], "pairs": [...]}]}
+//    "results": [{"vocabSize": n, "texts": [{"ids", "typeIds", "tokens", "offsets",
+//                 "specialTokensMask", "wordIds", "sequenceIds"}], "pairs": [...]}]}
+// (offsets in characters of each input string, as the Rust encode gives them: a pair's
+// second-sequence offsets count from the start of the second string).
 // Special tokens are added (the tokenizer's post-processor); no truncation, no padding.
 // Loading a tokenizer.json that the Rust crate rejects makes this script fail.
 'use strict';
@@ -38,7 +41,10 @@ async function main() {
     const tok = mod.Tokenizer.fromFile(job.tokenizer);
     const one = async (a, b) => {
       const enc = await tok.encode(a, b === undefined ? null : b, { addSpecialTokens: true });
-      return { ids: enc.getIds(), typeIds: enc.getTypeIds(), tokens: enc.getTokens() };
+      return {
+        ids: enc.getIds(), typeIds: enc.getTypeIds(), tokens: enc.getTokens(), offsets: enc.getOffsets(),
+        specialTokensMask: enc.getSpecialTokensMask(), wordIds: enc.getWordIds(), sequenceIds: enc.getSequenceIds(),
+      };
     };
     const res = { vocabSize: tok.getVocabSize(true), texts: [], pairs: [] };
     for (const t of job.texts || []) res.texts.push(await one(t));
