@@ -129,6 +129,8 @@ int SF_EXPORT(sf_max_len)(const sf_encoder *e) {
 int SF_EXPORT(sf_param_count)(const sf_encoder *e) { return e->n_params; }
 const char *SF_EXPORT(sf_param_name)(const sf_encoder *e, int i) { return i >= 0 && i < e->n_params ? e->params[i].name : NULL; }
 int SF_EXPORT(sf_param_ndim)(const sf_encoder *e, int i) { return i >= 0 && i < e->n_params ? e->params[i].ndim : 0; }
+/* 1 for a position plugin's tensor (embed.positions, embed.relative_bias...), of either slot. */
+int SF_EXPORT(sf_param_plugin)(const sf_encoder *e, int i) { return i >= 0 && i < e->n_params ? e->params[i].plugin : 0; }
 int SF_EXPORT(sf_param_dim)(const sf_encoder *e, int i, int d) {
     if (i < 0 || i >= e->n_params) return 0;
     return d == 0 ? e->params[i].rows : e->params[i].cols;

@@ -174,11 +174,15 @@ static void list_params(sf_encoder *e, float ***slots) {
     add_rows(e, slots, embed_rows, COUNT(embed_rows), -1, enc);
     sf_param_spec ps[SF_MAX_PLUGIN_PARAMS];
     int np = c->position->params ? c->position->params(c, ps) : 0;
-    for (int k = 0; k < np; k++)
+    for (int k = 0; k < np; k++) {
         add(e, slots, ps[k].name, -1, ps[k].rows, ps[k].cols, 2, R_EMBED, SF_GROUP_NONE, ps[k].init_std, enc ? (float **)&e->plugin_params[k] : NULL);
+        if (e->params) e->params[e->n_params - 1].plugin = 1;
+    }
     np = c->bias && c->bias->params ? c->bias->params(&e->bias_view, ps) : 0; /* the relativeBias plugin's (its own names) */
-    for (int k = 0; k < np; k++)
+    for (int k = 0; k < np; k++) {
         add(e, slots, ps[k].name, -1, ps[k].rows, ps[k].cols, 2, R_EMBED, SF_GROUP_NONE, ps[k].init_std, enc ? (float **)&e->bias_params[k] : NULL);
+        if (e->params) e->params[e->n_params - 1].plugin = 1;
+    }
     add_rows(e, slots, embed_norm_rows, COUNT(embed_norm_rows), -1, enc);
     for (int l = 0; l < c->layers; l++) {
         if (e->layer_start) e->layer_start[l] = e->n_params;

@@ -38,6 +38,7 @@ typedef struct sf_param {
     size_t offset;        /* floats into the parameter arena */
     size_t floats;        /* floats it occupies there (panels are padded) */
     int set;              /* has a value (loaded, given, or initialised) */
+    int plugin;           /* a position plugin's tensor (either slot): what a swap of plugins drops */
 } sf_param;
 
 typedef struct sf_layer {

@@ -267,7 +267,8 @@ test('UNSUPPORTED_MODEL: checkpoints swapformer would run wrongly are refused, n
       return d;
     };
     await rejects(loadPretrained(variant('relkey', (c) => { c.position_embedding_type = 'relative_key'; })), 'UNSUPPORTED_MODEL', /config\.json: position_embedding_type = "relative_key"/);
-    await rejects(loadPretrained(variant('mpnet', (c) => { c.model_type = 'mpnet'; })), 'UNSUPPORTED_MODEL', /model_type = "mpnet"/);
+    await rejects(loadPretrained(variant('deberta', (c) => { c.model_type = 'deberta-v2'; c.pos_att_type = ['p2c', 'c2p']; })), 'UNSUPPORTED_MODEL', /model_type = "deberta-v2" is not supported: DeBERTa's disentangled attention/);
+    await rejects(loadPretrained(variant('mpnet-as-bert', (c) => { c.model_type = 'mpnet'; })), 'UNSUPPORTED_MODEL', /token_type_embeddings.*not part of a MPNet/);
     await rejects(loadPretrained(variant('act', (c) => { c.hidden_act = 'mish'; })), 'UNSUPPORTED_MODEL', /hidden_act = "mish"/);
     await rejects(loadPretrained(variant('layers', (c) => { c.num_hidden_layers = 3; })), 'UNSUPPORTED_MODEL', /layers\.2/);
     // jina is model_type bert: detected by position_embedding_type, never run as plain BERT

@@ -10,6 +10,7 @@ import { openSource, subSource } from './files.js';
 import { readWeights } from './safetensors.js';
 import { readRecipe, checkRecipe } from './recipe.js';
 import { detectFamily, mapTensors, translateConfig } from './families.js';
+import { headConfig } from './heads.js';
 import { recipeToJSON } from './model-file.js';
 
 /**
@@ -30,8 +31,9 @@ export async function readCheckpoint(source, options = {}) {
   if (!hf) fail('NOT_FOUND', `${files.label}: no config.json (a Hugging Face model folder has one)`);
   const family = detectFamily(hf);
   const { tensors } = await readWeights(model);
-  const mapped = mapTensors(family, tensors);
+  const mapped = mapTensors(family, tensors, hf);
   const config = translateConfig(family, hf, mapped.shape);
+  if (mapped.head) config.head = headConfig(mapped.head, hf, { shapes: mapped.shape, tied: mapped.tied });
   const tokenizerJson = await model.readText('tokenizer.json', { optional: true }) ?? await files.readText('tokenizer.json', { optional: true });
   if (tokenizerJson === null) fail('NOT_FOUND', `${files.label}: no tokenizer.json (swapformer reads the fast-tokenizer file; save it with AutoTokenizer.from_pretrained(...).save_pretrained(folder))`);
   const tokenizerConfig = await model.readJSON('tokenizer_config.json', { optional: true });

@@ -9,6 +9,7 @@
 // (through text-embeddings-inference jina.rs); the traps are collected in
 // shared/reference/hf-encoders.md.
 import { SwapformerError } from '../utils/errors.js';
+import { detectHead, TIED } from './heads.js';
 
 const unsupported = (message) => new SwapformerError('UNSUPPORTED_MODEL', message);
 
@@ -113,6 +114,52 @@ export const FAMILIES = [
     ignore: BERT_IGNORE,
     tensors: BERT_TENSORS,
     config: (hf) => ({ ...bertConfig(hf), typeVocabSize: requireInt(hf, 'type_vocab_size', 1), positionOptions: { offset: requireInt(hf, 'pad_token_id', 1) + 1 } }),
+  },
+  {
+    // learned positions from padding_idx + 1 (padding_idx is 1 whatever the config says) and T5's
+    // bidirectional buckets (32, whatever relative_attention_num_buckets says, max distance 128)
+    // added to q.k/sqrt(d) in every layer: the two position slots at once
+    name: 'mpnet',
+    description: 'MPNet (all-mpnet-base-v2, multi-qa-mpnet)',
+    matches: (hf) => hf.model_type === 'mpnet',
+    prefixes: ['mpnet.'],
+    ignore: [/^pooler\./, /^lm_head\./, /^classifier\./, /^embeddings\.position_ids$/],
+    tensors: [
+      ['embeddings.word_embeddings.weight', 'embed.tokens'],
+      ['embeddings.position_embeddings.weight', 'embed.positions'],
+      ['embeddings.LayerNorm.{p}', 'embed.norm.{p}'],
+      ['encoder.relative_attention_bias.weight', 'embed.relative_bias'],
+      ['encoder.layer.{i}.attention.attn.q.{p}', 'layers.{i}.attn.q.{p}'],
+      ['encoder.layer.{i}.attention.attn.k.{p}', 'layers.{i}.attn.k.{p}'],
+      ['encoder.layer.{i}.attention.attn.v.{p}', 'layers.{i}.attn.v.{p}'],
+      ['encoder.layer.{i}.attention.attn.o.{p}', 'layers.{i}.attn.o.{p}'],
+      ['encoder.layer.{i}.attention.LayerNorm.{p}', 'layers.{i}.norm1.{p}'],
+      ['encoder.layer.{i}.intermediate.dense.{p}', 'layers.{i}.ffn.up.{p}'],
+      ['encoder.layer.{i}.output.dense.{p}', 'layers.{i}.ffn.down.{p}'],
+      ['encoder.layer.{i}.output.LayerNorm.{p}', 'layers.{i}.norm2.{p}'],
+    ],
+    config: (hf) => {
+      const buckets = requireInt(hf, 'relative_attention_num_buckets', 32);
+      if (buckets !== 32) throw unsupported(`config.json: relative_attention_num_buckets = ${buckets}: MPNet computes 32 buckets whatever the config says, so a table of ${buckets} rows would be read wrongly`);
+      return {
+        vocabSize: requireInt(hf, 'vocab_size'),
+        dModel: requireInt(hf, 'hidden_size'),
+        heads: requireInt(hf, 'num_attention_heads'),
+        layers: requireInt(hf, 'num_hidden_layers'),
+        ffDim: requireInt(hf, 'intermediate_size'),
+        position: 'learned',
+        maxLen: requireInt(hf, 'max_position_embeddings', 512),
+        positionOptions: { offset: 2 },
+        relativeBias: 't5',
+        relativeBiasOptions: { buckets: 32, maxDistance: 128 },
+        norm: 'layernorm',
+        normPlacement: 'post',
+        finalNorm: false,
+        embedNorm: true,
+        eps: field(hf, 'layer_norm_eps', 1e-12),
+        activation: activation(hf, 'hidden_act', 'gelu'),
+      };
+    },
   },
   {
     name: 'distilbert',
@@ -316,8 +363,9 @@ export const FAMILIES = [
         attnScale: 1, // T5 folds 1/sqrt(d) into its initialisation
         layers: requireInt(hf, 'num_layers'),
         ffDim: requireInt(hf, 'd_ff'),
-        position: 't5',
-        positionOptions: { buckets: requireInt(hf, 'relative_attention_num_buckets', 32), maxDistance: requireInt(hf, 'relative_attention_max_distance', 128) },
+        position: 'none', // T5 has no absolute positions, only the relative bias of block 0, shared by every block
+        relativeBias: 't5',
+        relativeBiasOptions: { buckets: requireInt(hf, 'relative_attention_num_buckets', 32), maxDistance: requireInt(hf, 'relative_attention_max_distance', 128) },
         norm: 'rmsnorm',
         normPlacement: 'pre',
         finalNorm: true,
@@ -332,6 +380,9 @@ export const FAMILIES = [
 export function detectFamily(hf) {
   if (hf === null || typeof hf !== 'object' || Array.isArray(hf)) throw new SwapformerError('BAD_FILE', 'config.json must be a JSON object');
   const family = FAMILIES.find((f) => f.matches(hf));
+  if (hf.model_type === 'deberta' || hf.model_type === 'deberta-v2') { // modeling_deberta_v2.py: DisentangledSelfAttention
+    throw unsupported(`config.json: model_type = ${JSON.stringify(hf.model_type)} is not supported: DeBERTa's disentangled attention adds content-to-position and position-to-content scores through learned projections of a relative position table (pos_att_type ${JSON.stringify(hf.pos_att_type ?? null)}), which no position plugin computes`);
+  }
   if (!family) {
     throw unsupported(`config.json: model_type = ${JSON.stringify(hf.model_type)} is not supported (${FAMILIES.map((f) => f.description).join('; ')})`);
   }
@@ -358,13 +409,17 @@ const FLOAT = new Set(['F32', 'F16', 'BF16', 'F64']);
 /**
  * Maps a checkpoint's tensors (Map name -> {dtype, shape, bytes}) onto
  * canonical names: old LayerNorm gamma/beta renamed, the base-model prefix
- * stripped, heads and buffers the encoder does not use dropped (the family's
- * ignore list), fused tensors split along their first dimension. Any other
- * tensor is refused: an unknown weight means an architecture we would run
- * wrongly.
- * @returns {{tensors: {name: string, dtype: string, shape: number[], bytes: Uint8Array, source: string}[], shape: (name: string) => number[] | undefined}}
+ * stripped, the task head's tensors (heads.js, when config.json's
+ * architectures names one and its tensors are there) renamed, heads and
+ * buffers the encoder does not use dropped (the family's ignore list), fused
+ * tensors split along their first dimension. Any other tensor is refused: an
+ * unknown weight means an architecture we would run wrongly. A saved copy of a
+ * tied decoder equal to the token table is dropped; one that differs becomes
+ * an untied head.out.weight.
+ * @returns {{tensors: {name: string, dtype: string, shape: number[], bytes: Uint8Array, source: string}[],
+ *   shape: (name: string) => number[] | undefined, head: {task, table} | null, tied: boolean}}
  */
-export function mapTensors(family, tensors) {
+export function mapTensors(family, tensors, hf = {}) {
   const renamed = new Map();
   for (const [name, t] of tensors) {
     let n = name.replace(/\.gamma$/, '.weight').replace(/\.beta$/, '.bias'); // TF-era LayerNorm names
@@ -372,13 +427,18 @@ export function mapTensors(family, tensors) {
     if (prefix) n = n.slice(prefix.length);
     renamed.set(n, { ...t, source: name });
   }
+  const head = detectHead(family, hf, [...renamed.keys()]);
+  const headEntries = head ? compiledHead(head.table) : [];
+  const ignore = [...(head?.table.ignore ?? []), ...family.ignore];
   const entries = table(family);
-  const out = [], seen = new Map();
+  const out = [], seen = new Map(), decoders = [];
   for (const [n, t] of renamed) {
-    if (family.ignore.some((re) => re.test(n))) continue;
     let hit;
-    for (const e of entries) if ((hit = e.re.exec(n))) { hit = { e, m: hit }; break; }
-    if (!hit) throw unsupported(`weight '${t.source}' is not part of a ${family.description} encoder as swapformer knows it (an architecture variant it would run wrongly)`);
+    for (const e of headEntries) if ((hit = e.re.exec(n))) { hit = { e, m: hit }; break; }
+    if (hit && hit.e.targets[0] === TIED) { decoders.push(t); continue; }
+    if (!hit && ignore.some((re) => re.test(n))) continue;
+    if (!hit) for (const e of entries) if ((hit = e.re.exec(n))) { hit = { e, m: hit }; break; }
+    if (!hit) throw unsupported(`weight '${t.source}' is not part of a ${family.description} ${head ? `${head.task} model` : 'encoder'} as swapformer knows it (an architecture variant it would run wrongly)`);
     if (!FLOAT.has(t.dtype)) throw unsupported(`weight '${t.source}' has dtype ${t.dtype}; weights must be F32, F16, BF16 or F64`);
     const { i, p } = hit.m.groups ?? {};
     const names = hit.e.targets.map((x) => x.replace('{i}', i).replace('{p}', p));
@@ -396,8 +456,26 @@ export function mapTensors(family, tensors) {
       out.push(entry);
     });
   }
-  return { tensors: out, shape: (n) => renamed.get(n)?.shape };
+  let tied = true;
+  for (const d of decoders) { // the decoder's saved copy: the token table again, or an untied projection
+    const tokens = seen.get(TIED);
+    if (tokens && tokens.dtype === d.dtype && sameBytes(tokens.bytes, d.bytes)) continue;
+    if (!FLOAT.has(d.dtype)) throw unsupported(`weight '${d.source}' has dtype ${d.dtype}; weights must be F32, F16, BF16 or F64`);
+    if (seen.has('head.out.weight')) throw unsupported(`weight '${d.source}' gives the decoder twice`);
+    tied = false;
+    const entry = { name: 'head.out.weight', dtype: d.dtype, shape: d.shape, bytes: d.bytes, source: d.source };
+    seen.set(entry.name, entry);
+    out.push(entry);
+  }
+  const shape = (n) => seen.get(n)?.shape ?? renamed.get(n)?.shape;
+  return { tensors: out, shape, head, tied };
 }
+
+const compiledHeads = new WeakMap();
+const compiledHead = (t) => {
+  if (!compiledHeads.has(t)) compiledHeads.set(t, t.tensors.map(compile));
+  return compiledHeads.get(t);
+};
 
 /** k equal slices of a tensor along its first dimension (row-major: contiguous views). */
 function splitRows(t, k, name) {

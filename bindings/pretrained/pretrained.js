@@ -7,7 +7,7 @@
 //             streamed from the checkpoint's bytes) -> loadModel, the same
 //             strict loader as every model, without the file built in memory.
 import { SwapformerError, fail } from '../utils/errors.js';
-import { createEncoder, loadModel, Encoder, EXCLUSIVE } from '../runtime/encoder.js';
+import { deriveEncoder, loadModel, Encoder, EXCLUSIVE } from '../runtime/encoder.js';
 import { Tokenizer } from '../tokenizers/tokenizer.js';
 import { readFile, checkSignal } from './files.js';
 import { pool, applyRecipe } from './recipe.js';
@@ -19,13 +19,17 @@ const own = (o, k) => (o !== null && typeof o === 'object' && Object.hasOwn(o, k
 // ------------------------------------------------------------------ Pretrained
 
 const EMBED_BATCH = 32; // texts per forward pass: bounds the activations
+/** The config fields of the position scheme: a change to any of them is a swap. */
+const POSITION_FIELDS = ['position', 'positionOptions', 'relativeBias', 'relativeBiasOptions', 'maxLen'];
 
 export class Pretrained {
   #disposed = false;
 
-  #limits;
+  #maxLengthOption; // the maxLength option (checked against the position plugin), or undefined
+  #checkpointLimits; // max_seq_length, model_max_length: what the checkpoint was trained to
+  #swapped; // the position scheme differs from the checkpoint's: its limits no longer apply
 
-  constructor({ encoder, tokenizer, recipe, family, hfConfig, limits, label }) {
+  constructor({ encoder, tokenizer, recipe, family, hfConfig, label, maxLength, checkpointLimits, swapped = false }) {
     /** The Encoder: every method works, and its position plugin can be swapped on the same weights. */
     this.encoder = encoder;
     /** The checkpoint's tokenizer (tokenizer.json). */
@@ -37,12 +41,34 @@ export class Pretrained {
     /** The checkpoint's config.json. */
     this.hfConfig = hfConfig;
     this.source = label;
-    this.#limits = limits; // the maxLength option, max_seq_length, model_max_length
+    this.#checkpointLimits = checkpointLimits;
+    this.#swapped = swapped;
+    this.#maxLengthOption = maxLength === undefined ? undefined : this.#checkLength(maxLength, 'options.maxLength');
   }
 
-  /** Longest input in tokens, special tokens included: the smallest of the maxLength option,
-   * the recipe's max_seq_length, the tokenizer's model_max_length and the position plugin's limit. */
-  get maxLength() { return smallest(...this.#limits, this.encoder.maxSequenceLength); }
+  /**
+   * Longest input in tokens, special tokens included: the maxLength option
+   * when given (up to what the position plugin encodes); else the smallest of
+   * the recipe's max_seq_length, the tokenizer's model_max_length and the
+   * plugin's limit; after a swap of the position scheme (withConfig), the new
+   * plugin's limit alone (quality past the trained length is the experiment).
+   */
+  get maxLength() {
+    const plugin = this.encoder.maxSequenceLength;
+    if (this.#maxLengthOption !== undefined) return this.#maxLengthOption;
+    return this.#swapped ? plugin : smallest(...this.#checkpointLimits, plugin);
+  }
+
+  /** Whether the position scheme was swapped or rescaled from the checkpoint's (withConfig). */
+  get swapped() { return this.#swapped; }
+
+  /** A requested length: a positive integer the position plugin encodes, else SEQUENCE_TOO_LONG (never lowered). */
+  #checkLength(n, what) {
+    if (!Number.isSafeInteger(n) || n < 2) fail('BAD_ARGUMENT', `${what} must be an integer >= 2, got ${String(n)}`);
+    const plugin = this.encoder.maxSequenceLength;
+    if (n > plugin) fail('SEQUENCE_TOO_LONG', `${what} = ${n}: position '${this.encoder.config.position}' of this model encodes at most ${plugin} tokens (swap the scheme with withConfig to go further)`);
+    return n;
+  }
 
   /**
    * Sentence embeddings: {data, shape: [B, D]} with the checkpoint's recipe,
@@ -79,7 +105,7 @@ export class Pretrained {
     if (normalize !== undefined && typeof normalize !== 'boolean') fail('BAD_ARGUMENT', 'options.normalize must be a boolean');
     // as sentence-transformers' Transformer.tokenize: stripped, lowercased when the folder says so
     const prepared = list.map((t) => (this.recipe.doLowerCase ? t.trim().toLowerCase() : t.trim()));
-    const encoded = prepared.map((t) => this.tokenizer.encode(t, { maxLength }));
+    const encoded = prepared.map((t) => this.tokenizer.encode(t, { maxLength: Number.isFinite(maxLength) ? maxLength : undefined }));
     const inputs = (batch) => [batch.map((e) => e.ids), { typeIds: batch.map((e) => e.typeIds) }];
     if (pooling === 'none') { // the last hidden states, one pass
       const out = forward(...inputs(encoded));
@@ -107,22 +133,43 @@ export class Pretrained {
   }
 
   #maxLength(requested) {
-    if (requested === undefined) return this.maxLength;
-    if (!Number.isSafeInteger(requested) || requested < 1) fail('BAD_ARGUMENT', `options.maxLength must be a positive integer, got ${String(requested)}`);
-    return Math.min(requested, this.maxLength);
+    return requested === undefined ? this.maxLength : this.#checkLength(requested, 'options.maxLength');
   }
 
   /**
    * The same checkpoint with config fields changed on the same weights: a
-   * position plugin swapped or rescaled, e.g. {positionOptions: {...p.encoder.config.positionOptions,
-   * scaling: {type: 'yarn', factor: 4, originalMaxLen: 2048}}}. A new Pretrained (dispose both).
+   * position plugin swapped, removed or rescaled (position, positionOptions,
+   * relativeBias, relativeBiasOptions, maxLen), e.g. {position: 'alibi'} or
+   * {relativeBias: 'none'} (a plugin swapped in without its options gets its
+   * defaults). The tensors of a plugin
+   * swapped out are dropped, every other weight is kept bit for bit, a new
+   * plugin's table starts at zero (Encoder deriveEncoder); the head and the
+   * recipe still apply. options: {maxLength?, dtype?, threads?, wasm?}.
+   * A new Pretrained (dispose both).
    */
   async withConfig(changes, options) {
     if (this.disposed) fail('DISPOSED', 'this model has been disposed');
     if (changes === null || typeof changes !== 'object' || Array.isArray(changes)) fail('BAD_ARGUMENT', 'withConfig takes an object of config fields');
-    const encoder = await createEncoder({ ...this.encoder.config, ...changes }, { weights: this.encoder.getWeights(), ...(options ?? {}) });
-    return new Pretrained({ encoder, tokenizer: this.tokenizer, recipe: this.recipe, family: this.family, hfConfig: this.hfConfig,
-      limits: this.#limits, label: this.source });
+    const opts = options ?? {};
+    if (typeof opts !== 'object' || Array.isArray(opts)) fail('BAD_ARGUMENT', 'withConfig: options must be an object');
+    const { maxLength, ...encoderOptions } = opts;
+    const before = this.encoder.config;
+    const config = { ...before, ...changes };
+    // a plugin swapped in without options gets its defaults, not the old plugin's options
+    for (const [slot, opts] of [['position', 'positionOptions'], ['relativeBias', 'relativeBiasOptions']]) {
+      if (Object.hasOwn(changes, slot) && changes[slot] !== before[slot] && !Object.hasOwn(changes, opts)) delete config[opts];
+    }
+    const encoder = await deriveEncoder(this.encoder, config, encoderOptions);
+    const after = encoder.config;
+    const moved = POSITION_FIELDS.some((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
+    try {
+      return new Pretrained({ encoder, tokenizer: this.tokenizer, recipe: this.recipe, family: this.family, hfConfig: this.hfConfig,
+        label: this.source, maxLength: maxLength ?? (moved ? undefined : this.#maxLengthOption), checkpointLimits: this.#checkpointLimits,
+        swapped: this.#swapped || moved });
+    } catch (e) {
+      encoder.dispose();
+      throw e;
+    }
   }
 
   /** Frees the encoder; idempotent. */
@@ -198,8 +245,8 @@ export async function loadPretrained(source, options) {
   try {
     const m = pretrainedMetadata(meta, { dModel: encoder.config.dModel, folder: bytes ? undefined : label });
     const tokenizer = Tokenizer.fromJSON(m.tokenizer, { tokenizerConfig: m.tokenizerConfig, specialTokensMap: m.specialTokensMap });
-    const limits = [maxLength, m.recipe.maxSeqLength, tokenizer.modelMaxLength];
-    return new Pretrained({ encoder, tokenizer, recipe: m.recipe, family: m.family, hfConfig: m.hfConfig, limits, label });
+    return new Pretrained({ encoder, tokenizer, recipe: m.recipe, family: m.family, hfConfig: m.hfConfig, label, maxLength,
+      checkpointLimits: [m.recipe.maxSeqLength, tokenizer.modelMaxLength] });
   } catch (e) {
     encoder.dispose();
     throw e;

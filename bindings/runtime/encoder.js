@@ -345,6 +345,63 @@ export async function createEncoder(config, options) {
 }
 
 /**
+ * A new encoder of `config` on another encoder's weights (Pretrained.withConfig):
+ * every tensor the new config has keeps its values, bit for bit; the others
+ * are dropped (the tables of a position plugin swapped out). A position
+ * plugin's table the new config adds, or resizes (learned positions with a
+ * larger maxLen), starts as zeros past what the old one held: an untrained
+ * table adds nothing, where seeded noise would swamp a trained model; any other
+ * new tensor is initialised as createEncoder does. Resizing any other tensor
+ * is BAD_CONFIG naming it. options: {dtype?, threads?, wasm?} (default: the source's dtype).
+ */
+export async function deriveEncoder(source, config, options) {
+  options = optionsObject(options);
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) fail('BAD_CONFIG', 'config must be an object');
+  const weights = source.getWeights();
+  const dtype = readDtype(options, source.dtype);
+  let json;
+  try {
+    json = JSON.stringify(config);
+  } catch (e) {
+    fail('BAD_CONFIG', `config is not serialisable as JSON: ${e.message}`);
+  }
+  const { rt, threads } = await runtimeWithThreads(own(options, 'wasm'), await readThreads(options));
+  return rt.exclusive(() => {
+    const x = rt.x;
+    const h = rt.withString(json, (p, n) => x.sf_create(p, n, DTYPE_CODE[dtype]));
+    if (!h) throw rt.error(x.sf_error_code());
+    x.sf_set_threads(h, threads);
+    try {
+      for (let i = 0; i < x.sf_param_count(h); i++) {
+        const name = rt.cstr(x.sf_param_name(h, i));
+        const n = x.sf_param_ndim(h, i) === 2 ? x.sf_param_dim(h, i, 0) * x.sf_param_dim(h, i, 1) : x.sf_param_dim(h, i, 0);
+        let data = Object.hasOwn(weights, name) ? weights[name] : null;
+        if (x.sf_param_plugin(h, i)) { // zeros past the old table
+          const table = new Float32Array(n);
+          if (data) table.set(data.subarray(0, Math.min(n, data.length)));
+          data = table;
+        } else if (data && data.length !== n) {
+          fail('BAD_CONFIG', `the change resizes the weight '${name}' (${data.length} values, the new config needs ${n}): a config change on the same weights keeps every tensor's shape but a position plugin's table`);
+        }
+        if (!data) continue;
+        const p = rt.alloc(data.length * 4 || 4);
+        try {
+          rt.f32(p, data.length).set(data);
+          rt.check(rt.withString(name, (np, nn) => x.sf_set_weight(h, np, nn, p, data.length)));
+        } finally {
+          x.sf_dealloc(p);
+        }
+      }
+      rt.check(x.sf_init(h, 0, 1));
+      return new Encoder(rt, h);
+    } catch (e) {
+      x.sf_destroy(h);
+      throw e;
+    }
+  });
+}
+
+/**
  * A model file given as its head (the 8-byte length and the header JSON), its
  * length, and read(begin, end): the data bytes [begin, end) (offsets from the
  * data's start, within one tensor, asked in data order). loadModel streams it

@@ -1,0 +1,162 @@
+// Task heads as data, one table per family and task, in the manner of
+// families.js for the encoder: which Hugging Face tensors make config.head's
+// canonical ones (head.dense, head.norm, head.out; core/heads.c runs them) and
+// how config.json sets the head up. A folder's head comes from its
+// `architectures` (…ForSequenceClassification, …ForTokenClassification,
+// …ForMaskedLM / …ForPreTraining) and is used only when its tensors are there
+// (all-mpnet-base-v2 says MPNetForMaskedLM and ships the bare encoder).
+//
+// Sources (re-read them when a detail matters): huggingface/transformers
+// models/{bert,roberta,xlm_roberta,distilbert,modernbert,mpnet}/modeling_*.py;
+// summarised in shared/reference/tasks-and-serving.md section 1.
+//
+//   family      sequence                                   token                mlm (decoder tied to the token table)
+//   bert        pooler.dense + tanh, classifier            classifier           cls.predictions.transform.{dense, LayerNorm} + .bias
+//   roberta     classifier.dense + tanh, .out_proj         classifier           lm_head.{dense, gelu, layer_norm} + lm_head.bias
+//   distilbert  pre_classifier + relu, classifier          classifier           vocab_transform + act, vocab_layer_norm, vocab_projector
+//   modernbert  head.{dense, act, norm}, classifier        head, classifier     head + decoder.bias
+//   mpnet       classifier.dense + tanh, .out_proj         classifier           lm_head.{dense, gelu, layer_norm} + lm_head.bias
+import { SwapformerError } from '../utils/errors.js';
+
+const unsupported = (message) => new SwapformerError('UNSUPPORTED_MODEL', message);
+
+/** The canonical name the tied decoder's saved copy maps to: it must equal embed.tokens. */
+export const TIED = 'embed.tokens';
+
+/** Hugging Face activation names (activations.py ACT2FN) -> config.head's. */
+const ACT = { gelu: 'gelu', gelu_new: 'gelu_tanh', gelu_pytorch_tanh: 'gelu_tanh', gelu_fast: 'gelu_tanh', relu: 'relu', silu: 'silu', swish: 'silu', tanh: 'tanh' };
+
+function act(hf, key, fallback) {
+  const name = Object.hasOwn(hf, key) && hf[key] != null ? hf[key] : fallback;
+  if (typeof name !== 'string' || !Object.hasOwn(ACT, name)) throw unsupported(`config.json: ${key} = ${JSON.stringify(name)} is not a supported head activation (${Object.keys(ACT).join(', ')})`);
+  return ACT[name];
+}
+const num = (hf, key, fallback) => (Object.hasOwn(hf, key) && typeof hf[key] === 'number' ? hf[key] : fallback);
+
+// BERT's (and JinaBERT's: its task models reuse BERT's heads)
+const BERT = {
+  sequence: { tensors: [['pooler.dense.{p}', 'head.dense.{p}'], ['classifier.{p}', 'head.out.{p}']], config: () => ({ dense: true, activation: 'tanh' }) },
+  token: { tensors: [['classifier.{p}', 'head.out.{p}']], ignore: [/^pooler\./] },
+  mlm: {
+    tensors: [
+      ['cls.predictions.transform.dense.{p}', 'head.dense.{p}'],
+      ['cls.predictions.transform.LayerNorm.{p}', 'head.norm.{p}'],
+      ['cls.predictions.bias', 'head.out.bias'],
+      ['cls.predictions.decoder.bias', 'head.out.bias'], // the same Parameter, saved twice by some versions
+      ['cls.predictions.decoder.weight', TIED],
+    ],
+    ignore: [/^pooler\./, /^cls\.seq_relationship\./], // BertForPreTraining's next-sentence head
+    config: (hf) => ({ dense: true, activation: act(hf, 'hidden_act', 'gelu'), norm: 'layernorm', normEps: num(hf, 'layer_norm_eps', 1e-12) }),
+  },
+};
+
+// RoBERTa's classification and LM heads (XLM-R's and MPNet's are the same classes under other names)
+const ROBERTA = {
+  sequence: { tensors: [['classifier.dense.{p}', 'head.dense.{p}'], ['classifier.out_proj.{p}', 'head.out.{p}']], config: () => ({ dense: true, activation: 'tanh' }) },
+  token: { tensors: [['classifier.{p}', 'head.out.{p}']], ignore: [/^pooler\./] },
+  mlm: {
+    tensors: [
+      ['lm_head.dense.{p}', 'head.dense.{p}'],
+      ['lm_head.layer_norm.{p}', 'head.norm.{p}'],
+      ['lm_head.bias', 'head.out.bias'],
+      ['lm_head.decoder.bias', 'head.out.bias'],
+      ['lm_head.decoder.weight', TIED],
+    ],
+    ignore: [/^pooler\./],
+    config: (hf) => ({ dense: true, activation: 'gelu', norm: 'layernorm', normEps: num(hf, 'layer_norm_eps', 1e-12) }), // erf GELU, fixed
+  },
+};
+
+// ModernBERT's prediction head: dense (bias iff classifier_bias) + activation + norm (bias iff norm_bias)
+const MODERNBERT_HEAD = [['head.dense.{p}', 'head.dense.{p}'], ['head.norm.{p}', 'head.norm.{p}']];
+const modernbertHead = (hf) => ({ dense: true, activation: act(hf, 'classifier_activation', 'gelu'), norm: 'layernorm', normEps: num(hf, 'norm_eps', 1e-5) });
+
+export const HEADS = {
+  bert: BERT,
+  'jina-bert': BERT,
+  roberta: ROBERTA,
+  mpnet: ROBERTA,
+  distilbert: {
+    sequence: { tensors: [['pre_classifier.{p}', 'head.dense.{p}'], ['classifier.{p}', 'head.out.{p}']], config: () => ({ dense: true, activation: 'relu' }) },
+    token: { tensors: [['classifier.{p}', 'head.out.{p}']] },
+    mlm: {
+      tensors: [['vocab_transform.{p}', 'head.dense.{p}'], ['vocab_layer_norm.{p}', 'head.norm.{p}'], ['vocab_projector.bias', 'head.out.bias'], ['vocab_projector.weight', TIED]],
+      config: (hf) => ({ dense: true, activation: act(hf, 'activation', 'gelu'), norm: 'layernorm', normEps: 1e-12 }), // eps fixed in DistilBertForMaskedLM
+    },
+  },
+  modernbert: {
+    sequence: {
+      tensors: [...MODERNBERT_HEAD, ['classifier.{p}', 'head.out.{p}']],
+      config: (hf) => {
+        const pooling = Object.hasOwn(hf, 'classifier_pooling') ? hf.classifier_pooling : 'cls';
+        if (pooling !== 'cls' && pooling !== 'mean') throw unsupported(`config.json: classifier_pooling = ${JSON.stringify(pooling)} is not 'cls' or 'mean' (Hugging Face refuses it too)`);
+        return { ...modernbertHead(hf), pooling };
+      },
+    },
+    token: { tensors: [...MODERNBERT_HEAD, ['classifier.{p}', 'head.out.{p}']], config: modernbertHead },
+    mlm: { tensors: [...MODERNBERT_HEAD, ['decoder.bias', 'head.out.bias'], ['decoder.weight', TIED]], config: modernbertHead },
+  },
+};
+
+/** The task an `architectures` entry names, or null. */
+function taskOf(arch) {
+  if (typeof arch !== 'string') return null;
+  if (/ForSequenceClassification$/.test(arch)) return 'sequence';
+  if (/ForTokenClassification$/.test(arch)) return 'token';
+  if (/For(MaskedLM|PreTraining)$/.test(arch)) return 'mlm';
+  return null;
+}
+
+/**
+ * The head a checkpoint asks for: {task, table} from config.json's
+ * architectures and the family's head tables, or null (an encoder: feature
+ * extraction). `names` are the tensor names with the base-model prefix
+ * stripped: a head whose tensors are absent is no head (all-mpnet-base-v2),
+ * unless it is a classifier, whose weights cannot be made up.
+ */
+export function detectHead(family, hf, names) {
+  const archs = Object.hasOwn(hf, 'architectures') && Array.isArray(hf.architectures) ? hf.architectures : [];
+  const task = archs.map(taskOf).find((t) => t) ?? null;
+  if (!task) return null;
+  const table = HEADS[family.name]?.[task];
+  if (!table) {
+    if (task === 'mlm') return null; // e.g. NomicBertForPreTraining: the encoder alone
+    throw unsupported(`config.json: architectures = ${JSON.stringify(archs)}: swapformer runs no ${task} head for ${family.description} (heads: ${Object.keys(HEADS).join(', ')})`);
+  }
+  const present = table.tensors.some(([pattern]) => names.some((n) => matchName(pattern, n)));
+  if (!present) {
+    if (task === 'mlm') return null;
+    throw unsupported(`config.json says ${archs[0]}, but the weights hold none of its head's tensors (${table.tensors.map(([p]) => p.replace('{p}', 'weight')).join(', ')})`);
+  }
+  return { task, table };
+}
+
+const matchName = (pattern, name) => pattern.replace('{p}', 'weight') === name || pattern.replace('{p}', 'bias') === name;
+
+/** Hugging Face's id2label (string keys) as an array of labels, LABEL_i where absent (configuration_utils). */
+export function labelsOf(hf, count) {
+  const map = Object.hasOwn(hf, 'id2label') && hf.id2label !== null && typeof hf.id2label === 'object' && !Array.isArray(hf.id2label) ? hf.id2label : {};
+  const labels = Array.from({ length: count }, (_, i) => `LABEL_${i}`);
+  for (const key of Object.keys(map)) {
+    const i = Number(key);
+    if (!(Number.isInteger(i) && i >= 0 && String(i) === key)) throw unsupported(`config.json: id2label has the key ${JSON.stringify(key)}, not a label index`);
+    if (i >= count) throw unsupported(`config.json: id2label names label ${i}, but the classifier has ${count} outputs`);
+    if (typeof map[key] !== 'string') throw unsupported(`config.json: id2label[${key}] must be a string`);
+    labels[i] = map[key];
+  }
+  return labels;
+}
+
+/**
+ * config.head for a detected head: the task, the family's setup, and the
+ * label count from the classifier's rows (labels are the vocabulary for mlm).
+ * `shapes(canonicalName)` gives a mapped tensor's shape; `tied` whether the
+ * decoder is the token table.
+ */
+export function headConfig(head, hf, { shapes, tied }) {
+  const setup = head.table.config ? head.table.config(hf) : {};
+  if (head.task === 'mlm') return { task: 'mlm', ...setup, tied };
+  const out = shapes('head.out.weight');
+  if (!out || out.length !== 2) throw unsupported(`the ${head.task} head has no classifier weight`);
+  return { task: head.task, labels: out[0], ...setup };
+}
