@@ -89,8 +89,10 @@ export function checkLogits(logits, shape, field = 'logits') {
   if (!Array.isArray(shape) || shape.some((d) => !Number.isSafeInteger(d) || d < 0)) bad(`${field}: the shape must be an array of non-negative integers, got ${show(shape)}`);
   const n = shape.reduce((a, d) => a * d, 1);
   if (logits.length !== n) bad(`${field} has ${logits.length} values, the shape [${shape.join(', ')}] needs ${n}`);
+  if (Array.isArray(logits)) {
+    for (let i = 0; i < n; i++) if (typeof logits[i] !== 'number') bad(`${field}[${i}] must be a number, got ${show(logits[i])}`);
+  }
   for (let i = 0; i < n; i++) {
-    if (typeof logits[i] !== 'number') bad(`${field}[${i}] must be a number, got ${show(logits[i])}`);
     if (!Number.isFinite(logits[i])) fail('NON_FINITE', `${field}[${i}] is ${logits[i]}: the scores of non-finite logits are undefined`);
   }
   return logits;

@@ -37,6 +37,10 @@ MODERNBERT = {'file': 'tests/pretrained/modernbert-embed/tokenizer.json'}
 T5 = {'file': 'tests/pretrained/sentence-t5/tokenizer.json'}
 HAND_WORDPIECE = {'file': 'tests/tokenizers/hand/wordpiece_bert_processing.json'}
 SPM_XLMR = {'file': 'tests/tokenizers/spm/xlmr_nmt_nfkc_cf.tokenizer.json'}
+# WordPiece after NFKC: a token and its text of one code point each but not of one UTF-16 unit
+# each (U+1D400 -> "A"), a ligature that grows (U+FB01 -> "fi"), an astral sub-word piece
+NFKC = {'file': 'tests/tasks/wordpiece_nfkc.json'}
+NFKC_CONFIG = {'unk_token': '[UNK]', 'mask_token': '[MASK]', 'pad_token': '[PAD]', 'clean_up_tokenization_spaces': True}
 
 
 def rng(pid):
@@ -170,6 +174,12 @@ TOKEN_TEXTS = {
     'xlmr-small': (XLMR_SMALL, None, ['Hello world, the quick fox', ' , naïve café ☃', 'résumé 中文 text']),
     'modernbert': (MODERNBERT, None, ['Hello world from New York', 'naïve  spaces']),
     'hand-wordpiece': (HAND_WORDPIECE, {'unk_token': '[UNK]'}, ['hello world unknown']),
+    'nfkc': (NFKC, NFKC_CONFIG, ['\U0001D400b \U0001D400 a\U0001F600 \uFB01 x\U0001D41A', 'ab\U0001F600b, \uFF21 zz']),
+    # no post-processor (nothing special), no decoder (" ".join), BPE with an end-of-word suffix and added tokens
+    'hand-unigram': ({'file': 'tests/tokenizers/hand/unigram_metaspace_nosplit.json'}, {'unk_token': '<unk>'}, ['a b ab c', 'ab ba  cab x']),
+    'hand-wordlevel': ({'file': 'tests/tokenizers/hand/whitespace_wordlevel.json'}, {'unk_token': '[UNK]'}, ['Hello the - world', 'the  Hello-the']),
+    'hand-bpe': ({'file': 'tests/tokenizers/hand/bpe_added_tokens.json'}, {'unk_token': '[UNK]', 'mask_token': '<mask>'},
+                 ['hello [SPECIAL] \u03a9hm New abab <|x|> 12 ab', 'New  hello<mask>ab']),
     'spm-xlmr': (SPM_XLMR, {'unk_token': '<unk>', 'pad_token': '<pad>'}, ['The quick brown fox jumps', 'Lorem ipsum ☃ dolor']),
 }
 
@@ -214,6 +224,13 @@ def token_classification(encodings):
         logits=token_logits(rng('tok/default'), n_tokens, SCHEMES['bio']), options={})
     add('token-classification', 'tok/no-id2label', **base, config={'num_labels': 3},
         logits=token_logits(rng('tok/nolabels'), n_tokens, ['a', 'b', 'c']), options={'aggregationStrategy': 'average'})
+    # every token certain (scores exactly 1 and 0) of another label: equal maxima (max takes the
+    # word's first token, Python's max keeps the first of equals), ties in the average
+    base = {'tokenizer': BERT, 'tokenizerConfig': BERT_CONFIG, 'text': 'unaffable jumbling antidisestablishmentarianism x'}
+    n_tokens = len(encodings(base)['ids'])
+    row = np.array([0.0, -1000.0, -1000.0, -1000.0, -1000.0])
+    add('token-classification', 'tok/equal-maxima', **base, config=label_config(SCHEMES['pos']),
+        logits=[np.roll(row, t).tolist() for t in range(n_tokens)], variants=[{'aggregationStrategy': s} for s in STRATEGIES])
     # Hugging Face's documented example: B-PER / I-PER / B-LOC on "Wolfgang" / "Berlin"
     enc = encodings(base)
     labels = SCHEMES['bio']
@@ -235,6 +252,7 @@ def fill_mask(encodings, vocab_size):
         (ROBERTA_SMALL, None, ['Hello <mask> world.', '<mask> and <mask>']),
         (XLMR_SMALL, None, ['Hello <mask>.', 'The <mask> fox <mask> over']),
         (MODERNBERT, None, ['Hello [MASK] world.']),
+        (NFKC, NFKC_CONFIG, ['\U0001D400 [MASK] , b.', '[MASK]\U0001F600 [MASK]']),
     ]
     option_sets = [
         {}, {'topK': 1}, {'topK': 12}, {'topK': 0},
