@@ -180,6 +180,8 @@ TOKEN_TEXTS = {
     'hand-wordlevel': ({'file': 'tests/tokenizers/hand/whitespace_wordlevel.json'}, {'unk_token': '[UNK]'}, ['Hello the - world', 'the  Hello-the']),
     'hand-bpe': ({'file': 'tests/tokenizers/hand/bpe_added_tokens.json'}, {'unk_token': '[UNK]', 'mask_token': '<mask>'},
                  ['hello [SPECIAL] \u03a9hm New abab <|x|> 12 ab', 'New  hello<mask>ab']),
+    # a BPE with a continuing_subword_prefix: sub-words told by length, as WordPiece
+    'bpe-prefix': ({'file': 'tests/tasks/bpe_prefix.json'}, {'unk_token': '[UNK]'}, ['abc cab xab. ab', 'xbc a.b z', 'x.ab c,a']),
     'spm-xlmr': (SPM_XLMR, {'unk_token': '<unk>', 'pad_token': '<pad>'}, ['The quick brown fox jumps', 'Lorem ipsum ☃ dolor']),
 }
 

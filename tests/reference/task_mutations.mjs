@@ -67,12 +67,14 @@ export const MUTATIONS = [
   { id: 'fm-token-str', file: T('fill-mask'), what: 'token_str = decode([id])', edits: [['tokenStr: view.decode([token]),', 'tokenStr: view.idToToken(token),']] },
   { id: 'fm-renormalise', file: T('fill-mask'), what: 'target scores not renormalised', edits: [['Float64Array.from(targetIds, (id) => probs[id])', 'softmax(Float64Array.from(targetIds, (id) => logits[r * vocab + id]))']] },
   { id: 'fm-target-first-id', file: T('fill-mask'), what: 'an unknown target: the first id of its tokenization', edits: [['.ids[0];', '.ids.at(-1);']] },
+  { id: 'fm-target-vocab-first', file: T('fill-mask'), what: 'a target in the vocabulary is its id (not its tokenization)', edits: [['view.tokenToId(t) ?? view.encode', 'view.encode']] },
   { id: 'fm-one-array', file: T('fill-mask'), what: 'one mask: one array', edits: [['return single ? rows[0] : rows;', 'return rows;']] },
   { id: 'fm-fill-this-mask', file: T('fill-mask'), what: 'sequence: only this mask filled', edits: [['filled[pos] = token;', 'for (const q of positions) filled[q] = token;']] },
   // tokenizer-view.js
   { id: 'view-cleanup', file: T('tokenizer-view'), what: 'decode cleans up when the config says so', edits: [['return cleanUp ? cleanUpTokenization(text) : text;', 'return text;']] },
   { id: 'view-cleanup-bpe', file: T('tokenizer-view'), what: 'no clean-up for a BPE model', edits: [["&& (own(model, 'type') !== 'BPE' ||", '&& (true ||']] },
   { id: 'view-mask-first', file: T('tokenizer-view'), what: 'the special-tokens mask: the post-processor\'s tokens', edits: [['(i < k || i >= m - n + k ? 1 : 0)', '(i === 0 || i === m - 1 ? 1 : 0)']] },
+  { id: 'view-bpe-prefix', file: T('tokenizer-view'), what: "a BPE's continuing_subword_prefix counts", edits: [["if (type === 'BPE') return typeof prefix === 'string' && prefix !== '' ? prefix : null;", '']] },
   { id: 'view-decoder', file: T('tokenizer-view'), what: 'convert_tokens_to_string is the decoder', edits: [["tokensToString: (tokens) => (decoder ? decoder.decodeChain(tokens).join('') : tokens.join(' ')),", "tokensToString: (tokens) => tokens.join(' '),"]] },
   // zero-shot.js
   { id: 'zs-contradiction', file: T('zero-shot'), what: 'contradiction id -1 when entailment is 0', edits: [['at(entail === 0 ? -1 : 0, l)', 'at(0, l)']] },
@@ -82,6 +84,7 @@ export const MUTATIONS = [
   { id: 'zs-split-trim', file: T('zero-shot'), what: 'string labels: stripped, empty ones dropped', edits: [[".map((l) => l.trim()).filter((l) => l !== '')", '']] },
   { id: 'zs-template-check', file: T('zero-shot'), what: 'a template formatting leaves unchanged is refused', edits: [['if (formatTemplate(template, labels[0]) === template) {', 'if (false) {']] },
   { id: 'zs-braces', file: T('zero-shot'), what: '"{{" / "}}" are braces', edits: [["if (c === '{' && template[i + 1] === '{') { out += '{'; i++; continue; }", '']] },
+  { id: 'zs-single-softmax', file: T('zero-shot'), what: 'single-label: the softmax of the entailment logits across the labels', edits: [['scores = softmax(Float64Array.from({ length: n }, (_, r) => logits[r * l + e]));', 'scores = Float64Array.from({ length: n }, (_, r) => 1 / (1 + Math.exp(-logits[r * l + e])));']] },
   { id: 'zs-ties', file: T('zero-shot'), what: 'equal scores in label order', edits: [['const order = topIndices(scores, n);', 'const order = topIndices(scores, n).reverse().sort((a, b) => scores[b] - scores[a]);']] },
 ];
 
