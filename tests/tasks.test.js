@@ -240,8 +240,10 @@ test('the tokenizer view: clean-up as tokenizer_config says (never for BPE), tok
   assert.equal(rvForced.cleanUp, true);
   const off = tokenizerView(Tokenizer.fromJSON(real.bertBaseUncased()), { tokenizerJson: real.bertBaseUncased() });
   assert.equal(off.cleanUp, false, 'absent: false (PreTrainedTokenizerBase)');
-  assert.throws(() => tokenizerView(null, { tokenizerJson: '{' }), { code: 'BAD_ARGUMENT', message: /tokenizerJson/ });
-  assert.throws(() => tokenizerView(null, { tokenizerJson: {}, tokenizerConfig: { clean_up_tokenization_spaces: 'yes' } }), { code: 'BAD_CONFIG', message: /clean_up_tokenization_spaces/ });
+  const tok = Tokenizer.fromJSON(roberta);
+  assert.throws(() => tokenizerView(null, { tokenizerJson: roberta }), { code: 'BAD_ARGUMENT', message: /tokenizer must be a Tokenizer/ });
+  assert.throws(() => tokenizerView(tok, { tokenizerJson: '{' }), { code: 'BAD_ARGUMENT', message: /tokenizerJson/ });
+  assert.throws(() => tokenizerView(tok, { tokenizerJson: {}, tokenizerConfig: { clean_up_tokenization_spaces: 'yes' } }), { code: 'BAD_CONFIG', message: /clean_up_tokenization_spaces/ });
   // an encoding carrying the mask keeps it; one whose specials are not the tokenizer's is refused
   assert.deepEqual(bert.specialTokensMask({ ids: [1, 2], offsets: [[0, 0], [0, 0]], specialTokensMask: [0, 1] }), [0, 1]);
   assert.throws(() => bert.specialTokensMask({ ids: [7592], offsets: [[0, 5]] }), { code: 'BAD_ARGUMENT' });
@@ -342,6 +344,8 @@ test('token classification: the encoding, the shape and the text are checked', (
   bad(() => classifyTokenLogits(p.text, enc, logits, [shape[0] - 1, shape[1]], p.config, view), `logits: the shape must be [${shape[0]}, labels]`);
   bad(() => classifyTokenLogits(p.text, { ids: enc.ids }, logits, shape, p.config, view), 'encoding must have ids and one [start, end] offset per id');
   bad(() => classifyTokenLogits(5, enc, logits, shape, p.config, view), 'text must be a string');
+  bad(() => classifyTokenLogits(p.text, { ids: enc.ids, offsets: enc.offsets.map((o, i) => (i === 3 ? [5, 2] : o)) }, logits, shape, p.config, view), 'encoding.offsets[3] must be [start, end] within the text, got [5,2]');
+  bad(() => classifyTokenLogits(p.text, { ids: enc.ids, offsets: enc.offsets.map((o, i) => (i === 0 ? null : o)) }, logits, shape, p.config, view), 'encoding.offsets[0]');
   const ids = Array.from(enc.ids);
   ids[2] = 999999;
   bad(() => classifyTokenLogits(p.text, { ids, offsets: enc.offsets }, logits, shape, p.config, view), 'encoding.ids[2] = 999999 is not in the vocabulary');
@@ -363,6 +367,7 @@ test('fill-mask: mask, targets and sizes are checked', () => {
   assert.deepEqual(Array.from(resolveTargets(['world', 'hello', 'world', 'unaffable'], view)), [view.tokenToId('un'), view.tokenToId('hello'), view.tokenToId('world')].sort((a, b) => a - b));
   bad(() => fillMaskResults(enc.ids, positions, logits, shape, view, { topK: shape[1] + 1 }), `options.topK = ${shape[1] + 1} is more than the vocabulary size ${shape[1]}`);
   bad(() => fillMaskResults(enc.ids, [], logits, shape, view), 'positions must be the mask positions');
+  bad(() => fillMaskResults('ids', positions, logits, shape, view), 'ids must be the token ids');
   bad(() => fillMaskResults(enc.ids, positions, logits, [2, shape[1] / 2], view), 'logits: the shape must be [1, vocabulary]');
   const documentId = view.tokenToId('document');
   assert.ok(documentId > 100);

@@ -146,6 +146,11 @@ export function classifyTokenLogits(text, encoding, logits, shape, config, view,
   if (!Array.isArray(shape) || shape.length !== 2 || shape[0] !== encoding.ids.length || shape[1] < 1) {
     fail('BAD_ARGUMENT', `logits: the shape must be [${encoding.ids.length}, labels], one row per token, got ${JSON.stringify(shape)}`);
   }
+  encoding.offsets.forEach((off, i) => {
+    if (!Array.isArray(off) || !Number.isSafeInteger(off[0]) || !Number.isSafeInteger(off[1]) || off[0] < 0 || off[1] < off[0] || off[1] > text.length) {
+      fail('BAD_ARGUMENT', `encoding.offsets[${i}] must be [start, end] within the text, got ${JSON.stringify(off)}`);
+    }
+  });
   checkLogits(logits, shape);
   const [tokens, n] = shape;
   const labels = labelNames(checkConfig(config), n);

@@ -46,6 +46,9 @@ function flag(config, key) {
  * read), `tokenizerConfig` the parsed tokenizer_config.json (or undefined).
  */
 export function tokenizerView(tokenizer, { tokenizerJson, tokenizerConfig } = {}) {
+  if (tokenizer === null || typeof tokenizer !== 'object' || typeof tokenizer.encode !== 'function' || typeof tokenizer.decode !== 'function') {
+    fail('BAD_ARGUMENT', 'tokenizer must be a Tokenizer');
+  }
   let json = tokenizerJson;
   if (typeof json === 'string') {
     try { json = JSON.parse(json); } catch (e) { fail('BAD_ARGUMENT', `tokenizerJson is not valid JSON: ${e.message}`); }
@@ -60,9 +63,9 @@ export function tokenizerView(tokenizer, { tokenizerJson, tokenizerConfig } = {}
     tokenizer,
     subwordPrefix: subwordPrefixOf(model),
     cleanUp,
-    get unkTokenId() { return tokenizer.unkTokenId; },
-    get maskTokenId() { return tokenizer.maskTokenId; },
-    get padTokenId() { return tokenizer.padTokenId; },
+    unkTokenId: tokenizer.unkTokenId,
+    maskTokenId: tokenizer.maskTokenId,
+    padTokenId: tokenizer.padTokenId,
     idToToken: (id) => tokenizer.idToToken(id),
     tokenToId: (token) => tokenizer.tokenToId(token),
     encode: (text, options) => tokenizer.encode(text, options),
