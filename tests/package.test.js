@@ -19,7 +19,7 @@ const read = (p) => readFileSync(path.join(REPO, p), 'utf8');
 const pkg = JSON.parse(read('package.json'));
 const README = read('README.md');
 
-test('the packed tarball: the files a user needs, nothing else, <= 300 KB', (t) => {
+test('the packed tarball: the files a user needs, nothing else, <= 450 KB', (t) => {
   const dest = mkdtempSync(path.join(tmpdir(), 'swapformer-pack-'));
   try {
     const info = pack('.', dest);
@@ -34,7 +34,8 @@ test('the packed tarball: the files a user needs, nothing else, <= 300 KB', (t) 
     for (const f of walk('bindings').filter((f) => f.endsWith('.js') || f.endsWith('.d.ts'))) assert.ok(files.includes(f), `${f} is in the tarball`);
     const allowed = /^(LICENSE|README\.md|package\.json|bindings\/.+\.(js|d\.ts)|bin\/swapformer\.js|dist\/swapformer(-relaxed)?(-mt)?\.wasm)$/;
     for (const f of files) assert.match(f, allowed, `${f} does not belong in the tarball`);
-    assert.ok(info.size <= 300 * 1024, `the tarball is ${info.size} bytes (limit 300 KB)`);
+    // four wasm builds (about 43 KB each gzipped), the JS layers, the CLI and the README
+    assert.ok(info.size <= 450 * 1024, `the tarball is ${info.size} bytes (limit 450 KB)`);
     t.diagnostic(`swapformer-${pkg.version}.tgz: ${(info.size / 1024).toFixed(1)} KB packed, ${(info.unpackedSize / 1024).toFixed(1)} KB unpacked, ${files.length} files`);
     // every path package.json points at is packed
     const targets = [pkg.main, pkg.types, ...Object.values(pkg.exports).flatMap((v) => (typeof v === 'string' ? [v] : Object.values(v)))];

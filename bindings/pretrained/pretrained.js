@@ -13,6 +13,9 @@ import { readFile, checkSignal } from './files.js';
 import { pool, applyRecipe } from './recipe.js';
 import { readCheckpoint } from './checkpoint.js';
 import { checkpointSource, swapformerMetadata, metadataStrings, pretrainedMetadata } from './model-file.js';
+import { tokenizerView } from '../tasks/tokenizer-view.js';
+import { labelNames } from '../tasks/scores.js';
+import { TASKS, classifyRun, predictRun, rankRun, zeroShotRun, classifyTokensRun, fillMaskRun, runSync, runAsync } from './task-runs.js';
 
 const own = (o, k) => (o !== null && typeof o === 'object' && Object.hasOwn(o, k) ? o[k] : undefined);
 
@@ -29,7 +32,10 @@ export class Pretrained {
   #checkpointLimits; // max_seq_length, model_max_length: what the checkpoint was trained to
   #swapped; // the position scheme differs from the checkpoint's: its limits no longer apply
 
-  constructor({ encoder, tokenizer, recipe, family, hfConfig, label, maxLength, checkpointLimits, swapped = false }) {
+  #tokenizerFiles; // tokenizer.json and tokenizer_config.json: what the tasks' tokenizer view reads
+  #view = null;
+
+  constructor({ encoder, tokenizer, tokenizerFiles, recipe, family, hfConfig, label, maxLength, checkpointLimits, swapped = false }) {
     /** The Encoder: every method works, and its position plugin can be swapped on the same weights. */
     this.encoder = encoder;
     /** The checkpoint's tokenizer (tokenizer.json). */
@@ -41,6 +47,7 @@ export class Pretrained {
     /** The checkpoint's config.json. */
     this.hfConfig = hfConfig;
     this.source = label;
+    this.#tokenizerFiles = tokenizerFiles;
     this.#checkpointLimits = checkpointLimits;
     this.#swapped = swapped;
     this.#maxLengthOption = maxLength === undefined ? undefined : this.#checkLength(maxLength, 'options.maxLength');
@@ -61,6 +68,59 @@ export class Pretrained {
 
   /** Whether the position scheme was swapped or rescaled from the checkpoint's (withConfig). */
   get swapped() { return this.#swapped; }
+
+  /** What the checkpoint's head does: 'text-classification', 'token-classification', 'fill-mask',
+   * or 'feature-extraction' for an encoder alone (every model embeds). */
+  get task() { return TASKS[this.encoder.config.head?.task] ?? 'feature-extraction'; }
+
+  /** The head's labels (config.json id2label, LABEL_i where absent), or null without a classifier. */
+  get labels() {
+    const head = this.encoder.config.head;
+    return head && head.task !== 'mlm' ? labelNames(this.hfConfig ?? {}, head.labels) : null;
+  }
+
+  /** The tokenizer as the tasks read it (ids to tokens, decoding, sub-word prefix, special-tokens masks). */
+  get tokenizerView() {
+    this.#view ??= tokenizerView(this.tokenizer, this.#tokenizerFiles);
+    return this.#view;
+  }
+
+  // A task (task-runs.js) with sync passes, or async ones in one exclusive job of the runtime.
+  #sync(run) {
+    if (this.disposed) fail('DISPOSED', 'this model has been disposed');
+    return runSync(run, (ids, opts) => this.encoder.forward(ids, opts));
+  }
+
+  async #async(run) {
+    if (this.disposed) fail('DISPOSED', 'this model has been disposed');
+    return Encoder[EXCLUSIVE](this.encoder, async (forward) => runAsync(run, async (ids, opts) => (await forward(ids, opts)).result));
+  }
+
+  /** Text classification with the checkpoint's head, as transformers.js's text-classification pipeline:
+   * inputs a string, {text, textPair} or an array of either; per input [{label, score}] sorted
+   * (topK = 1; null: every label), one input: that array. */
+  classify(inputs, options) { return this.#sync(classifyRun(this, inputs, options)); }
+  classifyAsync(inputs, options) { return this.#async(classifyRun(this, inputs, options)); }
+
+  /** sentence-transformers' CrossEncoder.predict: scores of [query, passage] pairs (a Float32Array). */
+  predict(pairs, options) { return this.#sync(predictRun(this, pairs, options)); }
+  predictAsync(pairs, options) { return this.#async(predictRun(this, pairs, options)); }
+
+  /** CrossEncoder.rank: [{corpusId, score, text?}] sorted by score. */
+  rank(query, documents, options) { return this.#sync(rankRun(this, query, documents, options)); }
+  rankAsync(query, documents, options) { return this.#async(rankRun(this, query, documents, options)); }
+
+  /** Named entities as Hugging Face's token-classification pipeline (aggregationStrategy 'simple' by default). */
+  classifyTokens(text, options) { return this.#sync(classifyTokensRun(this, text, options)); }
+  classifyTokensAsync(text, options) { return this.#async(classifyTokensRun(this, text, options)); }
+
+  /** Hugging Face's fill-mask pipeline: the best tokens at each mask token. */
+  fillMask(text, options) { return this.#sync(fillMaskRun(this, text, options)); }
+  fillMaskAsync(text, options) { return this.#async(fillMaskRun(this, text, options)); }
+
+  /** Hugging Face's zero-shot classification with an NLI classifier: {sequence, labels, scores}. */
+  zeroShot(text, candidateLabels, options) { return this.#sync(zeroShotRun(this, text, candidateLabels, options)); }
+  zeroShotAsync(text, candidateLabels, options) { return this.#async(zeroShotRun(this, text, candidateLabels, options)); }
 
   /** A requested length: a positive integer the position plugin encodes, else SEQUENCE_TOO_LONG (never lowered). */
   #checkLength(n, what) {
@@ -163,7 +223,7 @@ export class Pretrained {
     const after = encoder.config;
     const moved = POSITION_FIELDS.some((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
     try {
-      return new Pretrained({ encoder, tokenizer: this.tokenizer, recipe: this.recipe, family: this.family, hfConfig: this.hfConfig,
+      return new Pretrained({ encoder, tokenizer: this.tokenizer, tokenizerFiles: this.#tokenizerFiles, recipe: this.recipe, family: this.family, hfConfig: this.hfConfig,
         label: this.source, maxLength: maxLength ?? (moved ? undefined : this.#maxLengthOption), checkpointLimits: this.#checkpointLimits,
         swapped: this.#swapped || moved });
     } catch (e) {
@@ -245,7 +305,7 @@ export async function loadPretrained(source, options) {
   try {
     const m = pretrainedMetadata(meta, { dModel: encoder.config.dModel, folder: bytes ? undefined : label });
     const tokenizer = Tokenizer.fromJSON(m.tokenizer, { tokenizerConfig: m.tokenizerConfig, specialTokensMap: m.specialTokensMap });
-    return new Pretrained({ encoder, tokenizer, recipe: m.recipe, family: m.family, hfConfig: m.hfConfig, label, maxLength,
+    return new Pretrained({ encoder, tokenizer, tokenizerFiles: { tokenizerJson: m.tokenizer, tokenizerConfig: m.tokenizerConfig }, recipe: m.recipe, family: m.family, hfConfig: m.hfConfig, label, maxLength,
       checkpointLimits: [m.recipe.maxSeqLength, tokenizer.modelMaxLength] });
   } catch (e) {
     encoder.dispose();
