@@ -86,6 +86,38 @@ export type PositionConfig =
   | { position: 'alibi'; positionOptions?: NoOptions }
   | { position: 'none'; positionOptions?: NoOptions };
 
+/** A second position slot for schemes that only bias the attention scores, added to what
+ * `position` does (MPNet: learned positions and T5 buckets; T5: none and T5 buckets). */
+export type RelativeBiasConfig =
+  | { relativeBias?: 'none'; relativeBiasOptions?: NoOptions }
+  | { relativeBias: 't5'; relativeBiasOptions?: T5Options }
+  | { relativeBias: 'alibi'; relativeBiasOptions?: NoOptions };
+
+/** A head's activation after head.dense. */
+export type HeadActivation = 'identity' | 'tanh' | 'relu' | 'gelu' | 'gelu_tanh' | 'silu';
+
+/** config.head: a task head after the encoder (README "Heads"). Its tensors: head.dense [dModel, dModel]
+ * (+ bias), head.norm [dModel] (+ bias), head.out [labels, dModel] (+ bias; an mlm head: the token table
+ * itself when tied, head.out.bias [vocabSize]). Biases absent from a file count as zero. */
+export type HeadConfig = {
+  /** sequence: one row per sequence (pooled); token: every token; mlm: chosen tokens, over the vocabulary. */
+  task: 'sequence' | 'token' | 'mlm';
+  /** Outputs of head.out: classes (sequence, token); for mlm the vocabulary (vocabSize). */
+  labels?: number;
+  /** sequence: the first row, or the mean of the real rows. Default 'cls'. */
+  pooling?: 'cls' | 'mean';
+  /** A [dModel, dModel] Linear first. Default false. */
+  dense?: boolean;
+  /** After head.dense. Default 'identity'. */
+  activation?: HeadActivation;
+  /** After the activation. Default 'none'. */
+  norm?: NormName | 'none';
+  /** The head norm's eps. Default 1e-12. */
+  normEps?: number;
+  /** mlm: the vocabulary projection is the token table (no head.out.weight). Default true for mlm. */
+  tied?: boolean;
+};
+
 /** Every config field but the position. Unknown fields are refused (BAD_CONFIG). */
 export interface ConfigBase {
   vocabSize: number;
@@ -128,10 +160,12 @@ export interface ConfigBase {
    * 'deepnorm': a = (2 layers)^(1/4), and DeepNet's initialisation (beta = (8 layers)^(-1/4))
    * of attn.v, attn.o and the FFN when weights come from seed. Default 1. */
   residualScale?: number | 'deepnorm';
+  /** A task head after the encoder, or null. Default null. */
+  head?: HeadConfig | null;
 }
 
-/** A config: the common fields and one position plugin with its own options. */
-export type Config = ConfigBase & PositionConfig;
+/** A config: the common fields, one position plugin with its own options, and optionally a relative bias. */
+export type Config = ConfigBase & PositionConfig & RelativeBiasConfig;
 
 /** What each position plugin's options resolve to, every default filled in. */
 export type ResolvedPositionConfig =
@@ -142,12 +176,21 @@ export type ResolvedPositionConfig =
   | { position: 'alibi'; positionOptions: NoOptions }
   | { position: 'none'; positionOptions: NoOptions };
 
+/** A resolved head: every default filled in (pooling for a sequence head, normEps with a norm, tied for mlm). */
+export type ResolvedHeadConfig = Readonly<{
+  task: 'sequence' | 'token' | 'mlm'; labels: number; dense: boolean; activation: HeadActivation; norm: NormName | 'none';
+  pooling?: 'cls' | 'mean'; normEps?: number; tied?: boolean;
+}>;
+
 /** The config an encoder runs (deeply frozen), every default filled in; headDim
  * and attnScale only when they were given. */
 export type ResolvedConfig = Readonly<
-  Required<Omit<ConfigBase, 'headDim' | 'attnScale' | 'localLayers'>> &
-  Pick<ConfigBase, 'headDim' | 'attnScale'> & { localLayers: readonly number[] }
-> & ResolvedPositionConfig;
+  Required<Omit<ConfigBase, 'headDim' | 'attnScale' | 'localLayers' | 'head'>> &
+  Pick<ConfigBase, 'headDim' | 'attnScale'> & { localLayers: readonly number[]; head: ResolvedHeadConfig | null }
+> & ResolvedPositionConfig & (
+  | { relativeBias: 'none' | 'alibi'; relativeBiasOptions: NoOptions }
+  | { relativeBias: 't5'; relativeBiasOptions: Readonly<Required<T5Options>> }
+);
 
 // ------------------------------------------------------------------ options and results
 
@@ -195,6 +238,10 @@ export interface ForwardOptions {
   outputHiddenStates?: boolean;
   /** Layers run as the identity (the residual stream passes through): ablations. */
   skipLayers?: Numbers;
+  /** Run config.head (a sequence or token head) after the encoder: result.head. */
+  head?: boolean;
+  /** An mlm head's positions: a number[] for one sequence, one per sequence for a batch: result.head [R, vocabSize]. */
+  headPositions?: Numbers | readonly Numbers[];
 }
 
 export interface Tensor<S extends number[] = number[]> {
@@ -209,6 +256,9 @@ export interface ForwardResult extends Tensor<[batch: number, tokens: number, dM
   logits?: Tensor<[batch: number, tokens: number, vocabSize: number]>;
   /** layers + 1 entries: the embeddings (with positions), then the stream after each layer, before the final norm. */
   hiddenStates?: Tensor<[batch: number, tokens: number, dModel: number]>[];
+  /** With options.head / headPositions: the raw logits of config.head: [B, labels] (sequence),
+   * [B, T, labels] (token; padded rows 0) or [R, vocabSize] (mlm, the positions in order). */
+  head?: Tensor;
 }
 
 /** What predict returns for ids of type I: an Int32Array for one sequence, one
@@ -439,7 +489,8 @@ export interface PretrainedOptions extends ModelOptions {
   signal?: AbortSignal;
   /** A download that receives nothing for this many ms fails (NETWORK naming the file). Default 60000; Infinity: none. */
   stallTimeout?: number;
-  /** The longest input in tokens (special tokens included); lowers the checkpoint's own limits. */
+  /** The longest input in tokens (special tokens included): replaces the checkpoint's own limits, up to what
+   * the position plugin encodes (beyond: SEQUENCE_TOO_LONG). */
   maxLength?: number;
 }
 
@@ -465,11 +516,70 @@ export interface EmbedOptions {
   normalize?: boolean;
   /** Matryoshka: keep the first n dimensions (after pooling and Dense, before normalising). */
   dimensions?: number;
-  /** At most this many tokens per text; lowers the model's maxLength. */
+  /** At most this many tokens per text, up to what the position plugin encodes (beyond: SEQUENCE_TOO_LONG). */
   maxLength?: number;
 }
 
-export type PretrainedFamily = 'bert' | 'roberta' | 'distilbert' | 'jina-bert' | 'nomic-bert' | 'modernbert' | 't5';
+export type PretrainedFamily = 'bert' | 'roberta' | 'distilbert' | 'jina-bert' | 'nomic-bert' | 'modernbert' | 't5' | 'mpnet';
+
+/** What a checkpoint's head does (transformers.js's pipeline names); every model embeds. */
+export type PretrainedTask = 'feature-extraction' | 'text-classification' | 'token-classification' | 'fill-mask';
+
+/** A classifier's input: a text, or a text pair. */
+export type ClassifyInput = string | { text: string; textPair?: string };
+
+export interface ClassifyOptions {
+  /** The best k labels; null: every label. Default 1. */
+  topK?: number | null;
+  /** Default: as Hugging Face's pipeline (regression: none; multi-label or one label: sigmoid; else softmax). */
+  functionToApply?: 'softmax' | 'sigmoid' | 'none';
+}
+
+export interface LabelScore { label: string; score: number }
+
+export interface PredictOptions {
+  /** Default: config.json's sentence_transformers.activation_fn, else sigmoid for one label, none otherwise. */
+  activation?: 'sigmoid' | 'softmax' | 'tanh' | 'none';
+}
+
+export interface RankOptions extends PredictOptions {
+  /** The best k documents; default: all. */
+  topK?: number | null;
+  /** Include each document's text. Default false. */
+  returnDocuments?: boolean;
+}
+
+export interface Ranked { corpusId: number; score: number; text?: string }
+
+export interface TokenClassificationOptions {
+  /** Default 'simple'. */
+  aggregationStrategy?: 'none' | 'simple' | 'first' | 'average' | 'max';
+  /** Labels left out, after grouping. Default ['O']. */
+  ignoreLabels?: readonly string[];
+}
+
+/** aggregationStrategy 'none': one entity per token. */
+export interface TokenEntity { entity: string; score: number; index: number; word: string; start: number; end: number }
+/** The other strategies: groups of tokens. */
+export interface EntityGroup { entityGroup: string; score: number; word: string; start: number; end: number }
+
+export interface FillMaskOptions {
+  /** Default 5 (at most the number of targets). */
+  topK?: number;
+  /** Score only these tokens (words outside the vocabulary: their first token). */
+  targets?: string | readonly string[];
+}
+
+export interface FillMaskResult { score: number; token: number; tokenStr: string; sequence: string }
+
+export interface ZeroShotOptions {
+  /** Default 'This example is {}.'. */
+  hypothesisTemplate?: string;
+  /** Each label scored on its own (entailment vs contradiction). Default false. */
+  multiLabel?: boolean;
+}
+
+export interface ZeroShotResult { sequence: string; labels: string[]; scores: number[] }
 
 export interface Pretrained extends DisposeMember {}
 
@@ -482,9 +592,15 @@ export class Pretrained {
   readonly family: PretrainedFamily;
   /** The checkpoint's config.json. */
   readonly hfConfig: Record<string, unknown>;
-  /** The longest input in tokens: the smallest of the maxLength option, max_seq_length,
-   * model_max_length and the position plugin's limit. */
+  /** The longest input in tokens: the maxLength option; else the smallest of max_seq_length,
+   * model_max_length and the position plugin's limit; after a swap of the position scheme, the plugin's. */
   readonly maxLength: number;
+  /** Whether withConfig swapped or rescaled the checkpoint's position scheme. */
+  readonly swapped: boolean;
+  /** What the checkpoint's head does. */
+  readonly task: PretrainedTask;
+  /** The head's labels (config.json id2label), or null without a classifier head. */
+  readonly labels: string[] | null;
   readonly disposed: boolean;
   /** embed, the forward passes run in a worker where the runtime has threads. */
   embedAsync(texts: string | readonly string[], options?: EmbedOptions & { pooling?: 'mean' | 'cls' | 'max' }): Promise<Tensor<[batch: number, dimensions: number]>>;
@@ -493,8 +609,31 @@ export class Pretrained {
   embed(texts: string | readonly string[], options?: EmbedOptions & { pooling?: 'mean' | 'cls' | 'max' }): Tensor<[batch: number, dimensions: number]>;
   /** The last hidden states [B, T, dModel], rows past a text's end 0. */
   embed(texts: string | readonly string[], options: EmbedOptions & { pooling: 'none' }): Tensor<[batch: number, tokens: number, dModel: number]>;
-  /** The same weights under changed config fields (a position plugin swapped or rescaled). */
-  withConfig(changes: Partial<Config>, options?: CreateOptions): Promise<Pretrained>;
+  /** The same weights under changed config fields: a position plugin swapped, removed or rescaled
+   * (the swapped-out plugin's tables dropped, every other weight kept bit for bit). */
+  withConfig(changes: Partial<ConfigBase> & Partial<PositionConfig> & Partial<RelativeBiasConfig>, options?: LoadOptions & { dtype?: Dtype; maxLength?: number }): Promise<Pretrained>;
+  /** Text classification (a sequence-classification head): per input [{label, score}]; one input: that array. */
+  classify(inputs: ClassifyInput, options?: ClassifyOptions): LabelScore[];
+  classify(inputs: readonly ClassifyInput[], options?: ClassifyOptions): LabelScore[][];
+  classifyAsync(inputs: ClassifyInput, options?: ClassifyOptions): Promise<LabelScore[]>;
+  classifyAsync(inputs: readonly ClassifyInput[], options?: ClassifyOptions): Promise<LabelScore[][]>;
+  /** A cross-encoder's scores of [query, passage] pairs: [B] for one label, [B * labels] otherwise. */
+  predict(pairs: readonly (readonly [string, string])[] | readonly [string, string], options?: PredictOptions): Float32Array;
+  predictAsync(pairs: readonly (readonly [string, string])[] | readonly [string, string], options?: PredictOptions): Promise<Float32Array>;
+  /** Documents ranked for a query by a one-label cross-encoder. */
+  rank(query: string, documents: readonly string[], options?: RankOptions): Ranked[];
+  rankAsync(query: string, documents: readonly string[], options?: RankOptions): Promise<Ranked[]>;
+  /** Entities from a token-classification head, with offsets into the text. */
+  classifyTokens(text: string, options?: TokenClassificationOptions & { aggregationStrategy: 'none' }): TokenEntity[];
+  classifyTokens(text: string, options?: TokenClassificationOptions): EntityGroup[];
+  classifyTokensAsync(text: string, options?: TokenClassificationOptions & { aggregationStrategy: 'none' }): Promise<TokenEntity[]>;
+  classifyTokensAsync(text: string, options?: TokenClassificationOptions): Promise<EntityGroup[]>;
+  /** The best tokens at the mask token(s): one array for one mask, one array per mask otherwise. */
+  fillMask(text: string, options?: FillMaskOptions): FillMaskResult[] | FillMaskResult[][];
+  fillMaskAsync(text: string, options?: FillMaskOptions): Promise<FillMaskResult[] | FillMaskResult[][]>;
+  /** Zero-shot classification with an NLI classifier. */
+  zeroShot(text: string, candidateLabels: string | readonly string[], options?: ZeroShotOptions): ZeroShotResult;
+  zeroShotAsync(text: string, candidateLabels: string | readonly string[], options?: ZeroShotOptions): Promise<ZeroShotResult>;
   dispose(): void;
 }
 
