@@ -11,6 +11,7 @@
 #include "modelfile.h"
 #include "pool.h"
 #include "qgemm.h"
+#include "search.h"
 
 #ifdef __EMSCRIPTEN__
 #define SF_EXPORT(name) __attribute__((used, export_name(#name))) name
@@ -182,6 +183,24 @@ int SF_EXPORT(sf_forward)(sf_encoder *e, int B, int flags) { return done(sf_enco
 int SF_EXPORT(sf_position_vectors)(sf_encoder *e, int T) { return done(sf_encoder_position_vectors(e, T, &last_error)); }
 int SF_EXPORT(sf_position_scores)(sf_encoder *e, const float *q, const float *k, int T) {
     return done(sf_encoder_position_scores(e, q, k, T, &last_error));
+}
+
+/* ---------------------------------------------------------------- embeddings (core/search.c)
+ * Buffers in wasm memory from sf_alloc; sizes checked by the bindings (M, N, D, k > 0, k <= N). */
+
+void SF_EXPORT(sf_row_norms)(float *inv, const float *a, int M, int D) { sf_inverse_norms_forward(inv, a, M, D); }
+void SF_EXPORT(sf_similarity)(float *out, const float *a, const float *inv_a, int M, const float *b, const float *inv_b, int N, int D, int fn) {
+    sf_similarity_forward(out, a, inv_a, M, b, inv_b, N, D, fn);
+}
+void SF_EXPORT(sf_search)(int32_t *idx, float *out, const float *q, const float *inv_q, int M, const float *c, const float *inv_c, int N, int D, int k,
+                          int fn) {
+    sf_search_forward(idx, out, q, inv_q, M, c, inv_c, N, D, k, fn);
+}
+void SF_EXPORT(sf_hamming)(int32_t *idx, float *out, const uint8_t *q, int M, const uint8_t *c, int N, int bytes, int k) {
+    sf_hamming_search(idx, out, q, M, c, N, bytes, k);
+}
+void SF_EXPORT(sf_quantize)(void *out, const float *x, int M, int D, int precision, const float *starts, const float *steps) {
+    sf_quantize_forward(out, x, M, D, precision, starts, steps);
 }
 
 /* ---------------------------------------------------------------- streaming load

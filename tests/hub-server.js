@@ -93,7 +93,27 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { requestPath, pathSegments, openInside, sendFile, clientErrorAnswer } from '../web/server.js';
+
+// Loading Hub ids in Node fills a hub cache on disk: every stand-in started gets a fresh one
+// (HF_HUB_CACHE, removed at exit), so that a test sees its own downloads, never another test's
+// nor ~/.cache/huggingface's; no token from the environment either.
+const cacheDirs = [];
+function freshHubCache() {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swapformer-hub-cache-'));
+  cacheDirs.push(dir);
+  process.env.HF_HUB_CACHE = dir;
+  process.env.HF_HOME = dir;
+  return dir;
+}
+delete process.env.HF_TOKEN;
+delete process.env.HUGGING_FACE_HUB_TOKEN;
+delete process.env.HF_HUB_OFFLINE;
+delete process.env.HF_ENDPOINT;
+freshHubCache();
+process.once('exit', () => { for (const d of cacheDirs) rmSync(d, { recursive: true, force: true }); });
 
 const CORS = {
   'Access-Control-Allow-Origin': '*',
@@ -191,6 +211,7 @@ async function sendSlowly(res, fh, start, end, { chunks, delayMs }) {
  */
 export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow = false, failOnce = [], cache = true, lfs = ['.safetensors', '.bin'],
   stall = {}, hang = [], headers: extraHeaders = {} } = {}) {
+  const hubCache = freshHubCache();
   const folders = new Map();
   for (const [id, folder] of Object.entries(repos)) {
     if (!REPO_RE.test(id)) throw new Error(`startHub: repo id '${id}' is not 'owner/name'`);
@@ -363,6 +384,8 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
     get maxActive() { return maxActive; },
     get received() { return received; },
     failNext(p, status = 500) { failing.set(p, status); },
+    /** The hub cache this stand-in's downloads go to (HF_HUB_CACHE while it is the last one started). */
+    cacheDir: hubCache,
     close: () => new Promise((done) => { server.closeAllConnections?.(); server.close(() => done()); }),
   };
 }

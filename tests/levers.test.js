@@ -97,8 +97,8 @@ test('init option errors: BAD_ARGUMENT naming the field', async () => {
   for (const init of ['depth', null, [], 3]) await rejects(createEncoder(BASE, { init }), 'BAD_ARGUMENT', /options\.init must be an object like \{outputScale: 'depth'\}/);
   for (const outputScale of ['deep', 'Depth', 0, -1, NaN, Infinity, 2e6, null, true, [1]])
     await rejects(createEncoder(BASE, { init: { outputScale } }), 'BAD_ARGUMENT', /options\.init\.outputScale must be 'depth' or a number in \(0, 1e6\]/);
-  await rejects(createEncoder(BASE, { init: { scale: 2 } }), 'BAD_ARGUMENT', /options\.init has an unknown field 'scale' \(outputScale\)/);
-  await rejects(createEncoder(BASE, { init: { outputScale: 'depth', beta: 1 } }), 'BAD_ARGUMENT', /unknown field 'beta'/);
+  await rejects(createEncoder(BASE, { init: { scale: 2 } }), 'BAD_ARGUMENT', /options\.init has an unknown option 'scale'/);
+  await rejects(createEncoder(BASE, { init: { outputScale: 'depth', beta: 1 } }), 'BAD_ARGUMENT', /unknown option 'beta'/);
   // accepted: undefined, {}, the bounds
   for (const init of [undefined, {}, { outputScale: undefined }, { outputScale: 1e6 }, { outputScale: 1e-9 }]) (await createEncoder(BASE, { init })).dispose();
 });

@@ -499,7 +499,7 @@ test(`shards: ${SHARD_CONCURRENCY} at a time; the first failure cancels the rest
   const want = (await loadPretrained(path.join(ROOT, 'bert-minilm'))).embed(['sharded']).data;
   const hub = await startHub({ repos: { 'test/sharded': dir }, slow: { chunks: 4, delayMs: 20 }, cache: false });
   try {
-    const p = await loadPretrained('test/sharded', { hubUrl: hub.url });
+    const p = await loadPretrained('test/sharded', { hubUrl: hub.url, cache: false });
     assertBitIdentical(p.embed(['sharded']).data, want, 'sharded over the hub');
     p.dispose();
     const gets = hub.requests.filter((r) => r.method === 'GET' && r.path.startsWith('/cdn-lfs/') && r.status === 200);
@@ -510,7 +510,7 @@ test(`shards: ${SHARD_CONCURRENCY} at a time; the first failure cancels the rest
     const failing = `/test/sharded/resolve/main/${shards[2]}`;
     hub.failNext(failing, 500);
     const before = hub.requests.length;
-    await rejects(loadPretrained('test/sharded', { hubUrl: hub.url }), 'NETWORK', new RegExp(`${shards[2]}: HTTP 500`));
+    await rejects(loadPretrained('test/sharded', { hubUrl: hub.url, cache: false }), 'NETWORK', new RegExp(`${shards[2]}: HTTP 500`));
     const atRejection = hub.received;
     assert.equal(await drained(hub), 0, 'no download still open after the rejection');
     await new Promise((go) => setTimeout(go, 300));
@@ -535,7 +535,7 @@ test(`shards: ${SHARD_CONCURRENCY} at a time; the first failure cancels the rest
   }
 });
 
-test(`shards: an index naming more than ${MAX_SHARDS} shards is BAD_FILE before any shard is requested; an index of 400,000 tensors is read in under 1.5 s`, async () => {
+test(`shards: an index naming more than ${MAX_SHARDS} shards is BAD_FILE before any shard is requested; an index of 400,000 tensors is read in seconds, not minutes`, async () => {
   const dir = copyCase('bert-minilm', { 'model.safetensors': null });
   const hub = await startHub({ repos: { 'test/many': dir }, cache: false });
   try {
@@ -543,7 +543,7 @@ test(`shards: an index naming more than ${MAX_SHARDS} shards is BAD_FILE before 
       const map = Object.fromEntries(Array.from({ length: n }, (_, i) => [`t${i}`, `s${i}.safetensors`]));
       writeFileSync(path.join(dir, 'model.safetensors.index.json'), JSON.stringify({ weight_map: map }));
       const before = hub.requests.length;
-      await rejects(loadPretrained('test/many', { hubUrl: hub.url }), 'BAD_FILE', new RegExp(`model\\.safetensors\\.index\\.json: weight_map names more than ${MAX_SHARDS} shard files`));
+      await rejects(loadPretrained('test/many', { hubUrl: hub.url, cache: false }), 'BAD_FILE', new RegExp(`model\\.safetensors\\.index\\.json: weight_map names more than ${MAX_SHARDS} shard files`));
       assert.ok(!hub.requests.slice(before).some((r) => /\/s\d+\.safetensors$/.test(r.path)), `${n} shards: none requested`);
     }
     // 400,000 tensors over 1,000 shards: a list scan per tensor took seconds; a Set takes milliseconds
@@ -552,7 +552,9 @@ test(`shards: an index naming more than ${MAX_SHARDS} shards is BAD_FILE before 
     const t0 = performance.now();
     await rejects(readWeights(src), 'NOT_FOUND', /s0\.safetensors/);
     const ms = performance.now() - t0;
-    assert.ok(ms < 1500, `index of 400,000 tensors read in ${ms.toFixed(0)} ms`);
+    // measured 0.36 s (a list scan per tensor: 0.89 s) on a quiet machine; the bound guards against anything
+    // quadratic in the tensors (minutes), with room for a loaded CI machine
+    assert.ok(ms < 6000, `index of 400,000 tensors read in ${ms.toFixed(0)} ms`);
   } finally {
     await hub.close();
     rmSync(dir, { recursive: true, force: true });

@@ -233,7 +233,8 @@ test('Hub: every fixture file through resolve URLs (LFS redirects followed), laz
       assert.equal(hub.requests.length, before, 'opening downloads nothing');
       await assertAllFiles(src, c);
     }
-    const gets = hub.requests.filter((r) => r.method === 'GET' && r.path.includes('/resolve/'));
+    // a resolve URL and, for LFS files, the CDN it redirects to (the loader follows the hub's redirects itself in Node)
+    const gets = hub.requests.filter((r) => r.method === 'GET' && (r.path.includes('/resolve/') || r.path.startsWith('/cdn-lfs/')));
     assert.equal(calls, gets.length, 'every download went through the fetch option');
     assert.ok(hub.requests.some((r) => r.status === 302 && r.path.endsWith('/model.safetensors')), 'LFS redirect seen');
     assert.ok(hub.requests.some((r) => r.path === '/test/bert-minilm/resolve/main/1_Pooling/config.json'));
@@ -245,11 +246,12 @@ test('Hub: every fixture file through resolve URLs (LFS redirects followed), laz
   }
 });
 
+// These test the downloads themselves: no hub cache on disk (cache: false), so that every read goes to the stand-in.
 test('Hub: progress events are monotone, several per file, one final loaded === total', async () => {
   const hub = await startHub({ repos: HUB_REPOS, slow: { chunks: 8, delayMs: 15 }, cache: false });
   try {
     const events = [];
-    const src = await openSource('test/bert-minilm', { hubUrl: hub.url, onProgress: (e) => events.push({ ...e }) });
+    const src = await openSource('test/bert-minilm', { hubUrl: hub.url, cache: false, onProgress: (e) => events.push({ ...e }) });
     for (const f of ['model.safetensors', 'tokenizer.json', '1_Pooling/config.json']) {
       const bytes = await src.read(f);
       const mine = events.filter((e) => e.file === f);
@@ -265,7 +267,7 @@ test('Hub: progress events are monotone, several per file, one final loaded === 
     // no Content-Length: total null until the end
     const chunked = (url, init) => fetch(url, init).then((r) => new Response(r.body, { status: r.status, headers: { 'content-type': 'application/json' } }));
     const ev2 = [];
-    const src2 = await openSource('test/bert-minilm', { hubUrl: hub.url, fetch: chunked, onProgress: (e) => ev2.push(e) });
+    const src2 = await openSource('test/bert-minilm', { hubUrl: hub.url, cache: false, fetch: chunked, onProgress: (e) => ev2.push(e) });
     const bytes = await src2.read('tokenizer.json');
     assert.ok(ev2.length >= 3 && ev2.slice(0, -1).every((e) => e.total === null), 'total null while unknown');
     assert.deepEqual(ev2.at(-1), { file: 'tokenizer.json', loaded: bytes.length, total: bytes.length });
@@ -278,23 +280,23 @@ test('Hub: revisions (40-hex, refs/pr/1 encoded), optional files, and error code
   const hub = await startHub({ repos: HUB_REPOS, cache: false });
   try {
     const commit = 'a'.repeat(40);
-    const pinned = await openSource('test/bert-minilm', { hubUrl: hub.url, revision: commit });
+    const pinned = await openSource('test/bert-minilm', { hubUrl: hub.url, cache: false, revision: commit });
     assert.equal(pinned.label, `test/bert-minilm@${commit}`);
     assert.deepEqual(await pinned.read('config.json'), onDisk('bert-minilm', 'config.json'));
     assert.equal(hub.requests.at(-1).path, `/test/bert-minilm/resolve/${commit}/config.json`);
 
-    const pr = await openSource('test/bert-minilm', { hubUrl: hub.url, revision: 'refs/pr/1' });
+    const pr = await openSource('test/bert-minilm', { hubUrl: hub.url, cache: false, revision: 'refs/pr/1' });
     await rejects(pr.read('config.json'), 'NOT_FOUND', /revision 'refs\/pr\/1' not found/);
     await rejects(pr.read('modules.json', { optional: true }), 'NOT_FOUND', /revision/); // not silently absent
     assert.equal(hub.requests.at(-1).path, '/test/bert-minilm/resolve/refs%2Fpr%2F1/modules.json');
 
-    const src = await openSource('test/bert-minilm', { hubUrl: hub.url });
+    const src = await openSource('test/bert-minilm', { hubUrl: hub.url, cache: false });
     // 404 EntryNotFound
     assert.equal(await src.read('2_Dense/config.json', { optional: true }), null);
     assert.equal(await src.readJSON('nope.json', { optional: true }), null);
     await rejects(src.read('nope.json'), 'NOT_FOUND', /no file nope\.json in test\/bert-minilm.*404/);
     // 401 RepoNotFound: never an absent optional file
-    const missing = await openSource('test/no-such-repo', { hubUrl: hub.url });
+    const missing = await openSource('test/no-such-repo', { hubUrl: hub.url, cache: false });
     await rejects(missing.read('config.json'), 'NOT_FOUND', /not found or private/);
     await rejects(missing.read('modules.json', { optional: true }), 'NOT_FOUND', /not found or private.*401/);
     // 500
@@ -306,7 +308,7 @@ test('Hub: revisions (40-hex, refs/pr/1 encoded), optional files, and error code
     await rejects(src.read('modules.json', { optional: true }), 'NETWORK', /HTTP 503/);
     assert.deepEqual(await src.read('config.json'), onDisk('bert-minilm', 'config.json'), 'the next try works');
     // fetch itself failing
-    const broken = await openSource('test/bert-minilm', { hubUrl: hub.url, fetch: async () => { throw new TypeError('fetch failed'); } });
+    const broken = await openSource('test/bert-minilm', { hubUrl: hub.url, cache: false, fetch: async () => { throw new TypeError('fetch failed'); } });
     await rejects(broken.read('config.json'), 'NETWORK', /fetch failed/);
     await rejects(broken.read('config.json', { optional: true }), 'NETWORK', /config\.json/);
     // a server that is not there
@@ -613,7 +615,7 @@ test('recipes: the files each setting comes from', async () => {
   const minilm = await readRecipe(await openSource(path.join(ROOT, 'bert-minilm')));
   assert.deepEqual({ ...minilm }, {
     pooling: ['mean'], includePrompt: true, dense: [], normalize: true, maxSeqLength: 96, doLowerCase: false,
-    prompts: null, defaultPromptName: null, transformerPath: '', wordEmbeddingDimension: 32, source: 'modules.json',
+    prompts: null, defaultPromptName: null, similarityFnName: null, transformerPath: '', wordEmbeddingDimension: 32, source: 'modules.json',
   });
   const bge = await readRecipe(await openSource(path.join(ROOT, 'bert-bge-mlm')));
   assert.deepEqual(bge.pooling, ['cls']);

@@ -261,7 +261,7 @@ const bad = (fn, field, code = 'BAD_ARGUMENT') => assert.throws(fn, (e) => {
 test('options objects refuse unknown keys by name and bad values by field', () => {
   for (const [parse, where] of [[classifyOptions, 'classify'], [predictOptions, 'predict'], [rankOptions, 'rank'],
     [tokenClassificationOptions, 'classifyTokens'], [fillMaskOptions, 'fillMask'], [zeroShotOptions, 'zeroShot']]) {
-    bad(() => parse({ top_k: 1 }), `${where}: unknown option "top_k"`);
+    bad(() => parse({ top_k: 1 }), `${where}: options has an unknown option 'top_k'`);
     bad(() => parse('topK'), `${where}: options must be an object`);
     bad(() => parse([]), `${where}: options must be an object`);
     assert.doesNotThrow(() => parse(undefined));

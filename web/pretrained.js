@@ -662,14 +662,8 @@ export function mountPretrained(root, app) {
     swapped = null;
     clearError(swapError);
     if (want.key !== 'original') {
-      try {
-        let options;
-        if (want.drop.length) {
-          const weights = model.p.encoder.getWeights();
-          for (const name of want.drop) delete weights[name];
-          options = { weights };
-        }
-        swapped = { p: await model.p.withConfig(want.changes, options), key: want.key, label: want.label, changes: want.changes };
+      try { // withConfig drops the tensors of the plugin swapped out and keeps the rest
+        swapped = { p: await model.p.withConfig(want.changes), key: want.key, label: want.label, changes: want.changes };
       } catch (e) {
         if (!(e instanceof api.SwapformerError)) throw e;
         showError(swapError, e);

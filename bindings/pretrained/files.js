@@ -33,6 +33,7 @@
 // module loads unchanged in browsers and bundlers have nothing to resolve.
 import { SwapformerError } from '../utils/errors.js';
 import { isNode, nodeBuiltin } from '../utils/platform.js';
+import { hubEnvironment, openRepoCache, blobName, networkError } from './hub-cache.js';
 
 /** The Cache API cache that holds downloaded model files (browsers only). */
 export const CACHE_NAME = 'swapformer-models-v1';
@@ -181,7 +182,8 @@ export function subSource(source, folder) {
 // ---------------------------------------------------------------------------
 // Options and the kind of source
 
-function checkOptions({ hubUrl = 'https://huggingface.co', revision = 'main', fetch = globalThis.fetch, cache = true, onProgress, signal = null, stallTimeout = 60000 } = {}) {
+function checkOptions({ hubUrl = 'https://huggingface.co', revision = 'main', fetch = globalThis.fetch, cache = true, onProgress, signal = null, stallTimeout = 60000,
+  token, offline = false, cacheDir = null } = {}) {
   const bad = (name, why) => { throw new SwapformerError('BAD_ARGUMENT', `option ${name}: ${why}`); };
   let hub;
   try {
@@ -196,9 +198,12 @@ function checkOptions({ hubUrl = 'https://huggingface.co', revision = 'main', fe
   if (onProgress !== undefined && onProgress !== null && typeof onProgress !== 'function') bad('onProgress', 'must be a function');
   if (signal !== null && !isSignal(signal)) bad('signal', 'must be an AbortSignal');
   if (typeof stallTimeout !== 'number' || !(stallTimeout > 0)) bad('stallTimeout', 'must be a positive number of milliseconds (Infinity: no limit)');
+  if (token !== undefined && (typeof token !== 'string' || token === '' || /[\r\n]/.test(token))) bad('token', 'must be a Hugging Face access token (a non-empty string)');
+  if (typeof offline !== 'boolean') bad('offline', 'must be true or false');
+  if (cacheDir !== null && (typeof cacheDir !== 'string' || cacheDir === '')) bad('cacheDir', 'must be a folder path');
   // a plain call (no `this`): window.fetch called as a method of another object throws "Illegal invocation"
   const fetchFn = fetch === globalThis.fetch && fetch ? (url, init) => globalThis.fetch(url, init) : fetch;
-  return { hubUrl: hub.href.replace(/\/+$/, ''), revision, fetchFn, cache, onProgress: onProgress || null, signal, stallTimeout };
+  return { hubUrl: hub.href.replace(/\/+$/, ''), revision, fetchFn, cache, onProgress: onProgress || null, signal, stallTimeout, token, offline, cacheDir };
 }
 
 const looksLikePath = (s) => /^(\.{1,2}([/\\]|$)|[/\\~]|[A-Za-z]:)/.test(s) || s.includes('\\');
@@ -223,7 +228,10 @@ export function isHubId(s) {
  * Resolves to {kind, label, read, readText, readJSON, has}.
  */
 export async function openSource(source, options = {}) {
-  const opts = checkOptions(options ?? {});
+  const given = options ?? {};
+  const own = (k) => (Object.hasOwn(given, k) ? given[k] : undefined);
+  const environment = await hubEnvironment({ hubUrl: own('hubUrl'), token: own('token'), offline: own('offline'), cacheDir: own('cacheDir'), cache: own('cache') });
+  const opts = checkOptions({ ...given, ...environment });
   if (source instanceof URL) {
     if (source.protocol === 'file:' && isNode) {
       const { fileURLToPath } = await nodeBuiltin('node:url');
@@ -232,7 +240,10 @@ export async function openSource(source, options = {}) {
     return openUrl(source.href, opts);
   }
   if (typeof source === 'string') {
-    if (/^https?:\/\//i.test(source)) return openUrl(source, opts);
+    if (/^https?:\/\//i.test(source)) {
+      const page = hubPage(source, opts.hubUrl); // https://huggingface.co/owner/name[/tree/revision]: the repository
+      return page ? openHub(page.id, page.revision ? { ...opts, revision: page.revision } : opts) : openUrl(source, opts);
+    }
     if (source === '') throw new SwapformerError('BAD_ARGUMENT', 'source is an empty string');
     if (isNode) {
       const { stat } = await nodeBuiltin('node:fs/promises');
@@ -465,10 +476,26 @@ function openUrl(href, opts) {
   return makeDownloader('url', label, (path) => new URL(encodePath(path), base).href, opts);
 }
 
-function openHub(id, opts) {
+/** A model page's URL (the hub's origin, /owner/name or /owner/name/tree/revision) as {id, revision}, or null. */
+function hubPage(href, hubUrl) {
+  let url;
+  try {
+    url = new URL(href);
+  } catch {
+    return null;
+  }
+  if (url.origin !== new URL(hubUrl).origin) return null;
+  const m = /^\/([\w.-]+\/[\w.-]+)(?:\/tree\/([^/]+))?\/?$/.exec(url.pathname);
+  if (!m || !isHubId(m[1])) return null;
+  return { id: m[1], revision: m[2] ? decodeURIComponent(m[2]) : null };
+}
+
+async function openHub(id, opts) {
   const root = `${opts.hubUrl}/${id}/resolve/${encodeURIComponent(opts.revision)}/`;
   const label = opts.revision === 'main' ? id : `${id}@${opts.revision}`;
-  return makeDownloader('hub', label, (path) => root + encodePath(path), opts);
+  // Node: the hub cache on disk, shared with huggingface_hub (hub-cache.js)
+  const disk = isNode && opts.cache && opts.cacheDir ? await openRepoCache(opts.cacheDir, id, opts.revision) : null;
+  return makeDownloader('hub', label, (path) => root + encodePath(path), opts, disk);
 }
 
 /** The browser's model cache, or null (Node, cache: false, or a context without the Cache API). */
@@ -482,9 +509,10 @@ function cacheOpener(opts) {
   };
 }
 
-function makeDownloader(kind, label, urlOf, opts) {
+function makeDownloader(kind, label, urlOf, opts, disk = null) {
   const openCache = cacheOpener(opts);
   const hub = kind === 'hub';
+  const auth = hub && opts.token ? { authorization: `Bearer ${opts.token}` } : {};
 
   /** Throws for an unusable answer; returns false for an absent optional file. */
   const checkStatus = (res, path, url, optional) => {
@@ -510,14 +538,53 @@ function makeDownloader(kind, label, urlOf, opts) {
       res = await guard.step((async () => opts.fetchFn(url, { ...init, signal: guard.signal }))());
     } catch (e) {
       if (e === guard.failure) throw e;
-      throw new SwapformerError('NETWORK', `${path}: fetching ${url} failed: ${e?.message ?? e}`);
+      throw networkError(path, url, e);
     }
     if (!isResponse(res)) throw new SwapformerError('NETWORK', `${path}: the fetch option resolved to ${describe(res)} for ${url}, not a Response`);
     return res;
   };
 
+  /**
+   * A hub request with the token. With the disk cache, redirects are followed
+   * here (manual), so that the Hub's own headers are read from its first answer
+   * (X-Repo-Commit, X-Linked-Etag or ETag: what huggingface_hub keys the cache
+   * by) and the token never goes to another origin (the LFS CDN).
+   */
+  const fetchHub = async (guard, url, path, init = {}) => {
+    if (!disk) return { res: await request(guard, url, path, { ...init, headers: auth }), meta: null };
+    let current = url, headers = auth, first = null;
+    for (let hop = 0; hop <= 5; hop++) {
+      const res = await request(guard, current, path, { ...init, headers: { ...headers, 'accept-encoding': 'identity' }, redirect: 'manual' });
+      first ??= res;
+      const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
+      if (location === null) {
+        const etag = first.headers.get('x-linked-etag') ?? first.headers.get('etag');
+        return { res, meta: { commit: first.headers.get('x-repo-commit'), etag: blobName(etag) } };
+      }
+      res.body?.cancel().catch(() => {});
+      const next = new URL(location, current);
+      if (next.origin !== new URL(current).origin) headers = {};
+      current = next.href;
+    }
+    throw new SwapformerError('NETWORK', `${path}: more than 5 redirects from ${url}`);
+  };
+
+  /** Offline: a file not in a cache is absent (optional) or NOT_FOUND saying why. */
+  const offlineMiss = (path, optional) => {
+    if (optional) return null;
+    throw new SwapformerError('NOT_FOUND', `${path} of ${label} is not in the ${disk ? `hub cache (${disk.repo})` : 'cache'}, and downloads are off (the offline option, or HF_HUB_OFFLINE)`);
+  };
+
   const readRaw = async (path, optional, { limit, signal }) => {
     const url = urlOf(path);
+    if (disk) { // a snapshot on disk: read as a folder is (regular files, symlinks inside the repository's folder, caps)
+      const dir = await disk.snapshotWith(path);
+      if (dir) return (await openDirectory(dir, opts)).read(path, { optional, signal });
+      if (await disk.knownAbsent(path)) {
+        if (optional) return null;
+        throw new SwapformerError('NOT_FOUND', `no file ${path} in ${label} (the hub cache ${disk.repo} records it absent at this commit)`);
+      }
+    }
     const cache = await openCache();
     const cached = cache ? await cache.match(url).catch(() => undefined) : undefined;
     if (cached) {
@@ -526,15 +593,20 @@ function makeDownloader(kind, label, urlOf, opts) {
       opts.onProgress?.({ file: path, loaded: bytes.length, total: bytes.length });
       return bytes;
     }
+    if (opts.offline) return offlineMiss(path, optional);
     const guard = downloadGuard(path, url, [opts.signal, signal], opts.stallTimeout);
-    let res, bytes;
+    let res, bytes, meta;
     try {
-      res = await request(guard, url, path);
+      ({ res, meta } = await fetchHubOrUrl(guard, url, path));
       if (!checkStatus(res, path, url, optional)) {
         res.body?.cancel().catch(() => {});
+        if (disk && res.status === 404) await disk.storeAbsent(path, meta?.commit ?? res.headers.get('x-repo-commit'));
         return null;
       }
       bytes = await readBody(res, path, url, { onProgress: opts.onProgress, limit, guard, label });
+      // into the hub cache: written aside and renamed, so a killed download leaves nothing that loads;
+      // a cache folder we cannot write only means the next load downloads again
+      if (disk) await disk.store(path, meta?.commit, meta?.etag, bytes).catch(() => {});
     } catch (e) {
       guard.stop(e); // an answer or a body still open is dropped
       throw e;
@@ -550,13 +622,20 @@ function makeDownloader(kind, label, urlOf, opts) {
     return bytes;
   };
 
+  const fetchHubOrUrl = (guard, url, path, init) => (hub ? fetchHub(guard, url, path, init) : request(guard, url, path, init).then((res) => ({ res, meta: null })));
+
   const hasRaw = async (path, { signal }) => {
     const url = urlOf(path);
+    if (disk) {
+      if (await disk.snapshotWith(path)) return true;
+      if (await disk.knownAbsent(path)) return false;
+    }
     const cache = await openCache();
     if (cache && await cache.match(url).catch(() => undefined)) return true;
+    if (opts.offline) return false;
     const guard = downloadGuard(path, url, [opts.signal, signal], opts.stallTimeout);
     try {
-      const res = await request(guard, url, path, { method: 'HEAD' });
+      const { res } = await fetchHubOrUrl(guard, url, path, { method: 'HEAD' });
       res.body?.cancel().catch(() => {});
       return checkStatus(res, path, url, true);
     } finally {

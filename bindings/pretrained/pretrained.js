@@ -7,21 +7,22 @@
 //             streamed from the checkpoint's bytes) -> loadModel, the same
 //             strict loader as every model, without the file built in memory.
 import { SwapformerError, fail } from '../utils/errors.js';
-import { deriveEncoder, loadModel, Encoder, EXCLUSIVE } from '../runtime/encoder.js';
+import { readOptions } from '../utils/options.js';
+import { deriveEncoder, loadModel, Encoder, EXCLUSIVE, RUNTIME } from '../runtime/encoder.js';
+import { similarityOn, quantizeOn } from '../runtime/embeddings.js';
 import { Tokenizer } from '../tokenizers/tokenizer.js';
 import { readFile, checkSignal } from './files.js';
-import { pool, applyRecipe } from './recipe.js';
 import { readCheckpoint } from './checkpoint.js';
 import { checkpointSource, swapformerMetadata, metadataStrings, pretrainedMetadata } from './model-file.js';
 import { tokenizerView } from '../tasks/tokenizer-view.js';
 import { labelNames } from '../tasks/scores.js';
+import { embedSettings, embedRun, embedChunkedRun, chunkText, readTexts } from './embed-run.js';
 import { TASKS, classifyRun, predictRun, rankRun, zeroShotRun, classifyTokensRun, fillMaskRun, runSync, runAsync } from './task-runs.js';
 
 const own = (o, k) => (o !== null && typeof o === 'object' && Object.hasOwn(o, k) ? o[k] : undefined);
 
 // ------------------------------------------------------------------ Pretrained
 
-const EMBED_BATCH = 32; // texts per forward pass: bounds the activations
 /** The config fields of the position scheme: a change to any of them is a swap. */
 const POSITION_FIELDS = ['position', 'positionOptions', 'relativeBias', 'relativeBiasOptions', 'maxLen'];
 
@@ -131,65 +132,82 @@ export class Pretrained {
   }
 
   /**
-   * Sentence embeddings: {data, shape: [B, D]} with the checkpoint's recipe,
-   * or the last hidden states {data, shape: [B, T, dModel]} with pooling 'none'.
+   * Sentence embeddings, as sentence-transformers' encode: {data, shape: [B, D]}
+   * with the checkpoint's recipe (float32, or the `precision` asked for), or
+   * the last hidden states {data, shape: [B, T, dModel]} with pooling 'none';
+   * with chunking.pool 'none', per text {embeddings, chunks}. Options:
+   * pooling, normalize, dimensions, maxLength, prompt, promptName, batchSize
+   * (32), onProgress({done, total}), precision, truncate (true), chunking.
    */
   embed(texts, options) {
-    return this.#embed(texts, options, (ids, opts) => this.encoder.forward(ids, opts), (f) => f());
+    const { list, s } = this.#embedCall(texts, options, 'embed');
+    return this.#precision(this.#sync(s.chunks ? embedChunkedRun(this, list, s) : embedRun(this, list, s)), s);
+  }
+
+  /** embed with its passes in the runtime's driver worker where there are threads (one exclusive job). */
+  async embedAsync(texts, options) {
+    const { list, s } = this.#embedCall(texts, options, 'embed');
+    return this.#precision(await this.#async(s.chunks ? embedChunkedRun(this, list, s) : embedRun(this, list, s)), s);
   }
 
   /**
-   * embed without blocking the calling thread where the runtime has threads
-   * (the forward passes run in a worker: Encoder.forwardAsync); elsewhere it
-   * computes here, as embed does.
+   * Embeds a corpus of any size with bounded memory: texts (an iterable or
+   * async iterable of strings) read batchSize at a time, each batch embedded
+   * (in its turn on the runtime) and yielded as {index, embeddings}, index
+   * the position of the batch's first text. precision: float32, binary, ubinary.
    */
-  async embedAsync(texts, options) {
-    if (this.disposed) fail('DISPOSED', 'this model has been disposed');
-    // one job of the encoder's runtime: its passes run together, after the calls made before
-    return Encoder[EXCLUSIVE](this.encoder, (forward) => this.#embed(texts, options, async (ids, opts) => (await forward(ids, opts)).result, async (f) => {
-      const parts = [];
-      for await (const part of f()) parts.push(part);
-      return parts;
-    }));
+  async *embedStream(texts, options) {
+    const s = this.#settings(options, 'embedStream');
+    if (texts === null || typeof texts !== 'object' || (typeof texts[Symbol.asyncIterator] !== 'function' && typeof texts[Symbol.iterator] !== 'function')) {
+      fail('BAD_ARGUMENT', 'embedStream takes an iterable or async iterable of strings');
+    }
+    let batch = [], index = 0;
+    const flush = async () => {
+      const embeddings = this.#precision(await this.#async(embedRun(this, batch, s)), s);
+      const out = { index, embeddings };
+      index += batch.length;
+      batch = [];
+      return out;
+    };
+    for await (const t of texts) {
+      if (typeof t !== 'string') fail('BAD_ARGUMENT', `embedStream: text ${index + batch.length} must be a string, got ${t === null ? 'null' : typeof t}`);
+      batch.push(t);
+      if (batch.length === s.batchSize) yield await flush();
+    }
+    if (batch.length) yield await flush();
   }
 
-  // The texts -> batches -> pooled recipe, with forward sync or async.
-  #embed(texts, options, forward, drive) {
-    if (this.#disposed || this.encoder.disposed) fail('DISPOSED', 'this model has been disposed');
-    const list = readTexts(texts);
-    const opts = options ?? {};
-    if (typeof opts !== 'object' || Array.isArray(opts)) fail('BAD_ARGUMENT', 'options must be an object');
-    const pooling = own(opts, 'pooling'), normalize = own(opts, 'normalize'), dimensions = own(opts, 'dimensions');
-    const maxLength = this.#maxLength(own(opts, 'maxLength'));
-    if (pooling !== undefined && !['mean', 'cls', 'max', 'none'].includes(pooling)) fail('BAD_ARGUMENT', `options.pooling must be 'mean', 'cls', 'max' or 'none', got ${JSON.stringify(pooling)}`);
-    if (normalize !== undefined && typeof normalize !== 'boolean') fail('BAD_ARGUMENT', 'options.normalize must be a boolean');
-    // as sentence-transformers' Transformer.tokenize: stripped, lowercased when the folder says so
-    const prepared = list.map((t) => (this.recipe.doLowerCase ? t.trim().toLowerCase() : t.trim()));
-    const encoded = prepared.map((t) => this.tokenizer.encode(t, { maxLength: Number.isFinite(maxLength) ? maxLength : undefined }));
-    const inputs = (batch) => [batch.map((e) => e.ids), { typeIds: batch.map((e) => e.typeIds) }];
-    if (pooling === 'none') { // the last hidden states, one pass
-      const out = forward(...inputs(encoded));
-      const shape = (o) => ({ data: o.data, shape: o.shape });
-      return out instanceof Promise ? out.then(shape) : shape(out);
-    }
-    const modes = pooling ? [pooling] : this.recipe.pooling;
-    const finish = (hidden, batch) => applyRecipe(pool(hidden, batch.map((e) => e.ids.length), modes), this.recipe,
-      { normalize, dimensions, matryoshkaNorm: this.family === 'nomic-bert' && dimensions != null });
-    const join = (parts) => {
-      const D = parts[0].shape[1], data = new Float32Array(list.length * D);
-      let at = 0;
-      for (const p of parts) { data.set(p.data, at); at += p.data.length; }
-      return { data, shape: [list.length, D] };
-    };
-    const batches = [];
-    for (let s = 0; s < encoded.length; s += EMBED_BATCH) batches.push(encoded.slice(s, s + EMBED_BATCH));
-    const result = drive(function* () { // one forward pass per batch of EMBED_BATCH texts
-      for (const batch of batches) {
-        const out = forward(...inputs(batch));
-        yield out instanceof Promise ? out.then((h) => finish(h, batch)) : finish(out, batch);
-      }
-    });
-    return result instanceof Promise ? result.then(join) : join([...result]);
+  /** A text's token windows at word boundaries: [{text, start, end, tokens}] (options: maxTokens = maxLength, overlap = 0). */
+  chunk(text, options) { return chunkText(this, text, options); }
+
+  /** The prompts of config_sentence_transformers.json (name -> text), or null. */
+  get prompts() { return this.recipe.prompts ? { ...this.recipe.prompts } : null; }
+
+  /** The checkpoint's similarity function (config_sentence_transformers.json similarity_fn_name; default 'cosine'). */
+  get similarityFnName() { return this.recipe.similarityFnName ?? 'cosine'; }
+
+  /** SentenceTransformer.similarity: score(a_m, b_n) with the checkpoint's function: {data, shape: [M, N]}. */
+  similarity(a, b) {
+    if (this.disposed) fail('DISPOSED', 'this model has been disposed');
+    return similarityOn(Encoder[RUNTIME](this.encoder), a, b, this.similarityFnName);
+  }
+
+  #embedCall(texts, options, call) {
+    if (this.disposed) fail('DISPOSED', 'this model has been disposed');
+    const { list } = readTexts(texts);
+    return { list, s: this.#settings(options, call) };
+  }
+
+  #settings(options, call) {
+    const s = embedSettings(this, options, call);
+    s.maxLength = this.#maxLength(s.maxLength);
+    return s;
+  }
+
+  // quantize_embeddings over the call's embeddings (int8 / uint8 ranges: theirs)
+  #precision(out, s) {
+    if (s.precision === 'float32' || !out.shape) return out;
+    return quantizeOn(Encoder[RUNTIME](this.encoder), out, s.precision);
   }
 
   #maxLength(requested) {
@@ -210,9 +228,7 @@ export class Pretrained {
   async withConfig(changes, options) {
     if (this.disposed) fail('DISPOSED', 'this model has been disposed');
     if (changes === null || typeof changes !== 'object' || Array.isArray(changes)) fail('BAD_ARGUMENT', 'withConfig takes an object of config fields');
-    const opts = options ?? {};
-    if (typeof opts !== 'object' || Array.isArray(opts)) fail('BAD_ARGUMENT', 'withConfig: options must be an object');
-    const { maxLength, ...encoderOptions } = opts;
+    const { maxLength, ...encoderOptions } = readOptions(options, 'withConfig', 'withConfig: options');
     const before = this.encoder.config;
     const config = { ...before, ...changes };
     // a plugin swapped in without options gets its defaults, not the old plugin's options
@@ -242,20 +258,6 @@ export class Pretrained {
 }
 if (typeof Symbol.dispose === 'symbol') Pretrained.prototype[Symbol.dispose] = Pretrained.prototype.dispose;
 
-/** The texts as a plain array of strings, each element read once (a hole or a non-string refused, naming texts[i]). */
-function readTexts(texts) {
-  if (typeof texts === 'string') return [texts];
-  if (!Array.isArray(texts) || texts.length === 0) fail('BAD_ARGUMENT', 'texts must be a string or a non-empty array of strings');
-  const n = texts.length, list = new Array(n);
-  for (let i = 0; i < n; i++) {
-    if (!Object.hasOwn(texts, i)) fail('BAD_ARGUMENT', `texts[${i}] is a hole in the array: every text must be a string`);
-    const t = texts[i];
-    if (typeof t !== 'string') fail('BAD_ARGUMENT', `texts[${i}] must be a string, got ${t === null ? 'null' : typeof t}`);
-    list[i] = t;
-  }
-  return list;
-}
-
 /** The smallest of the limits that apply (Infinity: none). */
 function smallest(...limits) {
   const ok = limits.filter((n) => Number.isFinite(n) && n > 0);
@@ -268,10 +270,9 @@ function smallest(...limits) {
  * threads, dtype}) -> Pretrained.
  */
 export async function loadPretrained(source, options) {
-  const opts = options ?? {};
-  if (typeof opts !== 'object' || Array.isArray(opts)) fail('BAD_ARGUMENT', 'options must be an object');
+  const opts = readOptions(options, 'loadPretrained');
   const fileOptions = {};
-  for (const k of ['onProgress', 'hubUrl', 'revision', 'fetch', 'cache', 'signal', 'stallTimeout']) if (own(opts, k) !== undefined) fileOptions[k] = own(opts, k);
+  for (const k of ['onProgress', 'hubUrl', 'revision', 'fetch', 'cache', 'signal', 'stallTimeout', 'token', 'offline', 'cacheDir']) if (own(opts, k) !== undefined) fileOptions[k] = own(opts, k);
   const wasm = own(opts, 'wasm'), maxLength = own(opts, 'maxLength'), threads = own(opts, 'threads'), dtype = own(opts, 'dtype');
   if (maxLength !== undefined && (!Number.isSafeInteger(maxLength) || maxLength < 2)) fail('BAD_ARGUMENT', `options.maxLength must be an integer >= 2, got ${String(maxLength)}`);
 

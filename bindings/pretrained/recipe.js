@@ -82,6 +82,7 @@ export function defaultRecipe({ modelType, nameOrPath } = {}) {
     doLowerCase: false,
     prompts: null,
     defaultPromptName: null,
+    similarityFnName: null,
     transformerPath: '',
     wordEmbeddingDimension: null,
     source: 'default',
@@ -221,11 +222,14 @@ async function readTransformerConfig(source, dir) {
   return { maxSeqLength: null, doLowerCase: false };
 }
 
-/** config_sentence_transformers.json: {prompts, defaultPromptName}. */
+/** ST's similarity functions (SimilarityFunction): the names config_sentence_transformers.json may give. */
+export const SIMILARITY_FNS = ['cosine', 'dot', 'euclidean', 'manhattan'];
+
+/** config_sentence_transformers.json: {prompts, defaultPromptName, similarityFnName}. */
 async function readPrompts(source) {
   const FILE = 'config_sentence_transformers.json';
   const config = await source.readJSON(FILE, { optional: true });
-  if (config === null) return { prompts: null, defaultPromptName: null };
+  if (config === null) return { prompts: null, defaultPromptName: null, similarityFnName: null };
   if (!isObject(config)) badFile(FILE, 'must be a JSON object');
   const prompts = config.prompts ?? null;
   if (prompts !== null) {
@@ -237,7 +241,11 @@ async function readPrompts(source) {
   // ST refuses a default prompt name that is not among the prompts (SentenceTransformer.__init__)
   if (name && !(prompts && Object.hasOwn(prompts, name)))
     badFile(FILE, `default_prompt_name '${name}' is not among the prompts (${Object.keys(prompts ?? {}).join(', ') || 'none'})`);
-  return { prompts: prompts ? { ...prompts } : null, defaultPromptName: name || null };
+  const fn = Object.hasOwn(config, 'similarity_fn_name') ? config.similarity_fn_name : null;
+  // ST also accepts 'dot_product' and 'cos_sim'-style aliases of SimilarityFunction's values
+  const fnName = fn === null ? null : { dot_product: 'dot', dot_score: 'dot', cos_sim: 'cosine' }[fn] ?? fn;
+  if (fnName !== null && !SIMILARITY_FNS.includes(fnName)) badFile(FILE, `similarity_fn_name ${JSON.stringify(fn)} is not one of ${SIMILARITY_FNS.join(', ')}`);
+  return { prompts: prompts ? { ...prompts } : null, defaultPromptName: name || null, similarityFnName: fnName };
 }
 
 /**
@@ -265,7 +273,7 @@ export async function readRecipe(source, { modelType, nameOrPath } = {}) {
   }
 
   const { maxSeqLength, doLowerCase } = await readTransformerConfig(source, transformer.path);
-  const { prompts, defaultPromptName } = await readPrompts(source);
+  const { prompts, defaultPromptName, similarityFnName } = await readPrompts(source);
   const instructor = typeof nameOrPath === 'string' && INSTRUCTOR_IDS.includes(nameOrPath);
   return {
     pooling: pooling.modes,
@@ -276,6 +284,7 @@ export async function readRecipe(source, { modelType, nameOrPath } = {}) {
     doLowerCase,
     prompts,
     defaultPromptName,
+    similarityFnName,
     transformerPath: transformer.path,
     wordEmbeddingDimension: pooling.dimension,
     source: 'modules.json',
@@ -286,7 +295,7 @@ export async function readRecipe(source, { modelType, nameOrPath } = {}) {
 // Checking a recipe (readRecipe's, or one read back from a model file)
 
 const RECIPE_KEYS = ['pooling', 'includePrompt', 'dense', 'normalize', 'maxSeqLength', 'doLowerCase', 'prompts',
-  'defaultPromptName', 'transformerPath', 'wordEmbeddingDimension', 'source', 'note'];
+  'defaultPromptName', 'similarityFnName', 'transformerPath', 'wordEmbeddingDimension', 'source', 'note'];
 const DENSE_KEYS = ['path', 'inFeatures', 'outFeatures', 'weight', 'bias', 'activation'];
 
 /** Refuses fields other than `keys` (own properties only are read). */
@@ -323,6 +332,8 @@ export function checkRecipe(recipe, { dModel, where = 'recipe', folder = false }
   const defaultPromptName = get('defaultPromptName') ?? null;
   if (defaultPromptName !== null && !(typeof defaultPromptName === 'string' && prompts && Object.hasOwn(prompts, defaultPromptName)))
     badFile(where, 'defaultPromptName must be null or one of the prompts');
+  const similarityFnName = get('similarityFnName') ?? null;
+  if (similarityFnName !== null && !SIMILARITY_FNS.includes(similarityFnName)) badFile(where, `similarityFnName must be null or one of ${SIMILARITY_FNS.join(', ')}`);
   for (const k of ['transformerPath', 'note']) if (get(k) !== undefined && typeof get(k) !== 'string') badFile(where, `${k} must be a string`);
   if (!['modules.json', 'default'].includes(get('source'))) badFile(where, "source must be 'modules.json' or 'default'");
   const layers = get('dense');
@@ -360,6 +371,7 @@ export function checkRecipe(recipe, { dModel, where = 'recipe', folder = false }
     doLowerCase: flag('doLowerCase'),
     prompts: prompts && { ...prompts },
     defaultPromptName,
+    similarityFnName,
     transformerPath: get('transformerPath') ?? '',
     wordEmbeddingDimension: dimension,
     source: get('source'),

@@ -12,18 +12,13 @@ import { SwapformerError, fail, CODES } from '../utils/errors.js';
 import { loadRuntime, wrongWasm } from './wasm.js';
 import { Pool, threadSupport, defaultThreads, sharedMemory } from './threads.js';
 import { isNode } from '../utils/platform.js';
+import { readOptions } from '../utils/options.js';
 
 // User input is read once, own properties only, into plain values before any
 // wasm call: a getter, a Proxy or an inherited property (Object.prototype.seed)
 // can then neither change what a call does half-way nor re-enter it.
 const own = (obj, key) => (obj !== null && typeof obj === 'object' && Object.hasOwn(obj, key) ? obj[key] : undefined);
 
-/** An options argument: undefined, or a plain object (not an array). */
-function optionsObject(options, what = 'options') {
-  if (options === undefined) return {};
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) fail('BAD_ARGUMENT', `${what} must be an object`);
-  return options;
-}
 
 /** A short, safe description of a value for messages. */
 function describe(v) {
@@ -72,6 +67,8 @@ const fromUtf8 = new TextDecoder();
 const noop = () => {};
 /** The key of Encoder's exclusive-job entry point, for the layers above (not in the public API). */
 export const EXCLUSIVE = Symbol('swapformer.exclusive');
+/** The key of Encoder's runtime accessor (embeddings.js runs similarity and quantization on a model's runtime). */
+export const RUNTIME = Symbol('swapformer.runtime');
 
 class Runtime {
   constructor(instance, build, where, threaded) {
@@ -201,6 +198,8 @@ class Runtime {
 }
 
 const createRuntime = (instance, build, where, threaded) => new Runtime(instance, build, where, threaded);
+/** The Runtime factory loadRuntime takes (embeddings.js loads the default build through it). */
+export const createRuntimeFor = createRuntime;
 
 /** The Runtime for a call's `wasm` option, or the configured / default build (single-threaded). */
 const runtime = (wasm) => loadRuntime(wasm, createRuntime);
@@ -258,7 +257,7 @@ const handles = typeof FinalizationRegistry === 'function' ? new FinalizationReg
 /** Which build a wasm source runs and how much memory its instance holds now
  * (wasm memory grows and never shrinks). */
 export async function runtimeInfo(options) {
-  options = optionsObject(options);
+  options = readOptions(options, 'runtimeInfo');
   const { rt, threads, fallback } = await runtimeWithThreads(own(options, 'wasm'), await readThreads(options));
   const poolTasks = Array.from({ length: rt.poolSize() }, (_, i) => rt.x.sf_threads_tasks(i));
   return { build: rt.build, memoryBytes: rt.memory.buffer.byteLength, threads, threadsFallback: fallback, threaded: !!rt.pool, q8Kernel: rt.cstr(rt.x.sf_q8_kernel()), poolTasks };
@@ -266,7 +265,7 @@ export async function runtimeInfo(options) {
 
 /** Names of the registered position and norm plugins, read from the C registry. */
 export async function listPlugins(options) {
-  const rt = await runtime(own(optionsObject(options), 'wasm'));
+  const rt = await runtime(own(readOptions(options, 'listPlugins'), 'wasm'));
   const names = (kind) => Array.from({ length: rt.x.sf_plugin_count(kind) }, (_, i) => rt.cstr(rt.x.sf_plugin_name(kind, i)));
   return { position: names(0), norm: names(1) };
 }
@@ -297,7 +296,7 @@ const DTYPE_CODE = { f32: 0, q8: 1, file: -1 };
 function readInit(init, layers) {
   if (init === undefined) return 1;
   if (init === null || typeof init !== 'object' || Array.isArray(init)) fail('BAD_ARGUMENT', `options.init must be an object like {outputScale: 'depth'}, got ${describe(init)}`);
-  for (const k of Object.keys(init)) if (k !== 'outputScale') fail('BAD_ARGUMENT', `options.init has an unknown field '${k}' (outputScale)`);
+  readOptions(init, 'init', 'options.init');
   const s = own(init, 'outputScale');
   if (s === undefined) return 1;
   if (s === 'depth') return 1 / Math.sqrt(2 * Math.max(Number.isInteger(layers) ? layers : 1, 1)); // 1/sqrt(2L)
@@ -307,7 +306,7 @@ function readInit(init, layers) {
 
 /** A new encoder from a config; weights not given are initialised from seed. */
 export async function createEncoder(config, options) {
-  options = optionsObject(options);
+  options = readOptions(options, 'createEncoder');
   const seed = own(options, 'seed') ?? 0, wasm = own(options, 'wasm');
   if (config === null || typeof config !== 'object' || Array.isArray(config)) fail('BAD_CONFIG', 'config must be an object');
   if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0) fail('BAD_ARGUMENT', `options.seed must be a non-negative safe integer, got ${describe(seed)}`);
@@ -355,7 +354,7 @@ export async function createEncoder(config, options) {
  * is BAD_CONFIG naming it. options: {dtype?, threads?, wasm?} (default: the source's dtype).
  */
 export async function deriveEncoder(source, config, options) {
-  options = optionsObject(options);
+  options = readOptions(options, 'withConfig');
   if (config === null || typeof config !== 'object' || Array.isArray(config)) fail('BAD_CONFIG', 'config must be an object');
   const weights = source.getWeights();
   const dtype = readDtype(options, source.dtype);
@@ -417,7 +416,7 @@ export class ModelSource {
 
 /** An encoder from a model file (safetensors with the config in its metadata). */
 export async function loadModel(bytes, options) {
-  options = optionsObject(options);
+  options = readOptions(options, 'loadModel');
   const wasm = own(options, 'wasm');
   let file;
   if (bytes instanceof ModelSource) file = bytes; // loadPretrained: a checkpoint's tensors, streamed as a model file
@@ -639,6 +638,12 @@ export class Encoder {
    * queueing again (so that the passes of one embedAsync run together).
    * Resolves to {result, batch} per pass.
    */
+  static [RUNTIME](encoder) {
+    if (!encoder.#h) fail('DISPOSED', 'this encoder has been disposed');
+    encoder.#rt.assertIdle();
+    return encoder.#rt;
+  }
+
   static [EXCLUSIVE](encoder, job) {
     return encoder.#rt.exclusive(() => job((ids, options) => encoder.#forwardQueued(ids, options)));
   }
@@ -670,7 +675,7 @@ export class Encoder {
   // Reads and checks the inputs, reserves and fills the wasm buffers: a pass ready for sf_forward.
   #prepare(ids, options) {
     const h = this.#handle(), rt = this.#rt, x = rt.x;
-    options = optionsObject(options);
+    options = readOptions(options, 'forward');
     const outputAttentions = !!own(options, 'outputAttentions'), outputHidden = !!own(options, 'outputHiddenStates');
     const { seqs, single, where } = readIds(ids, this.#config.vocabSize);
     const types = readTypeIds(own(options, 'typeIds'), { seqs, single }, this.#config.typeVocabSize);
@@ -770,6 +775,7 @@ export class Encoder {
   positionScores(probe) {
     const h = this.#handle(), rt = this.#rt, C = this.#config.dModel, H = this.#config.heads;
     if (probe === null || typeof probe !== 'object') fail('BAD_ARGUMENT', `positionScores takes {q?, k?, length}, got ${describe(probe)}`);
+    readOptions(probe, 'positionScores', 'positionScores(probe)');
     const length = own(probe, 'length');
     checkLength(length);
     const vec = (v, name) => {

@@ -9,6 +9,7 @@
 // scores is the library's, not specified; we keep the same lower-index-first
 // rule there.
 import { fail } from '../utils/errors.js';
+import { readOptions as checkKeys } from '../utils/options.js';
 
 /** softmax of logits[offset .. offset + length) in float64, shifted by the max (no overflow). */
 export function softmax(logits, offset = 0, length = logits.length - offset) {
@@ -53,11 +54,9 @@ const show = (v) => (typeof v === 'string' ? JSON.stringify(v) : typeof v === 'o
 export function readOptions(options, allowed, where) {
   if (options === undefined || options === null) return {};
   if (typeof options !== 'object' || Array.isArray(options)) bad(`${where}: options must be an object, got ${show(options)}`);
+  checkKeys(options, allowed, `${where}: options`); // the unknown key named, with the known one it resembles
   const out = {};
-  for (const key of Object.keys(options)) {
-    if (!allowed.includes(key)) bad(`${where}: unknown option ${JSON.stringify(key)} (known: ${allowed.join(', ')})`);
-    if (options[key] !== undefined) out[key] = options[key];
-  }
+  for (const key of Object.keys(options)) if (options[key] !== undefined) out[key] = options[key];
   return out;
 }
 
