@@ -41,7 +41,7 @@ const ALIASES = { normalizeEmbeddings: 'normalize', normalize_embeddings: 'norma
   skip_special_tokens: 'skipSpecialTokens', max_length: 'maxLength' };
 
 /** Damerau-Levenshtein distance (optimal string alignment), for suggestions. */
-function distance(a, b) {
+export function distance(a, b) {
   const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array(b.length).fill(0)]);
   for (let j = 1; j <= b.length; j++) d[0][j] = j;
   for (let i = 1; i <= a.length; i++) {
