@@ -435,6 +435,8 @@ export class Tokenizer {
   static fromJSON(tokenizerJson: string | object, options?: { tokenizerConfig?: object; specialTokensMap?: object }): Tokenizer;
   encode(text: string, options?: EncodeOptions): Encoding;
   decode(ids: Numbers, options?: { skipSpecialTokens?: boolean }): string;
+  /** The tokenizer.json model. */
+  readonly modelType: 'WordPiece' | 'BPE' | 'Unigram' | 'WordLevel';
   /** Including added tokens. */
   readonly vocabSize: number;
   tokenToId(token: string): number | null;

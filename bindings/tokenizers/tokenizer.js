@@ -83,6 +83,7 @@ export class Tokenizer {
     this._normalizer = buildNormalizer(json.normalizer);
     this._preTokenizer = buildPreTokenizer(json.pre_tokenizer);
     this._model = buildModel(json.model);
+    this._modelType = json.model.type; // checked by buildModel
     this._postProcessor = buildPostProcessor(json.post_processor);
     this._decoder = buildDecoder(json.decoder);
     if (json.added_tokens != null && !Array.isArray(json.added_tokens)) {
@@ -149,6 +150,9 @@ export class Tokenizer {
     }
     return this._decoder ? this._decoder.decodeChain(tokens).join('') : tokens.join(' ');
   }
+
+  /** The tokenizer.json model: 'WordPiece', 'BPE', 'Unigram' or 'WordLevel'. */
+  get modelType() { return this._modelType; }
 
   /** Number of ids, added tokens included (an added token already in the model vocabulary counts once). */
   get vocabSize() {
