@@ -11,10 +11,9 @@ import { loadPretrained } from '../../bindings/index.js';
 import { UsageError } from './args.js';
 import { CliError, Interrupted } from './errors.js';
 import { INPUT_FORMATS, inputFormat, readRecords } from './inputs.js';
-import { Sink, outputFormat } from './outputs.js';
+import { Sink, outputFormat, checkOutputLibrary } from './outputs.js';
 import { progress } from './progress.js';
-import { downloadProgress, HUB_OPTIONS } from './io.js';
-import { version } from './main.js';
+import { downloadProgress, HUB_OPTIONS, version } from './io.js';
 
 const PRECISIONS = ['float32', 'int8', 'uint8', 'binary', 'ubinary'];
 
@@ -118,6 +117,7 @@ export async function run({ args, options: o }, { signal }) {
   const out = o.output;
   const { format, output } = checkOptions(input, out, o);
   await checkPaths(input, out);
+  await checkOutputLibrary(output);
   const readOpts = { format, field: o.field ?? 'text', column: o.column, idField: o.idField };
   const withIds = o.idField !== undefined;
 

@@ -3,7 +3,6 @@
 //   0 done, 1 a runtime error (a file, a model, the network), 2 a usage
 //   error (the command line itself), 130 interrupted (Ctrl-C: SIGINT), 143
 //   terminated (SIGTERM).
-import { SwapformerError } from '../../bindings/index.js';
 import { UsageError, usage } from './args.js';
 
 export const EXIT = Object.freeze({ OK: 0, ERROR: 1, USAGE: 2, INTERRUPTED: 130, TERMINATED: 143 });
@@ -49,7 +48,7 @@ export function report(e, { debug = false } = {}) {
     return EXIT.USAGE;
   }
   if (e instanceof Interrupted) return e.signal === 'SIGTERM' ? EXIT.TERMINATED : EXIT.INTERRUPTED;
-  if (e instanceof SwapformerError) say(`${e.code}: ${e.message}`);
+  if (e?.name === 'SwapformerError' && typeof e.code === 'string') say(`${e.code}: ${e.message}`); // (not imported: a usage error loads no library)
   else if (e instanceof CliError) say(e.message);
   else if (fileErrorLine(e)) say(fileErrorLine(e));
   else say(`${e?.message ?? String(e)}${debug && e?.stack ? `\n${e.stack}` : ''}`);

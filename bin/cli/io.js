@@ -1,10 +1,14 @@
 // Files for the command line: atomic writes, download progress, sizes.
+import { readFileSync } from 'node:fs';
 import { writeFile, rename, rm, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 
 /** A temporary name beside `file` (same folder: the rename stays on one file system). */
 export const tempBeside = (file) => path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+
+/** swapformer's version (package.json). */
+export const version = () => JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 
 /** --revision and --hub-url, for a model given as a Hub id (convert, embed, info). */
 export const HUB_OPTIONS = [

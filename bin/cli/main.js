@@ -2,9 +2,10 @@
 // declaration (args.js), errors printed as one line with an exit code (errors.js).
 // Each command is a module loaded when it runs (its `spec` and `run`), so
 // that `swapformer --help` loads nothing else.
-import { readFileSync, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { UsageError, parse, help, wantsHelp, didYouMean } from './args.js';
 import { EXIT, Interrupted, report } from './errors.js';
+import { version } from './io.js';
 
 const COMMANDS = {
   convert: { summary: 'write a Hugging Face checkpoint (or a converted file) as one swapformer model file', load: () => import('./convert.js') },
@@ -15,8 +16,6 @@ const COMMANDS = {
 };
 
 const SERVE = new URL('../serve.js', import.meta.url);
-
-export const version = () => JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 
 export function mainUsage() {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));

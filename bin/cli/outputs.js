@@ -12,6 +12,7 @@
 // (ranges over the whole corpus), .arrow and .parquet written from the
 // partial rows into a temporary file renamed over <out>. On resume, a last
 // record cut by the kill (a line without its \n, a row short of its bytes) is dropped.
+import { createWriteStream } from 'node:fs';
 import { open, rename, rm, readFile, writeFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -266,6 +267,12 @@ async function optionalPackage(name, format) {
   }
 }
 
+/** Throws now, before any embedding, when the package an output format is written with is missing. */
+export async function checkOutputLibrary(format) {
+  if (format === 'arrow') await optionalPackage('apache-arrow', 'arrow');
+  if (format === 'parquet') await optionalPackage('hyparquet-writer', 'parquet');
+}
+
 /** Whether the ids are all integers (an int64 column) or else strings (numbers as their JSON text). */
 async function idKind(file, rows) {
   for await (const ids of idChunks(file, chunkSizes(rows))) if (!ids.every((v) => Number.isSafeInteger(v))) return 'string';
@@ -274,7 +281,6 @@ async function idKind(file, rows) {
 
 async function arrowWriter(out, { precision, cols, ids }) {
   const A = await optionalPackage('apache-arrow', 'arrow');
-  const { createWriteStream } = await import('node:fs');
   const valueType = precision === 'float32' ? new A.Float32() : precision === 'int8' || precision === 'binary' ? new A.Int8() : new A.Uint8();
   const embType = new A.FixedSizeList(cols, new A.Field('item', valueType, false));
   const idType = ids === 'string' ? new A.Utf8() : new A.Int64();
@@ -283,8 +289,10 @@ async function arrowWriter(out, { precision, cols, ids }) {
   const stream = createWriteStream(out, { flags: 'wx' });
   const closed = new Promise((resolve, reject) => { stream.on('close', resolve); stream.on('error', reject); });
   writer.pipe(stream);
-  return {
+  let written = false;
+  const self = {
     write(idList, data, n) {
+      written = true;
       const child = A.makeData({ type: valueType, data, length: n * cols, nullCount: 0 });
       const emb = A.makeData({ type: embType, length: n, nullCount: 0, child });
       const id = ids === 'string' ? A.vectorFromArray(idList.map(String), new A.Utf8()).data[0]
@@ -292,10 +300,12 @@ async function arrowWriter(out, { precision, cols, ids }) {
       writer.write(new A.RecordBatch(schema, A.makeData({ type: new A.Struct(schema.fields), length: n, nullCount: 0, children: [id, emb] })));
     },
     async finish() {
+      if (!written) self.write([], new valueType.ArrayType(0), 0); // an empty corpus: the schema, no rows
       writer.finish();
       await closed;
     },
   };
+  return self;
 }
 
 async function parquetWriter(out, { precision, ids }) {
