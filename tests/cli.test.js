@@ -296,8 +296,8 @@ test('embed --threads 2 writes the bytes of --threads 1', async () => {
   assert.ok(readFileSync(at('t1.npy')).equals(readFileSync(at('t2.npy'))));
 });
 
-/** Runs embed and SIGKILLs it once its progress shows `after` records written; resolves when it is dead. */
-function killMidRun(args, after) {
+/** Runs embed and sends it `signal` (SIGKILL) once its progress shows `after` records written; resolves when it has exited. */
+function killMidRun(args, after, signal = 'SIGKILL') {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--experimental-wasm-relaxed-simd', BIN, ...args], { cwd: tmp });
     let stderr = '';
@@ -305,13 +305,16 @@ function killMidRun(args, after) {
     child.stderr.on('data', (d) => {
       stderr += d;
       const m = /embed: (\d+)\//.exec(stderr);
-      if (m && Number(m[1]) >= after) child.kill('SIGKILL');
+      if (m && Number(m[1]) >= after && !child.signalled) {
+        child.signalled = true;
+        child.kill(signal);
+      }
     });
     child.on('close', (status, signal) => { clearTimeout(timer); resolve({ status, signal, stderr }); });
   });
 }
 
-test('embed --resume after SIGKILL: the final file has the bytes of an uninterrupted run (.npy, .jsonl, int8 .parquet); a cut last record is dropped', async () => {
+test('embed --resume after SIGKILL or Ctrl-C (exit 130): the final file has the bytes of an uninterrupted run (.npy, .jsonl, int8 .parquet); a cut last record is dropped', async () => {
   const words = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'];
   const lines = Array.from({ length: 2000 }, (_, i) => Array.from({ length: 3 + (i % 13) }, (_, k) => words[(i * 7 + k * 3) % words.length]).join(' '));
   writeFileSync(at('big.txt'), `${lines.join('\n')}\n`);
@@ -334,6 +337,17 @@ test('embed --resume after SIGKILL: the final file has the bytes of an uninterru
     assert.ok(readFileSync(out).equals(readFileSync(at(`full-${f}`))), `${f}: resumed = uninterrupted, byte for byte`);
     assert.ok(!existsSync(`${out}.partial`) && !existsSync(`${out}.partial.json`), `${f}: partial files removed`);
   }));
+  // Ctrl-C: the batch in progress finished, the partial files kept, exit 130; --resume completes the run
+  const int = at('i.npy');
+  const stopped = await killMidRun(['embed', MINILM, at('big.txt'), '-o', int, '--progress-every', '300', ...common], 300, 'SIGINT');
+  assert.equal(stopped.status, 130, stopped.stderr);
+  assert.match(stopped.stderr, /swapformer: interrupted \(SIGINT\): \d+ records in .*i\.npy\.partial; the same command with --resume continues\n$/);
+  const n = Number(/: (\d+) records in/.exec(stopped.stderr)[1]);
+  assert.equal(statSync(`${int}.partial`).size, 128 + n * 32 * 4, 'every record counted is whole in the partial file');
+  const resumed = await cli(['embed', MINILM, at('big.txt'), '-o', int, '--resume', ...common]);
+  assert.equal(resumed.status, 0, resumed.stderr);
+  assert.ok(readFileSync(int).equals(readFileSync(at('full-r.npy'))), 'interrupted then resumed = uninterrupted');
+
   // a partial file is not overwritten without --resume, nor resumed with other settings
   const out = at('s.npy');
   const k = await killMidRun(['embed', MINILM, at('big.txt'), '-o', out, '--progress-every', '200', ...common], 200);

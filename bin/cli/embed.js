@@ -162,7 +162,10 @@ export async function run({ args, options: o }, { signal }) {
       if (signal?.aborted) throw signal.reason;
     } catch (e) {
       await sink.close();
-      if (e instanceof Interrupted) process.stderr.write(`\n${e.message}: ${sink.count} records in ${out}.partial; the same command with --resume continues\n`);
+      if (e instanceof Interrupted) {
+        process.stderr.write(`swapformer: ${e.message}: ${sink.count} records in ${out}.partial; the same command with --resume continues\n`);
+        e.reported = true;
+      }
       throw e;
     }
     shown.end();

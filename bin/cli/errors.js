@@ -47,7 +47,10 @@ export function report(e, { debug = false } = {}) {
     else process.stderr.write("(swapformer help lists the commands)\n");
     return EXIT.USAGE;
   }
-  if (e instanceof Interrupted) return e.signal === 'SIGTERM' ? EXIT.TERMINATED : EXIT.INTERRUPTED;
+  if (e instanceof Interrupted) {
+    if (!e.reported) say(e.message); // embed reports its own, with what --resume continues
+    return e.signal === 'SIGTERM' ? EXIT.TERMINATED : EXIT.INTERRUPTED;
+  }
   if (e?.name === 'SwapformerError' && typeof e.code === 'string') say(`${e.code}: ${e.message}`); // (not imported: a usage error loads no library)
   else if (e instanceof CliError) say(e.message);
   else if (fileErrorLine(e)) say(fileErrorLine(e));

@@ -79,7 +79,8 @@ export async function run(argv, { signal } = {}) {
     }
     return (await command.run(parse(rest, command.spec), { signal })) ?? EXIT.OK;
   } catch (e) {
-    return report(e, { debug });
+    // stopped by a signal: whatever the call in progress threw (a download's NETWORK 'aborted'...), the exit code says interrupted
+    return report(signal?.aborted && !(e instanceof UsageError) ? signal.reason : e, { debug });
   }
 }
 
