@@ -116,6 +116,7 @@ test('usage errors exit 2 and name the mistake, with a "did you mean" where one 
     [['embed', MINILM, 'in.dat', '-o', 'x.npy'], /cannot tell the format of 'in\.dat'.*--format/],
     [['embed', MINILM, 'in.txt', '-o', 'x.npy', '--field', 'body'], /--field is for \.jsonl input/],
     [['embed', MINILM, 'in.jsonl', '-o', 'x.npy', '--id-field', 'id'], /a \.npy holds the vectors alone/],
+    [['convert', MINILM, 'x.bin'], /the output is a \.safetensors file, got 'x\.bin'/],
     [['info'], /info needs <model>/],
     [['info', MINILM, '--jsn'], /unknown option '--jsn' for info \(did you mean --json\?\)/],
   ];

@@ -17,6 +17,7 @@ import { writeModelFile, writeQ8ModelFile, metadataStrings, pretrainedMetadata, 
 import { parseSafetensors } from '../../bindings/pretrained/safetensors.js';
 import { readFile } from '../../bindings/pretrained/files.js';
 import { CliError } from './errors.js';
+import { UsageError } from './args.js';
 import { writeAtomically, downloadProgress, isLocalFile, HUB_OPTIONS } from './io.js';
 
 export const spec = {
@@ -96,7 +97,7 @@ async function readConverted(file, bytes, dtype) {
 export async function run({ args, options }, { signal }) {
   const { source, out } = args;
   const dtype = options.dtype;
-  if (path.extname(out).toLowerCase() !== '.safetensors') throw new CliError(`${out}: the output is a .safetensors file (name it so: loadPretrained knows a model file by it)`);
+  if (path.extname(out).toLowerCase() !== '.safetensors') throw new UsageError(`the output is a .safetensors file, got '${out}' (loadPretrained knows a model file by its name)`, spec);
   let ck, bytes;
   if (await isLocalFile(source)) {
     if (path.extname(source).toLowerCase() !== '.safetensors') throw new CliError(`${source}: is a file; the source is a model folder, a Hub id, or a .safetensors file written by swapformer convert`);
