@@ -116,11 +116,9 @@ async function load(o) {
   for (const k of Object.keys(options)) if (options[k] === undefined) delete options[k];
   const model = await loadPretrained(o.model, options);
   if (model.maxLength <= o.maxBatchTokens) return model;
-  if (!o.autoTruncate) {
-    model.dispose();
-    throw new Error(`the longest input (${model.maxLength} tokens) exceeds --max-batch-tokens ${o.maxBatchTokens}: raise --max-batch-tokens, or allow --auto-truncate`);
-  }
+  const longest = model.maxLength;
   model.dispose();
+  if (!o.autoTruncate) throw new Error(`the longest input (${longest} tokens) exceeds --max-batch-tokens ${o.maxBatchTokens}: raise --max-batch-tokens, or allow --auto-truncate`);
   return loadPretrained(o.model, { ...options, maxLength: o.maxBatchTokens });
 }
 

@@ -367,3 +367,245 @@ test('serve: dynamic batching merges concurrent requests, within --max-batch-tok
   }
   assert.ok(reranks.some((b) => b.n > 2), `rerank requests merged: ${reranks.map((b) => b.n)}`);
 });
+
+test('serve limits: client batch size 422, payload 413 (declared or streamed), malformed JSON 400, not JSON 415, the API key 401, 404, 405', async (t) => {
+  const s = await serve(t, EMB, '--payload-limit', '2000', '--max-client-batch-size', '4', '--api-key', 'k3y');
+  const auth = { authorization: 'Bearer k3y' };
+  const { port } = s.server.address();
+  const tooMany = await post(`${s.url}/embed`, { inputs: ['a', 'b', 'c', 'd', 'e'] }, auth);
+  assert.deepEqual([tooMany.status, tooMany.body], [422, { error: 'batch size 5 > maximum allowed batch size 4', error_type: 'Validation' }]);
+  for (const [path, body] of [['/tokenize', { inputs: ['a', 'b', 'c', 'd', 'e'] }], ['/decode', { ids: [[1], [1], [1], [1], [1]] }]]) {
+    assert.equal((await post(`${s.url}${path}`, body, auth)).status, 422, path);
+  }
+  // 413: a declared length past the limit is refused before the body is read; a chunked body when it passes
+  const big = JSON.stringify({ inputs: 'x'.repeat(3000) });
+  const declared = await post(`${s.url}/embed`, big, auth);
+  assert.equal(declared.status, 413);
+  assert.deepEqual(Object.keys(declared.body), ['error', 'error_type']);
+  const chunked = await rawExchange(port, [requestHead('/embed', undefined, 'Authorization: Bearer k3y\r\n'), ...Array.from({ length: 6 }, () => `200\r\n${'x'.repeat(512)}\r\n`)]);
+  assert.match(chunked.out, /^HTTP\/1\.1 413 /);
+  assert.match(chunked.out, /connection: close/i);
+  assert.ok(chunked.closed, 'the connection of a refused body is closed');
+  // malformed bodies: 400 (JSON syntax, UTF-8), 422 (valid JSON, wrong shape), 415 (not JSON)
+  for (const [body, status] of [['{"inputs":', 400], ['{"inputs": "a",}', 400], ['', 400], [Buffer.from([0x7b, 0xff, 0x7d]), 400], ['[1,2]', 422], ['"x"', 422], ['null', 422]]) {
+    const r = await fetch(`${s.url}/embed`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body });
+    assert.equal(r.status, status, String(body));
+    assert.equal((await r.json()).error_type, 'Validation');
+  }
+  const proto = await post(`${s.url}/embed`, '{"__proto__": {"inputs": "x"}, "constructor": 1}', auth);
+  assert.deepEqual([proto.status, proto.body.error], [422, 'Failed to deserialize the JSON body into the target type: inputs is missing']);
+  const deep = await post(`${s.url}/embed`, `{"inputs":${'['.repeat(900)}${']'.repeat(900)}}`, auth);
+  assert.equal(deep.status, 422);
+  for (const type of ['text/plain', 'application/x-www-form-urlencoded', '']) {
+    const r = await fetch(`${s.url}/embed`, { method: 'POST', headers: { ...(type ? { 'content-type': type } : {}), ...auth }, body: '{"inputs":"x"}' });
+    assert.equal(r.status, 415, type);
+  }
+  // the API key: routes need it, /health and /metrics do not (as TEI's)
+  for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 'k3y' }, { authorization: 'bearer k3y' }]) {
+    const r = await post(`${s.url}/embed`, { inputs: 'x' }, headers);
+    assert.deepEqual([r.status, r.headers.get('www-authenticate')], [401, 'Bearer'], JSON.stringify(headers));
+  }
+  assert.equal((await fetch(`${s.url}/info`)).status, 401);
+  assert.equal((await fetch(`${s.url}/health`)).status, 200);
+  assert.equal((await fetch(`${s.url}/metrics`)).status, 200);
+  assert.equal((await post(`${s.url}/embed`, { inputs: 'x' }, auth)).status, 200);
+  const missing = await fetch(`${s.url}/nope`);
+  assert.deepEqual([missing.status, (await missing.json()).error_type], [404, 'NotFound']);
+  const wrongMethod = await fetch(`${s.url}/embed`, auth);
+  assert.deepEqual([wrongMethod.status, wrongMethod.headers.get('allow')], [405, 'POST']);
+  assert.equal((await post(`${s.url}/embed`, { inputs: TEXTS.slice(0, 4) }, auth)).status, 200, 'the server keeps serving');
+});
+
+/** Holds the server's batches until release() (the first waits; later ones too while held). */
+function holdBatches(s) {
+  const run = s.svc.batcher.runBatch;
+  let open, gate = new Promise((r) => { open = r; });
+  s.svc.batcher.runBatch = async (key, items) => {
+    await gate;
+    return run(key, items);
+  };
+  return () => open();
+}
+
+/** Polls until cond() or ~5 s pass. */
+async function until(cond, what) {
+  for (let i = 0; i < 500; i++) {
+    if (cond()) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+/** A request on its own connection that can be cut: {done (a promise of {status, body}), abort()}. */
+function cuttable(url, body) {
+  const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json' } });
+  const done = new Promise((resolve, reject) => {
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (d) => { text += d; });
+      res.on('end', () => resolve({ status: res.statusCode, body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+  });
+  req.end(JSON.stringify(body));
+  return { done, abort: () => { done.catch(() => {}); req.destroy(); } };
+}
+
+test('serve faults: a client gone mid-request is dropped, the batch serves the others, nothing leaks; 429 past --max-concurrent-requests', async (t) => {
+  const s = await serve(t, EMB, '--max-concurrent-requests', '6');
+  const { svc } = s;
+  const release = holdBatches(s);
+  const first = cuttable(`${s.url}/embed`, { inputs: 'held in the running batch' });
+  await until(() => svc.permits.inUse === 1, 'the first request to be running');
+  const gone = [cuttable(`${s.url}/embed`, { inputs: 'gone before its batch' }), cuttable(`${s.url}/embed`, { inputs: ['gone', 'too'] })];
+  const stays = cuttable(`${s.url}/embed`, { inputs: TEXTS[0] });
+  await until(() => svc.batcher.size === 4 && svc.permits.inUse === 5, 'the queued requests');
+  // past the permits: 429 at once, TEI's body
+  const over = await post(`${s.url}/embed`, { inputs: ['a', 'b'] });
+  assert.deepEqual([over.status, over.body], [429, { error: 'Model is overloaded', error_type: 'Overloaded' }]);
+  const overOpenAI = await post(`${s.url}/v1/embeddings`, { input: ['a', 'b'], model: 'm' });
+  assert.deepEqual([overOpenAI.status, overOpenAI.body.error.type, overOpenAI.body.error.code], [429, 'rate_limit_error', 'overloaded']);
+  for (const g of gone) g.abort();
+  first.abort(); // its batch runs on; the answer has no one to go to
+  await until(() => svc.inFlight === 1, 'the server to see the clients leave (`stays` alone in flight)');
+  release();
+  const answer = await stays.done;
+  assert.equal(answer.status, 200);
+  assert.deepEqual(bits(answer.body), bits(rowsOf(s.model.embed([TEXTS[0]], { normalize: true }))));
+  await until(() => svc.inFlight === 0 && svc.permits.inUse === 0 && svc.batcher.size === 0, 'every permit and entry released');
+  assert.equal(svc.metrics.counter('te_request_failure', { err: 'dropped' }), 3, 'the 3 inputs of the clients gone were dropped');
+  assert.equal(svc.metrics.counter('te_request_failure', { err: 'overloaded' }), 2);
+  const again = await Promise.all(Array.from({ length: 6 }, (_, i) => post(`${s.url}/embed`, { inputs: TEXTS[i] })));
+  assert.deepEqual(again.map((r) => r.status), [200, 200, 200, 200, 200, 200], 'the server keeps serving at full capacity');
+  // a client gone in the middle of its body
+  const half = await rawExchange(s.server.address().port, [requestHead('/embed', 100), '{"inputs":"'], { wait: 200 });
+  assert.equal(half.out, '');
+  await until(() => svc.inFlight === 0, 'the half request to be dropped');
+});
+
+test('serve faults: slow clients time out (408 for a body that never ends, headers that never end), the server keeps serving', async (t) => {
+  const s = await serve(t, EMB, '--body-timeout', '400');
+  const { port } = s.server.address();
+  const stalled = await rawExchange(port, [requestHead('/embed', 1000), '{"inputs":"never ends'], { wait: 5000 });
+  assert.match(stalled.out, /^HTTP\/1\.1 408 /);
+  assert.match(stalled.out, /"error_type":"Timeout"/);
+  assert.ok(stalled.closed && stalled.ms < 3000, `closed after ${Math.round(stalled.ms)} ms`);
+  // a trickle: one byte every 100 ms, the whole body would take 100 s
+  const trickle = await rawExchange(port, [requestHead('/embed', 1000), ...'{"inputs":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'], { wait: 5000, gap: 100 });
+  assert.match(trickle.out, /^HTTP\/1\.1 408 /);
+  assert.ok(trickle.closed && trickle.ms < 3000);
+  const headers = await rawExchange(port, ['POST /embed HTTP/1.1\r\nHost: x\r\n'], { wait: 5000 });
+  assert.ok(headers.closed && headers.ms < 3000, `headers that never end: closed after ${Math.round(headers.ms)} ms`);
+  assert.equal(s.svc.inFlight, 0);
+  assert.equal((await post(`${s.url}/embed`, { inputs: 'x' })).status, 200);
+});
+
+/** `node bin/serve.js <args>` in a child process, on a free port: {url, child, exited (a promise of the exit code), log()}. */
+async function spawnServer(t, ...args) {
+  const child = spawn(process.execPath, ['--experimental-wasm-relaxed-simd', 'bin/serve.js', ...args, '--port', '0'], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  child.stdout.on('data', (d) => { log += d; });
+  child.stderr.on('data', (d) => { log += d; });
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  t.after(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); });
+  await until(() => /listening on http:\/\/\S+/.test(log) || child.exitCode !== null, 'the server to listen');
+  const url = log.match(/listening on (http:\/\/\S+)/)?.[1];
+  assert.ok(url, log);
+  return { url, child, exited, log: () => log };
+}
+
+test('serve: SIGTERM drains: every request in flight answered, new connections refused, exit 0', { timeout: 60_000 }, async (t) => {
+  const s = await spawnServer(t, EMB, '--threads', '1', '--max-batch-requests', '1');
+  const body = { inputs: Array.from({ length: 32 }, (_, i) => `${TEXTS[i % TEXTS.length]} ${i}`) };
+  const answers = [];
+  let answered = 0;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const sent = Array.from({ length: 15 }, () => new Promise((resolve, reject) => {
+    const req = http.request(`${s.url}/embed`, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.on('data', (d) => { text += d; });
+      res.on('end', () => { answered++; answers.push({ status: res.statusCode, body: text, connection: res.headers.connection }); resolve(); });
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body), resolve);
+  }));
+  await Promise.all(sent); // every body written
+  await new Promise((r) => setTimeout(r, 50));
+  const before = answered;
+  s.child.kill('SIGTERM');
+  await until(() => answered === 15 || s.child.exitCode !== null, 'the answers');
+  const code = await s.exited;
+  agent.destroy();
+  assert.equal(answers.length, 15, `${answered} answered before the exit (${before} before SIGTERM); exit ${code}\n${s.log()}`);
+  assert.ok(before < 15, `requests were in flight at SIGTERM (${before} of 15 answered before it)`);
+  assert.deepEqual(new Set(answers.map((a) => a.status)), new Set([200]), answers.map((a) => `${a.status} ${a.body.slice(0, 100)}`).join('\n'));
+  const want = JSON.stringify(answers[0].body);
+  assert.ok(answers.every((a) => JSON.stringify(a.body) === want), 'the same answer for the same request');
+  assert.equal(code, 0, s.log());
+  assert.match(s.log(), /SIGTERM: draining[\s\S]*every request answered; stopped/);
+  await assert.rejects(fetch(`${s.url}/health`), 'no one listens after the drain');
+  t.diagnostic(`${15 - before} of 15 requests (32 inputs each, 480 of the 512 permits) in flight at SIGTERM: all answered 200, then exit ${code}`);
+});
+
+test('serve: replicas are interchangeable: --threads 1 and --threads 2 give byte-identical answers', { timeout: 60_000 }, async (t) => {
+  const [one, two] = await Promise.all([spawnServer(t, EMB, '--threads', '1'), spawnServer(t, EMB, '--threads', '2')]);
+  const requests = [['/embed', { inputs: TEXTS }], ['/embed', { inputs: TEXTS, normalize: false, dimensions: 12 }], ['/v1/embeddings', { input: TEXTS, model: 'm', encoding_format: 'base64' }],
+    ['/v1/embeddings', { input: TEXTS[4], model: 'm' }], ['/tokenize', { inputs: TEXTS }]];
+  for (const [path, body] of requests) {
+    const [a, b] = await Promise.all([post(`${one.url}${path}`, body), post(`${two.url}${path}`, body)]);
+    assert.equal(a.status, 200, a.text);
+    assert.equal(a.text, b.text, `${path}: the same bytes from both replicas`);
+  }
+  const info = await (await fetch(`${two.url}/info`)).json();
+  assert.equal(info.model_id, EMB);
+});
+
+test('serve CLI: --help, bad flags 2, a model that does not load 1', async () => {
+  const run = (...args) => spawnSync(process.execPath, ['bin/serve.js', ...args], { cwd: REPO, encoding: 'utf8', timeout: 30_000 });
+  const help = run('--help');
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /^usage: swapformer serve <model>/);
+  for (const flag of ['--max-batch-tokens', '--port', '--api-key', '--auto-truncate', '--payload-limit', '--max-client-batch-size', '--max-concurrent-requests']) assert.ok(help.stdout.includes(flag), flag);
+  for (const args of [[], [EMB, '--port', 'x'], [EMB, '--port', '70000'], [EMB, '--bogus'], [EMB, '--dtype', 'int4'], [EMB, EMB], [EMB, '--max-batch-tokens']]) {
+    const r = run(...args);
+    assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, /^swapformer serve: /);
+  }
+  const missing = run('/nonexistent/model', '--port', '0');
+  assert.equal(missing.status, 1);
+  assert.match(missing.stderr, /^swapformer serve: \/nonexistent\/model: /);
+  // a model longer than a batch without --auto-truncate does not start (TEI's rule)
+  const tooLong = run(EMB, '--port', '0', '--max-batch-tokens', '50', '--auto-truncate', 'false');
+  assert.equal(tooLong.status, 1);
+  assert.match(tooLong.stderr, /exceeds --max-batch-tokens 50/);
+  // the flags as parsed (main is what the CLI dispatcher calls)
+  const o = parseArgs(['serve', EMB, '--auto-truncate', '--max-batch-requests=4', '--host', '::1'], {});
+  assert.deepEqual([o.model, o.autoTruncate, o.maxBatchRequests, o.host, o.port, o.maxBatchTokens, o.maxClientBatchSize, o.payloadLimit], [EMB, true, 4, '::1', 8080, 16384, 32, 2_000_000]);
+  assert.equal(parseArgs([EMB], { SWAPFORMER_API_KEY: 'from-env' }).apiKey, 'from-env');
+  const log = console.log;
+  console.log = () => {};
+  try {
+    assert.equal(await main(['serve', '--help']), 0);
+  } finally {
+    console.log = log;
+  }
+});
+
+test('serve under load (autocannon, 64 connections): no errors, batched and unbatched, the figures', { timeout: 120_000 }, async (t) => {
+  const { default: autocannon } = await import('autocannon');
+  const rows = [];
+  for (const [name, flags] of [['batched', []], ['unbatched (--max-batch-requests 1)', ['--max-batch-requests', '1']]]) {
+    const s = await spawnServer(t, EMB, ...flags);
+    const result = await autocannon({
+      url: `${s.url}/embed`, method: 'POST', headers: { 'content-type': 'application/json' }, connections: 64, amount: 600,
+      requests: TEXTS.map((text) => ({ method: 'POST', body: JSON.stringify({ inputs: text }) })),
+    });
+    const metrics = await (await fetch(`${s.url}/metrics`)).text();
+    const batches = Number(metrics.match(/^te_batch_next_size_count (\S+)$/m)[1]);
+    s.child.kill('SIGTERM');
+    assert.equal(await s.exited, 0);
+    assert.deepEqual([result.errors, result.timeouts, result.non2xx, result['2xx']], [0, 0, 0, 600], name);
+    rows.push(`${name}: ${(600 / result.duration).toFixed(0)} requests/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ${batches} batches (${(600 / batches).toFixed(1)} inputs each)`);
+  }
+  for (const r of rows) t.diagnostic(r);
+});

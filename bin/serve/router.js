@@ -13,6 +13,7 @@
 // drain: no new connection, every request already received answered (with
 // Connection: close), then the server closes.
 import http from 'node:http';
+import net from 'node:net';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { HttpError, errorBody, fromError } from './errors.js';
 import { readJson, CLIENT_GONE } from './body.js';
@@ -21,6 +22,9 @@ import { Metrics } from './metrics.js';
 import { Permits } from './infer.js';
 import * as tei from './tei.js';
 import { embeddings } from './openai.js';
+
+/** The drain: how long a connection without a request stays open, and the ticks without a new connection before the listener closes. */
+const IDLE_MS = 250, QUIET_TICKS = 3;
 
 const METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
@@ -122,30 +126,59 @@ export function createServer(engine, options) {
     requestTimeout: 2 * options.bodyTimeout,
     connectionsCheckingInterval: Math.min(1000, options.bodyTimeout),
   });
-  let drained = null;
+  // connections and the requests each carries, for the drain
+  const sockets = new Set();
+  let accepted = 0;
+  server.on('connection', (socket) => {
+    accepted++;
+    socket.requests = 0;
+    socket.idleSince = performance.now();
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   server.on('request', (req, res) => {
     svc.inFlight++;
+    req.socket.requests++;
     res.once('close', () => {
       svc.inFlight--;
-      if (svc.draining && svc.inFlight === 0) drained?.();
+      req.socket.requests--;
+      req.socket.idleSince = performance.now();
     });
     handle(svc, req, res);
   });
 
-  /** Stops accepting, answers every request received, closes; false if timeoutMs passed first (the rest cut). */
+  /**
+   * Stops accepting, answers every request received, closes; false if
+   * timeoutMs passed first (the connections left are cut). Node accepts one
+   * connection per turn of its event loop, so while a batch keeps the loop
+   * busy, clients that have connected and sent their request wait in the
+   * listen backlog; the listener stays open until QUIET_TICKS ticks (each
+   * after a poll phase) have brought no new connection, and closing it
+   * resets nothing that was sent before the drain. A connection without a
+   * request is closed once idle IDLE_MS. Not http.Server.close: since Node 19
+   * it also closes idle connections at once, a request still unread with them.
+   */
   async function drain(timeoutMs) {
     svc.draining = true;
-    const closed = new Promise((resolve) => server.close(resolve));
-    server.closeIdleConnections();
-    let timer;
-    const answered = svc.inFlight === 0 || await new Promise((resolve) => {
-      drained = () => resolve(true);
-      timer = setTimeout(() => resolve(false), timeoutMs);
-    });
-    clearTimeout(timer);
-    server.closeAllConnections();
+    const deadline = performance.now() + timeoutMs;
+    let closed = null, seen = accepted, quiet = 0;
+    while (!closed || sockets.size) {
+      await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setImmediate(r)); // after a poll phase: accepted, and read
+      const now = performance.now();
+      if (now > deadline) {
+        for (const socket of sockets) socket.destroy();
+        closed ??= new Promise((resolve) => net.Server.prototype.close.call(server, resolve));
+        await closed;
+        return false;
+      }
+      quiet = accepted === seen ? quiet + 1 : 0;
+      seen = accepted;
+      if (!closed && quiet >= QUIET_TICKS) closed = new Promise((resolve) => net.Server.prototype.close.call(server, resolve));
+      for (const socket of sockets) if (socket.requests === 0 && now - socket.idleSince >= IDLE_MS) socket.destroy();
+    }
     await closed;
-    return answered;
+    return true;
   }
 
   return { server, svc, drain };
