@@ -32,7 +32,7 @@ test('the packed tarball: the files a user needs, nothing else, <= 450 KB', (t) 
     const walk = (dir) => readdirSync(path.join(REPO, dir), { withFileTypes: true })
       .flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : [`${dir}/${e.name}`]));
     for (const f of walk('bindings').filter((f) => f.endsWith('.js') || f.endsWith('.d.ts'))) assert.ok(files.includes(f), `${f} is in the tarball`);
-    const allowed = /^(LICENSE|README\.md|package\.json|bindings\/.+\.(js|d\.ts)|bin\/(swapformer|serve)\.js|bin\/cli\/[a-z-]+\.js|dist\/swapformer(-relaxed)?(-mt)?\.wasm)$/;
+    const allowed = /^(LICENSE|README\.md|package\.json|bindings\/.+\.(js|d\.ts)|bin\/(swapformer|serve)\.js|bin\/(cli|serve)\/[a-z-]+\.js|dist\/swapformer(-relaxed)?(-mt)?\.wasm)$/;
     for (const f of files) assert.match(f, allowed, `${f} does not belong in the tarball`);
     // four wasm builds (about 43 KB each gzipped), the JS layers, the CLI and the README
     assert.ok(info.size <= 450 * 1024, `the tarball is ${info.size} bytes (limit 450 KB)`);
