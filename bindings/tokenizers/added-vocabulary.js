@@ -7,7 +7,7 @@
 
 import { NormalizedString } from './normalized-string.js';
 import { PreTokenizedString } from './pre-tokenizers.js';
-import { unsupported, field } from './json.js';
+import { unsupported, field, own, ID_LIMIT } from './json.js';
 
 const WORD_CHAR = /[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]/u; // Rust regex's \w
 const SPACE = /\p{White_Space}/u;
@@ -85,6 +85,8 @@ export class AddedVocabulary {
     this.raw = new MatchTrie();
     this.normalizedTrie = new MatchTrie();
     list.forEach((t, i) => this.add(t, `added_tokens[${i}]`, model, normalizer));
+    this.idLimit = 0;
+    for (const id of this.byId.keys()) if (id >= this.idLimit) this.idLimit = id + 1;
     for (const [id, t] of this.byId) {
       if (t.normalized) this.normalizedTrie.add(this.normalizedForm.get(id) ?? t.content, id);
       else this.raw.add(t.content, id);
@@ -93,7 +95,9 @@ export class AddedVocabulary {
 
   /** Ids as Rust assigns them: the model's id for a known token, else the next free id (the JSON `id` is not used). */
   add(json, path, model, normalizer) {
-    if (json === null || typeof json !== 'object') throw unsupported(path, json);
+    if (json === null || typeof json !== 'object' || Array.isArray(json)) throw unsupported(path, json);
+    // Rust assigns the ids itself (below); the file's id must still be a valid one.
+    if (own(json, 'id') !== undefined) field(json, 'id', path, 'id');
     const content = field(json, 'content', path, 'string');
     const flag = (name, fallback) => field(json, name, path, 'boolean', fallback);
     const special = flag('special', false);
@@ -109,6 +113,7 @@ export class AddedVocabulary {
       let max = -1;
       for (const k of this.byId.keys()) max = Math.max(max, k);
       id = max < 0 ? vocabSize : (max >= vocabSize || vocabSize === 0 ? max + 1 : vocabSize);
+      if (id >= ID_LIMIT) throw unsupported(`${path}.content`, content, 'its id would be 2^31 or more');
     }
     if (token.normalized && normalizer) {
       const ns = NormalizedString.from(content);

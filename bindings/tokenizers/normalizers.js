@@ -8,7 +8,7 @@ import {
 } from './unicode.js';
 import { regexPattern } from './normalized-string.js';
 import { compileRegex, literalRegex } from './regex.js';
-import { unsupported, field, boolField } from './json.js';
+import { unsupported, field, boolField, own, show, builderOf, sequence } from './json.js';
 
 // ------------------------------------------------------------------ BertNormalizer
 
@@ -22,7 +22,7 @@ function bertNormalizer(json, path) {
   const cleanText = boolField(json, 'clean_text', path, true);
   const chinese = boolField(json, 'handle_chinese_chars', path, true);
   const lowercase = boolField(json, 'lowercase', path, true);
-  const stripAccents = json.strip_accents == null ? lowercase : boolField(json, 'strip_accents', path);
+  const stripAccents = own(json, 'strip_accents') == null ? lowercase : boolField(json, 'strip_accents', path);
   return {
     normalize(ns) {
       if (cleanText) {
@@ -138,9 +138,9 @@ function precompiled(json, path) {
 /** Replace: a literal ({String}) or an Oniguruma regex ({Regex}) by `content`. */
 export function replacePattern(json, path) {
   const p = field(json, 'pattern', path, 'object');
-  if (typeof p.String === 'string') return regexPattern(literalRegex(p.String));
-  if (typeof p.Regex === 'string') return regexPattern(compileRegex(p.Regex, `${path}.pattern.Regex`));
-  throw unsupported(`${path}.pattern`, JSON.stringify(p));
+  if (typeof own(p, 'String') === 'string') return regexPattern(literalRegex(p.String));
+  if (typeof own(p, 'Regex') === 'string') return regexPattern(compileRegex(p.Regex, `${path}.pattern.Regex`));
+  throw unsupported(`${path}.pattern`, show(p));
 }
 
 function stripNormalizer(json, path) {
@@ -182,16 +182,14 @@ const BUILDERS = {
     const prefix = field(json, 'prepend', path, 'string');
     return { normalize: (ns) => { if (!ns.isEmpty()) ns.prepend(prefix); } };
   },
-  Sequence(json, path) {
-    const list = field(json, 'normalizers', path, 'array').map((n, i) => buildNormalizer(n, `${path}.normalizers[${i}]`));
+  Sequence(json, path, depth) {
+    const list = sequence(json, 'normalizers', path, depth, buildNormalizer);
     return { normalize: (ns) => { for (const n of list) n.normalize(ns); } };
   },
 };
 
-/** Builds a normalizer from its tokenizer.json object (null → none). */
-export function buildNormalizer(json, path = 'normalizer') {
-  if (json == null) return null;
-  const build = BUILDERS[json.type];
-  if (!build) throw unsupported(`${path}.type`, json.type ?? '(missing)');
-  return build(json, path);
+/** Builds a normalizer from its tokenizer.json object (null at the top → none); `depth` counts enclosing Sequences. */
+export function buildNormalizer(json, path = 'normalizer', depth = 0) {
+  if (json == null && depth === 0) return null;
+  return builderOf(BUILDERS, json, path, depth)(json, path, depth);
 }

@@ -6,7 +6,7 @@
 import { SwapformerError } from '../utils/errors.js';
 import { isWhitespace } from './unicode.js';
 import { BYTE_TO_CHAR } from './pre-tokenizers.js';
-import { unsupported, field, boolField } from './json.js';
+import { unsupported, field, boolField, own, isId, builderOf, sequence } from './json.js';
 
 const SPACE_CHAR = BYTE_TO_CHAR[0x20]; // 'Ġ'
 
@@ -49,8 +49,13 @@ const withTypeId = (enc, typeId) => ({ ...enc, typeIds: enc.ids.map(() => typeId
 /** [token, id] of BertProcessing / RobertaProcessing. */
 function tokenIdPair(json, name, path) {
   const v = field(json, name, path, 'array');
-  if (v.length !== 2 || typeof v[0] !== 'string' || !Number.isInteger(v[1])) throw unsupported(`${path}.${name}`, v);
+  if (v.length !== 2 || typeof v[0] !== 'string' || !isId(v[1])) throw unsupported(`${path}.${name}`, v, 'a [token, id] pair, the id an integer in [0, 2^31)');
   return v;
+}
+
+/** Refuses an id of the processor that no token of the tokenizer has (ids are below `limit`). */
+function checkId(id, limit, path) {
+  if (id >= limit) throw unsupported(path, id, `the vocabulary's ids are below ${limit}`);
 }
 
 function bertProcessing(json, path) {
@@ -58,6 +63,7 @@ function bertProcessing(json, path) {
   const [sep, sepId] = tokenIdPair(json, 'sep', path);
   return {
     cls: clsId, sep: sepId,
+    checkIds(limit) { checkId(clsId, limit, `${path}.cls[1]`); checkId(sepId, limit, `${path}.sep[1]`); },
     addedTokens: (isPair) => (isPair ? 3 : 2),
     processEncodings(encs, addSpecial) {
       if (!addSpecial) return encs;
@@ -76,6 +82,7 @@ function robertaProcessing(json, path) {
   const addPrefixSpace = boolField(json, 'add_prefix_space', path, true);
   return {
     cls: clsId, sep: sepId,
+    checkIds(limit) { checkId(clsId, limit, `${path}.cls[1]`); checkId(sepId, limit, `${path}.sep[1]`); },
     addedTokens: (isPair) => (isPair ? 4 : 2),
     processEncodings(encs, addSpecial) {
       if (trim) for (const e of encs) trimOffsets(e, addPrefixSpace);
@@ -90,6 +97,7 @@ function byteLevelProcessing(json, path) {
   const trim = boolField(json, 'trim_offsets', path, true);
   const addPrefixSpace = boolField(json, 'add_prefix_space', path, true);
   return {
+    checkIds() {},
     addedTokens: () => 0,
     processEncodings(encs) {
       if (trim) for (const e of encs) trimOffsets(e, addPrefixSpace);
@@ -100,12 +108,14 @@ function byteLevelProcessing(json, path) {
 
 /** One template piece: { Sequence: { id: 'A'|'B', type_id } } or { SpecialToken: { id, type_id } }. */
 function templatePiece(piece, path, specialTokens) {
-  const seq = piece?.Sequence;
-  const tok = piece?.SpecialToken;
-  if (seq && (seq.id === 'A' || seq.id === 'B') && Number.isInteger(seq.type_id)) return { sequence: seq.id === 'A' ? 0 : 1, typeId: seq.type_id };
-  if (tok && typeof tok.id === 'string' && Number.isInteger(tok.type_id)) {
-    if (!specialTokens.has(tok.id)) throw unsupported(`${path}.SpecialToken.id`, tok.id);
-    return { special: specialTokens.get(tok.id), typeId: tok.type_id };
+  const seq = own(piece, 'Sequence');
+  const tok = own(piece, 'SpecialToken');
+  const id = own(seq ?? tok, 'id');
+  const typeId = own(seq ?? tok, 'type_id');
+  if (seq && (id === 'A' || id === 'B') && isId(typeId)) return { sequence: id === 'A' ? 0 : 1, typeId };
+  if (tok && typeof id === 'string' && isId(typeId)) {
+    if (!specialTokens.has(id)) throw unsupported(`${path}.SpecialToken.id`, id);
+    return { special: specialTokens.get(id), typeId };
   }
   throw unsupported(path, piece);
 }
@@ -113,10 +123,11 @@ function templatePiece(piece, path, specialTokens) {
 function templateProcessing(json, path) {
   const specialTokens = new Map();
   for (const [key, t] of Object.entries(field(json, 'special_tokens', path, 'object'))) {
-    const ok = t && Array.isArray(t.ids) && Array.isArray(t.tokens) && t.ids.length === t.tokens.length
-      && t.ids.every(Number.isInteger) && t.tokens.every((x) => typeof x === 'string');
-    if (!ok) throw unsupported(`${path}.special_tokens[${JSON.stringify(key)}]`, t);
-    specialTokens.set(key, t); // templates refer to the map key
+    const ids = own(t, 'ids'), tokens = own(t, 'tokens');
+    const ok = Array.isArray(ids) && Array.isArray(tokens) && ids.length === tokens.length
+      && ids.every(isId) && tokens.every((x) => typeof x === 'string');
+    if (!ok) throw unsupported(`${path}.special_tokens[${JSON.stringify(key)}]`, t, 'ids (integers in [0, 2^31)) and tokens of one length');
+    specialTokens.set(key, { ids, tokens }); // templates refer to the map key
   }
   const template = (name) => field(json, name, path, 'array').map((p, i) => templatePiece(p, `${path}.${name}[${i}]`, specialTokens));
   const single = template('single');
@@ -124,6 +135,9 @@ function templateProcessing(json, path) {
   const added = (pieces) => pieces.reduce((n, p) => n + (p.special ? p.special.ids.length : 0), 0);
   return {
     specialTokens,
+    checkIds(limit) {
+      for (const [key, t] of specialTokens) t.ids.forEach((id, i) => checkId(id, limit, `${path}.special_tokens[${JSON.stringify(key)}].ids[${i}]`));
+    },
     addedTokens: (isPair) => added(isPair ? pair : single),
     processEncodings(encs, addSpecial) {
       const pieces = encs.length === 2 ? pair : single;
@@ -144,10 +158,11 @@ const BUILDERS = {
   RobertaProcessing: robertaProcessing,
   ByteLevel: byteLevelProcessing,
   TemplateProcessing: templateProcessing,
-  Sequence(json, path) {
-    const list = field(json, 'processors', path, 'array').map((p, i) => buildPostProcessor(p, `${path}.processors[${i}]`));
+  Sequence(json, path, depth) {
+    const list = sequence(json, 'processors', path, depth, buildPostProcessor);
     return {
       list,
+      checkIds(limit) { for (const p of list) p.checkIds(limit); },
       addedTokens: (isPair) => list.reduce((n, p) => n + p.addedTokens(isPair), 0),
       processEncodings(encs, addSpecial) {
         for (const p of list) encs = p.processEncodings(encs, addSpecial);
@@ -157,12 +172,10 @@ const BUILDERS = {
   },
 };
 
-/** Builds a post-processor from its tokenizer.json object (null → none). */
-export function buildPostProcessor(json, path = 'post_processor') {
-  if (json == null) return null;
-  const build = BUILDERS[json.type];
-  if (!build) throw unsupported(`${path}.type`, json.type ?? '(missing)');
-  return build(json, path);
+/** Builds a post-processor from its tokenizer.json object (null at the top → none); `depth` counts enclosing Sequences. */
+export function buildPostProcessor(json, path = 'post_processor', depth = 0) {
+  if (json == null && depth === 0) return null;
+  return builderOf(BUILDERS, json, path, depth)(json, path, depth);
 }
 
 /**

@@ -6,7 +6,7 @@
 import { NormalizedString, charPattern, regexPattern, invertPattern } from './normalized-string.js';
 import { isWhitespace, isPunctuation, isNumeric, utf8 } from './unicode.js';
 import { compileRegex, literalRegex } from './regex.js';
-import { unsupported, field, boolField } from './json.js';
+import { unsupported, field, boolField, own, show, builderOf, sequence } from './json.js';
 
 // ------------------------------------------------------------------ PreTokenizedString
 
@@ -138,9 +138,9 @@ function byteLevel(json, path) {
  * only next to prepend_scheme "never", as Rust does (it refuses the file otherwise).
  */
 export function prependScheme(json, path) {
-  const scheme = json.prepend_scheme ?? 'always';
+  const scheme = own(json, 'prepend_scheme') ?? 'always';
   if (!['always', 'first', 'never'].includes(scheme)) throw unsupported(`${path}.prepend_scheme`, scheme);
-  if (json.add_prefix_space === false && scheme !== 'never') throw unsupported(`${path}.add_prefix_space`, false);
+  if (own(json, 'add_prefix_space') === false && scheme !== 'never') throw unsupported(`${path}.add_prefix_space`, false);
   return scheme;
 }
 
@@ -174,8 +174,8 @@ function metaspace(json, path) {
 const BEHAVIORS = ['Removed', 'Isolated', 'MergedWithPrevious', 'MergedWithNext', 'Contiguous'];
 
 function behaviorField(json, path, fallback) {
-  const b = json.behavior ?? fallback;
-  if (!BEHAVIORS.includes(b)) throw unsupported(`${path}.behavior`, json.behavior);
+  const b = own(json, 'behavior') ?? fallback;
+  if (!BEHAVIORS.includes(b)) throw unsupported(`${path}.behavior`, own(json, 'behavior') ?? '(missing)');
   return b;
 }
 
@@ -191,9 +191,9 @@ const WHITESPACE_WORDS = new RegExp(`[${RUST_WORD}]+|[^${RUST_WORD}\\p{White_Spa
 function splitPreTokenizer(json, path) {
   const p = field(json, 'pattern', path, 'object');
   let regex;
-  if (typeof p.String === 'string') regex = literalRegex(p.String);
-  else if (typeof p.Regex === 'string') regex = compileRegex(p.Regex, `${path}.pattern.Regex`);
-  else throw unsupported(`${path}.pattern`, p);
+  if (typeof own(p, 'String') === 'string') regex = literalRegex(p.String);
+  else if (typeof own(p, 'Regex') === 'string') regex = compileRegex(p.Regex, `${path}.pattern.Regex`);
+  else throw unsupported(`${path}.pattern`, show(p));
   const pattern = regexPattern(regex);
   const invert = boolField(json, 'invert', path, false);
   return splitter(invert ? invertPattern(pattern) : pattern, behaviorField(json, path));
@@ -219,16 +219,14 @@ const BUILDERS = {
   Split: splitPreTokenizer,
   Metaspace: metaspace,
   ByteLevel: byteLevel,
-  Sequence(json, path) {
-    const list = field(json, 'pretokenizers', path, 'array').map((p, i) => buildPreTokenizer(p, `${path}.pretokenizers[${i}]`));
+  Sequence(json, path, depth) {
+    const list = sequence(json, 'pretokenizers', path, depth, buildPreTokenizer);
     return { preTokenize: (pts) => { for (const p of list) p.preTokenize(pts); } };
   },
 };
 
-/** Builds a pre-tokenizer from its tokenizer.json object (null → none). */
-export function buildPreTokenizer(json, path = 'pre_tokenizer') {
-  if (json == null) return null;
-  const build = BUILDERS[json.type];
-  if (!build) throw unsupported(`${path}.type`, json.type ?? '(missing)');
-  return build(json, path);
+/** Builds a pre-tokenizer from its tokenizer.json object (null at the top → none); `depth` counts enclosing Sequences. */
+export function buildPreTokenizer(json, path = 'pre_tokenizer', depth = 0) {
+  if (json == null && depth === 0) return null;
+  return builderOf(BUILDERS, json, path, depth)(json, path, depth);
 }

@@ -20,6 +20,7 @@ import { buildModel } from './models.js';
 import { buildPostProcessor, postProcess } from './post-processors.js';
 import { buildDecoder } from './decoders.js';
 import { AddedVocabulary } from './added-vocabulary.js';
+import { own, unsupported } from './json.js';
 
 const badArgument = (message) => new SwapformerError('BAD_ARGUMENT', message);
 
@@ -56,7 +57,18 @@ function truncateLongestFirst(a, b, max) {
 }
 
 /** The content of a special-token entry of tokenizer_config.json / special_tokens_map.json. */
-const tokenContent = (v) => (typeof v === 'string' ? v : typeof v?.content === 'string' ? v.content : null);
+const tokenContent = (v) => (typeof v === 'string' ? v : typeof own(v, 'content') === 'string' ? v.content : null);
+
+/**
+ * A JSON object given as an object, read once into plain data (what its JSON text
+ * would parse to): getters run once, Proxies and class instances become plain
+ * objects, holes become null.
+ */
+function plainCopy(value, name) {
+  let text;
+  try { text = JSON.stringify(value); } catch (e) { throw badArgument(`${name} cannot be read as JSON: ${e.message}`); }
+  return JSON.parse(text);
+}
 
 export class Tokenizer {
   /**
@@ -67,28 +79,31 @@ export class Tokenizer {
     let json = tokenizerJson;
     if (typeof json === 'string') {
       try { json = JSON.parse(json); } catch (e) { throw badArgument(`tokenizerJson is not valid JSON: ${e.message}`); }
+    } else if (json !== null && typeof json === 'object' && !Array.isArray(json)) {
+      json = plainCopy(json, 'tokenizerJson');
     }
     if (json === null || typeof json !== 'object' || Array.isArray(json)) throw badArgument('tokenizerJson must be an object or a JSON string');
-    for (const [name, v] of [['tokenizerConfig', tokenizerConfig], ['specialTokensMap', specialTokensMap]]) {
+    const configs = [['tokenizerConfig', tokenizerConfig], ['specialTokensMap', specialTokensMap]].map(([name, v]) => {
       if (v != null && (typeof v !== 'object' || Array.isArray(v))) throw badArgument(`${name} must be an object`);
-    }
-    return new Tokenizer(json, tokenizerConfig ?? {}, specialTokensMap ?? {});
+      return v == null ? {} : plainCopy(v, name);
+    });
+    return new Tokenizer(json, ...configs);
   }
 
   /** @private use Tokenizer.fromJSON */
   constructor(json, config, specialTokensMap) {
-    if (json.version !== undefined && json.version !== '1.0') {
-      throw new SwapformerError('UNSUPPORTED_MODEL', `tokenizer.json: version = ${JSON.stringify(json.version)} is not supported`);
-    }
-    this._normalizer = buildNormalizer(json.normalizer);
-    this._preTokenizer = buildPreTokenizer(json.pre_tokenizer);
-    this._model = buildModel(json.model);
-    this._postProcessor = buildPostProcessor(json.post_processor);
-    this._decoder = buildDecoder(json.decoder);
-    if (json.added_tokens != null && !Array.isArray(json.added_tokens)) {
-      throw new SwapformerError('UNSUPPORTED_MODEL', `tokenizer.json: added_tokens = ${JSON.stringify(json.added_tokens)} is not supported`);
-    }
-    this._added = new AddedVocabulary(json.added_tokens ?? [], this._model, this._normalizer);
+    const version = own(json, 'version');
+    if (version !== undefined && version !== '1.0') throw unsupported('version', version);
+    this._normalizer = buildNormalizer(own(json, 'normalizer'));
+    this._preTokenizer = buildPreTokenizer(own(json, 'pre_tokenizer'));
+    this._model = buildModel(own(json, 'model'));
+    this._postProcessor = buildPostProcessor(own(json, 'post_processor'));
+    this._decoder = buildDecoder(own(json, 'decoder'));
+    const addedTokens = own(json, 'added_tokens');
+    if (addedTokens != null && !Array.isArray(addedTokens)) throw unsupported('added_tokens', addedTokens);
+    this._added = new AddedVocabulary(addedTokens ?? [], this._model, this._normalizer);
+    // The processors' ids were read before the vocabulary was known: each must be one of its ids.
+    this._postProcessor?.checkIds(Math.max(this._model.idLimit, this._added.idLimit));
     this._config = config;
     this._specialTokensMap = specialTokensMap;
   }
@@ -171,18 +186,18 @@ export class Tokenizer {
 
   /** tokenizer_config.json's model_max_length, or null when unset (HF writes 1e30 for "no limit"). */
   get modelMaxLength() {
-    const n = this._config.model_max_length;
+    const n = own(this._config, 'model_max_length');
     return Number.isInteger(n) && n > 0 && n <= 2 ** 31 ? n : null;
   }
 
   /** The id of the named special token ("pad", "cls", "sep", "unk", "mask", "bos", "eos"), from the configs, else the post-processor. */
   _specialId(name) {
     const key = `${name}_token`;
-    const content = tokenContent(this._config[key]) ?? tokenContent(this._specialTokensMap[key]);
+    const content = tokenContent(own(this._config, key)) ?? tokenContent(own(this._specialTokensMap, key));
     if (content !== null) return this.tokenToId(content);
     const pp = this._postProcessor;
     if (name === 'cls' || name === 'sep') {
-      if (pp?.[name] !== undefined) return pp[name];
+      if (pp !== null && Object.hasOwn(pp, name)) return pp[name];
       const template = pp?.specialTokens?.get(name === 'cls' ? '[CLS]' : '[SEP]');
       if (template?.ids.length === 1) return template.ids[0];
     }

@@ -1,0 +1,204 @@
+// bindings/tokenizers/ on hostile tokenizer.json files and inputs: names of
+// Object.prototype members, a polluted Object.prototype, ids that do not fit an
+// Int32Array, deep nesting, catastrophic regular expressions, many and long
+// added tokens, very long texts, and random mutations of the fixtures. Every
+// outcome is a working tokenizer or a SwapformerError with a stable code; the
+// cases that hung or took minutes before run in child processes with a timeout.
+// Golden ids come from Hugging Face's Rust `tokenizers` (npm `tokenizers`).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Tokenizer } from '../bindings/tokenizers/tokenizer.js';
+import { SwapformerError } from '../bindings/utils/errors.js';
+
+const require = createRequire(import.meta.url);
+const { Tokenizer: RustTokenizer } = require('tokenizers');
+
+const here = (path) => new URL(`./tokenizers/${path}`, import.meta.url);
+const readJson = (path) => JSON.parse(readFileSync(here(path), 'utf8'));
+const corpus = readJson('corpus.json');
+const TOKENIZER_JS = fileURLToPath(new URL('../bindings/tokenizers/tokenizer.js', import.meta.url));
+
+function throwsCode(fn, code, pattern) {
+  assert.throws(fn, (e) => {
+    assert.ok(e instanceof SwapformerError, `expected a SwapformerError, got ${e?.name}: ${e?.message}`);
+    assert.equal(e.code, code, e.message);
+    assert.match(e.message, pattern);
+    return true;
+  });
+}
+
+/**
+ * Runs an ES module's source in a child node process, with `Tokenizer` imported
+ * and `input` (JSON, sent on stdin) defined, and returns its stdout parsed as
+ * JSON; fails the test when the child fails or outlives `timeout` ms.
+ */
+function child(source, { timeout = 30000, input = null, nodeArgs = [] } = {}) {
+  const prelude = `import { Tokenizer } from ${JSON.stringify(TOKENIZER_JS)};\n`
+    + "import { readFileSync as readInput } from 'node:fs';\nconst input = JSON.parse(readInput(0, 'utf8'));\n";
+  const r = spawnSync(process.execPath, [...nodeArgs, '--input-type=module', '-e', prelude + source], {
+    encoding: 'utf8', timeout, maxBuffer: 64 << 20, input: JSON.stringify(input),
+  });
+  assert.ok(r.error === undefined, `child process: ${r.error?.code === 'ETIMEDOUT' ? `still running after ${timeout} ms` : r.error}`);
+  assert.equal(r.status, 0, `child process failed:\n${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+const wordLevel = (vocab, parts = {}) => ({
+  version: '1.0', added_tokens: [], normalizer: null, pre_tokenizer: { type: 'WhitespaceSplit' }, post_processor: null, decoder: null,
+  model: { type: 'WordLevel', vocab, unk_token: '[UNK]' }, ...parts,
+});
+
+async function rustIds(json, text, addSpecialTokens = true) {
+  const rust = RustTokenizer.fromString(JSON.stringify(json));
+  return (await rust.encode(text, null, { addSpecialTokens })).getIds();
+}
+
+// ------------------------------------------------------------------ names of Object.prototype members
+
+const PROTOTYPE_NAMES = ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__', 'isPrototypeOf', '__defineGetter__'];
+const STAGES = ['model', 'normalizer', 'pre_tokenizer', 'post_processor', 'decoder'];
+
+test('a type named like an Object.prototype member is UNSUPPORTED_MODEL naming the field', () => {
+  const base = readJson('hand/whitespace_wordlevel.json');
+  const SEQUENCE_FIELD = { normalizer: 'normalizers', pre_tokenizer: 'pretokenizers', post_processor: 'processors', decoder: 'decoders' };
+  for (const name of PROTOTYPE_NAMES) {
+    for (const stage of STAGES) {
+      const text = JSON.stringify({ ...base, [stage]: { type: name } });
+      throwsCode(() => Tokenizer.fromJSON(text), 'UNSUPPORTED_MODEL', new RegExp(`${stage}\\.type = "${name}"`));
+      if (stage !== 'model') {
+        const inner = JSON.stringify({ ...base, [stage]: { type: 'Sequence', [SEQUENCE_FIELD[stage]]: [{ type: name }] } });
+        throwsCode(() => Tokenizer.fromJSON(inner), 'UNSUPPORTED_MODEL', new RegExp(`${stage}\\.${SEQUENCE_FIELD[stage]}\\[0\\]\\.type = "${name}"`));
+      }
+    }
+    // Not a string: never coerced to one.
+    throwsCode(() => Tokenizer.fromJSON({ ...base, normalizer: { type: [name] } }), 'UNSUPPORTED_MODEL', /normalizer\.type = \[/);
+  }
+  throwsCode(() => Tokenizer.fromJSON({ ...base, normalizer: { type: ['NFC'] } }), 'UNSUPPORTED_MODEL', /normalizer\.type = \["NFC"\]/);
+});
+
+test('tokens and keys named like Object.prototype members are ordinary strings (as in Rust)', async () => {
+  const vocab = Object.fromEntries(['[UNK]', ...PROTOTYPE_NAMES, 'polluted'].map((t, id) => [t, id]));
+  const json = wordLevel(vocab, {
+    added_tokens: [{ id: 9, content: 'prototype', single_word: false, lstrip: false, rstrip: false, normalized: false, special: false }],
+  });
+  const text = JSON.stringify(json);
+  // The text of the file has an own "__proto__" key in the vocabulary; an object built with __proto__: would not.
+  assert.ok(text.includes('"__proto__":5'));
+  const tokenizer = Tokenizer.fromJSON(text);
+  const input = `${PROTOTYPE_NAMES.join(' ')} prototype polluted nothing`;
+  assert.deepStrictEqual([...tokenizer.encode(input).ids], await rustIds(json, input));
+  for (const name of PROTOTYPE_NAMES) assert.equal(tokenizer.tokenToId(name), vocab[name]);
+  assert.equal(tokenizer.vocabSize, RustTokenizer.fromString(text).getVocabSize(true));
+});
+
+test('properties added to Object.prototype change nothing (child process)', async () => {
+  // Fields that a tokenizer.json may leave out, and one enumerable key that a for...in over the vocabulary would see.
+  const cases = [
+    ['hand/wordpiece_bert_processing.json', readJson('hand/wordpiece_bert_processing.json')],
+    ['hand/bpe_added_tokens.json', readJson('hand/bpe_added_tokens.json')],
+    ['hand/whitespace_wordlevel.json', readJson('hand/whitespace_wordlevel.json')],
+    ['spm t5_nmt_nfkc', readJson('spm/t5_nmt_nfkc.tokenizer.json')],
+  ];
+  const texts = corpus.slice(0, 24);
+  const got = child(`
+    const { cases, texts } = input;
+    Object.assign(Object.prototype, {
+      polluted: 1, normalizer: { type: 'Lowercase' }, pre_tokenizer: { type: 'Whitespace' }, decoder: { type: 'Fuse' },
+      unk_token: 'polluted', continuing_subword_prefix: '##', max_input_chars_per_word: 1, dropout: 0.5, byte_fallback: true,
+      lstrip: true, rstrip: true, single_word: true, strip_accents: true, prepend_scheme: 'never', behavior: 'Removed',
+      model_max_length: 7, pad_token: 'polluted', content: 'polluted', type_id: 5, special_tokens: {},
+    });
+    const out = cases.map(([name, json]) => {
+      const t = Tokenizer.fromJSON(JSON.stringify(json), { tokenizerConfig: {} });
+      return { name, modelMaxLength: t.modelMaxLength, padTokenId: t.padTokenId, ids: texts.map((s) => [...t.encode(s).ids]), decoded: texts.map((s) => t.decode(t.encode(s).ids)) };
+    });
+    process.stdout.write(JSON.stringify(out));
+  `, { input: { cases, texts } });
+  for (const [i, [name, json]] of cases.entries()) {
+    const rust = RustTokenizer.fromString(JSON.stringify(json));
+    const encodings = await rust.encodeBatch(texts, { addSpecialTokens: true });
+    assert.deepStrictEqual(got[i].ids, encodings.map((e) => e.getIds()), name);
+    assert.deepStrictEqual(got[i].decoded, await rust.decodeBatch(encodings.map((e) => e.getIds()), true), name);
+    assert.deepStrictEqual([got[i].modelMaxLength, got[i].padTokenId], [null, null], name);
+  }
+});
+
+// ------------------------------------------------------------------ ids
+
+test('every id read from the file is an integer in [0, 2^31), and processor ids are ids of the vocabulary', async () => {
+  const vocab = { '[UNK]': 0, hello: 45, '[CLS]': 46, '[SEP]': 47 };
+  // Before: 2^32 + 45 wrapped to 45 in the Int32Array, and "zebra" encoded as "hello".
+  for (const bad of [2 ** 32 + 45, 2 ** 31, -1, 1.5, '3', null]) {
+    throwsCode(() => Tokenizer.fromJSON(JSON.stringify(wordLevel({ ...vocab, zebra: bad }))), 'UNSUPPORTED_MODEL', /model\.vocab\["zebra"\] = .* is not supported \(an id must be an integer in \[0, 2\^31\)\)/);
+  }
+  assert.deepStrictEqual([...Tokenizer.fromJSON(wordLevel({ ...vocab, zebra: 2 ** 31 - 1 })).encode('zebra hello').ids], [2 ** 31 - 1, 45]);
+  for (const model of [{ type: 'WordPiece', unk_token: '[UNK]' }, { type: 'BPE', merges: [] }]) {
+    throwsCode(() => Tokenizer.fromJSON(wordLevel({}, { model: { ...model, vocab: { ...vocab, zebra: 2 ** 32 + 45 } } })), 'UNSUPPORTED_MODEL', /model\.vocab\["zebra"\]/);
+  }
+  const template = (ids, typeId = 0) => ({
+    type: 'TemplateProcessing',
+    single: [{ SpecialToken: { id: '[CLS]', type_id: typeId } }, { Sequence: { id: 'A', type_id: 0 } }],
+    pair: [{ SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { Sequence: { id: 'B', type_id: 1 } }],
+    special_tokens: { '[CLS]': { id: '[CLS]', ids, tokens: ids.map(() => '[CLS]') } },
+  });
+  assert.deepStrictEqual([...Tokenizer.fromJSON(wordLevel(vocab, { post_processor: template([46]) })).encode('hello').ids], [46, 45]);
+  const processorCases = [
+    // Before: 2^31 + 46 became a negative id in Int32Array.from.
+    [template([2 ** 31 + 46]), /post_processor\.special_tokens\["\[CLS\]"\]/],
+    [template([2 ** 32 + 46]), /post_processor\.special_tokens\["\[CLS\]"\]/],
+    [template([48]), /post_processor\.special_tokens\["\[CLS\]"\]\.ids\[0\] = 48 is not supported \(the vocabulary's ids are below 48\)/],
+    [template([46], 2 ** 32), /post_processor\.single\[0\]/],
+    [template([46], -1), /post_processor\.single\[0\]/],
+    [{ type: 'BertProcessing', cls: ['[CLS]', 2 ** 32 + 46], sep: ['[SEP]', 47] }, /post_processor\.cls = \["\[CLS\]", 4294967342\]/],
+    [{ type: 'BertProcessing', cls: ['[CLS]', 46], sep: ['[SEP]', 1000] }, /post_processor\.sep\[1\] = 1000/],
+    [{ type: 'RobertaProcessing', cls: ['[CLS]', -46], sep: ['[SEP]', 47] }, /post_processor\.cls/],
+    [{ type: 'Sequence', processors: [{ type: 'ByteLevel' }, template([99])] }, /post_processor\.processors\[1\]\.special_tokens/],
+  ];
+  for (const [post_processor, pattern] of processorCases) {
+    throwsCode(() => Tokenizer.fromJSON(wordLevel(vocab, { post_processor })), 'UNSUPPORTED_MODEL', pattern);
+  }
+  const added = (id, content = 'new') => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true });
+  for (const id of [2 ** 32, 2 ** 31, -1, 0.5, 'x']) {
+    throwsCode(() => Tokenizer.fromJSON(wordLevel(vocab, { added_tokens: [added(id)] })), 'UNSUPPORTED_MODEL', /added_tokens\[0\]\.id = /);
+  }
+  // Rust gives an added token the next free id: past 2^31 - 1 there is none.
+  const full = wordLevel({ '[UNK]': 0, last: 2 ** 31 - 1 }, { added_tokens: [added(2 ** 31 - 1, 'last'), added(5)] });
+  throwsCode(() => Tokenizer.fromJSON(full), 'UNSUPPORTED_MODEL', /added_tokens\[1\]\.content = "new" is not supported \(its id would be 2\^31 or more\)/);
+  // An added token's id (Rust's: the next free one, 3 here) counts as a vocabulary id for the processor.
+  const withAdded = wordLevel({ '[UNK]': 0, hello: 1, '[CLS]': 2 }, { added_tokens: [added(3)], post_processor: template([3]) });
+  assert.deepStrictEqual([...Tokenizer.fromJSON(withAdded).encode('hello').ids], await rustIds(withAdded, 'hello'));
+  assert.deepStrictEqual(await rustIds(withAdded, 'hello'), [3, 1]);
+});
+
+// ------------------------------------------------------------------ nesting
+
+test('Sequences nested deeper than 64 are refused before any recursion; 64 work', () => {
+  const base = readJson('hand/whitespace_wordlevel.json');
+  const nests = {
+    normalizer: ['normalizers', '{"type":"Lowercase"}'],
+    pre_tokenizer: ['pretokenizers', '{"type":"Whitespace"}'],
+    post_processor: ['processors', '{"type":"ByteLevel"}'],
+    decoder: ['decoders', '{"type":"Fuse"}'],
+  };
+  const nested = (stage, depth) => {
+    const [list, leaf] = nests[stage];
+    const value = `{"type":"Sequence","${list}":[`.repeat(depth) + leaf + ']}'.repeat(depth);
+    return JSON.stringify({ ...base, [stage]: 'X' }).replace('"X"', value);
+  };
+  for (const stage of Object.keys(nests)) {
+    // Before: RangeError: Maximum call stack size exceeded.
+    throwsCode(() => Tokenizer.fromJSON(nested(stage, 1e5)), 'UNSUPPORTED_MODEL', new RegExp(`^tokenizer\\.json: ${stage}\\.${nests[stage][0]}\\[0\\].*: Sequences nested more than 64 deep are not supported$`));
+    throwsCode(() => Tokenizer.fromJSON(nested(stage, 65)), 'UNSUPPORTED_MODEL', /nested more than 64 deep/);
+    const t = Tokenizer.fromJSON(nested(stage, 64));
+    assert.equal(t.encode('Hello THE').ids.length, 2);
+    assert.equal(typeof t.decode([1, 4]), 'string');
+  }
+  // The same nesting given as an object (not as text): read as JSON once, refused as a BAD_ARGUMENT when it cannot be.
+  let deep = { type: 'Lowercase' };
+  for (let i = 0; i < 1e5; i++) deep = { type: 'Sequence', normalizers: [deep] };
+  assert.throws(() => Tokenizer.fromJSON({ ...base, normalizer: deep }), (e) => e instanceof SwapformerError && ['BAD_ARGUMENT', 'UNSUPPORTED_MODEL'].includes(e.code));
+});
