@@ -167,9 +167,7 @@ export class Tokenizer {
 
   /** Number of ids, added tokens included (an added token already in the model vocabulary counts once). */
   get vocabSize() {
-    let extra = 0;
-    for (const content of this._added.byContent.keys()) if (!this._model.vocab.has(content)) extra++;
-    return this._model.vocab.size + extra;
+    return this._model.vocab.size + this._added.extra;
   }
 
   /** The id of a token (added tokens first), or null. */
