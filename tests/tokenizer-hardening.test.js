@@ -263,3 +263,30 @@ test('many and long added tokens build and match in linear time (child process)'
   assert.ok(got.buildMs < 4000, `100,000 added tokens built in ${got.buildMs.toFixed(0)} ms`);
   assert.ok(got.matchMs < 2000, `a 6,001-character added token matched against 300,000 characters in ${got.matchMs.toFixed(0)} ms`);
 });
+
+// ------------------------------------------------------------------ long texts
+
+/** tests/tokenizers/measure.mjs in a child process: its {tokens, encodeMs, peakRssMB...}. */
+function measure(args, timeout = 60000) {
+  const script = fileURLToPath(new URL('./tokenizers/measure.mjs', import.meta.url));
+  const r = spawnSync(process.execPath, [script, ...args], { encoding: 'utf8', timeout });
+  assert.ok(r.error === undefined, `measure ${args.join(' ')}: ${r.error?.code === 'ETIMEDOUT' ? `still running after ${timeout} ms` : r.error}`);
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+test('a 10 MB text encodes within a bounded memory (child processes)', () => {
+  // Before: 10 MB took 11 s (WordPiece) to 25 s (byte-level BPE) and 1.9 to 2.8 GB
+  // of RSS, about 200 bytes a character, with an object and arrays per character
+  // and per token. Mixed text (accents, CJK, emoji: corpus.json repeated) makes
+  // more tokens per character than English; the bound covers the process itself
+  // and the vocabulary (about 100 MB before encoding).
+  for (const fixture of ['gpt2', 'bert']) {
+    const m = measure([fixture, '10', 'mixed']);
+    assert.ok(m.tokens > 2e6, `${fixture}: ${m.tokens} tokens`);
+    assert.ok(m.peakRssMB < 500, `${fixture}: 10 MB encoded with a peak RSS of ${m.peakRssMB} MB in ${m.encodeMs} ms`);
+  }
+  // The offsets' [start, end] pairs are made when first read (72 bytes a token in V8).
+  const m = measure(['gpt2', '2', 'mixed', 'offsets']);
+  assert.ok(m.peakRssMB < 350, `gpt2: 2 MB encoded, offsets read, with a peak RSS of ${m.peakRssMB} MB`);
+});

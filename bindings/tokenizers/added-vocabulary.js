@@ -7,7 +7,6 @@
 // total length of the tokens and of the text.
 
 import { NormalizedString } from './normalized-string.js';
-import { PreTokenizedString } from './pre-tokenizers.js';
 import { unsupported, field, own, ID_LIMIT } from './json.js';
 
 const WORD_CHAR = /[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]/u; // Rust regex's \w
@@ -46,6 +45,7 @@ export class LongestMatcher {
     this.children = new Int32Array(64);
     this.fail = null;
     this.best = null;                // the deepest node with a string on the failure chain, or -1
+    this.rootChild = null;           // the root's children by unit: most steps of a scan start there
     this.scratch = null;
   }
 
@@ -124,6 +124,10 @@ export class LongestMatcher {
         queue[tail++] = w;
       }
     }
+    if (n > 1) {
+      this.rootChild = new Int32Array(65536);
+      for (let c = this.firstChild[0]; c !== -1; c = this.nextSibling[c]) this.rootChild[this.label[c]] = c;
+    }
     return this;
   }
 
@@ -144,8 +148,8 @@ export class LongestMatcher {
         for (let j = Math.min(n, blockEnd + this.maxLength) - 1; j >= blockStart; j--) {
           const u = s.charCodeAt(j);
           let c;
-          while ((c = this.child(state, u)) === -1 && state !== 0) state = this.fail[state];
-          state = c === -1 ? 0 : c;
+          while (state !== 0 && (c = this.child(state, u)) === -1) state = this.fail[state];
+          state = state === 0 ? this.rootChild[u] : c;
           if (j < blockEnd) {
             const b = this.best[state];
             len[j - blockStart] = b === -1 ? 0 : this.depth[b];
@@ -252,10 +256,9 @@ export class AddedVocabulary {
     if (id >= this.idLimit) this.idLimit = id + 1;
   }
 
-  /** The pieces of `s`: [start, end, id or null], covering it. */
-  findMatches(s, matcher) {
-    if (s.length === 0) return [[0, 0, null]];
-    const out = [];
+  /** Calls fn(start, end, id or null) for the pieces of `s`, in order, covering it. */
+  findMatches(s, matcher, fn) {
+    if (s.length === 0) { fn(0, 0, null); return; }
     let from = 0;
     // The whitespace run after the last rstrip match: the next matches may start inside it.
     let runStart = -1, runEnd = -1;
@@ -272,32 +275,31 @@ export class AddedVocabulary {
         if (end < runStart || end > runEnd) { runStart = end; runEnd = leadingSpaceEnd(s, end); }
         end = runEnd;
       }
-      if (from < start) out.push([from, start, null]);
-      out.push([start, end, id]);
+      if (from < start) fn(from, start, null);
+      fn(start, end, id);
       from = end;
     });
-    if (from !== s.length) out.push([from, s.length, null]);
-    return out;
+    if (from !== s.length) fn(from, s.length, null);
   }
 
-  /** Splits a NormalizedString around the matches; matched pieces carry their token. */
-  splitWithTokens(ns, trie) {
-    return this.findMatches(ns.get(), trie).map(([start, end, id]) => {
-      const piece = ns.slice(start, end);
-      if (id === null) return piece;
-      return { ns: piece, tokens: [{ id, value: piece.get(), start: 0, end: piece.length }] };
-    });
+  /** Splits a NormalizedString around the tokens of `matcher`: emit(piece, id) for a token, emit(piece, null) between them (non-empty pieces only). */
+  split(ns, matcher, emit) {
+    this.findMatches(ns.get(), matcher, (start, end, id) => { if (start < end) emit(ns.slice(start, end), id); });
   }
 
-  /** The PreTokenizedString of `sequence`: added tokens extracted, the rest normalized. */
-  extractAndNormalize(normalizer, sequence) {
-    const pts = new PreTokenizedString(sequence);
-    pts.split((_, ns) => this.splitWithTokens(ns, this.raw));
-    pts.split((_, ns) => {
-      if (normalizer) normalizer.normalize(ns);
-      return this.splitWithTokens(ns, this.normalizedMatcher);
+  /**
+   * The pieces of `sequence`, in order: emit(piece, id) for an added token,
+   * emit(piece, null) for the normalized text between them. Tokens with
+   * normalized: false are found in the raw text first; the remaining pieces are
+   * normalized and searched for the others. Once stopped() (truncation), the rest is skipped.
+   */
+  extractAndNormalize(normalizer, sequence, emit, stopped = () => false) {
+    this.split(NormalizedString.from(sequence), this.raw, (piece, id) => {
+      if (stopped()) return;
+      if (id !== null) { emit(piece, id); return; }
+      if (normalizer) normalizer.normalize(piece);
+      this.split(piece, this.normalizedMatcher, emit);
     });
-    return pts;
   }
 
   /** The string an id decodes from (the normalized form for normalized tokens). */

@@ -106,8 +106,11 @@ function replace(json, path) {
   const pattern = replacePattern(json, path);
   const content = field(json, 'content', path, 'string');
   return {
-    decodeChain: (tokens) => tokens.map((t) => pattern.findMatches(t)
-      .map(([a, b, isMatch]) => (isMatch ? content : t.slice(a, b))).join('')),
+    decodeChain: (tokens) => tokens.map((t) => {
+      const parts = [];
+      pattern.segments(t, (a, b, isMatch) => parts.push(isMatch ? content : t.slice(a, b)));
+      return parts.join('');
+    }),
   };
 }
 

@@ -1,50 +1,92 @@
 // Post-processors of tokenizer.json: add the special tokens and set the type ids
 // (Rust: tokenizers/src/processors/*.rs). An encoding here is
-// { ids, typeIds, tokens, offsets, seqs }: offsets in code points of the sequence
-// seqs[i] (0 or 1; -1 for an added special token).
+// { ids: Int32Array, tokens: string[], offsets: Int32Array (start, end of each
+// token), typeIds, seqs }: offsets in UTF-16 units of the sequence seqs[i] (0 or
+// 1; -1 for an added special token); typeIds and seqs are an Int32Array /
+// Int8Array, or one number for every token (a sequence's encoding before concat).
 
 import { SwapformerError } from '../utils/errors.js';
 import { isWhitespace } from './unicode.js';
 import { BYTE_TO_CHAR } from './pre-tokenizers.js';
+import { unitsAt } from './normalized-string.js';
 import { unsupported, field, boolField, own, isId, builderOf, sequence } from './json.js';
 
 const SPACE_CHAR = BYTE_TO_CHAR[0x20]; // 'Ġ'
 
+const isSpace = (c) => c === SPACE_CHAR || isWhitespace(c);
+
+/** Units of the character that ends at s[end] (2 for a surrogate pair). */
+const unitsBefore = (s, end) => (end > 1 && (s.charCodeAt(end - 1) & 0xFC00) === 0xDC00 && (s.charCodeAt(end - 2) & 0xFC00) === 0xD800 ? 2 : 1);
+
+/** p moved k characters forward in `text`, not past `limit` (plain numbers for a special token: text null). */
+function forward(text, p, k, limit) {
+  for (; k > 0 && p < limit; k--) p += text === null ? 1 : unitsAt(text, p);
+  return Math.min(p, limit);
+}
+
+/** p moved k characters back in `text` (plain numbers when text is null), or -1 when fewer than k precede it. */
+function back(text, p, k) {
+  for (; k > 0; k--) {
+    if (p <= 0) return -1;
+    p -= text === null ? 1 : unitsBefore(text, p);
+  }
+  return p;
+}
+
 /**
  * Moves offsets past the leading/trailing spaces of byte-level tokens (Rust's
- * process_offsets). The space that add_prefix_space inserted before the first
- * token is kept, as in Rust.
+ * process_offsets, which counts characters: the offsets move by characters of
+ * texts[seq]). The space that add_prefix_space inserted before the first token
+ * is kept, as in Rust.
  */
-function trimOffsets(enc, addPrefixSpace) {
-  enc.tokens.forEach((token, i) => {
-    const chars = Array.from(token);
-    const isSpace = (c) => c === SPACE_CHAR || isWhitespace(c);
-    let lead = 0;
-    while (lead < chars.length && isSpace(chars[lead])) lead++;
-    let trail = 0;
-    while (trail < chars.length && isSpace(chars[chars.length - 1 - trail])) trail++;
-    const o = enc.offsets[i];
+function trimOffsets(enc, addPrefixSpace, texts) {
+  const { tokens, offsets, seqs } = enc;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i];
+    let lead = 0, trail = 0;
+    for (let at = 0; at < token.length && isSpace(token.slice(at, at + unitsAt(token, at))); at += unitsAt(token, at)) lead++;
+    for (let end = token.length; end > 0 && isSpace(token.slice(end - unitsBefore(token, end), end)); end -= unitsBefore(token, end)) trail++;
+    if (lead === 0 && trail === 0) continue;
+    const seq = typeof seqs === 'number' ? seqs : seqs[i];
+    const text = seq < 0 ? null : texts[seq];
     if (lead > 0) {
-      if ((i === 0 || o[0] === 0) && addPrefixSpace && lead === 1) lead = 0;
-      o[0] = Math.min(o[0] + lead, o[1]);
+      if ((i === 0 || offsets[2 * i] === 0) && addPrefixSpace && lead === 1) lead = 0;
+      offsets[2 * i] = forward(text, offsets[2 * i], lead, offsets[2 * i + 1]);
     }
-    if (trail > 0 && o[1] >= trail) o[1] = Math.max(o[1] - trail, o[0]);
-  });
+    const end = trail > 0 ? back(text, offsets[2 * i + 1], trail) : -1;
+    if (end >= 0) offsets[2 * i + 1] = Math.max(end, offsets[2 * i]);
+  }
 }
 
 /** An encoding of special tokens only. */
 const specials = (ids, tokens, typeId) => ({
-  ids: [...ids], tokens: [...tokens], typeIds: ids.map(() => typeId), offsets: ids.map(() => [0, 0]), seqs: ids.map(() => -1),
+  ids: Int32Array.from(ids), tokens: [...tokens], typeIds: typeId, offsets: new Int32Array(2 * ids.length), seqs: -1,
 });
+
+/** Sets a[k, k + n) from `values`, an array or one number. */
+function put(a, k, n, values) {
+  if (typeof values === 'number') a.fill(values, k, k + n); else a.set(values, k);
+}
 
 /** Concatenates encodings. */
 export function concat(encodings) {
-  const out = { ids: [], typeIds: [], tokens: [], offsets: [], seqs: [] };
-  for (const e of encodings) for (const k of Object.keys(out)) for (const v of e[k]) out[k].push(v);
+  let n = 0;
+  for (const e of encodings) n += e.ids.length;
+  const out = { ids: new Int32Array(n), typeIds: new Int32Array(n), tokens: new Array(n), offsets: new Int32Array(2 * n), seqs: new Int8Array(n) };
+  let k = 0;
+  for (const e of encodings) {
+    const m = e.ids.length;
+    out.ids.set(e.ids, k);
+    out.offsets.set(e.offsets, 2 * k);
+    put(out.typeIds, k, m, e.typeIds);
+    put(out.seqs, k, m, e.seqs);
+    for (let i = 0; i < m; i++) out.tokens[k + i] = e.tokens[i];
+    k += m;
+  }
   return out;
 }
 
-const withTypeId = (enc, typeId) => ({ ...enc, typeIds: enc.ids.map(() => typeId) });
+const withTypeId = (enc, typeId) => ({ ...enc, typeIds: typeId });
 
 /** [token, id] of BertProcessing / RobertaProcessing. */
 function tokenIdPair(json, name, path) {
@@ -84,8 +126,8 @@ function robertaProcessing(json, path) {
     cls: clsId, sep: sepId,
     checkIds(limit) { checkId(clsId, limit, `${path}.cls[1]`); checkId(sepId, limit, `${path}.sep[1]`); },
     addedTokens: (isPair) => (isPair ? 4 : 2),
-    processEncodings(encs, addSpecial) {
-      if (trim) for (const e of encs) trimOffsets(e, addPrefixSpace);
+    processEncodings(encs, addSpecial, texts) {
+      if (trim) for (const e of encs) trimOffsets(e, addPrefixSpace, texts);
       const zeroed = encs.map((e) => withTypeId(e, 0));
       if (!addSpecial) return zeroed;
       return zeroed.map((e, i) => concat([specials([i === 0 ? clsId : sepId], [i === 0 ? cls : sep], 0), e, specials([sepId], [sep], 0)]));
@@ -99,8 +141,8 @@ function byteLevelProcessing(json, path) {
   return {
     checkIds() {},
     addedTokens: () => 0,
-    processEncodings(encs) {
-      if (trim) for (const e of encs) trimOffsets(e, addPrefixSpace);
+    processEncodings(encs, addSpecial, texts) {
+      if (trim) for (const e of encs) trimOffsets(e, addPrefixSpace, texts);
       return encs;
     },
   };
@@ -164,8 +206,8 @@ const BUILDERS = {
       list,
       checkIds(limit) { for (const p of list) p.checkIds(limit); },
       addedTokens: (isPair) => list.reduce((n, p) => n + p.addedTokens(isPair), 0),
-      processEncodings(encs, addSpecial) {
-        for (const p of list) encs = p.processEncodings(encs, addSpecial);
+      processEncodings(encs, addSpecial, texts) {
+        for (const p of list) encs = p.processEncodings(encs, addSpecial, texts);
         return encs;
       },
     };
@@ -178,13 +220,27 @@ export function buildPostProcessor(json, path = 'post_processor', depth = 0) {
   return builderOf(BUILDERS, json, path, depth)(json, path, depth);
 }
 
+/** A typed array that owns exactly its buffer (a copy of a view into a larger one). */
+const exact = (a) => (a.byteOffset === 0 && a.buffer.byteLength === a.byteLength ? a : a.slice());
+
+/** The final { ids, typeIds, tokens, offsets }: one encoding is taken as it is, more are concatenated. */
+function result(encodings) {
+  if (encodings.length !== 1) return concat(encodings);
+  const [e] = encodings;
+  const n = e.ids.length;
+  return {
+    ids: exact(e.ids), tokens: e.tokens, offsets: exact(e.offsets),
+    typeIds: typeof e.typeIds === 'number' ? new Int32Array(n).fill(e.typeIds) : exact(e.typeIds),
+  };
+}
+
 /**
  * Post-processing as Rust's PostProcessor::process: sequence i gets type id i, the
  * processor adds its tokens, the parts are concatenated. Without a processor the
  * encodings are concatenated as they are.
  */
-export function postProcess(processor, encodings, addSpecial) {
-  if (processor === null) return concat(encodings);
+export function postProcess(processor, encodings, addSpecial, texts) {
+  if (processor === null) return result(encodings);
   const typed = encodings.map((e, i) => withTypeId(e, i));
-  return concat(processor.processEncodings(typed, addSpecial));
+  return result(processor.processEncodings(typed, addSpecial, texts));
 }

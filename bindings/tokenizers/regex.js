@@ -7,6 +7,7 @@
 // classes...) is refused with UNSUPPORTED_MODEL rather than approximated.
 
 import { SwapformerError } from '../utils/errors.js';
+import { regExpMatcher } from './normalized-string.js';
 
 const WORD = '\\p{L}\\p{M}\\p{Nd}\\p{Pc}';
 const HEX = '0-9a-fA-F';
@@ -186,11 +187,42 @@ export function compileRegex(pattern, field) {
   if (typeof pattern !== 'string') refuse('not a string');
   const source = translate(pattern, refuse);
   try {
-    return new RegExp(source, 'gu');
+    return regExpMatcher(new RegExp(source, 'gu'));
   } catch (e) {
     return refuse(e.message);
   }
 }
 
-/** A global Unicode RegExp matching the literal string `s`. */
-export const literalRegex = (s) => new RegExp(escapeRegex(s), 'gu');
+const isLow = (u) => (u & 0xFC00) === 0xDC00;
+const isHigh = (u) => (u & 0xFC00) === 0xD800;
+
+/**
+ * A matcher of the literal string `t` (a Split or Replace pattern {String}):
+ * Knuth-Morris-Pratt over UTF-16 units, linear in the text whatever `t` is. Like
+ * a Unicode RegExp, a match never starts or ends inside a surrogate pair.
+ */
+export function literalMatcher(t) {
+  const m = t.length;
+  const fail = new Int32Array(m + 1);
+  fail[0] = -1;
+  for (let i = 1, k = -1; i <= m; i++) {
+    while (k >= 0 && t.charCodeAt(k) !== t.charCodeAt(i - 1)) k = fail[k];
+    fail[i] = ++k;
+  }
+  const splitsPair = (s, p) => p > 0 && p < s.length && isHigh(s.charCodeAt(p - 1)) && isLow(s.charCodeAt(p));
+  return {
+    start: 0, end: 0,
+    exec(s, from) {
+      if (m === 0) { this.start = this.end = from; return true; }
+      for (let i = from, k = 0; i < s.length; i++) {
+        while (k >= 0 && t.charCodeAt(k) !== s.charCodeAt(i)) k = fail[k];
+        if (++k === m) {
+          const start = i + 1 - m;
+          if (!splitsPair(s, start) && !splitsPair(s, i + 1)) { this.start = start; this.end = i + 1; return true; }
+          k = fail[k];
+        }
+      }
+      return false;
+    },
+  };
+}

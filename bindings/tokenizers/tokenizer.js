@@ -26,15 +26,84 @@ const badArgument = (message) => new SwapformerError('BAD_ARGUMENT', message);
 
 /** Keeps the first `n` tokens of an encoding. */
 function truncated(enc, n) {
-  return Object.fromEntries(Object.entries(enc).map(([k, v]) => [k, v.slice(0, n)]));
+  return { ...enc, ids: enc.ids.subarray(0, n), tokens: enc.tokens.slice(0, n), offsets: enc.offsets.subarray(0, 2 * n) };
 }
 
-/** Code point offsets in `text` → UTF-16 offsets. */
-function utf16Offsets(text) {
-  const map = [0];
-  let u = 0;
-  for (const c of text) { u += c.length; map.push(u); }
-  return (i) => map[i] ?? i;
+/**
+ * Sets result.offsets, the [start, end] pair of each token, made from the flat
+ * Int32Array when first read: a pair array costs 72 bytes in V8 (more than
+ * everything else of a token together), and embedding never reads them. The
+ * property is an own enumerable one, so copies, JSON and deep comparisons see it.
+ */
+function withOffsetPairs(result, flat) {
+  let pairs = null;
+  return Object.defineProperty(result, 'offsets', {
+    enumerable: true,
+    configurable: true,
+    get() {
+      if (pairs === null) {
+        pairs = new Array(flat.length / 2);
+        for (let i = 0; i < pairs.length; i++) pairs[i] = [flat[2 * i], flat[2 * i + 1]];
+      }
+      return pairs;
+    },
+    set(v) { pairs = v; },
+  });
+}
+
+/** The start of the code point that s[i] is in (an offset inside a surrogate pair moves to its start, as Rust's do). */
+const codePointStart = (s, i) => (i > 0 && (s.charCodeAt(i) & 0xFC00) === 0xDC00 && (s.charCodeAt(i - 1) & 0xFC00) === 0xD800 ? i - 1 : i);
+
+/**
+ * The tokens of one sequence as they come (added tokens and model pieces), with
+ * their offsets in the sequence, in growable typed arrays: a long text's
+ * encoding costs 12 bytes and a string reference a token, not an object and
+ * two arrays each.
+ * Once `limit` tokens are in (truncation), Rust stops after the model piece
+ * that reached it; `done` says so.
+ */
+class SequenceEncoding {
+  constructor(text, limit) {
+    this.text = text;
+    this.limit = limit;
+    this.n = 0;
+    this.ids = new Int32Array(64);
+    this.offsets = new Int32Array(128);
+    this.tokens = [];
+    this.done = false;
+  }
+
+  push(id, value, start, end) {
+    if (this.n === this.ids.length) {
+      const ids = new Int32Array(2 * this.n); ids.set(this.ids); this.ids = ids;
+      const offsets = new Int32Array(4 * this.n); offsets.set(this.offsets); this.offsets = offsets;
+    }
+    this.ids[this.n] = id;
+    this.offsets[2 * this.n] = codePointStart(this.text, start);
+    this.offsets[2 * this.n + 1] = codePointStart(this.text, end);
+    this.tokens.push(value);
+    this.n++;
+  }
+
+  /** An added token: the whole piece. */
+  added(piece, id) {
+    const [start, end] = piece.normalizedToOriginal(0, piece.length);
+    this.push(id, piece.get(), start, end);
+  }
+
+  /** The model's tokens of a piece ({ id, value, start, end } in units of the piece). */
+  model(piece, tokens) {
+    for (const t of tokens) {
+      const [start, end] = piece.normalizedToOriginal(t.start, t.end) ?? [t.start, t.end];
+      this.push(t.id, t.value, start, end);
+    }
+    if (this.n >= this.limit) this.done = true;
+  }
+
+  /** The encoding of sequence `seq` (its type id too, before post-processing). */
+  finish(seq) {
+    return { ids: this.ids.subarray(0, this.n), tokens: this.tokens, offsets: this.offsets.subarray(0, 2 * this.n), typeIds: seq, seqs: seq };
+  }
 }
 
 /**
@@ -127,14 +196,8 @@ export class Tokenizer {
     let a = this._encodeSequence(text, 0, maxLength);
     let b = isPair ? this._encodeSequence(pair, 1, maxLength) : null;
     if (maxLength != null) [a, b] = truncateLongestFirst(a, b, maxLength - added);
-    const enc = postProcess(this._postProcessor, b === null ? [a] : [a, b], addSpecialTokens);
-    const units = [utf16Offsets(text), isPair ? utf16Offsets(pair) : null];
-    return {
-      ids: Int32Array.from(enc.ids),
-      typeIds: Int32Array.from(enc.typeIds),
-      tokens: enc.tokens,
-      offsets: enc.offsets.map(([s, e], i) => (enc.seqs[i] < 0 ? [s, e] : [units[enc.seqs[i]](s), units[enc.seqs[i]](e)])),
-    };
+    const enc = postProcess(this._postProcessor, b === null ? [a] : [a, b], addSpecialTokens, [text, isPair ? pair : null]);
+    return withOffsetPairs({ ids: enc.ids, typeIds: enc.typeIds, tokens: enc.tokens }, enc.offsets);
   }
 
   /**
@@ -144,10 +207,16 @@ export class Tokenizer {
    * the longer, so we stop at the same place.
    */
   _encodeSequence(text, seq, maxLength) {
-    const pts = this._added.extractAndNormalize(this._normalizer, text);
-    if (this._preTokenizer) this._preTokenizer.preTokenize(pts);
-    pts.tokenize((s) => this._model.tokenize(s), maxLength ?? Infinity);
-    return pts.intoEncoding(seq, seq);
+    const out = new SequenceEncoding(text, maxLength ?? Infinity);
+    const model = (piece) => { if (!out.done) out.model(piece, this._model.tokenize(piece.get())); };
+    const pre = this._preTokenizer;
+    this._added.extractAndNormalize(this._normalizer, text, (piece, id) => {
+      if (out.done) return;
+      if (id !== null) out.added(piece, id);
+      else if (pre) pre.preTokenize(piece, model);
+      else model(piece);
+    }, () => out.done);
+    return out.finish(seq);
   }
 
   /** The text of `ids` (unknown ids are skipped; special tokens too unless skipSpecialTokens is false). */
