@@ -14,6 +14,10 @@ import { fileURLToPath } from 'node:url';
 import { Tokenizer } from '../bindings/tokenizers/tokenizer.js';
 import { SwapformerError } from '../bindings/utils/errors.js';
 import { randomInts } from './tokenizers/random.js';
+import { parse, jsRegExp } from '../bindings/tokenizers/regex.js';
+import { compileProgram } from '../bindings/tokenizers/regex-vm.js';
+import { STOCK_PATTERNS, stockMatcher } from '../bindings/tokenizers/regex-stock.js';
+import { regexPattern, regExpMatcher } from '../bindings/tokenizers/normalized-string.js';
 
 const require = createRequire(import.meta.url);
 const { Tokenizer: RustTokenizer } = require('tokenizers');
@@ -289,4 +293,146 @@ test('a 10 MB text encodes within a bounded memory (child processes)', () => {
   // The offsets' [start, end] pairs are made when first read (72 bytes a token in V8).
   const m = measure(['gpt2', '2', 'mixed', 'offsets']);
   assert.ok(m.peakRssMB < 350, `gpt2: 2 MB encoded, offsets read, with a peak RSS of ${m.peakRssMB} MB`);
+});
+
+// ------------------------------------------------------------------ regular expressions
+
+/**
+ * A matcher over a JS RegExp as the ECMAScript spec runs it: V8 can start a match
+ * of a pattern that matches the empty string between the two units of a
+ * surrogate pair (the spec, and Rust on UTF-8, never do): such a match is skipped.
+ */
+function specMatcher(regex) {
+  const inner = regExpMatcher(regex);
+  return {
+    start: 0, end: 0,
+    exec(s, from) {
+      for (let p = from; inner.exec(s, p); p = inner.start + 1) {
+        const q = inner.start;
+        if (!(q > 0 && (s.charCodeAt(q - 1) & 0xFC00) === 0xD800 && (s.charCodeAt(q) & 0xFC00) === 0xDC00)) {
+          this.start = inner.start; this.end = inner.end;
+          return true;
+        }
+      }
+      return false;
+    },
+  };
+}
+
+/** The [start, end, isMatch] segments of s under a pattern (normalized-string.js's iteration). */
+function segmentsOf(pattern, s) {
+  const out = [];
+  pattern.segments(s, (a, b, isMatch) => out.push([a, b, isMatch]));
+  return out;
+}
+
+// Letters (ASCII, accented, CJK, above the BMP), numbers (ASCII, Arabic-Indic,
+// superscript, circled), spaces (line breaks, no-break, ideographic), the
+// apostrophes of the contractions, punctuation, marks, emoji and lone surrogates.
+const ALPHABET = [
+  'a', 'b', 'e', 'S', 'T', 'é', '丸', '\u{20000}', 'ǅ', '1', '2', '٣', '²', '①',
+  ' ', ' ', ' ', '\t', '\n', '\r', '\u3000', '\u00a0', '\u2028',
+  "'", "'s", "'S", "'re", "'VE", "'ll", "'d", "'m", "'t",
+  '.', '!', '-', '\u0301', '\u200d', '😀', '\ud800', '\udc00',
+];
+
+function randomStrings(seed, count, maxLength, alphabet = ALPHABET) {
+  const next = randomInts(seed);
+  return Array.from({ length: count }, () => Array.from({ length: next(maxLength + 1) }, () => alphabet[next(alphabet.length)]).join(''));
+}
+
+test('the stock split patterns scan exactly as their RegExps match (GPT-2, GPT-4 / Llama 3, Qwen 2)', () => {
+  const texts = [...corpus, ...randomStrings(3, 3000, 24), 'a\r\n\r\n b', "  'S'sx \n\n\t x", '1234567 ²²² x'];
+  for (const [name, source] of Object.entries(STOCK_PATTERNS)) {
+    const scanner = stockMatcher(source);
+    assert.ok(scanner, name);
+    const reference = regexPattern(specMatcher(jsRegExp(source)));
+    for (const text of texts) {
+      assert.deepStrictEqual(segmentsOf(regexPattern(scanner), text), segmentsOf(reference, text), `${name}: ${JSON.stringify(text)}`);
+    }
+  }
+});
+
+const refuseForTest = (reason) => { throw new Error(reason); };
+/** The bounded machine for a pattern, stock or not. */
+const machineFor = (source) => compileProgram(parse(source, refuseForTest), refuseForTest);
+
+test('the bounded machine matches as the RegExp does, on random strings', () => {
+  // Exponential for the RegExp (the reference): compared on short strings only.
+  const catastrophic = ['(a+)+$', '(a|a)*$', '(a|aa)+$', '^(a+)+b', '(\\w+\\s?)+$'];
+  const patterns = [
+    ...Object.values(STOCK_PATTERNS), '\\s+', ' {2,}', '\\d+|\\p{Han}', '-', ...catastrophic, 'a*b|a',
+    'a+?b', 'a{2,4}?', 'a{2}', 'a{2,}', 'a{,2}b', '(a|ab)(c|bcd)?', '(?:ab|a)(?:bc|c)?',
+    '(?=a)', '(?!a)[ab]', '(?<=a)b', '(?<!a|bb)b', '(?<=\\p{L})\\p{N}', '^a|b$', '\\Aa|a\\z|a\\Z', '\\bab\\b', '\\Ba',
+    '(?i:ab|c)', '[^a\\s]+', '[\\w-]+', '\\W', '\\D\\d', '\\h+', '.', '.+', '[😀-😂]', '\\p{Lu}\\p{Ll}*', '\\S+',
+    'x*', '', 'a|', '(?:a|b)*?b', '(?:(?:a|b)c)+', '\\x{1F600}|\\u00e9', '(?#comment)a',
+  ];
+  const alphabet = ['a', 'b', 'c', 'A', 'B', ' ', '\n', '1', '٣', '😀', '😁', 'é', '-', '\ud800', '\udc00', '丸'];
+  const short = ['', ...randomStrings(5, 400, 16, alphabet)];
+  for (const source of patterns) {
+    const machine = regexPattern(machineFor(source));
+    const reference = regexPattern(specMatcher(jsRegExp(source)));
+    for (const text of catastrophic.includes(source) ? short : [...short, ...corpus]) {
+      assert.deepStrictEqual(segmentsOf(machine, text), segmentsOf(reference, text), `${JSON.stringify(source)} on ${JSON.stringify(text)}`);
+    }
+  }
+});
+
+test('catastrophic patterns finish in well under a second on 30,000 to 100,000 characters (child process)', () => {
+  // Before: a JS RegExp, exponential on these: (a+)+$ on 29 characters took 18 s, on 34 it did not return.
+  const cases = [
+    ['(a+)+$', 'aaa!'], ['(a|a)*$', 'aaa!'], ['(a|aa)+$', 'aaa!'], ['^(a+)+b', 'aaa!'], ['(\\w+\\s?)+$', 'aaa!'],
+    ['(\\w+\\s?)+$', 'ab !'], ['(?=a*b)a', 'aaaa'], ['(?<=a)b|a+c', 'aaaa'],
+  ];
+  const got = child(`
+    const out = [];
+    const base = (parts) => ({ version: '1.0', added_tokens: [], normalizer: null, pre_tokenizer: null, post_processor: null,
+      decoder: null, model: { type: 'WordLevel', vocab: { '[UNK]': 0, a: 1, x: 2 }, unk_token: '[UNK]' }, ...parts });
+    for (const [pattern, unit] of input.cases) {
+      for (const stage of ['pre_tokenizer', 'normalizer']) {
+        const part = stage === 'pre_tokenizer'
+          ? { pre_tokenizer: { type: 'Split', pattern: { Regex: pattern }, behavior: 'Isolated', invert: false } }
+          : { normalizer: { type: 'Replace', pattern: { Regex: pattern }, content: 'x' } };
+        const t = Tokenizer.fromJSON(base(part));
+        for (const n of [30000, 100000]) {
+          const text = unit.slice(0, -1).repeat(Math.ceil(n / (unit.length - 1))).slice(0, n - 1) + unit.slice(-1);
+          const t0 = performance.now();
+          let result;
+          try { result = t.encode(text).ids.length + ' tokens'; } catch (e) { result = e.name + ' ' + e.code + ': ' + e.message; }
+          const ms = performance.now() - t0;
+          // The tokenizer stays usable after an error.
+          const after = [...t.encode('a a').ids].length;
+          out.push({ pattern, stage, n, ms, result, after });
+        }
+      }
+    }
+    process.stdout.write(JSON.stringify(out));
+  `, { input: { cases }, timeout: 120000 });
+  for (const r of got) {
+    const label = `${r.stage} ${JSON.stringify(r.pattern)} on ${r.n} characters: ${r.result} in ${r.ms.toFixed(0)} ms`;
+    assert.ok(r.ms < 1000, label);
+    assert.ok(/^\d+ tokens$/.test(r.result) || /^SwapformerError UNSUPPORTED_MODEL: tokenizer\.json: (pre_tokenizer|normalizer)\.pattern\.Regex = ".*" is not supported \(matching it on a text of \d+ characters took more than \d+ steps/.test(r.result), label);
+    assert.ok(r.after > 0, label);
+  }
+  // Lookaheads re-scanning the text are the one quadratic case: refused past the budget.
+  assert.ok(got.some((r) => r.pattern === '(?=a*b)a' && r.n === 100000 && r.result.startsWith('SwapformerError')));
+  assert.ok(got.filter((r) => r.pattern === '(a+)+$').every((r) => /tokens$/.test(r.result)));
+});
+
+test('patterns whose meaning differs between Oniguruma and a JS RegExp, or that cannot be bounded, are refused', () => {
+  const base = readJson('hand/whitespace_wordlevel.json');
+  const split = (Regex) => ({ ...base, pre_tokenizer: { type: 'Split', pattern: { Regex }, behavior: 'Isolated', invert: false } });
+  const cases = [
+    ['(a)\\1', /a backreference/], ['(?<x>a)\\k<x>', /a backreference/],
+    ['(a*)*b', /can match the empty string/], ['(a|)+', /can match the empty string/], ['(?:a?)*', /can match the empty string/], ['(a?){2,3}', /can match the empty string/],
+    ['(?<=a+)b', /look-behind of variable length/], ['(?<=ab|c+)d', /look-behind of variable length/],
+    ['(?:a{1000}){1000}', /more than 65536 instructions/], ['a{100001}', /above 100000/],
+    [`${'('.repeat(101)}a${')'.repeat(101)}`, /nested more than 100 deep/], ['a**', /a quantifier after a quantifier/], ['(?=a)*', /quantified assertion/],
+    ['*a', /nothing to repeat/], ['a)', /unmatched \)/], ['(a', /unterminated group/], ['a{3,2}', /m < n/],
+  ];
+  for (const [pattern, reason] of cases) {
+    throwsCode(() => Tokenizer.fromJSON(split(pattern)), 'UNSUPPORTED_MODEL', new RegExp(`pre_tokenizer\\.pattern\\.Regex = .* is not supported \\(.*${reason.source}`));
+  }
+  // A counted repetition of something that matches the empty string, without an optional part, means the same in both.
+  assert.equal(Tokenizer.fromJSON(split('(?:a?){2}')).encode('aaa').ids.length, 2);
 });
