@@ -429,10 +429,28 @@ test('patterns whose meaning differs between Oniguruma and a JS RegExp, or that 
     ['(?:a{1000}){1000}', /more than 65536 instructions/], ['a{100001}', /above 100000/],
     [`${'('.repeat(101)}a${')'.repeat(101)}`, /nested more than 100 deep/], ['a**', /a quantifier after a quantifier/], ['(?=a)*', /quantified assertion/],
     ['*a', /nothing to repeat/], ['a)', /unmatched \)/], ['(a', /unterminated group/], ['a{3,2}', /m < n/],
+    ['[a-\\d]', /Invalid regular expression/], ['\\x{110000}', /above U\+10FFFF/],
   ];
   for (const [pattern, reason] of cases) {
     throwsCode(() => Tokenizer.fromJSON(split(pattern)), 'UNSUPPORTED_MODEL', new RegExp(`pre_tokenizer\\.pattern\\.Regex = .* is not supported \\(.*${reason.source}`));
   }
   // A counted repetition of something that matches the empty string, without an optional part, means the same in both.
   assert.equal(Tokenizer.fromJSON(split('(?:a?){2}')).encode('aaa').ids.length, 2);
+});
+
+// ------------------------------------------------------------------ mutations
+
+test('random mutations of the fixture tokenizer.json files give a working tokenizer or a SwapformerError (child process)', () => {
+  // Types changed (names of Object.prototype members too), ids made huge or
+  // negative, Sequences nested deeper, keys renamed __proto__, values of the
+  // wrong type, patterns swapped for catastrophic ones, charsmaps corrupted;
+  // each tokenizer that builds is used (encode, pairs, truncation, decode, queries).
+  const script = fileURLToPath(new URL('./tokenizers/mutate.mjs', import.meta.url));
+  const r = spawnSync(process.execPath, [script, '5', '1'], { encoding: 'utf8', timeout: 60000, maxBuffer: 64 << 20 });
+  const last = r.stderr.trim().split('\n').pop();
+  assert.ok(r.error === undefined, `mutate.mjs: ${r.error?.code === 'ETIMEDOUT' ? `still running after 60 s, on ${last}` : r.error}`);
+  assert.equal(r.status, 0, `mutate.mjs failed on ${last}:\n${r.stderr.slice(-2000)}`);
+  const got = JSON.parse(r.stdout);
+  assert.deepStrictEqual(got.failures, [], `${got.failureCount} of ${got.runs} mutations threw something else than a SwapformerError`);
+  assert.ok(got.runs >= 20 && got.built >= 5 && got.runs - got.built >= 5, JSON.stringify(got));
 });

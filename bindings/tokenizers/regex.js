@@ -50,7 +50,6 @@ function propertyEscape(name, negated) {
   return null;
 }
 
-const charNode = (source) => ({ k: 'char', set: CharSet.of(source) });
 
 /**
  * Parses an Oniguruma pattern into the tree; `refuse(reason)` throws. Inside a
@@ -58,6 +57,11 @@ const charNode = (source) => ({ k: 'char', set: CharSet.of(source) });
  */
 export function parse(src, refuse) {
   let i = 0;
+
+  /** A one-character node; a class JS refuses (a range such as [a-\d]) is refused. */
+  const charNode = (source) => {
+    try { return { k: 'char', set: CharSet.of(source) }; } catch (e) { return refuse(e.message); }
+  };
 
   /** An escape after the backslash at src[i]: the JS source of a class item (inClass) or a node. */
   const escape = (inClass, ci) => {
