@@ -31,7 +31,7 @@ function grown(a, n) {
  * the whole text costs at most twice its length: linear, where trying every
  * string at every position cost the text's length times the longest string.
  */
-export class LongestMatcher {
+class LongestMatcher {
   constructor() {
     this.count = 1;                  // nodes; 0 is the root
     this.out = new Int32Array(64).fill(-1);   // id of the string ending at the node, or -1

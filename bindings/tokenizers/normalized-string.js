@@ -324,11 +324,6 @@ export class NormalizedString {
     return this;
   }
 
-  /** transform() over a list of [char, change]. */
-  transform(dest, initialOffset) {
-    return this.transformWith((r) => { for (const [c, change] of dest) r.push(c, change); }, initialOffset);
-  }
-
   /**
    * Whether transform() covers the whole string. It does unless the first unit has a
    * zero-width alignment; then the general path reproduces what Rust does.

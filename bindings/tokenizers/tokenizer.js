@@ -3,7 +3,7 @@
 // `tokenizers`. No dependencies, no `node:` imports: it runs the same in Node and
 // in browsers.
 //
-// The pipeline, one module per stage under ./tokenizer/:
+// The pipeline, one module per stage in this folder:
 //   added-vocabulary.js   added tokens split out of the raw / normalized text
 //   normalizers.js        BertNormalizer, Precompiled (SentencePiece), NF*, Replace...
 //   pre-tokenizers.js     BertPreTokenizer, ByteLevel, Metaspace, Split...
@@ -11,6 +11,10 @@
 //   post-processors.js    TemplateProcessing, BertProcessing, RobertaProcessing...
 //   decoders.js           WordPiece, ByteLevel, Metaspace, ByteFallback...
 //   normalized-string.js  the string + alignment bookkeeping behind the offsets
+//   regex.js              the patterns of Split and Replace (regex-stock.js, regex-vm.js)
+//   json.js               reading the file's fields (own properties, ids, nesting)
+// A text goes through piece by piece (an added token, or a piece of normalized
+// text through the pre-tokenizer and the model), its tokens into typed arrays.
 // Offsets are in UTF-16 code units of the JS string they came from.
 
 import { SwapformerError } from '../utils/errors.js';
