@@ -12,6 +12,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { Tokenizer } from '../bindings/tokenizers/tokenizer.js';
 import { SwapformerError } from '../bindings/utils/errors.js';
 import * as real from './tokenizers/real.js';
+import { randomInts } from './tokenizers/random.js';
 
 const require = createRequire(import.meta.url);
 const { Tokenizer: RustTokenizer } = require('tokenizers');
@@ -155,17 +156,6 @@ for (const name of Object.keys(FIXTURES)) {
     counts.truncated += corpus.length;
     truncating.disableTruncation();
   });
-}
-
-/** A deterministic stream of integers in [0, n) (mulberry32). */
-function randomInts(seed) {
-  let a = seed >>> 0;
-  return (n) => {
-    a = (a + 0x6D2B79F5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) % n;
-  };
 }
 
 test('decoding arbitrary id sequences agrees with Rust', async () => {
