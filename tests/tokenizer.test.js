@@ -150,6 +150,21 @@ for (const name of Object.keys(FIXTURES)) {
       assertCorpus(name, ours, await rustCorpus(truncating, { pairs }), { pairs, maxLength });
       counts.truncated += corpus.length;
     }
+    // only_first / only_second cut one sequence of a pair; when the other alone leaves no room Rust
+    // refuses (the zero-shot pipeline then encodes whole): ours is SEQUENCE_TOO_LONG there
+    for (const strategy of ['only_first', 'only_second']) {
+      for (const extra of [1, 6, 11]) {
+        const maxLength = nPair + extra;
+        truncating.setTruncation(maxLength, { strategy: strategy === 'only_first' ? 'OnlyFirst' : 'OnlySecond' });
+        for (const [i, text] of corpus.entries()) {
+          const o = { pair: partner(i), maxLength, truncation: strategy };
+          const want = await rustEncode(truncating, text, partner(i), true).then((e) => e, () => null);
+          if (want === null) assert.throws(() => ours.encode(text, o), (e) => e.code === 'SEQUENCE_TOO_LONG', label(name, text, o));
+          else assert.deepStrictEqual(ourEncode(ours, text, o), want, label(name, text, o));
+          counts.truncated++;
+        }
+      }
+    }
     // Without special tokens, maxLength counts the content only.
     truncating.setTruncation(3);
     assertCorpus(name, ours, await rustCorpus(truncating, { addSpecialTokens: false }), { maxLength: 3, addSpecialTokens: false });
@@ -190,7 +205,7 @@ test('the comparison covered every case', () => {
   assert.equal(counts.single, n * corpus.length * 2);
   assert.equal(counts.pair, n * corpus.length * 2);
   assert.equal(counts.decode, n * corpus.length * 4);
-  assert.equal(counts.truncated, n * corpus.length * 5);
+  assert.equal(counts.truncated, n * corpus.length * (5 + 6)); // longest_first x 5, only_first and only_second x 3 lengths
   console.log(`# ${n} tokenizers x ${corpus.length} strings: ${counts.single} single, ${counts.pair} pair, `
     + `${counts.truncated} truncated encodings and ${counts.decode} decodes equal to Rust`);
 });

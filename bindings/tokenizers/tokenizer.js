@@ -25,6 +25,7 @@ import { buildPostProcessor, postProcess } from './post-processors.js';
 import { buildDecoder } from './decoders.js';
 import { AddedVocabulary } from './added-vocabulary.js';
 import { own, unsupported } from './json.js';
+import { readOptions } from '../utils/options.js';
 
 const badArgument = (message) => new SwapformerError('BAD_ARGUMENT', message);
 
@@ -129,6 +130,22 @@ function truncateLongestFirst(a, b, max) {
   return [truncated(a, n1), truncated(b, n2)];
 }
 
+const TRUNCATIONS = ['longest_first', 'only_first', 'only_second'];
+
+/**
+ * Rust's only_first / only_second: the one sequence cut so that both fit in
+ * `max`; when the other alone is longer than that, the error Rust raises
+ * (the zero-shot pipeline then encodes without truncation).
+ */
+function truncateOnly(a, b, max, strategy) {
+  const [cut, whole] = strategy === 'only_first' ? [a, b] : [b, a];
+  if (cut.ids.length + whole.ids.length <= max) return [a, b];
+  const keep = max - whole.ids.length; // Rust keeps at least one token of the sequence it cuts (SequenceTooShort otherwise)
+  if (keep < 1) throw new SwapformerError('SEQUENCE_TOO_LONG', `truncation ${strategy}: the ${strategy === 'only_first' ? 'second' : 'first'} sequence alone has ${whole.ids.length} tokens, leaving none of the ${max} maxLength allows besides the special tokens`);
+  const short = truncated(cut, keep);
+  return strategy === 'only_first' ? [short, b] : [a, short];
+}
+
 /** The content of a special-token entry of tokenizer_config.json / special_tokens_map.json. */
 const tokenContent = (v) => (typeof v === 'string' ? v : typeof own(v, 'content') === 'string' ? v.content : null);
 
@@ -148,7 +165,8 @@ export class Tokenizer {
    * Builds a tokenizer from tokenizer.json (an object or its text) and, when present,
    * tokenizer_config.json / special_tokens_map.json objects.
    */
-  static fromJSON(tokenizerJson, { tokenizerConfig, specialTokensMap } = {}) {
+  static fromJSON(tokenizerJson, options) {
+    const { tokenizerConfig, specialTokensMap } = readOptions(options, 'fromJSON');
     let json = tokenizerJson;
     if (typeof json === 'string') {
       try { json = JSON.parse(json); } catch (e) { throw badArgument(`tokenizerJson is not valid JSON: ${e.message}`); }
@@ -188,19 +206,24 @@ export class Tokenizer {
    * the result has at most `maxLength` tokens, as Hugging Face does with truncation=True.
    * @returns {{ids: Int32Array, typeIds: Int32Array, tokens: string[], offsets: [number, number][]}}
    */
-  encode(text, { pair, addSpecialTokens = true, maxLength } = {}) {
+  encode(text, options) {
+    const { pair, addSpecialTokens = true, maxLength, truncation = 'longest_first' } = readOptions(options, 'encode');
     if (typeof text !== 'string') throw badArgument('text must be a string');
     if (pair != null && typeof pair !== 'string') throw badArgument('pair must be a string');
     if (typeof addSpecialTokens !== 'boolean') throw badArgument('addSpecialTokens must be a boolean');
+    if (!TRUNCATIONS.includes(truncation)) throw badArgument(`truncation must be one of ${TRUNCATIONS.join(', ')} (got ${JSON.stringify(truncation)})`);
     const isPair = pair != null;
     const added = addSpecialTokens && this._postProcessor ? this._postProcessor.addedTokens(isPair) : 0;
     if (maxLength != null) {
       if (!Number.isInteger(maxLength) || maxLength < 0) throw badArgument(`maxLength must be a non-negative integer (got ${maxLength})`);
       if (maxLength < added) throw badArgument(`maxLength must be at least ${added}, the number of special tokens (got ${maxLength})`);
     }
-    let a = this._encodeSequence(text, 0, maxLength);
+    // Rust stops tokenizing a sequence once it has maxLength tokens: the first unless the strategy
+    // keeps it whole (only_second), the second always (measured against tokenizers 0.23: with
+    // only_first and an empty first sequence, a long second one comes back cut, not refused)
+    let a = this._encodeSequence(text, 0, truncation === 'only_second' ? undefined : maxLength);
     let b = isPair ? this._encodeSequence(pair, 1, maxLength) : null;
-    if (maxLength != null) [a, b] = truncateLongestFirst(a, b, maxLength - added);
+    if (maxLength != null) [a, b] = truncation === 'longest_first' || !isPair ? truncateLongestFirst(a, b, maxLength - added) : truncateOnly(a, b, maxLength - added, truncation);
     const enc = postProcess(this._postProcessor, b === null ? [a] : [a, b], addSpecialTokens, [text, isPair ? pair : null]);
     return withOffsetPairs({ ids: enc.ids, typeIds: enc.typeIds, tokens: enc.tokens }, enc.offsets);
   }
@@ -225,7 +248,8 @@ export class Tokenizer {
   }
 
   /** The text of `ids` (unknown ids are skipped; special tokens too unless skipSpecialTokens is false). */
-  decode(ids, { skipSpecialTokens = true } = {}) {
+  decode(ids, options) {
+    const { skipSpecialTokens = true } = readOptions(options, 'decode');
     if (!(Array.isArray(ids) || ArrayBuffer.isView(ids))) throw badArgument('ids must be an array of integers');
     if (typeof skipSpecialTokens !== 'boolean') throw badArgument('skipSpecialTokens must be a boolean');
     const tokens = [];
