@@ -2,7 +2,7 @@
 // swapformer serve: a Hugging Face encoder behind Text Embeddings Inference's
 // HTTP API and OpenAI's embeddings API (README "Server").
 //
-//   swapformer serve <model> [--port 8080] [--host 127.0.0.1] [--threads N] [--dtype f32|f16|q8] ...
+//   swapformer serve <model> [--port 8080] [--host 127.0.0.1] [--threads N] [--dtype f32|q8] ...
 //
 // main(argv) parses its own flags (argv: what follows `serve`; a leading
 // 'serve' is skipped), loads the model, listens, and on SIGTERM or SIGINT
@@ -24,7 +24,7 @@ export const USAGE = `usage: swapformer serve <model> [options]
   --host H                       address to listen on (default 127.0.0.1)
   --port N                       port (default 8080; 0: any free port)
   --threads N                    threads per forward pass (default: the cores, at most 8)
-  --dtype f32|f16|q8             weights as loaded (default: the file's)
+  --dtype f32|q8                 weights as loaded (default: the file's)
   --max-length N                 longest input in tokens (default: the model's)
   --revision R, --hub-url URL    for a Hub id
   --max-concurrent-requests N    inputs in flight before 429 (default 512)
@@ -52,7 +52,7 @@ const FLAGS = {
   '--host': ['host', String],
   '--port': ['port', (v) => count(v, '--port', 0, 65535)],
   '--threads': ['threads', (v) => count(v, '--threads', 1, 64)],
-  '--dtype': ['dtype', (v) => oneOf(v, '--dtype', ['f32', 'f16', 'q8'])],
+  '--dtype': ['dtype', (v) => oneOf(v, '--dtype', ['f32', 'q8'])],
   '--max-length': ['maxLength', (v) => count(v, '--max-length', 2)],
   '--revision': ['revision', String],
   '--hub-url': ['hubUrl', String],

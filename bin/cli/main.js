@@ -11,7 +11,7 @@ const COMMANDS = {
   convert: { summary: 'write a Hugging Face checkpoint (or a converted file) as one swapformer model file', load: () => import('./convert.js') },
   embed: { summary: 'embed a corpus (.txt, .jsonl, .csv or stdin) into .jsonl, .npy, .arrow or .parquet', load: () => import('./embed.js') },
   info: { summary: "what a model is: family, task, plugins, tokenizer, recipe, limits, sizes", load: () => import('./info.js') },
-  serve: { summary: 'an HTTP server over a model (where this build has it)' },
+  serve: { summary: 'an HTTP server over a model: the TEI and OpenAI embedding APIs' },
   help: { summary: 'the help of a command: swapformer help <command>' },
 };
 
