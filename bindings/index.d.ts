@@ -377,6 +377,9 @@ export interface EncodeOptions {
   /** At most this many tokens, the special tokens included: the content is truncated (longest first
    * for pairs), then the special tokens are added, as Hugging Face's Python tokenizers do. */
   maxLength?: number;
+  /** How a pair is cut to maxLength: 'longest_first' (default) or 'only_first' (the first text only;
+   * SEQUENCE_TOO_LONG when the second leaves it no token). */
+  truncation?: 'longest_first' | 'only_first';
 }
 
 /** A Hugging Face tokenizer.json (WordPiece, byte-level BPE, Unigram), in agreement with the Rust `tokenizers`. */

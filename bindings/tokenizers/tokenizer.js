@@ -55,6 +55,18 @@ function truncateLongestFirst(a, b, max) {
   return [truncated(a, n1), truncated(b, n2)];
 }
 
+/**
+ * Rust's truncate_encodings with only_first: the first sequence gives up the
+ * tokens the pair has too many (the second stays whole); an error, as Rust's
+ * "sequence to truncate too short", when the first would have none left.
+ */
+function truncateOnlyFirst(a, b, max) {
+  const over = a.ids.length + (b ? b.ids.length : 0) - max;
+  if (over <= 0) return [a, b];
+  if (a.ids.length <= over) throw new SwapformerError('SEQUENCE_TOO_LONG', `truncation 'only_first': the second sequence has ${b ? b.ids.length : 0} tokens, which leave the first none within maxLength (${max} tokens besides the special ones)`);
+  return [truncated(a, a.ids.length - over), b];
+}
+
 /** The content of a special-token entry of tokenizer_config.json / special_tokens_map.json. */
 const tokenContent = (v) => (typeof v === 'string' ? v : typeof v?.content === 'string' ? v.content : null);
 
@@ -96,11 +108,14 @@ export class Tokenizer {
   /**
    * Encodes `text` (and `pair`). With `maxLength`, the content is truncated first
    * (longest_first for a pair) so that, with the special tokens added afterwards,
-   * the result has at most `maxLength` tokens, as Hugging Face does with truncation=True.
+   * the result has at most `maxLength` tokens, as Hugging Face does with truncation=True;
+   * `truncation: 'only_first'` cuts only the first sequence of a pair (Hugging Face's
+   * ONLY_FIRST, what the zero-shot pipeline asks for).
    * @returns {{ids: Int32Array, typeIds: Int32Array, tokens: string[], offsets: [number, number][]}}
    */
-  encode(text, { pair, addSpecialTokens = true, maxLength } = {}) {
+  encode(text, { pair, addSpecialTokens = true, maxLength, truncation = 'longest_first' } = {}) {
     if (typeof text !== 'string') throw badArgument('text must be a string');
+    if (truncation !== 'longest_first' && truncation !== 'only_first') throw badArgument(`truncation must be 'longest_first' or 'only_first', got ${JSON.stringify(truncation)}`);
     if (pair != null && typeof pair !== 'string') throw badArgument('pair must be a string');
     if (typeof addSpecialTokens !== 'boolean') throw badArgument('addSpecialTokens must be a boolean');
     const isPair = pair != null;
@@ -111,7 +126,7 @@ export class Tokenizer {
     }
     let a = this._encodeSequence(text, 0, maxLength);
     let b = isPair ? this._encodeSequence(pair, 1, maxLength) : null;
-    if (maxLength != null) [a, b] = truncateLongestFirst(a, b, maxLength - added);
+    if (maxLength != null) [a, b] = (truncation === 'only_first' ? truncateOnlyFirst : truncateLongestFirst)(a, b, maxLength - added);
     const enc = postProcess(this._postProcessor, b === null ? [a] : [a, b], addSpecialTokens);
     const units = [utf16Offsets(text), isPair ? utf16Offsets(pair) : null];
     return {
