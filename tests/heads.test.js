@@ -29,6 +29,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { loadPretrained, configure, runtimeInfo } from '../bindings/index.js';
+import { zeroShotResult } from '../bindings/tasks/zero-shot.js';
+import { crossEncoderScores } from '../bindings/tasks/cross-encoder.js';
 import { assertClose, assertBitIdentical, elementError, rejects } from './helpers.js';
 
 const HEADS = fileURLToPath(new URL('./heads/', import.meta.url));
@@ -256,6 +258,52 @@ test('every *Async twin gives the same bits as its sync method (1 thread, and 2 
       const sync = callOf(m, call);
       assert.deepStrictEqual(await callOf(m, call, 'Async'), sync, `${call.id} [${threads} threads]: async`);
       if (threads === 2) assert.deepStrictEqual(sync, callOf(await model(path.join(HEADS, call.case)), call), `${call.id}: 2 threads as 1`);
+    }
+  }
+});
+
+test('truncated pairs as the Rust tokenizer cuts them: zeroShot keeps the hypothesis whole (only_first), predict cuts the longest first', async () => {
+  const groups = new Map();
+  for (const t of PIPELINES.truncations) {
+    const key = `${t.case}@${t.maxLength}`;
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(t);
+  }
+  assert.ok(PIPELINES.truncations.some((t) => t.onlyFirst.ids && JSON.stringify(t.onlyFirst) !== JSON.stringify(t.longestFirst)), 'a pair the strategies cut differently');
+  for (const [key, entries] of groups) {
+    const { case: name, maxLength, text } = entries[0];
+    const m = await loadPretrained(path.join(HEADS, name), { maxLength, threads: 1 });
+    try {
+      for (const t of entries) {
+        for (const [truncation, want] of [['longest_first', t.longestFirst], ['only_first', t.onlyFirst]]) {
+          const encode = () => m.tokenizer.encode(t.text, { pair: t.textPair, maxLength, truncation });
+          if (want.error) { await rejects(encode, 'SEQUENCE_TOO_LONG', /truncation 'only_first'/); continue; }
+          const e = encode();
+          assert.deepEqual([Array.from(e.ids), Array.from(e.typeIds)], [want.ids, want.typeIds], `${key} ${truncation}: ${t.textPair}`);
+        }
+      }
+      // the methods' scores are the head's on those encodings
+      const L = m.encoder.config.head.labels;
+      const logits = (which) => {
+        const encs = entries.map((t) => t[which]);
+        const options = { head: true, ...(m.encoder.config.typeVocabSize > 1 ? { typeIds: encs.map((e) => e.typeIds) } : {}) };
+        return m.encoder.forward(encs.map((e) => e.ids), options).head.data;
+      };
+      const pairs = entries.map((t) => [t.text, t.textPair]);
+      assert.deepStrictEqual(m.predict(pairs), crossEncoderScores(logits('longestFirst'), [pairs.length, L], m.hfConfig), `${key}: predict`);
+      const zs = byName(name).zeroShot;
+      if (!zs) continue;
+      const labels = entries.map((t) => zs.candidateLabels.find((l) => zs.hypothesisTemplate.replace('{}', l) === t.textPair));
+      if (entries.some((t) => t.onlyFirst.error)) {
+        await rejects(() => m.zeroShot(text, labels), 'SEQUENCE_TOO_LONG', /only_first/);
+        await rejects(() => m.zeroShotAsync(text, labels), 'SEQUENCE_TOO_LONG', /only_first/);
+      } else {
+        const want = zeroShotResult(text, labels, logits('onlyFirst'), [labels.length, L], m.hfConfig, {});
+        assert.deepStrictEqual(m.zeroShot(text, labels), want, `${key}: zeroShot`);
+        assert.deepStrictEqual(m.zeroShot(text, labels, { multiLabel: true }), zeroShotResult(text, labels, logits('onlyFirst'), [labels.length, L], m.hfConfig, { multiLabel: true }), `${key}: zeroShot multi-label`);
+      }
+    } finally {
+      m.dispose();
     }
   }
 });

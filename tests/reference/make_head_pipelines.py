@@ -17,6 +17,11 @@ tokenizer questions asked of Hugging Face's Rust tokenizers):
   token cases     classifyTokens on every input, every aggregation strategy, ignoreLabels default and []
   mlm cases       fillMask on every input, topK 5 / 1 / 10, targets (a list and a single string)
 
+`truncations` are the Rust encodings of (premise, hypothesis) and (query, passage) pairs cut to a
+small maxLength, LongestFirst (what classify / predict ask for) and OnlyFirst (the zero-shot
+pipeline's: the hypothesis stays whole), or the error Rust gives when the second text leaves the
+first no token: the test runs the methods on a model loaded with that maxLength.
+
 Each entry of `calls` is one public method call: {id, case, method, args, options, expected},
 `args` the method's arguments before the options (tests/heads.test.js calls
 model[method](...args, options) and compares with `expected`).
@@ -202,6 +207,33 @@ def fill_mask_calls(b, case, exp, rust):
     assert len(target_ids) >= 3, f'{case}: the targets give {len(target_ids)} tokens'
 
 
+LONG = 'The quick brown fox jumps over the lazy dog and the quick brown fox jumps over the lazy dog again.'
+TRUNCATIONS = [  # case, maxLength: where LongestFirst and OnlyFirst differ, and where OnlyFirst cannot fit
+    ('nli-roberta', 30), ('nli-roberta', 16), ('nli-bert-entail0', 20), ('nli-bert-entail0', 8), ('cross-encoder-msmarco', 12),
+]
+
+
+def truncation_entries(rust):
+    out = []
+    for case, max_length in TRUNCATIONS:
+        exp = read_json(HEADS, 'expected', f'{case}.json')
+        spec = {'file': f'tests/heads/{case}/tokenizer.json'}
+        pairs = [(LONG, inp['textPair']) for inp in exp['inputs'] if inp['text'] == exp['inputs'][0]['text']]
+        differ = False
+        for text, pair in pairs:
+            entry = {'case': case, 'text': text, 'textPair': pair, 'maxLength': max_length}
+            for strategy, key in (('LongestFirst', 'longestFirst'), ('OnlyFirst', 'onlyFirst')):
+                try:
+                    enc = rust.ask(spec, 'encode', text=text, pair=pair, truncation={'maxLength': max_length, 'strategy': strategy})
+                    entry[key] = {'ids': enc['ids'], 'typeIds': enc['typeIds']}
+                except RuntimeError as e:
+                    entry[key] = {'error': str(e)}
+            differ |= entry['longestFirst'] != entry['onlyFirst']
+            out.append(entry)
+        assert differ or case.startswith('cross'), f'{case} at {max_length}: the two strategies agree'
+    return out
+
+
 def check_encodings(rust, case, exp):
     """The Rust encodings of the texts are the fixture's ids (pipeline_rules re-encodes them)."""
     spec = {'file': f'tests/heads/{case}/tokenizer.json'}
@@ -227,6 +259,7 @@ def main():
                 token_calls(b, case, exp, config)
             elif exp['task'] == 'mlm':
                 fill_mask_calls(b, case, exp, rust)
+        truncations = truncation_entries(rust)
     finally:
         rust.close()
     results = pipeline_rules.solve([{'id': c['id'], **c['problem']} for c in b.calls])
@@ -247,15 +280,16 @@ def main():
         'generator': {'script': 'tests/reference/make_head_pipelines.py', 'rules': 'tests/reference/pipeline_rules.py', 'margin': MARGIN},
         'counts': {'calls': len(calls), 'skipped': len(b.skipped), **methods},
         'skipped': b.skipped,
+        'truncations': truncations,
         'calls': calls,
     }
     with open(OUT, 'w', encoding='utf-8') as f:
         f.write('{\n')
         for k in ('generator', 'counts'):
             f.write(f'  {json.dumps(k)}: {json.dumps(doc[k], ensure_ascii=False)},\n')
-        for k in ('skipped', 'calls'):
+        for k in ('skipped', 'truncations', 'calls'):
             rows = ',\n'.join('    ' + json.dumps(x, ensure_ascii=False, separators=(',', ':')) for x in doc[k])
-            f.write(f'  {json.dumps(k)}: [\n{rows}\n  ]{"," if k == "skipped" else ""}\n')
+            f.write(f'  {json.dumps(k)}: [\n{rows}\n  ]{"" if k == "calls" else ","}\n')
         f.write('}\n')
     print(f'{len(calls)} calls ({", ".join(f"{m} {n}" for m, n in methods.items())}), {len(b.skipped)} skipped for near-ties:')
     for s in b.skipped:
