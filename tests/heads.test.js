@@ -472,19 +472,22 @@ test('MPNet: embeddings and hidden states; without the relative bias; without th
 
 // ------------------------------------------------------------------ withConfig on every family
 
-const FAMILY_CASES = [
-  // [folder, the swaps of the t5 bias that apply]
+const FAMILY_CASES = [ // [folder, its family's position scheme, dtype]
   [path.join(PRETRAINED, 'bert-minilm'), 'learned'], [path.join(PRETRAINED, 'roberta-bpe'), 'learned'],
   [path.join(PRETRAINED, 'distilbert-mlm'), 'learned'], [path.join(HEADS, 'bert-seq-3'), 'learned'],
-  [path.join(HEADS, 'roberta-token'), 'learned'], [path.join(HEADS, 'distilbert-sst2'), 'learned'],
-  [path.join(HEADS, 'xlmr-mlm'), 'learned'],
+  [path.join(HEADS, 'bert-seq-3'), 'learned', 'q8'], [path.join(HEADS, 'roberta-token'), 'learned'],
+  [path.join(HEADS, 'distilbert-sst2'), 'learned'], [path.join(HEADS, 'xlmr-mlm'), 'learned'],
   [path.join(PRETRAINED, 'nomic-embed'), 'rope'], [path.join(PRETRAINED, 'modernbert-embed'), 'rope'],
   [path.join(HEADS, 'modernbert-seq-mean'), 'rope'], [path.join(HEADS, 'modernbert-token'), 'rope'],
   [path.join(PRETRAINED, 'jina-v2'), 'alibi'], [path.join(PRETRAINED, 'jina-v2-mlm'), 'alibi'],
   [path.join(PRETRAINED, 't5-relu'), 't5'], [path.join(PRETRAINED, 'sentence-t5'), 't5'],
   [path.join(HEADS, 'mpnet-seq'), 'mpnet'], [path.join(HEADS, 'mpnet-embed'), 'mpnet'], [path.join(HEADS, 'mpnet-mlm'), 'mpnet'],
+  [path.join(HEADS, 'mpnet-mlm'), 'mpnet', 'q8'],
 ];
-const SWAPS = [{ position: 'alibi' }, { position: 'rope' }, { position: 'none' }, { position: 'sinusoidal' }];
+const SWAPS = [{ position: 'alibi' }, { position: 'rope' }, { position: 'none' }, { position: 'sinusoidal' }, { relativeBias: 'alibi' }];
+// the t5 bias off where the family has it (also with ALiBi instead of both slots), on where it has not
+const BIAS_SWAPS = { t5: [{ relativeBias: 'none' }, { position: 'alibi', relativeBias: 'none' }], mpnet: [{ relativeBias: 'none' }, { position: 'alibi', relativeBias: 'none' }] };
+const TABLES = { position: { learned: 'embed.positions' }, relativeBias: { t5: 'embed.relative_bias' } }; // a plugin's table, by slot
 
 /** A text of `n` or more tokens for m, built from a fixture-like sentence. */
 function longText(m, n) {
@@ -506,40 +509,37 @@ function headScores(m) {
 
 test('withConfig on every family: swapped positions embed and run the head, only the plugins\' tables change, a text past the old limit', async (ctx) => {
   let swaps = 0;
-  for (const [dir, kind] of FAMILY_CASES) {
-    const m = await model(dir);
-    const name = path.basename(dir);
+  for (const [dir, kind, dtype = 'f32'] of FAMILY_CASES) {
+    const m = await model(dir, { dtype });
+    const name = `${path.basename(dir)}${dtype === 'q8' ? ' (q8)' : ''}`;
     const weights = m.encoder.getWeights();
     const texts = ['The quick brown fox jumps over the lazy dog.', 'Hello, world!'];
     const oldLimit = m.encoder.maxSequenceLength;
-    const bias = kind === 't5' || kind === 'mpnet' ? [{ relativeBias: 'none' }] : [{ relativeBias: 't5' }];
-    for (const change of [...SWAPS, ...bias]) {
+    for (const change of [...SWAPS, ...(BIAS_SWAPS[kind] ?? [{ relativeBias: 't5' }])]) {
+      if (change.relativeBias === 'alibi' && kind === 'alibi') continue; // one scheme in both slots: BAD_CONFIG
       const what = `${name} ${JSON.stringify(change)}`;
       const d = await m.withConfig(change, { threads: 1 });
       try {
         swaps++;
-        const slot = Object.keys(change)[0];
-        assert.equal(d.encoder.config[slot], change[slot], `${what}: config`);
-        const moved = change[slot] !== m.encoder.config[slot];
-        assert.equal(d.swapped, moved, `${what}: swapped`);
+        const slots = Object.keys(change), moved = slots.filter((k) => change[k] !== m.encoder.config[k]);
+        for (const k of slots) assert.equal(d.encoder.config[k], change[k], `${what}: config.${k}`);
+        assert.equal(d.encoder.dtype, dtype, `${what}: dtype`);
+        assert.equal(d.swapped, moved.length > 0, `${what}: swapped`);
         assert.ok(d.embed(texts).data.every(Number.isFinite), `${what}: embeddings finite`);
         assert.ok(headScores(d).every(Number.isFinite), `${what}: head scores finite`);
         assert.equal(d.task, m.task, `${what}: task`);
         // every tensor outside the position plugins' tables, and the tables of a plugin that stays, bit for bit
         const after = d.encoder.getWeights();
-        for (const [k, v] of Object.entries(weights)) {
-          if (Object.hasOwn(after, k)) assertBitIdentical(after[k], v, `${what}: ${k}`);
-          else assert.ok(PLUGIN_TENSORS.has(k), `${what}: ${k} dropped`);
-        }
+        for (const [k, v] of Object.entries(weights)) if (Object.hasOwn(after, k)) assertBitIdentical(after[k], v, `${what}: ${k}`);
         for (const [k, v] of Object.entries(after)) {
           if (Object.hasOwn(weights, k)) continue;
           assert.ok(PLUGIN_TENSORS.has(k), `${what}: new tensor ${k}`);
           assert.ok(v.every((x) => x === 0), `${what}: the new table ${k} starts at zero`);
         }
-        const dropped = Object.keys(weights).filter((k) => !Object.hasOwn(after, k));
-        const table = { position: { learned: 'embed.positions' }, relativeBias: { t5: 'embed.relative_bias' } }[slot];
-        assert.deepEqual(dropped, moved && table[m.encoder.config[slot]] ? [table[m.encoder.config[slot]]] : [], `${what}: what is dropped`);
-        if (moved) assert.equal(d.maxLength, d.encoder.maxSequenceLength, `${what}: a swapped model's maxLength is the plugin's`);
+        const dropped = Object.keys(weights).filter((k) => !Object.hasOwn(after, k)).sort();
+        const swappedOut = moved.map((k) => TABLES[k][m.encoder.config[k]]).filter((t) => t && !moved.some((s) => TABLES[s][change[s]] === t));
+        assert.deepEqual(dropped, swappedOut.sort(), `${what}: the swapped-out plugin's table is dropped, nothing else`);
+        if (moved.length) assert.equal(d.maxLength, d.encoder.maxSequenceLength, `${what}: a swapped model's maxLength is the plugin's`);
         if (d.maxLength === Infinity && Number.isFinite(oldLimit)) { // past the old table: the whole text, no truncation
           const text = longText(m, oldLimit + 20);
           const n = m.tokenizer.encode(text).ids.length;
