@@ -14,9 +14,7 @@
 //
 // Exit code 1 when a mutation is not caught, the unmutated test fails, or a
 // mutation no longer applies (its text is not in the file exactly once).
-import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { sh, requireLinkedWorktree, prepare } from './mutation_harness.mjs';
 
 /** id, file, what, and [old, new] exact replacements (each old text once in the file). */
 export const MUTATIONS = [
@@ -75,13 +73,7 @@ export const MUTATIONS = [
     edits: [['writeModelFile(ck.config, ck.tensors, ck.metadata, args.dtype)', "writeModelFile({ ...ck.config, head: null }, ck.tensors.filter((t) => !t.name.startsWith('head.')), ck.metadata, args.dtype)"]] },
 ];
 
-const sh = (cmd, args, opts = {}) => spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 28, ...opts });
-const gitDir = sh('git', ['rev-parse', '--absolute-git-dir']).stdout.trim();
-const commonDir = resolve(sh('git', ['rev-parse', '--git-common-dir']).stdout.trim());
-if (!gitDir || gitDir === commonDir) {
-  console.error('heads_mutations.mjs edits core/, plugins/ and bindings/: run it in a linked worktree (git worktree add /tmp/mut HEAD), not in the main checkout');
-  process.exit(1);
-}
+requireLinkedWorktree('heads_mutations.mjs', 'core/, plugins/ and bindings/');
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : null;
 const isC = (file) => /\.c$/.test(file);
@@ -98,16 +90,7 @@ function runTest() {
 }
 
 const selected = MUTATIONS.filter((m) => !only || only.includes(m.id));
-const originals = new Map();
-for (const m of selected) if (!originals.has(m.file)) originals.set(m.file, readFileSync(m.file, 'utf8'));
-for (const m of selected) {
-  for (const [from] of m.edits) {
-    const n = originals.get(m.file).split(from).length - 1;
-    if (n !== 1) { console.error(`${m.id}: '${from.slice(0, 70)}' occurs ${n} times in ${m.file}: update the mutation`); process.exit(1); }
-  }
-}
-const restore = () => { for (const [f, s] of originals) writeFileSync(f, s); };
-process.on('SIGINT', () => { restore(); build(); process.exit(130); });
+const { apply, restore } = prepare(selected, build);
 
 let err = build();
 if (err) { console.error(`the unmutated build fails:\n${err}`); process.exit(1); }
@@ -115,14 +98,12 @@ const base = runTest();
 if (base.status !== 0) { console.error(`the unmutated test fails: ${base.failed.join('; ')}`); process.exit(1); }
 let missed = 0;
 try {
-  for (const m of selected) {
-    let src = originals.get(m.file);
-    for (const [from, to] of m.edits) src = src.replace(from, () => to);
-    writeFileSync(m.file, src);
+  for (const [i, m] of selected.entries()) {
+    apply(m);
     err = isC(m.file) ? build() : null;
     const r = err ? { status: 0, failed: [] } : runTest();
     restore();
-    if (isC(m.file)) build();
+    if (isC(m.file) && !isC(selected[i + 1]?.file ?? '')) build(); // the next C mutant rebuilds anyway
     const caught = !err && r.status !== 0;
     if (!caught) missed++;
     console.log(`${err ? 'BUILD FAILED' : caught ? 'caught' : 'MISSED'}  ${m.id.padEnd(26)} ${m.what}${caught ? `  <- ${r.failed.join(' | ').slice(0, 300)}` : ''}${err ? `\n${err}` : ''}`);
