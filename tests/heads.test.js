@@ -22,7 +22,7 @@
 // implementation and checks that this file fails on each.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFileSync, readdirSync, mkdtempSync, rmSync, cpSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
@@ -343,6 +343,25 @@ test('a method without its head: UNSUPPORTED_MODEL naming what the folder has (s
   for (const [m, method, args, re] of cases) {
     await rejects(() => m[method](...args), 'UNSUPPORTED_MODEL', re);
     await rejects(() => m[`${method}Async`](...args), 'UNSUPPORTED_MODEL', re);
+  }
+});
+
+test('a config.json whose id2label does not fit the classifier: UNSUPPORTED_MODEL at load, naming the field', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swapformer-labels-'));
+  try {
+    for (const [name, id2label, re] of [
+      ['bert-seq-3', { 0: 'a', 1: 'b' }, /id2label has no label for id 2, but the head has 3 outputs/],
+      ['bert-ner', { 0: 'O', x: 'B-PER' }, /id2label: the key "x" is not an integer/],
+      ['roberta-seq', { 0: 'a', 1: 7 }, /id2label\["1"\] must be a string/],
+    ]) {
+      const copy = path.join(dir, name);
+      cpSync(folder(byName(name)), copy, { recursive: true });
+      const hf = readJson(copy, 'config.json');
+      writeFileSync(path.join(copy, 'config.json'), JSON.stringify({ ...hf, id2label, label2id: undefined }));
+      await rejects(() => loadPretrained(copy, { threads: 1 }), 'UNSUPPORTED_MODEL', re);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
