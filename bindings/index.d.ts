@@ -427,6 +427,9 @@ export interface EncodeOptions {
   /** At most this many tokens, the special tokens included: the content is truncated (longest first
    * for pairs), then the special tokens are added, as Hugging Face's Python tokenizers do. */
   maxLength?: number;
+  /** How a pair is cut to maxLength: 'longest_first' (default), 'only_first' or 'only_second' (that text only;
+   * SEQUENCE_TOO_LONG when the other leaves it no token, where Rust refuses too). */
+  truncation?: 'longest_first' | 'only_first' | 'only_second';
 }
 
 /** A Hugging Face tokenizer.json (WordPiece, byte-level BPE, Unigram), in agreement with the Rust `tokenizers`. */

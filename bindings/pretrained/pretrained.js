@@ -264,6 +264,16 @@ function smallest(...limits) {
   return ok.length ? Math.min(...ok) : Infinity;
 }
 
+/** config.json's id2label against the classifier's outputs, at load: never a model whose .labels and tasks fail later. */
+function checkLabels(hfConfig, head, label) {
+  if (!head || head.task === 'mlm') return;
+  try {
+    labelNames(hfConfig ?? {}, head.labels);
+  } catch (e) {
+    throw new SwapformerError('UNSUPPORTED_MODEL', `${label}: ${e.message} (the classifier's rows)`);
+  }
+}
+
 /**
  * A Hugging Face encoder ready to embed: loadPretrained(source, {onProgress,
  * hubUrl, revision, fetch, cache, signal, stallTimeout, maxLength, wasm,
@@ -306,6 +316,7 @@ export async function loadPretrained(source, options) {
   try {
     const m = pretrainedMetadata(meta, { dModel: encoder.config.dModel, folder: bytes ? undefined : label });
     const tokenizer = Tokenizer.fromJSON(m.tokenizer, { tokenizerConfig: m.tokenizerConfig, specialTokensMap: m.specialTokensMap });
+    checkLabels(m.hfConfig, encoder.config.head, label);
     return new Pretrained({ encoder, tokenizer, tokenizerFiles: { tokenizerJson: m.tokenizer, tokenizerConfig: m.tokenizerConfig }, recipe: m.recipe, family: m.family, hfConfig: m.hfConfig, label, maxLength,
       checkpointLimits: [m.recipe.maxSeqLength, tokenizer.modelMaxLength] });
   } catch (e) {

@@ -141,7 +141,7 @@ function truncateOnly(a, b, max, strategy) {
   const [cut, whole] = strategy === 'only_first' ? [a, b] : [b, a];
   if (cut.ids.length + whole.ids.length <= max) return [a, b];
   const keep = max - whole.ids.length; // Rust keeps at least one token of the sequence it cuts (SequenceTooShort otherwise)
-  if (keep < 1) throw new SwapformerError('SEQUENCE_TOO_LONG', `truncation ${strategy}: the ${strategy === 'only_first' ? 'second' : 'first'} sequence alone has ${whole.ids.length} tokens, leaving none of the ${max} maxLength allows besides the special tokens`);
+  if (keep < 1) throw new SwapformerError('SEQUENCE_TOO_LONG', `truncation '${strategy}': the ${strategy === 'only_first' ? 'second' : 'first'} sequence alone has ${whole.ids.length} tokens, leaving none of the ${max} maxLength allows besides the special tokens`);
   const short = truncated(cut, keep);
   return strategy === 'only_first' ? [short, b] : [a, short];
 }
@@ -203,7 +203,9 @@ export class Tokenizer {
   /**
    * Encodes `text` (and `pair`). With `maxLength`, the content is truncated first
    * (longest_first for a pair) so that, with the special tokens added afterwards,
-   * the result has at most `maxLength` tokens, as Hugging Face does with truncation=True.
+   * the result has at most `maxLength` tokens, as Hugging Face does with truncation=True;
+   * `truncation: 'only_first'` / `'only_second'` cuts only that sequence of a pair (Hugging
+   * Face's ONLY_FIRST, what the zero-shot pipeline asks for; ONLY_SECOND).
    * @returns {{ids: Int32Array, typeIds: Int32Array, tokens: string[], offsets: [number, number][]}}
    */
   encode(text, options) {
