@@ -419,7 +419,7 @@ test('bad arguments and unknown option keys: BAD_ARGUMENT naming the field; the 
     [embed, (m) => m.encoder.forward([0, 2], { head: true }), /options\.head: this model has no head/],
   ];
   for (const [m, call, re] of cases) await rejects(() => call(m), 'BAD_ARGUMENT', re);
-  await rejects(() => seq.classifyAsync('a', { topk: 1 }), 'BAD_ARGUMENT', /"topk"/);
+  await rejects(() => seq.classifyAsync('a', { topk: 1 }), 'BAD_ARGUMENT', /'topk'/);
   await rejects(() => mlm.fillMaskAsync('no mask here'), 'BAD_ARGUMENT', /no mask token/);
   await rejects(() => seq.withConfig(5), 'BAD_ARGUMENT', /withConfig takes an object/);
   await rejects(() => seq.withConfig({}, { maxLength: 1 }), 'BAD_ARGUMENT', /maxLength must be an integer >= 2/);
