@@ -285,7 +285,7 @@ case "$cmd" in
     setup_node
     setup_chromium
     setup_bench
-    exec node --experimental-wasm-relaxed-simd bench/bench.js "$@"
+    exec node tools/node.mjs bench/bench.js "$@"
     ;;
   *) die "unknown command '$cmd' (build, test, demo, sanitize, fuzz, bench)" ;;
 esac

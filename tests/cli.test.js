@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { loadPretrained, loadModel } from '../bindings/index.js';
 import { progress } from '../bin/cli/progress.js';
 import { npyHeader, float32Text } from '../bin/cli/outputs.js';
+import { NODE_FLAGS } from '../tools/node-flags.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const BIN = path.join(REPO, 'bin/swapformer.js');
@@ -29,7 +30,7 @@ process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 /** Runs the CLI: {status, stdout, stderr} (a timeout fails the test). */
 function cli(args, { input, cwd = tmp, bin = BIN, env } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--experimental-wasm-relaxed-simd', bin, ...args], { cwd, env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [...NODE_FLAGS, bin, ...args], { cwd, env: { ...process.env, ...env } });
     let stdout = '', stderr = '';
     child.stdout.on('data', (d) => { stdout += d; });
     child.stderr.on('data', (d) => { stderr += d; });
@@ -300,7 +301,7 @@ test('embed --threads 2 writes the bytes of --threads 1', async () => {
 /** Runs embed and sends it `signal` (SIGKILL) once its progress shows `after` records written; resolves when it has exited. */
 function killMidRun(args, after, signal = 'SIGKILL') {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--experimental-wasm-relaxed-simd', BIN, ...args], { cwd: tmp });
+    const child = spawn(process.execPath, [...NODE_FLAGS, BIN, ...args], { cwd: tmp });
     let stderr = '';
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`no progress line within ${TIMEOUT} ms: ${stderr}`)); }, TIMEOUT);
     child.stderr.on('data', (d) => {

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { configure, createEncoder, runtimeInfo, ERROR_CODES, SwapformerError, features } from '../bindings/index.js';
 import { REPO, pack, installPacked, writeFiles, CHECK_CONFIG, CHECK_SEED, CHECK_IDS, reference, rejects } from './packaging.js';
+import { NODE_FLAGS } from '../tools/node-flags.js';
 
 const read = (p) => readFileSync(path.join(REPO, p), 'utf8');
 const pkg = JSON.parse(read('package.json'));
@@ -210,7 +211,7 @@ const { createEncoder, runtimeInfo } = await import(${JSON.stringify(pathToFileU
 const before = (await runtimeInfo()).memoryBytes;
 for (let i = 0; i < 200; i++) { const e = await createEncoder(${JSON.stringify(CHECK_CONFIG)}); e.forward([1, 2, 3]); e.dispose(); }
 console.log(JSON.stringify({ before, after: (await runtimeInfo()).memoryBytes }));`;
-  const out = execFileSync(process.execPath, ['--experimental-wasm-relaxed-simd', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  const out = execFileSync(process.execPath, [...NODE_FLAGS, '--input-type=module', '-e', script], { encoding: 'utf8' });
   const { before, after } = JSON.parse(out);
   assert.equal(after, before, 'memory flat over 200 create/dispose cycles');
 });

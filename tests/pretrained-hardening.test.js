@@ -29,6 +29,7 @@ import { readCheckpoint } from '../bindings/pretrained/checkpoint.js';
 import { writeModelFile } from '../bindings/pretrained/model-file.js';
 import { startHub } from './hub-server.js';
 import { rejects, assertBitIdentical } from './helpers.js';
+import { NODE_FLAGS } from '../tools/node-flags.js';
 
 const ROOT = fileURLToPath(new URL('./pretrained/', import.meta.url));
 const REPO = fileURLToPath(new URL('../', import.meta.url));
@@ -41,7 +42,7 @@ function runChild(source, { timeout = 20000, args = [] } = {}) {
   const file = path.join(dir, 'child.mjs');
   writeFileSync(file, source);
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--experimental-wasm-relaxed-simd', file, ...args], { timeout, killSignal: 'SIGKILL', maxBuffer: 1 << 24 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [...NODE_FLAGS, file, ...args], { timeout, killSignal: 'SIGKILL', maxBuffer: 1 << 24 }, (error, stdout, stderr) => {
       rmSync(dir, { recursive: true, force: true });
       resolve({ code: error?.code ?? 0, signal: error?.signal ?? null, timedOut: error?.killed === true, stdout, stderr });
     });
@@ -423,8 +424,8 @@ test('converter: a write that fails (EFBIG past ulimit -f) leaves the previous o
     assert.equal((await convert(path.join(ROOT, 'bert-minilm'), out)).code, 0);
     const before = readFileSync(out);
     // the same conversion under a 64 KB file size limit: the write fails part-way
-    const r = await new Promise((resolve) => execFile('bash', ['-c', `ulimit -f 64; exec "$0" --experimental-wasm-relaxed-simd "$1" convert "$2" "$3"`,
-      process.execPath, BIN, path.join(ROOT, 'nomic-embed'), out], { timeout: 60000 }, (error, stdout, stderr) => resolve({ code: error?.code ?? 0, stderr })));
+    const r = await new Promise((resolve) => execFile('bash', ['-c', `ulimit -f 64; exec "$0" "$@"`,
+      process.execPath, ...NODE_FLAGS, BIN, 'convert', path.join(ROOT, 'nomic-embed'), out], { timeout: 60000 }, (error, stdout, stderr) => resolve({ code: error?.code ?? 0, stderr })));
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /EFBIG|file too large/i);
     assert.deepEqual(readFileSync(out), before, 'the previous output is untouched');

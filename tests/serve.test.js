@@ -15,6 +15,7 @@ import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { loadPretrained } from '../bindings/index.js';
 import { parseArgs, startServer, main } from '../bin/serve.js';
+import { NODE_FLAGS } from '../tools/node-flags.js';
 
 const require = createRequire(import.meta.url);
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -502,7 +503,7 @@ test('serve faults: slow clients time out (408 for a body that never ends, heade
 
 /** `node bin/serve.js <args>` in a child process, on a free port: {url, child, exited (a promise of the exit code), log()}. */
 async function spawnServer(t, ...args) {
-  const child = spawn(process.execPath, ['--experimental-wasm-relaxed-simd', 'bin/serve.js', ...args, '--port', '0'], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...NODE_FLAGS, 'bin/serve.js', ...args, '--port', '0'], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stdout.on('data', (d) => { log += d; });
   child.stderr.on('data', (d) => { log += d; });

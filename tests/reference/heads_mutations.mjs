@@ -15,6 +15,7 @@
 // Exit code 1 when a mutation is not caught, the unmutated test fails, or a
 // mutation no longer applies (its text is not in the file exactly once).
 import { sh, requireLinkedWorktree, prepare } from './mutation_harness.mjs';
+import { NODE_FLAGS } from '../../tools/node-flags.js';
 
 /** id, file, what, and [old, new] exact replacements (each old text once in the file). */
 export const MUTATIONS = [
@@ -88,7 +89,7 @@ function build() {
 }
 
 function runTest() {
-  const r = sh(process.execPath, ['--experimental-wasm-relaxed-simd', '--test', '--test-reporter=tap', 'tests/heads.test.js'], { timeout: 600_000 });
+  const r = sh(process.execPath, [...NODE_FLAGS, '--test', '--test-reporter=tap', 'tests/heads.test.js'], { timeout: 600_000 });
   const failed = [...r.stdout.matchAll(/^not ok \d+ - (.*)$/gm)].map((m) => m[1]);
   return { status: r.status, failed };
 }
