@@ -111,6 +111,11 @@ export async function openRepoCache(cacheDir, id, revision) {
       const st = await fs.stat(path.join(dir, ...p.split('/'))).catch(() => null);
       return st?.isFile() ? dir : null;
     },
+    /** Whether the cached commit has a snapshot folder. */
+    async hasSnapshot() {
+      const c = await commitOf();
+      return !!c && !!(await fs.stat(path.join(repo, 'snapshots', c)).catch(() => null))?.isDirectory();
+    },
     /** Whether `path` is known absent at the cached commit. */
     async knownAbsent(p) {
       const c = await commitOf();
