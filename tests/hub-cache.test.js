@@ -281,7 +281,7 @@ test('offline (HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE, {offline: true}): the cache
   }
 });
 
-test('the token (option, HF_TOKEN, $HF_HOME/token) reaches the Hub as Bearer, never the CDN on another origin; without it 401', async () => {
+test('the token (option, HF_TOKEN, $HF_HOME/token, HF_TOKEN_PATH) reaches the Hub as Bearer, never the CDN on another origin; without it 401', async () => {
   const TOKEN = 'hf_test_Token_0123456789';
   const PRIVATE = 'test/private';
   const cdn = await startHub({ repos: { [PRIVATE]: FOLDER } });
@@ -313,6 +313,17 @@ test('the token (option, HF_TOKEN, $HF_HOME/token) reaches the Hub as Bearer, ne
     const byFile = await runChild({ HF_HOME: home, HF_ENDPOINT: hub.url }, PRIVATE);
     assert.ok(byFile.ok, `$HF_HOME/token: ${byFile.message}`);
     assert.ok(existsSync(path.join(home, 'hub', 'models--test--private', 'refs', 'main')), 'the cache is $HF_HOME/hub');
+    const tokenFile = path.join(fresh('tokpath'), 'my-token');
+    writeFileSync(tokenFile, `  ${TOKEN}\r\n`);
+    const byPath = await runChild({ HF_HUB_CACHE: fresh('tok'), HF_TOKEN_PATH: tokenFile, HF_ENDPOINT: hub.url }, PRIVATE);
+    assert.ok(byPath.ok, `HF_TOKEN_PATH: ${byPath.message}`);
+    const newline = await runChild({ HF_HUB_CACHE: fresh('tok'), HF_TOKEN: `${TOKEN}\n`, HF_ENDPOINT: hub.url }, PRIVATE);
+    assert.ok(newline.ok, `HF_TOKEN with a newline, cleaned as _clean_token: ${newline.message}`);
+    // HF_HUB_DISABLE_IMPLICIT_TOKEN: the environment's and the saved token are not sent; the option still is
+    const implicit = await runChild({ HF_HUB_CACHE: fresh('tok'), HF_TOKEN: TOKEN, HF_HOME: home, HF_HUB_DISABLE_IMPLICIT_TOKEN: '1', HF_ENDPOINT: hub.url }, PRIVATE);
+    assert.equal(implicit.code, 'NOT_FOUND', `HF_HUB_DISABLE_IMPLICIT_TOKEN: ${implicit.message}`);
+    const explicit = await runChild({ HF_HUB_CACHE: fresh('tok'), HF_HUB_DISABLE_IMPLICIT_TOKEN: '1', HF_ENDPOINT: hub.url }, PRIVATE, { token: TOKEN });
+    assert.ok(explicit.ok, `HF_HUB_DISABLE_IMPLICIT_TOKEN with the option: ${explicit.message}`);
     assert.ok(cdn.requestHeaders.every((r) => r.headers.authorization === undefined), 'never to the CDN');
     for (const token of ['', 'a\nb', 42]) await rejects(loadPretrained(PRIVATE, { hubUrl: hub.url, token }), 'BAD_ARGUMENT', /option token/);
   } finally {
