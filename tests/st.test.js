@@ -22,6 +22,8 @@ import {
   loadPretrained, createEncoder, loadModel, runtimeInfo, listPlugins, configure, Tokenizer,
   cosSim, dotScore, semanticSearch, quantizeEmbeddings,
 } from '../bindings/index.js';
+import * as api from '../bindings/index.js';
+import { OPTION_KEYS } from '../bindings/utils/options.js';
 import { rejects, assertClose, assertBitIdentical, GOLDEN_TOLERANCE } from './helpers.js';
 
 const TESTS = path.dirname(fileURLToPath(import.meta.url));
@@ -254,6 +256,16 @@ test('chunking: mean / max of the chunks\' embeddings (normalised again), none w
     assert.deepEqual(r.chunks, per[i].map(({ text, start, end }) => ({ text, start, end })));
     assertBitIdentical(r.embeddings.data, rows[i].data, `pool none: text ${i}'s chunk rows`);
   });
+  // the windows fit the call's maxLength with the prompt prepended (query: = 2 tokens): longer ones would lose their tails
+  for (const [options, window] of [[{ maxLength: 24 }, 22], [{ maxLength: 24, prompt: '' }, 24], [{}, 94]]) {
+    const { out, passes } = recording(m, () => m.embed([texts[0]], { ...options, chunking: {} }));
+    const lengths = passes.flat().map((ids) => ids.length);
+    assert.ok(lengths.every((n) => n <= (options.maxLength ?? 96)), `${JSON.stringify(options)}: ${lengths}`);
+    assert.equal(lengths.length, m.chunk(texts[0], { maxTokens: window }).length, `${JSON.stringify(options)}: windows of ${window}`);
+    assertBitIdentical(out.data, m.embed([texts[0]], { ...options, maxLength: undefined, chunking: { maxTokens: window } }).data, `${JSON.stringify(options)} = maxTokens ${window}`);
+  }
+  await rejects(() => m.embed([texts[0]], { maxLength: 24, chunking: { maxTokens: 24 } }), 'SEQUENCE_TOO_LONG', /maxTokens = 24: this model takes at most 22 tokens \(maxLength 24 less the prompt's 2\)/);
+  await rejects(() => m.embed([texts[0]], { maxLength: 24, prompt: '', chunking: { maxTokens: 30 } }), 'SEQUENCE_TOO_LONG', /maxTokens = 30: this model takes at most 24 tokens \(maxLength\)/);
   const onePiece = m.embed(['short one'], { chunking });
   assertClose(onePiece.data, m.embed(['short one']).data, 1e-7, 'a text of one chunk: its embedding');
   await rejects(() => m.embed(texts, { chunking: { ...chunking, pool: 'sum' } }), 'BAD_ARGUMENT', /chunking\.pool must be one of mean, max, none/);
@@ -344,6 +356,9 @@ test('semanticSearch: top-k by each score function (ties: the lower corpus id fi
   await rejects(() => semanticSearch(uq, uc, { scoreFunction: 'cosine' }), 'BAD_ARGUMENT', /'hamming' for packed bits/);
   await rejects(() => semanticSearch(Q, C, { scoreFunction: 'hamming' }), 'BAD_ARGUMENT', /one of cosine, dot, euclidean, manhattan/);
   for (const topK of [0, -1, 2.5, '3']) await rejects(() => semanticSearch(Q, C, { topK }), 'BAD_ARGUMENT', /topK must be a positive integer/);
+  // ST's chunk sizes bound its memory: accepted (the same results), checked
+  assert.deepEqual(await semanticSearch(Q, C, { queryChunkSize: 1, corpusChunkSize: 7 }), await semanticSearch(Q, C));
+  for (const key of ['queryChunkSize', 'corpusChunkSize']) await rejects(() => semanticSearch(Q, C, { [key]: 'big' }), 'BAD_ARGUMENT', new RegExp(`${key} must be a positive integer`));
 });
 
 test('quantizeEmbeddings bit for bit as quantize_embeddings: int8 / uint8 (own ranges, calibration, given ranges; wraps), binary, ubinary', async () => {
@@ -414,6 +429,19 @@ test('every public call refuses an unknown option key, naming it (and the instan
     'quantizeEmbeddings': () => quantizeEmbeddings([[1, 0], [0, 1]], 'uint8', bogus),
   };
   try {
+    // the table is every public call: each export, Pretrained and Encoder method is in it or takes no options
+    const methods = (C) => Object.getOwnPropertyNames(C.prototype).filter((n) => n !== 'constructor' && typeof Object.getOwnPropertyDescriptor(C.prototype, n).value === 'function');
+    const NO_OPTIONS = ['cosSim', 'dotScore', 'Pretrained.similarity', 'Pretrained.dispose', 'Encoder.predict', 'Encoder.positionVectors', 'Encoder.getWeights',
+      'Encoder.weightShapes', 'Encoder.save', 'Encoder.dispose'];
+    const publicCalls = [
+      ...Object.entries(api).filter(([k, v]) => typeof v === 'function' && !['Encoder', 'Pretrained', 'SwapformerError', 'Tokenizer'].includes(k)).map(([k]) => k),
+      ...methods(api.Pretrained).map((n) => `Pretrained.${n}`), ...methods(api.Encoder).map((n) => `Encoder.${n}`),
+    ];
+    assert.deepEqual(publicCalls.filter((c) => !Object.hasOwn(calls, c) && !NO_OPTIONS.includes(c)), [], 'public calls missing from the table');
+    // and every list of known keys is exercised: here, or in the Tokenizer's tests below ('similarity' lists none)
+    const lists = { init: 'createEncoder init', positionScores: 'Encoder.positionScores', forward: 'Encoder.forward', chunking: 'Pretrained.embed chunking',
+      embed: 'Pretrained.embed', embedStream: 'Pretrained.embedStream', chunk: 'Pretrained.chunk', withConfig: 'Pretrained.withConfig', configure: 'configure' };
+    assert.deepEqual(Object.keys(OPTION_KEYS).filter((k) => !Object.hasOwn(calls, lists[k] ?? k) && !['encode', 'decode', 'fromJSON', 'similarity'].includes(k)), []);
     for (const [name, call] of Object.entries(calls)) await rejects(call, 'BAD_ARGUMENT', /\bbogus\b/).catch((e) => assert.fail(`${name}: ${e.message}`));
     assert.equal(enc.forward([[1, 2, 3]]).shape[1], 3, 'the encoder still works');
     assert.equal(m.embed(['a']).shape[0], 1, 'the model still works');

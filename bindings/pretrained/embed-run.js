@@ -143,15 +143,15 @@ function promptLength(model, prompt, cut) {
  * sharing `overlap` tokens (0 by default), offsets into `text` (UTF-16).
  * A word is never split between windows unless it alone is longer than one.
  */
-export function chunkText(model, text, options, where = 'chunk') {
+export function chunkText(model, text, options, where = 'chunk', limit = model.maxLength, why = 'maxLength') {
   if (typeof text !== 'string') fail('BAD_ARGUMENT', 'text must be a string');
   const o = options && typeof options === 'object' && !Array.isArray(options) && Object.hasOwn(options, 'pool') ? { ...options } : options;
   if (o && Object.hasOwn(o, 'pool')) delete o.pool; // chunking's pool is embed's business
   const c = readOptions(o, 'chunk', where === 'chunk' ? 'options' : 'options.chunking');
   const specials = model.tokenizer.encode('').ids.length;
-  const maxTokens = own(c, 'maxTokens') === undefined ? model.maxLength : positiveInt(own(c, 'maxTokens'), `${where === 'chunk' ? 'options' : 'options.chunking'}.maxTokens`);
+  const maxTokens = own(c, 'maxTokens') === undefined ? limit : positiveInt(own(c, 'maxTokens'), `${where === 'chunk' ? 'options' : 'options.chunking'}.maxTokens`);
   if (!Number.isFinite(maxTokens)) fail('BAD_ARGUMENT', `${where}: this model has no length limit; give maxTokens`);
-  if (maxTokens > model.maxLength) fail('SEQUENCE_TOO_LONG', `maxTokens = ${maxTokens}: this model takes at most ${model.maxLength} tokens (maxLength)`);
+  if (maxTokens > limit) fail('SEQUENCE_TOO_LONG', `maxTokens = ${maxTokens}: this model takes at most ${limit} tokens (${why})`);
   const room = maxTokens - specials;
   if (room < 1) fail('BAD_ARGUMENT', `maxTokens = ${maxTokens} leaves no room besides the ${specials} special tokens`);
   const overlap = own(c, 'overlap') ?? 0;
@@ -257,7 +257,10 @@ export function* embedRun(model, list, s) {
  * again when the recipe normalises), or returned with their offsets (pool 'none').
  */
 export function* embedChunkedRun(model, list, s) {
-  const pieces = list.map((t) => chunkText(model, t, s.chunks, 'chunking'));
+  // windows that fit the call's maxLength with the prompt prepended: a longer one would be truncated, its tail lost
+  const prompt = s.prompt ? model.tokenizer.encode(prepareText(model, s.prompt), { addSpecialTokens: false }).ids.length : 0;
+  const why = prompt ? `maxLength ${s.maxLength} less the prompt's ${prompt}` : 'maxLength';
+  const pieces = list.map((t) => chunkText(model, t, s.chunks, 'chunking', s.maxLength - prompt, why));
   const flat = pieces.flat();
   const total = flat.length;
   const inner = { ...s, chunks: null, onProgress: s.onProgress && (({ done }) => s.onProgress({ done, total, unit: 'chunks' })) };
