@@ -162,6 +162,9 @@ test('embedStream: a generator of 100 texts, batches with their index, bits equa
   assert.deepEqual(packed, Array.from((await quantizeEmbeddings({ data: all.data.slice(0, 10 * D), shape: [10, D] }, 'ubinary')).data));
   await rejects(async () => { for await (const _ of m.embedStream(gen(), { precision: 'int8' })); }, 'BAD_ARGUMENT', /need ranges over the whole corpus/);
   await rejects(async () => { for await (const _ of m.embedStream(['a', 2])); }, 'BAD_ARGUMENT', /text 1 must be a string/);
+  const withLong = texts.slice(0, 50);
+  withLong[37] = E.cases[0].texts.at(-1); // past maxLength: named by its place in the stream, not in its batch
+  await rejects(async () => { for await (const _ of m.embedStream(withLong, { batchSize: 16, truncate: false })); }, 'SEQUENCE_TOO_LONG', /texts\[37\] has \d+ tokens/);
   await rejects(async () => { for await (const _ of m.embedStream('not an iterable of texts', {})); }, 'BAD_ARGUMENT', /iterable/);
 });
 

@@ -204,7 +204,7 @@ function outputWidth(model, s) {
  * {data: Float32Array, shape} (float32; the caller quantizes), or for
  * pooling 'none' the last hidden states [B, T, dModel].
  */
-export function* embedRun(model, list, s) {
+export function* embedRun(model, list, s, first = 0) { // first: list[0]'s index in the caller's texts (embedStream's batches)
   const cut = Number.isFinite(s.maxLength) ? s.maxLength : undefined; // resolved by the caller (Pretrained)
   const { typeVocabSize } = model.encoder.config;
   const prompt = s.prompt, skip = model.recipe.includePrompt ? 0 : promptLength(model, prompt, cut);
@@ -224,7 +224,7 @@ export function* embedRun(model, list, s) {
       if (!s.truncate) {
         const whole = model.tokenizer.encode(prepared[i]);
         if (cut !== undefined && whole.ids.length > cut) {
-          fail('SEQUENCE_TOO_LONG', `texts[${i}] has ${whole.ids.length} tokens; the model takes at most ${cut} (maxLength): truncate: true cuts it, chunking splits it`);
+          fail('SEQUENCE_TOO_LONG', `texts[${first + i}] has ${whole.ids.length} tokens; the model takes at most ${cut} (maxLength): truncate: true cuts it, chunking splits it`);
         }
         return whole;
       }
