@@ -21,6 +21,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startHub } from './hub-server.js';
 import { loadPretrained } from '../bindings/index.js';
+import { openSource } from '../bindings/pretrained/files.js';
 import { rejects, assertBitIdentical } from './helpers.js';
 
 const TESTS = path.dirname(fileURLToPath(import.meta.url));
@@ -383,5 +384,26 @@ test('HF_ENDPOINT, model-page URLs (/owner/name, /tree/<revision>), and NETWORK 
     await rejects(loadPretrained(ID, { hubUrl: http.url.replace('http:', 'https:'), cacheDir: fresh('net') }), 'NETWORK', /SSL|TLS|EPROTO/);
   } finally {
     await http.close();
+  }
+});
+
+test('a signal aborted between a read\'s start and its request: NETWORK, and no unhandled rejection (it crashed the process)', async () => {
+  const unhandled = [];
+  const onUnhandled = (e) => unhandled.push(e?.message ?? String(e));
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    for (const cacheDir of [null, fresh('abort')]) {
+      const c = new AbortController();
+      // as fetch does: a request made with an aborted signal rejects with its reason
+      const fetchLike = (url, init) => (init.signal.aborted ? Promise.reject(init.signal.reason) : new Promise(() => {}));
+      const src = await openSource(ID, { hubUrl: 'http://127.0.0.1:1', signal: c.signal, fetch: fetchLike, ...(cacheDir ? { cacheDir } : { cache: false }) });
+      const read = src.read('config.json');
+      c.abort(new Error('the user left')); // after read's own check, before its request (the read awaits the caches first)
+      await rejects(read, 'NETWORK', /config\.json: aborted \(the signal option: the user left\)/);
+      await new Promise((go) => setTimeout(go, 50));
+    }
+    assert.deepEqual(unhandled, []);
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
   }
 });

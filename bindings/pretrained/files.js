@@ -718,7 +718,10 @@ function downloadGuard(path, url, signals, stallTimeout) {
     get failure() { return failure; },
     stop,
     async step(promise) {
-      if (failure) throw failure;
+      if (failure) { // the request may have started already (with the aborted signal): its rejection is ours to drop
+        promise?.catch?.(() => {});
+        throw failure;
+      }
       clearTimeout(timer);
       if (stallTimeout < 2 ** 31) timer = setTimeout(stall, stallTimeout); // setTimeout takes 32-bit delays: longer is no limit
       try {
