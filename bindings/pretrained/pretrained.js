@@ -163,7 +163,7 @@ export class Pretrained {
     }
     let batch = [], index = 0;
     const flush = async () => {
-      const embeddings = this.#precision(await this.#async(embedRun(this, batch, s)), s);
+      const embeddings = this.#precision(await this.#async(embedRun(this, batch, s, index)), s);
       const out = { index, embeddings };
       index += batch.length;
       batch = [];

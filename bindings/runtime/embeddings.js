@@ -105,6 +105,10 @@ export function searchOn(rt, queries, corpus, options) {
   const Q = readRows(queries, 'queryEmbeddings'), C = readRows(corpus, 'corpusEmbeddings');
   const k = own(o, 'topK') ?? 10;
   if (!Number.isSafeInteger(k) || k < 1) fail('BAD_ARGUMENT', `options.topK must be a positive integer, got ${String(k)}`);
+  for (const key of ['queryChunkSize', 'corpusChunkSize']) { // ST's memory bounds: this search streams the corpus, the results are the same
+    const v = own(o, key);
+    if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) fail('BAD_ARGUMENT', `options.${key} must be a positive integer, got ${String(v)}`);
+  }
   if (Q.packed !== C.packed) fail('BAD_ARGUMENT', 'queryEmbeddings and corpusEmbeddings must both be floats or both packed bits');
   if (Q.width !== C.width) fail('BAD_ARGUMENT', `the queries have ${Q.width} ${Q.packed ? 'bytes' : 'dimensions'} and the corpus ${C.width}`);
   const fn = own(o, 'scoreFunction') ?? (Q.packed ? 'hamming' : 'cosine');

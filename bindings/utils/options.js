@@ -4,7 +4,7 @@
 // ('normalise' -> did you mean 'normalize'?) or what to use instead.
 import { fail } from './errors.js';
 
-/** The known keys of every public call's options (tests/options.test.js calls each with an unknown one). */
+/** The known keys of every public call's options (tests/st.test.js calls each with an unknown one). */
 export const OPTION_KEYS = Object.freeze({
   createEncoder: ['weights', 'seed', 'init', 'dtype', 'threads', 'wasm'],
   loadModel: ['dtype', 'threads', 'wasm'],
