@@ -323,6 +323,17 @@ test('similarity: cosSim, dotScore, and model.similarity with the config\'s simi
   assertScores(Array.from((await cosSim([[1, 0, 0]], [[2, 2, 0]])).data), [Math.SQRT1_2], 'one vector each');
   await rejects(() => cosSim(A, { data: new Float32Array(10), shape: [2, 5] }), 'BAD_ARGUMENT', /a has 24 dimensions and b 5/);
   await rejects(() => cosSim([[1, NaN]], [[1, 2]]), 'BAD_ARGUMENT', /non-finite value at row 0, dimension 1/);
+  // the scan runs in the core over every value: one far in, past its blocks of 256, in either argument and every call
+  const big = new Float32Array(1000 * 384).fill(0.5);
+  big[777 * 384 + 300] = -Infinity;
+  await rejects(() => cosSim([new Float32Array(384).fill(1)], { data: big, shape: [1000, 384] }), 'BAD_ARGUMENT', /^b holds a non-finite value at row 777, dimension 300$/);
+  await rejects(() => semanticSearch({ data: big, shape: [1000, 384] }, [new Float32Array(384)]), 'BAD_ARGUMENT', /^queryEmbeddings holds a non-finite value at row 777, dimension 300$/);
+  await rejects(() => quantizeEmbeddings({ data: big, shape: [1000, 384] }, 'ubinary'), 'BAD_ARGUMENT', /^embeddings holds a non-finite value at row 777/);
+  await rejects(() => quantizeEmbeddings([[1, 2], [3, 4]], 'int8', { calibrationEmbeddings: [[0, 1], [NaN, 2]] }), 'BAD_ARGUMENT', /^options\.calibrationEmbeddings holds a non-finite value at row 1, dimension 0$/);
+  await rejects(() => quantizeEmbeddings([[1, 2], [3, 4]], 'uint8', { ranges: [[0, 0], [5, Infinity]] }), 'BAD_ARGUMENT', /^options\.ranges holds a non-finite value at row 1, dimension 1$/);
+  big[777 * 384 + 300] = 0; // and a NaN in the last, partial block
+  big[big.length - 1] = NaN;
+  await rejects(() => dotScore({ data: big, shape: [1000, 384] }, [new Float32Array(384)]), 'BAD_ARGUMENT', /^a holds a non-finite value at row 999, dimension 383$/);
   await rejects(() => m.similarity(A, { data: new Uint8Array(3), shape: [1, 3] }), 'BAD_ARGUMENT', /float embeddings/);
 });
 
