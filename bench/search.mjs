@@ -1,7 +1,7 @@
 // semanticSearch over a 100k x 384 float32 corpus and over its ubinary form
 // (quantizeEmbeddings: 48 bytes a row, Hamming distance), top 10:
 //
-//   node --experimental-wasm-relaxed-simd bench/search.mjs [--rows 100000] [--dims 384] [--queries 10]
+//   node tools/node.mjs bench/search.mjs [--rows 100000] [--dims 384] [--queries 10]
 //
 // Each query is its own call (the corpus copied into wasm every call, as the API
 // takes it), timed by the wall clock and by the process's CPU time (user + system:

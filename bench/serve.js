@@ -14,6 +14,7 @@ import { tmpdir, cpus } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { NODE_FLAGS } from '../tools/node-flags.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const FIXTURE = path.join(REPO, 'tests', 'pretrained', 'bert-minilm');
@@ -60,7 +61,7 @@ function miniLmShaped(dir) {
 }
 
 async function server(model, flags) {
-  const args = ['--experimental-wasm-relaxed-simd', path.join(REPO, 'bin', 'serve.js'), model, '--port', '0', ...(THREADS ? ['--threads', THREADS] : []), ...flags];
+  const args = [...NODE_FLAGS, path.join(REPO, 'bin', 'serve.js'), model, '--port', '0', ...(THREADS ? ['--threads', THREADS] : []), ...flags];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let log = '';
   child.stdout.on('data', (d) => { log += d; });

@@ -23,6 +23,7 @@ import { startHub } from './hub-server.js';
 import { loadPretrained } from '../bindings/index.js';
 import { openSource } from '../bindings/pretrained/files.js';
 import { rejects, assertBitIdentical } from './helpers.js';
+import { NODE_FLAGS } from '../tools/node-flags.js';
 
 const TESTS = path.dirname(fileURLToPath(import.meta.url));
 const FOLDER = path.join(TESTS, 'st', 'minilm-prompts');
@@ -63,7 +64,7 @@ function childEnv(vars) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(HF_|HUGGING_FACE_|TRANSFORMERS_OFFLINE$|XDG_CACHE_HOME$)/.test(k)));
   return { ...env, HOME: fresh('home'), ...vars };
 }
-const childArgs = (source, options) => ['--experimental-wasm-relaxed-simd', CHILD, source, JSON.stringify(options)];
+const childArgs = (source, options) => [...NODE_FLAGS, CHILD, source, JSON.stringify(options)];
 
 /** Runs a user's process to its end (a timeout fails instead of hanging); resolves to its JSON. */
 function runChild(vars, source = ID, options = {}) {
