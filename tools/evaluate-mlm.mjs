@@ -98,7 +98,7 @@ export async function evaluateMlm({ count = Infinity, seed = 1 } = {}) {
     }
     return {
       name: MLM_NAME, items: items.length, seed,
-      how: 'one whole word masked per held-out WordNet segment (seeded choice); Pretrained.fillMask topK 5',
+      how: 'one whole word masked per segment (a seeded choice), predicted by Pretrained.fillMask with topK 5',
       baseline: { token: base.tokenizer.idToToken(commonId), top1: commonCount / items.length },
       variants, examples,
     };

@@ -112,7 +112,8 @@ export function mountPositionsReal(root, app) {
   deltaPlot.canvas.id = 'pr-delta-chart';
   const deltaCaption = h('p', { class: 'caption', id: 'pr-delta-caption' });
   const deltaTable = h('table', { class: 'numbers', id: 'pr-delta-table' });
-  const classesBox = h('div', { class: 'pr-variants', id: 'pr-classes', hidden: true });
+  const classesBox = h('div', { class: 'pr-variants', id: 'pr-classes' });
+  const classesBody = h('div', { class: 'pt-stack', hidden: true }, h('h4', {}, 'The classifier\'s scores for A and B'), classesBox);
 
   const maskA = h('input', { id: 'pr-mask-a', type: 'text', value: DEFAULTS.maskA, spellcheck: false, autocomplete: 'off' });
   const maskB = h('input', { id: 'pr-mask-b', type: 'text', value: DEFAULTS.maskB, spellcheck: false, autocomplete: 'off' });
@@ -156,7 +157,7 @@ export function mountPositionsReal(root, app) {
       h('div', { class: 'pr-inputs' }, labelled('Sentence A', textA), labelled('Sentence B', textB)),
       orderMsg, tokensLine, verdicts, deltaPlot.box, deltaCaption,
       h('details', {}, h('summary', {}, 'The numbers'), h('div', { class: 'table-wrap' }, deltaTable)),
-      classesBox),
+      classesBody),
     h('article', { class: 'card', id: 'pr-fill-card' },
       h('h3', {}, 'Fill the mask'),
       h('div', { class: 'pr-inputs' }, labelled('Text 1', maskA), labelled('Text 2', maskB)),
@@ -229,6 +230,7 @@ export function mountPositionsReal(root, app) {
       })));
     } catch (e) {
       showError(e?.code ? e : panelError('NETWORK', e?.message ?? String(e)));
+      status.textContent = model ? `The shipped BERT could not be read: still showing ${model.label}.` : 'The shipped BERT could not be read.';
       setState(model ? 'ready' : 'error');
       return;
     }
@@ -307,7 +309,9 @@ export function mountPositionsReal(root, app) {
   function describeSwap() {
     const sw = model.variants[2];
     const parts = [`Same weights, ${sw.label}: never trained this way. `];
-    parts.push(`'${model.p.encoder.config.position}' ${ZERO_START.has(model.p.encoder.config.position) ? 'tensors are left out' : 'is replaced'}; learned and t5 are not offered: swapped in, their tables start at zero, the same as no positions.`);
+    const own = model.p.encoder.config.position;
+    parts.push(own === 'learned' || own === 't5' ? `Its trained '${own}' table is left out. ` : own === 'none' ? 'It had no positions. ' : `Its '${own}' is replaced. `);
+    parts.push('learned and t5 are not offered: swapped in, their tables start at zero, the same as no positions.');
     if (sw.error) parts.push(` ${errorText(sw.error)}`);
     swapNote.textContent = parts.join('');
   }
@@ -461,7 +465,7 @@ export function mountPositionsReal(root, app) {
   }
 
   function renderClasses() {
-    classesBox.hidden = !view.classes;
+    classesBody.hidden = !view.classes;
     if (!view.classes) return fill(classesBox);
     fill(classesBox, view.classes.map((r) => pairBlock(r, 'A', 'B', (list) => scoreList(list, 'label', 'label'),
       !r.error && sameList(r.value[0], r.value[1], 'label'), 'The same scores for A and B: without positions the classifier cannot tell them apart.')));
