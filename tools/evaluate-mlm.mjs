@@ -29,7 +29,9 @@ export const MLM_VARIANTS = [
 
 /** Sentences where the word order decides the answer (the demo's and README's examples). */
 export const WORD_ORDER_EXAMPLES = [
-  ['the dog bit the [MASK] .', 'the [MASK] bit the dog .'],
+  ['the roman catholic [MASK]', 'the [MASK] catholic roman'],
+  ['a city in southern [MASK]', 'a [MASK] in southern city'],
+  ['the dog bit the [MASK]', 'the [MASK] bit the dog'],
 ];
 
 /**

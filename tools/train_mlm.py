@@ -3,7 +3,7 @@
 Hugging Face BertForMaskedLM folder, so that the demo shows what positions do
 to a real pretrained model offline.
 
-    nice -n 19 /usr/bin/python3 tools/train_mlm.py               # re-creates models/wordnet-bert/ (~30 CPU-min, 1 thread)
+    nice -n 19 /usr/bin/python3 tools/train_mlm.py               # re-creates models/wordnet-bert/ (~40 CPU-min, 1 thread)
     /usr/bin/python3 tools/train_mlm.py --smoke --out /tmp/wb    # 1/50 of the steps: checks the pipeline
     /usr/bin/python3 tools/train_mlm.py --new-vocab              # also re-learns the WordPiece vocabulary
 

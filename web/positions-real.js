@@ -26,7 +26,7 @@ const SHIPPED_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'to
 const DEFAULT_HUB = 'https://huggingface.co';
 const DEFAULTS = {
   a: 'dog bites man', b: 'man bites dog',
-  maskA: 'the dog bit the [MASK] .', maskB: 'the [MASK] bit the dog .',
+  maskA: 'the roman catholic [MASK]', maskB: 'the [MASK] catholic roman', // tools/evaluate-mlm.mjs WORD_ORDER_EXAMPLES
   query: 'who bit the man?',
   passages: ['the dog bit the man.', 'the man bit the dog.', 'a dog barked all night.', 'the man walked home.'],
 };
@@ -531,7 +531,7 @@ export function mountPositionsReal(root, app) {
     const keys = Object.keys(mlm.variants);
     barChart(accPlot.canvas, {
       groups: keys.map((k) => mlm.variants[k].label.replace(' (as trained)', '\n(as trained)').replace(' swapped in', '\nswapped in')),
-      groupsShort: keys,
+      groupsShort: keys.map((k) => ({ sinusoidal: 'sin', rope: 'RoPE', alibi: 'ALiBi' })[k] ?? k),
       series: [{ label: 'top-1', values: keys.map((k) => mlm.variants[k].top1) }, { label: 'top-5', values: keys.map((k) => mlm.variants[k].top5) }],
       yRange: [0, 1], yTickFormat: (v) => `${Math.round(v * 100)}%`, valueFormat: (v) => `${Math.round(v * 100)}%`, height: 250,
       hlines: [{ y: mlm.baseline.top1, label: `always '${mlm.baseline.token}'` }],
