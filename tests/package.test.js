@@ -45,8 +45,12 @@ test('the packed tarball: the files a user needs, nothing else, <= 450 KB', (t) 
     const models = pack('models', dest);
     const modelFiles = models.files.map((f) => f.path);
     for (const f of ['tasks.js', 'tasks.d.ts', 'index.json', 'results.json', 'LICENSE', 'README.md', 'reverse-rope.safetensors']) assert.ok(modelFiles.includes(f), `swapformer-models has ${f}`);
-    assert.equal(modelFiles.filter((f) => f.endsWith('.safetensors')).length, 15);
-    assert.ok(!modelFiles.includes('golden.json'), 'test data stays out of swapformer-models');
+    assert.equal(modelFiles.filter((f) => f.endsWith('.safetensors') && !f.includes('/')).length, 15);
+    // the masked-LM BERT as a Hugging Face folder, its model card carrying the WordNet license
+    for (const f of ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'vocab.txt', 'README.md']) {
+      assert.ok(modelFiles.includes(`wordnet-bert/${f}`), `swapformer-models has wordnet-bert/${f}`);
+    }
+    for (const f of ['golden.json', 'wordnet-bert-golden.json', 'wordnet-bert-heldout.json']) assert.ok(!modelFiles.includes(f), `test data stays out of swapformer-models: ${f}`);
     t.diagnostic(`swapformer-models-${models.version}.tgz: ${(models.size / 1024).toFixed(1)} KB packed`);
   } finally {
     rmSync(dest, { recursive: true, force: true });
