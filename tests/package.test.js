@@ -25,7 +25,7 @@ test('the packed tarball: the files a user needs, nothing else, <= 450 KB', (t) 
   try {
     const info = pack('.', dest);
     const files = info.files.map((f) => f.path).sort();
-    const must = ['LICENSE', 'README.md', 'package.json', 'bin/swapformer.js', ...readdirSync(path.join(REPO, 'bin/cli')).map((f) => `bin/cli/${f}`), 'bindings/index.js', 'bindings/index.d.ts', 'bindings/utils/errors.js',
+    const must = ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json', 'bin/swapformer.js', ...readdirSync(path.join(REPO, 'bin/cli')).map((f) => `bin/cli/${f}`), 'bindings/index.js', 'bindings/index.d.ts', 'bindings/utils/errors.js',
       'bindings/runtime/wasm.js', 'bindings/runtime/encoder.js', 'bindings/utils/platform.js', 'bindings/tokenizers/tokenizer.js',
       'bindings/runtime/thread.js', 'bindings/pretrained/pretrained.js', 'dist/swapformer.wasm', 'dist/swapformer-relaxed.wasm'];
     for (const f of must) assert.ok(files.includes(f), `${f} is in the tarball`);
@@ -33,7 +33,7 @@ test('the packed tarball: the files a user needs, nothing else, <= 450 KB', (t) 
     const walk = (dir) => readdirSync(path.join(REPO, dir), { withFileTypes: true })
       .flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : [`${dir}/${e.name}`]));
     for (const f of walk('bindings').filter((f) => f.endsWith('.js') || f.endsWith('.d.ts'))) assert.ok(files.includes(f), `${f} is in the tarball`);
-    const allowed = /^(LICENSE|README\.md|package\.json|bindings\/.+\.(js|d\.ts)|bin\/(swapformer|serve)\.js|bin\/(cli|serve)\/[a-z-]+\.js|dist\/swapformer(-relaxed)?(-mt)?\.wasm)$/;
+    const allowed = /^(LICENSE|README\.md|CHANGELOG\.md|package\.json|bindings\/.+\.(js|d\.ts)|bin\/(swapformer|serve)\.js|bin\/(cli|serve)\/[a-z-]+\.js|dist\/swapformer(-relaxed)?(-mt)?\.wasm)$/;
     for (const f of files) assert.match(f, allowed, `${f} does not belong in the tarball`);
     // four wasm builds (about 43 KB each gzipped), the JS layers, the CLI and the README
     assert.ok(info.size <= 450 * 1024, `the tarball is ${info.size} bytes (limit 450 KB)`);
@@ -71,6 +71,19 @@ test('package.json: license, repository, homepage, bugs, keywords, ESM entry wit
   assert.equal(models.name, 'swapformer-models');
   assert.equal(models.version, pkg.version);
   assert.equal(models.exports['./tasks.js'].types, './tasks.d.ts');
+});
+
+test('CHANGELOG.md (Keep a Changelog): an Unreleased section, then the package\'s version with a date, every version with a compare link', () => {
+  const log = read('CHANGELOG.md');
+  const versions = [...log.matchAll(/^## \[([^\]]+)\](?: - (\d{4}-\d{2}-\d{2}))?$/gm)].map((m) => ({ version: m[1], date: m[2] }));
+  assert.equal(versions[0]?.version, 'Unreleased', 'the first section is [Unreleased]');
+  assert.equal(versions[1]?.version, pkg.version, `the newest release section is package.json's version ${pkg.version}`);
+  for (const { version, date } of versions.slice(1)) {
+    assert.ok(date, `[${version}] has a date`);
+    assert.match(log, new RegExp(`^\\[${version.replace(/\./g, '\\.')}\\]: https://github\\.com/swapformer/swapformer/`, 'm'), `[${version}] has a link`);
+  }
+  const dates = versions.slice(1).map((v) => v.date);
+  assert.deepEqual(dates, [...dates].sort().reverse(), 'newest first');
 });
 
 test('README links work on the npm page: relative links only to packed files, repository links to files that exist, anchors to headings', () => {
