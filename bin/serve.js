@@ -164,7 +164,7 @@ export async function startServer(o) {
     address = await listen(server, o.port, o.host);
   } catch (e) {
     model.dispose();
-    throw new Error(`cannot listen on ${o.host}:${o.port}: ${e.message}`);
+    throw new Error(`cannot listen on ${o.host}:${o.port}: ${e.message}`, { cause: e });
   }
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const stop = async (timeoutMs = o.shutdownTimeout) => {

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createEncoder, loadModel, listPlugins, SwapformerError, Encoder, features, runtimeInfo } from '../bindings/index.js';
-import { golden, readFixture, assertBitIdentical, rejects, row } from './helpers.js';
+import { golden, readFixture, assertBitIdentical, rejects } from './helpers.js';
 
 const defaultWasm = new URL(features.relaxedSimd ? '../dist/swapformer-relaxed.wasm' : '../dist/swapformer.wasm', import.meta.url);
 const wasmBytes = readFileSync(defaultWasm);

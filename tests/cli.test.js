@@ -396,7 +396,7 @@ test('progress: plain lines every N texts without a terminal; on a terminal a ba
   t = 50_000;
   shown.tick(79);
   shown.end();
-  assert.match(written, /\[####################\] 100\.0%  100\/100 texts  2\.0 texts\/s  ETA 0:00\n$/);
+  assert.match(written, /\[####################\] 100\.0% {2}100\/100 texts {2}2\.0 texts\/s {2}ETA 0:00\n$/);
 });
 
 test('info: family, task and labels, plugins, tokenizer, recipe, limits and what sets them, weights in f32 and q8', async () => {

@@ -110,7 +110,7 @@ test('4. nothing ignored or truncated: Maps, NUL, scaling none, inherited proper
   // inherited properties are never read
   const ref = (await createEncoder(ropeCfg)).forward([1, 2, 3]);
   for (const [key, value] of [['seed', 5], ['weights', { 'embed.tokens': new Float32Array(50 * 64) }], ['wasm', 'nope.wasm'], ['outputAttentions', true], ['outputHiddenStates', true]]) {
-    Object.prototype[key] = value; // eslint-disable-line no-extend-native
+    Object.prototype[key] = value;
     try {
       const enc = await createEncoder(ropeCfg);
       const out = enc.forward([1, 2, 3]);

@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { loadPretrained, SwapformerError } from '../bindings/index.js';
+import { loadPretrained } from '../bindings/index.js';
 import { openSource, MAX_JSON_DEPTH } from '../bindings/pretrained/files.js';
 import { readWeights, MAX_SHARDS, SHARD_CONCURRENCY } from '../bindings/pretrained/safetensors.js';
 import { readCheckpoint } from '../bindings/pretrained/checkpoint.js';

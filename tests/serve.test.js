@@ -13,7 +13,6 @@ import { createRequire } from 'node:module';
 import net from 'node:net';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { loadPretrained } from '../bindings/index.js';
 import { parseArgs, startServer, main } from '../bin/serve.js';
 import { NODE_FLAGS } from '../tools/node-flags.js';
 
@@ -420,7 +419,8 @@ test('serve limits: client batch size 422, payload 413 (declared or streamed), m
 /** Holds the server's batches until release() (the first waits; later ones too while held). */
 function holdBatches(s) {
   const run = s.svc.batcher.runBatch;
-  let open, gate = new Promise((r) => { open = r; });
+  let open;
+  const gate = new Promise((r) => { open = r; });
   s.svc.batcher.runBatch = async (key, items) => {
     await gate;
     return run(key, items);

@@ -60,7 +60,7 @@ async function* lines(file, label) {
     rest = rest.slice(start);
     if (rest.length > MAX_RECORD) throw tooLong(label, n + 1);
   }
-  if (rest.length) yield { line: ++n, text: rest.endsWith('\r') ? rest.slice(0, -1) : rest };
+  if (rest.length) yield { line: n + 1, text: rest.endsWith('\r') ? rest.slice(0, -1) : rest };
 }
 
 /**

@@ -225,7 +225,8 @@ async function* idChunks(file, sizes) {
   const fh = await open(file, 'r');
   try {
     const buf = Buffer.alloc(1 << 20), decoder = new TextDecoder();
-    let rest = '', pending = [], at = 0;
+    const pending = [];
+    let rest = '', at = 0;
     for await (const n of sizes) {
       while (pending.length < n) {
         const { bytesRead } = await fh.read(buf, 0, buf.length, at);

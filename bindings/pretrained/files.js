@@ -213,6 +213,7 @@ function checkOptions({ hubUrl = 'https://huggingface.co', revision = 'main', fe
  */
 function checkRevision(revision, what = 'option revision') {
   if (typeof revision !== 'string' || revision === '') throw new SwapformerError('BAD_ARGUMENT', `${what}: must be a non-empty string (a branch, tag or commit)`);
+  // eslint-disable-next-line no-control-regex -- git refuses control characters in a ref name
   if (revision.includes('..') || revision.includes('\\') || /[\0-\x1f\x7f]/.test(revision) || revision.split('/').some((p) => p === '' || p.startsWith('.'))) {
     throw new SwapformerError('BAD_ARGUMENT', `${what}: ${JSON.stringify(revision)} is not a branch, tag or commit name (git refuses '..', empty or dot-first parts, backslashes)`);
   }

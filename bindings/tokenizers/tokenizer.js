@@ -121,10 +121,9 @@ function truncateLongestFirst(a, b, max) {
   if (b === null) return [a.ids.length > max ? truncated(a, max) : a, null];
   if (max === 0) return [truncated(a, 0), truncated(b, 0)];
   if (a.ids.length + b.ids.length <= max) return [a, b];
-  let n1 = a.ids.length, n2 = b.ids.length;
-  const swap = n1 > n2;
-  if (swap) [n1, n2] = [n2, n1];
-  n2 = n1 > max ? n1 : Math.max(n1, max - n1);
+  const swap = a.ids.length > b.ids.length; // n1 the shorter's length, n2 the longer's share
+  let n1 = Math.min(a.ids.length, b.ids.length);
+  let n2 = n1 > max ? n1 : Math.max(n1, max - n1);
   if (n1 + n2 > max) { n1 = Math.floor(max / 2); n2 = n1 + (max % 2); }
   if (swap) [n1, n2] = [n2, n1];
   return [truncated(a, n1), truncated(b, n2)];
