@@ -130,7 +130,7 @@ test('model files: metadata fields that are not JSON, or not of their type, are 
 });
 
 test('model files: Dense weights truncated, not base64, NaN, of a lying size, or with an inherited activation name are refused', async () => {
-  const weight = new Float32Array(Buffer.from(DENSE.weight, 'base64').buffer.slice(0));
+  const weight = new Float32Array(Uint8Array.from(Buffer.from(DENSE.weight, 'base64')).buffer); // a copy: a Buffer's .buffer may be larger than it
   const nan = weight.slice();
   nan[3] = NaN;
   const inf = weight.slice();
