@@ -49,7 +49,10 @@
 // from the repository root. A #anchor, in the same file or in another .md file, must match one of
 // its headings by GitHub's slug rules (lowercase; characters other than letters, marks, digits,
 // '_', '-' and spaces dropped; each space becomes '-'; the 2nd, 3rd... heading with the same slug
-// gets -1, -2...) or an <a name|id>. Absolute http(s) and other scheme links are not fetched.
+// gets -1, -2...) or an <a name|id>. A link to this repository's files on GitHub
+// (https://github.com/swapformer/swapformer/blob/main/path, from package.json's repository; the
+// README links so to files outside the npm tarball) is checked the same way, as /path. Other
+// absolute http(s) and other scheme links are not fetched.
 //
 // Self-tests: tests/docs-samples/ holds Markdown that exercises every marker and every failure
 // the runner must report (a wrong output, a wrong code, a type error, an unmapped Hub id, a hang,
@@ -72,6 +75,10 @@ const OUT = path.join(REPO, 'tests', 'out');
 const TSC = path.join(REPO, 'node_modules', '.bin', 'tsc');
 const HUB_IDS_FILE = 'tests/docs-hub-ids.json';
 const HUB_IDS = JSON.parse(readFileSync(path.join(REPO, HUB_IDS_FILE), 'utf8')).ids;
+// links to this repository's own files on GitHub (README.md must use them for files that are not
+// in the npm tarball, tests/package.test.js): checked as repository paths
+const REPO_URL = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')).repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+const REPO_BLOB = new RegExp(`^${REPO_URL.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/(?:blob|tree)/main(/[^?#]*)?(.*)$`);
 const HUB_REPOS = Object.fromEntries(Object.entries(HUB_IDS).map(([id, dir]) => [id, path.join(REPO, dir)]));
 
 const RUNNABLE = { js: 'js', javascript: 'js', mjs: 'js', ts: 'ts', typescript: 'ts' };
@@ -520,8 +527,10 @@ function checkLinks(docs) {
     return anchorCache.get(abs);
   };
   for (const doc of docs) {
-    for (const { line, target } of linksOf(doc.prose).sort((a, b) => a.line - b.line)) {
-      const bad = (message) => problems.push({ file: doc.rel, line, message: `'${target}': ${message}` });
+    for (const { line, target: written } of linksOf(doc.prose).sort((a, b) => a.line - b.line)) {
+      const bad = (message) => problems.push({ file: doc.rel, line, message: `'${written}': ${message}` });
+      const own = REPO_BLOB.exec(written);
+      const target = own ? `${own[1] || '/'}${own[2]}` : written;
       if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('//')) continue; // absolute: not fetched
       const hash = target.indexOf('#');
       const filePart = (hash < 0 ? target : target.slice(0, hash)).replace(/\?.*$/, '');
@@ -673,6 +682,8 @@ test('docs runner: broken links and bad anchors are reported (tests/docs-samples
     /^links.md:\d+: '#same-2': no heading with the anchor #same-2/,
     /^links.md:\d+: '\.\.\/\.\.\/\.\.\/outside\.md': points outside the repository/,
     /^links.md:\d+: 'gone\.md': no such file or folder/,
+    /^links.md:\d+: 'https:\/\/github\.com\/swapformer\/swapformer\/tree\/main\/docs\/no-such-guide\.md': no such file or folder \(docs\/no-such-guide\.md\)/,
+    /^links.md:\d+: 'https:\/\/github\.com\/swapformer\/swapformer\/blob\/main\/README\.md#no-such-section': no heading with the anchor #no-such-section in README\.md/,
     /^links.md:\d+: 'nowhere\.md': no such file or folder/,
   ];
   assert.equal(got.length, want.length, got.join('\n'));
