@@ -107,7 +107,7 @@ function docFiles(root) {
 }
 
 const FENCE = /^(\s*)(`{3,}|~{3,})\s*([^\s`]*)[^`]*$/;
-const MARKER_LIKE = /<!--\s*example\b/;
+const MARKER_LIKE = /^\s*<!--\s*example\b/; // a marker is a line of its own (an inline mention is not one)
 const MARKER = /^\s*<!--\s*example:\s*([A-Za-z-]*)(.*?)-->\s*$/;
 
 /** Parses one marker comment into {name, arg, line} or a problem string. */
@@ -304,11 +304,22 @@ setTimeout(() => { report({ ok: false, lingered: true }); process.exit(1); }, Nu
 function run(cmd, args, { cwd, env = process.env, timeoutMs }) {
   return new Promise((resolve) => {
     const started = Date.now();
-    const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // its own process group, so that a timeout also ends what it started (which holds the pipes open)
+    const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const out = { stdout: '', stderr: '' };
-    for (const k of ['stdout', 'stderr']) child[k].on('data', (d) => { if (out[k].length < CAPTURE) out[k] += d.toString('utf8'); });
+    for (const k of ['stdout', 'stderr']) {
+      child[k].setEncoding('utf8');
+      child[k].on('data', (d) => { if (out[k].length < CAPTURE) out[k] += d; });
+    }
     let timedOut = false;
-    const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL'); }, timeoutMs);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    }, timeoutMs);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, ...out, timedOut, ms: Date.now() - started });
@@ -722,9 +733,10 @@ test('docs runner: samples pass and fail as they should (tests/docs-samples/exam
   assert.deepEqual(skipped.map((s) => s.reason), ['needs a browser page (runs in tests/browser.test.js)']);
 });
 
-test('docs runner: an example that never finishes is killed at the timeout (tests/docs-samples/hang.md)', { timeout: 60_000 }, async () => {
+test('docs runner: an example that never finishes is killed at the timeout, with what it started (tests/docs-samples/hang.md)', { timeout: 90_000 }, async () => {
   const { programs } = collect(SAMPLES, ['hang.md']);
   const [r] = await runPrograms(programs, { timeoutMs: 3000 });
   assert.equal(r.status, 'fail');
   assert.match(r.message, /did not finish within 3 s \(killed\)/);
+  assert.ok(r.ms < 10_000, `the process it started is ended too (${r.ms} ms)`);
 });
