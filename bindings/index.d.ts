@@ -497,6 +497,15 @@ export interface PretrainedOptions extends ModelOptions {
   /** The longest input in tokens (special tokens included): replaces the checkpoint's own limits, up to what
    * the position plugin encodes (beyond: SEQUENCE_TOO_LONG). */
   maxLength?: number;
+  /** A Hugging Face access token for private or gated repositories (sent to the Hub only, never to its CDN).
+   * Default in Node: HF_TOKEN, HUGGING_FACE_HUB_TOKEN, then the file HF_TOKEN_PATH or $HF_HOME/token. */
+  token?: string;
+  /** Node: only the hub cache, no request (NOT_FOUND naming a file that is not there).
+   * Default: HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE set to 1 / true / on. */
+  offline?: boolean;
+  /** Node: the hub cache folder (huggingface_hub's layout, shared with Python).
+   * Default HF_HUB_CACHE, else $HF_HOME/hub (~/.cache/huggingface/hub); cache: false skips it. */
+  cacheDir?: string;
 }
 
 export type Pooling = 'mean' | 'cls' | 'max' | 'mean_sqrt_len' | 'weightedmean' | 'lasttoken';
@@ -511,6 +520,8 @@ export interface Recipe {
   doLowerCase: boolean;
   prompts: Record<string, string> | null;
   defaultPromptName: string | null;
+  /** config_sentence_transformers.json's similarity_fn_name, or null (cosine). */
+  similarityFnName: ScoreFunction | null;
   source: 'modules.json' | 'default';
 }
 
@@ -523,7 +534,77 @@ export interface EmbedOptions {
   dimensions?: number;
   /** At most this many tokens per text, up to what the position plugin encodes (beyond: SEQUENCE_TOO_LONG). */
   maxLength?: number;
+  /** Text put before every text (sentence-transformers' prompt), e.g. 'query: '. */
+  prompt?: string;
+  /** A prompt of the checkpoint by name (config_sentence_transformers.json prompts); default its default_prompt_name. */
+  promptName?: string;
+  /** Texts per forward pass, grouped by length (the results are in input order, the same bits). Default 32. */
+  batchSize?: number;
+  /** Called after each batch. */
+  onProgress?: (progress: { done: number; total: number; unit?: 'chunks' }) => void;
+  /** The embeddings quantized as sentence-transformers' quantize_embeddings (int8 / uint8 over this call's ranges). Default 'float32'. */
+  precision?: Precision;
+  /** false: a text longer than maxLength is SEQUENCE_TOO_LONG naming it, instead of truncated. Default true. */
+  truncate?: boolean;
+  /** Long texts embedded as windows at word boundaries (chunk), pooled per text; pool 'none' returns each text's chunks. */
+  chunking?: ChunkOptions & { pool?: 'mean' | 'max' | 'none' };
 }
+
+/** sentence-transformers' embedding precisions; binary and ubinary pack 8 dimensions a byte. */
+export type Precision = 'float32' | 'int8' | 'uint8' | 'binary' | 'ubinary';
+
+/** Embeddings in a precision: float32 -> Float32Array, int8 / binary -> Int8Array, uint8 / ubinary -> Uint8Array. */
+export interface Embeddings {
+  data: Float32Array | Int8Array | Uint8Array;
+  /** [rows, dimensions] (binary, ubinary: [rows, dimensions / 8]). */
+  shape: [rows: number, width: number];
+}
+
+export interface ChunkOptions {
+  /** Tokens per window, special tokens included. Default the model's maxLength. */
+  maxTokens?: number;
+  /** Tokens shared by consecutive windows. Default 0. */
+  overlap?: number;
+}
+
+/** A text's chunks and their embeddings [chunks, dimensions] (embed with chunking.pool 'none'). */
+export interface ChunkedEmbeddings { embeddings: Tensor<[chunks: number, dimensions: number]>; chunks: { text: string; start: number; end: number }[] }
+
+/** One window of a text: its text, its [start, end) in the text (UTF-16 units), its token count. */
+export interface Chunk { text: string; start: number; end: number; tokens: number }
+
+/** Rows of embeddings: {data, shape: [rows, dimensions]}, an array of vectors, or one vector. */
+export type EmbeddingRows = { data: ArrayLike<number> & ArrayBufferView; shape: readonly [number, number] } | readonly ArrayLike<number>[] | ArrayLike<number>;
+
+export type ScoreFunction = 'cosine' | 'dot' | 'euclidean' | 'manhattan';
+
+export interface SearchOptions {
+  /** Results per query. Default 10. */
+  topK?: number;
+  /** Default 'cosine' for floats, 'hamming' for packed bits (Uint8Array / Int8Array rows). */
+  scoreFunction?: ScoreFunction | 'hamming';
+  /** Accepted for sentence-transformers' signature; the search streams the corpus either way. */
+  queryChunkSize?: number;
+  corpusChunkSize?: number;
+}
+
+export interface SearchHit { corpusId: number; score: number }
+
+export interface QuantizeOptions {
+  /** int8 / uint8: [2, dimensions], the minima then the maxima. */
+  ranges?: EmbeddingRows;
+  /** int8 / uint8: the rows whose ranges to use. Default the embeddings themselves. */
+  calibrationEmbeddings?: EmbeddingRows;
+}
+
+/** util.cos_sim: cosine similarity of every row of a with every row of b. */
+export function cosSim(a: EmbeddingRows, b: EmbeddingRows): Promise<Tensor<[rows: number, columns: number]>>;
+/** util.dot_score: dot products of every row of a with every row of b. */
+export function dotScore(a: EmbeddingRows, b: EmbeddingRows): Promise<Tensor<[rows: number, columns: number]>>;
+/** util.semantic_search: for each query its topK corpus rows, best first (ties: the lower corpusId first). */
+export function semanticSearch(queryEmbeddings: EmbeddingRows, corpusEmbeddings: EmbeddingRows, options?: SearchOptions): Promise<SearchHit[][]>;
+/** quantize_embeddings: int8 / uint8 with per-dimension ranges, binary / ubinary packed bits. */
+export function quantizeEmbeddings(embeddings: EmbeddingRows, precision: Precision, options?: QuantizeOptions): Promise<Embeddings>;
 
 export type PretrainedFamily = 'bert' | 'roberta' | 'distilbert' | 'jina-bert' | 'nomic-bert' | 'modernbert' | 't5' | 'mpnet';
 
@@ -606,14 +687,34 @@ export class Pretrained {
   readonly task: PretrainedTask;
   /** The head's labels (config.json id2label), or null without a classifier head. */
   readonly labels: string[] | null;
+  /** The tokenizer as the task pipelines read it: its special ids, sub-word prefix, decoding with
+   * tokenizer_config.json's clean-up, and the special-tokens mask of an encoding. */
+  readonly tokenizerView: TokenizerView;
   readonly disposed: boolean;
   /** embed, the forward passes run in a worker where the runtime has threads. */
+  embedAsync(texts: string | readonly string[], options: EmbedOptions & { chunking: { pool: 'none' } }): Promise<ChunkedEmbeddings[]>;
+  embedAsync(texts: string | readonly string[], options: EmbedOptions & { precision: Exclude<Precision, 'float32'> }): Promise<Embeddings>;
   embedAsync(texts: string | readonly string[], options?: EmbedOptions & { pooling?: 'mean' | 'cls' | 'max' }): Promise<Tensor<[batch: number, dimensions: number]>>;
   embedAsync(texts: string | readonly string[], options: EmbedOptions & { pooling: 'none' }): Promise<Tensor<[batch: number, tokens: number, dModel: number]>>;
+  /** With chunking.pool 'none': per text, its chunks' embeddings and the chunks. */
+  embed(texts: string | readonly string[], options: EmbedOptions & { chunking: { pool: 'none' } }): ChunkedEmbeddings[];
+  /** Quantized sentence embeddings (Int8Array or Uint8Array rows). */
+  embed(texts: string | readonly string[], options: EmbedOptions & { precision: Exclude<Precision, 'float32'> }): Embeddings;
   /** Sentence embeddings [B, D] with the checkpoint's recipe. */
   embed(texts: string | readonly string[], options?: EmbedOptions & { pooling?: 'mean' | 'cls' | 'max' }): Tensor<[batch: number, dimensions: number]>;
   /** The last hidden states [B, T, dModel], rows past a text's end 0. */
   embed(texts: string | readonly string[], options: EmbedOptions & { pooling: 'none' }): Tensor<[batch: number, tokens: number, dModel: number]>;
+  /** embed over an iterable or async iterable of any length, batchSize texts at a time: {index of the batch's
+   * first text, its embeddings}. precision: float32, binary or ubinary. */
+  embedStream(texts: Iterable<string> | AsyncIterable<string>, options?: Omit<EmbedOptions, 'onProgress' | 'chunking' | 'pooling'> & { pooling?: 'mean' | 'cls' | 'max' }): AsyncGenerator<{ index: number; embeddings: Embeddings }, void, undefined>;
+  /** A text's token windows at word boundaries. */
+  chunk(text: string, options?: ChunkOptions): Chunk[];
+  /** config_sentence_transformers.json's prompts (name -> text), or null. */
+  readonly prompts: Record<string, string> | null;
+  /** The checkpoint's similarity function (similarity_fn_name; default 'cosine'). */
+  readonly similarityFnName: ScoreFunction;
+  /** SentenceTransformer.similarity: every row of a against every row of b with similarityFnName. */
+  similarity(a: EmbeddingRows, b: EmbeddingRows): Tensor<[rows: number, columns: number]>;
   /** The same weights under changed config fields: a position plugin swapped, removed or rescaled
    * (the swapped-out plugin's tables dropped, every other weight kept bit for bit). */
   withConfig(changes: Partial<ConfigBase> & Partial<PositionConfig> & Partial<RelativeBiasConfig>, options?: LoadOptions & { dtype?: Dtype; maxLength?: number }): Promise<Pretrained>;
@@ -640,6 +741,25 @@ export class Pretrained {
   zeroShot(text: string, candidateLabels: string | readonly string[], options?: ZeroShotOptions): ZeroShotResult;
   zeroShotAsync(text: string, candidateLabels: string | readonly string[], options?: ZeroShotOptions): Promise<ZeroShotResult>;
   dispose(): void;
+}
+
+export interface TokenizerView {
+  readonly tokenizer: Tokenizer;
+  /** '##' for WordPiece, the BPE model's continuing_subword_prefix, or null. */
+  readonly subwordPrefix: string | null;
+  /** Whether decode applies clean_up_tokenization_spaces. */
+  readonly cleanUp: boolean;
+  readonly unkTokenId: number | null;
+  readonly maskTokenId: number | null;
+  readonly padTokenId: number | null;
+  idToToken(id: number): string | null;
+  tokenToId(token: string): number | null;
+  encode(text: string, options?: EncodeOptions): Encoding;
+  /** Tokens joined by the tokenizer's decoder (what a word of sub-word tokens reads as). */
+  tokensToString(tokens: readonly string[]): string;
+  decode(ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }): string;
+  /** 1 for the tokens the post-processor added to a single sequence, 0 for the text's (as Rust's special_tokens_mask). */
+  specialTokensMask(encoding: Encoding): number[];
 }
 
 /** A Hugging Face encoder from its folder, URL, Hub id, files or converted file. */

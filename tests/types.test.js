@@ -43,3 +43,26 @@ test('types: tsc --strict in a browser project, a Node project and with lib esne
   assert.ok(errors.length >= marks, `${errors.length} errors without the marks, ${marks} marks:\n${r.stdout}`);
   t.diagnostic(`${marks} @ts-expect-error marks; without them tsc reports ${errors.length} errors`);
 });
+
+// Every value the package exports, and every public method and getter of its classes, is declared
+// in bindings/index.d.ts: a function added to the bindings without its type fails here.
+test('types: every export of bindings/index.js and every public member of Encoder, Pretrained and Tokenizer is declared in index.d.ts', async () => {
+  const api = await import('../bindings/index.js');
+  const dts = readFileSync(path.join(REPO, 'bindings', 'index.d.ts'), 'utf8');
+  const declared = (name) => new RegExp(`^export (declare )?(function|class|const|let|type|interface|enum) ${name}\\b`, 'm').test(dts);
+  const missing = Object.keys(api).filter((name) => !declared(name));
+  const body = (cls) => {
+    const start = dts.search(new RegExp(`^export (declare )?class ${cls}\\b`, 'm'));
+    assert.ok(start >= 0, `class ${cls} is declared`);
+    const end = dts.indexOf('\n}\n', start);
+    return dts.slice(start, end);
+  };
+  for (const [cls, ctor] of [['Encoder', api.Encoder], ['Pretrained', api.Pretrained], ['Tokenizer', api.Tokenizer]]) {
+    const text = body(cls);
+    for (const name of Object.getOwnPropertyNames(ctor.prototype)) {
+      if (name === 'constructor' || name.startsWith('_')) continue; // _name: internal, between the bindings' modules
+      if (!new RegExp(`^\\s+(readonly |get |static |async )*\\*?${name}\\b[(<:?]`, 'm').test(text)) missing.push(`${cls}.${name}`);
+    }
+  }
+  assert.deepEqual(missing, [], `declare these in bindings/index.d.ts: ${missing.join(', ')}`);
+});
