@@ -437,6 +437,7 @@ export class Tokenizer {
   private constructor();
   static fromJSON(tokenizerJson: string | object, options?: { tokenizerConfig?: object; specialTokensMap?: object }): Tokenizer;
   encode(text: string, options?: EncodeOptions): Encoding;
+  /** The text of ids; special tokens are left out unless skipSpecialTokens is false (default true, as the Rust tokenizers' decode; transformers' Python decode defaults to false). */
   decode(ids: Numbers, options?: { skipSpecialTokens?: boolean }): string;
   /** The tokenizer.json model. */
   readonly modelType: 'WordPiece' | 'BPE' | 'Unigram' | 'WordLevel';

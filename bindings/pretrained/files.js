@@ -15,8 +15,9 @@
 //
 // Downloads stream their body and report progress; in browsers each downloaded
 // file is kept in the Cache API (cache 'swapformer-models-v1', keyed by the
-// resolved URL) and later reads are served from it. Node has no Cache API and
-// nothing is written to disk there.
+// resolved URL) and later reads are served from it. In Node a Hub download goes to
+// the Hugging Face hub cache on disk (hub-cache.js: huggingface_hub's layout, shared
+// with Python), and later loads of the same id and revision read it from there.
 //
 // Everything read is untrusted, so every kind of source caps what it reads
 // (limitOf: 64 MB for tokenizer.json, 16 MB for other JSON, 2 GB for the rest,
