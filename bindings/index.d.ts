@@ -331,7 +331,7 @@ export class Encoder {
   predict<I extends Ids>(ids: I): Prediction<I>;
   /** What the position plugin adds to the embeddings at positions 0..length-1 (zeros for rope, alibi, t5, none). */
   positionVectors(length: number): Tensor<[length: number, dModel: number]>;
-  /** Raw scores q.k x attnScale + the plugin's bias with the same q and k (dModel each, default zeros)
+  /** Raw scores q.k x attnScale + the plugin's bias with the same q and k (heads x headDim each, dModel unless headDim is set; default zeros)
    * at every position: RoPE's depend on j - i alone; with q = k = 0, ALiBi's bias matrix. */
   positionScores(probe: { q?: Numbers; k?: Numbers; length: number }): Tensor<[heads: number, length: number, length: number]>;
   /** Copies of every weight, row-major, Linear weights [out, in]. */
@@ -340,6 +340,10 @@ export class Encoder {
   weightShapes(): Record<string, number[]>;
   /** The model file (safetensors, F32, config in the metadata). */
   save(): Uint8Array;
+  /** The same weights under changed config fields ({...config, ...changes}): a position plugin swapped, removed
+   * or rescaled. A plugin swapped in without options gets its defaults; a swapped-out plugin's tables are dropped,
+   * a new plugin's start at zero, every other tensor is kept bit for bit. A new Encoder (dispose both). */
+  withConfig(changes: Partial<ConfigBase> & Partial<PositionConfig> & Partial<RelativeBiasConfig>, options?: { dtype?: Dtype; threads?: number; wasm?: WasmSource }): Promise<Encoder>;
   /** Frees the encoder's wasm memory; idempotent. Later calls throw DISPOSED.
    * Where the runtime has no FinalizationRegistry (Cloudflare Workers), the only way to free it. */
   dispose(): void;

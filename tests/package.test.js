@@ -94,7 +94,7 @@ test('README links work on the npm page: relative links only to packed files, re
   assert.ok(links.length > 5);
   for (const href of links) {
     if (href.startsWith('#')) assert.ok(anchors.has(href.slice(1)), `README anchor ${href} has a heading`);
-    else if (repoBlob.test(href)) assert.ok(existsSync(path.join(REPO, href.match(repoBlob)[1].replace(/#.*$/, ''))), `${href}: the file exists in the repository`);
+    else if (repoBlob.test(href)) assert.ok(existsSync(path.join(REPO, href.match(repoBlob)[1].replace(/[?#].*$/, ''))), `${href}: the file exists in the repository`);
     else if (/^https?:\/\//.test(href)) continue;
     else assert.ok(pkg.files.includes(href.replace(/#.*$/, '')), `README links to ${href}, which is not in the tarball: use an absolute repository link`);
   }
@@ -118,7 +118,7 @@ function producibleCodes() {
   return codes;
 }
 
-test('error codes: every code the C core and the bindings can produce is in ERROR_CODES, the ErrorCode type and the README, and nothing else', () => {
+test('error codes: every code the C core and the bindings can produce is in ERROR_CODES, the ErrorCode type and the errors guide, and nothing else', () => {
   const producible = producibleCodes();
   // NETWORK comes with the pretrained-model loader (bindings/pretrained/); listed ahead of it
   if (!producible.has('NETWORK') && !existsSync(path.join(REPO, 'bindings/pretrained'))) producible.add('NETWORK');
@@ -126,9 +126,9 @@ test('error codes: every code the C core and the bindings can produce is in ERRO
   assert.deepEqual(sorted(ERROR_CODES), sorted(producible), 'ERROR_CODES = the codes the sources can produce');
   const dts = read('bindings/index.d.ts').match(/export type ErrorCode =([^;]+);/)[1];
   assert.deepEqual(sorted(dts.match(/'([A-Z_]+)'/g).map((s) => s.slice(1, -1))), sorted(producible), 'ErrorCode in index.d.ts');
-  const section = README.match(/\n## Errors\n([\s\S]*?)\n## /)[1];
-  const documented = [...section.matchAll(/^\| (`[A-Z_]+`(?:, `[A-Z_]+`)*) \|/gm)].flatMap(([, cell]) => cell.match(/[A-Z_]+/g));
-  assert.deepEqual(sorted(documented), sorted(producible), 'the README table of codes');
+  const section = read('docs/errors-and-security.md').match(/\n## The error codes\n([\s\S]*?)\n## /)[1];
+  const documented = [...section.matchAll(/^\| \[?(`[A-Z_]+`(?:, `[A-Z_]+`)*)\]?(?:\(#[a-z_-]+\))? \|/gm)].flatMap(([, cell]) => cell.match(/[A-Z_]+/g));
+  assert.deepEqual(sorted(documented), sorted(producible), 'the table of codes in docs/errors-and-security.md');
   assert.ok(Object.isFrozen(ERROR_CODES));
 });
 
@@ -233,10 +233,10 @@ console.log(JSON.stringify({ before, after: (await runtimeInfo()).memoryBytes })
   assert.equal(after, before, 'memory flat over 200 create/dispose cycles');
 });
 
-test("swapformer-models from its tarball, beside swapformer's: the README's example predicts '^olleh$'", () => {
+test("swapformer-models from its tarball, beside swapformer's: its README's example predicts '^olleh$'", () => {
   const app = installPacked({ models: true, prefix: 'swapformer-models-' });
   try {
-    const example = README.match(/```js\n(import \{ readFileSync \} from 'node:fs';\nimport \{ loadModel \} from 'swapformer';\nimport \{ encode, decode \} from 'swapformer-models\/tasks\.js';[\s\S]*?)```/)[1];
+    const example = read('models/README.md').match(/```js\n(import \{ readFileSync \} from 'node:fs';\nimport \{ loadModel \} from 'swapformer';\nimport \{ encode, decode \} from 'swapformer-models\/tasks\.js';[\s\S]*?)```/)[1];
     writeFiles(app.dir, { 'example.js': example.replace(/^decode\((.*)\);.*$/m, 'console.log(decode($1));') });
     assert.equal(execFileSync(process.execPath, ['example.js'], { cwd: app.dir, encoding: 'utf8' }).trim(), '^olleh$');
   } finally {

@@ -8,7 +8,7 @@
 //             strict loader as every model, without the file built in memory.
 import { SwapformerError, fail } from '../utils/errors.js';
 import { readOptions } from '../utils/options.js';
-import { deriveEncoder, loadModel, Encoder, EXCLUSIVE, RUNTIME } from '../runtime/encoder.js';
+import { loadModel, Encoder, EXCLUSIVE, RUNTIME } from '../runtime/encoder.js';
 import { similarityOn, quantizeOn } from '../runtime/embeddings.js';
 import { Tokenizer } from '../tokenizers/tokenizer.js';
 import { readFile, checkSignal } from './files.js';
@@ -221,7 +221,7 @@ export class Pretrained {
    * {relativeBias: 'none'} (a plugin swapped in without its options gets its
    * defaults). The tensors of a plugin
    * swapped out are dropped, every other weight is kept bit for bit, a new
-   * plugin's table starts at zero (Encoder deriveEncoder); the head and the
+   * plugin's table starts at zero (Encoder.withConfig); the head and the
    * recipe still apply. options: {maxLength?, dtype?, threads?, wasm?}.
    * A new Pretrained (dispose both).
    */
@@ -230,12 +230,7 @@ export class Pretrained {
     if (changes === null || typeof changes !== 'object' || Array.isArray(changes)) fail('BAD_ARGUMENT', 'withConfig takes an object of config fields');
     const { maxLength, ...encoderOptions } = readOptions(options, 'withConfig', 'withConfig: options');
     const before = this.encoder.config;
-    const config = { ...before, ...changes };
-    // a plugin swapped in without options gets its defaults, not the old plugin's options
-    for (const [slot, opts] of [['position', 'positionOptions'], ['relativeBias', 'relativeBiasOptions']]) {
-      if (Object.hasOwn(changes, slot) && changes[slot] !== before[slot] && !Object.hasOwn(changes, opts)) delete config[opts];
-    }
-    const encoder = await deriveEncoder(this.encoder, config, encoderOptions);
+    const encoder = await this.encoder.withConfig(changes, encoderOptions);
     const after = encoder.config;
     const moved = POSITION_FIELDS.some((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
     try {

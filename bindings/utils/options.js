@@ -21,6 +21,7 @@ export const OPTION_KEYS = Object.freeze({
   chunk: ['maxTokens', 'overlap'],
   chunking: ['maxTokens', 'overlap', 'pool'],
   withConfig: ['maxLength', 'dtype', 'threads', 'wasm'],
+  encoderWithConfig: ['dtype', 'threads', 'wasm'],
   encode: ['pair', 'addSpecialTokens', 'maxLength', 'truncation'],
   decode: ['skipSpecialTokens'],
   fromJSON: ['tokenizerConfig', 'specialTokensMap'],
