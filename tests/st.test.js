@@ -420,6 +420,7 @@ test('every public call refuses an unknown option key, naming it (and the instan
     'Encoder.forward': () => enc.forward([[1, 2, 3]], bogus),
     'Encoder.forwardAsync': () => enc.forwardAsync([[1, 2, 3]], bogus),
     'Encoder.positionScores': () => enc.positionScores({ length: 4, bogus: 1 }),
+    'Encoder.withConfig': () => enc.withConfig({}, bogus),
     'loadPretrained': () => loadPretrained(folderOf('roberta'), bogus),
     'Pretrained.withConfig': () => m.withConfig({}, bogus),
     'Pretrained.embed': () => m.embed(['a'], bogus),
@@ -454,7 +455,7 @@ test('every public call refuses an unknown option key, naming it (and the instan
     assert.deepEqual(publicCalls.filter((c) => !Object.hasOwn(calls, c) && !NO_OPTIONS.includes(c)), [], 'public calls missing from the table');
     // and every list of known keys is exercised: here, or in the Tokenizer's tests below ('similarity' lists none)
     const lists = { init: 'createEncoder init', positionScores: 'Encoder.positionScores', forward: 'Encoder.forward', chunking: 'Pretrained.embed chunking',
-      embed: 'Pretrained.embed', embedStream: 'Pretrained.embedStream', chunk: 'Pretrained.chunk', withConfig: 'Pretrained.withConfig', configure: 'configure' };
+      embed: 'Pretrained.embed', embedStream: 'Pretrained.embedStream', chunk: 'Pretrained.chunk', withConfig: 'Pretrained.withConfig', encoderWithConfig: 'Encoder.withConfig', configure: 'configure' };
     assert.deepEqual(Object.keys(OPTION_KEYS).filter((k) => !Object.hasOwn(calls, lists[k] ?? k) && !['encode', 'decode', 'fromJSON', 'similarity'].includes(k)), []);
     for (const [name, call] of Object.entries(calls)) await rejects(call, 'BAD_ARGUMENT', /\bbogus\b/).catch((e) => assert.fail(`${name}: ${e.message}`));
     assert.equal(enc.forward([[1, 2, 3]]).shape[1], 3, 'the encoder still works');
