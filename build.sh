@@ -2,7 +2,7 @@
 # swapformer's single entry point.
 #
 #   ./build.sh            set up what is missing, build dist/swapformer.wasm
-#   ./build.sh test       set-up (incl. Chromium for the browser test) + build + npm test
+#   ./build.sh test       set-up (incl. Chromium for the browser test, TypeDoc for the API reference's) + build + npm test
 #                         + sanitize + a fuzz smoke run (what CI runs)
 #   ./build.sh sanitize   the C core built natively under ASan + UBSan (64-bit, and 32-bit as in wasm32),
 #                         running the golden fixtures
@@ -52,6 +52,15 @@ setup_node() {
   if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     say "build.sh: npm ci"
     npm ci --no-audit --no-fund --loglevel=error >/dev/null
+  fi
+}
+
+# TypeDoc for the API reference (npm run docs; tests/docs-api.test.js builds it): a package of its
+# own, docs/tools (TypeDoc needs the TypeScript compiler API, which the root's TypeScript 7 lacks).
+setup_docs() {
+  if [ ! -d docs/tools/node_modules ] || [ docs/tools/package-lock.json -nt docs/tools/node_modules/.package-lock.json ]; then
+    say "build.sh: npm ci --prefix docs/tools"
+    npm ci --prefix docs/tools --no-audit --no-fund --loglevel=error >/dev/null
   fi
 }
 
@@ -267,6 +276,7 @@ case "$cmd" in
   test)
     build
     setup_node
+    setup_docs
     setup_chromium
     npm test
     sanitize
