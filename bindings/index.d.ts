@@ -98,7 +98,7 @@ export type Activation = 'gelu' | 'gelu_tanh' | 'relu' | 'silu' | 'swiglu' | 'ge
  * @group Config
  */
 export interface SinusoidalOptions {
-  /** Wavelength base: PE[t, 2i] = sin(t / base^(2i/dModel)). Default 10000. */
+  /** Wavelength base, in (1, 1e12]: PE[t, 2i] = sin(t / base^(2i/dModel)). Default 10000. */
   base?: number;
 }
 
@@ -124,21 +124,21 @@ export type RopeScaling =
   | {
     /** Position interpolation: angle = (t / factor) theta_i. */
     type: 'linear';
-    /** How many times longer the context gets (> 0). */
+    /** How many times longer the context gets, in [1e-6, 1e6]. */
     factor: number;
   }
   | {
     /** NTK-aware: base' = base * factor^(D / (D - 2)), D the head size. */
     type: 'ntk';
-    /** How many times longer the context gets (> 0). */
+    /** How many times longer the context gets, in [1, 1e6]. */
     factor: number;
   }
   | {
     /** YaRN: slow-turning pairs interpolated, fast ones kept, a linear ramp between; cos and sin scaled by 0.1 ln(factor) + 1. */
     type: 'yarn';
-    /** How many times longer the context gets (> 0). */
+    /** How many times longer the context gets, in [1, 1e6]. */
     factor: number;
-    /** The context length the model was trained at, in tokens. */
+    /** The context length the model was trained at, in tokens (an integer >= 1). */
     originalMaxLen: number;
     /** Pairs turning more than this many times over originalMaxLen are kept. Default 32. */
     betaFast?: number;
@@ -149,9 +149,9 @@ export type RopeScaling =
     /** Dynamic NTK (nomic-embed's rotary_scaling_factor): a sequence longer than originalMaxLen
      * uses a base grown with its own length; shorter ones the plain base. */
     type: 'dynamic';
-    /** The scaling factor (> 0). */
+    /** The scaling factor, in [1, 1e6]. */
     factor: number;
-    /** The context length the model was trained at, in tokens. */
+    /** The context length the model was trained at, in tokens (an integer >= 1). */
     originalMaxLen: number;
   };
 
@@ -160,7 +160,7 @@ export type RopeScaling =
  * @group Config
  */
 export interface RopeOptions {
-  /** theta_i = base^(-2i/headDim). Default 10000. */
+  /** theta_i = base^(-2i/headDim), base in (1, 1e12]. Default 10000. */
   base?: number;
   /** The base on local (sliding-window) layers. Default: base. */
   localBase?: number;
@@ -177,7 +177,7 @@ export interface RopeOptions {
  * @group Config
  */
 export interface T5Options {
-  /** Relative position buckets, a multiple of 4. Default 32. */
+  /** Relative position buckets, a multiple of 4 in [4, 65536]. Default 32. */
   buckets?: number;
   /** Offsets beyond this share the last bucket; must exceed buckets / 4. Default 128. */
   maxDistance?: number;
@@ -292,15 +292,15 @@ export type HeadConfig = {
  * @group Config
  */
 export interface ConfigBase {
-  /** Rows of the token table embed.tokens: token ids are in [0, vocabSize). An integer >= 1. */
+  /** Rows of the token table embed.tokens: token ids are in [0, vocabSize). An integer in [1, 2^24]. */
   vocabSize: number;
-  /** Width of the residual stream. An integer >= 1, divisible by heads unless headDim is given. */
+  /** Width of the residual stream: an integer in [1, 2^20], divisible by heads unless headDim is given. */
   dModel: number;
-  /** Attention heads per layer. An integer >= 1. */
+  /** Attention heads per layer: an integer in [1, 2^20]. */
   heads: number;
-  /** May be 0: embeddings, positions and the final norm only. */
+  /** Layers, 0 to 1024. May be 0: embeddings, positions and the final norm only. */
   layers: number;
-  /** Hidden width of the feed-forward block. An integer >= 1. */
+  /** Hidden width of the feed-forward block: an integer in [1, 2^20]. */
   ffDim: number;
   /** Rows of the learned position table (and the longest sequence it encodes). Default 512. */
   maxLen?: number;
@@ -322,7 +322,7 @@ export interface ConfigBase {
   headDim?: number;
   /** Scores are q.k x attnScale. Default 1 / sqrt(headDim). */
   attnScale?: number;
-  /** Rows of a token-type (segment) embedding table; 0 for none. Default 0. */
+  /** Rows of a token-type (segment) embedding table, at most 256; 0 for none. Default 0. */
   typeVocabSize?: number;
   /** A norm over the embeddings (BERT's embeddings.LayerNorm). Default false. */
   embedNorm?: boolean;
@@ -589,7 +589,7 @@ export type ErrorCode =
   | 'BAD_ARGUMENT'
   /** Registering a C plugin under a name taken (not seen from JavaScript). */
   | 'PLUGIN_EXISTS'
-  /** A file or tensor that is not there (a checkpoint's file; offline and not cached). */
+  /** A file or tensor that is not there (a checkpoint's file, or one not cached when offline). */
   | 'NOT_FOUND'
   /** A C plugin of a wrong plugin API version (not seen from JavaScript). */
   | 'BAD_PLUGIN'
@@ -662,8 +662,8 @@ export class Encoder {
   readonly config: ResolvedConfig;
   /** How the weights are held. */
   readonly dtype: Dtype;
-  /** Longest sequence the position plugin encodes, in tokens: maxLen - positionOptions.offset for 'learned'
-   * (the smaller of both slots' limits), else Infinity. */
+  /** Longest sequence the position plugin encodes, in tokens: maxLen - positionOptions.offset for 'learned',
+   * else Infinity. */
   readonly maxSequenceLength: number;
   /** Whether dispose() has been called. */
   readonly disposed: boolean;
@@ -1035,11 +1035,13 @@ export interface EmbedOptions {
   batchSize?: number;
   /** Called after each batch with the texts (or, with chunking, the chunks) embedded so far. */
   onProgress?: (progress: EmbedProgress) => void;
-  /** The embeddings quantized as sentence-transformers' quantize_embeddings over this call. Default 'float32'. */
+  /** The embeddings quantized as sentence-transformers' quantize_embeddings over this call (int8 / uint8: the
+   * ranges of this call's rows; binary / ubinary: a width that is a multiple of 8). Not with pooling 'none'. Default 'float32'. */
   precision?: Precision;
   /** false: a text longer than maxLength is SEQUENCE_TOO_LONG naming it, not cut. Default true. */
   truncate?: boolean;
-  /** Split texts longer than the model into windows at word boundaries, embed each and pool them per text. */
+  /** Split every text into windows at word boundaries ({@link Pretrained.chunk}; by default maxLength less the
+   * prompt's tokens), embed each and pool them per text, so that no text is cut. Not with pooling 'none'. */
   chunking?: ChunkingOptions;
 }
 
@@ -1487,7 +1489,7 @@ export class Pretrained {
   embedStream(texts: (Iterable<string> & object) | AsyncIterable<string>, options: EmbedStreamOptions & { pooling: 'none' }): AsyncGenerator<EmbeddedBatch<Tensor<[batch: number, tokens: number, dModel: number]>>, void, undefined>;
   /** A corpus of any size with bounded memory: texts (an iterable or async iterable of strings) read
    * batchSize at a time, each batch embedded in its turn on the runtime: packed bits. */
-  embedStream<P extends 'binary' | 'ubinary'>(texts: Iterable<string> | AsyncIterable<string>, options: EmbedStreamOptions & { pooling?: 'mean' | 'cls' | 'max'; precision: P }): AsyncGenerator<EmbeddedBatch<Embeddings<P>>, void, undefined>;
+  embedStream<P extends 'binary' | 'ubinary'>(texts: (Iterable<string> & object) | AsyncIterable<string>, options: EmbedStreamOptions & { pooling?: 'mean' | 'cls' | 'max'; precision: P }): AsyncGenerator<EmbeddedBatch<Embeddings<P>>, void, undefined>;
   /** A corpus of any size with bounded memory: texts (an iterable or async iterable of strings) read
    * batchSize at a time, each batch embedded in its turn on the runtime and yielded with its index. */
   embedStream(texts: (Iterable<string> & object) | AsyncIterable<string>, options?: EmbedStreamOptions & { pooling?: 'mean' | 'cls' | 'max'; precision?: 'float32' }): AsyncGenerator<EmbeddedBatch<Tensor<[batch: number, dimensions: number]>>, void, undefined>;

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,8 @@ import * as swapformer from '../bindings/index.js';
 import { TOOLS, installTools, buildDocs } from '../tools/docs.mjs';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
+let installed; // installTools() once: {ok, output}
+const tools = () => (installed ??= installTools({ quiet: true }));
 const GROUPS = ['Encoder', 'Config', 'Pretrained', 'Embeddings and search', 'Tasks', 'Tokenizer', 'Errors', 'Runtime'];
 
 /** The page TypeDoc writes for a runtime export, by what it is. */
@@ -23,7 +25,7 @@ const pageOf = (name, value) => (typeof value === 'function'
   : `variables/${name}.html`);
 
 test('docs: TypeDoc builds the API reference from bindings/index.d.ts with no warning, a page per export', { timeout: 240_000 }, (t) => {
-  const install = installTools({ quiet: true });
+  const install = tools();
   if (!install.ok) {
     t.skip(`docs/tools (TypeDoc) is not installed and \`npm ci --prefix docs/tools\` failed (no registry?): ${install.output.trim().split('\n')[0]}`);
     return;
@@ -44,13 +46,14 @@ test('docs: TypeDoc builds the API reference from bindings/index.d.ts with no wa
   const missing = Object.entries(swapformer).map(([name, v]) => pageOf(name, v)).filter((p) => !existsSync(path.join(out, p)));
   assert.deepEqual(missing, [], 'runtime exports without a page: declare and document them in bindings/index.d.ts');
   // markdown turns a bare file name into a link to a website (README.md is a Moldovan domain): none
-  const http = [...index.matchAll(/href="(http:[^"]*)"/g)].map((m) => m[1]);
+  const pages = readdirSync(out, { recursive: true }).filter((f) => f.endsWith('.html'));
+  const http = pages.flatMap((f) => [...readFileSync(path.join(out, f), 'utf8').matchAll(/href="(http:[^"]*)"/g)].map((m) => `${f}: ${m[1]}`));
   assert.deepEqual(http, [], 'links made from bare names');
-  t.diagnostic(`TypeDoc ${versionOf('typedoc')} on TypeScript ${versionOf('typescript')}: ${Object.keys(swapformer).length} exports, no warning, ${seconds.toFixed(1)} s`);
+  t.diagnostic(`TypeDoc ${versionOf('typedoc')} on TypeScript ${versionOf('typescript')}: ${Object.keys(swapformer).length} exports, ${pages.length} pages, no warning, ${seconds.toFixed(1)} s`);
 });
 
 test('docs: a declaration without a doc comment fails the build (validation is on, warnings are errors)', { timeout: 240_000 }, (t) => {
-  if (!installTools({ quiet: true }).ok) {
+  if (!tools().ok) {
     t.skip('docs/tools (TypeDoc) is not installed and could not be (no registry?)');
     return;
   }
