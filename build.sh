@@ -2,8 +2,8 @@
 # swapformer's single entry point.
 #
 #   ./build.sh            set up what is missing, build dist/swapformer.wasm
-#   ./build.sh test       set-up (incl. Chromium for the browser test, Node 22, 24 and 26) + build
-#                         + npm test on the machine's Node, the Node suites again on 22, 24 and 26
+#   ./build.sh test       set-up (incl. Chromium for the browser test, TypeDoc for the API reference's, Node 22, 24
+#                         and 26) + build + npm test on the machine's Node, the Node suites again on 22, 24 and 26
 #                         + sanitize + a fuzz smoke run (what CI runs)
 #   ./build.sh sanitize   the C core built natively under ASan + UBSan (64-bit, and 32-bit as in wasm32),
 #                         running the golden fixtures
@@ -77,6 +77,15 @@ test_on_node() { # <node binary>
   dir="$(cd "$(dirname "$bin")" && pwd)"
   say "build.sh: the test suites on Node $("$bin" --version)"
   PATH="$dir:$PATH" "$bin" tools/node.mjs --test $(ls tests/*.test.js | grep -v '^tests/browser\.test\.js$')
+}
+
+# TypeDoc for the API reference (npm run docs; tests/docs-api.test.js builds it): a package of its
+# own, docs/tools (TypeDoc needs the TypeScript compiler API, which the root's TypeScript 7 lacks).
+setup_docs() {
+  if [ ! -d docs/tools/node_modules ] || [ docs/tools/package-lock.json -nt docs/tools/node_modules/.package-lock.json ]; then
+    say "build.sh: npm ci --prefix docs/tools"
+    npm ci --prefix docs/tools --no-audit --no-fund --loglevel=error >/dev/null
+  fi
 }
 
 # The browser test (tests/browser.test.js) drives Debian's Chromium through
@@ -291,6 +300,7 @@ case "$cmd" in
   test)
     build
     setup_node
+    setup_docs
     setup_chromium
     setup_nodes
     npm test
