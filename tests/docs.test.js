@@ -91,14 +91,14 @@ const CAPTURE = 64 * 1024; // bytes kept of a child's stdout / stderr
 // ---------------------------------------------------------------------------
 // Markdown: fences, markers, prose
 
-/** README.md and docs/**\/*.md under root (docs/api/ skipped), as paths relative to root. */
+/** README.md and docs/**\/*.md under root (docs/api/, generated, and node_modules skipped), as paths relative to root. */
 function docFiles(root) {
   const out = existsSync(path.join(root, 'README.md')) ? ['README.md'] : [];
   const walk = (rel) => {
     const entries = readdirSync(path.join(root, rel), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1));
     for (const e of entries) {
       const r = `${rel}/${e.name}`;
-      if (e.isDirectory() && r !== 'docs/api') walk(r);
+      if (e.isDirectory() && r !== 'docs/api' && e.name !== 'node_modules') walk(r);
       else if (e.isFile() && e.name.endsWith('.md')) out.push(r);
     }
   };
