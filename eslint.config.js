@@ -5,8 +5,18 @@ import globals from 'globals';
 
 export default [
   {
-    ignores: ['node_modules/', '**/node_modules/', 'dist/', 'build/', 'docs/api/', 'tests/out/', 'bench/.cache/', 'examples/*/node_modules/',
-      'tests/fuzz/corpus/', '**/*.min.js'],
+    ignores: [
+      'node_modules/',
+      '**/node_modules/',
+      'dist/',
+      'build/',
+      'docs/api/',
+      'tests/out/',
+      'bench/.cache/',
+      'examples/*/node_modules/',
+      'tests/fuzz/corpus/',
+      '**/*.min.js',
+    ],
   },
   js.configs.recommended,
   {
@@ -17,7 +27,17 @@ export default [
     },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     rules: {
-      'no-unused-vars': ['error', { args: 'after-used', argsIgnorePattern: '^_', varsIgnorePattern: '^_$', destructuredArrayIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      'no-unused-vars': [
+        'error',
+        {
+          args: 'after-used',
+          argsIgnorePattern: '^_',
+          varsIgnorePattern: '^_$',
+          destructuredArrayIgnorePattern: '^_',
+          caughtErrors: 'none',
+          ignoreRestSiblings: true,
+        },
+      ],
       'no-empty': ['error', { allowEmptyCatch: true }],
       'no-constant-condition': ['error', { checkLoops: false }],
       'prefer-const': ['error', { destructuring: 'all' }],

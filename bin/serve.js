@@ -43,8 +43,16 @@ Routes: POST /embed /predict /rerank /tokenize /decode /v1/embeddings /embedding
 GET /info /health /metrics.`;
 
 const DEFAULTS = {
-  host: '127.0.0.1', port: 8080, maxConcurrentRequests: 512, maxBatchTokens: 16384, maxBatchRequests: Infinity,
-  maxClientBatchSize: 32, autoTruncate: true, payloadLimit: 2_000_000, bodyTimeout: 10_000, shutdownTimeout: 30_000,
+  host: '127.0.0.1',
+  port: 8080,
+  maxConcurrentRequests: 512,
+  maxBatchTokens: 16384,
+  maxBatchRequests: Infinity,
+  maxClientBatchSize: 32,
+  autoTruncate: true,
+  payloadLimit: 2_000_000,
+  bodyTimeout: 10_000,
+  shutdownTimeout: 30_000,
 };
 
 /** --flag -> [option, reader]. */
@@ -87,7 +95,8 @@ export function parseArgs(argv, env = process.env) {
     const a = args[i];
     if (a === '--help' || a === '-h') return { help: true };
     const [flag, inline] = a.startsWith('--') && a.includes('=') ? a.split(/=(.*)/s, 2) : [a, undefined];
-    if (flag === '--auto-truncate') { // TEI's: a bare flag is true
+    if (flag === '--auto-truncate') {
+      // TEI's: a bare flag is true
       const v = inline ?? (['true', 'false'].includes(args[i + 1]) ? args[++i] : 'true');
       o.autoTruncate = oneOf(v, '--auto-truncate', ['true', 'false']) === 'true';
     } else if (Object.hasOwn(FLAGS, flag)) {
@@ -98,7 +107,8 @@ export function parseArgs(argv, env = process.env) {
     } else if (a.startsWith('-')) throw new Error(`unknown option '${flag}'`);
     else positional.push(a);
   }
-  if (positional.length !== 1) throw new Error(positional.length ? `serve takes one model, got ${positional.length}: ${positional.join(' ')}` : 'serve needs a <model>');
+  if (positional.length !== 1)
+    throw new Error(positional.length ? `serve takes one model, got ${positional.length}: ${positional.join(' ')}` : 'serve needs a <model>');
   o.model = positional[0];
   o.servedModelName ??= o.model;
   return o;
@@ -118,17 +128,19 @@ async function load(o) {
   if (model.maxLength <= o.maxBatchTokens) return model;
   const longest = model.maxLength;
   model.dispose();
-  if (!o.autoTruncate) throw new Error(`the longest input (${longest} tokens) exceeds --max-batch-tokens ${o.maxBatchTokens}: raise --max-batch-tokens, or allow --auto-truncate`);
+  if (!o.autoTruncate)
+    throw new Error(`the longest input (${longest} tokens) exceeds --max-batch-tokens ${o.maxBatchTokens}: raise --max-batch-tokens, or allow --auto-truncate`);
   return loadPretrained(o.model, { ...options, maxLength: o.maxBatchTokens });
 }
 
-const listen = (server, port, host) => new Promise((resolve, reject) => {
-  server.once('error', reject);
-  server.listen(port, host, () => {
-    server.off('error', reject);
-    resolve(server.address());
+const listen = (server, port, host) =>
+  new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address());
+    });
   });
-});
 
 /** Resolves on the first SIGTERM or SIGINT (the handlers removed after). */
 function shutdownSignal() {

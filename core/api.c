@@ -194,8 +194,8 @@ void SF_EXPORT(sf_row_norms)(float *inv, const float *a, int M, int D) { sf_inve
 void SF_EXPORT(sf_similarity)(float *out, const float *a, const float *inv_a, int M, const float *b, const float *inv_b, int N, int D, int fn) {
     sf_similarity_forward(out, a, inv_a, M, b, inv_b, N, D, fn);
 }
-void SF_EXPORT(sf_search)(int32_t *idx, float *out, const float *q, const float *inv_q, int M, const float *c, const float *inv_c, int N, int D, int k,
-                          int fn) {
+void SF_EXPORT(sf_search)(int32_t *idx, float *out, const float *q, const float *inv_q, int M, const float *c, const float *inv_c, int N, int D,
+                          int k, int fn) {
     sf_search_forward(idx, out, q, inv_q, M, c, inv_c, N, D, k, fn);
 }
 void SF_EXPORT(sf_hamming)(int32_t *idx, float *out, const uint8_t *q, int M, const uint8_t *c, int N, int bytes, int k) {

@@ -8,15 +8,25 @@ static const char *const activation_names[] = {"gelu", "gelu_tanh", "relu", "swi
 static const char *const placement_names[] = {"post", "pre", NULL};
 
 static const char *const config_keys[] = {
-    "vocabSize", "dModel", "heads", "layers", "ffDim", "maxLen", "position", "positionOptions", "norm",
-    "normPlacement", "finalNorm", "eps", "activation", "scaleEmbedding", "outputHead", "headDim", "attnScale",
-    "typeVocabSize", "embedNorm", "firstAttnNorm", "localWindow", "localLayers", "qkNorm", "residualScale",
-    "relativeBias", "relativeBiasOptions", "head", NULL,
+    "vocabSize",    "dModel",
+    "heads",        "layers",
+    "ffDim",        "maxLen",
+    "position",     "positionOptions",
+    "norm",         "normPlacement",
+    "finalNorm",    "eps",
+    "activation",   "scaleEmbedding",
+    "outputHead",   "headDim",
+    "attnScale",    "typeVocabSize",
+    "embedNorm",    "firstAttnNorm",
+    "localWindow",  "localLayers",
+    "qkNorm",       "residualScale",
+    "relativeBias", "relativeBiasOptions",
+    "head",         NULL,
 };
 _Static_assert(sizeof config_keys / sizeof *config_keys <= 33, "parse_root's bitmask of seen keys has 32 bits");
 
 static const char *const head_tasks[] = {"none", "sequence", "token", "mlm", NULL}; /* SF_HEAD_* */
-static const char *const head_poolings[] = {"cls", "mean", NULL};                 /* SF_HEAD_POOL_* */
+static const char *const head_poolings[] = {"cls", "mean", NULL};                   /* SF_HEAD_POOL_* */
 static const char *const head_activation_names[] = {"identity", "tanh", "relu", "gelu", "gelu_tanh", "silu", NULL};
 static const int head_activations[] = {SF_HEAD_ACT_IDENTITY, SF_HEAD_ACT_TANH, SF_ACT_RELU, SF_ACT_GELU, SF_ACT_GELU_TANH, SF_ACT_SILU};
 
@@ -49,10 +59,8 @@ static int get_int(const sf_json *j, int obj, const char *key, int def, int lo, 
     }
     if (!sf_json_is_int(j, m, lo, hi)) {
         const sf_jnode *n = &j->nodes[m];
-        if (n->type == SF_JNUMBER)
-            return sf_fail(err, SF_BAD_CONFIG, "config.%s must be an integer in [%d, %d], got %g", key, lo, hi, n->num);
-        return sf_fail(err, SF_BAD_CONFIG, "config.%s must be an integer in [%d, %d], got %s", key, lo, hi,
-                       sf_json_type_name(n->type));
+        if (n->type == SF_JNUMBER) return sf_fail(err, SF_BAD_CONFIG, "config.%s must be an integer in [%d, %d], got %g", key, lo, hi, n->num);
+        return sf_fail(err, SF_BAD_CONFIG, "config.%s must be an integer in [%d, %d], got %s", key, lo, hi, sf_json_type_name(n->type));
     }
     *out = (int)j->nodes[m].num;
     return SF_OK;
@@ -60,10 +68,12 @@ static int get_int(const sf_json *j, int obj, const char *key, int def, int lo, 
 
 static int get_bool(const sf_json *j, int obj, const char *key, int def, int *out, sf_error *err) {
     int m = sf_json_member(j, obj, key);
-    if (m < 0) { *out = def; return SF_OK; }
+    if (m < 0) {
+        *out = def;
+        return SF_OK;
+    }
     int t = j->nodes[m].type;
-    if (t != SF_JTRUE && t != SF_JFALSE)
-        return sf_fail(err, SF_BAD_CONFIG, "config.%s must be true or false, got %s", key, sf_json_type_name(t));
+    if (t != SF_JTRUE && t != SF_JFALSE) return sf_fail(err, SF_BAD_CONFIG, "config.%s must be true or false, got %s", key, sf_json_type_name(t));
     *out = t == SF_JTRUE;
     return SF_OK;
 }
@@ -87,7 +97,10 @@ static void list_names(char *out, size_t cap, int is_norm) {
         const char *s = is_norm ? sf_norm_at(i)->name : sf_position_at(i)->name;
         size_t l = strlen(s);
         if (n + l + 3 >= cap) break;
-        if (i) { memcpy(out + n, ", ", 2); n += 2; }
+        if (i) {
+            memcpy(out + n, ", ", 2);
+            n += 2;
+        }
         memcpy(out + n, s, l);
         n += l;
         out[n] = 0;
@@ -112,7 +125,8 @@ static int parse_attention(sf_config *c, const sf_json *j, sf_error *err) {
     int rc;
     c->head_dim_given = sf_json_member(j, 0, "headDim") >= 0;
     if (!c->head_dim_given && c->d_model % c->heads)
-        return sf_fail(err, SF_BAD_CONFIG, "config.dModel (%d) must be divisible by config.heads (%d), or config.headDim given", c->d_model, c->heads);
+        return sf_fail(err, SF_BAD_CONFIG, "config.dModel (%d) must be divisible by config.heads (%d), or config.headDim given", c->d_model,
+                       c->heads);
     if ((rc = get_int(j, 0, "headDim", c->d_model / c->heads, 1, SF_MAX_DIM, &c->head_dim, err))) return rc;
     if ((long long)c->heads * c->head_dim > SF_MAX_DIM)
         return sf_fail(err, SF_BAD_CONFIG, "config.heads x config.headDim (%z) must be at most %d", (long long)c->heads * c->head_dim, SF_MAX_DIM);
@@ -143,8 +157,8 @@ static int parse_attention(sf_config *c, const sf_json *j, sf_error *err) {
 
 static int parse_embeddings(sf_config *c, const sf_json *j, sf_error *err) {
     int rc;
-    if ((rc = get_int(j, 0, "typeVocabSize", 0, 0, 256, &c->type_vocab_size, err)) ||
-        (rc = get_bool(j, 0, "embedNorm", 0, &c->embed_norm, err)) || (rc = get_bool(j, 0, "firstAttnNorm", 1, &c->first_attn_norm, err)))
+    if ((rc = get_int(j, 0, "typeVocabSize", 0, 0, 256, &c->type_vocab_size, err)) || (rc = get_bool(j, 0, "embedNorm", 0, &c->embed_norm, err)) ||
+        (rc = get_bool(j, 0, "firstAttnNorm", 1, &c->first_attn_norm, err)))
         return rc;
     if (!c->first_attn_norm && !c->pre_norm)
         return sf_fail(err, SF_BAD_CONFIG, "config.firstAttnNorm: false applies to normPlacement 'pre' (a post-norm layer's norm is on its output)");
@@ -173,8 +187,9 @@ static int parse_normalisation(sf_config *c, const sf_json *j, sf_error *err) {
         return SF_OK;
     }
     if (n->type != SF_JNUMBER || !(n->num > 0 && n->num <= 1e6))
-        return n->type == SF_JNUMBER ? sf_fail(err, SF_BAD_CONFIG, "config.residualScale must be in (0, 1e6] or 'deepnorm', got %g", n->num)
-                                     : sf_fail(err, SF_BAD_CONFIG, "config.residualScale must be a number or 'deepnorm', got %s", sf_json_type_name(n->type));
+        return n->type == SF_JNUMBER
+                   ? sf_fail(err, SF_BAD_CONFIG, "config.residualScale must be in (0, 1e6] or 'deepnorm', got %g", n->num)
+                   : sf_fail(err, SF_BAD_CONFIG, "config.residualScale must be a number or 'deepnorm', got %s", sf_json_type_name(n->type));
     c->residual_scale = n->num;
     return SF_OK;
 }
@@ -188,7 +203,8 @@ static void rename_field(sf_error *err, const char *from, const char *to) {
         if (!strncmp(s, from, lf) && n + lt + 1 < sizeof out) {
             memcpy(out + n, to, lt);
             n += lt, s += lf;
-        } else out[n++] = *s++;
+        } else
+            out[n++] = *s++;
     }
     out[n] = 0;
     memcpy(err->msg, out, n + 1);
@@ -214,17 +230,19 @@ static int parse_bias(sf_config *c, const sf_json *j, sf_error *err) {
         return SF_OK;
     }
     if (c->bias->embed || c->bias->rotate || !c->bias->score_bias)
-        return sf_fail(err, SF_BAD_CONFIG, "config.relativeBias '%s' must be a scheme that only biases the attention scores (t5, alibi); "
-                       "one that changes the embeddings or rotates q and k goes in config.position", name);
-    if (c->bias == c->position)
-        return sf_fail(err, SF_BAD_CONFIG, "config.relativeBias '%s' is config.position already: use one slot", name);
+        return sf_fail(err, SF_BAD_CONFIG,
+                       "config.relativeBias '%s' must be a scheme that only biases the attention scores (t5, alibi); "
+                       "one that changes the embeddings or rotates q and k goes in config.position",
+                       name);
+    if (c->bias == c->position) return sf_fail(err, SF_BAD_CONFIG, "config.relativeBias '%s' is config.position already: use one slot", name);
     sf_config view;
     sf_config_bias_view(c, &view);
     if (c->bias->parse_options) {
         rc = c->bias->parse_options(&c->bias_options, j, opts, err);
     } else if (opts >= 0 && j->nodes[opts].count) {
         rc = sf_fail(err, SF_BAD_CONFIG, "config.relativeBiasOptions: relativeBias '%s' takes no options", name);
-    } else rc = SF_OK;
+    } else
+        rc = SF_OK;
     sf_config_bias_view(c, &view);
     if (!rc && c->bias->check) rc = c->bias->check(&view, err);
     if (rc) rename_field(err, "config.positionOptions", "config.relativeBiasOptions");
@@ -253,7 +271,8 @@ static int parse_head(sf_config *c, const sf_json *j, sf_error *err) {
     h->activation = SF_HEAD_ACT_IDENTITY;
     int rc, m = sf_json_member(j, 0, "head"), act = 0, labels = 0;
     if (m < 0 || j->nodes[m].type == SF_JNULL) return SF_OK;
-    if (j->nodes[m].type != SF_JOBJECT) return sf_fail(err, SF_BAD_CONFIG, "config.head must be an object or null, got %s", sf_json_type_name(j->nodes[m].type));
+    if (j->nodes[m].type != SF_JOBJECT)
+        return sf_fail(err, SF_BAD_CONFIG, "config.head must be an object or null, got %s", sf_json_type_name(j->nodes[m].type));
     if ((rc = sf_opt_only(j, m, "head", keys, err))) return rc;
     if (sf_json_member(j, m, "task") < 0) return sf_fail(err, SF_BAD_CONFIG, "config.head.task is required (sequence, token, mlm)");
     if ((rc = sf_opt_enum(j, m, "head", "task", head_tasks, 0, &h->task, err)) ||
@@ -289,7 +308,8 @@ static int parse_head(sf_config *c, const sf_json *j, sf_error *err) {
     }
     if ((rc = sf_opt_number(j, m, "head", "normEps", 1e-12, 0, 1, &h->norm_eps, err))) return rc;
     if (h->norm && !((float)h->norm_eps > 0)) return sf_fail(err, SF_BAD_CONFIG, "config.head.normEps (%g) must be above 0 in float32", h->norm_eps);
-    if (!h->norm && sf_json_member(j, m, "normEps") >= 0) return sf_fail(err, SF_BAD_CONFIG, "config.head.normEps applies to head.norm, which is 'none'");
+    if (!h->norm && sf_json_member(j, m, "normEps") >= 0)
+        return sf_fail(err, SF_BAD_CONFIG, "config.head.normEps applies to head.norm, which is 'none'");
     return SF_OK;
 }
 
@@ -311,10 +331,8 @@ static int parse_root(sf_config *c, const sf_json *j, sf_error *err) {
     }
 
     if ((rc = get_int(j, 0, "vocabSize", -1, 1, SF_MAX_VOCAB, &c->vocab_size, err)) ||
-        (rc = get_int(j, 0, "dModel", -1, 1, SF_MAX_DIM, &c->d_model, err)) ||
-        (rc = get_int(j, 0, "heads", -1, 1, SF_MAX_DIM, &c->heads, err)) ||
-        (rc = get_int(j, 0, "layers", -1, 0, SF_MAX_LAYERS, &c->layers, err)) ||
-        (rc = get_int(j, 0, "ffDim", -1, 1, SF_MAX_DIM, &c->ff_dim, err)) ||
+        (rc = get_int(j, 0, "dModel", -1, 1, SF_MAX_DIM, &c->d_model, err)) || (rc = get_int(j, 0, "heads", -1, 1, SF_MAX_DIM, &c->heads, err)) ||
+        (rc = get_int(j, 0, "layers", -1, 0, SF_MAX_LAYERS, &c->layers, err)) || (rc = get_int(j, 0, "ffDim", -1, 1, SF_MAX_DIM, &c->ff_dim, err)) ||
         (rc = get_int(j, 0, "maxLen", 512, 1, SF_MAX_LEN, &c->max_len, err)))
         return rc;
     if ((rc = parse_attention(c, j, err))) return rc;
@@ -326,24 +344,24 @@ static int parse_root(sf_config *c, const sf_json *j, sf_error *err) {
         return sf_fail(err, SF_BAD_CONFIG, "config.position '%s' is not a registered position plugin (%s)", name, choices);
     list_names(choices, sizeof choices, 1);
     if ((rc = get_name(j, 0, "norm", name, sizeof name, choices, err))) return rc;
-    if (!(c->norm = sf_find_norm(name)))
-        return sf_fail(err, SF_BAD_CONFIG, "config.norm '%s' is not a registered norm plugin (%s)", name, choices);
+    if (!(c->norm = sf_find_norm(name))) return sf_fail(err, SF_BAD_CONFIG, "config.norm '%s' is not a registered norm plugin (%s)", name, choices);
 
     if ((rc = get_name(j, 0, "normPlacement", name, sizeof name, "pre, post", err))) return rc;
-    if (!strcmp(name, "pre")) c->pre_norm = 1;
-    else if (!strcmp(name, "post")) c->pre_norm = 0;
-    else return sf_fail(err, SF_BAD_CONFIG, "config.normPlacement must be 'pre' or 'post', got '%s'", name);
+    if (!strcmp(name, "pre"))
+        c->pre_norm = 1;
+    else if (!strcmp(name, "post"))
+        c->pre_norm = 0;
+    else
+        return sf_fail(err, SF_BAD_CONFIG, "config.normPlacement must be 'pre' or 'post', got '%s'", name);
 
     if ((rc = get_name(j, 0, "activation", name, sizeof name, ACTIVATIONS, err))) return rc;
     c->activation = -1;
     for (int a = 0; activation_names[a]; a++)
         if (!strcmp(name, activation_names[a])) c->activation = a;
-    if (c->activation < 0)
-        return sf_fail(err, SF_BAD_CONFIG, "config.activation '%s' is unknown (" ACTIVATIONS ")", name);
+    if (c->activation < 0) return sf_fail(err, SF_BAD_CONFIG, "config.activation '%s' is unknown (" ACTIVATIONS ")", name);
 
     if ((rc = get_bool(j, 0, "finalNorm", c->pre_norm, &c->final_norm, err)) ||
-        (rc = get_bool(j, 0, "scaleEmbedding", 0, &c->scale_embedding, err)) ||
-        (rc = get_bool(j, 0, "outputHead", 0, &c->output_head, err)))
+        (rc = get_bool(j, 0, "scaleEmbedding", 0, &c->scale_embedding, err)) || (rc = get_bool(j, 0, "outputHead", 0, &c->output_head, err)))
         return rc;
 
     if ((rc = parse_embeddings(c, j, err)) || (rc = parse_normalisation(c, j, err))) return rc;
@@ -371,7 +389,8 @@ static int parse_root(sf_config *c, const sf_json *j, sf_error *err) {
     if (c->position->check && (rc = c->position->check(c, err))) return rc;
     if ((rc = parse_bias(c, j, err)) || (rc = parse_head(c, j, err))) return rc;
     if (c->head.task && c->output_head)
-        return sf_fail(err, SF_BAD_CONFIG, "config.outputHead and config.head are two heads: keep one (head: {task: 'token', labels: vocabSize} is outputHead)");
+        return sf_fail(err, SF_BAD_CONFIG,
+                       "config.outputHead and config.head are two heads: keep one (head: {task: 'token', labels: vocabSize} is outputHead)");
     return SF_OK;
 }
 
@@ -412,8 +431,10 @@ void sf_config_write(const sf_config *c, sf_buf *b) {
     put_int(b, "maxLen", c->max_len);
     put_name(b, "position", c->position->name);
     put_key(b, "positionOptions", 0);
-    if (c->position->write_options) c->position->write_options(&c->position_options, b);
-    else sf_buf_str(b, "{}");
+    if (c->position->write_options)
+        c->position->write_options(&c->position_options, b);
+    else
+        sf_buf_str(b, "{}");
     put_name(b, "norm", c->norm->name);
     put_name(b, "normPlacement", placement_names[c->pre_norm]);
     put_key(b, "finalNorm", 0);
@@ -437,8 +458,10 @@ void sf_config_write(const sf_config *c, sf_buf *b) {
     sf_buf_str(b, c->first_attn_norm ? "true" : "false");
     put_name(b, "qkNorm", c->qk_norm ? c->qk_norm->name : "none");
     put_key(b, "residualScale", 0);
-    if (c->deepnorm) sf_buf_str(b, "\"deepnorm\"");
-    else sf_buf_json_number(b, c->residual_scale);
+    if (c->deepnorm)
+        sf_buf_str(b, "\"deepnorm\"");
+    else
+        sf_buf_json_number(b, c->residual_scale);
     put_int(b, "localWindow", c->local_window);
     put_key(b, "localLayers", 0);
     sf_buf_str(b, "[");
@@ -451,11 +474,14 @@ void sf_config_write(const sf_config *c, sf_buf *b) {
     sf_buf_str(b, "]");
     put_name(b, "relativeBias", c->bias ? c->bias->name : "none");
     put_key(b, "relativeBiasOptions", 0);
-    if (c->bias && c->bias->write_options) c->bias->write_options(&c->bias_options, b);
-    else sf_buf_str(b, "{}");
+    if (c->bias && c->bias->write_options)
+        c->bias->write_options(&c->bias_options, b);
+    else
+        sf_buf_str(b, "{}");
     put_key(b, "head", 0);
     const sf_head_config *h = &c->head;
-    if (!h->task) sf_buf_str(b, "null");
+    if (!h->task)
+        sf_buf_str(b, "null");
     else {
         sf_buf_str(b, "{");
         put_key(b, "task", 1);
@@ -508,10 +534,8 @@ int sf_opt_number(const sf_json *j, int obj, const char *path, const char *key, 
     *out = def;
     if (m < 0) return SF_OK;
     const sf_jnode *n = &j->nodes[m];
-    if (n->type != SF_JNUMBER)
-        return sf_fail(err, SF_BAD_CONFIG, "config.%s.%s must be a number, got %s", path, key, sf_json_type_name(n->type));
-    if (!(n->num >= lo && n->num <= hi))
-        return sf_fail(err, SF_BAD_CONFIG, "config.%s.%s must be in [%g, %g], got %g", path, key, lo, hi, n->num);
+    if (n->type != SF_JNUMBER) return sf_fail(err, SF_BAD_CONFIG, "config.%s.%s must be a number, got %s", path, key, sf_json_type_name(n->type));
+    if (!(n->num >= lo && n->num <= hi)) return sf_fail(err, SF_BAD_CONFIG, "config.%s.%s must be in [%g, %g], got %g", path, key, lo, hi, n->num);
     *out = n->num;
     return SF_OK;
 }
@@ -521,13 +545,19 @@ int sf_opt_enum(const sf_json *j, int obj, const char *path, const char *key, co
     *out = def;
     if (m < 0) return SF_OK;
     for (int i = 0; names[i]; i++)
-        if (sf_json_string_is(j, m, names[i])) { *out = i; return SF_OK; }
+        if (sf_json_string_is(j, m, names[i])) {
+            *out = i;
+            return SF_OK;
+        }
     char choices[128] = "";
     size_t n = 0;
     for (int i = 0; names[i]; i++) {
         size_t l = strlen(names[i]);
         if (n + l + 3 >= sizeof choices) break;
-        if (i) { memcpy(choices + n, ", ", 2); n += 2; }
+        if (i) {
+            memcpy(choices + n, ", ", 2);
+            n += 2;
+        }
         memcpy(choices + n, names[i], l + 1);
         n += l;
     }

@@ -10,9 +10,9 @@ enum { SF_ACT_GELU, SF_ACT_GELU_TANH, SF_ACT_RELU, SF_ACT_SWIGLU, SF_ACT_GEGLU, 
 
 /* Upper bounds that keep every size product inside 64 bits and every index
  * inside int; anything that passes still has to find memory (OUT_OF_MEMORY). */
-#define SF_MAX_DIM (1 << 20)     /* dModel, heads, ffDim */
-#define SF_MAX_VOCAB (1 << 24)
-#define SF_MAX_LEN (1 << 24)
+#define SF_MAX_DIM    (1 << 20) /* dModel, heads, ffDim */
+#define SF_MAX_VOCAB  (1 << 24)
+#define SF_MAX_LEN    (1 << 24)
 #define SF_MAX_LAYERS 1024
 
 /* An encoder's task head (config.head): what turns the last hidden states
@@ -33,22 +33,22 @@ typedef struct sf_head_config {
     int activation;             /* after dense: SF_ACT_GELU, _GELU_TANH, _RELU, _SILU, SF_HEAD_ACT_* */
     const sf_norm_plugin *norm; /* after the activation, or NULL */
     double norm_eps;
-    int tied;                   /* mlm: the vocabulary projection is embed.tokens */
+    int tied; /* mlm: the vocabulary projection is embed.tokens */
 } sf_head_config;
 
 typedef struct sf_config {
     int vocab_size, d_model, heads, layers, ff_dim, max_len;
-    int head_dim;          /* headDim: size of a head (default dModel / heads); attention width A = heads x headDim */
-    double attn_scale;     /* attnScale: scores are q.k x attnScale (default 1/sqrt(headDim); T5: 1) */
+    int head_dim;                         /* headDim: size of a head (default dModel / heads); attention width A = heads x headDim */
+    double attn_scale;                    /* attnScale: scores are q.k x attnScale (default 1/sqrt(headDim); T5: 1) */
     int head_dim_given, attn_scale_given; /* written back only when given: otherwise derived */
-    int type_vocab_size;   /* typeVocabSize: rows of the token-type (segment) table, 0 for none */
-    int embed_norm;        /* embedNorm: a norm over the embeddings (BERT's embeddings.LayerNorm) */
-    int first_attn_norm;   /* firstAttnNorm: 0 = layer 0 has no attention norm (ModernBERT) */
-    int local_window;      /* localWindow: local layers attend to keys with |i - j| <= window */
-    unsigned char local[SF_MAX_LAYERS]; /* localLayers: 1 for a local (sliding-window) layer */
-    const sf_norm_plugin *qk_norm; /* qkNorm: a norm of each head's q and k before RoPE, or NULL ('none') */
-    double residual_scale; /* residualScale: the residual stream's weight, x = N(a x + f(x)) / x = a x + f(N(x)) */
-    int deepnorm;          /* residualScale: 'deepnorm', a = (2L)^(1/4), and DeepNet's initialisation */
+    int type_vocab_size;                  /* typeVocabSize: rows of the token-type (segment) table, 0 for none */
+    int embed_norm;                       /* embedNorm: a norm over the embeddings (BERT's embeddings.LayerNorm) */
+    int first_attn_norm;                  /* firstAttnNorm: 0 = layer 0 has no attention norm (ModernBERT) */
+    int local_window;                     /* localWindow: local layers attend to keys with |i - j| <= window */
+    unsigned char local[SF_MAX_LAYERS];   /* localLayers: 1 for a local (sliding-window) layer */
+    const sf_norm_plugin *qk_norm;        /* qkNorm: a norm of each head's q and k before RoPE, or NULL ('none') */
+    double residual_scale;                /* residualScale: the residual stream's weight, x = N(a x + f(x)) / x = a x + f(N(x)) */
+    int deepnorm;                         /* residualScale: 'deepnorm', a = (2L)^(1/4), and DeepNet's initialisation */
     const sf_position_plugin *position;
     sf_options position_options;
     /* relativeBias: a second position plugin that only biases the scores (t5,
@@ -58,11 +58,11 @@ typedef struct sf_config {
     sf_options bias_options;
     sf_head_config head;
     const sf_norm_plugin *norm;
-    int pre_norm;        /* normPlacement: 1 'pre', 0 'post' */
+    int pre_norm; /* normPlacement: 1 'pre', 0 'post' */
     int final_norm;
     int scale_embedding;
-    int activation;      /* SF_ACT_* */
-    int output_head;     /* head.weight (V, C) [+ head.bias]: per-position logits */
+    int activation;  /* SF_ACT_* */
+    int output_head; /* head.weight (V, C) [+ head.bias]: per-position logits */
     double eps;
 } sf_config;
 

@@ -33,7 +33,10 @@ float sf_load_f32(const void *src, size_t i) {
 static void param_name(char *out, size_t cap, int layer, const char *suffix) {
     char num[12];
     int n = 0, v = layer;
-    do { num[n++] = (char)('0' + v % 10); v /= 10; } while (v);
+    do {
+        num[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
     size_t k = 0;
     const char *pre = "layers.";
     while (*pre && k + 1 < cap) out[k++] = *pre++;
@@ -49,28 +52,47 @@ static void param_name(char *out, size_t cap, int layer, const char *suffix) {
  * Optional tensors (biases) absent from a model file count as zero. */
 enum { D_ONE, D_C, D_A, D_F, D_V, D_TV, D_HD, D_L };    /* dModel, heads x headDim, ffDim, vocabSize, typeVocabSize, headDim, head labels */
 enum { R_LINEAR, R_BIAS, R_NORM_W, R_NORM_B, R_EMBED }; /* [out, in] packed / optional zeros / ones / optional zeros / N(0, 1) */
-enum { W_ALWAYS = 0, W_GATED = 1, W_NORM_BIAS = 2, W_ATTN_NORM = 4, W_TYPES = 8, W_EMBED_NORM = 16, W_FINAL_NORM = 32, W_HEAD = 64,
-       W_QK_NORM = 128, W_QK_NORM_BIAS = 256, W_HEAD_DENSE = 512, W_HEAD_NORM = 1024, W_HEAD_NORM_BIAS = 2048, W_HEAD_OUT = 4096,
-       W_HEAD_OUT_W = 8192 };
+enum {
+    W_ALWAYS = 0,
+    W_GATED = 1,
+    W_NORM_BIAS = 2,
+    W_ATTN_NORM = 4,
+    W_TYPES = 8,
+    W_EMBED_NORM = 16,
+    W_FINAL_NORM = 32,
+    W_HEAD = 64,
+    W_QK_NORM = 128,
+    W_QK_NORM_BIAS = 256,
+    W_HEAD_DENSE = 512,
+    W_HEAD_NORM = 1024,
+    W_HEAD_NORM_BIAS = 2048,
+    W_HEAD_OUT = 4096,
+    W_HEAD_OUT_W = 8192
+};
 
 typedef struct {
     const char *name;
-    unsigned char rows, cols; /* D_*; cols D_ONE: a vector */
+    unsigned char rows, cols;  /* D_*; cols D_ONE: a vector */
     unsigned char role, group; /* R_*, SF_GROUP_* */
     unsigned short when;       /* W_* */
     size_t slot;
 } param_row;
 
-#define IN_LAYER(f) offsetof(sf_layer, f)
+#define IN_LAYER(f)   offsetof(sf_layer, f)
 #define IN_ENCODER(f) offsetof(sf_encoder, f)
-#define N SF_GROUP_NONE
-#define O SF_GROUP_OUTPUT
-#define V SF_GROUP_VALUE_FFN
-static const param_row layer_rows[] = { /* per layer, in file order */
-    {"attn.q.weight", D_A, D_C, R_LINEAR, N, W_ALWAYS, IN_LAYER(wq)},   {"attn.q.bias", D_A, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(bq)},
-    {"attn.k.weight", D_A, D_C, R_LINEAR, N, W_ALWAYS, IN_LAYER(wk)},   {"attn.k.bias", D_A, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(bk)},
-    {"attn.v.weight", D_A, D_C, R_LINEAR, V, W_ALWAYS, IN_LAYER(wv)},   {"attn.v.bias", D_A, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(bv)},
-    {"attn.o.weight", D_C, D_A, R_LINEAR, O, W_ALWAYS, IN_LAYER(wo)},   {"attn.o.bias", D_C, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(bo)},
+#define N             SF_GROUP_NONE
+#define O             SF_GROUP_OUTPUT
+#define V             SF_GROUP_VALUE_FFN
+static const param_row layer_rows[] = {
+    /* per layer, in file order */
+    {"attn.q.weight", D_A, D_C, R_LINEAR, N, W_ALWAYS, IN_LAYER(wq)},
+    {"attn.q.bias", D_A, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(bq)},
+    {"attn.k.weight", D_A, D_C, R_LINEAR, N, W_ALWAYS, IN_LAYER(wk)},
+    {"attn.k.bias", D_A, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(bk)},
+    {"attn.v.weight", D_A, D_C, R_LINEAR, V, W_ALWAYS, IN_LAYER(wv)},
+    {"attn.v.bias", D_A, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(bv)},
+    {"attn.o.weight", D_C, D_A, R_LINEAR, O, W_ALWAYS, IN_LAYER(wo)},
+    {"attn.o.bias", D_C, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(bo)},
     {"attn.q_norm.weight", D_HD, D_ONE, R_NORM_W, N, W_QK_NORM, IN_LAYER(q_norm_w)},
     {"attn.q_norm.bias", D_HD, D_ONE, R_NORM_B, N, W_QK_NORM | W_QK_NORM_BIAS, IN_LAYER(q_norm_b)},
     {"attn.k_norm.weight", D_HD, D_ONE, R_NORM_W, N, W_QK_NORM, IN_LAYER(k_norm_w)},
@@ -79,24 +101,29 @@ static const param_row layer_rows[] = { /* per layer, in file order */
     {"norm1.bias", D_C, D_ONE, R_NORM_B, N, W_ATTN_NORM | W_NORM_BIAS, IN_LAYER(norm1_b)},
     {"norm2.weight", D_C, D_ONE, R_NORM_W, N, W_ALWAYS, IN_LAYER(norm2_w)},
     {"norm2.bias", D_C, D_ONE, R_NORM_B, N, W_NORM_BIAS, IN_LAYER(norm2_b)},
-    {"ffn.up.weight", D_F, D_C, R_LINEAR, V, W_ALWAYS, IN_LAYER(up_w)}, {"ffn.up.bias", D_F, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(up_b)},
+    {"ffn.up.weight", D_F, D_C, R_LINEAR, V, W_ALWAYS, IN_LAYER(up_w)},
+    {"ffn.up.bias", D_F, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(up_b)},
     {"ffn.gate.weight", D_F, D_C, R_LINEAR, V, W_GATED, IN_LAYER(gate_w)},
     {"ffn.gate.bias", D_F, D_ONE, R_BIAS, N, W_GATED, IN_LAYER(gate_b)},
     {"ffn.down.weight", D_C, D_F, R_LINEAR, O, W_ALWAYS, IN_LAYER(down_w)},
     {"ffn.down.bias", D_C, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(down_b)},
 };
-static const param_row embed_rows[] = { /* before the position plugin's tensors */
+static const param_row embed_rows[] = {
+    /* before the position plugin's tensors */
     {"embed.tokens", D_V, D_C, R_EMBED, N, W_ALWAYS, IN_ENCODER(tokens)},
     {"embed.types", D_TV, D_C, R_EMBED, N, W_TYPES, IN_ENCODER(types)},
 };
-static const param_row embed_norm_rows[] = { /* after them */
+static const param_row embed_norm_rows[] = {
+    /* after them */
     {"embed.norm.weight", D_C, D_ONE, R_NORM_W, N, W_EMBED_NORM, IN_ENCODER(embed_norm_w)},
     {"embed.norm.bias", D_C, D_ONE, R_NORM_B, N, W_EMBED_NORM | W_NORM_BIAS, IN_ENCODER(embed_norm_b)},
 };
-static const param_row output_rows[] = { /* after the layers */
+static const param_row output_rows[] = {
+    /* after the layers */
     {"final_norm.weight", D_C, D_ONE, R_NORM_W, N, W_FINAL_NORM, IN_ENCODER(final_w)},
     {"final_norm.bias", D_C, D_ONE, R_NORM_B, N, W_FINAL_NORM | W_NORM_BIAS, IN_ENCODER(final_b)},
-    {"head.weight", D_V, D_C, R_LINEAR, N, W_HEAD, IN_ENCODER(head_w)}, {"head.bias", D_V, D_ONE, R_BIAS, N, W_HEAD, IN_ENCODER(head_b)},
+    {"head.weight", D_V, D_C, R_LINEAR, N, W_HEAD, IN_ENCODER(head_w)},
+    {"head.bias", D_V, D_ONE, R_BIAS, N, W_HEAD, IN_ENCODER(head_b)},
     /* config.head (core/heads.c) */
     {"head.dense.weight", D_C, D_C, R_LINEAR, N, W_HEAD_DENSE, IN_ENCODER(head_dense_w)},
     {"head.dense.bias", D_C, D_ONE, R_BIAS, N, W_HEAD_DENSE, IN_ENCODER(head_dense_b)},
@@ -125,13 +152,12 @@ static int size_of(const sf_config *c, int d) {
 
 /* Whether a row exists for this config (layer -1: outside the layers). */
 static int exists(const sf_config *c, unsigned when, int layer) {
-    return (!(when & W_GATED) || sf_gated(c)) && (!(when & W_NORM_BIAS) || c->norm->has_bias) &&
-           (!(when & W_QK_NORM) || c->qk_norm) && (!(when & W_QK_NORM_BIAS) || (c->qk_norm && c->qk_norm->has_bias)) &&
-           (!(when & W_ATTN_NORM) || layer > 0 || c->first_attn_norm) && (!(when & W_TYPES) || c->type_vocab_size > 0) &&
-           (!(when & W_EMBED_NORM) || c->embed_norm) && (!(when & W_FINAL_NORM) || c->final_norm) && (!(when & W_HEAD) || c->output_head) &&
-           (!(when & W_HEAD_DENSE) || (c->head.task && c->head.dense)) && (!(when & W_HEAD_NORM) || (c->head.task && c->head.norm)) &&
-           (!(when & W_HEAD_NORM_BIAS) || (c->head.norm && c->head.norm->has_bias)) && (!(when & W_HEAD_OUT) || c->head.task) &&
-           (!(when & W_HEAD_OUT_W) || (c->head.task && !c->head.tied));
+    return (!(when & W_GATED) || sf_gated(c)) && (!(when & W_NORM_BIAS) || c->norm->has_bias) && (!(when & W_QK_NORM) || c->qk_norm) &&
+           (!(when & W_QK_NORM_BIAS) || (c->qk_norm && c->qk_norm->has_bias)) && (!(when & W_ATTN_NORM) || layer > 0 || c->first_attn_norm) &&
+           (!(when & W_TYPES) || c->type_vocab_size > 0) && (!(when & W_EMBED_NORM) || c->embed_norm) && (!(when & W_FINAL_NORM) || c->final_norm) &&
+           (!(when & W_HEAD) || c->output_head) && (!(when & W_HEAD_DENSE) || (c->head.task && c->head.dense)) &&
+           (!(when & W_HEAD_NORM) || (c->head.task && c->head.norm)) && (!(when & W_HEAD_NORM_BIAS) || (c->head.norm && c->head.norm->has_bias)) &&
+           (!(when & W_HEAD_OUT) || c->head.task) && (!(when & W_HEAD_OUT_W) || (c->head.task && !c->head.tied));
 }
 
 /* Appends a parameter; with e->params NULL it only counts. slot: where its pointer goes. */
@@ -141,8 +167,10 @@ static void add(sf_encoder *e, float ***slots, const char *name, int layer, int 
     if (!e->params) return;
     sf_param *p = &e->params[i];
     memset(p, 0, sizeof *p);
-    if (layer >= 0) param_name(p->name, sizeof p->name, layer, name);
-    else strncpy(p->name, name, sizeof p->name - 1);
+    if (layer >= 0)
+        param_name(p->name, sizeof p->name, layer, name);
+    else
+        strncpy(p->name, name, sizeof p->name - 1);
     p->ndim = ndim;
     p->rows = rows;
     p->cols = ndim == 2 ? cols : 1;
@@ -192,7 +220,6 @@ static void list_params(sf_encoder *e, float ***slots) {
     add_rows(e, slots, output_rows, COUNT(output_rows), -1, enc);
 }
 
-
 /* Floats parameter p takes in the arena (0 on overflow). */
 static size_t param_floats(const sf_param *p) {
     size_t f = 0;
@@ -215,7 +242,7 @@ int sf_encoder_create_dtype(sf_encoder **out, const sf_config *cfg, int dtype, s
     e->dtype = dtype;
     if (cfg->bias) sf_config_bias_view(&e->cfg, &e->bias_view);
     if (dtype == SF_DTYPE_Q8) (void)q8_kernel_name(); /* its probe runs once, before threads share the kernels */
-    list_params(e, NULL); /* count */
+    list_params(e, NULL);                             /* count */
     int n = e->n_params;
     e->params = calloc((size_t)n, sizeof *e->params);
     float ***slots = calloc((size_t)n, sizeof *slots);
@@ -237,7 +264,8 @@ int sf_encoder_create_dtype(sf_encoder **out, const sf_config *cfg, int dtype, s
         p->floats = (f + 3) & ~(size_t)3; /* 16-byte aligned tensors */
         p->offset = total;
         if (total == (size_t)-1 || p->floats < f || !sf_add_size(total, p->floats, &total)) {
-            int rc = sf_fail(err, SF_OUT_OF_MEMORY, "config needs more parameter memory than wasm32 can address (at '%s')", p->name); /* p->name is e's */
+            int rc =
+                sf_fail(err, SF_OUT_OF_MEMORY, "config needs more parameter memory than wasm32 can address (at '%s')", p->name); /* p->name is e's */
             free(slots);
             sf_encoder_free(e);
             return rc;
@@ -318,11 +346,15 @@ static void write_rows(sf_encoder *e, const sf_param *p, size_t r0, size_t n, co
         for (size_t r = 0; r < n; r++) q8_write_row(base + (r0 + r) * sf_q8_row_floats((int)K), src, load, r * K, (int)K);
     } else if (!p->packed) {
         float *dst = base + r0 * K;
-        if (load == sf_load_f32) memcpy(dst, src, count * sizeof(float));
-        else for (size_t k = 0; k < count; k++) dst[k] = load(src, k);
+        if (load == sf_load_f32)
+            memcpy(dst, src, count * sizeof(float));
+        else
+            for (size_t k = 0; k < count; k++) dst[k] = load(src, k);
     } else if (r0 % SF_NR == 0 && (n % SF_NR == 0 || r0 + n == (size_t)p->rows)) {
-        if (load == sf_load_f32) pack_linear_f32(base + r0 * K, src, (int)n, (int)K);
-        else pack_linear(base + r0 * K, src, load, (int)n, (int)K);
+        if (load == sf_load_f32)
+            pack_linear_f32(base + r0 * K, src, (int)n, (int)K);
+        else
+            pack_linear(base + r0 * K, src, load, (int)n, (int)K);
     } else {
         for (size_t r = 0; r < n; r++) {
             float *panel = base + (r0 + r) / SF_NR * SF_NR * K + (r0 + r) % SF_NR;
@@ -358,8 +390,7 @@ static size_t first_non_finite(const void *src, sf_load_fn load, size_t count) {
 int sf_encoder_set_param(sf_encoder *e, int i, const void *src, sf_load_fn load, size_t count, sf_error *err) {
     sf_param *p = &e->params[i];
     size_t want = (size_t)p->rows * (size_t)p->cols;
-    if (count != want)
-        return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s' has %z values, config needs %z", p->name, (long long)count, (long long)want);
+    if (count != want) return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s' has %z values, config needs %z", p->name, (long long)count, (long long)want);
     size_t k = first_non_finite(src, load, count);
     if (k < count)
         return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s' holds a non-finite value (%g) at index %z", p->name, (double)load(src, k), (long long)k);
@@ -397,11 +428,13 @@ int sf_encoder_set_rows_i8(sf_encoder *e, int i, size_t r0, size_t n, const int8
         float s;
         memcpy(&s, (const unsigned char *)scales + 4 * r, 4);
         if (!(s >= 0 && s * 127.0f <= FLT_MAX)) /* so that every q * scale is a finite float32 */
-            return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s': the scale of row %z is %g (scales must be >= 0 and times 127 a finite float32)", p->name, (long long)(r0 + r), (double)s);
+            return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s': the scale of row %z is %g (scales must be >= 0 and times 127 a finite float32)",
+                           p->name, (long long)(r0 + r), (double)s);
     }
     for (size_t k = 0; k < n * K; k++)
         if (q[k] == -128)
-            return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s': int8 value -128 at index %z (symmetric int8 is in [-127, 127])", p->name, (long long)(r0 * K + k));
+            return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s': int8 value -128 at index %z (symmetric int8 is in [-127, 127])", p->name,
+                           (long long)(r0 * K + k));
     float *base = e->param_arena + p->offset;
     if (p->q8 == SF_Q8_PANELS) {
         q8_pack_linear_i8((char *)base + (r0 / SF_Q8_NR) * sf_q8_panel_bytes((int)K), q, scales, (int)n, (int)K);
@@ -431,7 +464,8 @@ int sf_encoder_set_rows_i8(sf_encoder *e, int i, size_t r0, size_t n, const int8
 void sf_encoder_get_param_i8(const sf_encoder *e, int i, int8_t *q, float *scales) {
     const sf_param *p = &e->params[i];
     const float *src = e->param_arena + p->offset;
-    if (p->q8 == SF_Q8_PANELS) q8_unpack_linear_i8(q, scales, src, p->rows, p->cols);
+    if (p->q8 == SF_Q8_PANELS)
+        q8_unpack_linear_i8(q, scales, src, p->rows, p->cols);
     else
         for (int r = 0; r < p->rows; r++) {
             const float *row = src + (size_t)r * sf_q8_row_floats(p->cols);
@@ -443,15 +477,18 @@ void sf_encoder_get_param_i8(const sf_encoder *e, int i, int8_t *q, float *scale
 void sf_encoder_get_param(const sf_encoder *e, int i, float *dst) {
     const sf_param *p = &e->params[i];
     const float *src = e->param_arena + p->offset;
-    if (p->q8 == SF_Q8_PANELS) q8_unpack_linear(dst, src, p->rows, p->cols);
+    if (p->q8 == SF_Q8_PANELS)
+        q8_unpack_linear(dst, src, p->rows, p->cols);
     else if (p->q8 == SF_Q8_ROWS)
         for (int r = 0; r < p->rows; r++) {
             const float *row = src + (size_t)r * sf_q8_row_floats(p->cols);
             const signed char *q = (const signed char *)(row + 1);
             for (int k = 0; k < p->cols; k++) dst[(size_t)r * p->cols + k] = row[0] * (float)q[k];
         }
-    else if (p->packed) unpack_linear(dst, src, p->rows, p->cols);
-    else memcpy(dst, src, sizeof(float) * (size_t)p->rows * (size_t)p->cols);
+    else if (p->packed)
+        unpack_linear(dst, src, p->rows, p->cols);
+    else
+        memcpy(dst, src, sizeof(float) * (size_t)p->rows * (size_t)p->cols);
 }
 
 /* Seed initialisation is counter-based (splitmix64 of key + index), so any
@@ -498,7 +535,7 @@ void sf_encoder_init_missing(sf_encoder *e, uint64_t seed, double output_scale) 
         if (p->init_group == SF_GROUP_VALUE_FFN) scale *= beta;
         init_ctx ctx = {mix64(seed) ^ 0xcbf29ce484222325ull, p->init, scale};
         for (const char *ch = p->name; *ch; ch++) ctx.key = (ctx.key ^ (unsigned char)*ch) * 0x100000001b3ull; /* FNV-1a */
-        write_param(e, i, &ctx, init_load); /* finite by construction */
+        write_param(e, i, &ctx, init_load);                                                                    /* finite by construction */
     }
 }
 
@@ -536,30 +573,31 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, in
     if (F > widest) widest = F;
     if (e->dtype == SF_DTYPE_Q8) xq_floats = sf_q8_act_bytes((int)R, (int)widest) / sizeof(float); /* rows of 16-byte multiples */
     /* every product of user sizes through SF_SIZE: size_t is 32 bits in wasm32 */
-    int ok = SF_SIZE(&nC, N, C) && SF_SIZE(&n2A, N, 2, A) && sf_add_size(n2A, SF_NR, &n2A) && SF_SIZE(&n2, N, 2) &&
-             SF_SIZE(&btc, B, T, C);
+    int ok = SF_SIZE(&nC, N, C) && SF_SIZE(&n2A, N, 2, A) && sf_add_size(n2A, SF_NR, &n2A) && SF_SIZE(&n2, N, 2) && SF_SIZE(&btc, B, T, C);
     if (ok && (flags & SF_OUT_ATTENTIONS)) ok = SF_SIZE(&att, L ? L : 1, B, c->heads, T, T); /* (L, B, H, T, T); >= 1 layer for the probes */
-    if (ok && (flags & SF_OUT_HIDDEN)) ok = SF_SIZE(&hid, L + 1, B, T, C);                  /* (L+1, B, T, C) */
-    if (ok && c->output_head) ok = SF_SIZE(&btv, B, T, c->vocab_size);                      /* (B, T, V) */
-    size_t hrows = 0, hin = 0, hout = 0;                                                    /* config.head's buffers */
+    if (ok && (flags & SF_OUT_HIDDEN)) ok = SF_SIZE(&hid, L + 1, B, T, C);                   /* (L+1, B, T, C) */
+    if (ok && c->output_head) ok = SF_SIZE(&btv, B, T, c->vocab_size);                       /* (B, T, V) */
+    size_t hrows = 0, hin = 0, hout = 0;                                                     /* config.head's buffers */
     if (ok && (flags & SF_OUT_HEAD)) {
         const sf_head_config *h = &c->head;
         hin = R * C;
-        if (h->task == SF_HEAD_SEQUENCE) ok = SF_SIZE(&hout, B, h->labels);                 /* (B, labels) */
-        else if (h->task == SF_HEAD_TOKEN) ok = SF_SIZE(&hout, B, T, h->labels);            /* (B, T, labels) */
-        else ok = SF_SIZE(&hout, rows ? rows : 1, h->labels), hrows = (size_t)rows;         /* (R, V) */
+        if (h->task == SF_HEAD_SEQUENCE)
+            ok = SF_SIZE(&hout, B, h->labels); /* (B, labels) */
+        else if (h->task == SF_HEAD_TOKEN)
+            ok = SF_SIZE(&hout, B, T, h->labels); /* (B, T, labels) */
+        else
+            ok = SF_SIZE(&hout, rows ? rows : 1, h->labels), hrows = (size_t)rows; /* (R, V) */
     }
     /* R <= 64 rows of at most 2^20 columns: these products fit */
-    ok = ok && carve(base, &at, nC, &e->x) && carve(base, &at, n2A, &e->kv) && carve(base, &at, R * C, &e->xn) &&
-         carve(base, &at, R * A, &e->q) && carve(base, &at, R * A, &e->ao) && carve(base, &at, R * F, &e->h) &&
-         carve(base, &at, sf_gated(c) ? R * F : 0, &e->g) && carve(base, &at, R * C, &e->o) &&
+    ok = ok && carve(base, &at, nC, &e->x) && carve(base, &at, n2A, &e->kv) && carve(base, &at, R * C, &e->xn) && carve(base, &at, R * A, &e->q) &&
+         carve(base, &at, R * A, &e->ao) && carve(base, &at, R * F, &e->h) && carve(base, &at, sf_gated(c) ? R * F : 0, &e->g) &&
+         carve(base, &at, R * C, &e->o) &&
          carve(base, &at, sf_attention_scratch(SF_CHUNK, (int)D) * (size_t)threads, &e->att_scratch) && /* one per thread */
-         carve(base, &at, xq_floats, &xq) &&
-         carve(base, &at, (size_t)N, &ids) && carve(base, &at, (size_t)N, &types) && carve(base, &at, (size_t)B, &lens) &&
-         carve(base, &at, (size_t)N, &perm) && carve(base, &at, n2, &keys) &&
-         carve(base, &at, btc, &e->out) && carve(base, &at, att, &e->att) && carve(base, &at, hid, &e->hidden) &&
-         carve(base, &at, btv, &e->logits) && carve(base, &at, hrows, (float **)(void *)&e->head_rows) &&
-         carve(base, &at, hin, &e->head_in) && carve(base, &at, hin, &e->head_mid) && carve(base, &at, hout, &e->head_out);
+         carve(base, &at, xq_floats, &xq) && carve(base, &at, (size_t)N, &ids) && carve(base, &at, (size_t)N, &types) &&
+         carve(base, &at, (size_t)B, &lens) && carve(base, &at, (size_t)N, &perm) && carve(base, &at, n2, &keys) && carve(base, &at, btc, &e->out) &&
+         carve(base, &at, att, &e->att) && carve(base, &at, hid, &e->hidden) && carve(base, &at, btv, &e->logits) &&
+         carve(base, &at, hrows, (float **)(void *)&e->head_rows) && carve(base, &at, hin, &e->head_in) && carve(base, &at, hin, &e->head_mid) &&
+         carve(base, &at, hout, &e->head_out);
     if (base) {
         e->xq = xq_floats ? (void *)xq : NULL;
         e->ids = (int32_t *)ids;
@@ -595,24 +633,26 @@ static int grow_table(const sf_config *cfg, float **table, int *table_T, int T, 
 
 int sf_encoder_reserve_rows(sf_encoder *e, int B, int T, int N, int flags, int rows, sf_error *err) {
     const sf_config *c = &e->cfg;
-    if (B < 1 || T < 1 || N < 1 || N > (long long)B * T)
-        return sf_fail(err, SF_BAD_ARGUMENT, "reserve: bad sizes B=%d T=%d N=%d", B, T, N);
+    if (B < 1 || T < 1 || N < 1 || N > (long long)B * T) return sf_fail(err, SF_BAD_ARGUMENT, "reserve: bad sizes B=%d T=%d N=%d", B, T, N);
     if ((flags & SF_OUT_HEAD) && !c->head.task) return sf_fail(err, SF_BAD_ARGUMENT, "forward: this model has no head (config.head)");
-    if (rows < 0 || (rows && !(flags & SF_OUT_HEAD && c->head.task == SF_HEAD_MLM)) || ((flags & SF_OUT_HEAD) && c->head.task == SF_HEAD_MLM && !rows))
+    if (rows < 0 || (rows && !(flags & SF_OUT_HEAD && c->head.task == SF_HEAD_MLM)) ||
+        ((flags & SF_OUT_HEAD) && c->head.task == SF_HEAD_MLM && !rows))
         return sf_fail(err, SF_BAD_ARGUMENT, "reserve: %d head rows for a %s head", rows, c->head.task == SF_HEAD_MLM ? "mlm" : "sequence or token");
     size_t need, bytes;
     if (!layout(e, NULL, B, T, N, flags, rows, &need) || !sf_mul_size(need, sizeof(float), &bytes) || bytes > SF_MAX_ALLOC)
         return sf_fail(err, SF_OUT_OF_MEMORY, "a batch of %d sequences of up to %d tokens needs more memory than wasm32 can address", B, T);
     if (need > e->act_floats) {
         float *a = malloc(bytes);
-        if (!a) return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory: %d sequences of up to %d tokens need %z MB of activations", B, T,
-                               (long long)(bytes >> 20));
+        if (!a)
+            return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory: %d sequences of up to %d tokens need %z MB of activations", B, T,
+                           (long long)(bytes >> 20));
         free(e->act_arena);
         e->act_arena = a;
         e->act_floats = need;
     }
     int rc;
-    if ((rc = grow_table(c, &e->table, &e->table_T, T, err)) || (c->bias && (rc = grow_table(&e->bias_view, &e->bias_table, &e->bias_table_T, T, err))))
+    if ((rc = grow_table(c, &e->table, &e->table_T, T, err)) ||
+        (c->bias && (rc = grow_table(&e->bias_view, &e->bias_table, &e->bias_table_T, T, err))))
         return rc;
     layout(e, e->act_arena, B, T, N, flags, rows, &need);
     memset(e->type_ids, 0, sizeof(int32_t) * (size_t)N); /* token types default to 0 */
@@ -664,12 +704,21 @@ static sf_pos_ctx bias_ctx(const sf_encoder *e, int layer, int len) {
 #endif
 
 /* One product's output in a linear job: out (M, ldo) = a @ W^T + bias, W (N, K) packed. */
-typedef struct { float *out; const float *w; const float *bias; } linear_out;
+typedef struct {
+    float *out;
+    const float *w;
+    const float *bias;
+} linear_out;
 
 /* One or two products on the same input a (xq: its quantized rows for q8 panels),
  * with the same N and ldo (k and v; up and gate): one parallel region for both. */
 typedef struct {
-    linear_out o[2]; int outs; size_t ldo; const float *a; size_t lda; const void *xq;
+    linear_out o[2];
+    int outs;
+    size_t ldo;
+    const float *a;
+    size_t lda;
+    const void *xq;
     int M, K, N, panels; /* panels of one product */
 } linear_job;
 
@@ -678,8 +727,8 @@ static void linear_columns(const linear_job *j, const linear_out *o, int c0, int
     if (j->xq)
         q8_matmul_forward(o->out + c0, j->ldo, j->xq, q8_panel(o->w, j->K, c0), o->bias ? o->bias + c0 : NULL, j->M, j->K, c1 - c0);
     else
-        gemm_forward(o->out + c0, j->ldo, j->a, j->lda, o->w + (size_t)c0 * j->K, SF_NR, (size_t)SF_NR * j->K,
-                     o->bias ? o->bias + c0 : NULL, 0, j->M, j->K, c1 - c0);
+        gemm_forward(o->out + c0, j->ldo, j->a, j->lda, o->w + (size_t)c0 * j->K, SF_NR, (size_t)SF_NR * j->K, o->bias ? o->bias + c0 : NULL, 0, j->M,
+                     j->K, c1 - c0);
 }
 
 /* Task t of n: panels p0 .. p1-1 (column groups of SF_NR = SF_Q8_NR) of the
@@ -695,7 +744,12 @@ static void linear_task(void *ctx, int t, int n) {
 }
 _Static_assert(SF_NR == SF_Q8_NR, "f32 and q8 panels split the columns alike");
 
-typedef struct { void *xq; const float *a; size_t lda; int M, K; } quantize_job;
+typedef struct {
+    void *xq;
+    const float *a;
+    size_t lda;
+    int M, K;
+} quantize_job;
 
 /* Task t of n: rows m0 .. m1-1 (each row is quantized on its own). */
 static void quantize_task(void *ctx, int t, int n) {
@@ -711,31 +765,42 @@ static const void *quantize_input(sf_encoder *e, const float *a, size_t lda, int
     if (e->dtype != SF_DTYPE_Q8) return NULL;
     quantize_job j = {e->xq, a, lda, M, K};
     int n = sf_pool_threads() < M ? sf_pool_threads() : M;
-    if (n <= 1 || (long long)M * K < SF_PARALLEL_MIN_QUANT) quantize_task(&j, 0, 1);
-    else sf_parallel(quantize_task, &j, n);
+    if (n <= 1 || (long long)M * K < SF_PARALLEL_MIN_QUANT)
+        quantize_task(&j, 0, 1);
+    else
+        sf_parallel(quantize_task, &j, n);
     return e->xq;
 }
 
 /* out (M, ldo) = a (M, lda) @ W^T + bias, W (N, K) packed (f32, or q8 with xq
  * the quantized a), and out2 = a @ W2^T + bias2 the same way when w2 is given:
  * the columns of both split between threads in one region. */
-static void linear2_forward(float *out, float *out2, size_t ldo, const float *a, size_t lda, const void *xq, const float *w,
-                            const float *bias, const float *w2, const float *bias2, int M, int K, int N) {
+static void linear2_forward(float *out, float *out2, size_t ldo, const float *a, size_t lda, const void *xq, const float *w, const float *bias,
+                            const float *w2, const float *bias2, int M, int K, int N) {
     linear_job j = {{{out, w, bias}, {out2, w2, bias2}}, w2 ? 2 : 1, ldo, a, lda, xq, M, K, N, (N + SF_NR - 1) / SF_NR};
     int n = sf_pool_threads() * SF_TASKS_PER_THREAD;
     if (n > j.panels * j.outs) n = j.panels * j.outs;
-    if (n <= 1 || (long long)M * K * N * j.outs < SF_PARALLEL_MIN_WORK) linear_task(&j, 0, 1);
-    else sf_parallel(linear_task, &j, n);
+    if (n <= 1 || (long long)M * K * N * j.outs < SF_PARALLEL_MIN_WORK)
+        linear_task(&j, 0, 1);
+    else
+        sf_parallel(linear_task, &j, n);
 }
 
-static void linear_forward(float *out, size_t ldo, const float *a, size_t lda, const void *xq, const float *w, const float *bias, int M,
-                           int K, int N) {
+static void linear_forward(float *out, size_t ldo, const float *a, size_t lda, const void *xq, const float *w, const float *bias, int M, int K,
+                           int N) {
     linear2_forward(out, NULL, ldo, a, lda, xq, w, bias, NULL, NULL, M, K, N);
 }
 
 typedef struct {
-    float *o; const float *q, *kv; float *scratch; size_t scratch_floats; float *att; size_t ldatt;
-    const int32_t *perm; const sf_attn *spec; int i0, R, T;
+    float *o;
+    const float *q, *kv;
+    float *scratch;
+    size_t scratch_floats;
+    float *att;
+    size_t ldatt;
+    const int32_t *perm;
+    const sf_attn *spec;
+    int i0, R, T;
 } attention_job;
 
 /* Task t of n: heads h0 .. h1-1, with its own scratch. */
@@ -743,11 +808,16 @@ static void attention_task(void *ctx, int t, int n) {
     const attention_job *j = ctx;
     int H = j->spec->heads, h0 = H * t / n, h1 = H * (t + 1) / n;
     if (h0 < h1)
-        attention_forward(j->o, j->q, j->kv, j->scratch + (size_t)t * j->scratch_floats, j->att, j->ldatt, j->perm, j->spec, h0, h1,
-                          j->i0, j->R, j->T);
+        attention_forward(j->o, j->q, j->kv, j->scratch + (size_t)t * j->scratch_floats, j->att, j->ldatt, j->perm, j->spec, h0, h1, j->i0, j->R,
+                          j->T);
 }
 
-typedef struct { float *h; const float *g; int activation; size_t n; } activation_job;
+typedef struct {
+    float *h;
+    const float *g;
+    int activation;
+    size_t n;
+} activation_job;
 
 static void activation_task(void *ctx, int t, int n) {
     const activation_job *j = ctx;
@@ -767,7 +837,9 @@ static void activation_parallel(float *h, const float *g, int activation, size_t
 }
 
 /* The plugins' score_bias as the attention kernel's bias callback: position's, then relativeBias's. */
-typedef struct { sf_pos_ctx pos, bias; } score_biases;
+typedef struct {
+    sf_pos_ctx pos, bias;
+} score_biases;
 static void plugin_bias(float *s, size_t ld, const void *ctx, int h, int i0, int ni, int j0, int nj) {
     const score_biases *p = ctx;
     if (p->pos.cfg->position->score_bias) p->pos.cfg->position->score_bias(s, ld, &p->pos, h, i0, ni, j0, nj);
@@ -787,7 +859,8 @@ static void embed_block(sf_encoder *e, int B, int N) {
             float *xr = e->x + (size_t)n * C;
             for (int k = 0; k < C; k++) xr[k] = row[0] * (float)q[k] * scale;
         }
-    else embed_forward(e->x, e->ids, e->tokens, scale, N, C);
+    else
+        embed_forward(e->x, e->ids, e->tokens, scale, N, C);
     if (e->types) embed_add_forward(e->x, e->type_ids, e->types, N, C);
     if (c->position->embed)
         for (int b = 0, off = 0; b < B; off += e->lens[b++]) {
@@ -841,14 +914,15 @@ static void attention_block(sf_encoder *e, int l, int B, int N, int T, float *at
             int M = min_int(SF_CHUNK, L - i0);
             float *x = e->x + (size_t)(off + i0) * C; /* (M, C) */
             const float *a = attn_input(e, p, x, M);
-            linear_forward(e->q, A, a, C, quantize_input(e, a, C, M, C), p->wq, p->bq, M, C, A); /* (M, A) */
+            linear_forward(e->q, A, a, C, quantize_input(e, a, C, M, C), p->wq, p->bq, M, C, A);                                    /* (M, A) */
             if (c->qk_norm) c->qk_norm->forward(e->q, e->q, p->q_norm_w, p->q_norm_b, (float)c->eps, M * c->heads, sf_head_dim(c)); /* (M H, D) */
             if (pos->rotate) pos->rotate(e->q, A, &ctx, i0, M);
             scale_forward(e->q, (float)c->attn_scale, (size_t)M * A);
-            attention_job aj = {e->ao, e->q, kv, e->att_scratch, sf_attention_scratch(SF_CHUNK, sf_head_dim(c)), ab, (size_t)T, perm, &spec, i0, M, L};
+            attention_job aj = {e->ao, e->q, kv, e->att_scratch, sf_attention_scratch(SF_CHUNK, sf_head_dim(c)), ab, (size_t)T, perm, &spec,
+                                i0,    M,    L};
             int nt = sf_pool_threads() < c->heads ? sf_pool_threads() : c->heads;
             if ((long long)M * L * A < SF_PARALLEL_MIN_WORK) nt = 1;
-            sf_parallel(attention_task, &aj, nt); /* heads split between threads */
+            sf_parallel(attention_task, &aj, nt);                                                        /* heads split between threads */
             linear_forward(e->o, C, e->ao, A, quantize_input(e, e->ao, A, M, A), p->wo, p->bo, M, A, C); /* (M, C) */
             residual_scaled_forward(x, e->o, (float)c->residual_scale, (size_t)M * C);
             if (!c->pre_norm) c->norm->forward(x, x, p->norm1_w, p->norm1_b, (float)c->eps, M, C);
@@ -901,8 +975,7 @@ static int check_inputs(const sf_encoder *e, int B, int flags, int *N_out, int *
             int id = e->ids[off + t], ty = e->type_ids[off + t];
             if (id < 0 || id >= c->vocab_size)
                 return sf_fail(err, SF_BAD_TOKEN, "ids[%d][%d] = %d is out of range [0, %d) (vocabSize)", b, t, id, c->vocab_size);
-            if (ty < 0 || ty >= TV)
-                return sf_fail(err, SF_BAD_TOKEN, "typeIds[%d][%d] = %d is out of range [0, %d) (typeVocabSize)", b, t, ty, TV);
+            if (ty < 0 || ty >= TV) return sf_fail(err, SF_BAD_TOKEN, "typeIds[%d][%d] = %d is out of range [0, %d) (typeVocabSize)", b, t, ty, TV);
         }
     *N_out = (int)N;
     *T_out = T;
@@ -914,15 +987,21 @@ static void heapsort_u64(uint64_t *a, size_t n) {
         for (size_t i = k, c; (c = 2 * i + 1) < n; i = c) {
             if (c + 1 < n && a[c + 1] > a[c]) c++;
             if (a[i] >= a[c]) break;
-            uint64_t t = a[i]; a[i] = a[c]; a[c] = t;
+            uint64_t t = a[i];
+            a[i] = a[c];
+            a[c] = t;
         }
     }
     for (size_t end = n; end-- > 1;) {
-        uint64_t t = a[0]; a[0] = a[end]; a[end] = t;
+        uint64_t t = a[0];
+        a[0] = a[end];
+        a[end] = t;
         for (size_t i = 0, c; (c = 2 * i + 1) < end; i = c) {
             if (c + 1 < end && a[c + 1] > a[c]) c++;
             if (a[i] >= a[c]) break;
-            t = a[i]; a[i] = a[c]; a[c] = t;
+            t = a[i];
+            a[i] = a[c];
+            a[c] = t;
         }
     }
 }
@@ -948,7 +1027,8 @@ __attribute__((noinline)) static void scatter_rows(const sf_encoder *e, float *d
         size_t L = (size_t)e->lens[b];
         if (blind)
             for (size_t t = 0; t < L; t++) memcpy(db + (size_t)e->perm[off + t] * C, e->x + (off + t) * C, sizeof(float) * C);
-        else memcpy(db, e->x + (size_t)off * C, sizeof(float) * L * C);
+        else
+            memcpy(db, e->x + (size_t)off * C, sizeof(float) * L * C);
         memset(db + L * C, 0, sizeof(float) * (size_t)(T - L) * C);
     }
 }
@@ -979,9 +1059,11 @@ __attribute__((noinline)) static int check_finite(const sf_encoder *e, int B, in
     while (b < B - 1 && row >= off + e->lens[b]) off += e->lens[b++];
     int t = order_blind(&e->cfg) ? e->perm[row] : row - off;
     if (layer < 0)
-        return sf_fail(err, SF_NON_FINITE, "forward: the %s produced a non-finite value at ids[%d][%d] (the weights or activations overflow float32)", stage, b, t);
-    return sf_fail(err, SF_NON_FINITE, "forward: layer %d %s produced a non-finite value at ids[%d][%d] (the weights or activations overflow float32)",
-                   layer, stage, b, t);
+        return sf_fail(err, SF_NON_FINITE, "forward: the %s produced a non-finite value at ids[%d][%d] (the weights or activations overflow float32)",
+                       stage, b, t);
+    return sf_fail(err, SF_NON_FINITE,
+                   "forward: layer %d %s produced a non-finite value at ids[%d][%d] (the weights or activations overflow float32)", layer, stage, b,
+                   t);
 }
 
 int sf_encoder_forward(sf_encoder *e, int B, int flags, sf_error *err) {
@@ -997,8 +1079,7 @@ int sf_encoder_forward(sf_encoder *e, int B, int flags, sf_error *err) {
     if (att) memset(att, 0, sizeof(float) * att_layer * (size_t)(c->layers ? c->layers : 1));
 
     if (order_blind(c))
-        for (int b = 0, off = 0; b < B; off += e->lens[b++])
-            canonical_order(e->ids + off, e->type_ids + off, e->perm + off, e->sortkeys, e->lens[b]);
+        for (int b = 0, off = 0; b < B; off += e->lens[b++]) canonical_order(e->ids + off, e->type_ids + off, e->perm + off, e->sortkeys, e->lens[b]);
 
     embed_block(e, B, N);
     if ((rc = check_finite(e, B, N, -1, "embeddings", err))) return rc;

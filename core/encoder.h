@@ -42,44 +42,44 @@ typedef struct sf_param {
 } sf_param;
 
 typedef struct sf_layer {
-    float *wq, *bq, *wk, *bk, *wv, *bv;           /* packed (A, C); (A). A = heads x headDim */
-    float *wo, *bo;                               /* packed (C, A); (C) */
-    float *norm1_w, *norm1_b, *norm2_w, *norm2_b; /* (C); biases NULL for rmsnorm; norm1 NULL without an attention norm */
-    float *up_w, *up_b, *gate_w, *gate_b;         /* packed (F, C); (F); gate only when gated */
-    float *down_w, *down_b;                       /* packed (C, F); (C) */
+    float *wq, *bq, *wk, *bk, *wv, *bv;               /* packed (A, C); (A). A = heads x headDim */
+    float *wo, *bo;                                   /* packed (C, A); (C) */
+    float *norm1_w, *norm1_b, *norm2_w, *norm2_b;     /* (C); biases NULL for rmsnorm; norm1 NULL without an attention norm */
+    float *up_w, *up_b, *gate_w, *gate_b;             /* packed (F, C); (F); gate only when gated */
+    float *down_w, *down_b;                           /* packed (C, F); (C) */
     float *q_norm_w, *q_norm_b, *k_norm_w, *k_norm_b; /* (D) shared by the heads, with qkNorm; else NULL */
 } sf_layer;
 
 typedef struct sf_encoder {
     sf_config cfg;
-    int dtype;             /* SF_DTYPE_*: how the weights are stored */
-    void *xq;              /* (CHUNK, max(C, A, F)) quantized activation rows, q8 only */
+    int dtype; /* SF_DTYPE_*: how the weights are stored */
+    void *xq;  /* (CHUNK, max(C, A, F)) quantized activation rows, q8 only */
 
     /* parameters */
     sf_param *params;
     int n_params;
-    int *layer_start;                                /* (L + 1): layer l's tensors are params[layer_start[l] .. layer_start[l+1]) */
+    int *layer_start; /* (L + 1): layer l's tensors are params[layer_start[l] .. layer_start[l+1]) */
     float *param_arena;
     size_t param_floats;
-    float *tokens;                                   /* (V, C) */
-    float *types;                                    /* (TV, C) token-type (segment) embeddings, or NULL */
+    float *tokens;                                    /* (V, C) */
+    float *types;                                     /* (TV, C) token-type (segment) embeddings, or NULL */
     const float *plugin_params[SF_MAX_PLUGIN_PARAMS]; /* e.g. embed.positions (maxLen, C) */
-    float *embed_norm_w, *embed_norm_b;              /* (C) or NULL */
-    sf_layer *layers;                                /* (L) */
-    unsigned char *skip;                             /* (L) 1: forward passes the stream through layer l (ablation) */
-    float *final_w, *final_b;                        /* (C) or NULL */
-    float *head_w, *head_b;                          /* packed (V, C), (V); or NULL (outputHead) */
+    float *embed_norm_w, *embed_norm_b;               /* (C) or NULL */
+    sf_layer *layers;                                 /* (L) */
+    unsigned char *skip;                              /* (L) 1: forward passes the stream through layer l (ablation) */
+    float *final_w, *final_b;                         /* (C) or NULL */
+    float *head_w, *head_b;                           /* packed (V, C), (V); or NULL (outputHead) */
     /* config.head (core/heads.c); NULL where the head has no such tensor */
-    float *head_dense_w, *head_dense_b;              /* packed (C, C), (C) */
-    float *head_norm_w, *head_norm_b;                /* (C) */
-    float *head_out_w, *head_out_b;                  /* packed (labels, C), (labels); mlm: (V, C) unless tied, (V) */
+    float *head_dense_w, *head_dense_b; /* packed (C, C), (C) */
+    float *head_norm_w, *head_norm_b;   /* (C) */
+    float *head_out_w, *head_out_b;     /* packed (labels, C), (labels); mlm: (V, C) unless tied, (V) */
 
     /* position table (the plugin's constants) for sequences up to table_T */
     float *table;
     int table_T;
     /* the relativeBias plugin: its view of the config, tensors and table */
     sf_config bias_view;
-    const float *bias_params[SF_MAX_PLUGIN_PARAMS];  /* e.g. embed.relative_bias (buckets, H) */
+    const float *bias_params[SF_MAX_PLUGIN_PARAMS]; /* e.g. embed.relative_bias (buckets, H) */
     float *bias_table;
     int bias_table_T;
 
@@ -87,28 +87,28 @@ typedef struct sf_encoder {
     float *act_arena;
     size_t act_floats;
     int res_B, res_T, res_N, res_flags, res_threads, res_rows;
-    int threads;           /* threads a forward may use (sf_pool.h); the scratch holds one attention scratch each */
-    float *x;              /* (N, C) residual stream, all sequences packed */
-    float *kv;             /* (N, 2A) rows [k | v] (+ NR floats of padding) */
-    float *xn;             /* (CHUNK, C) normed rows */
-    float *q;              /* (CHUNK, A) queries */
-    float *ao;             /* (CHUNK, A) attention output, before the o projection */
-    float *h, *g;          /* (CHUNK, F) FFN hidden, gate */
-    float *o;              /* (CHUNK, C) sub-layer output */
-    float *att_scratch;    /* sf_attention_scratch(CHUNK, D): packed queries, a score tile, ... */
-    int32_t *ids;          /* (N) input, packed */
-    int32_t *type_ids;     /* (N) input: token types, read when the config has them */
-    int32_t *perm;         /* (N) canonical order -> input position, for order-blind configs */
-    uint64_t *sortkeys;    /* (N) scratch for that order */
-    int32_t *lens;         /* (B) input */
-    float *out;            /* (B, T, C) output, padded rows zero */
-    float *att;            /* (L, B, H, T, T) or NULL */
-    float *hidden;         /* (L+1, B, T, C) or NULL: the residual stream after embeddings and each layer */
-    float *logits;         /* (B, T, V) when the config has an output head, padded rows zero */
-    int32_t *head_rows;    /* (R) input, mlm head: the rows of out it runs at, b * T + t */
-    float *head_in;        /* (CHUNK, C) rows gathered for the head (pooled, or chosen) */
-    float *head_mid;       /* (CHUNK, C) after head.dense / head.norm */
-    float *head_out;       /* sequence (B, labels); token (B, T, labels), padded rows zero; mlm (R, V) */
+    int threads;        /* threads a forward may use (sf_pool.h); the scratch holds one attention scratch each */
+    float *x;           /* (N, C) residual stream, all sequences packed */
+    float *kv;          /* (N, 2A) rows [k | v] (+ NR floats of padding) */
+    float *xn;          /* (CHUNK, C) normed rows */
+    float *q;           /* (CHUNK, A) queries */
+    float *ao;          /* (CHUNK, A) attention output, before the o projection */
+    float *h, *g;       /* (CHUNK, F) FFN hidden, gate */
+    float *o;           /* (CHUNK, C) sub-layer output */
+    float *att_scratch; /* sf_attention_scratch(CHUNK, D): packed queries, a score tile, ... */
+    int32_t *ids;       /* (N) input, packed */
+    int32_t *type_ids;  /* (N) input: token types, read when the config has them */
+    int32_t *perm;      /* (N) canonical order -> input position, for order-blind configs */
+    uint64_t *sortkeys; /* (N) scratch for that order */
+    int32_t *lens;      /* (B) input */
+    float *out;         /* (B, T, C) output, padded rows zero */
+    float *att;         /* (L, B, H, T, T) or NULL */
+    float *hidden;      /* (L+1, B, T, C) or NULL: the residual stream after embeddings and each layer */
+    float *logits;      /* (B, T, V) when the config has an output head, padded rows zero */
+    int32_t *head_rows; /* (R) input, mlm head: the rows of out it runs at, b * T + t */
+    float *head_in;     /* (CHUNK, C) rows gathered for the head (pooled, or chosen) */
+    float *head_mid;    /* (CHUNK, C) after head.dense / head.norm */
+    float *head_out;    /* sequence (B, labels); token (B, T, labels), padded rows zero; mlm (R, V) */
 } sf_encoder;
 
 int sf_encoder_create(sf_encoder **out, const sf_config *cfg, sf_error *err); /* dtype f32 */

@@ -11,17 +11,17 @@
 
 enum {
     SF_OK = 0,
-    SF_BAD_CONFIG = 1,        /* config JSON is malformed or inconsistent          */
-    SF_BAD_FILE = 2,          /* model file is not a valid swapformer safetensors   */
-    SF_BAD_WEIGHTS = 3,       /* a tensor is missing, unexpected, misshapen, non-finite */
-    SF_BAD_TOKEN = 4,         /* a token id is outside [0, vocabSize)              */
-    SF_SEQUENCE_TOO_LONG = 5, /* longer than the position plugin can encode         */
-    SF_OUT_OF_MEMORY = 6,     /* an allocation failed or a size overflowed          */
-    SF_BAD_ARGUMENT = 7,      /* a call was made with arguments it cannot take       */
-    SF_PLUGIN_EXISTS = 8,     /* a plugin of that kind and name is registered already */
-    SF_NOT_FOUND = 9,         /* no such plugin / tensor                            */
-    SF_BAD_PLUGIN = 10,       /* a plugin struct with a wrong api version or no name */
-    SF_NON_FINITE = 11,       /* forward produced NaN or Infinity (weights or inputs overflow float32) */
+    SF_BAD_CONFIG = 1,         /* config JSON is malformed or inconsistent          */
+    SF_BAD_FILE = 2,           /* model file is not a valid swapformer safetensors   */
+    SF_BAD_WEIGHTS = 3,        /* a tensor is missing, unexpected, misshapen, non-finite */
+    SF_BAD_TOKEN = 4,          /* a token id is outside [0, vocabSize)              */
+    SF_SEQUENCE_TOO_LONG = 5,  /* longer than the position plugin can encode         */
+    SF_OUT_OF_MEMORY = 6,      /* an allocation failed or a size overflowed          */
+    SF_BAD_ARGUMENT = 7,       /* a call was made with arguments it cannot take       */
+    SF_PLUGIN_EXISTS = 8,      /* a plugin of that kind and name is registered already */
+    SF_NOT_FOUND = 9,          /* no such plugin / tensor                            */
+    SF_BAD_PLUGIN = 10,        /* a plugin struct with a wrong api version or no name */
+    SF_NON_FINITE = 11,        /* forward produced NaN or Infinity (weights or inputs overflow float32) */
     SF_UNSUPPORTED_MODEL = 12, /* a checkpoint this encoder cannot run (named field) */
 };
 

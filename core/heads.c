@@ -50,7 +50,8 @@ static float dot_forward(const float *x, const float *y, int K) {
     return s;
 }
 
-static void rowdot_forward(float *out, size_t ldo, const float *a, size_t lda, const float *rows, size_t ldr, const float *bias, int M, int K, int n0, int n1) {
+static void rowdot_forward(float *out, size_t ldo, const float *a, size_t lda, const float *rows, size_t ldr, const float *bias, int M, int K, int n0,
+                           int n1) {
     for (int n = n0; n < n1; n++) { /* a row of the table once from memory, against every row of a */
         const float *r = rows + (size_t)n * ldr;
         float b = bias ? bias[n] : 0.0f;
@@ -76,8 +77,8 @@ static float dot_i8_forward(const float *x, const signed char *q, int K) {
 }
 
 /* The same on int8 rows: row n = a float scale, then K int8 values (ldr floats a row). */
-static void rowdot_q8_forward(float *out, size_t ldo, const float *a, size_t lda, const float *rows, size_t ldr, const float *bias, int M, int K, int n0,
-                       int n1) {
+static void rowdot_q8_forward(float *out, size_t ldo, const float *a, size_t lda, const float *rows, size_t ldr, const float *bias, int M, int K,
+                              int n0, int n1) {
     for (int n = n0; n < n1; n++) {
         const float *r = rows + (size_t)n * ldr;
         float b = bias ? bias[n] : 0.0f;
@@ -93,8 +94,10 @@ static const float *transform(sf_encoder *e, const float *rows, size_t ld, int M
     float *y = e->head_mid; /* (M, C) */
     if (h->dense) {
         sf_encoder_linear(e, y, (size_t)C, rows, ld, e->head_dense_w, e->head_dense_b, M, C, C);
-        if (h->activation == SF_HEAD_ACT_TANH) tanh_forward(y, (size_t)M * C);
-        else if (h->activation != SF_HEAD_ACT_IDENTITY) activation_forward(y, NULL, h->activation, (size_t)M * C);
+        if (h->activation == SF_HEAD_ACT_TANH)
+            tanh_forward(y, (size_t)M * C);
+        else if (h->activation != SF_HEAD_ACT_IDENTITY)
+            activation_forward(y, NULL, h->activation, (size_t)M * C);
     } else {
         for (int m = 0; m < M; m++) memcpy(y + (size_t)m * C, rows + (size_t)m * ld, sizeof(float) * (size_t)C);
     }
@@ -103,7 +106,12 @@ static const float *transform(sf_encoder *e, const float *rows, size_t ld, int M
 }
 
 /* The tied projection of M rows on the token table, vocabulary rows split between threads. */
-typedef struct { sf_encoder *e; float *out; const float *a; int M, V; } vocab_job;
+typedef struct {
+    sf_encoder *e;
+    float *out;
+    const float *a;
+    int M, V;
+} vocab_job;
 
 static void vocab_task(void *ctx, int t, int n) {
     const vocab_job *j = ctx;
@@ -111,7 +119,8 @@ static void vocab_task(void *ctx, int t, int n) {
     int C = e->cfg.d_model, v0 = (int)((long long)j->V * t / n), v1 = (int)((long long)j->V * (t + 1) / n);
     if (e->dtype == SF_DTYPE_Q8)
         rowdot_q8_forward(j->out, (size_t)j->V, j->a, (size_t)C, e->tokens, sf_q8_row_floats(C), e->head_out_b, j->M, C, v0, v1);
-    else rowdot_forward(j->out, (size_t)j->V, j->a, (size_t)C, e->tokens, (size_t)C, e->head_out_b, j->M, C, v0, v1);
+    else
+        rowdot_forward(j->out, (size_t)j->V, j->a, (size_t)C, e->tokens, (size_t)C, e->head_out_b, j->M, C, v0, v1);
 }
 
 /* out (M, labels) = head.out(transform(rows)), rows (M, ld). */
@@ -140,7 +149,8 @@ int sf_head_forward(sf_encoder *e, int B, int T, sf_error *err) {
                 const float *x = e->out + (size_t)(b0 + m) * T * C;
                 float *p = e->head_in + (size_t)m * C;
                 int n = e->lens[b0 + m];
-                if (h->pooling == SF_HEAD_POOL_CLS) memcpy(p, x, sizeof(float) * (size_t)C);
+                if (h->pooling == SF_HEAD_POOL_CLS)
+                    memcpy(p, x, sizeof(float) * (size_t)C);
                 else
                     for (int k = 0; k < C; k++) { /* the mean of the real rows, summed in double */
                         double s = 0;
@@ -173,8 +183,12 @@ int sf_head_forward(sf_encoder *e, int B, int T, sf_error *err) {
     size_t n = (size_t)(h->task == SF_HEAD_SEQUENCE ? B : h->task == SF_HEAD_TOKEN ? B * T : e->res_rows) * (size_t)L;
     for (size_t k = 0; k < n; k++) {
         float v = e->head_out[k];
-        if (v - v != 0) return sf_fail(err, SF_NON_FINITE, "forward: the %s head produced a non-finite logit (row %z, label %z): the weights overflow float32",
-                                       h->task == SF_HEAD_SEQUENCE ? "sequence" : h->task == SF_HEAD_TOKEN ? "token" : "mlm", (long long)(k / L), (long long)(k % L));
+        if (v - v != 0)
+            return sf_fail(err, SF_NON_FINITE, "forward: the %s head produced a non-finite logit (row %z, label %z): the weights overflow float32",
+                           h->task == SF_HEAD_SEQUENCE ? "sequence"
+                           : h->task == SF_HEAD_TOKEN  ? "token"
+                                                       : "mlm",
+                           (long long)(k / L), (long long)(k % L));
     }
     return SF_OK;
 }

@@ -16,14 +16,11 @@ typedef struct {
     sf_error *err;
 } parser;
 
-static int perr(parser *p, const char *msg) {
-    return sf_fail(p->err, p->code, "%s: invalid JSON at byte %z: %s", p->what, (long long)p->pos, msg);
-}
+static int perr(parser *p, const char *msg) { return sf_fail(p->err, p->code, "%s: invalid JSON at byte %z: %s", p->what, (long long)p->pos, msg); }
 
 static void skip_ws(parser *p) {
     const char *s = p->j->src;
-    while (p->pos < p->j->len && (s[p->pos] == ' ' || s[p->pos] == '\t' || s[p->pos] == '\n' || s[p->pos] == '\r'))
-        p->pos++;
+    while (p->pos < p->j->len && (s[p->pos] == ' ' || s[p->pos] == '\t' || s[p->pos] == '\n' || s[p->pos] == '\r')) p->pos++;
 }
 
 static int new_node(parser *p, int type) {
@@ -69,10 +66,20 @@ static size_t utf8_len(const unsigned char *s, size_t avail) {
     size_t n;
     unsigned min, cp;
     if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) { n = 2; cp = c & 0x1F; min = 0x80; }
-    else if (c >= 0xE0 && c <= 0xEF) { n = 3; cp = c & 0x0F; min = 0x800; }
-    else if (c >= 0xF0 && c <= 0xF4) { n = 4; cp = c & 0x07; min = 0x10000; }
-    else return 0;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+        cp = c & 0x1F;
+        min = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        cp = c & 0x0F;
+        min = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        cp = c & 0x07;
+        min = 0x10000;
+    } else
+        return 0;
     if (n > avail) return 0;
     for (size_t i = 1; i < n; i++) {
         if ((s[i] & 0xC0) != 0x80) return 0;
@@ -109,8 +116,8 @@ static int scan_string(parser *p, size_t *start, size_t *end, int *escaped) {
                 if (u >= 0xDC00 && u <= 0xDFFF) return perr(p, "lone low surrogate");
                 if (u >= 0xD800 && u <= 0xDBFF) {
                     unsigned lo;
-                    if (p->pos + 1 >= len || s[p->pos] != '\\' || s[p->pos + 1] != 'u' ||
-                        !read_hex4(s, len, p->pos + 2, &lo) || lo < 0xDC00 || lo > 0xDFFF)
+                    if (p->pos + 1 >= len || s[p->pos] != '\\' || s[p->pos + 1] != 'u' || !read_hex4(s, len, p->pos + 2, &lo) || lo < 0xDC00 ||
+                        lo > 0xDFFF)
                         return perr(p, "unpaired surrogate");
                     p->pos += 6;
                 }
@@ -133,9 +140,12 @@ static int scan_number(parser *p, double *out) {
     const char *s = p->j->src;
     size_t len = p->j->len, b = p->pos, i = p->pos;
     if (i < len && s[i] == '-') i++;
-    if (i < len && s[i] == '0') i++;
-    else if (i < len && s[i] >= '1' && s[i] <= '9') while (i < len && is_digit(s[i])) i++;
-    else return perr(p, "bad number");
+    if (i < len && s[i] == '0')
+        i++;
+    else if (i < len && s[i] >= '1' && s[i] <= '9')
+        while (i < len && is_digit(s[i])) i++;
+    else
+        return perr(p, "bad number");
     if (i < len && s[i] == '.') {
         i++;
         if (i >= len || !is_digit(s[i])) return perr(p, "bad number");
@@ -184,14 +194,22 @@ static int parse_container(parser *p, int node, int depth, int is_obj) {
             j->nodes[child].kend = ke;
             j->nodes[child].kescaped = kesc;
         }
-        if (last < 0) j->nodes[node].first = child;
-        else j->nodes[last].next = child;
+        if (last < 0)
+            j->nodes[node].first = child;
+        else
+            j->nodes[last].next = child;
         last = child;
         if (j->nodes[node].count == 0x7fffffff) return perr(p, "too many members");
         j->nodes[node].count++;
         skip_ws(p);
-        if (p->pos < j->len && s[p->pos] == ',') { p->pos++; continue; }
-        if (p->pos < j->len && s[p->pos] == close) { p->pos++; return 0; }
+        if (p->pos < j->len && s[p->pos] == ',') {
+            p->pos++;
+            continue;
+        }
+        if (p->pos < j->len && s[p->pos] == close) {
+            p->pos++;
+            return 0;
+        }
         return perr(p, is_obj ? "expected ',' or '}'" : "expected ',' or ']'");
     }
 }
@@ -203,16 +221,19 @@ static int parse_value(parser *p, int depth) {
     skip_ws(p);
     if (p->pos >= j->len) return perr(p, "unexpected end");
     char c = s[p->pos];
-    int type = c == '{' ? SF_JOBJECT : c == '[' ? SF_JARRAY : c == '"' ? SF_JSTRING
-             : c == 't' ? SF_JTRUE : c == 'f' ? SF_JFALSE : c == 'n' ? SF_JNULL : SF_JNUMBER;
+    int type = c == '{'   ? SF_JOBJECT
+               : c == '[' ? SF_JARRAY
+               : c == '"' ? SF_JSTRING
+               : c == 't' ? SF_JTRUE
+               : c == 'f' ? SF_JFALSE
+               : c == 'n' ? SF_JNULL
+                          : SF_JNUMBER;
     int node = new_node(p, type);
     if (node < 0) return sf_fail(p->err, SF_OUT_OF_MEMORY, "%s: out of memory parsing JSON", p->what);
     int rc = 0;
     switch (type) {
     case SF_JOBJECT:
-    case SF_JARRAY:
-        rc = parse_container(p, node, depth, type == SF_JOBJECT);
-        break;
+    case SF_JARRAY: rc = parse_container(p, node, depth, type == SF_JOBJECT); break;
     case SF_JSTRING: {
         size_t a, b;
         int esc;
@@ -266,9 +287,17 @@ void sf_json_free(sf_json *j) {
  * length; the text was validated by the parser. */
 static size_t unescape(const char *s, size_t a, size_t b, char *out, size_t cap) {
     size_t n = 0;
-#define PUT(ch) do { if (out && n < cap) out[n] = (char)(ch); n++; } while (0)
+#define PUT(ch)                                                                                                                                      \
+    do {                                                                                                                                             \
+        if (out && n < cap) out[n] = (char)(ch);                                                                                                     \
+        n++;                                                                                                                                         \
+    } while (0)
     for (size_t i = a; i < b;) {
-        if (s[i] != '\\') { PUT(s[i]); i++; continue; }
+        if (s[i] != '\\') {
+            PUT(s[i]);
+            i++;
+            continue;
+        }
         char e = s[i + 1];
         if (e != 'u') {
             char c = e == 'b' ? '\b' : e == 'f' ? '\f' : e == 'n' ? '\n' : e == 'r' ? '\r' : e == 't' ? '\t' : e;
@@ -284,10 +313,21 @@ static size_t unescape(const char *s, size_t a, size_t b, char *out, size_t cap)
             i += 6;
             u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
         }
-        if (u < 0x80) PUT(u);
-        else if (u < 0x800) { PUT(0xC0 | (u >> 6)); PUT(0x80 | (u & 0x3F)); }
-        else if (u < 0x10000) { PUT(0xE0 | (u >> 12)); PUT(0x80 | ((u >> 6) & 0x3F)); PUT(0x80 | (u & 0x3F)); }
-        else { PUT(0xF0 | (u >> 18)); PUT(0x80 | ((u >> 12) & 0x3F)); PUT(0x80 | ((u >> 6) & 0x3F)); PUT(0x80 | (u & 0x3F)); }
+        if (u < 0x80)
+            PUT(u);
+        else if (u < 0x800) {
+            PUT(0xC0 | (u >> 6));
+            PUT(0x80 | (u & 0x3F));
+        } else if (u < 0x10000) {
+            PUT(0xE0 | (u >> 12));
+            PUT(0x80 | ((u >> 6) & 0x3F));
+            PUT(0x80 | (u & 0x3F));
+        } else {
+            PUT(0xF0 | (u >> 18));
+            PUT(0x80 | ((u >> 12) & 0x3F));
+            PUT(0x80 | ((u >> 6) & 0x3F));
+            PUT(0x80 | (u & 0x3F));
+        }
     }
 #undef PUT
     return n;
@@ -357,11 +397,17 @@ void sf_buf_put(sf_buf *b, const char *s, size_t n) {
     if (n > b->cap - b->n) {
         size_t cap = b->cap ? b->cap : 256;
         while (cap - b->n < n) {
-            if (cap > ((size_t)-1) / 2) { b->failed = 1; return; }
+            if (cap > ((size_t)-1) / 2) {
+                b->failed = 1;
+                return;
+            }
             cap *= 2;
         }
         char *p = realloc(b->p, cap);
-        if (!p) { b->failed = 1; return; }
+        if (!p) {
+            b->failed = 1;
+            return;
+        }
         b->p = p;
         b->cap = cap;
     }
@@ -403,12 +449,17 @@ static int exact_digits(double v, char *out, int *dexp) {
     memcpy(&bits, &v, 8);
     int be = (int)((bits >> 52) & 0x7FF);
     uint64_t m = bits & ((1ull << 52) - 1);
-    if (be) m |= 1ull << 52;
-    else be = 1;
+    if (be)
+        m |= 1ull << 52;
+    else
+        be = 1;
     int e = be - 1075;
     uint32_t limb[130];
     int n = 0;
-    while (m) { limb[n++] = (uint32_t)(m % 1000000000u); m /= 1000000000u; }
+    while (m) {
+        limb[n++] = (uint32_t)(m % 1000000000u);
+        m /= 1000000000u;
+    }
     int mul_by = e >= 0 ? 2 : 5, times = e >= 0 ? e : -e;
     while (times > 0) {
         int k = times > 12 ? 12 : times; /* 5^12 and 2^12 keep products in 64 bits */
@@ -420,16 +471,23 @@ static int exact_digits(double v, char *out, int *dexp) {
             limb[i] = (uint32_t)(x % 1000000000u);
             carry = x / 1000000000u;
         }
-        while (carry) { limb[n++] = (uint32_t)(carry % 1000000000u); carry /= 1000000000u; }
+        while (carry) {
+            limb[n++] = (uint32_t)(carry % 1000000000u);
+            carry /= 1000000000u;
+        }
         times -= k;
     }
     int len = 0;
     for (int i = n - 1; i >= 0; i--) {
         char tmp[9];
         uint32_t x = limb[i];
-        for (int d = 8; d >= 0; d--) { tmp[d] = (char)('0' + x % 10); x /= 10; }
+        for (int d = 8; d >= 0; d--) {
+            tmp[d] = (char)('0' + x % 10);
+            x /= 10;
+        }
         int from = 0;
-        if (i == n - 1) while (from < 8 && tmp[from] == '0') from++;
+        if (i == n - 1)
+            while (from < 8 && tmp[from] == '0') from++;
         memcpy(out + len, tmp + from, (size_t)(9 - from));
         len += 9 - from;
     }
@@ -441,28 +499,47 @@ static int exact_digits(double v, char *out, int *dexp) {
 static void put_digits(sf_buf *b, int neg, const char *d, int p, int x) {
     char s[64];
     int n = 0;
-    while (p > 1 && d[p - 1] == '0') { p--; x++; }
+    while (p > 1 && d[p - 1] == '0') {
+        p--;
+        x++;
+    }
     int sci = p + x; /* position of the decimal point, counting from the first digit */
     if (neg) s[n++] = '-';
     if (x >= 0 && sci <= 21) {
-        memcpy(s + n, d, (size_t)p); n += p;
+        memcpy(s + n, d, (size_t)p);
+        n += p;
         for (int i = 0; i < x; i++) s[n++] = '0';
     } else if (x < 0 && sci > 0) {
-        memcpy(s + n, d, (size_t)sci); n += sci;
+        memcpy(s + n, d, (size_t)sci);
+        n += sci;
         s[n++] = '.';
-        memcpy(s + n, d + sci, (size_t)(p - sci)); n += p - sci;
+        memcpy(s + n, d + sci, (size_t)(p - sci));
+        n += p - sci;
     } else if (x < 0 && sci > -6) {
-        s[n++] = '0'; s[n++] = '.';
+        s[n++] = '0';
+        s[n++] = '.';
         for (int i = 0; i < -sci; i++) s[n++] = '0';
-        memcpy(s + n, d, (size_t)p); n += p;
+        memcpy(s + n, d, (size_t)p);
+        n += p;
     } else {
         s[n++] = d[0];
-        if (p > 1) { s[n++] = '.'; memcpy(s + n, d + 1, (size_t)(p - 1)); n += p - 1; }
+        if (p > 1) {
+            s[n++] = '.';
+            memcpy(s + n, d + 1, (size_t)(p - 1));
+            n += p - 1;
+        }
         s[n++] = 'e';
         int ex = sci - 1;
-        if (ex < 0) { s[n++] = '-'; ex = -ex; }
-        char t[8]; int tn = 0;
-        do { t[tn++] = (char)('0' + ex % 10); ex /= 10; } while (ex);
+        if (ex < 0) {
+            s[n++] = '-';
+            ex = -ex;
+        }
+        char t[8];
+        int tn = 0;
+        do {
+            t[tn++] = (char)('0' + ex % 10);
+            ex /= 10;
+        } while (ex);
         while (tn) s[n++] = t[--tn];
     }
     sf_buf_put(b, s, (size_t)n);
@@ -470,8 +547,14 @@ static void put_digits(sf_buf *b, int neg, const char *d, int p, int x) {
 
 /* The shortest decimal that reads back (sf_parse_double) as exactly v. */
 void sf_buf_json_number(sf_buf *b, double v) {
-    if (v != v || v - v != 0) { sf_buf_str(b, "null"); return; } /* JSON has no NaN/Inf */
-    if (v == 0) { sf_buf_str(b, "0"); return; }
+    if (v != v || v - v != 0) {
+        sf_buf_str(b, "null");
+        return;
+    } /* JSON has no NaN/Inf */
+    if (v == 0) {
+        sf_buf_str(b, "0");
+        return;
+    }
     int neg = v < 0;
     if (neg) v = -v;
     char all[1100];
@@ -482,12 +565,22 @@ void sf_buf_json_number(sf_buf *b, double v) {
         memcpy(d, all, (size_t)q);
         if (len > p) { /* round half to even on the exact tail */
             int up = all[p] > '5' || (all[p] == '5' && (d[p - 1] - '0') % 2);
-            if (all[p] == '5' && !up) for (int i = p + 1; i < len; i++) if (all[i] != '0') { up = 1; break; }
+            if (all[p] == '5' && !up)
+                for (int i = p + 1; i < len; i++)
+                    if (all[i] != '0') {
+                        up = 1;
+                        break;
+                    }
             if (up) {
                 int i = q - 1;
                 while (i >= 0 && d[i] == '9') d[i--] = '0';
-                if (i >= 0) d[i]++;
-                else { d[0] = '1'; x += q; q = 1; } /* 99..9 rounds up to 1e(q) */
+                if (i >= 0)
+                    d[i]++;
+                else {
+                    d[0] = '1';
+                    x += q;
+                    q = 1;
+                } /* 99..9 rounds up to 1e(q) */
             }
         }
         char txt[64];
@@ -530,7 +623,10 @@ static int keys_equal(const sf_json *j, int a, int b) {
     return eq;
 }
 
-typedef struct { uint64_t h; int m; } keyed;
+typedef struct {
+    uint64_t h;
+    int m;
+} keyed;
 static int by_hash(const void *a, const void *b) {
     const keyed *x = a, *y = b;
     return x->h < y->h ? -1 : x->h > y->h ? 1 : x->m - y->m;
@@ -543,14 +639,21 @@ int sf_json_duplicate(const sf_json *j, int obj) {
         if (j->nodes[m].kend - j->nodes[m].kstart > cap) cap = j->nodes[m].kend - j->nodes[m].kstart;
     keyed *ks = malloc(n * sizeof *ks);
     char *tmp = malloc(cap + 1);
-    if (!ks || !tmp) { free(ks); free(tmp); return -2; }
+    if (!ks || !tmp) {
+        free(ks);
+        free(tmp);
+        return -2;
+    }
     size_t k = 0;
     for (int m = j->nodes[obj].first; m >= 0; m = j->nodes[m].next, k++) ks[k] = (keyed){key_hash(j, m, tmp, cap + 1), m};
     qsort(ks, n, sizeof *ks, by_hash); /* O(n log n): headers may hold thousands of tensors */
     int dup = -1;
     for (size_t i = 1; i < n && dup < 0; i++)
         for (size_t p = i; p-- > 0 && ks[p].h == ks[i].h;)
-            if (keys_equal(j, ks[p].m, ks[i].m)) { dup = ks[i].m; break; }
+            if (keys_equal(j, ks[p].m, ks[i].m)) {
+                dup = ks[i].m;
+                break;
+            }
     free(ks);
     free(tmp);
     return dup;

@@ -16,14 +16,14 @@ enum { SF_JNULL, SF_JFALSE, SF_JTRUE, SF_JNUMBER, SF_JSTRING, SF_JARRAY, SF_JOBJ
 
 typedef struct sf_jnode {
     int type;
-    int first;             /* first child (array items, object values), -1 if none */
-    int next;              /* next sibling, -1 if last */
-    int count;             /* number of children */
-    size_t start, end;     /* source span; for strings, the inside of the quotes */
-    size_t kstart, kend;   /* for object members: the key's span, inside the quotes */
-    int kescaped;          /* the key contains a backslash escape */
-    int escaped;           /* a string value contains a backslash escape */
-    double num;            /* SF_JNUMBER */
+    int first;           /* first child (array items, object values), -1 if none */
+    int next;            /* next sibling, -1 if last */
+    int count;           /* number of children */
+    size_t start, end;   /* source span; for strings, the inside of the quotes */
+    size_t kstart, kend; /* for object members: the key's span, inside the quotes */
+    int kescaped;        /* the key contains a backslash escape */
+    int escaped;         /* a string value contains a backslash escape */
+    double num;          /* SF_JNUMBER */
 } sf_jnode;
 
 typedef struct sf_json {
@@ -72,7 +72,7 @@ typedef struct sf_buf {
 void sf_buf_put(sf_buf *b, const char *s, size_t n);
 void sf_buf_str(sf_buf *b, const char *s);
 void sf_buf_json_string(sf_buf *b, const char *s, size_t n); /* quoted + escaped */
-void sf_buf_json_number(sf_buf *b, double v);                 /* shortest round-trip */
+void sf_buf_json_number(sf_buf *b, double v);                /* shortest round-trip */
 void sf_buf_free(sf_buf *b);
 
 #endif

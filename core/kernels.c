@@ -18,8 +18,7 @@ void pack_linear(float *dst, const void *src, sf_load_fn load, int N, int K) {
     for (int p = 0; p < N; p += SF_NR) {
         float *panel = dst + (size_t)p * K; /* (K, NR) */
         for (int k = 0; k < K; k++)
-            for (int c = 0; c < SF_NR; c++)
-                panel[(size_t)k * SF_NR + c] = p + c < N ? load(src, (size_t)(p + c) * K + k) : 0.0f;
+            for (int c = 0; c < SF_NR; c++) panel[(size_t)k * SF_NR + c] = p + c < N ? load(src, (size_t)(p + c) * K + k) : 0.0f;
     }
 }
 
@@ -51,8 +50,16 @@ void unpack_linear(float *w, const float *packed, int N, int K) {
  * under V8 (15 usable xmm). Named, not an array: clang 16 leaves an array of
  * accumulators in memory. */
 static inline void load_acc(v4 *c0, v4 *c1, const float *out, const float *init8, int acc, int ncols) {
-    if (!acc) { *c0 = v4_load(init8); *c1 = v4_load(init8 + 4); return; }
-    if (ncols == 8) { *c0 = v4_load(out); *c1 = v4_load(out + 4); return; }
+    if (!acc) {
+        *c0 = v4_load(init8);
+        *c1 = v4_load(init8 + 4);
+        return;
+    }
+    if (ncols == 8) {
+        *c0 = v4_load(out);
+        *c1 = v4_load(out + 4);
+        return;
+    }
     float t[8] = {0};
     memcpy(t, out, sizeof(float) * (size_t)ncols);
     *c0 = v4_load(t);
@@ -60,15 +67,19 @@ static inline void load_acc(v4 *c0, v4 *c1, const float *out, const float *init8
 }
 
 static inline void store_acc(float *out, v4 c0, v4 c1, int ncols) {
-    if (ncols == 8) { v4_store(out, c0); v4_store(out + 4, c1); return; }
+    if (ncols == 8) {
+        v4_store(out, c0);
+        v4_store(out + 4, c1);
+        return;
+    }
     float t[8];
     v4_store(t, c0);
     v4_store(t + 4, c1);
     memcpy(out, t, sizeof(float) * (size_t)ncols);
 }
 
-static void kernel_4x8(float *out, size_t ldo, const float *a, size_t lda, const float *b, size_t ldb, int K,
-                   const float *init8, int acc, int ncols) {
+static void kernel_4x8(float *out, size_t ldo, const float *a, size_t lda, const float *b, size_t ldb, int K, const float *init8, int acc,
+                       int ncols) {
     v4 c00, c01, c10, c11, c20, c21, c30, c31;
     load_acc(&c00, &c01, out, init8, acc, ncols);
     load_acc(&c10, &c11, out + ldo, init8, acc, ncols);
@@ -99,14 +110,13 @@ static void kernel_1x8(float *out, const float *a, const float *b, size_t ldb, i
     store_acc(out, c0, c1, ncols);
 }
 
-
 /* Panels of B outer, rows inner: a panel (K, 8) stays in L1 while every
  * group of four rows passes over it. (Measured here and not kept: blocking K
  * and packing the rows, no faster; six rows with relaxed FMA, 2x slower as V8
  * spills the twelve accumulators.)
  * noinline: one copy of the microkernels, not one per caller (size). */
-__attribute__((noinline)) void gemm_forward(float *out, size_t ldo, const float *a, size_t lda, const float *b, size_t ldb,
-                                            size_t bstep, const float *bias, int acc, int M, int K, int N) {
+__attribute__((noinline)) void gemm_forward(float *out, size_t ldo, const float *a, size_t lda, const float *b, size_t ldb, size_t bstep,
+                                            const float *bias, int acc, int M, int K, int N) {
     for (int p = 0; p < N; p += SF_NR) {
         int ncols = N - p < SF_NR ? N - p : SF_NR;
         float init8[8] = {0};
@@ -118,8 +128,7 @@ __attribute__((noinline)) void gemm_forward(float *out, size_t ldo, const float 
     }
 }
 
-void matmul_forward(float *out, size_t ldo, const float *inp, size_t ldi, const float *wpacked, const float *bias, int M,
-                    int K, int N) {
+void matmul_forward(float *out, size_t ldo, const float *inp, size_t ldi, const float *wpacked, const float *bias, int M, int K, int N) {
     gemm_forward(out, ldo, inp, ldi, wpacked, SF_NR, (size_t)SF_NR * K, bias, 0, M, K, N);
 }
 
@@ -144,7 +153,10 @@ void residual_forward(float *x, const float *y, size_t n) {
 }
 
 void residual_scaled_forward(float *x, const float *y, float a, size_t n) {
-    if (a == 1.0f) { residual_forward(x, y, n); return; }
+    if (a == 1.0f) {
+        residual_forward(x, y, n);
+        return;
+    }
     v4 a4 = v4_splat(a);
     size_t i = 0;
     for (; i + 4 <= n; i += 4) v4_store(x + i, v4_madd(a4, v4_load(x + i), v4_load(y + i)));
@@ -168,7 +180,7 @@ static v4 v4_gelu(v4 x) {
     poly = v4_madd(poly, t, v4_splat(1.421413741f));
     poly = v4_madd(poly, t, v4_splat(-0.284496736f));
     poly = v4_madd(poly, t, v4_splat(0.254829592f));
-    v4 erfc_abs = poly * t * v4_exp(-z * z);      /* 1 - erf(|z|) */
+    v4 erfc_abs = poly * t * v4_exp(-z * z); /* 1 - erf(|z|) */
     v4 half_x = v4_splat(0.5f) * x;
     /* x >= 0: x/2 (2 - erfc); x < 0: x/2 erfc */
     v4 pos = half_x * (v4_splat(2.0f) - erfc_abs), neg = half_x * erfc_abs;
@@ -196,8 +208,10 @@ static v4 act4(int kind, v4 x) {
 
 /* h (n) = f(h), or h * f(g) when gated; four at a time, the tail through a padded vector. */
 __attribute__((noinline)) void activation_forward(float *h, const float *g, int activation, size_t n) {
-    int kind = activation == SF_ACT_SWIGLU ? SF_ACT_SILU : activation == SF_ACT_GEGLU ? SF_ACT_GELU
-             : activation == SF_ACT_GEGLU_TANH ? SF_ACT_GELU_TANH : activation;
+    int kind = activation == SF_ACT_SWIGLU       ? SF_ACT_SILU
+               : activation == SF_ACT_GEGLU      ? SF_ACT_GELU
+               : activation == SF_ACT_GEGLU_TANH ? SF_ACT_GELU_TANH
+                                                 : activation;
     if (kind == activation) g = NULL; /* not gated */
     size_t i = 0;
     for (; i + 4 <= n; i += 4) {

@@ -23,12 +23,11 @@ void unpack_linear(float *w, const float *packed, int N, int K);
  * Packed weights: ldb = NR, bstep = NR*K. Rows of a plain matrix: ldb = its
  * row stride, bstep = NR (it then reads up to NR-1 columns past N: pad the
  * buffer). bias (N) may be NULL. */
-void gemm_forward(float *out, size_t ldo, const float *a, size_t lda, const float *b, size_t ldb, size_t bstep,
-                  const float *bias, int acc, int M, int K, int N);
+void gemm_forward(float *out, size_t ldo, const float *a, size_t lda, const float *b, size_t ldb, size_t bstep, const float *bias, int acc, int M,
+                  int K, int N);
 
 /* out (M, ldo) = inp (M, ldi) @ W^T + bias, W packed (N, K). */
-void matmul_forward(float *out, size_t ldo, const float *inp, size_t ldi, const float *wpacked, const float *bias, int M,
-                    int K, int N);
+void matmul_forward(float *out, size_t ldo, const float *inp, size_t ldi, const float *wpacked, const float *bias, int M, int K, int N);
 
 /* x (N, C) = tokens[ids[n]] (* scale). */
 void embed_forward(float *x, const int32_t *ids, const float *tokens, float scale, int N, int C);
@@ -73,8 +72,7 @@ typedef struct sf_attn {
     const void *bias_ctx;
 } sf_attn;
 /* Heads h0 .. h1-1 only: a thread's share (each head's arithmetic is the same whoever runs it). */
-void attention_forward(float *o, const float *q, const float *kv, float *scratch, float *att, size_t ldatt, const int32_t *perm,
-                       const sf_attn *a, int h0, int h1, int i0, int R, int T);
-
+void attention_forward(float *o, const float *q, const float *kv, float *scratch, float *att, size_t ldatt, const int32_t *perm, const sf_attn *a,
+                       int h0, int h1, int i0, int R, int T);
 
 #endif

@@ -20,12 +20,18 @@ static float load_f16(const void *src, size_t i) {
     const unsigned char *b = (const unsigned char *)src + 2 * i;
     unsigned h = (unsigned)b[0] | (unsigned)b[1] << 8;
     unsigned sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1F, man = h & 0x3FF, bits;
-    if (exp == 0x1F) bits = sign | 0x7F800000u | (man << 13); /* inf, nan */
-    else if (exp) bits = sign | ((exp + 112) << 23) | (man << 13);
-    else if (!man) bits = sign;
+    if (exp == 0x1F)
+        bits = sign | 0x7F800000u | (man << 13); /* inf, nan */
+    else if (exp)
+        bits = sign | ((exp + 112) << 23) | (man << 13);
+    else if (!man)
+        bits = sign;
     else { /* subnormal: renormalise */
         exp = 113;
-        while (!(man & 0x400)) { man <<= 1; exp--; }
+        while (!(man & 0x400)) {
+            man <<= 1;
+            exp--;
+        }
         bits = sign | (exp << 23) | ((man & 0x3FF) << 13);
     }
     float f;
@@ -42,15 +48,15 @@ static float load_bf16(const void *src, size_t i) {
 }
 
 typedef struct {
-    int node;           /* header member */
-    int param;          /* encoder parameter index */
-    size_t begin, end;  /* data offsets */
-    int elem;           /* bytes per element */
+    int node;          /* header member */
+    int param;         /* encoder parameter index */
+    size_t begin, end; /* data offsets */
+    int elem;          /* bytes per element */
     sf_load_fn load;
-    int ndim;           /* its shape: ndim, and the first two sizes */
+    int ndim; /* its shape: ndim, and the first two sizes */
     size_t dim0, dim1;
-    int i8;             /* dtype I8: quantized rows, scaled by the tensor before it */
-    int scale;          /* "<param>.scale": the scales of the I8 tensor after it */
+    int i8;    /* dtype I8: quantized rows, scaled by the tensor before it */
+    int scale; /* "<param>.scale": the scales of the I8 tensor after it */
 } tensor;
 
 static int by_begin(const void *a, const void *b) {
@@ -64,7 +70,6 @@ static int by_node(const void *a, const void *b) {
     return x->node < y->node ? -1 : x->node > y->node;
 }
 
-
 /* The largest integer a header may hold: exact in a double, and a size_t on
  * this target (32 bits in wasm32, where a larger one could not be addressed). */
 static double max_index(void) { return (double)SIZE_MAX < 9007199254740991.0 ? (double)SIZE_MAX : 9007199254740991.0; }
@@ -77,10 +82,14 @@ static int read_tensor_entry(const sf_json *j, int m, const char *name, tensor *
             return sf_fail(err, SF_BAD_FILE, "header: tensor '%s' has an unknown field", name);
     int dt = sf_json_member(j, m, "dtype"), sh = sf_json_member(j, m, "shape"), of = sf_json_member(j, m, "data_offsets");
     if (dt < 0 || sh < 0 || of < 0) return sf_fail(err, SF_BAD_FILE, "header: tensor '%s' needs dtype, shape and data_offsets", name);
-    if (sf_json_string_is(j, dt, "F32")) t->elem = 4, t->load = sf_load_f32;
-    else if (sf_json_string_is(j, dt, "F16")) t->elem = 2, t->load = load_f16;
-    else if (sf_json_string_is(j, dt, "BF16")) t->elem = 2, t->load = load_bf16;
-    else if (sf_json_string_is(j, dt, "I8")) t->elem = 1, t->load = NULL, t->i8 = 1;
+    if (sf_json_string_is(j, dt, "F32"))
+        t->elem = 4, t->load = sf_load_f32;
+    else if (sf_json_string_is(j, dt, "F16"))
+        t->elem = 2, t->load = load_f16;
+    else if (sf_json_string_is(j, dt, "BF16"))
+        t->elem = 2, t->load = load_bf16;
+    else if (sf_json_string_is(j, dt, "I8"))
+        t->elem = 1, t->load = NULL, t->i8 = 1;
     else {
         char d[16] = "?";
         if (j->nodes[dt].type == SF_JSTRING) sf_json_string(j, dt, d, sizeof d);
@@ -104,13 +113,14 @@ static int read_tensor_entry(const sf_json *j, int m, const char *name, tensor *
         return sf_fail(err, SF_BAD_FILE, "tensor '%s': data_offsets must be integers in [0, %g]", name, max_index());
     t->begin = (size_t)j->nodes[a].num;
     t->end = (size_t)j->nodes[b].num;
-    if (t->end < t->begin) return sf_fail(err, SF_BAD_FILE, "tensor '%s': data_offsets [%z, %z] are reversed", name, (long long)t->begin, (long long)t->end);
+    if (t->end < t->begin)
+        return sf_fail(err, SF_BAD_FILE, "tensor '%s': data_offsets [%z, %z] are reversed", name, (long long)t->begin, (long long)t->end);
     size_t count = 1, bytes;
     for (int d = 0; d < *ndim; d++)
         if (!sf_mul_size(count, shape[d], &count)) return sf_fail(err, SF_BAD_FILE, "tensor '%s': shape overflows", name);
     if (!sf_mul_size(count, (size_t)t->elem, &bytes) || bytes != t->end - t->begin)
-        return sf_fail(err, SF_BAD_FILE, "tensor '%s': data_offsets span %z bytes, dtype x shape needs %z", name,
-                       (long long)(t->end - t->begin), (long long)bytes);
+        return sf_fail(err, SF_BAD_FILE, "tensor '%s': data_offsets span %z bytes, dtype x shape needs %z", name, (long long)(t->end - t->begin),
+                       (long long)bytes);
     return SF_OK;
 }
 
@@ -124,13 +134,13 @@ static int read_tensor_entry(const sf_json *j, int m, const char *name, tensor *
 
 struct sf_model_loader {
     sf_encoder *e;
-    tensor *ts;     /* in data order */
+    tensor *ts; /* in data order */
     int nt;
-    int cur;        /* the tensor the next chunk belongs to (nt: all done) */
-    size_t got;     /* bytes of ts[cur] received */
-    size_t *plan;   /* SF_PLAN_FIELDS per tensor, for the bindings */
+    int cur;               /* the tensor the next chunk belongs to (nt: all done) */
+    size_t got;            /* bytes of ts[cur] received */
+    size_t *plan;          /* SF_PLAN_FIELDS per tensor, for the bindings */
     unsigned char *scales; /* the scales of the next I8 tensor, as they arrive (4 bytes a row) */
-    int failed;     /* a chunk was refused: nothing more is accepted */
+    int failed;            /* a chunk was refused: nothing more is accepted */
 };
 
 /* Skips the tensors that hold no bytes (they are complete as they are). */
@@ -173,22 +183,42 @@ int sf_model_begin(const unsigned char *head, size_t head_len, size_t file_len, 
     unsigned long long hlen = 0;
     for (int i = 7; i >= 0; i--) hlen = hlen << 8 | head[i];
     if (hlen > file_len - 8)
-        return sf_fail(err, SF_BAD_FILE, "model file: header length %z exceeds the file (%z bytes)", (long long)(hlen > 0x7fffffffffffffffull ? 0x7fffffffffffffffull : hlen), (long long)file_len);
+        return sf_fail(err, SF_BAD_FILE, "model file: header length %z exceeds the file (%z bytes)",
+                       (long long)(hlen > 0x7fffffffffffffffull ? 0x7fffffffffffffffull : hlen), (long long)file_len);
     if (hlen > head_len - 8)
-        return sf_fail(err, SF_BAD_ARGUMENT, "model load: the header needs the first %z bytes of the file, %z given", (long long)(hlen + 8), (long long)head_len);
+        return sf_fail(err, SF_BAD_ARGUMENT, "model load: the header needs the first %z bytes of the file, %z given", (long long)(hlen + 8),
+                       (long long)head_len);
     if ((rc = sf_json_parse(&j, (const char *)head + 8, (size_t)hlen, "model file header", SF_BAD_FILE, err))) return rc;
     size_t data_len = file_len - 8 - (size_t)hlen;
 
-    if (!(l = calloc(1, sizeof *l))) { rc = sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading the header"); goto done; }
-    if (j.nodes[0].type != SF_JOBJECT) { rc = sf_fail(err, SF_BAD_FILE, "model file header must be a JSON object"); goto done; }
+    if (!(l = calloc(1, sizeof *l))) {
+        rc = sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading the header");
+        goto done;
+    }
+    if (j.nodes[0].type != SF_JOBJECT) {
+        rc = sf_fail(err, SF_BAD_FILE, "model file header must be a JSON object");
+        goto done;
+    }
     int dup = sf_json_duplicate(&j, 0), twice = dup, meta; /* twice: a member whose key repeats another's */
-    if (dup == -2) { rc = sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading the header"); goto done; }
-    if (dup >= 0 && sf_json_key_is(&j, dup, "__metadata__")) { rc = sf_fail(err, SF_BAD_FILE, "model file: __metadata__ appears twice"); goto done; }
+    if (dup == -2) {
+        rc = sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading the header");
+        goto done;
+    }
+    if (dup >= 0 && sf_json_key_is(&j, dup, "__metadata__")) {
+        rc = sf_fail(err, SF_BAD_FILE, "model file: __metadata__ appears twice");
+        goto done;
+    }
     /* a repeated tensor name is reported below as BAD_WEIGHTS, naming it */
     meta = sf_json_member(&j, 0, "__metadata__");
-    if (meta < 0 || j.nodes[meta].type != SF_JOBJECT) { rc = sf_fail(err, SF_BAD_FILE, "model file: no __metadata__ object (not a swapformer model)"); goto done; }
+    if (meta < 0 || j.nodes[meta].type != SF_JOBJECT) {
+        rc = sf_fail(err, SF_BAD_FILE, "model file: no __metadata__ object (not a swapformer model)");
+        goto done;
+    }
     for (int m = j.nodes[meta].first; m >= 0; m = j.nodes[m].next)
-        if (j.nodes[m].type != SF_JSTRING) { rc = sf_fail(err, SF_BAD_FILE, "model file: __metadata__ values must be strings"); goto done; }
+        if (j.nodes[m].type != SF_JSTRING) {
+            rc = sf_fail(err, SF_BAD_FILE, "model file: __metadata__ values must be strings");
+            goto done;
+        }
     if ((dup = sf_json_duplicate(&j, meta)) != -1) {
         char key[64];
         if (dup >= 0) sf_json_key(&j, dup, key, sizeof key);
@@ -197,15 +227,28 @@ int sf_model_begin(const unsigned char *head, size_t head_len, size_t file_len, 
         goto done;
     }
     int fmt = sf_json_member(&j, meta, "format");
-    if (fmt < 0 || !sf_json_string_is(&j, fmt, "swapformer")) { rc = sf_fail(err, SF_BAD_FILE, "model file: __metadata__.format is not \"swapformer\""); goto done; }
+    if (fmt < 0 || !sf_json_string_is(&j, fmt, "swapformer")) {
+        rc = sf_fail(err, SF_BAD_FILE, "model file: __metadata__.format is not \"swapformer\"");
+        goto done;
+    }
     int cn = sf_json_member(&j, meta, "config");
-    if (cn < 0) { rc = sf_fail(err, SF_BAD_FILE, "model file: no __metadata__.config"); goto done; }
+    if (cn < 0) {
+        rc = sf_fail(err, SF_BAD_FILE, "model file: no __metadata__.config");
+        goto done;
+    }
     size_t cl = sf_json_string_len(&j, cn);
-    if (!(cfg_text = malloc(cl + 1))) { rc = sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading the config"); goto done; }
+    if (!(cfg_text = malloc(cl + 1))) {
+        rc = sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading the config");
+        goto done;
+    }
     sf_json_string(&j, cn, cfg_text, cl + 1);
     int dn = sf_json_member(&j, meta, "dtype"), file_dtype = SF_DTYPE_F32;
-    if (dn >= 0 && sf_json_string_is(&j, dn, "q8")) file_dtype = SF_DTYPE_Q8;
-    else if (dn >= 0 && !sf_json_string_is(&j, dn, "f32")) { rc = sf_fail(err, SF_BAD_FILE, "model file: __metadata__.dtype must be \"f32\" or \"q8\""); goto done; }
+    if (dn >= 0 && sf_json_string_is(&j, dn, "q8"))
+        file_dtype = SF_DTYPE_Q8;
+    else if (dn >= 0 && !sf_json_string_is(&j, dn, "f32")) {
+        rc = sf_fail(err, SF_BAD_FILE, "model file: __metadata__.dtype must be \"f32\" or \"q8\"");
+        goto done;
+    }
     if (dtype < 0) dtype = file_dtype;
     sf_config cfg;
     if ((rc = sf_config_parse(&cfg, cfg_text, cl, err))) goto done;
@@ -234,10 +277,14 @@ int sf_model_begin(const unsigned char *head, size_t head_len, size_t file_len, 
         t->dim0 = t->ndim > 0 ? shape[0] : 0;
         t->dim1 = t->ndim > 1 ? shape[1] : 0;
         if (t->end > data_len) {
-            rc = sf_fail(err, SF_BAD_FILE, "tensor '%s': data_offsets end %z is past the data (%z bytes)", name, (long long)t->end, (long long)data_len);
+            rc = sf_fail(err, SF_BAD_FILE, "tensor '%s': data_offsets end %z is past the data (%z bytes)", name, (long long)t->end,
+                         (long long)data_len);
             goto done;
         }
-        if (m == twice) { rc = sf_fail(err, SF_BAD_WEIGHTS, "model file has tensor '%s' twice", name); goto done; }
+        if (m == twice) {
+            rc = sf_fail(err, SF_BAD_WEIGHTS, "model file has tensor '%s' twice", name);
+            goto done;
+        }
     }
     /* the tensors must tile the data exactly */
     qsort(l->ts, (size_t)nt, sizeof *l->ts, by_begin);
@@ -268,7 +315,10 @@ int sf_model_begin(const unsigned char *head, size_t head_len, size_t file_len, 
         sf_json_key(&j, m, name, sizeof name);
         t->param = -1;
         if (j.nodes[m].kend - j.nodes[m].kstart < sizeof name - 1 && !j.nodes[m].kescaped) t->param = tensor_param(e, name, t);
-        if (t->param < 0) { rc = sf_fail(err, SF_BAD_WEIGHTS, "model file has a tensor '%s' that this config does not use", name); goto done; }
+        if (t->param < 0) {
+            rc = sf_fail(err, SF_BAD_WEIGHTS, "model file has a tensor '%s' that this config does not use", name);
+            goto done;
+        }
         sf_param *p = &e->params[t->param];
         if (t->scale) { /* checked against its I8 tensor below */
             if (t->i8 || t->load != sf_load_f32 || t->ndim != 1 || t->dim0 != (size_t)p->rows || p->ndim != 2) {
@@ -277,17 +327,25 @@ int sf_model_begin(const unsigned char *head, size_t head_len, size_t file_len, 
             }
             continue;
         }
-        if (p->set) { rc = sf_fail(err, SF_BAD_WEIGHTS, "model file has tensor '%s' twice", name); goto done; }
-        if (t->i8 && p->ndim != 2) { rc = sf_fail(err, SF_BAD_WEIGHTS, "tensor '%s' is I8: only 2-D weights may be quantized", name); goto done; }
+        if (p->set) {
+            rc = sf_fail(err, SF_BAD_WEIGHTS, "model file has tensor '%s' twice", name);
+            goto done;
+        }
+        if (t->i8 && p->ndim != 2) {
+            rc = sf_fail(err, SF_BAD_WEIGHTS, "tensor '%s' is I8: only 2-D weights may be quantized", name);
+            goto done;
+        }
         if (t->ndim != p->ndim || t->dim0 != (size_t)p->rows || (t->ndim == 2 && t->dim1 != (size_t)p->cols)) {
-            if (p->ndim == 2) rc = sf_fail(err, SF_BAD_WEIGHTS, "tensor '%s' has the wrong shape; config needs [%d, %d]", name, p->rows, p->cols);
-            else rc = sf_fail(err, SF_BAD_WEIGHTS, "tensor '%s' has the wrong shape; config needs [%d]", name, p->rows);
+            if (p->ndim == 2)
+                rc = sf_fail(err, SF_BAD_WEIGHTS, "tensor '%s' has the wrong shape; config needs [%d, %d]", name, p->rows, p->cols);
+            else
+                rc = sf_fail(err, SF_BAD_WEIGHTS, "tensor '%s' has the wrong shape; config needs [%d]", name, p->rows);
             goto done;
         }
         p->set = 1; /* provisional, to catch duplicates; a tensor's last chunk sets it for real */
     }
     qsort(l->ts, (size_t)nt, sizeof *l->ts, by_begin); /* back to data order */
-    size_t most = 0; /* rows of the largest I8 tensor: its scales are held until its rows arrive */
+    size_t most = 0;                                   /* rows of the largest I8 tensor: its scales are held until its rows arrive */
     for (int i = 0; i < nt; i++) {
         tensor *t = &l->ts[i];
         const tensor *next = i + 1 < nt ? &l->ts[i + 1] : NULL, *prev = i ? &l->ts[i - 1] : NULL;
@@ -299,7 +357,10 @@ int sf_model_begin(const unsigned char *head, size_t head_len, size_t file_len, 
         }
         if (t->i8 && t->dim0 > most) most = t->dim0;
     }
-    if (most && !(l->scales = malloc(most * 4))) { rc = sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading the header"); goto done; }
+    if (most && !(l->scales = malloc(most * 4))) {
+        rc = sf_fail(err, SF_OUT_OF_MEMORY, "out of memory reading the header");
+        goto done;
+    }
     for (int i = 0; i < nt; i++) {
         tensor *t = &l->ts[i];
         sf_param *p = &e->params[t->param];
@@ -314,8 +375,10 @@ int sf_model_begin(const unsigned char *head, size_t head_len, size_t file_len, 
 done:
     free(cfg_text);
     sf_json_free(&j);
-    if (rc) sf_model_free(l);
-    else *out = l;
+    if (rc)
+        sf_model_free(l);
+    else
+        *out = l;
     return rc;
 }
 
@@ -335,14 +398,18 @@ int sf_model_chunk(sf_model_loader *l, const void *src, size_t len, sf_error *er
     size_t row = t->scale ? 4 : (size_t)p->cols * (size_t)t->elem, left = t->end - t->begin - l->got;
     if (len > left || len % row) {
         l->failed = 1;
-        return sf_fail(err, SF_BAD_ARGUMENT, "model load: a chunk of %z bytes for tensor '%s' (%z bytes left, rows of %z): chunks are whole rows of one tensor",
+        return sf_fail(err, SF_BAD_ARGUMENT,
+                       "model load: a chunk of %z bytes for tensor '%s' (%z bytes left, rows of %z): chunks are whole rows of one tensor",
                        (long long)len, p->name, (long long)left, (long long)row);
     }
     size_t r0 = l->got / row, n = len / row;
     int rc = SF_OK;
-    if (t->scale) memcpy(l->scales + 4 * r0, src, len); /* checked with their rows */
-    else if (t->i8) rc = sf_encoder_set_rows_i8(l->e, t->param, r0, n, src, l->scales + 4 * r0, err);
-    else rc = sf_encoder_set_rows(l->e, t->param, r0, n, src, t->load, err);
+    if (t->scale)
+        memcpy(l->scales + 4 * r0, src, len); /* checked with their rows */
+    else if (t->i8)
+        rc = sf_encoder_set_rows_i8(l->e, t->param, r0, n, src, l->scales + 4 * r0, err);
+    else
+        rc = sf_encoder_set_rows(l->e, t->param, r0, n, src, t->load, err);
     if (rc) {
         l->failed = 1;
         return rc;
@@ -466,8 +533,10 @@ int sf_model_save(const sf_encoder *e, unsigned char **out, size_t *out_len, sf_
             sf_buf_free(&h);
             return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory saving the model (%z bytes)", (long long)bytes);
         }
-        if (p->q8) sf_encoder_get_param_i8(e, i, (int8_t *)(d + (size_t)p->rows * 4), tmp);
-        else sf_encoder_get_param(e, i, tmp);
+        if (p->q8)
+            sf_encoder_get_param_i8(e, i, (int8_t *)(d + (size_t)p->rows * 4), tmp);
+        else
+            sf_encoder_get_param(e, i, tmp);
         memcpy(d, tmp, p->q8 ? (size_t)p->rows * 4 : bytes);
         free(tmp);
         d += bytes;

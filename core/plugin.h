@@ -20,7 +20,7 @@
  * api_version says it has it (as SQLite reads sqlite3_vfs members by iVersion);
  * plugins of versions SF_PLUGIN_API_MIN .. SF_PLUGIN_API_VERSION register. */
 #define SF_PLUGIN_API_VERSION 2
-#define SF_PLUGIN_API_MIN 2
+#define SF_PLUGIN_API_MIN     2
 
 /* Plugin-defined options (positionOptions), stored inside the config. A plugin
  * casts .bytes to its own struct, which must fit (use SF_OPTIONS_FIT). */
@@ -34,21 +34,21 @@ struct sf_config;
 
 /* A parameter tensor a plugin owns, e.g. the learned table. */
 typedef struct sf_param_spec {
-    const char *name;   /* e.g. "embed.positions" */
-    int rows, cols;     /* shape [rows, cols] */
-    float init_std;     /* seed initialisation: N(0, init_std^2) */
+    const char *name; /* e.g. "embed.positions" */
+    int rows, cols;   /* shape [rows, cols] */
+    float init_std;   /* seed initialisation: N(0, init_std^2) */
 } sf_param_spec;
 #define SF_MAX_PLUGIN_PARAMS 2
 
 /* What a hook knows about where it runs. Members are only ever appended. */
 typedef struct sf_pos_ctx {
     const struct sf_config *cfg;
-    const float *table;          /* the constants table_init built, for table_len positions */
+    const float *table; /* the constants table_init built, for table_len positions */
     int table_len;
-    const float *const *params;  /* params[i]: the plugin's i-th parameter (params hook) */
-    int layer;                   /* the layer (0 ..), -1 in embed */
-    int local;                   /* the layer attends within cfg->local_window (ModernBERT's sliding layers) */
-    int len;                     /* tokens in this sequence */
+    const float *const *params; /* params[i]: the plugin's i-th parameter (params hook) */
+    int layer;                  /* the layer (0 ..), -1 in embed */
+    int local;                  /* the layer attends within cfg->local_window (ModernBERT's sliding layers) */
+    int len;                    /* tokens in this sequence */
 } sf_pos_ctx;
 
 typedef struct sf_position_plugin {
@@ -88,7 +88,7 @@ typedef struct sf_position_plugin {
 typedef struct sf_norm_plugin {
     int api_version; /* SF_PLUGIN_API_VERSION */
     const char *name;
-    int has_bias;    /* 1: takes weight and bias [C]; 0: weight only */
+    int has_bias; /* 1: takes weight and bias [C]; 0: weight only */
     /* out (T, C) = norm(inp (T, C)); out may equal inp. bias is NULL when has_bias is 0. */
     void (*forward)(float *out, const float *inp, const float *weight, const float *bias, float eps, int T, int C);
 } sf_norm_plugin;

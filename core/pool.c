@@ -23,8 +23,8 @@
 #define SF_POOL_SPINS 20000 /* loads of its wake word before a worker sleeps: tens of microseconds */
 #endif
 
-static _Atomic int wake[SF_POOL_MAX + 1];     /* worker i waits for wake[i] to change */
-static _Atomic int sleeping[SF_POOL_MAX + 1]; /* worker i is in (or entering) memory.atomic.wait32 */
+static _Atomic int wake[SF_POOL_MAX + 1];       /* worker i waits for wake[i] to change */
+static _Atomic int sleeping[SF_POOL_MAX + 1];   /* worker i is in (or entering) memory.atomic.wait32 */
 static _Atomic int tasks_done[SF_POOL_MAX + 1]; /* tasks thread i has run (0: the callers) */
 static _Atomic int next_task, finished, arrived, stopping;
 static int workers;         /* started and checked in */

@@ -109,15 +109,17 @@ static void quantize_weight_row(void *wq, const void *src, sf_load_fn load, int 
     }
     float s = amax / 127.0f;
     int32_t sum = 0;
-    if (!(amax <= FLT_MAX)) s = NAN; /* a non-finite row: NaN outputs, as in the f32 path */
-    else if (s > 0)                  /* else all zero, or below 127 * 2^-149: zero weights, scale 0 */
+    if (!(amax <= FLT_MAX))
+        s = NAN;    /* a non-finite row: NaN outputs, as in the f32 path */
+    else if (s > 0) /* else all zero, or below 127 * 2^-149: zero weights, scale 0 */
         for (int k = 0; k < K; k++) {
             float v = nearbyintf(load(src, base + (size_t)k) / s);
             int8_t q = (int8_t)(v > 127.0f ? 127 : v < -127.0f ? -127 : (int)v);
             panel[woff(c, k)] = (unsigned char)q;
             sum += q;
         }
-    else s = 0;
+    else
+        s = 0;
     panel_scales(panel, K)[c] = s;
     panel_csums(panel, K)[c] = sum;
 }
@@ -177,7 +179,7 @@ size_t sf_q8_act_bytes(int M, int K) {
 
 /* 1.5 * 2^23: x + MAGIC, for |x| < 2^22, is MAGIC + round(x) half to even, with
  * that integer in the low mantissa bits (no float -> int conversion: slow in wasm). */
-#define MAGIC 12582912.0f
+#define MAGIC      12582912.0f
 #define MAGIC_BITS 0x4B400000
 
 /* Eight or sixteen quantized values (one 16-byte vector of the row) from four
@@ -231,8 +233,10 @@ static void quantize_row(unsigned char *row, const float *x, int K) {
     /* hi/AMAX - lo/AMAX rather than (hi - lo)/AMAX: no overflow for |x| near FLT_MAX */
     float s = hi / (float)SF_Q8_AMAX - lo / (float)SF_Q8_AMAX, inv = 0;
     int32_t zp = 0;
-    if (bad != 0) s = NAN;
-    else if (!(s >= FLT_MIN)) s = 0; /* all zero or tiny: x_q = zp = 0 */
+    if (bad != 0)
+        s = NAN;
+    else if (!(s >= FLT_MIN))
+        s = 0; /* all zero or tiny: x_q = zp = 0 */
     else {
         inv = 1.0f / s; /* <= 2^126: finite */
         float z = -lo * inv;
@@ -284,8 +288,8 @@ void q8_quantize_rows(void *xq, const float *x, size_t ldx, int M, int K) {
 
 /* Eight int32 results of one row (two i32x4) -> out (or iout). tail: the
  * panel's 8 scales then 8 column sums; row: the quantized row's head. */
-static inline void store_row(float *out, int32_t *iout, const unsigned char *row, v128_t c0, v128_t c1, const unsigned char *tail,
-                             const float *bias8, int ncols) {
+static inline void store_row(float *out, int32_t *iout, const unsigned char *row, v128_t c0, v128_t c1, const unsigned char *tail, const float *bias8,
+                             int ncols) {
     float sa;
     memcpy(&sa, row, 4);
 #if SF_Q8_RELAXED /* x_q - zp: sum x_q w_q - zp sum w_q */
@@ -306,7 +310,10 @@ static inline void store_row(float *out, int32_t *iout, const unsigned char *row
     v128_t f1 = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(c1), wasm_f32x4_mul(s, wasm_v128_load(tail + 16)));
     f0 = wasm_f32x4_add(f0, wasm_v128_load(bias8));
     f1 = wasm_f32x4_add(f1, wasm_v128_load(bias8 + 4));
-    if (ncols == 8) { wasm_v128_store(out, f0), wasm_v128_store(out + 4, f1); return; }
+    if (ncols == 8) {
+        wasm_v128_store(out, f0), wasm_v128_store(out + 4, f1);
+        return;
+    }
     float t[8];
     wasm_v128_store(t, f0), wasm_v128_store(t + 4, f1);
     memcpy(out, t, sizeof(float) * (size_t)ncols);
@@ -314,7 +321,7 @@ static inline void store_row(float *out, int32_t *iout, const unsigned char *row
 
 /* b: 16 weights, 4 consecutive k of 4 columns; x: a row's 4 values of those k, splat */
 #define Q8_DOT_ADD(b, x, c) (v128_t) __builtin_wasm_relaxed_dot_i8x16_i7x16_add_s_i32x4((__i8x16)(b), (__i8x16)(x), (__i32x4)(c))
-#define Q8_DOT_I16(b, x, c) \
+#define Q8_DOT_I16(b, x, c)                                                                                                                          \
     wasm_i32x4_add(c, wasm_i32x4_extadd_pairwise_i16x8((v128_t)__builtin_wasm_relaxed_dot_i8x16_i7x16_s_i16x8((__i8x16)(b), (__i8x16)(x))))
 /* b: 8 weights widened to i16, 2 consecutive k of 4 columns; x: a row's 2 values, splat */
 #define Q8_DOT_I32(b, x, c) wasm_i32x4_add(c, wasm_i32x4_dot_i16x8(x, b))
@@ -326,27 +333,36 @@ static inline void store_row(float *out, int32_t *iout, const unsigned char *row
 #define Q8_GROUP_BYTES (SF_Q8_NR * SF_Q8_KR)
 
 /* Rows r of the tile: named accumulators (clang leaves an array of them in memory). */
-#define Q8_DECL(r) v128_t c##r##0 = wasm_i32x4_splat(0), c##r##1 = c##r##0; const unsigned char *a##r = rows + (size_t)(r) * rb + Q8_ROW_HEAD;
-#define Q8_STEP(r) { v128_t x = wasm_v128_load32_splat(a##r); a##r += 4; c##r##0 = Q8_DOT(b0, x, c##r##0); c##r##1 = Q8_DOT(b1, x, c##r##1); }
-#define Q8_STORE(r) store_row(out ? out + (size_t)(r) * ldo : NULL, iout ? iout + (size_t)(r) * ldo : NULL, rows + (size_t)(r) * rb, c##r##0, c##r##1, tail, bias8, ncols);
-
-#define Q8_KERNEL(name, ROWS)                                                                                                   \
-    static void name(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G, \
-                     const unsigned char *tail, const float *bias8, int ncols) {                                                \
-        ROWS(Q8_DECL)                                                                                                           \
-        for (int g = 0; g < G; g++, w += Q8_GROUP_BYTES) {                                                                       \
-            Q8_LOADB(w);                                                                                                        \
-            ROWS(Q8_STEP)                                                                                                       \
-        }                                                                                                                       \
-        ROWS(Q8_STORE)                                                                                                          \
+#define Q8_DECL(r)                                                                                                                                   \
+    v128_t c##r##0 = wasm_i32x4_splat(0), c##r##1 = c##r##0;                                                                                         \
+    const unsigned char *a##r = rows + (size_t)(r)*rb + Q8_ROW_HEAD;
+#define Q8_STEP(r)                                                                                                                                   \
+    {                                                                                                                                                \
+        v128_t x = wasm_v128_load32_splat(a##r);                                                                                                     \
+        a##r += 4;                                                                                                                                   \
+        c##r##0 = Q8_DOT(b0, x, c##r##0);                                                                                                            \
+        c##r##1 = Q8_DOT(b1, x, c##r##1);                                                                                                            \
     }
-#define Q8_R1(X) X(0)
-#define Q8_R2(X) X(0) X(1)
-#define Q8_R3(X) X(0) X(1) X(2)
-#define Q8_R4(X) X(0) X(1) X(2) X(3)
-#define Q8_R5(X) X(0) X(1) X(2) X(3) X(4)
-#define Q8_R6(X) X(0) X(1) X(2) X(3) X(4) X(5)
-#define Q8_RX(n) Q8_RX_(n)
+#define Q8_STORE(r)                                                                                                                                  \
+    store_row(out ? out + (size_t)(r)*ldo : NULL, iout ? iout + (size_t)(r)*ldo : NULL, rows + (size_t)(r)*rb, c##r##0, c##r##1, tail, bias8, ncols);
+
+#define Q8_KERNEL(name, ROWS)                                                                                                                        \
+    static void name(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G,                     \
+                     const unsigned char *tail, const float *bias8, int ncols) {                                                                     \
+        ROWS(Q8_DECL)                                                                                                                                \
+        for (int g = 0; g < G; g++, w += Q8_GROUP_BYTES) {                                                                                           \
+            Q8_LOADB(w);                                                                                                                             \
+            ROWS(Q8_STEP)                                                                                                                            \
+        }                                                                                                                                            \
+        ROWS(Q8_STORE)                                                                                                                               \
+    }
+#define Q8_R1(X)  X(0)
+#define Q8_R2(X)  X(0) X(1)
+#define Q8_R3(X)  X(0) X(1) X(2)
+#define Q8_R4(X)  X(0) X(1) X(2) X(3)
+#define Q8_R5(X)  X(0) X(1) X(2) X(3) X(4)
+#define Q8_R6(X)  X(0) X(1) X(2) X(3) X(4) X(5)
+#define Q8_RX(n)  Q8_RX_(n)
 #define Q8_RX_(n) Q8_R##n
 
 #if SF_Q8_RELAXED
@@ -383,13 +399,17 @@ static int use_dot_add; /* 0: not probed yet, 1: the add form, 2: the i16 form *
 
 static void kernel_mr(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G,
                       const unsigned char *tail, const float *bias8, int ncols) {
-    if (use_dot_add == 1) kernel_mr_add(out, iout, ldo, rows, rb, w, G, tail, bias8, ncols);
-    else kernel_mr_i16(out, iout, ldo, rows, rb, w, G, tail, bias8, ncols);
+    if (use_dot_add == 1)
+        kernel_mr_add(out, iout, ldo, rows, rb, w, G, tail, bias8, ncols);
+    else
+        kernel_mr_i16(out, iout, ldo, rows, rb, w, G, tail, bias8, ncols);
 }
 static void kernel_1(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G,
                      const unsigned char *tail, const float *bias8, int ncols) {
-    if (use_dot_add == 1) kernel_1_add(out, iout, ldo, rows, rb, w, G, tail, bias8, ncols);
-    else kernel_1_i16(out, iout, ldo, rows, rb, w, G, tail, bias8, ncols);
+    if (use_dot_add == 1)
+        kernel_1_add(out, iout, ldo, rows, rb, w, G, tail, bias8, ncols);
+    else
+        kernel_1_i16(out, iout, ldo, rows, rb, w, G, tail, bias8, ncols);
 }
 #ifdef Q8_FORCE_I16 /* measurements: the i16 form where the add form works */
 #define Q8_PROBE(seed) ((void)dot_add_works, (void)(seed), use_dot_add = 2)
@@ -401,7 +421,7 @@ const char *q8_kernel_name(void) {
     return use_dot_add == 1 ? "relaxed i32x4.dot_i8x16_i7x16_add" : "relaxed i16x8.dot_i8x16_i7x16 + extadd";
 }
 #else
-#define Q8_DOT Q8_DOT_I32
+#define Q8_DOT         Q8_DOT_I32
 Q8_KERNEL(kernel_mr, Q8_RX(Q8_MR))
 Q8_KERNEL(kernel_1, Q8_R1)
 #define Q8_PROBE(seed) ((void)(seed))
@@ -441,12 +461,14 @@ static void kernel_rows(float *out, int32_t *iout, size_t ldo, const unsigned ch
 #else
             (void)zp, (void)cs;
 #endif
-            if (iout) iout[(size_t)r * ldo + c] = acc;
-            else out[(size_t)r * ldo + c] = dequant(acc, sa, sw[c], bias8[c]);
+            if (iout)
+                iout[(size_t)r * ldo + c] = acc;
+            else
+                out[(size_t)r * ldo + c] = dequant(acc, sa, sw[c], bias8[c]);
         }
     }
 }
-#define Q8_TILE_ROWS 4
+#define Q8_TILE_ROWS   4
 #define Q8_PROBE(seed) ((void)(seed))
 const char *q8_kernel_name(void) { return SF_Q8_RELAXED ? "c (relaxed layout)" : "c (simd128 layout)"; }
 static void kernel_mr(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G,
@@ -460,8 +482,8 @@ static void kernel_1(float *out, int32_t *iout, size_t ldo, const unsigned char 
 #endif
 
 /* Panels outer, rows inner: a panel (K x 8 bytes) stays in L1 while the rows pass over it. */
-__attribute__((noinline)) static void q8_gemm(float *out, int32_t *iout, size_t ldo, const void *xq, const void *wq, const float *bias,
-                                              int M, int K, int N) {
+__attribute__((noinline)) static void q8_gemm(float *out, int32_t *iout, size_t ldo, const void *xq, const void *wq, const float *bias, int M, int K,
+                                              int N) {
     size_t rb = sf_q8_act_row_bytes(K), pb = sf_q8_panel_bytes(K);
     int G = (int)(kpad(K) / SF_Q8_KR);
     const unsigned char *rows = xq;
@@ -484,12 +506,10 @@ void q8_matmul_forward(float *out, size_t ldo, const void *xq, const void *wq, c
     q8_gemm(out, NULL, ldo, xq, wq, bias, M, K, N);
 }
 
-void q8_matmul_forward_f32(float *out, size_t ldo, const float *inp, size_t ldi, void *scratch, const void *wq, const float *bias,
-                           int M, int K, int N) {
+void q8_matmul_forward_f32(float *out, size_t ldo, const float *inp, size_t ldi, void *scratch, const void *wq, const float *bias, int M, int K,
+                           int N) {
     q8_quantize_rows(scratch, inp, ldi, M, K);
     q8_gemm(out, NULL, ldo, scratch, wq, bias, M, K, N);
 }
 
-void q8_matmul_i32(int32_t *acc, size_t lda, const void *xq, const void *wq, int M, int K, int N) {
-    q8_gemm(NULL, acc, lda, xq, wq, NULL, M, K, N);
-}
+void q8_matmul_i32(int32_t *acc, size_t lda, const void *xq, const void *wq, int M, int K, int N) { q8_gemm(NULL, acc, lda, xq, wq, NULL, M, K, N); }

@@ -48,14 +48,14 @@
 
 #if defined(__wasm_relaxed_simd__) || defined(SF_Q8_EMULATE_RELAXED)
 #define SF_Q8_RELAXED 1
-#define SF_Q8_AMAX 127 /* activations u7: deterministic relaxed dot, 1 bit less precision */
-#define SF_Q8_KR 4     /* k interleave: one relaxed dot lane sums 4 consecutive k */
-#define SF_Q8_AESIZE 1 /* bytes per quantized activation: u7 */
+#define SF_Q8_AMAX    127 /* activations u7: deterministic relaxed dot, 1 bit less precision */
+#define SF_Q8_KR      4   /* k interleave: one relaxed dot lane sums 4 consecutive k */
+#define SF_Q8_AESIZE  1   /* bytes per quantized activation: u7 */
 #else
 #define SF_Q8_RELAXED 0
-#define SF_Q8_AMAX 255 /* activations u8 */
-#define SF_Q8_KR 2     /* k interleave: one i32x4.dot_i16x8_s lane sums 2 consecutive k */
-#define SF_Q8_AESIZE 2 /* stored widened to i16 as x_q - zp, in [-255, 255] */
+#define SF_Q8_AMAX    255 /* activations u8 */
+#define SF_Q8_KR      2   /* k interleave: one i32x4.dot_i16x8_s lane sums 2 consecutive k */
+#define SF_Q8_AESIZE  2   /* stored widened to i16 as x_q - zp, in [-255, 255] */
 #endif
 #define SF_Q8_NR 8 /* output columns per panel */
 /* The largest K: |sum_k (x_q - zp) w_q| <= K * 255 * 128 must fit int32,
@@ -123,8 +123,8 @@ void q8_quantize_rows(void *xq, const float *x, size_t ldx, int M, int K);
  *   q8_matmul_forward(out + n0, ldo, xq, q8_panel(wq, K, n0), bias ? bias + n0 : NULL, M, K, n1 - n0). */
 void q8_matmul_forward(float *out, size_t ldo, const void *xq, const void *wq, const float *bias, int M, int K, int N);
 /* The same, quantizing inp (M, ldi) into scratch (sf_q8_act_bytes(M, K) bytes) first. */
-void q8_matmul_forward_f32(float *out, size_t ldo, const float *inp, size_t ldi, void *scratch, const void *wq,
-                           const float *bias, int M, int K, int N);
+void q8_matmul_forward_f32(float *out, size_t ldo, const float *inp, size_t ldi, void *scratch, const void *wq, const float *bias, int M, int K,
+                           int N);
 /* The kernel in use, for runtimeInfo: "simd128 i32x4.dot_i16x8", "relaxed
  * i32x4.dot_i8x16_i7x16_add" or, where the engine gets that one wrong,
  * "relaxed i16x8.dot_i8x16_i7x16 + extadd" (core/qgemm.c says when), or "c (...)". */

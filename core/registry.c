@@ -9,10 +9,10 @@
 #include "plugin.h"
 
 #define SF_BUILTIN_POSITIONS(X) X(sinusoidal) X(learned) X(rope) X(alibi) X(t5) X(none)
-#define SF_BUILTIN_NORMS(X) X(layernorm) X(rmsnorm)
+#define SF_BUILTIN_NORMS(X)     X(layernorm) X(rmsnorm)
 
 #define DECLARE_POSITION(n) extern const sf_position_plugin sf_position_##n;
-#define DECLARE_NORM(n) extern const sf_norm_plugin sf_norm_##n;
+#define DECLARE_NORM(n)     extern const sf_norm_plugin sf_norm_##n;
 SF_BUILTIN_POSITIONS(DECLARE_POSITION)
 SF_BUILTIN_NORMS(DECLARE_NORM)
 
@@ -24,10 +24,9 @@ static int n_positions, n_norms, initialised;
 
 static int check_plugin(int api_version, const char *name, const char *kind, sf_error *err) {
     if (api_version < SF_PLUGIN_API_MIN || api_version > SF_PLUGIN_API_VERSION)
-        return sf_fail(err, SF_BAD_PLUGIN, "%s plugin '%s' has api version %d, this core takes %d to %d", kind, name ? name : "?",
-                       api_version, SF_PLUGIN_API_MIN, SF_PLUGIN_API_VERSION);
-    if (!name || !name[0] || strlen(name) > 48)
-        return sf_fail(err, SF_BAD_PLUGIN, "%s plugin needs a name of 1 to 48 characters", kind);
+        return sf_fail(err, SF_BAD_PLUGIN, "%s plugin '%s' has api version %d, this core takes %d to %d", kind, name ? name : "?", api_version,
+                       SF_PLUGIN_API_MIN, SF_PLUGIN_API_VERSION);
+    if (!name || !name[0] || strlen(name) > 48) return sf_fail(err, SF_BAD_PLUGIN, "%s plugin needs a name of 1 to 48 characters", kind);
     return SF_OK;
 }
 
@@ -35,7 +34,7 @@ static void init_builtins(void) {
     if (initialised) return;
     initialised = 1;
 #define ADD_POSITION(n) sf_register_position(&sf_position_##n, NULL);
-#define ADD_NORM(n) sf_register_norm(&sf_norm_##n, NULL);
+#define ADD_NORM(n)     sf_register_norm(&sf_norm_##n, NULL);
     SF_BUILTIN_POSITIONS(ADD_POSITION)
     SF_BUILTIN_NORMS(ADD_NORM)
 }
@@ -73,7 +72,19 @@ int sf_register_norm(const sf_norm_plugin *p, sf_error *err) {
     return SF_OK;
 }
 
-int sf_position_count(void) { init_builtins(); return n_positions; }
-int sf_norm_count(void) { init_builtins(); return n_norms; }
-const sf_position_plugin *sf_position_at(int i) { init_builtins(); return i >= 0 && i < n_positions ? positions[i] : NULL; }
-const sf_norm_plugin *sf_norm_at(int i) { init_builtins(); return i >= 0 && i < n_norms ? norms[i] : NULL; }
+int sf_position_count(void) {
+    init_builtins();
+    return n_positions;
+}
+int sf_norm_count(void) {
+    init_builtins();
+    return n_norms;
+}
+const sf_position_plugin *sf_position_at(int i) {
+    init_builtins();
+    return i >= 0 && i < n_positions ? positions[i] : NULL;
+}
+const sf_norm_plugin *sf_norm_at(int i) {
+    init_builtins();
+    return i >= 0 && i < n_norms ? norms[i] : NULL;
+}

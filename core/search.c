@@ -43,8 +43,10 @@ static float distance(const float *x, const float *y, int D, int l1) {
     int k = 0;
     for (; k + 8 <= D; k += 8) {
         v4 d0 = v4_load(x + k) - v4_load(y + k), d1 = v4_load(x + k + 4) - v4_load(y + k + 4);
-        if (l1) s0 += v4_max(d0, -d0), s1 += v4_max(d1, -d1);
-        else s0 = v4_madd(d0, d0, s0), s1 = v4_madd(d1, d1, s1);
+        if (l1)
+            s0 += v4_max(d0, -d0), s1 += v4_max(d1, -d1);
+        else
+            s0 = v4_madd(d0, d0, s0), s1 = v4_madd(d1, d1, s1);
     }
     float s = v4_sum(s0 + s1);
     for (; k < D; k++) s += l1 ? fabsf(x[k] - y[k]) : (x[k] - y[k]) * (x[k] - y[k]);
@@ -82,8 +84,12 @@ static void sift_down(float *s, int32_t *ix, int n, int at) {
     for (int c; (c = 2 * at + 1) < n; at = c) {
         if (c + 1 < n && worse(s[c + 1], ix[c + 1], s[c], ix[c])) c++;
         if (!worse(s[c], ix[c], s[at], ix[at])) break;
-        float ts = s[c]; s[c] = s[at]; s[at] = ts;
-        int32_t ti = ix[c]; ix[c] = ix[at]; ix[at] = ti;
+        float ts = s[c];
+        s[c] = s[at];
+        s[at] = ts;
+        int32_t ti = ix[c];
+        ix[c] = ix[at];
+        ix[at] = ti;
     }
 }
 
@@ -94,8 +100,12 @@ static void heap_offer(float *s, int32_t *ix, int *n, int k, float v, int32_t i)
         while (at > 0) {
             int p = (at - 1) / 2;
             if (!worse(s[at], ix[at], s[p], ix[p])) break;
-            float ts = s[p]; s[p] = s[at]; s[at] = ts;
-            int32_t ti = ix[p]; ix[p] = ix[at]; ix[at] = ti;
+            float ts = s[p];
+            s[p] = s[at];
+            s[at] = ts;
+            int32_t ti = ix[p];
+            ix[p] = ix[at];
+            ix[at] = ti;
             at = p;
         }
     } else if (worse(s[0], ix[0], v, i)) {
@@ -107,8 +117,12 @@ static void heap_offer(float *s, int32_t *ix, int *n, int k, float v, int32_t i)
 /* Pops the heap into descending order (best first) in place. */
 static void heap_sort_desc(float *s, int32_t *ix, int n) {
     for (int end = n - 1; end > 0; end--) {
-        float ts = s[0]; s[0] = s[end]; s[end] = ts;
-        int32_t ti = ix[0]; ix[0] = ix[end]; ix[end] = ti;
+        float ts = s[0];
+        s[0] = s[end];
+        s[end] = ts;
+        int32_t ti = ix[0];
+        ix[0] = ix[end];
+        ix[end] = ti;
         sift_down(s, ix, end, 0);
     }
 }

@@ -10,8 +10,16 @@
 #include <stdint.h>
 #include <string.h>
 
-static double from_bits(uint64_t b) { double d; memcpy(&d, &b, 8); return d; }
-static uint64_t to_bits(double d) { uint64_t b; memcpy(&b, &d, 8); return b; }
+static double from_bits(uint64_t b) {
+    double d;
+    memcpy(&d, &b, 8);
+    return d;
+}
+static uint64_t to_bits(double d) {
+    uint64_t b;
+    memcpy(&b, &d, 8);
+    return b;
+}
 
 static const double LN2_HI = 6.93147180369123816490e-01, LN2_LO = 1.90821492927058770002e-10;
 
@@ -23,11 +31,23 @@ double sf_exp(double x) {
     if (x > 709.78) return 1.0 / 0.0;
     if (x < -745.2) return 0.0;
     double kd = x * 1.4426950408889634 + (x < 0 ? -0.5 : 0.5);
-    int k = (int)kd; /* round to nearest */
+    int k = (int)kd;                          /* round to nearest */
     double r = (x - k * LN2_HI) - k * LN2_LO; /* |r| <= 0.35 */
-    static const double inv_fact[15] = {1, 1, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320,
-                                        1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600,
-                                        1.0 / 6227020800.0, 1.0 / 87178291200.0};
+    static const double inv_fact[15] = {1,
+                                        1,
+                                        1.0 / 2,
+                                        1.0 / 6,
+                                        1.0 / 24,
+                                        1.0 / 120,
+                                        1.0 / 720,
+                                        1.0 / 5040,
+                                        1.0 / 40320,
+                                        1.0 / 362880,
+                                        1.0 / 3628800,
+                                        1.0 / 39916800,
+                                        1.0 / 479001600,
+                                        1.0 / 6227020800.0,
+                                        1.0 / 87178291200.0};
     double sum = inv_fact[14]; /* Taylor to r^14: 0.35^15/15! < 1e-19 */
     for (int n = 13; n >= 0; n--) sum = sum * r + inv_fact[n];
     if (k < -1021) return sum * pow2i(k + 60) * pow2i(-60); /* into the subnormals */
@@ -40,15 +60,15 @@ double sf_log(double x) {
     if (x == 1.0 / 0.0) return x;
     uint64_t b = to_bits(x);
     int e = (int)((b >> 52) & 0x7FF);
-    if (!e) { /* subnormal: scale into the normals */
+    if (!e) {                     /* subnormal: scale into the normals */
         x *= 18014398509481984.0; /* 2^54 */
         b = to_bits(x);
         e = (int)((b >> 52) & 0x7FF) - 54;
     }
     e -= 1023;
     double m = from_bits((b & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull); /* [1, 2) */
-    if (m > 1.4142135623730951) m *= 0.5, e += 1; /* [sqrt(1/2), sqrt(2)) */
-    double s = (m - 1) / (m + 1), s2 = s * s, sum = 1.0 / 29; /* log m = 2 atanh s = 2 sum s^(2n+1)/(2n+1), |s| < 0.172 */
+    if (m > 1.4142135623730951) m *= 0.5, e += 1;                              /* [sqrt(1/2), sqrt(2)) */
+    double s = (m - 1) / (m + 1), s2 = s * s, sum = 1.0 / 29;                  /* log m = 2 atanh s = 2 sum s^(2n+1)/(2n+1), |s| < 0.172 */
     for (int n = 27; n >= 1; n -= 2) sum = sum * s2 + 1.0 / n;
     return 2 * s * sum + e * LN2_LO + e * LN2_HI;
 }
@@ -57,18 +77,33 @@ double sf_pow(double base, double e) { return sf_exp(e * sf_log(base)); }
 
 /* x - k pi/2 in three parts of 33 bits each (fdlibm's split): exact for |k| < 2^20 */
 void sf_sincos(double x, double *s, double *c) {
-    static const double PIO2_1 = 1.57079632673412561417e+00, PIO2_2 = 6.07710050630396597660e-11,
-                        PIO2_3 = 2.02226624879595063154e-21;
+    static const double PIO2_1 = 1.57079632673412561417e+00, PIO2_2 = 6.07710050630396597660e-11, PIO2_3 = 2.02226624879595063154e-21;
     double kd = x * 6.36619772367581382433e-01;
     kd = kd < 0 ? kd - 0.5 : kd + 0.5;
     long long k = (long long)kd;
     double r = ((x - k * PIO2_1) - k * PIO2_2) - k * PIO2_3; /* |r| <= pi/4 */
     /* Taylor: (pi/4)^21 / 21! < 1e-20. sin: (-1)^n / (2n+1)!, cos: (-1)^n / (2n)! */
-    static const double S[11] = {1, -1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880, -1.0 / 39916800, 1.0 / 6227020800.0,
-                                 -1.0 / 1307674368000.0, 1.0 / 355687428096000.0, -1.0 / 121645100408832000.0,
+    static const double S[11] = {1,
+                                 -1.0 / 6,
+                                 1.0 / 120,
+                                 -1.0 / 5040,
+                                 1.0 / 362880,
+                                 -1.0 / 39916800,
+                                 1.0 / 6227020800.0,
+                                 -1.0 / 1307674368000.0,
+                                 1.0 / 355687428096000.0,
+                                 -1.0 / 121645100408832000.0,
                                  1.0 / 51090942171709440000.0};
-    static const double K[11] = {1, -1.0 / 2, 1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800, 1.0 / 479001600,
-                                 -1.0 / 87178291200.0, 1.0 / 20922789888000.0, -1.0 / 6402373705728000.0,
+    static const double K[11] = {1,
+                                 -1.0 / 2,
+                                 1.0 / 24,
+                                 -1.0 / 720,
+                                 1.0 / 40320,
+                                 -1.0 / 3628800,
+                                 1.0 / 479001600,
+                                 -1.0 / 87178291200.0,
+                                 1.0 / 20922789888000.0,
+                                 -1.0 / 6402373705728000.0,
                                  1.0 / 2432902008176640000.0};
     double r2 = r * r, sn = S[10], cs = K[10];
     for (int n = 9; n >= 0; n--) {
@@ -89,7 +124,10 @@ void sf_sincos(double x, double *s, double *c) {
 /* Unsigned big integers in 32-bit limbs, least significant first. Enough for
  * 2^64 * 5^400 * 2^1200, the largest comparison sf_parse_double makes. */
 #define BIG_LIMBS 96
-typedef struct { uint32_t d[BIG_LIMBS]; int n; } big;
+typedef struct {
+    uint32_t d[BIG_LIMBS];
+    int n;
+} big;
 
 static void big_set(big *a, uint64_t v) {
     a->n = 0;
@@ -141,11 +179,15 @@ static int cmp_midpoint(uint64_t m, int e, uint64_t M2p1, int Km1) {
     big a, b;
     big_set(&a, m);
     big_set(&b, M2p1);
-    if (e >= 0) big_pow5(&a, e);
-    else big_pow5(&b, -e);
+    if (e >= 0)
+        big_pow5(&a, e);
+    else
+        big_pow5(&b, -e);
     int d = e - Km1; /* powers of two: 2^e on the left, 2^(K-1) on the right */
-    if (d >= 0) big_shl(&a, d);
-    else big_shl(&b, -d);
+    if (d >= 0)
+        big_shl(&a, d);
+    else
+        big_shl(&b, -d);
     return big_cmp(&a, &b);
 }
 
@@ -155,7 +197,7 @@ static double decimal_to_double(uint64_t m, int e, int sticky) {
     if (!m) return 0;
     if (e > 310) return 1.0 / 0.0;
     if (e < -360) return 0;
-    static const double p10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+    static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     if (!sticky && m < (1ull << 53) && e >= -22 && e <= 22) /* both exact: one rounding */
         return e >= 0 ? (double)m * p10[e] : (double)m / p10[-e];
@@ -168,8 +210,10 @@ static double decimal_to_double(uint64_t m, int e, int sticky) {
         int be = (int)(b >> 52);
         uint64_t M = b & 0x000FFFFFFFFFFFFFull;
         int K;
-        if (be) M |= 1ull << 52, K = be - 1075;
-        else K = -1074;
+        if (be)
+            M |= 1ull << 52, K = be - 1075;
+        else
+            K = -1074;
         int up = cmp_midpoint(m, e, 2 * M + 1, K - 1);
         if (up > 0 || (up == 0 && (sticky || (M & 1)))) { /* above the upper midpoint, or a tie to odd */
             if (b == 0x7FEFFFFFFFFFFFFFull) return 1.0 / 0.0;
@@ -179,8 +223,10 @@ static double decimal_to_double(uint64_t m, int e, int sticky) {
         if (!M && !be) return 0;
         /* the lower neighbour is closer when M is a power of two (binade edge) */
         int low;
-        if (M == (1ull << 52) && be > 1) low = cmp_midpoint(m, e, 4 * M - 1, K - 2);
-        else low = cmp_midpoint(m, e, 2 * M - 1, K - 1);
+        if (M == (1ull << 52) && be > 1)
+            low = cmp_midpoint(m, e, 4 * M - 1, K - 2);
+        else
+            low = cmp_midpoint(m, e, 2 * M - 1, K - 1);
         if (low < 0 || (low == 0 && !sticky && (M & 1))) {
             z = from_bits(b - 1);
             continue;
@@ -198,7 +244,10 @@ double sf_parse_double(const char *s, size_t len) {
     if (i < len && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
     for (int frac = 0; i < len; i++) {
         char ch = s[i];
-        if (ch == '.' && !frac) { frac = 1; continue; }
+        if (ch == '.' && !frac) {
+            frac = 1;
+            continue;
+        }
         if (ch < '0' || ch > '9') break;
         if (digits < 19) {
             if (m || ch != '0') m = m * 10 + (uint64_t)(ch - '0'), digits += m != 0;

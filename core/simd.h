@@ -32,8 +32,14 @@ static inline v4 v4_max(v4 a, v4 b) { return __builtin_ia32_maxps(a, b); }
 static inline v4 v4_min(v4 a, v4 b) { return __builtin_ia32_minps(a, b); }
 #else
 typedef int v4i_ __attribute__((vector_size(16)));
-static inline v4 v4_max(v4 a, v4 b) { v4i_ m = a > b; return (v4)((m & (v4i_)a) | (~m & (v4i_)b)); }
-static inline v4 v4_min(v4 a, v4 b) { v4i_ m = a < b; return (v4)((m & (v4i_)a) | (~m & (v4i_)b)); }
+static inline v4 v4_max(v4 a, v4 b) {
+    v4i_ m = a > b;
+    return (v4)((m & (v4i_)a) | (~m & (v4i_)b));
+}
+static inline v4 v4_min(v4 a, v4 b) {
+    v4i_ m = a < b;
+    return (v4)((m & (v4i_)a) | (~m & (v4i_)b));
+}
 #endif
 
 /* exp, relative error under 2 ulp for x in [-87, 88]; inputs are clamped

@@ -4,13 +4,22 @@
 import { createEncoder, loadModel, listPlugins } from '../bindings/index.js';
 
 const config = {
-  vocabSize: 1000, dModel: 64, heads: 4, layers: 2, ffDim: 256,
-  position: 'sinusoidal', norm: 'layernorm', normPlacement: 'pre', activation: 'gelu',
+  vocabSize: 1000,
+  dModel: 64,
+  heads: 4,
+  layers: 2,
+  ffDim: 256,
+  position: 'sinusoidal',
+  norm: 'layernorm',
+  normPlacement: 'pre',
+  activation: 'gelu',
 };
 
 console.log('plugins:', await listPlugins());
 const enc = await createEncoder(config, { seed: 1 });
-const dog = 17, bites = 42, man = 99;
+const dog = 17,
+  bites = 42,
+  man = 99;
 const a = enc.forward([dog, bites, man]);
 const b = enc.forward([man, bites, dog]);
 const maxDiff = (x, y) => x.reduce((m, v, i) => Math.max(m, Math.abs(v - y[i])), 0);

@@ -12,7 +12,9 @@
 
 export const TASKS = ['reverse', 'sort', 'shift'];
 
-export const BOS = 0, EOS = 1, FIRST_SYMBOL = 2;
+export const BOS = 0,
+  EOS = 1,
+  FIRST_SYMBOL = 2;
 
 /** Token ids of a string of symbols ('abc' -> [0, 2, 3, 4, 1]); unknown characters throw. */
 export function encode(text, symbols) {
@@ -31,7 +33,9 @@ export const decode = (ids, vocab) => Array.from(ids, (id) => vocab[id] ?? '?').
 
 /** The right output ids for input ids (markers included). */
 export function target(task, ids) {
-  const n = ids.length - 2, x = ids.slice(1, n + 1), out = [BOS];
+  const n = ids.length - 2,
+    x = ids.slice(1, n + 1),
+    out = [BOS];
   if (task === 'reverse') for (let t = 1; t <= n; t++) out.push(x[n - t]);
   else if (task === 'sort') out.push(...[...x].sort((a, b) => a - b));
   else if (task === 'shift') for (let t = 1; t <= n; t++) out.push(t === 1 ? BOS : x[t - 2]);
@@ -68,9 +72,12 @@ export function sampleInputs(count, T, symbolCount, seed = 1) {
 
 /** Token and sequence accuracy of an encoder on inputs (one batch per call of size batch). */
 export function accuracy(encoder, task, inputs, batch = 64) {
-  let right = 0, total = 0, sequences = 0;
+  let right = 0,
+    total = 0,
+    sequences = 0;
   for (let i = 0; i < inputs.length; i += batch) {
-    const chunk = inputs.slice(i, i + batch), preds = encoder.predict(chunk);
+    const chunk = inputs.slice(i, i + batch),
+      preds = encoder.predict(chunk);
     chunk.forEach((ids, b) => {
       const s = score(task, ids, preds[b]);
       right += s.right;

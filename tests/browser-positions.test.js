@@ -36,14 +36,21 @@ async function nodeVariants(dir, swap) {
   const p = await loadPretrained(dir);
   return { checkpoint: p, none: await p.withConfig({ position: 'none' }), swapped: await p.withConfig({ position: swap }) };
 }
-const disposeAll = (v) => { for (const k of ['swapped', 'none', 'checkpoint']) v[k].dispose(); };
+const disposeAll = (v) => {
+  for (const k of ['swapped', 'none', 'checkpoint']) v[k].dispose();
+};
 
 /** A's and B's last hidden states: B's rows matched to A's by token (the first unused equal id), per-token max |Δ|, sets equal bit for bit. */
 function nodeCompare(p, a, b) {
-  const ea = p.tokenizer.encode(a), eb = p.tokenizer.encode(b);
-  const oa = p.encoder.forward([ea.ids], { typeIds: [ea.typeIds] }), ob = p.encoder.forward([eb.ids], { typeIds: [eb.typeIds] });
-  const C = oa.shape[2], T = oa.shape[1];
-  const used = new Set(), perm = [], perToken = [];
+  const ea = p.tokenizer.encode(a),
+    eb = p.tokenizer.encode(b);
+  const oa = p.encoder.forward([ea.ids], { typeIds: [ea.typeIds] }),
+    ob = p.encoder.forward([eb.ids], { typeIds: [eb.typeIds] });
+  const C = oa.shape[2],
+    T = oa.shape[1];
+  const used = new Set(),
+    perm = [],
+    perToken = [];
   for (let t = 0; t < eb.ids.length; t++) {
     const s = [...ea.ids].findIndex((id, i) => !used.has(i) && id === eb.ids[t]);
     used.add(s);
@@ -80,8 +87,17 @@ function checkOrder(view, nodes, a, b, what) {
 
 /** Scores shown against Node's list: the same ids in the same order, the scores within TOLERANCE. */
 function checkScores(shown, ref, key, what) {
-  assert.deepEqual(shown.map((x) => x[key]), ref.map((x) => x[key]), `${what}: ${key}s`);
-  assertClose(Float64Array.from(shown, (x) => x.score), Float64Array.from(ref, (x) => x.score), TOLERANCE, `${what}: scores`);
+  assert.deepEqual(
+    shown.map((x) => x[key]),
+    ref.map((x) => x[key]),
+    `${what}: ${key}s`,
+  );
+  assertClose(
+    Float64Array.from(shown, (x) => x.score),
+    Float64Array.from(ref, (x) => x.score),
+    TOLERANCE,
+    `${what}: scores`,
+  );
 }
 
 test('"Positions on a real model" in Chromium', { timeout: 240_000 }, async (t) => {
@@ -93,10 +109,14 @@ test('"Positions on a real model" in Chromium', { timeout: 240_000 }, async (t) 
     browser = await launchChromium();
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.setDefaultTimeout(60_000);
-    page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console error: ${m.text()}`);
+    });
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} (${r.failure()?.errorText})`));
-    page.on('response', (r) => { if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`); });
+    page.on('response', (r) => {
+      if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
+    });
     const panelIdle = () => page.evaluate(() => window.swapformerDemo.positionsReal.whenIdle());
     const view = async () => (await page.evaluate(() => window.swapformerDemo.positionsReal.info())).view;
     const variantText = (key) => page.locator(`#pr-verdict-${key}`).textContent();
@@ -114,8 +134,14 @@ test('"Positions on a real model" in Chromium', { timeout: 240_000 }, async (t) 
         assert.equal(info.model.shipped, true);
         assert.equal(info.model.config.position, 'learned');
         assert.match(await page.locator('#pr-source').textContent(), /models\/wordnet-bert/);
-        assert.deepEqual(info.view.variants.map((v) => [v.key, v.label]),
-          [['checkpoint', 'its own: learned'], ['none', 'positions removed'], ['swapped', 'alibi swapped in']]);
+        assert.deepEqual(
+          info.view.variants.map((v) => [v.key, v.label]),
+          [
+            ['checkpoint', 'its own: learned'],
+            ['none', 'positions removed'],
+            ['swapped', 'alibi swapped in'],
+          ],
+        );
         assert.equal(await page.locator('#pr-swap').inputValue(), 'alibi');
         const choices = await page.$$eval('#pr-swap option', (os) => os.map((o) => o.value));
         assert.ok(!choices.includes('learned') && !choices.includes('none') && choices.includes('sinusoidal'), `swap choices ${choices}`);
@@ -136,14 +162,18 @@ test('"Positions on a real model" in Chromium', { timeout: 240_000 }, async (t) 
         assert.equal(await page.locator('#pr-delta-chart').getAttribute('data-drawn'), 'true');
       });
 
-      await t.test('fill-mask: Node\'s predictions for each variant; identical for both texts without positions', async () => {
+      await t.test("fill-mask: Node's predictions for each variant; identical for both texts without positions", async () => {
         const v = await view();
         assert.deepEqual(v.fill.texts, WORD_ORDER_EXAMPLES[0]);
         for (const row of v.fill.rows) {
           for (const i of [0, 1]) checkScores(row.value[i], nodes[row.key].fillMask(v.fill.texts[i]), 'token', `fill-mask ${row.key} text ${i + 1}`);
         }
         const none = v.fill.rows.find((r) => r.key === 'none').value;
-        assert.deepEqual(none[0], none[1].map((x, i) => ({ ...x, sequence: none[0][i].sequence })), 'without positions both texts get the same tokens and scores');
+        assert.deepEqual(
+          none[0],
+          none[1].map((x, i) => ({ ...x, sequence: none[0][i].sequence })),
+          'without positions both texts get the same tokens and scores',
+        );
         assert.equal(await page.locator('#pr-fill [data-variant="none"]').getAttribute('data-same'), 'true');
         assert.equal(await page.locator('#pr-fill [data-variant="checkpoint"]').getAttribute('data-same'), 'false');
         // what the page prints: the first row's token and score
@@ -153,7 +183,9 @@ test('"Positions on a real model" in Chromium', { timeout: 240_000 }, async (t) 
       });
 
       await t.test('text alternatives: every canvas of the panel is a labelled image with its numbers in a table', async () => {
-        const canvases = await page.$$eval('#positions-real canvas', (cs) => cs.map((c) => ({ role: c.getAttribute('role'), label: c.getAttribute('aria-label'), hidden: c.closest('[hidden]') !== null })));
+        const canvases = await page.$$eval('#positions-real canvas', (cs) =>
+          cs.map((c) => ({ role: c.getAttribute('role'), label: c.getAttribute('aria-label'), hidden: c.closest('[hidden]') !== null })),
+        );
         for (const c of canvases.filter((x) => !x.hidden)) {
           assert.equal(c.role, 'img');
           assert.ok(c.label && c.label.length > 40, `canvas label: ${c.label}`);
@@ -166,7 +198,7 @@ test('"Positions on a real model" in Chromium', { timeout: 240_000 }, async (t) 
       disposeAll(nodes);
     }
 
-    await t.test('another swap and other sentences: Node\'s numbers again', async () => {
+    await t.test("another swap and other sentences: Node's numbers again", async () => {
       await page.selectOption('#pr-swap', 'sinusoidal');
       await panelIdle();
       await page.fill('#pr-text-a', 'the cat chased the dog across the garden');
@@ -188,7 +220,7 @@ test('"Positions on a real model" in Chromium', { timeout: 240_000 }, async (t) 
       await panelIdle();
     });
 
-    await t.test('a classifier folder: class scores of A and B per variant, Node\'s', async () => {
+    await t.test("a classifier folder: class scores of A and B per variant, Node's", async () => {
       await page.setInputFiles('#pr-folder', heads('bert-seq-3'));
       await panelIdle();
       const info = await page.evaluate(() => window.swapformerDemo.positionsReal.info());
@@ -199,7 +231,11 @@ test('"Positions on a real model" in Chromium', { timeout: 240_000 }, async (t) 
       const n = await nodeVariants(heads('bert-seq-3'), info.view.variants[2].changes.position);
       try {
         for (const row of info.view.classes) {
-          for (const [i, text] of [[0, info.view.order.a], [1, info.view.order.b]]) checkScores(row.value[i], n[row.key].classify(text, { topK: null }), 'label', `classify ${row.key} ${text}`);
+          for (const [i, text] of [
+            [0, info.view.order.a],
+            [1, info.view.order.b],
+          ])
+            checkScores(row.value[i], n[row.key].classify(text, { topK: null }), 'label', `classify ${row.key} ${text}`);
         }
         const none = info.view.classes.find((r) => r.key === 'none').value;
         assert.deepEqual(none[0], none[1], 'without positions the classifier gives A and B the same scores');
@@ -208,7 +244,7 @@ test('"Positions on a real model" in Chromium', { timeout: 240_000 }, async (t) 
       }
     });
 
-    await t.test('a cross-encoder folder: the ranking with and without positions, Node\'s; the exact tie without them', async () => {
+    await t.test("a cross-encoder folder: the ranking with and without positions, Node's; the exact tie without them", async () => {
       await page.setInputFiles('#pr-folder', heads('cross-encoder-msmarco'));
       await panelIdle();
       const info = await page.evaluate(() => window.swapformerDemo.positionsReal.info());

@@ -44,22 +44,27 @@ function rawGet(port, path) {
 
 /** Collects everything that counts as a page problem. */
 function watch(page, problems, label) {
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`${label} console error: ${m.text()}`); });
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`${label} console error: ${m.text()}`);
+  });
   page.on('pageerror', (e) => problems.push(`${label} page error: ${e.message}`));
   page.on('requestfailed', (r) => problems.push(`${label} request failed: ${r.url()} (${r.failure()?.errorText})`));
-  page.on('response', (r) => { if (r.status() >= 400) problems.push(`${label} HTTP ${r.status()}: ${r.url()}`); });
+  page.on('response', (r) => {
+    if (r.status() >= 400) problems.push(`${label} HTTP ${r.status()}: ${r.url()}`);
+  });
 }
 
 const idle = (page) => page.evaluate(() => window.swapformerDemo.whenIdle());
 const MODELS = new URL('../models/', import.meta.url);
 
 /** The number of canvas pixels that are not white (a drawn plot has thousands). */
-const inkedPixels = (page, selector) => page.$eval(selector, (c) => {
-  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-  let n = 0;
-  for (let i = 0; i < d.length; i += 4) if (d[i] < 235 || d[i + 1] < 235 || d[i + 2] < 235) n++;
-  return n;
-});
+const inkedPixels = (page, selector) =>
+  page.$eval(selector, (c) => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 0; i < d.length; i += 4) if (d[i] < 235 || d[i + 1] < 235 || d[i + 2] < 235) n++;
+    return n;
+  });
 const current = (page) => page.evaluate(() => window.swapformerDemo.current());
 const visible = (page, selector) => page.locator(selector).isVisible();
 
@@ -86,34 +91,49 @@ async function assertMatchesNode(snap, what, weights) {
  * URL path for the wasm option, or undefined for the page's default build);
  * returns the build that ran and the outputs as Float32Arrays. */
 async function forwardInPage(page, c, wasm) {
-  const r = await page.evaluate(async ({ model, ids, typeIds, skipLayers, wasm, attentions }) => {
-    const api = await import('/bindings/index.js');
-    const bytes = Uint8Array.from(atob(model), (ch) => ch.charCodeAt(0));
-    const options = wasm ? { wasm: new URL(wasm, location.href) } : {};
-    const b64 = (f) => {
-      const u = new Uint8Array(f.buffer, f.byteOffset, f.byteLength);
-      let s = '';
-      for (let i = 0; i < u.length; i += 0x8000) s += String.fromCharCode.apply(null, u.subarray(i, i + 0x8000));
-      return btoa(s);
-    };
-    const enc = await api.loadModel(bytes, options);
-    try {
-      const out = enc.forward(ids, { outputAttentions: attentions, ...(typeIds ? { typeIds } : {}), ...(skipLayers ? { skipLayers } : {}) });
-      const att = attentions ? out.attentions.flatMap((a) => Array.from(a.data)) : null;
-      return {
-        build: (await api.runtimeInfo(options)).build,
-        shape: out.shape,
-        data: b64(out.data),
-        logits: out.logits ? { shape: out.logits.shape, data: b64(out.logits.data) } : null,
-        attentions: att ? { shape: [out.attentions.length, ...out.attentions[0].shape], data: b64(new Float32Array(att)) } : null,
+  const r = await page.evaluate(
+    async ({ model, ids, typeIds, skipLayers, wasm, attentions }) => {
+      const api = await import('/bindings/index.js');
+      const bytes = Uint8Array.from(atob(model), (ch) => ch.charCodeAt(0));
+      const options = wasm ? { wasm: new URL(wasm, location.href) } : {};
+      const b64 = (f) => {
+        const u = new Uint8Array(f.buffer, f.byteOffset, f.byteLength);
+        let s = '';
+        for (let i = 0; i < u.length; i += 0x8000) s += String.fromCharCode.apply(null, u.subarray(i, i + 0x8000));
+        return btoa(s);
       };
-    } finally {
-      enc.dispose();
-    }
-  }, { model: Buffer.from(readFixture(c.file)).toString('base64'), ids: c.ids, typeIds: c.typeIds ?? null, skipLayers: c.skipLayers ?? null, wasm, attentions: !!c.attentions });
-  const f32 = (b64) => { const b = Buffer.from(b64, 'base64'); return new Float32Array(b.buffer, b.byteOffset, b.length / 4); };
+      const enc = await api.loadModel(bytes, options);
+      try {
+        const out = enc.forward(ids, { outputAttentions: attentions, ...(typeIds ? { typeIds } : {}), ...(skipLayers ? { skipLayers } : {}) });
+        const att = attentions ? out.attentions.flatMap((a) => Array.from(a.data)) : null;
+        return {
+          build: (await api.runtimeInfo(options)).build,
+          shape: out.shape,
+          data: b64(out.data),
+          logits: out.logits ? { shape: out.logits.shape, data: b64(out.logits.data) } : null,
+          attentions: att ? { shape: [out.attentions.length, ...out.attentions[0].shape], data: b64(new Float32Array(att)) } : null,
+        };
+      } finally {
+        enc.dispose();
+      }
+    },
+    {
+      model: Buffer.from(readFixture(c.file)).toString('base64'),
+      ids: c.ids,
+      typeIds: c.typeIds ?? null,
+      skipLayers: c.skipLayers ?? null,
+      wasm,
+      attentions: !!c.attentions,
+    },
+  );
+  const f32 = (b64) => {
+    const b = Buffer.from(b64, 'base64');
+    return new Float32Array(b.buffer, b.byteOffset, b.length / 4);
+  };
   return {
-    build: r.build, shape: r.shape, data: f32(r.data),
+    build: r.build,
+    shape: r.shape,
+    data: f32(r.data),
     logits: r.logits && { shape: r.logits.shape, data: f32(r.logits.data) },
     attentions: r.attentions && { shape: r.attentions.shape, data: f32(r.attentions.data) },
   };
@@ -158,14 +178,30 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
       }
       assert.match((await rawGet(server.port, '/models/tasks.js')).headers['content-type'], /^text\/javascript/);
       // escaping a served folder: refused (the URL parser folds plain and %2e dot segments first: 404)
-      for (const path of ['/web/../package.json', '/web/%2e%2e/package.json', '/dist/..%2fpackage.json', '/bindings/..%2f..%2fetc%2fpasswd', '/web/..%5cpackage.json',
-        '/models/../package.json', '/models/%2e%2e/tools/train.py', '/models/..%5cpackage.json']) {
+      for (const path of [
+        '/web/../package.json',
+        '/web/%2e%2e/package.json',
+        '/dist/..%2fpackage.json',
+        '/bindings/..%2f..%2fetc%2fpasswd',
+        '/web/..%5cpackage.json',
+        '/models/../package.json',
+        '/models/%2e%2e/tools/train.py',
+        '/models/..%5cpackage.json',
+      ]) {
         const { status } = await rawGet(server.port, path);
         assert.ok([400, 403, 404].includes(status), `${path}: HTTP ${status}`);
       }
       assert.equal((await rawGet(server.port, '/dist/..%2fpackage.json')).status, 403);
       assert.equal((await rawGet(server.port, '/models/..%2ftools%2fevaluate.mjs')).status, 403);
-      for (const path of ['/package.json', '/tests/browser.test.js', '/node_modules/', '/core/api.c', '/web/missing.js', '/tools/evaluate.mjs', '/models/missing.safetensors']) {
+      for (const path of [
+        '/package.json',
+        '/tests/browser.test.js',
+        '/node_modules/',
+        '/core/api.c',
+        '/web/missing.js',
+        '/tools/evaluate.mjs',
+        '/models/missing.safetensors',
+      ]) {
         assert.equal((await rawGet(server.port, path)).status, 404, path);
       }
     });
@@ -189,19 +225,35 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
       }
     });
 
-    await t.test('the page\'s bindings reproduce the PyTorch fixtures: every golden case, relaxed (the page\'s build) and simd128', async () => {
+    await t.test("the page's bindings reproduce the PyTorch fixtures: every golden case, relaxed (the page's build) and simd128", async () => {
       // the long ones (T 65 to 300, every position plugin), biases everywhere, attentions, logits, F16/BF16
-      for (const name of ['long_straddle__alibi__layernorm__pre__gelu', 'long__learned_L300__rmsnorm__post__gelu_tanh',
-        'long__rope_half_yarn4_L64__layernorm__post__gelu', 'long_overflow__rope_interleaved__layernorm__post__relu',
-        'alibi__layernorm__pre__gelu', 'head__rope_half__rmsnorm__pre__swiglu', 'bf16__rope_interleaved__rmsnorm__pre__swiglu']) {
-        assert.ok(golden.cases.some((c) => c.name === name), `fixture ${name}`);
+      for (const name of [
+        'long_straddle__alibi__layernorm__pre__gelu',
+        'long__learned_L300__rmsnorm__post__gelu_tanh',
+        'long__rope_half_yarn4_L64__layernorm__post__gelu',
+        'long_overflow__rope_interleaved__layernorm__post__relu',
+        'alibi__layernorm__pre__gelu',
+        'head__rope_half__rmsnorm__pre__swiglu',
+        'bf16__rope_interleaved__rmsnorm__pre__swiglu',
+      ]) {
+        assert.ok(
+          golden.cases.some((c) => c.name === name),
+          `fixture ${name}`,
+        );
       }
-      assert.equal(await page.evaluate(async () => (await (await import('/bindings/index.js')).runtimeInfo()).build), 'relaxed-simd',
-        'the page picks the relaxed-SIMD build');
-      const fetched = [], onResponse = (r) => fetched.push(new URL(r.url()).pathname);
+      assert.equal(
+        await page.evaluate(async () => (await (await import('/bindings/index.js')).runtimeInfo()).build),
+        'relaxed-simd',
+        'the page picks the relaxed-SIMD build',
+      );
+      const fetched = [],
+        onResponse = (r) => fetched.push(new URL(r.url()).pathname);
       page.on('response', onResponse);
       const worst = {};
-      for (const [label, wasm, build] of [['relaxed', undefined, 'relaxed-simd'], ['simd128', '/dist/swapformer.wasm', 'custom']]) {
+      for (const [label, wasm, build] of [
+        ['relaxed', undefined, 'relaxed-simd'],
+        ['simd128', '/dist/swapformer.wasm', 'custom'],
+      ]) {
         let w = { error: 0, name: '' };
         for (const c of golden.cases) {
           const out = await forwardInPage(page, c, wasm);
@@ -211,7 +263,8 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
           const tol = goldenTolerance(c);
           const errs = [assertClose(out.data, c.expected, tol, `${what}: output`)];
           const [B, T, C] = out.shape;
-          for (let b = 0; b < B; b++) // padded rows exactly zero
+          for (let b = 0; b < B; b++)
+            // padded rows exactly zero
             for (let i = c.ids[b].length * C; i < T * C; i++) assert.equal(out.data[b * T * C + i], 0, `${what}: padded row`);
           if (c.logits) errs.push(assertClose(out.logits.data, c.logits.data, tol, `${what}: logits`));
           else assert.equal(out.logits, null, `${what}: logits`);
@@ -226,10 +279,14 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
       }
       page.off('response', onResponse);
       assert.ok(fetched.includes('/dist/swapformer.wasm'), `the simd128 run fetched /dist/swapformer.wasm (fetched: ${fetched.join(', ')})`);
-      t.diagnostic(`worst per-element error (fraction of tolerance): ${Object.entries(worst).map(([k, w]) => `${k} ${w.abs.toExponential(2)} (${w.name}, ${(100 * w.error).toFixed(0)}%)`).join(', ')}`);
+      t.diagnostic(
+        `worst per-element error (fraction of tolerance): ${Object.entries(worst)
+          .map(([k, w]) => `${k} ${w.abs.toExponential(2)} (${w.name}, ${(100 * w.error).toFixed(0)}%)`)
+          .join(', ')}`,
+      );
     });
 
-    await t.test('every position plugin through the controls: the page\'s hidden states equal Node\'s (per-element error <= 1e-5)', async () => {
+    await t.test("every position plugin through the controls: the page's hidden states equal Node's (per-element error <= 1e-5)", async () => {
       const errors = [];
       for (const position of plugins.position) {
         await page.selectOption('#position', position);
@@ -244,18 +301,47 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
       }
       t.diagnostic(`per-element errors vs Node: ${errors.join(', ')}`);
       // a different config, set through runConfig: characters, RMSNorm, post-norm, SwiGLU, 8 heads
-      const snap = await page.evaluate(() => window.swapformerDemo.runConfig({
-        position: 'rope', positionOptions: { base: 500, style: 'half' }, norm: 'rmsnorm', normPlacement: 'post', finalNorm: true,
-        layers: 3, dModel: 32, heads: 8, ffDim: 48, activation: 'swiglu', maxLen: 64,
-      }, 'Dog bites man!', { seed: 7, tokenizer: 'characters' }));
+      const snap = await page.evaluate(() =>
+        window.swapformerDemo.runConfig(
+          {
+            position: 'rope',
+            positionOptions: { base: 500, style: 'half' },
+            norm: 'rmsnorm',
+            normPlacement: 'post',
+            finalNorm: true,
+            layers: 3,
+            dModel: 32,
+            heads: 8,
+            ffDim: 48,
+            activation: 'swiglu',
+            maxLen: 64,
+          },
+          'Dog bites man!',
+          { seed: 7, tokenizer: 'characters' },
+        ),
+      );
       assert.equal(snap.tokenizer, 'characters');
       assert.equal(snap.ids.length, 14);
       assert.equal(snap.config.positionOptions.style, 'half');
       await assertMatchesNode(snap, 'rope/rmsnorm/post/swiglu via runConfig');
-      await page.evaluate(() => window.swapformerDemo.runConfig({
-        position: 'sinusoidal', positionOptions: { base: 10000 }, norm: 'layernorm', normPlacement: 'pre',
-        layers: 2, dModel: 64, heads: 4, ffDim: 256, activation: 'gelu', maxLen: 64,
-      }, 'the dog bites the man', { seed: 1, tokenizer: 'words' }));
+      await page.evaluate(() =>
+        window.swapformerDemo.runConfig(
+          {
+            position: 'sinusoidal',
+            positionOptions: { base: 10000 },
+            norm: 'layernorm',
+            normPlacement: 'pre',
+            layers: 2,
+            dModel: 64,
+            heads: 4,
+            ffDim: 256,
+            activation: 'gelu',
+            maxLen: 64,
+          },
+          'the dog bites the man',
+          { seed: 1, tokenizer: 'words' },
+        ),
+      );
     });
 
     await t.test('every experiment card passes and shows its live numbers', async () => {
@@ -299,7 +385,7 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
       assert.match(await page.locator('#error').textContent(), /BAD_CONFIG.*dModel \(64\).*heads \(5\)/);
       const bad = await current(page);
       assert.equal(bad.error.code, 'BAD_CONFIG');
-      assert.equal(bad.stale, true, 'the results shown are the last good model\'s');
+      assert.equal(bad.stale, true, "the results shown are the last good model's");
       await page.fill('#layers', '100');
       await idle(page);
       assert.match(await page.locator('#error').textContent(), /DEMO_LIMIT.*layers = 100/);
@@ -329,7 +415,7 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
       assert.equal(await visible(page, '#error'), false);
     });
 
-    await t.test('swap a plugin on the same weights: kept / dropped / added, and the result equals Node\'s', async () => {
+    await t.test("swap a plugin on the same weights: kept / dropped / added, and the result equals Node's", async () => {
       await page.selectOption('#position', 'learned');
       await idle(page);
       const before = await current(page);
@@ -355,7 +441,8 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
       const probe = await createEncoder(after.config, { seed: after.seed });
       const shapes = probe.weightShapes();
       const weights = Object.fromEntries(Object.entries(a.getWeights()).filter(([name]) => name in shapes));
-      a.dispose(); probe.dispose();
+      a.dispose();
+      probe.dispose();
       await assertMatchesNode(after, 'after the swap', weights);
       // back to the default model
       await page.selectOption('#position', 'sinusoidal');
@@ -364,7 +451,7 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
       assert.equal((await current(page)).provenance.kind, 'seed');
     });
 
-    await t.test('trained models: the page\'s predictions equal Node\'s, learned refuses past maxLen, the ablation collapses, the charts are drawn', async () => {
+    await t.test("trained models: the page's predictions equal Node's, learned refuses past maxLen, the ablation collapses, the charts are drawn", async () => {
       const t0 = performance.now();
       const index = JSON.parse(readFileSync(new URL('index.json', MODELS), 'utf8'));
       const symbols = index.symbols.tokens;
@@ -388,7 +475,7 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
         assert.equal(p.model, name);
         assert.equal(p.error, null, `${name}: ${p.error?.code} ${p.error?.message}`);
         assert.deepEqual(p.ids, ids, `${name}: ids`);
-        const want = Array.from((enc ?? await nodeModel(name)).predict(ids));
+        const want = Array.from((enc ?? (await nodeModel(name))).predict(ids));
         assert.deepEqual(p.predicted, want, `${name} '${text}': the page's predictions differ from Node's`);
         const sc = score(p.task, ids, want);
         assert.equal(p.right, sc.right, `${name}: right`);
@@ -425,7 +512,10 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
       // learned at T = 64, through the slider: SEQUENCE_TOO_LONG in the panel, with its code
       await page.selectOption('#trained-task', 'sort');
       await page.selectOption('#trained-position', 'learned');
-      await page.$eval('#trained-length', (el) => { el.value = '64'; el.dispatchEvent(new Event('input', { bubbles: true })); });
+      await page.$eval('#trained-length', (el) => {
+        el.value = '64';
+        el.dispatchEvent(new Event('input', { bubbles: true }));
+      });
       await idle(page);
       p = await last();
       assert.equal(p.T, 64);
@@ -452,8 +542,10 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
       const ablated = await createEncoder({ ...rope.config, position: 'none', positionOptions: {} }, { weights });
       const after = await assertSameAsNode(p, 'reverse-rope', twenty, ablated);
       ablated.dispose();
-      assert.ok(before.right / before.total >= 0.95 && after.right / after.total < 0.5,
-        `ablating reverse-rope: ${before.right}/${before.total} -> ${after.right}/${after.total}`);
+      assert.ok(
+        before.right / before.total >= 0.95 && after.right / after.total < 0.5,
+        `ablating reverse-rope: ${before.right}/${before.total} -> ${after.right}/${after.total}`,
+      );
       await page.uncheck('#trained-ablate');
       await idle(page);
 
@@ -461,7 +553,10 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
       p = await page.evaluate((text) => window.swapformerDemo.trained.select('shift', 'rope', { text, scaling: 'ntk' }), symbols.repeat(8).slice(0, 126));
       assert.deepEqual(p.scaling, { type: 'ntk', factor: 4 });
       const shift = await nodeModel('shift-rope');
-      const ntk = await createEncoder({ ...shift.config, positionOptions: { ...shift.config.positionOptions, scaling: p.scaling } }, { weights: shift.getWeights() });
+      const ntk = await createEncoder(
+        { ...shift.config, positionOptions: { ...shift.config.positionOptions, scaling: p.scaling } },
+        { weights: shift.getWeights() },
+      );
       await assertSameAsNode(p, 'shift-rope', p.text, ntk);
       ntk.dispose();
 
@@ -475,7 +570,7 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
       // the charts: drawn, not empty, the table's title follows the task
       for (const id of ['trained-chart', 'trained-rope-chart']) {
         assert.equal(await page.locator(`#${id}`).getAttribute('data-drawn'), 'true', id);
-        assert.ok(await inkedPixels(page, `#${id}`) > 2000, `${id} is empty`);
+        assert.ok((await inkedPixels(page, `#${id}`)) > 2000, `${id} is empty`);
       }
       assert.match(await page.locator('#trained-chart-title').textContent(), /shift/);
       assert.match(await page.locator('#trained-chart-line').textContent(), /RoPE extrapolates/);
@@ -517,442 +612,599 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
       await p.close();
     });
 
-    await t.test('"Your model": a checkpoint from the Hub stand-in (progress) and from dropped files; config mapped; similarities, nearest sentences and swapped positions equal Node\'s; errors in the panel', async () => {
-      const t0 = performance.now();
-      const { loadPretrained } = await import('../bindings/index.js');
-      const { startHub } = await import('./hub-server.js');
-      const fixture = (name) => fileURLToPath(new URL(`./pretrained/${name}`, import.meta.url));
-      const hub = await startHub({ repos: { 'test-org/nomic-embed': fixture('nomic-embed'), 'test-org/bert-minilm': fixture('bert-minilm') }, slow: true, cache: false });
-      const pg = await context.newPage();
-      pg.setDefaultTimeout(60_000);
-      // this page's problems: the Hub stand-in's 404s for files the loader only probes are checked apart
-      const seen = [], requested = [];
-      pg.on('request', (r) => requested.push(r.url()));
-      pg.on('console', (m) => { if (m.type() === 'error') seen.push({ what: `console error: ${m.text()}`, url: m.location()?.url ?? '', status: /status of 404/.test(m.text()) ? 404 : 0 }); });
-      pg.on('pageerror', (e) => seen.push({ what: `page error: ${e.message}`, url: '' }));
-      pg.on('requestfailed', (r) => seen.push({ what: `request failed: ${r.url()} (${r.failure()?.errorText})`, url: r.url(), aborted: r.failure()?.errorText === 'net::ERR_ABORTED' }));
-      pg.on('response', (r) => { if (r.status() >= 400) seen.push({ what: `HTTP ${r.status()}: ${r.url()}`, url: r.url(), status: r.status() }); });
-      const nodeModels = [];
-      try {
-        const panel = (fn, arg) => pg.evaluate(fn, arg);
-        const pIdle = () => panel(() => window.swapformerDemo.pretrained.whenIdle());
-        const info = () => panel(() => window.swapformerDemo.pretrained.info());
-        const cos = (a, i, b, j) => { // as the page: float64 sums of the float32 embeddings
-          const [, D] = a.shape;
-          let s = 0, na = 0, nb = 0;
-          for (let k = 0; k < D; k++) { const x = a.data[i * D + k], y = b.data[j * D + k]; s += x * y; na += x * x; nb += y * y; }
-          return s / (Math.sqrt(na) * Math.sqrt(nb));
-        };
-        const simsOf = (e) => { const n = e.shape[0]; return Array.from({ length: n * n }, (_, k) => cos(e, Math.floor(k / n), e, k % n)); };
-        const meanAbsChange = (a, b, n) => { let s = 0, m = 0; for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) { s += Math.abs(b[i * n + j] - a[i * n + j]); m++; } return s / m; };
-        const node = async (name) => { const p = await loadPretrained(fixture(name)); nodeModels.push(p); return p; };
-        /** The panel's matrix (every cell) and ranking equal Node's embed() on the same checkpoint. */
-        const assertSameAsNode = async (p, what) => {
-          const shown = await info();
-          const sentences = shown.sentences;
-          const e = p.embed(sentences);
-          const want = simsOf(e);
-          assert.equal(shown.sims.length, want.length, `${what}: matrix size`);
-          shown.sims.forEach((v, k) => assert.ok(Math.abs(v - want[k]) <= 1e-5, `${what}: cos[${k}] page ${v} Node ${want[k]}`));
-          const cells = await pg.$$eval('#pretrained-sim-table td', (tds) => tds.map((td) => ({ r: +td.dataset.row, c: +td.dataset.col, text: td.firstChild.textContent, value: +td.dataset.value })));
-          assert.equal(cells.length, want.length, `${what}: table cells`);
-          for (const cell of cells) {
-            assert.ok(Math.abs(cell.value - want[cell.r * sentences.length + cell.c]) <= 1e-5, `${what}: cell ${cell.r},${cell.c}`);
-            if (cell.r === cell.c) assert.equal(cell.text, '1.00', `${what}: the diagonal`);
+    await t.test(
+      '"Your model": a checkpoint from the Hub stand-in (progress) and from dropped files; config mapped; similarities, nearest sentences and swapped positions equal Node\'s; errors in the panel',
+      async () => {
+        const t0 = performance.now();
+        const { loadPretrained } = await import('../bindings/index.js');
+        const { startHub } = await import('./hub-server.js');
+        const fixture = (name) => fileURLToPath(new URL(`./pretrained/${name}`, import.meta.url));
+        const hub = await startHub({
+          repos: { 'test-org/nomic-embed': fixture('nomic-embed'), 'test-org/bert-minilm': fixture('bert-minilm') },
+          slow: true,
+          cache: false,
+        });
+        const pg = await context.newPage();
+        pg.setDefaultTimeout(60_000);
+        // this page's problems: the Hub stand-in's 404s for files the loader only probes are checked apart
+        const seen = [],
+          requested = [];
+        pg.on('request', (r) => requested.push(r.url()));
+        pg.on('console', (m) => {
+          if (m.type() === 'error')
+            seen.push({ what: `console error: ${m.text()}`, url: m.location()?.url ?? '', status: /status of 404/.test(m.text()) ? 404 : 0 });
+        });
+        pg.on('pageerror', (e) => seen.push({ what: `page error: ${e.message}`, url: '' }));
+        pg.on('requestfailed', (r) =>
+          seen.push({ what: `request failed: ${r.url()} (${r.failure()?.errorText})`, url: r.url(), aborted: r.failure()?.errorText === 'net::ERR_ABORTED' }),
+        );
+        pg.on('response', (r) => {
+          if (r.status() >= 400) seen.push({ what: `HTTP ${r.status()}: ${r.url()}`, url: r.url(), status: r.status() });
+        });
+        const nodeModels = [];
+        try {
+          const panel = (fn, arg) => pg.evaluate(fn, arg);
+          const pIdle = () => panel(() => window.swapformerDemo.pretrained.whenIdle());
+          const info = () => panel(() => window.swapformerDemo.pretrained.info());
+          const cos = (a, i, b, j) => {
+            // as the page: float64 sums of the float32 embeddings
+            const [, D] = a.shape;
+            let s = 0,
+              na = 0,
+              nb = 0;
+            for (let k = 0; k < D; k++) {
+              const x = a.data[i * D + k],
+                y = b.data[j * D + k];
+              s += x * y;
+              na += x * x;
+              nb += y * y;
+            }
+            return s / (Math.sqrt(na) * Math.sqrt(nb));
+          };
+          const simsOf = (e) => {
+            const n = e.shape[0];
+            return Array.from({ length: n * n }, (_, k) => cos(e, Math.floor(k / n), e, k % n));
+          };
+          const meanAbsChange = (a, b, n) => {
+            let s = 0,
+              m = 0;
+            for (let i = 0; i < n; i++)
+              for (let j = i + 1; j < n; j++) {
+                s += Math.abs(b[i * n + j] - a[i * n + j]);
+                m++;
+              }
+            return s / m;
+          };
+          const node = async (name) => {
+            const p = await loadPretrained(fixture(name));
+            nodeModels.push(p);
+            return p;
+          };
+          /** The panel's matrix (every cell) and ranking equal Node's embed() on the same checkpoint. */
+          const assertSameAsNode = async (p, what) => {
+            const shown = await info();
+            const sentences = shown.sentences;
+            const e = p.embed(sentences);
+            const want = simsOf(e);
+            assert.equal(shown.sims.length, want.length, `${what}: matrix size`);
+            shown.sims.forEach((v, k) => assert.ok(Math.abs(v - want[k]) <= 1e-5, `${what}: cos[${k}] page ${v} Node ${want[k]}`));
+            const cells = await pg.$$eval('#pretrained-sim-table td', (tds) =>
+              tds.map((td) => ({ r: +td.dataset.row, c: +td.dataset.col, text: td.firstChild.textContent, value: +td.dataset.value })),
+            );
+            assert.equal(cells.length, want.length, `${what}: table cells`);
+            for (const cell of cells) {
+              assert.ok(Math.abs(cell.value - want[cell.r * sentences.length + cell.c]) <= 1e-5, `${what}: cell ${cell.r},${cell.c}`);
+              if (cell.r === cell.c) assert.equal(cell.text, '1.00', `${what}: the diagonal`);
+            }
+            // the ranking as shown: order and scores
+            const query = await pg.locator('#pretrained-query').inputValue();
+            const q = p.embed(query);
+            const scores = sentences.map((_, i) => cos(q, 0, e, i));
+            const order = scores.map((s, i) => ({ s, i })).sort((a, b) => b.s - a.s || a.i - b.i);
+            const rows = await pg.$$eval('#pretrained-ranking li', (lis) =>
+              lis.map((li) => ({ index: +li.dataset.index, score: +li.dataset.score, text: li.querySelector('.rtext').textContent })),
+            );
+            assert.deepEqual(
+              rows.map((r) => r.index),
+              order.map((o) => o.i),
+              `${what}: the nearest-sentence order`,
+            );
+            rows.forEach((r, k) => {
+              assert.ok(Math.abs(r.score - order[k].s) <= 1e-5, `${what}: score of '${r.text}' page ${r.score} Node ${order[k].s}`);
+              assert.equal(r.text, sentences[r.index]);
+            });
+            return { sentences, sims: want, query, e };
+          };
+          /** The swapped matrix equals Node's withConfig (same weights) and the change shown is its mean |Δ cos|. */
+          const assertSwapSameAsNode = async (p, changes, weightsOption, what) => {
+            const shown = await info();
+            const n = shown.sentences.length;
+            const q = await p.withConfig(changes, weightsOption);
+            nodeModels.push(q);
+            const want = simsOf(q.embed(shown.sentences));
+            shown.swappedSims.forEach((v, k) => assert.ok(Math.abs(v - want[k]) <= 1e-5, `${what}: swapped cos[${k}] page ${v} Node ${want[k]}`));
+            const base = simsOf(p.embed(shown.sentences));
+            const change = meanAbsChange(base, want, n);
+            const shownChange = Number(await pg.locator('#pretrained-change').getAttribute('data-mean-abs'));
+            assert.ok(Math.abs(shownChange - change) <= 1e-5, `${what}: mean |Δ cos| page ${shownChange} Node ${change}`);
+            assert.ok(change > 1e-3, `${what}: the swap changes the similarities (mean |Δ cos| ${change})`);
+            assert.equal(await visible(pg, '#pretrained-change'), true);
+            assert.match(await pg.locator('#pretrained-change').textContent(), new RegExp(`\\|Δ cos\\| = ${change.toFixed(4)}`));
+            assert.equal(await pg.locator('#pretrained-swapped-matrix').getAttribute('data-drawn'), 'true');
+            assert.ok((await inkedPixels(pg, '#pretrained-swapped-matrix')) > 2000, `${what}: the swapped matrix is empty`);
+            // the ranking's second column: the swapped model's scores
+            const qe = q.embed(await pg.locator('#pretrained-query').inputValue()),
+              e2 = q.embed(shown.sentences);
+            for (const r of await pg.$$eval('#pretrained-ranking li', (lis) =>
+              lis.map((li) => ({ index: +li.dataset.index, swapped: +li.dataset.swappedScore })),
+            )) {
+              assert.ok(Math.abs(r.swapped - cos(qe, 0, e2, r.index)) <= 1e-5, `${what}: swapped score of sentence ${r.index}`);
+            }
+            return change;
+          };
+
+          await pg.goto(`${base}/`);
+          await pg.waitForSelector('body[data-ready="true"]');
+          await idle(pg);
+          assert.equal(await pg.locator('#pretrained').getAttribute('data-state'), 'empty');
+          assert.equal(await visible(pg, '#pretrained-sim-wait'), true, 'before a load the panel says what to do');
+
+          // 1. by Hub id, from the stand-in (slow, uncached: the bytes arrive in pieces)
+          await pg.click('#pretrained-advanced summary');
+          assert.equal(await pg.locator('#pretrained-hub').inputValue(), 'https://huggingface.co', 'the default Hub URL');
+          await pg.fill('#pretrained-hub', hub.url);
+          await pg.fill('#pretrained-id', 'test-org/nomic-embed');
+          await pg.click('#pretrained-load-button');
+          await pIdle();
+          assert.equal(
+            await pg.locator('#pretrained').getAttribute('data-state'),
+            'ready',
+            `state after the load: ${await pg.locator('#pretrained-error').textContent()}`,
+          );
+          const log = await panel(() => window.swapformerDemo.pretrained.progressLog);
+          const nomicLog = log;
+          const weights = log.filter((ev) => ev.file === 'model.safetensors');
+          const size = readFileSync(`${fixture('nomic-embed')}/model.safetensors`).length;
+          assert.ok(
+            weights.some((ev) => ev.loaded > 0 && ev.loaded < ev.total),
+            `the weights' progress moved: ${JSON.stringify(weights)}`,
+          );
+          assert.deepEqual(weights.at(-1), { file: 'model.safetensors', loaded: size, total: size });
+          const served = hub.requests.filter((r) => r.status === 200 && r.path.includes('/resolve/')).map((r) => r.path.split('/resolve/main/')[1]);
+          assert.deepEqual([...new Set(log.map((ev) => ev.file))].sort(), served.concat('model.safetensors').sort(), 'one progress line per downloaded file');
+          const bar = await pg.$eval('#pretrained-total-progress', (el) => ({ value: el.value, max: el.max }));
+          assert.equal(bar.value, bar.max, 'the overall bar reached its end');
+          assert.match(await pg.locator('#pretrained-total-bytes').textContent(), /^100% · 5 files · /);
+          assert.match(await pg.locator('#pretrained-status').textContent(), /Loaded test-org\/nomic-embed in [\d.]+ s \(5 files/);
+          // the config, mapped
+          assert.equal(await pg.locator('#pretrained-family').getAttribute('data-family'), 'nomic-bert');
+          const row = (hf) => pg.locator(`#pretrained-config tr[data-hf="${hf}"]`).first().textContent();
+          assert.match(await row('rotary_emb_base'), /rotary_emb_base: 1000\s*→\s*positionOptions\.base: 1000/);
+          assert.match(await row('rotary_emb_interleaved'), /rotary_emb_interleaved: false\s*→\s*positionOptions\.style: 'half'/);
+          assert.match(await row('n_head'), /n_head: 4\s*→\s*heads: 4/);
+          assert.match(await pg.locator('#pretrained-config tr[data-field="position"]').textContent(), /position: 'rope'/);
+          assert.equal(await pg.locator('#pretrained-config tr[data-field="position"]').getAttribute('class'), 'pos', 'the position rows stand out');
+          assert.match(await pg.locator('#pretrained-recipe').textContent(), /no modules\.json: mean pooling \+ normalize/);
+          // tokens of the first sentence, from the checkpoint's tokenizer
+          const nomic = await node('nomic-embed');
+          const first = (await info()).sentences[0];
+          const enc = nomic.tokenizer.encode(first);
+          assert.deepEqual(await pg.$$eval('#pretrained-tokens .tok', (ts) => ts.map((t) => t.firstChild.textContent)), enc.tokens);
+          // the matrix: drawn, its numbers and the nearest sentences equal Node's
+          assert.equal(await pg.locator('#pretrained-matrix').getAttribute('data-drawn'), 'true');
+          assert.ok((await inkedPixels(pg, '#pretrained-matrix')) > 2000, 'the similarity matrix is empty');
+          assert.match(await pg.locator('#pretrained-timing').textContent(), /Forward [\d.]+ ms · [\d,]+ tokens\/s \(6 sentences, \d+ tokens/);
+          await pg.fill('#pretrained-query', 'a guitar player on a stage');
+          await pIdle();
+          await assertSameAsNode(nomic, 'nomic-embed');
+          // typing new sentences re-embeds them
+          await pg.fill(
+            '#pretrained-sentences',
+            'The sun is shining.\nIt rains all day.\nA bright and sunny afternoon.\nThe weather is awful.\nI like green tea.',
+          );
+          await pIdle();
+          assert.equal((await info()).sentences.length, 5);
+          const base5 = await assertSameAsNode(nomic, 'nomic-embed, typed sentences');
+          // 2. swapped on the same weights: ALiBi, then RoPE with YaRN
+          const positions = await pg.$$eval('#pretrained-position option', (os) => os.map((o) => o.value));
+          assert.deepEqual(positions, ['rope', 'alibi', 'none'], 'rope, alibi, none (no learned table here)');
+          await pg.selectOption('#pretrained-position', 'alibi');
+          await pIdle();
+          assert.equal((await info()).swapped.config.position, 'alibi');
+          assert.match(await pg.locator('#pretrained-swapped-title').textContent(), /alibi \(was rope\)/);
+          await assertSwapSameAsNode(nomic, { position: 'alibi', positionOptions: {} }, undefined, 'nomic-embed -> alibi');
+          await pg.selectOption('#pretrained-position', 'rope');
+          await pg.selectOption('#pretrained-scaling', 'yarn');
+          await pg.fill('#pretrained-factor', '4');
+          assert.equal(await pg.locator('#pretrained-original-len').inputValue(), '2048', 'originalMaxLen from max_trained_positions');
+          await pg.fill('#pretrained-original-len', '16');
+          await pIdle();
+          const yarn = { type: 'yarn', factor: 4, originalMaxLen: 16 };
+          const swappedOptions = (await info()).swapped.config.positionOptions;
+          assert.deepEqual(
+            { ...swappedOptions, scaling: { ...swappedOptions.scaling, betaFast: undefined, betaSlow: undefined } },
+            { base: 1000, style: 'half', scaling: { ...yarn, betaFast: undefined, betaSlow: undefined } },
+            "the swapped config (YaRN's betas at their defaults)",
+          );
+          const yarnChange = await assertSwapSameAsNode(
+            nomic,
+            { positionOptions: { base: 1000, style: 'half', scaling: yarn } },
+            undefined,
+            'nomic-embed + YaRN',
+          );
+          t.diagnostic(`nomic-embed: mean |Δ cos| with YaRN x4 ${yarnChange.toFixed(4)} on ${base5.sentences.length} sentences`);
+          // back to the checkpoint's own positions: one matrix again
+          await pg.selectOption('#pretrained-scaling', 'none');
+          await pIdle();
+          assert.equal((await info()).swapped, null);
+          assert.equal(await visible(pg, '#pretrained-swapped-matrix'), false);
+
+          // 3. a second model by dropping its folder (the folder picker, as a drop gives it)
+          await pg.setInputFiles('#pretrained-folder', fixture('bert-minilm'));
+          await pIdle();
+          assert.equal(await pg.locator('#pretrained').getAttribute('data-state'), 'ready');
+          assert.equal(await pg.locator('#pretrained-family').getAttribute('data-family'), 'bert');
+          assert.match(await pg.locator('#pretrained-source').textContent(), /folder bert-minilm \(9 files\)/);
+          assert.match(await pg.locator('#pretrained-total-bytes').textContent(), /^100% · 9 files/);
+          assert.match(await row('position_embedding_type'), /position_embedding_type: "absolute"\s*→\s*position: 'learned'/);
+          assert.match(await row('max_position_embeddings'), /max_position_embeddings: 128\s*→\s*maxLen: 128/);
+          assert.match(await pg.locator('#pretrained-max-length').textContent(), /^96 tokens.*max_seq_length 96/);
+          assert.deepEqual(await pg.$$eval('#pretrained-position option', (os) => os.map((o) => o.value)), ['learned', 'rope', 'alibi', 'none']);
+          const minilm = await node('bert-minilm');
+          await assertSameAsNode(minilm, 'bert-minilm (dropped)');
+          // learned -> alibi: the same weights without the position table
+          await pg.selectOption('#pretrained-position', 'alibi');
+          await pIdle();
+          assert.match(await pg.locator('#pretrained-swap-note').textContent(), /embed\.positions/);
+          await assertSwapSameAsNode(minilm, { position: 'alibi', positionOptions: {} }, undefined, 'bert-minilm -> alibi');
+          await pg.locator('#pretrained').screenshot({ path: `${OUT_DIR}pretrained-desktop.png` });
+
+          // 4. a folder with only pytorch_model.bin, dropped (a synthetic drop): refused in the panel, the model kept
+          const bin = ['config.json', 'pytorch_model.bin'].map((name) => ({
+            name,
+            b64: readFileSync(`${fixture('bert-pytorch-bin')}/${name}`).toString('base64'),
+          }));
+          await pg.evaluate((files) => {
+            const dt = new DataTransfer();
+            for (const f of files) dt.items.add(new File([Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0))], f.name));
+            const zone = document.getElementById('pretrained-drop');
+            for (const type of ['dragenter', 'dragover', 'drop'])
+              zone.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+          }, bin);
+          await pIdle();
+          assert.equal(await visible(pg, '#pretrained-error'), true);
+          assert.equal(await pg.locator('#pretrained-error').getAttribute('data-code'), 'UNSUPPORTED_MODEL');
+          assert.match(await pg.locator('#pretrained-error').textContent(), /^UNSUPPORTED_MODEL.*pytorch_model\.bin.*never unpickles.*model\.safetensors/);
+          assert.equal((await info()).error.code, 'UNSUPPORTED_MODEL');
+          assert.equal((await info()).model.family, 'bert', 'the loaded model stays');
+          assert.match(await pg.locator('#pretrained-status').textContent(), /could not be loaded: still showing folder bert-minilm/);
+          assert.equal(await visible(pg, '#error'), false, 'the refusal stays in the panel');
+
+          // 5. Cancel: a download stopped halfway leaves the loaded model as it was; Clear empties the panel
+          await pg.uncheck('#pretrained-cache');
+          await pg.fill('#pretrained-id', 'test-org/bert-minilm');
+          await pg.click('#pretrained-load-button');
+          await pg.waitForFunction(() => window.swapformerDemo.pretrained.progressLog.length > 0);
+          assert.equal(await pg.locator('#pretrained').getAttribute('data-state'), 'loading');
+          await pg.click('#pretrained-cancel');
+          await pIdle();
+          assert.match(await pg.locator('#pretrained-status').textContent(), /^Cancelled: still showing folder bert-minilm/);
+          assert.equal(await pg.locator('#pretrained').getAttribute('data-state'), 'ready');
+          assert.equal((await info()).model.family, 'bert');
+          assert.equal(await visible(pg, '#pretrained-cancel'), false);
+          await pg.click('#pretrained-clear');
+          await pIdle();
+          assert.equal(await pg.locator('#pretrained').getAttribute('data-state'), 'empty');
+          assert.equal((await info()).model, null);
+          assert.equal(await visible(pg, '#pretrained-sim-wait'), true);
+
+          // 6. phone width: a third family (ModernBERT, local layers) with YaRN, nothing wider than the screen
+          const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+          watch(phone, problems, 'phone (your model)');
+          await phone.goto(`${base}/`);
+          await phone.waitForSelector('body[data-ready="true"]');
+          await phone.setInputFiles('#pretrained-folder', fixture('modernbert-embed'));
+          await phone.evaluate(() => window.swapformerDemo.pretrained.whenIdle());
+          assert.match(
+            await phone.locator('#pretrained-config tr[data-field="localLayers"]').textContent(),
+            /global_attn_every_n_layers: 3\s*→\s*localLayers: \[1, 2\]/,
+          );
+          assert.match(await phone.locator('#pretrained-config tr[data-field="localWindow"]').textContent(), /local_attention: 16\s*→\s*localWindow: 8/);
+          await phone.selectOption('#pretrained-scaling', 'yarn');
+          await phone.evaluate(() => window.swapformerDemo.pretrained.whenIdle());
+          assert.ok(Number(await phone.locator('#pretrained-change').getAttribute('data-mean-abs')) > 1e-3, 'YaRN on ModernBERT changes the matrix');
+          const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+          assert.ok(overflow <= 0, `with a model loaded the page is ${overflow} px wider than a 390 px phone`);
+          await phone.locator('#pretrained').screenshot({ path: `${OUT_DIR}pretrained-phone.png` });
+          await phone.close();
+          for (const p of [`${OUT_DIR}pretrained-desktop.png`, `${OUT_DIR}pretrained-phone.png`]) {
+            t.diagnostic(`screenshot: ${p}`);
+            console.log(`browser.test.js: screenshot ${p}`);
           }
-          // the ranking as shown: order and scores
-          const query = await pg.locator('#pretrained-query').inputValue();
-          const q = p.embed(query);
-          const scores = sentences.map((_, i) => cos(q, 0, e, i));
-          const order = scores.map((s, i) => ({ s, i })).sort((a, b) => b.s - a.s || a.i - b.i);
-          const rows = await pg.$$eval('#pretrained-ranking li', (lis) => lis.map((li) => ({ index: +li.dataset.index, score: +li.dataset.score, text: li.querySelector('.rtext').textContent })));
-          assert.deepEqual(rows.map((r) => r.index), order.map((o) => o.i), `${what}: the nearest-sentence order`);
-          rows.forEach((r, k) => {
-            assert.ok(Math.abs(r.score - order[k].s) <= 1e-5, `${what}: score of '${r.text}' page ${r.score} Node ${order[k].s}`);
-            assert.equal(r.text, sentences[r.index]);
-          });
-          return { sentences, sims: want, query, e };
-        };
-        /** The swapped matrix equals Node's withConfig (same weights) and the change shown is its mean |Δ cos|. */
-        const assertSwapSameAsNode = async (p, changes, weightsOption, what) => {
-          const shown = await info();
-          const n = shown.sentences.length;
-          const q = await p.withConfig(changes, weightsOption);
-          nodeModels.push(q);
-          const want = simsOf(q.embed(shown.sentences));
-          shown.swappedSims.forEach((v, k) => assert.ok(Math.abs(v - want[k]) <= 1e-5, `${what}: swapped cos[${k}] page ${v} Node ${want[k]}`));
-          const base = simsOf(p.embed(shown.sentences));
-          const change = meanAbsChange(base, want, n);
-          const shownChange = Number(await pg.locator('#pretrained-change').getAttribute('data-mean-abs'));
-          assert.ok(Math.abs(shownChange - change) <= 1e-5, `${what}: mean |Δ cos| page ${shownChange} Node ${change}`);
-          assert.ok(change > 1e-3, `${what}: the swap changes the similarities (mean |Δ cos| ${change})`);
-          assert.equal(await visible(pg, '#pretrained-change'), true);
-          assert.match(await pg.locator('#pretrained-change').textContent(), new RegExp(`\\|Δ cos\\| = ${change.toFixed(4)}`));
-          assert.equal(await pg.locator('#pretrained-swapped-matrix').getAttribute('data-drawn'), 'true');
-          assert.ok(await inkedPixels(pg, '#pretrained-swapped-matrix') > 2000, `${what}: the swapped matrix is empty`);
-          // the ranking's second column: the swapped model's scores
-          const qe = q.embed(await pg.locator('#pretrained-query').inputValue()), e2 = q.embed(shown.sentences);
-          for (const r of await pg.$$eval('#pretrained-ranking li', (lis) => lis.map((li) => ({ index: +li.dataset.index, swapped: +li.dataset.swappedScore })))) {
-            assert.ok(Math.abs(r.swapped - cos(qe, 0, e2, r.index)) <= 1e-5, `${what}: swapped score of sentence ${r.index}`);
+
+          // nothing left the page but the demo's own files and the Hub downloads asked for
+          const origins = new Set(requested.filter((u) => /^https?:/.test(u)).map((u) => new URL(u).origin));
+          assert.deepEqual([...origins].sort(), [new URL(base).origin, new URL(hub.url).origin].sort());
+          // the only 404s: files the loader probes for and the checkpoint does not have
+          const missing = hub.requests
+            .filter((r) => r.status === 404 && r.path.startsWith('/test-org/nomic-embed/'))
+            .map((r) => r.path.split('/resolve/main/')[1]);
+          assert.deepEqual(
+            hub.requests.filter((r) => r.status >= 400 && !r.path.startsWith('/test-org/nomic-embed/')),
+            [],
+            'no other error from the stand-in',
+          );
+          for (const f of missing) assert.equal(existsSync(`${fixture('nomic-embed')}/${f}`), false, `the stand-in answered 404 for ${f}, which exists`);
+          const hubOrigin = new URL(hub.url).origin;
+          // Chromium reports a fetch read to its end through body.getReader() from a no-store answer
+          // sent in pieces as ERR_ABORTED (microsoft/playwright#42742): those count when the page
+          // got the whole file (its last progress event has the size on disk), as do 404 bodies cancelled
+          const fileOf = (url) => decodeURIComponent(new URL(url).pathname.replace(/^\/(test-org\/[^/]+\/resolve\/main|cdn-lfs\/test-org\/[^/]+)\//, ''));
+          const complete = (url) => {
+            const f = fileOf(url),
+              last = nomicLog.filter((ev) => ev.file === f).at(-1);
+            return (
+              !!last &&
+              last.loaded === last.total &&
+              existsSync(`${fixture('nomic-embed')}/${f}`) &&
+              last.total === readFileSync(`${fixture('nomic-embed')}/${f}`).length
+            );
+          };
+          const cancelled = (s) => s.aborted && /\/test-org\/bert-minilm\//.test(s.url); // the Cancel above: bert-minilm comes from the Hub only there
+          const expected = (s) =>
+            s.url.startsWith(`${hubOrigin}/`) &&
+            (cancelled(s) ||
+              (s.url.includes('/nomic-embed/') && (missing.includes(fileOf(s.url)) ? s.status === 404 || s.aborted : s.aborted && complete(s.url))));
+          const unexpected = seen.filter((s) => !expected(s));
+          problems.push(...unexpected.map((s) => `your model: ${s.what}`));
+          assert.deepEqual(unexpected, []);
+          t.diagnostic(`"Your model" checks in ${Math.round(performance.now() - t0)} ms (Hub 404s for absent optional files: ${missing.join(', ') || 'none'})`);
+        } finally {
+          for (const p of nodeModels) p.dispose();
+          await pg.close();
+          await hub.close();
+        }
+      },
+    );
+
+    await t.test(
+      'the normalisation levers: the stream, QK-norm and layer-removal cards state their numbers, the claims hold, Node agrees; the builder counts SwiGLU against GELU',
+      async () => {
+        const t0 = performance.now();
+        await page.evaluate(() =>
+          window.swapformerDemo.runConfig(
+            {
+              position: 'sinusoidal',
+              positionOptions: { base: 10000 },
+              norm: 'layernorm',
+              normPlacement: 'pre',
+              layers: 2,
+              dModel: 64,
+              heads: 4,
+              ffDim: 256,
+              activation: 'gelu',
+              maxLen: 64,
+            },
+            'the dog bites the man',
+            { seed: 1, tokenizer: 'words' },
+          ),
+        );
+        const snap = await current(page);
+        const results = () => page.evaluate(() => JSON.parse(JSON.stringify(window.swapformerDemo.experiments)));
+        let r = await results();
+        const cardText = (id) => page.locator(`#exp-${id}`).textContent();
+        for (const id of ['stream', 'qknorm', 'layers']) {
+          assert.equal(r[id].pass, true, `${id}: ${r[id].summary}`);
+          assert.equal(await page.locator(`#exp-${id} .badge`).textContent(), 'PASS', `${id}: badge`);
+        }
+        const meanNorm = (h) => {
+          // mean over the tokens of |x_t| (one sequence)
+          const [, T, C] = h.shape;
+          let sum = 0;
+          for (let i = 0; i < T; i++) {
+            let q = 0;
+            for (let c = 0; c < C; c++) q += h.data[i * C + c] ** 2;
+            sum += Math.sqrt(q);
           }
-          return change;
+          return sum / T;
         };
 
-        await pg.goto(`${base}/`);
-        await pg.waitForSelector('body[data-ready="true"]');
-        await idle(pg);
-        assert.equal(await pg.locator('#pretrained').getAttribute('data-state'), 'empty');
-        assert.equal(await visible(pg, '#pretrained-sim-wait'), true, 'before a load the panel says what to do');
-
-        // 1. by Hub id, from the stand-in (slow, uncached: the bytes arrive in pieces)
-        await pg.click('#pretrained-advanced summary');
-        assert.equal(await pg.locator('#pretrained-hub').inputValue(), 'https://huggingface.co', 'the default Hub URL');
-        await pg.fill('#pretrained-hub', hub.url);
-        await pg.fill('#pretrained-id', 'test-org/nomic-embed');
-        await pg.click('#pretrained-load-button');
-        await pIdle();
-        assert.equal(await pg.locator('#pretrained').getAttribute('data-state'), 'ready', `state after the load: ${await pg.locator('#pretrained-error').textContent()}`);
-        const log = (await panel(() => window.swapformerDemo.pretrained.progressLog));
-        const nomicLog = log;
-        const weights = log.filter((ev) => ev.file === 'model.safetensors');
-        const size = readFileSync(`${fixture('nomic-embed')}/model.safetensors`).length;
-        assert.ok(weights.some((ev) => ev.loaded > 0 && ev.loaded < ev.total), `the weights' progress moved: ${JSON.stringify(weights)}`);
-        assert.deepEqual(weights.at(-1), { file: 'model.safetensors', loaded: size, total: size });
-        const served = hub.requests.filter((r) => r.status === 200 && r.path.includes('/resolve/')).map((r) => r.path.split('/resolve/main/')[1]);
-        assert.deepEqual([...new Set(log.map((ev) => ev.file))].sort(), served.concat('model.safetensors').sort(), 'one progress line per downloaded file');
-        const bar = await pg.$eval('#pretrained-total-progress', (el) => ({ value: el.value, max: el.max }));
-        assert.equal(bar.value, bar.max, 'the overall bar reached its end');
-        assert.match(await pg.locator('#pretrained-total-bytes').textContent(), /^100% · 5 files · /);
-        assert.match(await pg.locator('#pretrained-status').textContent(), /Loaded test-org\/nomic-embed in [\d.]+ s \(5 files/);
-        // the config, mapped
-        assert.equal(await pg.locator('#pretrained-family').getAttribute('data-family'), 'nomic-bert');
-        const row = (hf) => pg.locator(`#pretrained-config tr[data-hf="${hf}"]`).first().textContent();
-        assert.match(await row('rotary_emb_base'), /rotary_emb_base: 1000\s*→\s*positionOptions\.base: 1000/);
-        assert.match(await row('rotary_emb_interleaved'), /rotary_emb_interleaved: false\s*→\s*positionOptions\.style: 'half'/);
-        assert.match(await row('n_head'), /n_head: 4\s*→\s*heads: 4/);
-        assert.match(await pg.locator('#pretrained-config tr[data-field="position"]').textContent(), /position: 'rope'/);
-        assert.equal(await pg.locator('#pretrained-config tr[data-field="position"]').getAttribute('class'), 'pos', 'the position rows stand out');
-        assert.match(await pg.locator('#pretrained-recipe').textContent(), /no modules\.json: mean pooling \+ normalize/);
-        // tokens of the first sentence, from the checkpoint's tokenizer
-        const nomic = await node('nomic-embed');
-        const first = (await info()).sentences[0];
-        const enc = nomic.tokenizer.encode(first);
-        assert.deepEqual(await pg.$$eval('#pretrained-tokens .tok', (ts) => ts.map((t) => t.firstChild.textContent)), enc.tokens);
-        // the matrix: drawn, its numbers and the nearest sentences equal Node's
-        assert.equal(await pg.locator('#pretrained-matrix').getAttribute('data-drawn'), 'true');
-        assert.ok(await inkedPixels(pg, '#pretrained-matrix') > 2000, 'the similarity matrix is empty');
-        assert.match(await pg.locator('#pretrained-timing').textContent(), /Forward [\d.]+ ms · [\d,]+ tokens\/s \(6 sentences, \d+ tokens/);
-        await pg.fill('#pretrained-query', 'a guitar player on a stage');
-        await pIdle();
-        await assertSameAsNode(nomic, 'nomic-embed');
-        // typing new sentences re-embeds them
-        await pg.fill('#pretrained-sentences', 'The sun is shining.\nIt rains all day.\nA bright and sunny afternoon.\nThe weather is awful.\nI like green tea.');
-        await pIdle();
-        assert.equal((await info()).sentences.length, 5);
-        const base5 = await assertSameAsNode(nomic, 'nomic-embed, typed sentences');
-        // 2. swapped on the same weights: ALiBi, then RoPE with YaRN
-        const positions = await pg.$$eval('#pretrained-position option', (os) => os.map((o) => o.value));
-        assert.deepEqual(positions, ['rope', 'alibi', 'none'], 'rope, alibi, none (no learned table here)');
-        await pg.selectOption('#pretrained-position', 'alibi');
-        await pIdle();
-        assert.equal((await info()).swapped.config.position, 'alibi');
-        assert.match(await pg.locator('#pretrained-swapped-title').textContent(), /alibi \(was rope\)/);
-        await assertSwapSameAsNode(nomic, { position: 'alibi', positionOptions: {} }, undefined, 'nomic-embed -> alibi');
-        await pg.selectOption('#pretrained-position', 'rope');
-        await pg.selectOption('#pretrained-scaling', 'yarn');
-        await pg.fill('#pretrained-factor', '4');
-        assert.equal(await pg.locator('#pretrained-original-len').inputValue(), '2048', 'originalMaxLen from max_trained_positions');
-        await pg.fill('#pretrained-original-len', '16');
-        await pIdle();
-        const yarn = { type: 'yarn', factor: 4, originalMaxLen: 16 };
-        const swappedOptions = (await info()).swapped.config.positionOptions;
-        assert.deepEqual({ ...swappedOptions, scaling: { ...swappedOptions.scaling, betaFast: undefined, betaSlow: undefined } },
-          { base: 1000, style: 'half', scaling: { ...yarn, betaFast: undefined, betaSlow: undefined } }, 'the swapped config (YaRN\'s betas at their defaults)');
-        const yarnChange = await assertSwapSameAsNode(nomic, { positionOptions: { base: 1000, style: 'half', scaling: yarn } }, undefined, 'nomic-embed + YaRN');
-        t.diagnostic(`nomic-embed: mean |Δ cos| with YaRN x4 ${yarnChange.toFixed(4)} on ${base5.sentences.length} sentences`);
-        // back to the checkpoint's own positions: one matrix again
-        await pg.selectOption('#pretrained-scaling', 'none');
-        await pIdle();
-        assert.equal((await info()).swapped, null);
-        assert.equal(await visible(pg, '#pretrained-swapped-matrix'), false);
-
-        // 3. a second model by dropping its folder (the folder picker, as a drop gives it)
-        await pg.setInputFiles('#pretrained-folder', fixture('bert-minilm'));
-        await pIdle();
-        assert.equal(await pg.locator('#pretrained').getAttribute('data-state'), 'ready');
-        assert.equal(await pg.locator('#pretrained-family').getAttribute('data-family'), 'bert');
-        assert.match(await pg.locator('#pretrained-source').textContent(), /folder bert-minilm \(9 files\)/);
-        assert.match(await pg.locator('#pretrained-total-bytes').textContent(), /^100% · 9 files/);
-        assert.match(await row('position_embedding_type'), /position_embedding_type: "absolute"\s*→\s*position: 'learned'/);
-        assert.match(await row('max_position_embeddings'), /max_position_embeddings: 128\s*→\s*maxLen: 128/);
-        assert.match(await pg.locator('#pretrained-max-length').textContent(), /^96 tokens.*max_seq_length 96/);
-        assert.deepEqual(await pg.$$eval('#pretrained-position option', (os) => os.map((o) => o.value)), ['learned', 'rope', 'alibi', 'none']);
-        const minilm = await node('bert-minilm');
-        await assertSameAsNode(minilm, 'bert-minilm (dropped)');
-        // learned -> alibi: the same weights without the position table
-        await pg.selectOption('#pretrained-position', 'alibi');
-        await pIdle();
-        assert.match(await pg.locator('#pretrained-swap-note').textContent(), /embed\.positions/);
-        await assertSwapSameAsNode(minilm, { position: 'alibi', positionOptions: {} }, undefined, 'bert-minilm -> alibi');
-        await pg.locator('#pretrained').screenshot({ path: `${OUT_DIR}pretrained-desktop.png` });
-
-        // 4. a folder with only pytorch_model.bin, dropped (a synthetic drop): refused in the panel, the model kept
-        const bin = ['config.json', 'pytorch_model.bin'].map((name) => ({ name, b64: readFileSync(`${fixture('bert-pytorch-bin')}/${name}`).toString('base64') }));
-        await pg.evaluate((files) => {
-          const dt = new DataTransfer();
-          for (const f of files) dt.items.add(new File([Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0))], f.name));
-          const zone = document.getElementById('pretrained-drop');
-          for (const type of ['dragenter', 'dragover', 'drop']) zone.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
-        }, bin);
-        await pIdle();
-        assert.equal(await visible(pg, '#pretrained-error'), true);
-        assert.equal(await pg.locator('#pretrained-error').getAttribute('data-code'), 'UNSUPPORTED_MODEL');
-        assert.match(await pg.locator('#pretrained-error').textContent(), /^UNSUPPORTED_MODEL.*pytorch_model\.bin.*never unpickles.*model\.safetensors/);
-        assert.equal((await info()).error.code, 'UNSUPPORTED_MODEL');
-        assert.equal((await info()).model.family, 'bert', 'the loaded model stays');
-        assert.match(await pg.locator('#pretrained-status').textContent(), /could not be loaded: still showing folder bert-minilm/);
-        assert.equal(await visible(pg, '#error'), false, 'the refusal stays in the panel');
-
-        // 5. Cancel: a download stopped halfway leaves the loaded model as it was; Clear empties the panel
-        await pg.uncheck('#pretrained-cache');
-        await pg.fill('#pretrained-id', 'test-org/bert-minilm');
-        await pg.click('#pretrained-load-button');
-        await pg.waitForFunction(() => window.swapformerDemo.pretrained.progressLog.length > 0);
-        assert.equal(await pg.locator('#pretrained').getAttribute('data-state'), 'loading');
-        await pg.click('#pretrained-cancel');
-        await pIdle();
-        assert.match(await pg.locator('#pretrained-status').textContent(), /^Cancelled: still showing folder bert-minilm/);
-        assert.equal(await pg.locator('#pretrained').getAttribute('data-state'), 'ready');
-        assert.equal((await info()).model.family, 'bert');
-        assert.equal(await visible(pg, '#pretrained-cancel'), false);
-        await pg.click('#pretrained-clear');
-        await pIdle();
-        assert.equal(await pg.locator('#pretrained').getAttribute('data-state'), 'empty');
-        assert.equal((await info()).model, null);
-        assert.equal(await visible(pg, '#pretrained-sim-wait'), true);
-
-        // 6. phone width: a third family (ModernBERT, local layers) with YaRN, nothing wider than the screen
-        const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
-        watch(phone, problems, 'phone (your model)');
-        await phone.goto(`${base}/`);
-        await phone.waitForSelector('body[data-ready="true"]');
-        await phone.setInputFiles('#pretrained-folder', fixture('modernbert-embed'));
-        await phone.evaluate(() => window.swapformerDemo.pretrained.whenIdle());
-        assert.match(await phone.locator('#pretrained-config tr[data-field="localLayers"]').textContent(), /global_attn_every_n_layers: 3\s*→\s*localLayers: \[1, 2\]/);
-        assert.match(await phone.locator('#pretrained-config tr[data-field="localWindow"]').textContent(), /local_attention: 16\s*→\s*localWindow: 8/);
-        await phone.selectOption('#pretrained-scaling', 'yarn');
-        await phone.evaluate(() => window.swapformerDemo.pretrained.whenIdle());
-        assert.ok(Number(await phone.locator('#pretrained-change').getAttribute('data-mean-abs')) > 1e-3, 'YaRN on ModernBERT changes the matrix');
-        const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-        assert.ok(overflow <= 0, `with a model loaded the page is ${overflow} px wider than a 390 px phone`);
-        await phone.locator('#pretrained').screenshot({ path: `${OUT_DIR}pretrained-phone.png` });
-        await phone.close();
-        for (const p of [`${OUT_DIR}pretrained-desktop.png`, `${OUT_DIR}pretrained-phone.png`]) {
-          t.diagnostic(`screenshot: ${p}`);
-          console.log(`browser.test.js: screenshot ${p}`);
-        }
-
-        // nothing left the page but the demo's own files and the Hub downloads asked for
-        const origins = new Set(requested.filter((u) => /^https?:/.test(u)).map((u) => new URL(u).origin));
-        assert.deepEqual([...origins].sort(), [new URL(base).origin, new URL(hub.url).origin].sort());
-        // the only 404s: files the loader probes for and the checkpoint does not have
-        const missing = hub.requests.filter((r) => r.status === 404 && r.path.startsWith('/test-org/nomic-embed/')).map((r) => r.path.split('/resolve/main/')[1]);
-        assert.deepEqual(hub.requests.filter((r) => r.status >= 400 && !r.path.startsWith('/test-org/nomic-embed/')), [], 'no other error from the stand-in');
-        for (const f of missing) assert.equal(existsSync(`${fixture('nomic-embed')}/${f}`), false, `the stand-in answered 404 for ${f}, which exists`);
-        const hubOrigin = new URL(hub.url).origin;
-        // Chromium reports a fetch read to its end through body.getReader() from a no-store answer
-        // sent in pieces as ERR_ABORTED (microsoft/playwright#42742): those count when the page
-        // got the whole file (its last progress event has the size on disk), as do 404 bodies cancelled
-        const fileOf = (url) => decodeURIComponent(new URL(url).pathname.replace(/^\/(test-org\/[^/]+\/resolve\/main|cdn-lfs\/test-org\/[^/]+)\//, ''));
-        const complete = (url) => {
-          const f = fileOf(url), last = nomicLog.filter((ev) => ev.file === f).at(-1);
-          return !!last && last.loaded === last.total && existsSync(`${fixture('nomic-embed')}/${f}`) && last.total === readFileSync(`${fixture('nomic-embed')}/${f}`).length;
-        };
-        const cancelled = (s) => s.aborted && /\/test-org\/bert-minilm\//.test(s.url); // the Cancel above: bert-minilm comes from the Hub only there
-        const expected = (s) => s.url.startsWith(`${hubOrigin}/`) && (cancelled(s)
-          || (s.url.includes('/nomic-embed/') && (missing.includes(fileOf(s.url)) ? s.status === 404 || s.aborted : s.aborted && complete(s.url))));
-        const unexpected = seen.filter((s) => !expected(s));
-        problems.push(...unexpected.map((s) => `your model: ${s.what}`));
-        assert.deepEqual(unexpected, []);
-        t.diagnostic(`"Your model" checks in ${Math.round(performance.now() - t0)} ms (Hub 404s for absent optional files: ${missing.join(', ') || 'none'})`);
-      } finally {
-        for (const p of nodeModels) p.dispose();
-        await pg.close();
-        await hub.close();
-      }
-    });
-
-    await t.test('the normalisation levers: the stream, QK-norm and layer-removal cards state their numbers, the claims hold, Node agrees; the builder counts SwiGLU against GELU', async () => {
-      const t0 = performance.now();
-      await page.evaluate(() => window.swapformerDemo.runConfig({
-        position: 'sinusoidal', positionOptions: { base: 10000 }, norm: 'layernorm', normPlacement: 'pre',
-        layers: 2, dModel: 64, heads: 4, ffDim: 256, activation: 'gelu', maxLen: 64,
-      }, 'the dog bites the man', { seed: 1, tokenizer: 'words' }));
-      const snap = await current(page);
-      const results = () => page.evaluate(() => JSON.parse(JSON.stringify(window.swapformerDemo.experiments)));
-      let r = await results();
-      const cardText = (id) => page.locator(`#exp-${id}`).textContent();
-      for (const id of ['stream', 'qknorm', 'layers']) {
-        assert.equal(r[id].pass, true, `${id}: ${r[id].summary}`);
-        assert.equal(await page.locator(`#exp-${id} .badge`).textContent(), 'PASS', `${id}: badge`);
-      }
-      const meanNorm = (h) => { // mean over the tokens of |x_t| (one sequence)
-        const [, T, C] = h.shape;
-        let sum = 0;
-        for (let i = 0; i < T; i++) { let q = 0; for (let c = 0; c < C; c++) q += h.data[i * C + c] ** 2; sum += Math.sqrt(q); }
-        return sum / T;
-      };
-
-      // 7. the stream: pre-norm grows, 1/sqrt(2L) and DeepNorm bound it; the card's numbers are Node's
-      const st = r.stream, L = st.layers, text7 = await cardText('stream');
-      assert.equal(L, 24);
-      const [plain, depth, deep] = st.variants;
-      for (const v of st.variants) {
-        const enc = await createEncoder(v.config, { seed: snap.seed, ...(v.init ? { init: v.init } : {}) });
-        const norms = enc.forward(snap.ids.slice(0, 32), { outputHiddenStates: true }).hiddenStates.map(meanNorm);
-        enc.dispose();
-        norms.forEach((x, l) => assert.ok(Math.abs(x - v.stream[l]) <= 1e-4 * x, `stream ${v.id}, layer ${l}: page ${v.stream[l]}, Node ${x}`));
-        assert.ok(text7.includes(`×${v.growth.toFixed(2)}`), `the card states ${v.id}'s growth ×${v.growth.toFixed(2)}`);
-        assert.ok(text7.includes(v.stream[L].toFixed(2)), `the card states ${v.id}'s stream after layer ${L}`);
-      }
-      assert.deepEqual(depth.init, { outputScale: 'depth' });
-      assert.equal(deep.config.residualScale, 'deepnorm');
-      assert.equal(deep.config.normPlacement, 'post');
-      assert.ok(plain.growth > 1.2 && [0, 6, 12, 18].every((l) => plain.stream[l + 6] > plain.stream[l]), `pre-norm grows with depth: ${plain.stream.map((x) => x.toFixed(2))}`);
-      assert.ok(depth.growth ** 2 - 1 < (plain.growth ** 2 - 1) / 10, `1/sqrt(2L): ×${depth.growth} against ×${plain.growth}`);
-      assert.ok(deep.stream.slice(1).every((x) => Math.abs(x - 8) < 0.01), 'DeepNorm: sqrt(dModel) = 8 after every layer');
-      assert.match(text7, /α = \(2L\)\^¼ = 2\.632, β = \(8L\)\^−¼ = 0\.269/);
-      assert.match(text7, /1\/√48 = 0\.144/);
-      t.diagnostic(`stream over 24 layers: ${st.summary}`);
-
-      // 8. QK-norm: q, k x s scale the logits by s^2 exactly (powers of two, seed biases 0); with the norm
-      // they stay <= sqrt(headDim) = 4 (seed gains 1); the entropies are Node's
-      const qk = r.qknorm, [none, normed] = qk.runs, text8 = await cardText('qknorm');
-      assert.deepEqual(qk.scales, [1, 4, 16, 64]);
-      assert.equal(qk.headDim, 16);
-      qk.scales.forEach((sc, k) => {
-        const ratio = none.maxLogit[k] / none.maxLogit[0];
-        assert.ok(Math.abs(ratio / sc ** 2 - 1) < 1e-5, `no QK-norm, x${sc}: the largest logit x${ratio}, want x${sc ** 2}`);
-        assert.ok(normed.maxLogit[k] <= 4 && Math.abs(normed.maxLogit[k] - normed.maxLogit[0]) < 1e-3, `QK-norm, x${sc}: ${normed.maxLogit[k]}`);
-      });
-      assert.equal(normed.bound, 4);
-      const entropyOf = (out) => {
-        let sum = 0, n = 0;
-        for (const a of out.attentions) {
-          const T = a.shape[3];
-          for (let i = 0; i < a.data.length; i += T) { let e = 0; for (let j = 0; j < T; j++) { const p = a.data[i + j]; if (p > 0) e -= p * Math.log(p); } sum += e; n++; }
-        }
-        return sum / n;
-      };
-      for (const run of qk.runs) {
-        const seeded = await createEncoder(run.config, { seed: snap.seed });
-        const w0 = seeded.getWeights();
-        seeded.dispose();
-        for (const [k, sc] of qk.scales.entries()) {
-          const w = Object.fromEntries(Object.entries(w0).map(([n, a]) => [n, /\.attn\.[qk]\.(weight|bias)$/.test(n) ? a.map((x) => x * sc) : a]));
-          const enc = await createEncoder(run.config, { weights: w });
-          const e = entropyOf(enc.forward(snap.ids.slice(0, 32), { outputAttentions: true }));
+        // 7. the stream: pre-norm grows, 1/sqrt(2L) and DeepNorm bound it; the card's numbers are Node's
+        const st = r.stream,
+          L = st.layers,
+          text7 = await cardText('stream');
+        assert.equal(L, 24);
+        const [plain, depth, deep] = st.variants;
+        for (const v of st.variants) {
+          const enc = await createEncoder(v.config, { seed: snap.seed, ...(v.init ? { init: v.init } : {}) });
+          const norms = enc.forward(snap.ids.slice(0, 32), { outputHiddenStates: true }).hiddenStates.map(meanNorm);
           enc.dispose();
-          assert.ok(Math.abs(e - run.entropy[k]) < 1e-4, `${run.qkNorm}, x${sc}: entropy page ${run.entropy[k]}, Node ${e}`);
+          norms.forEach((x, l) => assert.ok(Math.abs(x - v.stream[l]) <= 1e-4 * x, `stream ${v.id}, layer ${l}: page ${v.stream[l]}, Node ${x}`));
+          assert.ok(text7.includes(`×${v.growth.toFixed(2)}`), `the card states ${v.id}'s growth ×${v.growth.toFixed(2)}`);
+          assert.ok(text7.includes(v.stream[L].toFixed(2)), `the card states ${v.id}'s stream after layer ${L}`);
         }
-        for (const x of run.entropy) assert.ok(text8.includes(x.toFixed(3)), `the card states the entropy ${x.toFixed(3)}`);
-      }
-      assert.ok(none.entropy[3] < 0.1 * none.entropy[0], `without QK-norm the entropy collapses: ${none.entropy}`);
-      assert.ok(normed.entropy.every((x) => Math.abs(x - normed.entropy[0]) < 1e-3), `with QK-norm it stays: ${normed.entropy}`);
-      for (const x of normed.maxLogit) assert.ok(text8.includes(x.toFixed(3)), `the card states the logit ${x.toFixed(3)}`);
-      assert.match(text8, /gains × √16 = 4\.000/);
-      for (const id of ['qknorm', 'stream']) assert.ok(await inkedPixels(page, `#exp-${id} canvas`) > 2000, `${id}: the plot is empty`);
-      t.diagnostic(`QK-norm: ${qk.summary}`);
+        assert.deepEqual(depth.init, { outputScale: 'depth' });
+        assert.equal(deep.config.residualScale, 'deepnorm');
+        assert.equal(deep.config.normPlacement, 'post');
+        assert.ok(
+          plain.growth > 1.2 && [0, 6, 12, 18].every((l) => plain.stream[l + 6] > plain.stream[l]),
+          `pre-norm grows with depth: ${plain.stream.map((x) => x.toFixed(2))}`,
+        );
+        assert.ok(depth.growth ** 2 - 1 < (plain.growth ** 2 - 1) / 10, `1/sqrt(2L): ×${depth.growth} against ×${plain.growth}`);
+        assert.ok(
+          deep.stream.slice(1).every((x) => Math.abs(x - 8) < 0.01),
+          'DeepNorm: sqrt(dModel) = 8 after every layer',
+        );
+        assert.match(text7, /α = \(2L\)\^¼ = 2\.632, β = \(8L\)\^−¼ = 0\.269/);
+        assert.match(text7, /1\/√48 = 0\.144/);
+        t.diagnostic(`stream over 24 layers: ${st.summary}`);
 
-      // 9. remove one layer: every trained model's accuracy with each layer skipped is Node's
-      const { sampleInputs } = await import('../models/tasks.js');
-      const index = JSON.parse(readFileSync(new URL('index.json', MODELS), 'utf8'));
-      const lr = r.layers, inputs = sampleInputs(lr.inputs, lr.length, index.symbols.tokens.length, 14);
-      assert.equal(lr.rows.length, 12, 'every task with each position plugin');
-      const accuracy = (task, out) => {
-        const [, T, V] = out.logits.shape;
-        let right = 0, total = 0;
-        inputs.forEach((ids, b) => {
-          const pred = ids.map((_, t) => { let best = 0; for (let v = 1; v < V; v++) if (out.logits.data[(b * T + t) * V + v] > out.logits.data[(b * T + t) * V + best]) best = v; return best; });
-          const sc = score(task, ids, pred);
-          right += sc.right; total += sc.total;
+        // 8. QK-norm: q, k x s scale the logits by s^2 exactly (powers of two, seed biases 0); with the norm
+        // they stay <= sqrt(headDim) = 4 (seed gains 1); the entropies are Node's
+        const qk = r.qknorm,
+          [none, normed] = qk.runs,
+          text8 = await cardText('qknorm');
+        assert.deepEqual(qk.scales, [1, 4, 16, 64]);
+        assert.equal(qk.headDim, 16);
+        qk.scales.forEach((sc, k) => {
+          const ratio = none.maxLogit[k] / none.maxLogit[0];
+          assert.ok(Math.abs(ratio / sc ** 2 - 1) < 1e-5, `no QK-norm, x${sc}: the largest logit x${ratio}, want x${sc ** 2}`);
+          assert.ok(normed.maxLogit[k] <= 4 && Math.abs(normed.maxLogit[k] - normed.maxLogit[0]) < 1e-3, `QK-norm, x${sc}: ${normed.maxLogit[k]}`);
         });
-        return right / total;
-      };
-      for (const row of lr.rows) {
-        const enc = await loadModel(readFileSync(new URL(`${row.name}.safetensors`, MODELS)));
-        assert.ok(Math.abs(accuracy(row.task, enc.forward(inputs)) - row.full) <= 2e-3, `${row.name}: full`);
-        for (let l = 0; l < enc.config.layers; l++) {
-          const a = accuracy(row.task, enc.forward(inputs, { skipLayers: [l] }));
-          assert.ok(Math.abs(a - row.without[l]) <= 2e-3, `${row.name} without layer ${l}: page ${row.without[l]}, Node ${a}`);
-          assert.ok(a < row.full, `${row.name}: removing layer ${l} costs accuracy`);
-        }
-        enc.dispose();
-      }
-      const text9 = await cardText('layers');
-      assert.match(text9, new RegExp(`${lr.graceful} of ${lr.removals.length} removals keep ≥ 75%`));
-      assert.ok(lr.graceful > 0 && lr.collapsed > 0, 'graceful somewhere, not everywhere');
-      assert.equal(await page.locator('#layers-chart').getAttribute('data-drawn'), 'true');
-      assert.ok(await inkedPixels(page, '#layers-chart') > 2000, 'the bar chart is empty');
-      assert.equal(await visible(page, '#layers-pretrained-wait'), true, 'before a checkpoint the card says how to add one');
-      t.diagnostic(`remove one layer: ${lr.summary}`);
-
-      // ... and on a checkpoint loaded in "Your model" (ModernBERT-like, 4 layers): 1 - cos per removed layer, as Node
-      const folder = fileURLToPath(new URL('./pretrained/modernbert-embed', import.meta.url));
-      await page.setInputFiles('#pretrained-folder', folder);
-      await page.evaluate(() => window.swapformerDemo.pretrained.whenIdle());
-      await idle(page);
-      r = await results();
-      const deepR = r.layers.deep;
-      assert.ok(deepR, 'the card measured the loaded checkpoint');
-      assert.equal(deepR.layers, 4);
-      assert.equal(r.layers.pass, true, r.layers.summary);
-      const { loadPretrained } = await import('../bindings/index.js');
-      const pn = await loadPretrained(folder);
-      const encoded = deepR.sentences.map((s) => pn.tokenizer.encode(pn.recipe.doLowerCase ? s.toLowerCase() : s, { maxLength: pn.maxLength }));
-      const run = (skip) => pn.encoder.forward(encoded.map((e) => e.ids), { typeIds: encoded.map((e) => e.typeIds), ...(skip ? { skipLayers: skip } : {}) });
-      const full = run(null), [, T, C] = full.shape;
-      for (let l = 0; l < 4; l++) {
-        const o = run([l]);
-        let sum = 0, n = 0;
-        encoded.forEach((e, b) => {
-          for (let i = 0; i < e.ids.length; i++) {
-            let ab = 0, aa = 0, bb = 0;
-            for (let c = 0; c < C; c++) { const x = full.data[(b * T + i) * C + c], y = o.data[(b * T + i) * C + c]; ab += x * y; aa += x * x; bb += y * y; }
-            sum += ab / Math.sqrt(aa * bb); n++;
+        assert.equal(normed.bound, 4);
+        const entropyOf = (out) => {
+          let sum = 0,
+            n = 0;
+          for (const a of out.attentions) {
+            const T = a.shape[3];
+            for (let i = 0; i < a.data.length; i += T) {
+              let e = 0;
+              for (let j = 0; j < T; j++) {
+                const p = a.data[i + j];
+                if (p > 0) e -= p * Math.log(p);
+              }
+              sum += e;
+              n++;
+            }
           }
-        });
-        assert.ok(Math.abs(1 - sum / n - deepR.change[l]) < 1e-4, `modernbert-embed without layer ${l}: page ${deepR.change[l]}, Node ${1 - sum / n}`);
-      }
-      pn.dispose();
-      const shown = await page.locator('#layers-pretrained').textContent();
-      deepR.change.forEach((c, l) => assert.ok(shown.includes(`layer ${l} ${c.toFixed(3)}`), `the card states layer ${l}'s change`));
-      assert.equal(await page.locator('#layers-pretrained-chart').getAttribute('data-drawn'), 'true');
-      t.diagnostic(`remove one layer of ${deepR.label}: ${deepR.change.map((c) => c.toFixed(3)).join(', ')}`);
+          return sum / n;
+        };
+        for (const run of qk.runs) {
+          const seeded = await createEncoder(run.config, { seed: snap.seed });
+          const w0 = seeded.getWeights();
+          seeded.dispose();
+          for (const [k, sc] of qk.scales.entries()) {
+            const w = Object.fromEntries(Object.entries(w0).map(([n, a]) => [n, /\.attn\.[qk]\.(weight|bias)$/.test(n) ? a.map((x) => x * sc) : a]));
+            const enc = await createEncoder(run.config, { weights: w });
+            const e = entropyOf(enc.forward(snap.ids.slice(0, 32), { outputAttentions: true }));
+            enc.dispose();
+            assert.ok(Math.abs(e - run.entropy[k]) < 1e-4, `${run.qkNorm}, x${sc}: entropy page ${run.entropy[k]}, Node ${e}`);
+          }
+          for (const x of run.entropy) assert.ok(text8.includes(x.toFixed(3)), `the card states the entropy ${x.toFixed(3)}`);
+        }
+        assert.ok(none.entropy[3] < 0.1 * none.entropy[0], `without QK-norm the entropy collapses: ${none.entropy}`);
+        assert.ok(
+          normed.entropy.every((x) => Math.abs(x - normed.entropy[0]) < 1e-3),
+          `with QK-norm it stays: ${normed.entropy}`,
+        );
+        for (const x of normed.maxLogit) assert.ok(text8.includes(x.toFixed(3)), `the card states the logit ${x.toFixed(3)}`);
+        assert.match(text8, /gains × √16 = 4\.000/);
+        for (const id of ['qknorm', 'stream']) assert.ok((await inkedPixels(page, `#exp-${id} canvas`)) > 2000, `${id}: the plot is empty`);
+        t.diagnostic(`QK-norm: ${qk.summary}`);
 
-      // the builder: SwiGLU at ffDim ~ 8d/3 against GELU at 4d, counted from the weights (d = 64)
-      const ffn = await page.locator('#ffn-params').evaluate((el) => ({ ...el.dataset, text: el.textContent }));
-      const d = 64, f3 = Math.round(8 * d / 3);
-      assert.equal(Number(ffn.gelu), 2 * d * 4 * d + 4 * d + d, 'GELU at 4d: up and down with biases');
-      assert.equal(Number(ffn.swiglu), 3 * d * f3 + 2 * f3 + d, 'SwiGLU at 8d/3: up, gate and down with biases');
-      assert.ok(Math.abs(Number(ffn.swiglu) / (8 * d * d) - 1) < 0.02 && Math.abs(Number(ffn.gelu) / (8 * d * d) - 1) < 0.02, 'both near 8d²');
-      assert.match(ffn.text, /GELU at ffDim 4d = 256: 33,088; SwiGLU at ffDim ≈ 8d\/3 = 171: 33,238; 8d² = 32,768/);
+        // 9. remove one layer: every trained model's accuracy with each layer skipped is Node's
+        const { sampleInputs } = await import('../models/tasks.js');
+        const index = JSON.parse(readFileSync(new URL('index.json', MODELS), 'utf8'));
+        const lr = r.layers,
+          inputs = sampleInputs(lr.inputs, lr.length, index.symbols.tokens.length, 14);
+        assert.equal(lr.rows.length, 12, 'every task with each position plugin');
+        const accuracy = (task, out) => {
+          const [, T, V] = out.logits.shape;
+          let right = 0,
+            total = 0;
+          inputs.forEach((ids, b) => {
+            const pred = ids.map((_, t) => {
+              let best = 0;
+              for (let v = 1; v < V; v++) if (out.logits.data[(b * T + t) * V + v] > out.logits.data[(b * T + t) * V + best]) best = v;
+              return best;
+            });
+            const sc = score(task, ids, pred);
+            right += sc.right;
+            total += sc.total;
+          });
+          return right / total;
+        };
+        for (const row of lr.rows) {
+          const enc = await loadModel(readFileSync(new URL(`${row.name}.safetensors`, MODELS)));
+          assert.ok(Math.abs(accuracy(row.task, enc.forward(inputs)) - row.full) <= 2e-3, `${row.name}: full`);
+          for (let l = 0; l < enc.config.layers; l++) {
+            const a = accuracy(row.task, enc.forward(inputs, { skipLayers: [l] }));
+            assert.ok(Math.abs(a - row.without[l]) <= 2e-3, `${row.name} without layer ${l}: page ${row.without[l]}, Node ${a}`);
+            assert.ok(a < row.full, `${row.name}: removing layer ${l} costs accuracy`);
+          }
+          enc.dispose();
+        }
+        const text9 = await cardText('layers');
+        assert.match(text9, new RegExp(`${lr.graceful} of ${lr.removals.length} removals keep ≥ 75%`));
+        assert.ok(lr.graceful > 0 && lr.collapsed > 0, 'graceful somewhere, not everywhere');
+        assert.equal(await page.locator('#layers-chart').getAttribute('data-drawn'), 'true');
+        assert.ok((await inkedPixels(page, '#layers-chart')) > 2000, 'the bar chart is empty');
+        assert.equal(await visible(page, '#layers-pretrained-wait'), true, 'before a checkpoint the card says how to add one');
+        t.diagnostic(`remove one layer: ${lr.summary}`);
 
-      // pictures of the three cards (tests/out/)
-      for (const id of ['stream', 'qknorm', 'layers']) {
-        const path = `${OUT_DIR}exp-${id}.png`;
-        await page.locator(`#exp-${id}`).screenshot({ path });
-        t.diagnostic(`screenshot: ${path}`);
-        console.log(`browser.test.js: screenshot ${path}`);
-      }
-      // Clear: the card goes back to the trained models alone
-      await page.click('#pretrained-clear');
-      await page.evaluate(() => window.swapformerDemo.pretrained.whenIdle());
-      await idle(page);
-      assert.equal((await results()).layers.deep, null);
-      assert.equal(await visible(page, '#layers-pretrained-wait'), true);
-      t.diagnostic(`lever cards checked in ${Math.round(performance.now() - t0)} ms`);
-    });
+        // ... and on a checkpoint loaded in "Your model" (ModernBERT-like, 4 layers): 1 - cos per removed layer, as Node
+        const folder = fileURLToPath(new URL('./pretrained/modernbert-embed', import.meta.url));
+        await page.setInputFiles('#pretrained-folder', folder);
+        await page.evaluate(() => window.swapformerDemo.pretrained.whenIdle());
+        await idle(page);
+        r = await results();
+        const deepR = r.layers.deep;
+        assert.ok(deepR, 'the card measured the loaded checkpoint');
+        assert.equal(deepR.layers, 4);
+        assert.equal(r.layers.pass, true, r.layers.summary);
+        const { loadPretrained } = await import('../bindings/index.js');
+        const pn = await loadPretrained(folder);
+        const encoded = deepR.sentences.map((s) => pn.tokenizer.encode(pn.recipe.doLowerCase ? s.toLowerCase() : s, { maxLength: pn.maxLength }));
+        const run = (skip) =>
+          pn.encoder.forward(
+            encoded.map((e) => e.ids),
+            { typeIds: encoded.map((e) => e.typeIds), ...(skip ? { skipLayers: skip } : {}) },
+          );
+        const full = run(null),
+          [, T, C] = full.shape;
+        for (let l = 0; l < 4; l++) {
+          const o = run([l]);
+          let sum = 0,
+            n = 0;
+          encoded.forEach((e, b) => {
+            for (let i = 0; i < e.ids.length; i++) {
+              let ab = 0,
+                aa = 0,
+                bb = 0;
+              for (let c = 0; c < C; c++) {
+                const x = full.data[(b * T + i) * C + c],
+                  y = o.data[(b * T + i) * C + c];
+                ab += x * y;
+                aa += x * x;
+                bb += y * y;
+              }
+              sum += ab / Math.sqrt(aa * bb);
+              n++;
+            }
+          });
+          assert.ok(Math.abs(1 - sum / n - deepR.change[l]) < 1e-4, `modernbert-embed without layer ${l}: page ${deepR.change[l]}, Node ${1 - sum / n}`);
+        }
+        pn.dispose();
+        const shown = await page.locator('#layers-pretrained').textContent();
+        deepR.change.forEach((c, l) => assert.ok(shown.includes(`layer ${l} ${c.toFixed(3)}`), `the card states layer ${l}'s change`));
+        assert.equal(await page.locator('#layers-pretrained-chart').getAttribute('data-drawn'), 'true');
+        t.diagnostic(`remove one layer of ${deepR.label}: ${deepR.change.map((c) => c.toFixed(3)).join(', ')}`);
+
+        // the builder: SwiGLU at ffDim ~ 8d/3 against GELU at 4d, counted from the weights (d = 64)
+        const ffn = await page.locator('#ffn-params').evaluate((el) => ({ ...el.dataset, text: el.textContent }));
+        const d = 64,
+          f3 = Math.round((8 * d) / 3);
+        assert.equal(Number(ffn.gelu), 2 * d * 4 * d + 4 * d + d, 'GELU at 4d: up and down with biases');
+        assert.equal(Number(ffn.swiglu), 3 * d * f3 + 2 * f3 + d, 'SwiGLU at 8d/3: up, gate and down with biases');
+        assert.ok(Math.abs(Number(ffn.swiglu) / (8 * d * d) - 1) < 0.02 && Math.abs(Number(ffn.gelu) / (8 * d * d) - 1) < 0.02, 'both near 8d²');
+        assert.match(ffn.text, /GELU at ffDim 4d = 256: 33,088; SwiGLU at ffDim ≈ 8d\/3 = 171: 33,238; 8d² = 32,768/);
+
+        // pictures of the three cards (tests/out/)
+        for (const id of ['stream', 'qknorm', 'layers']) {
+          const path = `${OUT_DIR}exp-${id}.png`;
+          await page.locator(`#exp-${id}`).screenshot({ path });
+          t.diagnostic(`screenshot: ${path}`);
+          console.log(`browser.test.js: screenshot ${path}`);
+        }
+        // Clear: the card goes back to the trained models alone
+        await page.click('#pretrained-clear');
+        await page.evaluate(() => window.swapformerDemo.pretrained.whenIdle());
+        await idle(page);
+        assert.equal((await results()).layers.deep, null);
+        assert.equal(await visible(page, '#layers-pretrained-wait'), true);
+        t.diagnostic(`lever cards checked in ${Math.round(performance.now() - t0)} ms`);
+      },
+    );
 
     await t.test('no console error, page error, failed request or HTTP error', () => {
       assert.deepEqual(problems, []);

@@ -31,11 +31,22 @@ process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 function cli(args, { input, cwd = tmp, bin = BIN, env } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...NODE_FLAGS, bin, ...args], { cwd, env: { ...process.env, ...env } });
-    let stdout = '', stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`swapformer ${args.join(' ')}: no exit within ${TIMEOUT} ms`)); }, TIMEOUT);
-    child.on('close', (status, signal) => { clearTimeout(timer); resolve({ status, signal, stdout, stderr }); });
+    let stdout = '',
+      stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`swapformer ${args.join(' ')}: no exit within ${TIMEOUT} ms`));
+    }, TIMEOUT);
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      resolve({ status, signal, stdout, stderr });
+    });
     child.stdin.end(input ?? '');
   });
 }
@@ -57,7 +68,12 @@ const numpy = spawnSync(PY, ['-c', 'import numpy'], { timeout: TIMEOUT }).status
 
 const sha = (bytes) => createHash('sha256').update(bytes).digest('hex');
 const bytesOf = (a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
-const readJsonl = (f) => readFileSync(f, 'utf8').trimEnd().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const readJsonl = (f) =>
+  readFileSync(f, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 
 // texts that exercise the readers: commas, quotes, line breaks (csv), unicode, an empty one
 const TEXTS = ['hello world', 'a text, with a comma', 'she said "hi" twice', 'two\nlines', 'café naïve 日本', '', '  padded  ', 'the last one'];
@@ -72,7 +88,7 @@ const embedIn = async (texts, options, load) => {
   }
 };
 
-test('usage: no arguments (exit 2), --help, --version, help <command>, every command\'s --help', async () => {
+test("usage: no arguments (exit 2), --help, --version, help <command>, every command's --help", async () => {
   const none = await cli([]);
   assert.equal(none.status, 2);
   assert.match(none.stderr, /^usage: swapformer <command>/);
@@ -80,15 +96,38 @@ test('usage: no arguments (exit 2), --help, --version, help <command>, every com
   assert.match(none.stderr, /0 done, 1 runtime error, 2 usage error, 130 interrupted/);
   const pkg = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8'));
   const [version, help, helpEmbed, embedHelp, convertHelp, infoHelp] = await Promise.all([
-    cli(['--version']), cli(['--help']), cli(['help', 'embed']), cli(['embed', '--help']), cli(['convert', '-h']), cli(['info', '--help'])]);
+    cli(['--version']),
+    cli(['--help']),
+    cli(['help', 'embed']),
+    cli(['embed', '--help']),
+    cli(['convert', '-h']),
+    cli(['info', '--help']),
+  ]);
   assert.equal(version.status, 0);
   assert.equal(version.stdout, `${pkg.version}\n`);
   assert.equal(help.status, 0);
   assert.match(help.stdout, /^usage: swapformer <command>/);
   assert.equal(helpEmbed.status, 0);
   assert.equal(helpEmbed.stdout, embedHelp.stdout);
-  for (const o of ['--output', '--format', '--field', '--column', '--id-field', '--prompt-name', '--prompt', '--dtype', '--threads', '--batch-size',
-    '--[no-]normalize', '--dimensions', '--precision', '--max-length', '--resume', '--progress-every']) assert.ok(embedHelp.stdout.includes(o), `embed --help lists ${o}`);
+  for (const o of [
+    '--output',
+    '--format',
+    '--field',
+    '--column',
+    '--id-field',
+    '--prompt-name',
+    '--prompt',
+    '--dtype',
+    '--threads',
+    '--batch-size',
+    '--[no-]normalize',
+    '--dimensions',
+    '--precision',
+    '--max-length',
+    '--resume',
+    '--progress-every',
+  ])
+    assert.ok(embedHelp.stdout.includes(o), `embed --help lists ${o}`);
   assert.equal(convertHelp.status, 0);
   for (const o of ['--dtype f32|f16|q8|source', '--revision', '--hub-url', 'ONNX']) assert.ok(convertHelp.stdout.includes(o), `convert --help tells ${o}`);
   assert.match(convertHelp.stdout, /--revision R +for a Hub id: the branch, tag or commit/);
@@ -136,13 +175,19 @@ test('runtime errors exit 1 as one line: missing files named, SwapformerErrors a
     [['embed', MINILM, at('missing.txt'), '-o', at('x.npy')], new RegExp(`${at('missing.txt')}: no such file or directory$`)],
     [['embed', MINILM, at('adir'), '--format', 'txt', '-o', at('x.npy')], new RegExp(`${at('adir')}: is a directory`)],
     [['embed', MINILM, at('ok.txt'), '-o', at('nodir/x.npy')], /nodir: no such directory \(for the output/],
-    [['embed', MINILM, at('ok.txt'), '-o', at('adir.npy'), '--prompt-name', 'nope'], /^swapformer: BAD_ARGUMENT: options\.promptName 'nope' is not one of this model's prompts/],
+    [
+      ['embed', MINILM, at('ok.txt'), '-o', at('adir.npy'), '--prompt-name', 'nope'],
+      /^swapformer: BAD_ARGUMENT: options\.promptName 'nope' is not one of this model's prompts/,
+    ],
     [['embed', at('nomodel'), at('ok.txt'), '-o', at('x.npy')], /^swapformer: NOT_FOUND: source: no directory '.*nomodel'/],
     [['info', at('nomodel')], /^swapformer: NOT_FOUND: .*nomodel/],
     [['convert', at('nomodel'), at('x.safetensors')], /^swapformer: NOT_FOUND: .*nomodel/],
     [['convert', path.join(FIX, 'bert-pytorch-bin'), at('x.safetensors')], /^swapformer: UNSUPPORTED_MODEL: .*pytorch_model\.bin.*safe_serialization=True/],
     [['convert', path.join(MINILM, 'config.json'), at('x.safetensors')], /config\.json: is a file; the source is a model folder/],
-    [['convert', path.join(MINILM, 'model.safetensors'), at('x.safetensors')], /model\.safetensors: a \.safetensors file that swapformer convert did not write/],
+    [
+      ['convert', path.join(MINILM, 'model.safetensors'), at('x.safetensors')],
+      /model\.safetensors: a \.safetensors file that swapformer convert did not write/,
+    ],
   ];
   const results = await Promise.all(cases.map(([args]) => cli(args)));
   results.forEach((r, i) => {
@@ -154,12 +199,30 @@ test('runtime errors exit 1 as one line: missing files named, SwapformerErrors a
 });
 
 test('convert: f32 bit-identical; a converted file converted again (f16, q8, back from q8) as from the folder; an ONNX-only folder refused', async () => {
-  const f32 = at('m-f32.safetensors'), f16 = at('m-f16.safetensors'), q8 = at('m-q8.safetensors');
-  const again16 = at('again-f16.safetensors'), again8 = at('again-q8.safetensors'), q8q8 = at('q8-q8.safetensors'), back = at('q8-f32.safetensors');
-  const runs = await Promise.all([[MINILM, f32], [MINILM, f16, 'f16'], [MINILM, q8, 'q8']].map(([s, o, d]) => cli(['convert', s, o, ...(d ? ['--dtype', d] : [])])));
+  const f32 = at('m-f32.safetensors'),
+    f16 = at('m-f16.safetensors'),
+    q8 = at('m-q8.safetensors');
+  const again16 = at('again-f16.safetensors'),
+    again8 = at('again-q8.safetensors'),
+    q8q8 = at('q8-q8.safetensors'),
+    back = at('q8-f32.safetensors');
+  const runs = await Promise.all(
+    [
+      [MINILM, f32],
+      [MINILM, f16, 'f16'],
+      [MINILM, q8, 'q8'],
+    ].map(([s, o, d]) => cli(['convert', s, o, ...(d ? ['--dtype', d] : [])])),
+  );
   for (const r of runs) assert.equal(r.status, 0, r.stderr);
   assert.match(runs[0].stdout, /m-f32\.safetensors: bert \(2 layers, dModel 32, position learned\), .* MB, f32/);
-  const again = await Promise.all([[f32, again16, 'f16'], [f32, again8, 'q8'], [q8, q8q8, 'q8'], [q8, back, 'f32']].map(([s, o, d]) => cli(['convert', s, o, '--dtype', d])));
+  const again = await Promise.all(
+    [
+      [f32, again16, 'f16'],
+      [f32, again8, 'q8'],
+      [q8, q8q8, 'q8'],
+      [q8, back, 'f32'],
+    ].map(([s, o, d]) => cli(['convert', s, o, '--dtype', d])),
+  );
   for (const r of again) assert.equal(r.status, 0, r.stderr);
   // the metadata and the tensors written again: the bytes of a conversion from the folder
   assert.ok(readFileSync(again16).equals(readFileSync(f16)), 'f32 file -> f16: the bytes of folder -> f16');
@@ -168,12 +231,14 @@ test('convert: f32 bit-identical; a converted file converted again (f16, q8, bac
   const texts = ['converted', 'and converted again'];
   const want = await embedIn(texts);
   const fromFile = await loadPretrained(f32, { threads: 1 });
-  assert.deepEqual(bytesOf(fromFile.embed(texts).data), bytesOf(want.data), 'f32 file: the folder\'s embeddings, bit for bit');
+  assert.deepEqual(bytesOf(fromFile.embed(texts).data), bytesOf(want.data), "f32 file: the folder's embeddings, bit for bit");
   fromFile.dispose();
   // q8 -> f32: the dequantized weights (what q8 holds) as float32
-  const a = await loadModel(readFileSync(q8), { dtype: 'f32', threads: 1 }), b = await loadModel(readFileSync(back), { threads: 1 });
+  const a = await loadModel(readFileSync(q8), { dtype: 'f32', threads: 1 }),
+    b = await loadModel(readFileSync(back), { threads: 1 });
   assert.equal(b.dtype, 'f32');
-  const wa = a.getWeights(), wb = b.getWeights();
+  const wa = a.getWeights(),
+    wb = b.getWeights();
   for (const k of Object.keys(wa)) assert.deepEqual(bytesOf(wb[k]), bytesOf(wa[k]), k);
   a.dispose();
   b.dispose();
@@ -194,105 +259,143 @@ test('convert: f32 bit-identical; a converted file converted again (f16, q8, bac
 
 /** A .npy read by numpy: its shape, dtype, whether np.save writes the same bytes, and the sha256 of its data. */
 function readNpy(file) {
-  const out = python(`import numpy as np, io, hashlib, sys
+  const out = python(
+    `import numpy as np, io, hashlib, sys
 a = np.load(sys.argv[1]); b = io.BytesIO(); np.save(b, a)
-print(a.shape[0], a.shape[1], a.dtype.str, b.getvalue() == open(sys.argv[1], 'rb').read(), hashlib.sha256(a.tobytes()).hexdigest())`, file);
+print(a.shape[0], a.shape[1], a.dtype.str, b.getvalue() == open(sys.argv[1], 'rb').read(), hashlib.sha256(a.tobytes()).hexdigest())`,
+    file,
+  );
   const [n, d, dtype, same, hash] = out.split(' ');
   return { shape: [Number(n), Number(d)], dtype, same: same === 'True', hash };
 }
 
-test('embed: .txt, .jsonl, .csv (written by Python\'s csv module) and stdin, into .npy (read by numpy), .jsonl, .arrow, .parquet: the bits of Pretrained.embed', { skip: !numpy && 'no numpy in /usr/bin/python3 (apt-get install python3-numpy)' }, async () => {
-  const lineTexts = TEXTS.filter((t) => !t.includes('\n'));
-  writeFileSync(at('in.txt'), `\uFEFF${lineTexts.join('\r\n')}\r\n`); // a BOM and CRLF: read as the lines
-  writeFileSync(at('in.jsonl'), `${TEXTS.map((t, i) => JSON.stringify({ body: t, doc: `d${i}`, n: i })).join('\n')}\n\n`);
-  python(`import csv, json, sys
+test(
+  "embed: .txt, .jsonl, .csv (written by Python's csv module) and stdin, into .npy (read by numpy), .jsonl, .arrow, .parquet: the bits of Pretrained.embed",
+  { skip: !numpy && 'no numpy in /usr/bin/python3 (apt-get install python3-numpy)' },
+  async () => {
+    const lineTexts = TEXTS.filter((t) => !t.includes('\n'));
+    writeFileSync(at('in.txt'), `\uFEFF${lineTexts.join('\r\n')}\r\n`); // a BOM and CRLF: read as the lines
+    writeFileSync(at('in.jsonl'), `${TEXTS.map((t, i) => JSON.stringify({ body: t, doc: `d${i}`, n: i })).join('\n')}\n\n`);
+    python(
+      `import csv, json, sys
 with open(sys.argv[1], 'w', newline='') as f:
     w = csv.writer(f); w.writerow(['doc', 'text', 'other'])
-    for i, t in enumerate(json.loads(sys.argv[2])): w.writerow([f'd{i}', t, 'x,"y"'])`, at('in.csv'), JSON.stringify(TEXTS));
-  const want = await embedIn(TEXTS), wantLines = await embedIn(lineTexts);
-  const ids = TEXTS.map((_, i) => `d${i}`);
-  const r = await Promise.all([
-    cli(['embed', MINILM, at('in.txt'), '-o', at('txt.npy'), '-q']),
-    cli(['embed', MINILM, at('in.jsonl'), '--field', 'body', '-o', at('jsonl.npy'), '-q']),
-    cli(['embed', MINILM, at('in.csv'), '-o', at('csv.npy'), '-q']),
-    cli(['embed', MINILM, at('in.csv'), '--column', '1', '--id-field', 'doc', '-o', at('csv.jsonl'), '-q']),
-    cli(['embed', MINILM, '-', '--format', 'jsonl', '--field', 'body', '--id-field', 'n', '-o', at('stdin.jsonl'), '-q'], { input: readFileSync(at('in.jsonl')) }),
-    cli(['embed', MINILM, '-', '-o', at('stdin.npy'), '-q'], { input: lineTexts.join('\n') }),
-    cli(['embed', MINILM, at('in.jsonl'), '--field', 'body', '--id-field', 'doc', '-o', at('out.arrow'), '-q']),
-    cli(['embed', MINILM, at('in.csv'), '--id-field', 'doc', '-o', at('out.parquet'), '-q']),
-    cli(['embed', MINILM, at('in.txt'), '-o', at('txt.jsonl'), '-q']),
-  ]);
-  r.forEach((x) => assert.equal(x.status, 0, x.stderr));
-  for (const [f, w] of [['txt.npy', wantLines], ['jsonl.npy', want], ['csv.npy', want], ['stdin.npy', wantLines]]) {
-    const n = readNpy(at(f));
-    assert.deepEqual(n.shape, w.shape, f);
-    assert.equal(n.dtype, '<f4', f);
-    assert.ok(n.same, `${f}: numpy's np.save writes the same bytes (header included)`);
-    assert.equal(n.hash, sha(bytesOf(w.data)), `${f}: the data are embed's bytes`);
-  }
-  const jsonRows = (f) => readJsonl(at(f));
-  for (const [f, w, wantIds] of [['csv.jsonl', want, ids], ['stdin.jsonl', want, TEXTS.map((_, i) => i)], ['txt.jsonl', wantLines, lineTexts.map((_, i) => i)]]) {
-    const rows = jsonRows(f);
-    assert.deepEqual(rows.map((x) => x.id), wantIds, `${f}: ids`);
-    assert.deepEqual(bytesOf(Float32Array.from(rows.flatMap((x) => x.embedding))), bytesOf(w.data), `${f}: the float32 values`);
-  }
-  const A = await import('apache-arrow');
-  const t = A.tableFromIPC(readFileSync(at('out.arrow')));
-  assert.equal(t.numRows, TEXTS.length);
-  assert.match(t.schema.toString(), /id: Utf8, .*embedding: FixedSizeList\[32\]<Float32>/);
-  assert.deepEqual(t.getChild('id').toArray(), ids);
-  const emb = t.getChild('embedding');
-  assert.deepEqual(bytesOf(new Float32Array(TEXTS.flatMap((_, i) => [...emb.get(i).toArray()]))), bytesOf(want.data));
-  const { parquetReadObjects, asyncBufferFromFile } = await import('hyparquet');
-  const pq = await parquetReadObjects({ file: await asyncBufferFromFile(at('out.parquet')) });
-  assert.deepEqual(pq.map((x) => x.id), ids);
-  assert.deepEqual(bytesOf(Float32Array.from(pq.flatMap((x) => x.embedding))), bytesOf(want.data));
-  for (const f of readdirSync(tmp)) assert.doesNotMatch(f, /\.partial|\.tmp$/, 'no partial or temporary file left');
-});
+    for i, t in enumerate(json.loads(sys.argv[2])): w.writerow([f'd{i}', t, 'x,"y"'])`,
+      at('in.csv'),
+      JSON.stringify(TEXTS),
+    );
+    const want = await embedIn(TEXTS),
+      wantLines = await embedIn(lineTexts);
+    const ids = TEXTS.map((_, i) => `d${i}`);
+    const r = await Promise.all([
+      cli(['embed', MINILM, at('in.txt'), '-o', at('txt.npy'), '-q']),
+      cli(['embed', MINILM, at('in.jsonl'), '--field', 'body', '-o', at('jsonl.npy'), '-q']),
+      cli(['embed', MINILM, at('in.csv'), '-o', at('csv.npy'), '-q']),
+      cli(['embed', MINILM, at('in.csv'), '--column', '1', '--id-field', 'doc', '-o', at('csv.jsonl'), '-q']),
+      cli(['embed', MINILM, '-', '--format', 'jsonl', '--field', 'body', '--id-field', 'n', '-o', at('stdin.jsonl'), '-q'], {
+        input: readFileSync(at('in.jsonl')),
+      }),
+      cli(['embed', MINILM, '-', '-o', at('stdin.npy'), '-q'], { input: lineTexts.join('\n') }),
+      cli(['embed', MINILM, at('in.jsonl'), '--field', 'body', '--id-field', 'doc', '-o', at('out.arrow'), '-q']),
+      cli(['embed', MINILM, at('in.csv'), '--id-field', 'doc', '-o', at('out.parquet'), '-q']),
+      cli(['embed', MINILM, at('in.txt'), '-o', at('txt.jsonl'), '-q']),
+    ]);
+    r.forEach((x) => assert.equal(x.status, 0, x.stderr));
+    for (const [f, w] of [
+      ['txt.npy', wantLines],
+      ['jsonl.npy', want],
+      ['csv.npy', want],
+      ['stdin.npy', wantLines],
+    ]) {
+      const n = readNpy(at(f));
+      assert.deepEqual(n.shape, w.shape, f);
+      assert.equal(n.dtype, '<f4', f);
+      assert.ok(n.same, `${f}: numpy's np.save writes the same bytes (header included)`);
+      assert.equal(n.hash, sha(bytesOf(w.data)), `${f}: the data are embed's bytes`);
+    }
+    const jsonRows = (f) => readJsonl(at(f));
+    for (const [f, w, wantIds] of [
+      ['csv.jsonl', want, ids],
+      ['stdin.jsonl', want, TEXTS.map((_, i) => i)],
+      ['txt.jsonl', wantLines, lineTexts.map((_, i) => i)],
+    ]) {
+      const rows = jsonRows(f);
+      assert.deepEqual(
+        rows.map((x) => x.id),
+        wantIds,
+        `${f}: ids`,
+      );
+      assert.deepEqual(bytesOf(Float32Array.from(rows.flatMap((x) => x.embedding))), bytesOf(w.data), `${f}: the float32 values`);
+    }
+    const A = await import('apache-arrow');
+    const t = A.tableFromIPC(readFileSync(at('out.arrow')));
+    assert.equal(t.numRows, TEXTS.length);
+    assert.match(t.schema.toString(), /id: Utf8, .*embedding: FixedSizeList\[32\]<Float32>/);
+    assert.deepEqual(t.getChild('id').toArray(), ids);
+    const emb = t.getChild('embedding');
+    assert.deepEqual(bytesOf(new Float32Array(TEXTS.flatMap((_, i) => [...emb.get(i).toArray()]))), bytesOf(want.data));
+    const { parquetReadObjects, asyncBufferFromFile } = await import('hyparquet');
+    const pq = await parquetReadObjects({ file: await asyncBufferFromFile(at('out.parquet')) });
+    assert.deepEqual(
+      pq.map((x) => x.id),
+      ids,
+    );
+    assert.deepEqual(bytesOf(Float32Array.from(pq.flatMap((x) => x.embedding))), bytesOf(want.data));
+    for (const f of readdirSync(tmp)) assert.doesNotMatch(f, /\.partial|\.tmp$/, 'no partial or temporary file left');
+  },
+);
 
-test('embed options: --prompt-name, --prompt, --dimensions, --no-normalize, --max-length, --dtype q8, every --precision: the bits of Pretrained.embed with them', { skip: !numpy && 'no numpy' }, async () => {
-  const bge = path.join(FIX, 'bert-bge-mlm');
-  writeFileSync(at('o.txt'), `${TEXTS.filter((t) => !t.includes('\n')).join('\n')}\n`);
-  const texts = readFileSync(at('o.txt'), 'utf8').trimEnd().split('\n');
-  const cases = [
-    [bge, ['--prompt-name', 'query'], { promptName: 'query' }],
-    [bge, ['--prompt', 'search: '], { prompt: 'search: ' }],
-    [MINILM, ['--dimensions', '16', '--no-normalize'], { dimensions: 16, normalize: false }],
-    [MINILM, ['--max-length', '4'], { maxLength: 4 }],
-    [MINILM, ['--dtype', 'q8'], {}, { dtype: 'q8' }],
-    ...['int8', 'uint8', 'binary', 'ubinary'].map((p) => [MINILM, ['--precision', p], { precision: p }]),
-  ];
-  const outs = cases.map((_, i) => at(`opt${i}.npy`));
-  const runs = await Promise.all(cases.map(([m, args], i) => cli(['embed', m, at('o.txt'), '-o', outs[i], '-q', '--batch-size', '3', ...args])));
-  for (let i = 0; i < cases.length; i++) {
-    assert.equal(runs[i].status, 0, runs[i].stderr);
-    const [m, , options, load] = cases[i];
-    const p = await loadPretrained(m, { threads: 1, ...load });
-    const w = p.embed(texts, options);
-    p.dispose();
-    const n = readNpy(outs[i]);
-    assert.deepEqual(n.shape, w.shape, cases[i][1].join(' '));
-    assert.equal(n.dtype, w.data instanceof Float32Array ? '<f4' : w.data instanceof Int8Array ? '|i1' : '|u1', cases[i][1].join(' '));
-    assert.ok(n.same, `${cases[i][1].join(' ')}: numpy writes the same header`);
-    assert.equal(n.hash, sha(bytesOf(w.data)), `${cases[i][1].join(' ')}: the bits of embed`);
-  }
-  // int8 into every format: one set of ranges over the whole corpus, whatever the output
-  const w8 = await embedIn(texts, { precision: 'int8' });
-  const r = await Promise.all(['q.jsonl', 'q.parquet', 'q.arrow'].map((f) => cli(['embed', MINILM, at('o.txt'), '-o', at(f), '-q', '--precision', 'int8', '--batch-size', '2'])));
-  r.forEach((x) => assert.equal(x.status, 0, x.stderr));
-  assert.deepEqual(Int8Array.from(readJsonl(at('q.jsonl')).flatMap((x) => x.embedding)), w8.data);
-  const { parquetReadObjects, asyncBufferFromFile } = await import('hyparquet');
-  assert.deepEqual(Int8Array.from((await parquetReadObjects({ file: await asyncBufferFromFile(at('q.parquet')) })).flatMap((x) => x.embedding)), w8.data);
-  const A = await import('apache-arrow');
-  const t = A.tableFromIPC(readFileSync(at('q.arrow')));
-  assert.equal(t.numRows, texts.length);
-  assert.deepEqual(new Int8Array(texts.flatMap((_, i) => [...t.getChild('embedding').get(i).toArray()])), w8.data);
-});
+test(
+  'embed options: --prompt-name, --prompt, --dimensions, --no-normalize, --max-length, --dtype q8, every --precision: the bits of Pretrained.embed with them',
+  { skip: !numpy && 'no numpy' },
+  async () => {
+    const bge = path.join(FIX, 'bert-bge-mlm');
+    writeFileSync(at('o.txt'), `${TEXTS.filter((t) => !t.includes('\n')).join('\n')}\n`);
+    const texts = readFileSync(at('o.txt'), 'utf8').trimEnd().split('\n');
+    const cases = [
+      [bge, ['--prompt-name', 'query'], { promptName: 'query' }],
+      [bge, ['--prompt', 'search: '], { prompt: 'search: ' }],
+      [MINILM, ['--dimensions', '16', '--no-normalize'], { dimensions: 16, normalize: false }],
+      [MINILM, ['--max-length', '4'], { maxLength: 4 }],
+      [MINILM, ['--dtype', 'q8'], {}, { dtype: 'q8' }],
+      ...['int8', 'uint8', 'binary', 'ubinary'].map((p) => [MINILM, ['--precision', p], { precision: p }]),
+    ];
+    const outs = cases.map((_, i) => at(`opt${i}.npy`));
+    const runs = await Promise.all(cases.map(([m, args], i) => cli(['embed', m, at('o.txt'), '-o', outs[i], '-q', '--batch-size', '3', ...args])));
+    for (let i = 0; i < cases.length; i++) {
+      assert.equal(runs[i].status, 0, runs[i].stderr);
+      const [m, , options, load] = cases[i];
+      const p = await loadPretrained(m, { threads: 1, ...load });
+      const w = p.embed(texts, options);
+      p.dispose();
+      const n = readNpy(outs[i]);
+      assert.deepEqual(n.shape, w.shape, cases[i][1].join(' '));
+      assert.equal(n.dtype, w.data instanceof Float32Array ? '<f4' : w.data instanceof Int8Array ? '|i1' : '|u1', cases[i][1].join(' '));
+      assert.ok(n.same, `${cases[i][1].join(' ')}: numpy writes the same header`);
+      assert.equal(n.hash, sha(bytesOf(w.data)), `${cases[i][1].join(' ')}: the bits of embed`);
+    }
+    // int8 into every format: one set of ranges over the whole corpus, whatever the output
+    const w8 = await embedIn(texts, { precision: 'int8' });
+    const r = await Promise.all(
+      ['q.jsonl', 'q.parquet', 'q.arrow'].map((f) => cli(['embed', MINILM, at('o.txt'), '-o', at(f), '-q', '--precision', 'int8', '--batch-size', '2'])),
+    );
+    r.forEach((x) => assert.equal(x.status, 0, x.stderr));
+    assert.deepEqual(Int8Array.from(readJsonl(at('q.jsonl')).flatMap((x) => x.embedding)), w8.data);
+    const { parquetReadObjects, asyncBufferFromFile } = await import('hyparquet');
+    assert.deepEqual(Int8Array.from((await parquetReadObjects({ file: await asyncBufferFromFile(at('q.parquet')) })).flatMap((x) => x.embedding)), w8.data);
+    const A = await import('apache-arrow');
+    const t = A.tableFromIPC(readFileSync(at('q.arrow')));
+    assert.equal(t.numRows, texts.length);
+    assert.deepEqual(new Int8Array(texts.flatMap((_, i) => [...t.getChild('embedding').get(i).toArray()])), w8.data);
+  },
+);
 
 test('embed --threads 2 writes the bytes of --threads 1', async () => {
   const lines = Array.from({ length: 300 }, (_, i) => `text number ${i} ${'word '.repeat(i % 17)}`);
   writeFileSync(at('t.txt'), `${lines.join('\n')}\n`);
-  const [one, two] = await Promise.all([1, 2].map((n) => cli(['embed', path.join(FIX, 'nomic-embed'), at('t.txt'), '-o', at(`t${n}.npy`), '--threads', String(n), '-q'])));
+  const [one, two] = await Promise.all(
+    [1, 2].map((n) => cli(['embed', path.join(FIX, 'nomic-embed'), at('t.txt'), '-o', at(`t${n}.npy`), '--threads', String(n), '-q'])),
+  );
   assert.equal(one.status, 0, one.stderr);
   assert.equal(two.status, 0, two.stderr);
   assert.ok(readFileSync(at('t1.npy')).equals(readFileSync(at('t2.npy'))));
@@ -303,7 +406,10 @@ function killMidRun(args, after, signal = 'SIGKILL') {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...NODE_FLAGS, BIN, ...args], { cwd: tmp });
     let stderr = '';
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`no progress line within ${TIMEOUT} ms: ${stderr}`)); }, TIMEOUT);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no progress line within ${TIMEOUT} ms: ${stderr}`));
+    }, TIMEOUT);
     child.stderr.on('data', (d) => {
       stderr += d;
       const m = /embed: (\d+)\//.exec(stderr);
@@ -312,7 +418,10 @@ function killMidRun(args, after, signal = 'SIGKILL') {
         child.kill(signal);
       }
     });
-    child.on('close', (status, signal) => { clearTimeout(timer); resolve({ status, signal, stderr }); });
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      resolve({ status, signal, stderr });
+    });
   });
 }
 
@@ -320,25 +429,31 @@ test('embed --resume after SIGKILL or Ctrl-C (exit 130): the final file has the 
   const words = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'];
   const lines = Array.from({ length: 2000 }, (_, i) => Array.from({ length: 3 + (i % 13) }, (_, k) => words[(i * 7 + k * 3) % words.length]).join(' '));
   writeFileSync(at('big.txt'), `${lines.join('\n')}\n`);
-  const formats = [['r.npy', []], ['r.jsonl', []], ['r.parquet', ['--precision', 'int8']]];
+  const formats = [
+    ['r.npy', []],
+    ['r.jsonl', []],
+    ['r.parquet', ['--precision', 'int8']],
+  ];
   const common = ['--threads', '1', '--batch-size', '16'];
   // uninterrupted runs, then killed runs resumed
   const full = await Promise.all(formats.map(([f, extra]) => cli(['embed', MINILM, at('big.txt'), '-o', at(`full-${f}`), '-q', ...common, ...extra])));
   full.forEach((x) => assert.equal(x.status, 0, x.stderr));
-  await Promise.all(formats.map(async ([f, extra]) => {
-    const out = at(f);
-    const killed = await killMidRun(['embed', MINILM, at('big.txt'), '-o', out, '--progress-every', '300', ...common, ...extra], 300);
-    assert.equal(killed.signal, 'SIGKILL', killed.stderr);
-    assert.ok(!existsSync(out), `${f}: no output before the end`);
-    assert.ok(statSync(`${out}.partial`).size > 0, `${f}: records in the partial file`);
-    // a record cut by the kill: the resume drops it
-    appendFileSync(`${out}.partial`, f.endsWith('.jsonl') ? '{"id":99999,"embedding":[0.1,0.2' : Buffer.alloc(50, 7));
-    const again = await cli(['embed', MINILM, at('big.txt'), '-o', out, '--resume', ...common, ...extra]);
-    assert.equal(again.status, 0, again.stderr);
-    assert.match(again.stderr, /resuming: \d+ records already in/);
-    assert.ok(readFileSync(out).equals(readFileSync(at(`full-${f}`))), `${f}: resumed = uninterrupted, byte for byte`);
-    assert.ok(!existsSync(`${out}.partial`) && !existsSync(`${out}.partial.json`), `${f}: partial files removed`);
-  }));
+  await Promise.all(
+    formats.map(async ([f, extra]) => {
+      const out = at(f);
+      const killed = await killMidRun(['embed', MINILM, at('big.txt'), '-o', out, '--progress-every', '300', ...common, ...extra], 300);
+      assert.equal(killed.signal, 'SIGKILL', killed.stderr);
+      assert.ok(!existsSync(out), `${f}: no output before the end`);
+      assert.ok(statSync(`${out}.partial`).size > 0, `${f}: records in the partial file`);
+      // a record cut by the kill: the resume drops it
+      appendFileSync(`${out}.partial`, f.endsWith('.jsonl') ? '{"id":99999,"embedding":[0.1,0.2' : Buffer.alloc(50, 7));
+      const again = await cli(['embed', MINILM, at('big.txt'), '-o', out, '--resume', ...common, ...extra]);
+      assert.equal(again.status, 0, again.stderr);
+      assert.match(again.stderr, /resuming: \d+ records already in/);
+      assert.ok(readFileSync(out).equals(readFileSync(at(`full-${f}`))), `${f}: resumed = uninterrupted, byte for byte`);
+      assert.ok(!existsSync(`${out}.partial`) && !existsSync(`${out}.partial.json`), `${f}: partial files removed`);
+    }),
+  );
   // Ctrl-C: the batch in progress finished, the partial files kept, exit 130; --resume completes the run
   const int = at('i.npy');
   const stopped = await killMidRun(['embed', MINILM, at('big.txt'), '-o', int, '--progress-every', '300', ...common], 300, 'SIGINT');
@@ -385,8 +500,18 @@ test('progress: plain lines every N texts without a terminal; on a terminal a ba
   const s = await cli(['embed', MINILM, '-', '-o', at('ps.npy'), '--progress-every', '100', '--batch-size', '25'], { input: readFileSync(at('p.txt')) });
   assert.match(s.stderr, /^embed: 100 texts, [\d.]+ texts\/s\n/);
   // the terminal display, on a fake clock: redrawn in place, 2 texts/s, ETA m:ss
-  let t = 0, written = '';
-  const shown = progress({ total: 100, stream: { isTTY: true, write: (x) => { written += x; } }, now: () => t });
+  let t = 0,
+    written = '';
+  const shown = progress({
+    total: 100,
+    stream: {
+      isTTY: true,
+      write: (x) => {
+        written += x;
+      },
+    },
+    now: () => t,
+  });
   t = 10_000;
   shown.tick(20);
   assert.equal(written, '\r\x1b[2K[####................]  20.0%  20/100 texts  2.0 texts/s  ETA 0:40');
@@ -402,8 +527,12 @@ test('progress: plain lines every N texts without a terminal; on a terminal a ba
 test('info: family, task and labels, plugins, tokenizer, recipe, limits and what sets them, weights in f32 and q8', async () => {
   const dense = path.join(FIX, 'bert-dense-pairs');
   const q8file = at('dense-q8.safetensors');
-  const [text, json, head, conv] = await Promise.all([cli(['info', dense]), cli(['info', dense, '--json']), cli(['info', path.join(REPO, 'tests/heads/bert-seq-3'), '--json']),
-    cli(['convert', dense, q8file, '--dtype', 'q8'])]);
+  const [text, json, head, conv] = await Promise.all([
+    cli(['info', dense]),
+    cli(['info', dense, '--json']),
+    cli(['info', path.join(REPO, 'tests/heads/bert-seq-3'), '--json']),
+    cli(['convert', dense, q8file, '--dtype', 'q8']),
+  ]);
   for (const r of [text, json, head, conv]) assert.equal(r.status, 0, r.stderr);
   const info = JSON.parse(json.stdout);
   assert.equal(info.family, 'bert');
@@ -431,9 +560,19 @@ test('info: family, task and labels, plugins, tokenizer, recipe, limits and what
   assert.equal(info.weights.f32, 4 * params);
   const file = readFileSync(q8file);
   assert.equal(info.weights.q8, file.length - 8 - Number(file.readBigUInt64LE(0)));
-  for (const [k, v] of [['family', 'bert'], ['position', 'learned {"offset":0} (up to 96 tokens)'], ['kind', 'WordPiece, 173 tokens'], ['pooling', 'cls + max + mean'],
-    ['dense', '96 -> 24, tanh'], ['maxLength', `${st.max_seq_length} tokens, set by max_seq_length (sentence_bert_config.json)`], ['q8', `${(info.weights.q8 / 1024).toFixed(1)} KB (${info.weights.q8} bytes`]]) {
-    assert.ok(text.stdout.split('\n').some((l) => l.trim().startsWith(k) && l.trim().slice(k.length).trimStart().startsWith(v) && /\S {2,}\S/.test(l)), `info shows ${k}: '${v}'\n${text.stdout}`);
+  for (const [k, v] of [
+    ['family', 'bert'],
+    ['position', 'learned {"offset":0} (up to 96 tokens)'],
+    ['kind', 'WordPiece, 173 tokens'],
+    ['pooling', 'cls + max + mean'],
+    ['dense', '96 -> 24, tanh'],
+    ['maxLength', `${st.max_seq_length} tokens, set by max_seq_length (sentence_bert_config.json)`],
+    ['q8', `${(info.weights.q8 / 1024).toFixed(1)} KB (${info.weights.q8} bytes`],
+  ]) {
+    assert.ok(
+      text.stdout.split('\n').some((l) => l.trim().startsWith(k) && l.trim().slice(k.length).trimStart().startsWith(v) && /\S {2,}\S/.test(l)),
+      `info shows ${k}: '${v}'\n${text.stdout}`,
+    );
   }
   const h = JSON.parse(head.stdout);
   assert.equal(h.task, 'text-classification');
@@ -444,7 +583,8 @@ test('info: family, task and labels, plugins, tokenizer, recipe, limits and what
 test('.arrow / .parquet without their package: "npm install ..."; serve dispatched to bin/serve.js main(argv) when it exists', async () => {
   // the package as installed, without node_modules: no apache-arrow, no hyparquet-writer
   const copy = at('installed');
-  for (const d of ['bin', 'bindings', 'dist']) cpSync(path.join(REPO, d), path.join(copy, d), { recursive: true, filter: (f) => !f.endsWith('serve.js') || f.includes('/cli/') });
+  for (const d of ['bin', 'bindings', 'dist'])
+    cpSync(path.join(REPO, d), path.join(copy, d), { recursive: true, filter: (f) => !f.endsWith('serve.js') || f.includes('/cli/') });
   cpSync(path.join(REPO, 'package.json'), path.join(copy, 'package.json'));
   writeFileSync(at('n.txt'), 'a\n');
   const bin = path.join(copy, 'bin/swapformer.js');
@@ -466,8 +606,11 @@ test('.arrow / .parquet without their package: "npm install ..."; serve dispatch
   assert.equal(help.stdout, '["--help"]\n');
 });
 
-test('the .npy header is numpy\'s (checked above against np.save); float32 text reads back to the same bits', () => {
-  assert.equal(npyHeader('<f4', 3, 4).toString('latin1'), `\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }${' '.repeat(58)}\n`);
+test("the .npy header is numpy's (checked above against np.save); float32 text reads back to the same bits", () => {
+  assert.equal(
+    npyHeader('<f4', 3, 4).toString('latin1'),
+    `\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }${' '.repeat(58)}\n`,
+  );
   assert.equal(npyHeader('<f4', 10 ** 12, 384).length, 128, 'the same length whatever the row count');
   const values = new Float32Array([0.1, -0.5, 1e-30, 3.4e38, 1 / 3, -0, 0, 1.17549435e-38, 1.4e-45, 123456.789]);
   for (const v of values) {

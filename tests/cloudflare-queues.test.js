@@ -44,20 +44,29 @@ function readWranglerToml(file) {
 async function bundle(dir, out) {
   const esbuild = await import('esbuild');
   await esbuild.build({
-    absWorkingDir: dir, entryPoints: ['src/worker.js'], outfile: path.join(out, 'worker.js'), bundle: true, format: 'esm',
-    platform: 'neutral', conditions: ['workerd', 'worker', 'browser'], mainFields: ['module', 'main'], logLevel: 'error',
-    plugins: [{
-      name: 'wasm as compiled modules',
-      setup(b) {
-        b.onResolve({ filter: /\.wasm$/ }, async (args) => {
-          if (args.pluginData) return undefined;
-          const r = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: true });
-          if (r.errors.length) return { errors: r.errors };
-          copyFileSync(r.path, path.join(out, path.basename(r.path)));
-          return { path: `./${path.basename(r.path)}`, external: true };
-        });
+    absWorkingDir: dir,
+    entryPoints: ['src/worker.js'],
+    outfile: path.join(out, 'worker.js'),
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    conditions: ['workerd', 'worker', 'browser'],
+    mainFields: ['module', 'main'],
+    logLevel: 'error',
+    plugins: [
+      {
+        name: 'wasm as compiled modules',
+        setup(b) {
+          b.onResolve({ filter: /\.wasm$/ }, async (args) => {
+            if (args.pluginData) return undefined;
+            const r = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: true });
+            if (r.errors.length) return { errors: r.errors };
+            copyFileSync(r.path, path.join(out, path.basename(r.path)));
+            return { path: `./${path.basename(r.path)}`, external: true };
+          });
+        },
       },
-    }],
+    ],
   });
   const files = ['worker.js', 'swapformer.wasm', 'swapformer-relaxed.wasm'];
   const bytes = files.reduce((n, f) => n + statSync(path.join(out, f)).size, 0);
@@ -65,10 +74,27 @@ async function bundle(dir, out) {
   return { bytes, gzipped };
 }
 
-const WORDS = ['queue', 'worker', 'vector', 'model', 'edge', 'text', 'batch', 'message', 'bucket', 'database', 'embedding', 'search', 'token', 'cloud', 'index'];
-const corpus = (n) => Array.from({ length: n }, (_, i) => `document ${i}: ${Array.from({ length: 3 + (i % 13) }, (_, k) => WORDS[(i * 7 + k * 3) % WORDS.length]).join(' ')}`);
+const WORDS = [
+  'queue',
+  'worker',
+  'vector',
+  'model',
+  'edge',
+  'text',
+  'batch',
+  'message',
+  'bucket',
+  'database',
+  'embedding',
+  'search',
+  'token',
+  'cloud',
+  'index',
+];
+const corpus = (n) =>
+  Array.from({ length: n }, (_, i) => `document ${i}: ${Array.from({ length: 3 + (i % 13) }, (_, k) => WORDS[(i * 7 + k * 3) % WORDS.length]).join(' ')}`);
 
-test('examples/cloudflare-queues in miniflare: 1,000 texts through the queue, 1,000 vectors in D1, bit for bit Node\'s', { timeout: 180_000 }, async (t) => {
+test("examples/cloudflare-queues in miniflare: 1,000 texts through the queue, 1,000 vectors in D1, bit for bit Node's", { timeout: 180_000 }, async (t) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'swapformer-queues-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   cpSync(path.join(EXAMPLE, 'src'), path.join(dir, 'src'), { recursive: true });
@@ -84,20 +110,28 @@ test('examples/cloudflare-queues in miniflare: 1,000 texts through the queue, 1,
   const modelBytes = readFileSync(modelFile);
 
   const toml = readWranglerToml(path.join(EXAMPLE, 'wrangler.toml'));
-  const [vars] = toml.tables.vars, [r2] = toml.tables.r2_buckets, [d1] = toml.tables.d1_databases;
-  const [producer] = toml.tables['queues.producers'], [consumer] = toml.tables['queues.consumers'];
+  const [vars] = toml.tables.vars,
+    [r2] = toml.tables.r2_buckets,
+    [d1] = toml.tables.d1_databases;
+  const [producer] = toml.tables['queues.producers'],
+    [consumer] = toml.tables['queues.consumers'];
   assert.equal(toml.main, 'src/worker.js');
   const { Miniflare } = await import('miniflare');
   const mf = new Miniflare({
     // listed by hand: the bindings' dynamic import()s (Node-only paths) stop miniflare's own module walk
     modulesRoot: out,
-    modules: [{ type: 'ESModule', path: path.join(out, 'worker.js') }, ...['swapformer.wasm', 'swapformer-relaxed.wasm'].map((f) => ({ type: 'CompiledWasm', path: path.join(out, f) }))],
+    modules: [
+      { type: 'ESModule', path: path.join(out, 'worker.js') },
+      ...['swapformer.wasm', 'swapformer-relaxed.wasm'].map((f) => ({ type: 'CompiledWasm', path: path.join(out, f) })),
+    ],
     compatibilityDate: toml.compatibility_date,
     bindings: vars,
     r2Buckets: { [r2.binding]: r2.bucket_name },
     d1Databases: { [d1.binding]: d1.database_id },
     queueProducers: { [producer.binding]: { queueName: producer.queue } },
-    queueConsumers: { [consumer.queue]: { maxBatchSize: consumer.max_batch_size, maxBatchTimeout: consumer.max_batch_timeout, maxRetries: consumer.max_retries } },
+    queueConsumers: {
+      [consumer.queue]: { maxBatchSize: consumer.max_batch_size, maxBatchTimeout: consumer.max_batch_timeout, maxRetries: consumer.max_retries },
+    },
   });
   t.after(() => mf.dispose());
   const bucket = await mf.getR2Bucket(r2.binding);
@@ -123,7 +157,10 @@ test('examples/cloudflare-queues in miniflare: 1,000 texts through the queue, 1,
 
   const { vectors } = await (await mf.dispatchFetch('http://worker/jobs/job-1/vectors?start=0&limit=1000')).json();
   assert.equal(vectors.length, 1000);
-  assert.deepEqual(vectors.map((v) => v.index), texts.map((_, i) => i));
+  assert.deepEqual(
+    vectors.map((v) => v.index),
+    texts.map((_, i) => i),
+  );
   const stats = await (await mf.dispatchFetch('http://worker/stats')).json();
 
   // Node's embeddings of the same file, with the build the Worker ran
@@ -135,7 +172,7 @@ test('examples/cloudflare-queues in miniflare: 1,000 texts through the queue, 1,
   assert.equal(stats.dtype, 'q8');
   const got = new Float32Array(vectors.flatMap((v) => v.embedding));
   assert.equal(got.length, 1000 * D);
-  assert.deepEqual(new Uint32Array(got.buffer), new Uint32Array(want.data.buffer), 'the Worker\'s vectors are Node\'s, bit for bit');
+  assert.deepEqual(new Uint32Array(got.buffer), new Uint32Array(want.data.buffer), "the Worker's vectors are Node's, bit for bit");
   // the D1 rows themselves: little-endian float32 BLOBs
   const db = await mf.getD1Database(d1.binding);
   const row = await db.prepare('SELECT dim, vector FROM vectors WHERE job = ? AND idx = ?').bind('job-1', 999).first();
@@ -145,6 +182,8 @@ test('examples/cloudflare-queues in miniflare: 1,000 texts through the queue, 1,
   // Workers' limits: 128 MB of memory per isolate; 3 MB (free) / 10 MB (paid) of compressed script
   assert.ok(stats.memoryBytes < 128 * 2 ** 20, `wasm memory ${stats.memoryBytes}`);
   assert.ok(size.gzipped < 1 * 2 ** 20, `bundle ${size.gzipped} bytes gzipped`);
-  t.diagnostic(`workerd (miniflare): 1000 texts in ${job.messages} messages, done in ${seconds.toFixed(1)} s; build ${stats.build}; wasm memory ${(stats.memoryBytes / 2 ** 20).toFixed(1)} MB; `
-    + `q8 model ${(modelBytes.length / 1024).toFixed(0)} KB from R2; bundle ${(size.bytes / 1024).toFixed(0)} KB (${(size.gzipped / 1024).toFixed(0)} KB gzipped)`);
+  t.diagnostic(
+    `workerd (miniflare): 1000 texts in ${job.messages} messages, done in ${seconds.toFixed(1)} s; build ${stats.build}; wasm memory ${(stats.memoryBytes / 2 ** 20).toFixed(1)} MB; ` +
+      `q8 model ${(modelBytes.length / 1024).toFixed(0)} KB from R2; bundle ${(size.bytes / 1024).toFixed(0)} KB (${(size.gzipped / 1024).toFixed(0)} KB gzipped)`,
+  );
 });

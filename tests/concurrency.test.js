@@ -60,13 +60,22 @@ test('concurrent async calls wait their turn (FIFO), none is refused, each gives
   const texts = (k) => Array.from({ length: 10 + k * 7 }, (_, i) => `text ${i} of call ${k}, ${'word '.repeat(i % 9)}`);
   const alone = Array.from({ length: 8 }, (_, k) => m.embed(texts(k)).data);
   const order = [];
-  const results = await Promise.all(Array.from({ length: 8 }, (_, k) => m.embedAsync(texts(k)).then((r) => { order.push(k); return r.data; })));
+  const results = await Promise.all(
+    Array.from({ length: 8 }, (_, k) =>
+      m.embedAsync(texts(k)).then((r) => {
+        order.push(k);
+        return r.data;
+      }),
+    ),
+  );
   results.forEach((r, k) => assertBitIdentical(r, alone[k], `embedAsync call ${k}`));
   assert.deepEqual(order, [0, 1, 2, 3, 4, 5, 6, 7], 'the calls finish in the order they were made');
   // forwardAsync of several encoders of one runtime, interleaved with creating one
-  const a = await createEncoder(CFG, { seed: 1, threads: 2 }), b = await createEncoder(CFG, { seed: 2, threads: 2 });
+  const a = await createEncoder(CFG, { seed: 1, threads: 2 }),
+    b = await createEncoder(CFG, { seed: 2, threads: 2 });
   const ids = [Array.from({ length: 150 }, (_, i) => (i * 11) % 1000)];
-  const wantA = a.forward(ids).data, wantB = b.forward(ids).data;
+  const wantA = a.forward(ids).data,
+    wantB = b.forward(ids).data;
   const [ra, rb, c, ra2] = await Promise.all([a.forwardAsync(ids), b.forwardAsync(ids), createEncoder(CFG, { seed: 3, threads: 2 }), a.forwardAsync(ids)]);
   assertBitIdentical(ra.data, wantA, 'a');
   assertBitIdentical(rb.data, wantB, 'b');
@@ -76,7 +85,7 @@ test('concurrent async calls wait their turn (FIFO), none is refused, each gives
   m.dispose();
 });
 
-test('a region uses only its encoder\'s threads: a 16-thread encoder (disposed or alive) leaves a 2-thread one\'s regions to 2 threads', () => {
+test("a region uses only its encoder's threads: a 16-thread encoder (disposed or alive) leaves a 2-thread one's regions to 2 threads", () => {
   const out = child(`
     import { createEncoder, runtimeInfo } from ${JSON.stringify(BINDINGS)};
     const cfg = ${JSON.stringify(CFG)};
@@ -101,13 +110,16 @@ test('a region uses only its encoder\'s threads: a 16-thread encoder (disposed o
     two.dispose();
   `);
   console.log(JSON.stringify(out));
-  assert.equal(out.before.length, 16, "the pool has 16 threads");
-  assert.ok(out.before.slice(2).some((n) => n > 0), 'the 16-thread encoder spread its work over the workers');
-  assert.ok(out.after[1] > out.before[1], 'worker 1 ran the 2-thread encoder\'s tasks');
+  assert.equal(out.before.length, 16, 'the pool has 16 threads');
+  assert.ok(
+    out.before.slice(2).some((n) => n > 0),
+    'the 16-thread encoder spread its work over the workers',
+  );
+  assert.ok(out.after[1] > out.before[1], "worker 1 ran the 2-thread encoder's tasks");
   assert.deepEqual(out.after.slice(2), out.before.slice(2), 'workers 2..15 ran no task of the 2-thread encoder');
 });
 
-test('threads: 2 really runs on two threads (runtimeInfo reports the pool\'s size; the worker ran tasks)', async () => {
+test("threads: 2 really runs on two threads (runtimeInfo reports the pool's size; the worker ran tasks)", async () => {
   const info0 = await runtimeInfo({ threads: 2 });
   assert.equal(info0.threads, 2);
   assert.ok(info0.poolTasks.length >= 2);
@@ -143,23 +155,34 @@ test('every size-thresholded parallel path, on both sides of its threshold, f32 
           const got = e.forward(s, { outputHiddenStates: true });
           const after = (await runtimeInfo({ threads })).poolTasks;
           assertBitIdentical(got.data, want[k].data, `${dtype}, ${threads} threads, ${s.length} tokens`);
-          got.hiddenStates.forEach((h, l) => assertBitIdentical(h.data, want[k].hiddenStates[l].data, `${dtype}, ${threads} threads, ${s.length} tokens, hidden ${l}`));
-          after.slice(1, threads).forEach((n, i) => { workers[i] += n - before[i + 1]; });
+          got.hiddenStates.forEach((h, l) =>
+            assertBitIdentical(h.data, want[k].hiddenStates[l].data, `${dtype}, ${threads} threads, ${s.length} tokens, hidden ${l}`),
+          );
+          after.slice(1, threads).forEach((n, i) => {
+            workers[i] += n - before[i + 1];
+          });
           if (s.length < 64 || workers.every((n) => n > 0)) break;
         }
-        if (s.length >= 64) assert.ok(workers.every((n) => n > 0), `${dtype}, ${s.length} tokens: every worker ran tasks (${workers})`);
+        if (s.length >= 64)
+          assert.ok(
+            workers.every((n) => n > 0),
+            `${dtype}, ${s.length} tokens: every worker ran tasks (${workers})`,
+          );
       }
       e.dispose();
     }
   }
   // and the batched form, several sequences packed into chunks that straddle sequence ends
-  const e1 = await createEncoder(cfg, { seed: 12, threads: 1, dtype: 'q8' }), e3 = await createEncoder(cfg, { seed: 12, threads: 3, dtype: 'q8' });
+  const e1 = await createEncoder(cfg, { seed: 12, threads: 1, dtype: 'q8' }),
+    e3 = await createEncoder(cfg, { seed: 12, threads: 3, dtype: 'q8' });
   assertBitIdentical(e3.forward(seqs).data, e1.forward(seqs).data, 'a batch of every length, q8, 3 threads');
-  e1.dispose(); e3.dispose();
+  e1.dispose();
+  e3.dispose();
 });
 
 test('stress: random interleavings of forwardAsync, embedAsync, forward, dispose and loading across encoders of 1, 2 and 3 threads: no trap, no hang, the bits of sequential runs', () => {
-  const out = child(`
+  const out = child(
+    `
     import { createEncoder, loadPretrained } from ${JSON.stringify(BINDINGS)};
     let seed = 12345;
     const rand = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
@@ -212,7 +235,9 @@ test('stress: random interleavings of forwardAsync, embedAsync, forward, dispose
     for (const { e } of live) e.dispose();
     model.dispose();
     console.log(JSON.stringify({ ops, mismatches, disposedRejections, busy, unexpected: unexpected.slice(0, 5) }));
-  `, 240000);
+  `,
+    240000,
+  );
   console.log(JSON.stringify(out));
   assert.equal(out.ops, 1500);
   assert.deepEqual(out.unexpected, []);

@@ -77,7 +77,9 @@ const HUB_IDS_FILE = 'tests/docs-hub-ids.json';
 const HUB_IDS = JSON.parse(readFileSync(path.join(REPO, HUB_IDS_FILE), 'utf8')).ids;
 // links to this repository's own files on GitHub (README.md must use them for files that are not
 // in the npm tarball, tests/package.test.js): checked as repository paths
-const REPO_URL = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')).repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+const REPO_URL = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8'))
+  .repository.url.replace(/^git\+/, '')
+  .replace(/\.git$/, '');
 const REPO_BLOB = new RegExp(`^${REPO_URL.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/(?:blob|tree)/main(/[^?#]*)?(.*)$`);
 const HUB_REPOS = Object.fromEntries(Object.entries(HUB_IDS).map(([id, dir]) => [id, path.join(REPO, dir)]));
 
@@ -115,7 +117,10 @@ function parseMarker(text, line) {
   const m = MARKER.exec(text);
   if (!m) return `malformed marker (expected <!-- example: ${MARKER_NAMES.join('|')} ... -->)`;
   const name = m[1].toLowerCase();
-  const arg = m[2].trim().replace(/^[—–:-]+/, '').trim();
+  const arg = m[2]
+    .trim()
+    .replace(/^[—–:-]+/, '')
+    .trim();
   if (!MARKER_NAMES.includes(name)) return `unknown marker '${m[1]}' (known: ${MARKER_NAMES.join(', ')})`;
   if (name === 'skip' && !/\p{L}/u.test(arg)) return 'skip without a reason (<!-- example: skip — why -->)';
   if ((name === 'continues' || name === 'output') && arg) return `'${name}' takes no argument (got '${arg}')`;
@@ -130,7 +135,8 @@ function parseMarker(text, line) {
 function parseMarkdown(text) {
   const lines = text.split(/\r?\n/);
   const prose = lines.slice();
-  const fences = [], problems = [];
+  const fences = [],
+    problems = [];
   let pending = []; // markers met since the last other line
   const stray = () => {
     for (const m of pending) problems.push({ line: m.line, message: 'marker not directly above a fence (no blank line between)' });
@@ -151,7 +157,10 @@ function parseMarkdown(text) {
     let j = i + 1;
     while (j < lines.length && !close.test(lines[j])) j++;
     const dedent = new RegExp(`^ {0,${indent.length}}`);
-    const body = lines.slice(i + 1, j).map((l) => l.replace(dedent, '')).join('\n');
+    const body = lines
+      .slice(i + 1, j)
+      .map((l) => l.replace(dedent, ''))
+      .join('\n');
     const lang = RUNNABLE[info.toLowerCase()] ?? null;
     fences.push({ line: i + 1, info: info.toLowerCase(), lang, body, markers: pending });
     pending = [];
@@ -174,7 +183,8 @@ function loadDoc(root, rel) {
  * problems of misplaced markers (added to doc.problems).
  */
 function programsOf(doc) {
-  const programs = [], skipped = [];
+  const programs = [],
+    skipped = [];
   let last = null; // the last runnable block's program, or {skipped: line}
   let previous = null; // the program of the fence just before, if it was runnable
   const problem = (line, message) => doc.problems.push({ line, message });
@@ -185,7 +195,8 @@ function programsOf(doc) {
       mk[m.name] = m;
     }
     if (!f.lang) {
-      for (const m of f.markers.filter((x) => x.name !== 'output')) problem(m.line, `'${m.name}' on a \`\`\`${f.info || '(no language)'} block, which is never run`);
+      for (const m of f.markers.filter((x) => x.name !== 'output'))
+        problem(m.line, `'${m.name}' on a \`\`\`${f.info || '(no language)'} block, which is never run`);
       if (mk.output) {
         if (!previous) problem(mk.output.line, 'an output block must come right after a runnable block');
         else if (previous.output) problem(mk.output.line, `a second output block for the program at line ${previous.blocks[0].line}`);
@@ -203,11 +214,16 @@ function programsOf(doc) {
       continue;
     }
     if (mk.continues) {
-      const why = !last ? 'there is no runnable block before it in this file'
-        : last.skipped ? `the block it continues (line ${last.skipped}) is skipped`
-          : last.lang !== f.lang ? `it is ${f.lang} and the block before is ${last.lang}`
-            : last.throws ? 'the block before is expected to throw, so nothing after it runs'
-              : last.output ? 'the block before has its output checked (the output block goes after the last block of a chain)'
+      const why = !last
+        ? 'there is no runnable block before it in this file'
+        : last.skipped
+          ? `the block it continues (line ${last.skipped}) is skipped`
+          : last.lang !== f.lang
+            ? `it is ${f.lang} and the block before is ${last.lang}`
+            : last.throws
+              ? 'the block before is expected to throw, so nothing after it runs'
+              : last.output
+                ? 'the block before has its output checked (the output block goes after the last block of a chain)'
                 : null;
       if (why) {
         problem(mk.continues.line, `'continues' cannot apply: ${why}`);
@@ -233,7 +249,15 @@ function sourceOf(p) {
   return { source: `${p.blocks.map((b) => b.body).join('\n')}\n`, lineMap };
 }
 
-const labelOf = (p) => `${p.file}:${p.blocks[0].line}${p.blocks.length > 1 ? ` (+ ${p.blocks.slice(1).map((b) => b.line).join(', ')})` : ''} ${p.lang}`;
+const labelOf = (p) =>
+  `${p.file}:${p.blocks[0].line}${
+    p.blocks.length > 1
+      ? ` (+ ${p.blocks
+          .slice(1)
+          .map((b) => b.line)
+          .join(', ')})`
+      : ''
+  } ${p.lang}`;
 
 // ---------------------------------------------------------------------------
 // Output comparison
@@ -244,12 +268,14 @@ const NUMBER = /-?\d+(?:\.\d+)?(?:e[+-]?\d+)?/i;
 function lineMatches(actual, expected) {
   const parts = expected.split(new RegExp(`(\\.\\.\\.|${NUMBER.source})`, 'i'));
   const numbers = [];
-  const re = parts.map((s, k) => {
-    if (k % 2 === 0) return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    if (s === '...') return '.*?';
-    numbers.push(s);
-    return `(${NUMBER.source})`;
-  }).join('');
+  const re = parts
+    .map((s, k) => {
+      if (k % 2 === 0) return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      if (s === '...') return '.*?';
+      numbers.push(s);
+      return `(${NUMBER.source})`;
+    })
+    .join('');
   const m = new RegExp(`^${re}$`, 'i').exec(actual);
   if (!m) return false;
   return numbers.every((s, k) => {
@@ -261,8 +287,13 @@ function lineMatches(actual, expected) {
 
 /** null when the output matches the output block, else a message. */
 function compareOutput(actual, expected) {
-  const norm = (s) => s.split(/\r?\n/).map((l) => l.trim().replace(/\s+/g, ' ')).filter(Boolean);
-  const a = norm(actual), e = norm(expected);
+  const norm = (s) =>
+    s
+      .split(/\r?\n/)
+      .map((l) => l.trim().replace(/\s+/g, ' '))
+      .filter(Boolean);
+  const a = norm(actual),
+    e = norm(expected);
   const match = (i, j) => {
     if (j === e.length) return i === a.length;
     if (e[j] === '...') {
@@ -309,7 +340,9 @@ function run(cmd, args, { cwd, env = process.env, timeoutMs }) {
     const out = { stdout: '', stderr: '' };
     for (const k of ['stdout', 'stderr']) {
       child[k].setEncoding('utf8');
-      child[k].on('data', (d) => { if (out[k].length < CAPTURE) out[k] += d; });
+      child[k].on('data', (d) => {
+        if (out[k].length < CAPTURE) out[k] += d;
+      });
     }
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -324,7 +357,10 @@ function run(cmd, args, { cwd, env = process.env, timeoutMs }) {
       clearTimeout(timer);
       resolve({ code, signal, ...out, timedOut, ms: Date.now() - started });
     });
-    child.on('error', (e) => { clearTimeout(timer); resolve({ code: null, signal: null, stdout: '', stderr: String(e), timedOut, ms: 0 }); });
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      resolve({ code: null, signal: null, stdout: '', stderr: String(e), timedOut, ms: 0 });
+    });
   });
 }
 
@@ -340,7 +376,10 @@ function childEnv(hubUrl, cacheDir) {
 /** Replaces a program file's path:line in a text by the Markdown file:line. */
 function toMarkdownLines(text, file, p, lineMap) {
   const esc = file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return String(text).replace(new RegExp(`(?:file://)?${esc}:(\\d+)(?::\\d+)?`, 'g'), (_, l) => `${p.file}:${lineMap[Number(l) - 1] ?? `?(program line ${l})`}`);
+  return String(text).replace(
+    new RegExp(`(?:file://)?${esc}:(\\d+)(?::\\d+)?`, 'g'),
+    (_, l) => `${p.file}:${lineMap[Number(l) - 1] ?? `?(program line ${l})`}`,
+  );
 }
 
 /** The ids the stand-in was asked for and does not know (401 RepoNotFound; one-segment legacy ids 404). */
@@ -359,9 +398,18 @@ function unknownIds(requests) {
 async function typeCheck(progs, work) {
   const tsconfig = {
     compilerOptions: {
-      strict: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022', 'DOM'],
-      types: ['node'], typeRoots: [path.join(REPO, 'node_modules', '@types')], skipLibCheck: true,
-      outDir: 'js', rootDir: '.', sourceMap: true, noEmitOnError: false,
+      strict: true,
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      lib: ['ES2022', 'DOM'],
+      types: ['node'],
+      typeRoots: [path.join(REPO, 'node_modules', '@types')],
+      skipLibCheck: true,
+      outDir: 'js',
+      rootDir: '.',
+      sourceMap: true,
+      noEmitOnError: false,
     },
     files: progs.map((p) => path.basename(p.tsFile)),
   };
@@ -395,7 +443,9 @@ async function runOne(p, work, { timeoutMs, lingerMs }) {
     const entry = p.lang === 'ts' ? path.join(work, 'js', path.basename(p.tsFile).replace(/\.ts$/, '.js')) : p.jsFile;
     const flags = [...NODE_FLAGS, ...(p.lang === 'ts' ? ['--enable-source-maps'] : [])];
     const r = await run(process.execPath, [...flags, path.join(work, 'driver.mjs'), entry, resultFile, String(lingerMs)], {
-      cwd, env: childEnv(hub.url, path.join(home, 'hf')), timeoutMs,
+      cwd,
+      env: childEnv(hub.url, path.join(home, 'hf')),
+      timeoutMs,
     });
     const result = existsSync(resultFile) ? JSON.parse(readFileSync(resultFile, 'utf8')) : null;
     return judge(p, r, result, unknownIds(hub.requests), { timeoutMs, lingerMs });
@@ -410,13 +460,17 @@ function judge(p, r, result, unknown, { timeoutMs, lingerMs }) {
   const where = (text) => toMarkdownLines(text, p.lang === 'ts' ? p.tsFile : p.jsFile, p, p.lineMap);
   // name, code and message, then the stack's frames (the stack's own first lines repeat the message)
   const described = (x) => {
-    const frames = String(x.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l)).slice(0, 8);
+    const frames = String(x.stack ?? '')
+      .split('\n')
+      .filter((l) => /^\s+at /.test(l))
+      .slice(0, 8);
     return [`${x.name}${x.code ? ` ${x.code}` : ''}: ${x.message}`, ...frames.map(where)].join('\n');
   };
   let problem = null;
   if (r.timedOut) problem = `did not finish within ${timeoutMs / 1000} s (killed)`;
   else if (!result) problem = `the child ended (code ${r.code}, signal ${r.signal}) without a result`;
-  else if (result.lingered) problem = `finished, but its process did not exit within ${lingerMs / 1000} s of the last statement: something is left open (a server, a timer, a worker, an encoder not disposed?)`;
+  else if (result.lingered)
+    problem = `finished, but its process did not exit within ${lingerMs / 1000} s of the last statement: something is left open (a server, a timer, a worker, an encoder not disposed?)`;
   else if (p.throws) {
     if (result.ok) problem = `expected an error with code ${p.throws}; the example finished without one`;
     else if (result.code !== p.throws) problem = `expected an error with code ${p.throws}, got ${result.phase === 'exit' ? result.message : described(result)}`;
@@ -437,7 +491,12 @@ function judge(p, r, result, unknown, { timeoutMs, lingerMs }) {
 async function pool(items, limit, fn) {
   const results = new Array(items.length);
   let next = 0;
-  const worker = async () => { while (next < items.length) { const i = next++; results[i] = await fn(items[i], i); } };
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i], i);
+    }
+  };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return results;
 }
@@ -459,9 +518,11 @@ async function runPrograms(programs, { timeoutMs = TIMEOUT_MS, lingerMs = LINGER
     });
     const ts = programs.filter((p) => p.lang === 'ts');
     const typeErrors = ts.length ? await typeCheck(ts, work) : new Map();
-    return await pool(programs, PARALLEL, (p) => (typeErrors.has(p)
-      ? { program: p, label: labelOf(p), status: 'fail', message: `type errors (bindings/index.d.ts):\n${typeErrors.get(p).join('\n')}`, ms: 0, stdout: '' }
-      : runOne(p, work, { timeoutMs, lingerMs })));
+    return await pool(programs, PARALLEL, (p) =>
+      typeErrors.has(p)
+        ? { program: p, label: labelOf(p), status: 'fail', message: `type errors (bindings/index.d.ts):\n${typeErrors.get(p).join('\n')}`, ms: 0, stdout: '' }
+        : runOne(p, work, { timeoutMs, lingerMs }),
+    );
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -474,7 +535,10 @@ async function runPrograms(programs, { timeoutMs = TIMEOUT_MS, lingerMs = LINGER
 function slugger() {
   const seen = new Map();
   return (text) => {
-    const base = text.toLowerCase().replace(/[^\p{Alphabetic}\p{M}\p{Nd}\p{Pc} -]/gu, '').replace(/ /g, '-');
+    const base = text
+      .toLowerCase()
+      .replace(/[^\p{Alphabetic}\p{M}\p{Nd}\p{Pc} -]/gu, '')
+      .replace(/ /g, '-');
     let slug = base;
     while (seen.has(slug)) {
       seen.set(base, seen.get(base) + 1);
@@ -514,7 +578,8 @@ function anchorsOf(prose) {
 
 /** The link targets of a file's prose (code spans and HTML comments removed): [{line, target}]. */
 function linksOf(prose) {
-  const text = prose.join('\n')
+  const text = prose
+    .join('\n')
     .replace(/<!--[\s\S]*?-->/g, (s) => s.replace(/[^\n]/g, ' '))
     .replace(/(`+)(?!`)[\s\S]*?[^`]\1(?!`)/g, (s) => s.replace(/[^\n]/g, ' '));
   const lineAt = (index) => text.slice(0, index).split('\n').length;
@@ -585,7 +650,8 @@ function checkLinks(docs) {
 /** Parses files (relative to root) into docs, programs, skipped blocks and marker problems. */
 function collect(root, files) {
   const docs = files.map((f) => loadDoc(root, f));
-  const programs = [], skipped = [];
+  const programs = [],
+    skipped = [];
   for (const d of docs) {
     const r = programsOf(d);
     programs.push(...r.programs);
@@ -623,10 +689,15 @@ test('docs: every example of README.md and docs/ runs', { timeout: 300_000 }, as
   ].sort((a, b) => (a.file === b.file ? a.line - b.line : a.file < b.file ? -1 : 1));
   for (const { r, s } of rows) {
     if (s) await t.test(`${s.file}:${s.line} ${s.lang}`, { skip: s.reason }, () => {});
-    else await t.test(`${r.label} (${(r.ms / 1000).toFixed(1)} s)`, () => { if (r.status === 'fail') assert.fail(r.message); });
+    else
+      await t.test(`${r.label} (${(r.ms / 1000).toFixed(1)} s)`, () => {
+        if (r.status === 'fail') assert.fail(r.message);
+      });
   }
   const count = (st) => results.filter((r) => r.status === st).length;
-  t.diagnostic(`${project.docs.length} files, ${results.length} programs (${project.programs.reduce((n, p) => n + p.blocks.length, 0)} blocks): ${count('pass')} pass, ${count('fail')} fail; ${project.skipped.length} skipped; ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  t.diagnostic(
+    `${project.docs.length} files, ${results.length} programs (${project.programs.reduce((n, p) => n + p.blocks.length, 0)} blocks): ${count('pass')} pass, ${count('fail')} fail; ${project.skipped.length} skipped; ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
 });
 
 // ---------------------------------------------------------------------------
@@ -637,21 +708,41 @@ test('docs runner: README.md and docs/**/*.md are walked, docs/api/ is not', () 
 });
 
 test('docs runner: GitHub heading slugs (github-slugger test/fixtures.json cases)', () => {
-  const cases = [ // [heading text, slug], in this order (duplicates count)
-    ['alpha', 'alpha'], ['alpha', 'alpha-1'], ['bravoCharlieDelta', 'bravocharliedelta'],
-    ['echo', 'echo'], ['echo', 'echo-1'], ['echo 1', 'echo-1-1'], ['echo-1', 'echo-1-2'], ['echo', 'echo-2'],
-    ['foxtrot-1', 'foxtrot-1'], ['foxtrot', 'foxtrot'], ['foxtrot', 'foxtrot-2'],
-    ['heading with a - dash', 'heading-with-a---dash'], ['heading with an _ underscore', 'heading-with-an-_-underscore'],
+  const cases = [
+    // [heading text, slug], in this order (duplicates count)
+    ['alpha', 'alpha'],
+    ['alpha', 'alpha-1'],
+    ['bravoCharlieDelta', 'bravocharliedelta'],
+    ['echo', 'echo'],
+    ['echo', 'echo-1'],
+    ['echo 1', 'echo-1-1'],
+    ['echo-1', 'echo-1-2'],
+    ['echo', 'echo-2'],
+    ['foxtrot-1', 'foxtrot-1'],
+    ['foxtrot', 'foxtrot'],
+    ['foxtrot', 'foxtrot-2'],
+    ['heading with a - dash', 'heading-with-a---dash'],
+    ['heading with an _ underscore', 'heading-with-an-_-underscore'],
     ['heading with a period.txt', 'heading-with-a-periodtxt'],
     ['exchange.bind_headers(exchange, routing [, bindCallback])', 'exchangebind_headersexchange-routing--bindcallback'],
-    ['apostrophe’s should be trimmed', 'apostrophes-should-be-trimmed'], ['I ♥ unicode', 'i--unicode'],
-    ['en–dash', 'endash'], ['😄 unicode emoji', '-unicode-emoji'], ['😄-😄 unicode emoji', '--unicode-emoji'],
-    ['😄_😄 unicode emoji', '_-unicode-emoji'], [':smile: - a gemoji', 'smile---a-gemoji'],
-    ['Привет non-latin 你好', 'привет-non-latin-你好'], [':ok_hand: :hatched_chick: Two in a row', 'ok_hand-hatched_chick-two-in-a-row'],
-    ['__proto__', '__proto__'], ['__proto__', '__proto__-1'], ['hasOwnProperty', 'hasownproperty'],
+    ['apostrophe’s should be trimmed', 'apostrophes-should-be-trimmed'],
+    ['I ♥ unicode', 'i--unicode'],
+    ['en–dash', 'endash'],
+    ['😄 unicode emoji', '-unicode-emoji'],
+    ['😄-😄 unicode emoji', '--unicode-emoji'],
+    ['😄_😄 unicode emoji', '_-unicode-emoji'],
+    [':smile: - a gemoji', 'smile---a-gemoji'],
+    ['Привет non-latin 你好', 'привет-non-latin-你好'],
+    [':ok_hand: :hatched_chick: Two in a row', 'ok_hand-hatched_chick-two-in-a-row'],
+    ['__proto__', '__proto__'],
+    ['__proto__', '__proto__-1'],
+    ['hasOwnProperty', 'hasownproperty'],
   ];
   const slug = slugger();
-  assert.deepEqual(cases.map(([text]) => slug(text)), cases.map(([, s]) => s));
+  assert.deepEqual(
+    cases.map(([text]) => slug(text)),
+    cases.map(([, s]) => s),
+  );
   // Markdown in headings is reduced to the rendered text first
   assert.equal(slugger()(headingText('`loadPretrained(source, options)` and [links](x.md) _too_')), 'loadpretrainedsource-options-and-links-too');
 });
@@ -669,16 +760,24 @@ test('docs runner: marker mistakes are reported (tests/docs-samples/markers.md)'
   const { markerProblems, programs, skipped } = collect(SAMPLES, ['markers.md']);
   const got = markerProblems.map((x) => `${x.line}: ${x.message}`);
   const want = [
-    [/'continues' cannot apply: there is no runnable block before it/], [/skip without a reason/],
-    [/unknown marker 'skp'/], [/marker not directly above a fence/],
-    [/throws needs a SwapformerError code \(got 'NOT_A_CODE'/], [/'continues' takes no argument/],
-    [/'skip' on a ```sh block, which is never run/], [/an output block must come right after a runnable block/],
-    [/'output' on a runnable block/], [/'continues' cannot apply: the block it continues \(line \d+\) is skipped/],
+    [/'continues' cannot apply: there is no runnable block before it/],
+    [/skip without a reason/],
+    [/unknown marker 'skp'/],
+    [/marker not directly above a fence/],
+    [/throws needs a SwapformerError code \(got 'NOT_A_CODE'/],
+    [/'continues' takes no argument/],
+    [/'skip' on a ```sh block, which is never run/],
+    [/an output block must come right after a runnable block/],
+    [/'output' on a runnable block/],
+    [/'continues' cannot apply: the block it continues \(line \d+\) is skipped/],
     [/malformed marker/],
   ];
   assert.equal(got.length, want.length, got.join('\n'));
   want.forEach(([re], i) => assert.match(got[i], re, got.join('\n')));
-  assert.deepEqual(skipped.map((s) => s.reason), ['runs in a browser page (tests/browser.test.js)']);
+  assert.deepEqual(
+    skipped.map((s) => s.reason),
+    ['runs in a browser page (tests/browser.test.js)'],
+  );
   assert.ok(programs.length >= 1);
 });
 
@@ -707,21 +806,24 @@ test('docs runner: samples pass and fail as they should (tests/docs-samples/exam
   const results = await runPrograms(programs, { lingerMs: 1000 });
   const byCase = Object.fromEntries(results.map((r) => [/\/\/ case: (\S+)/.exec(r.program.blocks[0].body)?.[1] ?? r.label, r]));
   const expected = {
-    'plain': ['pass'],
+    plain: ['pass'],
     'output-ok': ['pass'],
     'output-differs': ['fail', /stdout does not match the output block[\s\S]*--- expected:\nshape 2 x 3[\s\S]*--- stdout:\nshape \[1,4,8\]/],
-    'chain': ['pass'],
+    chain: ['pass'],
     'throws-ok': ['pass'],
     'throws-other-code': ['fail', /expected an error with code BAD_ARGUMENT, got SwapformerError BAD_CONFIG: config\.normPlacement/],
     'throws-nothing': ['fail', /expected an error with code NOT_FOUND; the example finished without one/],
-    'fails': ['fail', /threw: Error: this example is broken\n\s+at .*tests\/docs-samples\/examples\.md:\d+/],
+    fails: ['fail', /threw: Error: this example is broken\n\s+at .*tests\/docs-samples\/examples\.md:\d+/],
     'hub-mapped': ['pass'],
-    'hub-unmapped': ['fail', /Hub id\(s\) with no fixture: nobody\/no-such-model\. Add each to tests\/docs-hub-ids\.json .* Mapped: sentence-transformers\/all-MiniLM-L6-v2, /s],
+    'hub-unmapped': [
+      'fail',
+      /Hub id\(s\) with no fixture: nobody\/no-such-model\. Add each to tests\/docs-hub-ids\.json .* Mapped: sentence-transformers\/all-MiniLM-L6-v2, /s,
+    ],
     'ts-ok': ['pass'],
     'ts-type-error': ['fail', /type errors \(bindings\/index\.d\.ts\):\ntests\/docs-samples\/examples\.md:\d+:\d+ error TS2322/],
     'ts-runtime-error': ['fail', /threw: SwapformerError BAD_TOKEN: [\s\S]*\(tests\/docs-samples\/examples\.md:136\)/],
-    'lingers': ['fail', /did not exit within 1 s of the last statement/],
-    'unhandled': ['fail', /unhandled rejection: .*nobody awaited this/s],
+    lingers: ['fail', /did not exit within 1 s of the last statement/],
+    unhandled: ['fail', /unhandled rejection: .*nobody awaited this/s],
   };
   assert.deepEqual(Object.keys(byCase).sort(), Object.keys(expected).sort());
   for (const [name, [status, re]] of Object.entries(expected)) {
@@ -730,13 +832,20 @@ test('docs runner: samples pass and fail as they should (tests/docs-samples/exam
     if (re) assert.match(r.message, re, `${name}: ${r.message}`);
   }
   assert.equal(byCase.chain.program.blocks.length, 3, 'continues joins three blocks');
-  assert.deepEqual(skipped.map((s) => s.reason), ['needs a browser page (runs in tests/browser.test.js)']);
+  assert.deepEqual(
+    skipped.map((s) => s.reason),
+    ['needs a browser page (runs in tests/browser.test.js)'],
+  );
 });
 
-test('docs runner: an example that never finishes is killed at the timeout, with what it started (tests/docs-samples/hang.md)', { timeout: 90_000 }, async () => {
-  const { programs } = collect(SAMPLES, ['hang.md']);
-  const [r] = await runPrograms(programs, { timeoutMs: 3000 });
-  assert.equal(r.status, 'fail');
-  assert.match(r.message, /did not finish within 3 s \(killed\)/);
-  assert.ok(r.ms < 10_000, `the process it started is ended too (${r.ms} ms)`);
-});
+test(
+  'docs runner: an example that never finishes is killed at the timeout, with what it started (tests/docs-samples/hang.md)',
+  { timeout: 90_000 },
+  async () => {
+    const { programs } = collect(SAMPLES, ['hang.md']);
+    const [r] = await runPrograms(programs, { timeoutMs: 3000 });
+    assert.equal(r.status, 'fail');
+    assert.match(r.message, /did not finish within 3 s \(killed\)/);
+    assert.ok(r.ms < 10_000, `the process it started is ended too (${r.ms} ms)`);
+  },
+);

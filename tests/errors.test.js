@@ -6,9 +6,23 @@ import assert from 'node:assert/strict';
 import { createEncoder, loadModel, runtimeInfo } from '../bindings/index.js';
 import { rejects, assertBitIdentical } from './helpers.js';
 
-const cfg = { vocabSize: 20, dModel: 8, heads: 2, layers: 1, ffDim: 12, maxLen: 6, position: 'learned', norm: 'layernorm', normPlacement: 'post', activation: 'gelu' };
+const cfg = {
+  vocabSize: 20,
+  dModel: 8,
+  heads: 2,
+  layers: 1,
+  ffDim: 12,
+  maxLen: 6,
+  position: 'learned',
+  norm: 'layernorm',
+  normPlacement: 'post',
+  activation: 'gelu',
+};
 const good = await createEncoder({ ...cfg, position: 'rope', maxLen: 512 }, { seed: 1 });
-const goodIds = [[1, 2, 3, 4, 5, 6, 7], [8, 9]];
+const goodIds = [
+  [1, 2, 3, 4, 5, 6, 7],
+  [8, 9],
+];
 const reference = good.forward(goodIds, { outputAttentions: true });
 
 // After every error: the good model still answers with the same bits.
@@ -149,13 +163,17 @@ test('BAD_WEIGHTS: shapes that disagree with the config, missing, unexpected or 
   h['layers.0.ffn.up.weight'].shape = [8, 12];
   await rejects(loadModel(file(h)), 'BAD_WEIGHTS', /'layers\.0\.ffn\.up\.weight' has the wrong shape; config needs \[12, 8\]/);
   // a tensor missing: drop it and its bytes
-  const h2 = clone(), drop = 'layers.0.norm2.weight', [b, e] = h2[drop].data_offsets;
+  const h2 = clone(),
+    drop = 'layers.0.norm2.weight',
+    [b, e] = h2[drop].data_offsets;
   delete h2[drop];
   for (const [k, t] of Object.entries(h2)) if (k !== '__metadata__' && t.data_offsets[0] >= e) t.data_offsets = t.data_offsets.map((x) => x - (e - b));
   const data2 = new Uint8Array([...validData.subarray(0, b), ...validData.subarray(e)]);
   await rejects(loadModel(file(h2, data2)), 'BAD_WEIGHTS', /no tensor 'layers\.0\.norm2\.weight'/);
   // absent biases are zeros, not an error
-  const h3 = clone(), bias = 'layers.0.ffn.down.bias', [b3, e3] = h3[bias].data_offsets;
+  const h3 = clone(),
+    bias = 'layers.0.ffn.down.bias',
+    [b3, e3] = h3[bias].data_offsets;
   delete h3[bias];
   for (const [k, t] of Object.entries(h3)) if (k !== '__metadata__' && t.data_offsets[0] >= e3) t.data_offsets = t.data_offsets.map((x) => x - (e3 - b3));
   const m = await loadModel(file(h3, new Uint8Array([...validData.subarray(0, b3), ...validData.subarray(e3)])));
@@ -163,7 +181,11 @@ test('BAD_WEIGHTS: shapes that disagree with the config, missing, unexpected or 
   // unexpected: a tensor this config does not use
   const h4 = clone();
   h4['layers.1.attn.q.bias'] = { dtype: 'F32', shape: [8], data_offsets: [validData.length, validData.length + 32] };
-  await rejects(loadModel(file(h4, new Uint8Array([...validData, ...new Uint8Array(32)]))), 'BAD_WEIGHTS', /'layers\.1\.attn\.q\.bias' that this config does not use/);
+  await rejects(
+    loadModel(file(h4, new Uint8Array([...validData, ...new Uint8Array(32)]))),
+    'BAD_WEIGHTS',
+    /'layers\.1\.attn\.q\.bias' that this config does not use/,
+  );
   // the same name twice (JSON allows repeated keys; we do not)
   const text = JSON.stringify(clone()).replace(/}$/, `,"embed.tokens":${JSON.stringify(validHeader['embed.tokens'])}}`);
   await rejects(loadModel(file(text)), 'BAD_WEIGHTS', /'embed\.tokens' twice/);
@@ -257,9 +279,26 @@ test('OUT_OF_MEMORY: configs and batches larger than wasm32 can hold, never a tr
 
 test('BAD_TOKEN / BAD_ARGUMENT / SEQUENCE_TOO_LONG: every bad id, named by its place', async () => {
   const e = await createEncoder(cfg, { seed: 3 });
-  const bad = [[[20], /ids\[0\] = 20 is not a token id in \[0, 20\)/], [[-1], /ids\[0\] = -1/], [[0.5], /= 0\.5/], [[NaN], /= NaN/],
-    [[Infinity], /= Infinity/], [['3'], /= string "3"/], [[null], /= object null/], [[undefined], /= undefined/], [[3n], /= 3n/],
-    [[{}], /= object \{\}/], [[[1, 2], [3, 2 ** 31]], /ids\[1\]\[1\] = 2147483648/], [[true], /boolean true/]];
+  const bad = [
+    [[20], /ids\[0\] = 20 is not a token id in \[0, 20\)/],
+    [[-1], /ids\[0\] = -1/],
+    [[0.5], /= 0\.5/],
+    [[NaN], /= NaN/],
+    [[Infinity], /= Infinity/],
+    [['3'], /= string "3"/],
+    [[null], /= object null/],
+    [[undefined], /= undefined/],
+    [[3n], /= 3n/],
+    [[{}], /= object \{\}/],
+    [
+      [
+        [1, 2],
+        [3, 2 ** 31],
+      ],
+      /ids\[1\]\[1\] = 2147483648/,
+    ],
+    [[true], /boolean true/],
+  ];
   for (const [ids, re] of bad) await rejects(() => e.forward(ids), 'BAD_TOKEN', re);
   await rejects(() => e.forward(new Int32Array([1, 25])), 'BAD_TOKEN', /ids\[1\] = 25/);
   await rejects(() => e.forward([]), 'BAD_ARGUMENT', /empty/);
@@ -278,8 +317,16 @@ test('BAD_TOKEN / BAD_ARGUMENT / SEQUENCE_TOO_LONG: every bad id, named by its p
 test('DISPOSED: every method after dispose()', async () => {
   const e = await createEncoder(cfg);
   e.dispose();
-  for (const call of [() => e.forward([1]), () => e.getWeights(), () => e.weightShapes(), () => e.save(), () => e.positionVectors(2),
-    () => e.positionScores({ length: 2 }), () => e.maxSequenceLength]) await rejects(call, 'DISPOSED', /disposed/);
+  for (const call of [
+    () => e.forward([1]),
+    () => e.getWeights(),
+    () => e.weightShapes(),
+    () => e.save(),
+    () => e.positionVectors(2),
+    () => e.positionScores({ length: 2 }),
+    () => e.maxSequenceLength,
+  ])
+    await rejects(call, 'DISPOSED', /disposed/);
   stillGood();
 });
 
@@ -294,7 +341,13 @@ test('10,000 create/forward/dispose cycles keep the wasm memory flat', async () 
   const config = { ...cfg, position: 'alibi', layers: 2 };
   const run = async () => {
     const e = await createEncoder(config, { seed: 5 });
-    const r = e.forward([[1, 2, 3, 4, 5], [6, 7]], { outputAttentions: true });
+    const r = e.forward(
+      [
+        [1, 2, 3, 4, 5],
+        [6, 7],
+      ],
+      { outputAttentions: true },
+    );
     e.dispose();
     return r.data;
   };
@@ -317,7 +370,10 @@ test('sizes beyond wasm32 are OUT_OF_MEMORY, not wrapped', async () => {
 });
 
 test('a deep model file (1024 layers, 18,435 tensors) loads in linear time', async () => {
-  const deep = await createEncoder({ vocabSize: 2, dModel: 4, heads: 1, layers: 1024, ffDim: 4, position: 'rope', norm: 'layernorm', normPlacement: 'pre', activation: 'geglu' }, { seed: 1 });
+  const deep = await createEncoder(
+    { vocabSize: 2, dModel: 4, heads: 1, layers: 1024, ffDim: 4, position: 'rope', norm: 'layernorm', normPlacement: 'pre', activation: 'geglu' },
+    { seed: 1 },
+  );
   const bytes = deep.save();
   deep.dispose();
   const t = performance.now();
@@ -326,5 +382,9 @@ test('a deep model file (1024 layers, 18,435 tensors) loads in linear time', asy
   assert.equal(back.weightShapes()['layers.1023.ffn.gate.weight'][0], 4);
   back.dispose();
   assert.ok(ms < 2000, `loading took ${ms.toFixed(0)} ms (a quadratic lookup takes ~3 s here)`);
-  await rejects(loadModel(file(clone())).then(() => createEncoder(cfg, { weights: { 'layers.01.attn.q.bias': new Float32Array(8) } })), 'BAD_WEIGHTS', /layers\.01/);
+  await rejects(
+    loadModel(file(clone())).then(() => createEncoder(cfg, { weights: { 'layers.01.attn.q.bias': new Float32Array(8) } })),
+    'BAD_WEIGHTS',
+    /layers\.01/,
+  );
 });

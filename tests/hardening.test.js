@@ -18,7 +18,10 @@ for (const [build, bytes] of Object.entries(builds)) {
   test(`1. sizes that wrap in 32 bits are OUT_OF_MEMORY, and other encoders are untouched [${build}]`, async () => {
     const wasm = new Uint8Array(bytes); // its own instance
     const other = await createEncoder(ropeCfg, { seed: 7, wasm });
-    const ref = other.forward([[1, 2, 3], [4, 5]]).data;
+    const ref = other.forward([
+      [1, 2, 3],
+      [4, 5],
+    ]).data;
     const t = await createEncoder(tiny, { seed: 1, wasm });
     // 65,536 one-token sequences + one of 65,537 tokens: B * T * C wraps size_t
     const batch = Array.from({ length: 65536 }, () => [1]);
@@ -29,7 +32,14 @@ for (const [build, bytes] of Object.entries(builds)) {
     const batch2 = Array.from({ length: 262144 }, () => [1]);
     batch2.push(ones(16385));
     await rejects(() => r.forward(batch2), 'OUT_OF_MEMORY', /wasm32/);
-    assertBitIdentical(other.forward([[1, 2, 3], [4, 5]]).data, ref, 'the other encoder');
+    assertBitIdentical(
+      other.forward([
+        [1, 2, 3],
+        [4, 5],
+      ]).data,
+      ref,
+      'the other encoder',
+    );
     assert.deepEqual(t.forward([[1, 2], [3]]).shape, [2, 2, 4]); // still usable
     for (const e of [other, t, r]) e.dispose();
   });
@@ -42,26 +52,56 @@ test('2. re-entrancy: user code inside the inputs cannot change what a call does
   const ref = e.forward([5, 6, 7]).data;
   // a getter that runs a forward on the same encoder with other ids
   const evil1 = [5, 6, 7];
-  Object.defineProperty(evil1, 1, { get() { e.forward([9, 9, 9, 9]); return 6; } });
+  Object.defineProperty(evil1, 1, {
+    get() {
+      e.forward([9, 9, 9, 9]);
+      return 6;
+    },
+  });
   assertBitIdentical(e.forward(evil1).data, ref, 'outer forward after a nested one');
   // a Proxy that grows wasm memory through another encoder
   const before = (await runtimeInfo({ wasm })).memoryBytes;
-  const evil2 = new Proxy([5, 6, 7], { get(t, k) { if (k === '2') big.forward(ones(3000)); return Reflect.get(t, k); } });
+  const evil2 = new Proxy([5, 6, 7], {
+    get(t, k) {
+      if (k === '2') big.forward(ones(3000));
+      return Reflect.get(t, k);
+    },
+  });
   assertBitIdentical(e.forward(evil2).data, ref, 'forward while memory grew');
   assert.ok((await runtimeInfo({ wasm })).memoryBytes > before, 'memory did grow');
   // a getter that disposes the encoder: DISPOSED, no trap
   const evil3 = [5, 6, 7];
-  Object.defineProperty(evil3, 0, { get() { e.dispose(); return 5; } });
+  Object.defineProperty(evil3, 0, {
+    get() {
+      e.dispose();
+      return 5;
+    },
+  });
   await rejects(() => e.forward(evil3), 'DISPOSED');
   // options, weights and probes are read first too
   const f = await createEncoder(ropeCfg, { seed: 3, wasm });
-  const opts = { get outputAttentions() { f.forward([1]); return true; } };
+  const opts = {
+    get outputAttentions() {
+      f.forward([1]);
+      return true;
+    },
+  };
   assertBitIdentical(f.forward([5, 6, 7], opts).data, ref);
-  const q = new Proxy(new Array(64).fill(0.1), { get(t, k) { if (k === '3') f.forward(ones(500)); return Reflect.get(t, k); } });
+  const q = new Proxy(new Array(64).fill(0.1), {
+    get(t, k) {
+      if (k === '3') f.forward(ones(500));
+      return Reflect.get(t, k);
+    },
+  });
   const s1 = f.positionScores({ q, length: 5 }).data;
   const s2 = f.positionScores({ q: new Array(64).fill(0.1), length: 5 }).data;
   assertBitIdentical(s1, s2, 'scores');
-  const weights = { get 'embed.tokens'() { f.forward(ones(700)); return new Float32Array(50 * 64).fill(0.5); } };
+  const weights = {
+    get 'embed.tokens'() {
+      f.forward(ones(700));
+      return new Float32Array(50 * 64).fill(0.5);
+    },
+  };
   const g = await createEncoder(ropeCfg, { seed: 3, weights, wasm });
   const g2 = await createEncoder(ropeCfg, { seed: 3, weights: { 'embed.tokens': new Float32Array(50 * 64).fill(0.5) }, wasm });
   assertBitIdentical(g.forward([1, 2]).data, g2.forward([1, 2]).data, 'weights read through a getter');
@@ -81,7 +121,17 @@ test('3. probes check the length before they reserve', async () => {
 test('3b. a config too large for wasm32 is OUT_OF_MEMORY naming its first tensor that cannot fit (read before the encoder is freed)', async () => {
   // 2^24 x 1024 floats: embed.tokens alone wraps a 32-bit size_t. The name came from the freed encoder's
   // parameter list (garbage such as '0@' once emmalloc reused it).
-  const huge = { vocabSize: 16777216, dModel: 1024, heads: 16, layers: 1, ffDim: 512, position: 'rope', norm: 'layernorm', normPlacement: 'pre', activation: 'gelu' };
+  const huge = {
+    vocabSize: 16777216,
+    dModel: 1024,
+    heads: 16,
+    layers: 1,
+    ffDim: 512,
+    position: 'rope',
+    norm: 'layernorm',
+    normPlacement: 'pre',
+    activation: 'gelu',
+  };
   await rejects(createEncoder(huge), 'OUT_OF_MEMORY', /^config needs more parameter memory than wasm32 can address \(at 'embed\.tokens'\)$/);
   const e = await createEncoder({ ...huge, vocabSize: 50, dModel: 16, heads: 2, ffDim: 32 }); // and the runtime still works
   assert.equal(e.forward([1, 2, 3]).shape[2], 16);
@@ -119,7 +169,13 @@ test('4. nothing ignored or truncated: Maps, NUL, scaling none, inherited proper
   await rejects(loadModel(rebuild(header.replace('\\"style\\":', '\\"base\\":10,\\"style\\":'))), 'BAD_CONFIG', /positionOptions\.base is given twice/);
   // inherited properties are never read
   const ref = (await createEncoder(ropeCfg)).forward([1, 2, 3]);
-  for (const [key, value] of [['seed', 5], ['weights', { 'embed.tokens': new Float32Array(50 * 64) }], ['wasm', 'nope.wasm'], ['outputAttentions', true], ['outputHiddenStates', true]]) {
+  for (const [key, value] of [
+    ['seed', 5],
+    ['weights', { 'embed.tokens': new Float32Array(50 * 64) }],
+    ['wasm', 'nope.wasm'],
+    ['outputAttentions', true],
+    ['outputHiddenStates', true],
+  ]) {
     Object.prototype[key] = value;
     try {
       const enc = await createEncoder(ropeCfg);
@@ -140,9 +196,18 @@ test('5. clean errors for odd arguments; DISPOSED first; the config is deeply fr
   await rejects(createEncoder(ropeCfg, { weights: { 'embed.tokens': new BigInt64Array(3200) } }), 'BAD_WEIGHTS', /must hold numbers/);
   await rejects(() => e.forward([1, , 3]), 'BAD_TOKEN', /ids\[1\] = undefined \(a hole/); // eslint-disable-line no-sparse-arrays
   assert.ok(Object.isFrozen(e.config.positionOptions.scaling));
-  assert.throws(() => { e.config.positionOptions.scaling.factor = 3; }, TypeError);
+  assert.throws(() => {
+    e.config.positionOptions.scaling.factor = 3;
+  }, TypeError);
   e.dispose();
-  for (const call of [() => e.predict([1]), () => e.predict('x'), () => e.forward(null), () => e.positionScores(), () => e.positionVectors(-1), () => e.save()]) {
+  for (const call of [
+    () => e.predict([1]),
+    () => e.predict('x'),
+    () => e.forward(null),
+    () => e.positionScores(),
+    () => e.positionVectors(-1),
+    () => e.save(),
+  ]) {
     await rejects(call, 'DISPOSED');
   }
 });
@@ -152,10 +217,23 @@ test('6. non-finite outputs: NON_FINITE naming the layer and stage, never a sile
   const w = (await createEncoder(cfg, { seed: 1 })).getWeights();
   w['embed.tokens'] = w['embed.tokens'].map((x) => x * 1e30);
   const e = await createEncoder(cfg, { weights: w });
-  await rejects(() => e.forward([[1, 2], [3, 4, 5]]), 'NON_FINITE', /layer 0 attention .*ids\[0\]\[0\]/);
+  await rejects(
+    () =>
+      e.forward([
+        [1, 2],
+        [3, 4, 5],
+      ]),
+    'NON_FINITE',
+    /layer 0 attention .*ids\[0\]\[0\]/,
+  );
   await rejects(() => e.predict([1, 2]), 'NON_FINITE');
   // logits of 64 terms of 3e38: beyond float32 (the last norm's bias makes every row sum to 64)
-  const w2 = { ...w, 'embed.tokens': w['embed.tokens'].map((x) => x / 1e30), 'layers.0.norm2.bias': new Float32Array(64).fill(1), 'head.weight': new Float32Array(50 * 64).fill(3e38) };
+  const w2 = {
+    ...w,
+    'embed.tokens': w['embed.tokens'].map((x) => x / 1e30),
+    'layers.0.norm2.bias': new Float32Array(64).fill(1),
+    'head.weight': new Float32Array(50 * 64).fill(3e38),
+  };
   const h = await createEncoder(cfg, { weights: w2 });
   await rejects(() => h.predict([1, 2]), 'NON_FINITE', /output head/);
   // the encoder stays usable with sane weights on the same runtime

@@ -16,8 +16,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('./heads/', import.meta.url));
-const CASES = readdirSync(ROOT).filter((n) => n !== 'expected' && statSync(path.join(ROOT, n)).isDirectory()).sort();
-const EXPECTED = readdirSync(path.join(ROOT, 'expected')).filter((n) => n.endsWith('.json')).sort();
+const CASES = readdirSync(ROOT)
+  .filter((n) => n !== 'expected' && statSync(path.join(ROOT, n)).isDirectory())
+  .sort();
+const EXPECTED = readdirSync(path.join(ROOT, 'expected'))
+  .filter((n) => n.endsWith('.json'))
+  .sort();
 const FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json'];
 const ST_FILES = ['modules.json', 'sentence_bert_config.json', 'config_sentence_transformers.json', '1_Pooling/config.json'];
 const DTYPE_BYTES = { F32: 4, F16: 2, BF16: 2, I64: 8 };
@@ -36,8 +40,10 @@ function safetensorsHeader(file) {
 }
 
 function folderBytes(dir) {
-  return readdirSync(dir, { withFileTypes: true })
-    .reduce((s, e) => s + (e.isDirectory() ? folderBytes(path.join(dir, e.name)) : statSync(path.join(dir, e.name)).size), 0);
+  return readdirSync(dir, { withFileTypes: true }).reduce(
+    (s, e) => s + (e.isDirectory() ? folderBytes(path.join(dir, e.name)) : statSync(path.join(dir, e.name)).size),
+    0,
+  );
 }
 
 const isFile = (p) => existsSync(p) && statSync(p).isFile();
@@ -69,8 +75,11 @@ test('config.json: model_type, architectures, HF label maps', () => {
       const n = labelsOf(cfg);
       assert.ok(n >= 1, `${c}: id2label`);
       assert.deepEqual(Object.keys(cfg.id2label), [...Array(n).keys()].map(String), `${c}: id2label keys "0".."n-1"`);
-      assert.deepEqual(Object.fromEntries(Object.entries(cfg.label2id).map(([k, v]) => [String(v), k])), cfg.id2label,
-        `${c}: label2id is the inverse of id2label`);
+      assert.deepEqual(
+        Object.fromEntries(Object.entries(cfg.label2id).map(([k, v]) => [String(v), k])),
+        cfg.id2label,
+        `${c}: label2id is the inverse of id2label`,
+      );
       assert.equal(exp.head.labels, n, `${c}: head labels`);
     }
   }
@@ -80,7 +89,9 @@ test('model.safetensors: the HF tensor names, dtypes and shapes of the expected 
   for (const c of CASES) {
     const { header, dataBytes } = safetensorsHeader(path.join(ROOT, c, 'model.safetensors'));
     const exp = expected(c);
-    const names = Object.keys(header).filter((k) => k !== '__metadata__').sort();
+    const names = Object.keys(header)
+      .filter((k) => k !== '__metadata__')
+      .sort();
     assert.deepEqual(names, Object.keys(exp.tensors).sort(), `${c}: tensor names`);
     const spans = [];
     for (const k of names) {
@@ -115,15 +126,31 @@ test('shapes agree: inputs, logits, hidden states, head tensors, vocabulary', ()
     exp.inputs.forEach((inp, b) => {
       const T = inp.ids.length;
       for (const k of ['typeIds', 'tokens', 'offsets', 'specialTokensMask']) assert.equal(inp[k].length, T, `${c}[${b}].${k}`);
-      assert.ok(inp.ids.every((i) => Number.isInteger(i) && i >= 0 && i < V), `${c}[${b}]: ids < vocab_size`);
-      assert.ok(inp.specialTokensMask.every((m) => m === 0 || m === 1), `${c}[${b}]: special mask 0/1`);
-      assert.ok(inp.offsets.every(([s, e]) => Number.isInteger(s) && s <= e), `${c}[${b}]: offsets`);
+      assert.ok(
+        inp.ids.every((i) => Number.isInteger(i) && i >= 0 && i < V),
+        `${c}[${b}]: ids < vocab_size`,
+      );
+      assert.ok(
+        inp.specialTokensMask.every((m) => m === 0 || m === 1),
+        `${c}[${b}]: special mask 0/1`,
+      );
+      assert.ok(
+        inp.offsets.every(([s, e]) => Number.isInteger(s) && s <= e),
+        `${c}[${b}]: offsets`,
+      );
       assert.equal(exp.hidden[b].length, T, `${c}[${b}]: hidden rows`);
-      assert.ok(exp.hidden[b].every((r) => r.length === C && r.every(Number.isFinite)), `${c}[${b}]: hidden [T][${C}]`);
+      assert.ok(
+        exp.hidden[b].every((r) => r.length === C && r.every(Number.isFinite)),
+        `${c}[${b}]: hidden [T][${C}]`,
+      );
     });
     if (exp.task === 'embedding') {
       for (const k of ['hiddenNoRelativeBias', 'hiddenNoAbsolute']) {
-        assert.deepEqual(exp[k].map((h) => [h.length, h[0].length]), exp.hidden.map((h) => [h.length, C]), `${c}: ${k}`);
+        assert.deepEqual(
+          exp[k].map((h) => [h.length, h[0].length]),
+          exp.hidden.map((h) => [h.length, C]),
+          `${c}: ${k}`,
+        );
       }
       for (const k of ['embeddings', 'embeddingsNoRelativeBias', 'embeddingsNoAbsolute']) {
         assert.equal(exp[k].length, exp.inputs.length, `${c}: ${k}`);
@@ -141,13 +168,22 @@ test('shapes agree: inputs, logits, hidden states, head tensors, vocabulary', ()
       const rows = exp.task === 'sequence' ? [lg] : lg;
       const want = exp.task === 'sequence' ? 1 : exp.task === 'token' ? inp.ids.length : inp.maskPositions.length;
       assert.equal(rows.length, want, `${c}[${b}]: logits rows`);
-      assert.ok(rows.every((r) => r.length === outRows && r.every(Number.isFinite)), `${c}[${b}]: logits width ${outRows}`);
+      assert.ok(
+        rows.every((r) => r.length === outRows && r.every(Number.isFinite)),
+        `${c}[${b}]: logits width ${outRows}`,
+      );
       if (exp.task === 'mlm') {
         assert.ok(inp.maskPositions.length >= 1, `${c}[${b}]: a mask`);
         const mask = inp.ids[inp.maskPositions[0]];
-        assert.ok(inp.maskPositions.every((p) => inp.ids[p] === mask && inp.specialTokensMask[p] === 0), `${c}[${b}]`);
+        assert.ok(
+          inp.maskPositions.every((p) => inp.ids[p] === mask && inp.specialTokensMask[p] === 0),
+          `${c}[${b}]`,
+        );
         assert.equal(inp.ids.filter((i) => i === mask).length, inp.maskPositions.length, `${c}[${b}]: every mask listed`);
-        assert.ok(tok.added_tokens.some((t) => t.id === mask), `${c}: the mask is an added token`);
+        assert.ok(
+          tok.added_tokens.some((t) => t.id === mask),
+          `${c}: the mask is an added token`,
+        );
       }
     });
   }

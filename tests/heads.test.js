@@ -37,7 +37,9 @@ const HEADS = fileURLToPath(new URL('./heads/', import.meta.url));
 const PRETRAINED = fileURLToPath(new URL('./pretrained/', import.meta.url));
 const BIN = fileURLToPath(new URL('../bin/swapformer.js', import.meta.url));
 const readJson = (...p) => JSON.parse(readFileSync(path.join(...p), 'utf8'));
-const CASES = readdirSync(path.join(HEADS, 'expected')).filter((f) => f.endsWith('.json')).sort()
+const CASES = readdirSync(path.join(HEADS, 'expected'))
+  .filter((f) => f.endsWith('.json'))
+  .sort()
   .map((f) => readJson(HEADS, 'expected', f));
 const PIPELINES = readJson(HEADS, 'expected-pipelines.json');
 const folder = (c) => path.join(HEADS, c.case);
@@ -73,7 +75,9 @@ async function model(dir, { build = 'relaxed-simd', dtype = 'f32', threads = 1 }
 }
 const caseModel = (c, options) => model(folder(c), options);
 
-test.after(() => { for (const m of models.values()) m.dispose(); });
+test.after(() => {
+  for (const m of models.values()) m.dispose();
+});
 
 // ------------------------------------------------------------------ the reference, flattened
 
@@ -89,24 +93,32 @@ function headOptions(c, m) {
 function expectedLogits(c, T) {
   if (c.task === 'sequence') return c.logits.flat();
   if (c.task === 'mlm') return c.logits.flat(2);
-  const L = c.logits[0][0].length, out = new Float64Array(c.inputs.length * T * L);
+  const L = c.logits[0][0].length,
+    out = new Float64Array(c.inputs.length * T * L);
   c.logits.forEach((seq, b) => seq.forEach((r, t) => out.set(r, (b * T + t) * L)));
   return out;
 }
 
 /** The real rows of hidden states [B, T, C] (padding dropped), and the reference's, flat. */
 function realRows(data, shape, reference) {
-  const [, T, C] = shape, got = [], want = [];
-  reference.forEach((seq, b) => seq.forEach((r, t) => {
-    got.push(...data.subarray((b * T + t) * C, (b * T + t + 1) * C));
-    want.push(...r);
-  }));
+  const [, T, C] = shape,
+    got = [],
+    want = [];
+  reference.forEach((seq, b) =>
+    seq.forEach((r, t) => {
+      got.push(...data.subarray((b * T + t) * C, (b * T + t + 1) * C));
+      want.push(...r);
+    }),
+  );
   return [Float64Array.from(got), want];
 }
 
 /** Forward of a case's inputs; the head's and the hidden states' per-element errors (asserted). */
 function checkForward(c, m, tol, what) {
-  const out = m.encoder.forward(c.inputs.map((i) => i.ids), headOptions(c, m));
+  const out = m.encoder.forward(
+    c.inputs.map((i) => i.ids),
+    headOptions(c, m),
+  );
   const errors = {};
   if (c.task !== 'embedding') errors.logits = assertClose(out.head.data, expectedLogits(c, out.shape[1]), tol, `${what}: logits`);
   const [got, want] = realRows(out.data, out.shape, c.hidden);
@@ -126,9 +138,14 @@ test('every case: .task and .labels as its config.json says, our tokenizer gives
     const hf = readJson(folder(c), 'config.json');
     assert.equal(m.task, TASK_NAMES[c.task], `${c.case}: task`);
     const arch = hf.architectures[0];
-    if (c.task !== 'embedding') assert.equal(m.task, TASK_NAMES[/ForSequence/.test(arch) ? 'sequence' : /ForToken/.test(arch) ? 'token' : 'mlm'], `${c.case}: ${arch}`);
-    const labels = c.task === 'sequence' || c.task === 'token'
-      ? Object.keys(hf.id2label).sort((a, b) => a - b).map((k) => hf.id2label[k]) : null;
+    if (c.task !== 'embedding')
+      assert.equal(m.task, TASK_NAMES[/ForSequence/.test(arch) ? 'sequence' : /ForToken/.test(arch) ? 'token' : 'mlm'], `${c.case}: ${arch}`);
+    const labels =
+      c.task === 'sequence' || c.task === 'token'
+        ? Object.keys(hf.id2label)
+            .sort((a, b) => a - b)
+            .map((k) => hf.id2label[k])
+        : null;
     assert.deepEqual(m.labels, labels, `${c.case}: labels`);
     if (labels) assert.equal(m.encoder.config.head.labels, labels.length);
     for (const inp of c.inputs) {
@@ -148,13 +165,20 @@ for (const build of BUILDS) {
       if (c.task !== 'sequence') continue;
       // the same logits through the public methods: classify without a function, predict without activation
       const items = c.inputs.map((i) => (i.textPair === undefined ? i.text : { text: i.text, textPair: i.textPair }));
-      const byLabel = m.classify(items, { topK: null, functionToApply: 'none' })
-        .map((r) => m.labels.map((l) => r.find((x) => x.label === l).score));
+      const byLabel = m.classify(items, { topK: null, functionToApply: 'none' }).map((r) => m.labels.map((l) => r.find((x) => x.label === l).score));
       assertClose(byLabel.flat(), c.logits.flat(), TOLERANCE, `${c.case} [${build}]: classify's raw scores`);
       const pairs = c.inputs.filter((i) => i.textPair !== undefined);
       if (pairs.length) {
-        const scores = m.predict(pairs.map((i) => [i.text, i.textPair]), { activation: 'none' });
-        assertClose(scores, c.inputs.flatMap((i, b) => (i.textPair === undefined ? [] : c.logits[b])), TOLERANCE, `${c.case} [${build}]: predict's raw scores`);
+        const scores = m.predict(
+          pairs.map((i) => [i.text, i.textPair]),
+          { activation: 'none' },
+        );
+        assertClose(
+          scores,
+          c.inputs.flatMap((i, b) => (i.textPair === undefined ? [] : c.logits[b])),
+          TOLERANCE,
+          `${c.case} [${build}]: predict's raw scores`,
+        );
       }
     }
     ctx.diagnostic(`worst per-element error: logits ${fmt(worst(rows, 'logits'))}, hidden ${fmt(worst(rows, 'hidden'))}`);
@@ -213,7 +237,8 @@ test('threads 1, 2, 3: the same bits (f32 and q8; batches large enough to split 
           e.dispose();
         }
       }
-      if (dtype === 'q8') assertBitIdentical(outs[0].data, (await caseModel(c, { dtype })).encoder.forward(ids, options).data, `${c.case}: q8 from the file as from the folder`);
+      if (dtype === 'q8')
+        assertBitIdentical(outs[0].data, (await caseModel(c, { dtype })).encoder.forward(ids, options).data, `${c.case}: q8 from the file as from the folder`);
       for (const [i, out] of outs.entries()) {
         assertBitIdentical(out.data, outs[0].data, `${c.case} [${dtype}, ${i + 1} threads]: hidden states`);
         if (out.head) assertBitIdentical(out.head.data, outs[0].head.data, `${c.case} [${dtype}, ${i + 1} threads]: head`);
@@ -229,7 +254,10 @@ const SCORE_KEYS = new Set(['score', 'scores']);
 function compareOutput(actual, expected, where, isScore = false) {
   if (typeof expected === 'number') {
     assert.equal(typeof actual, 'number', `${where}: a number`);
-    if (!isScore) { assert.equal(actual, expected, where); return 0; }
+    if (!isScore) {
+      assert.equal(actual, expected, where);
+      return 0;
+    }
     const err = Math.abs(actual - expected) / Math.max(1, Math.abs(expected));
     assert.ok(err <= TOLERANCE, `${where}: ${actual} vs ${expected}`);
     return err;
@@ -249,11 +277,12 @@ function compareOutput(actual, expected, where, isScore = false) {
 
 const callOf = (m, call, suffix = '') => m[call.method + suffix](...call.args, call.options);
 
-test('the public methods on the fixtures\' texts give the pipelines\' outputs (expected-pipelines.json)', async (ctx) => {
+test("the public methods on the fixtures' texts give the pipelines' outputs (expected-pipelines.json)", async (ctx) => {
   assert.ok(PIPELINES.calls.length >= 400, `${PIPELINES.calls.length} calls`);
   const methods = new Set(PIPELINES.calls.map((x) => x.method));
   assert.deepEqual([...methods].sort(), ['classify', 'classifyTokens', 'fillMask', 'predict', 'rank', 'zeroShot']);
-  let w = 0, where = '';
+  let w = 0,
+    where = '';
   for (const call of PIPELINES.calls) {
     const m = await model(path.join(HEADS, call.case));
     const e = compareOutput(callOf(m, call), call.expected, call.id, call.method === 'predict');
@@ -280,15 +309,24 @@ test('truncated pairs as the Rust tokenizer cuts them: zeroShot keeps the hypoth
     if (!groups.has(key)) groups.set(key, []);
     groups.get(key).push(t);
   }
-  assert.ok(PIPELINES.truncations.some((t) => t.onlyFirst.ids && JSON.stringify(t.onlyFirst) !== JSON.stringify(t.longestFirst)), 'a pair the strategies cut differently');
+  assert.ok(
+    PIPELINES.truncations.some((t) => t.onlyFirst.ids && JSON.stringify(t.onlyFirst) !== JSON.stringify(t.longestFirst)),
+    'a pair the strategies cut differently',
+  );
   for (const [key, entries] of groups) {
     const { case: name, maxLength, text } = entries[0];
     const m = await loadPretrained(path.join(HEADS, name), { maxLength, threads: 1 });
     try {
       for (const t of entries) {
-        for (const [truncation, want] of [['longest_first', t.longestFirst], ['only_first', t.onlyFirst]]) {
+        for (const [truncation, want] of [
+          ['longest_first', t.longestFirst],
+          ['only_first', t.onlyFirst],
+        ]) {
           const encode = () => m.tokenizer.encode(t.text, { pair: t.textPair, maxLength, truncation });
-          if (want.error) { await rejects(encode, 'SEQUENCE_TOO_LONG', /truncation 'only_first'/); continue; }
+          if (want.error) {
+            await rejects(encode, 'SEQUENCE_TOO_LONG', /truncation 'only_first'/);
+            continue;
+          }
           const e = encode();
           assert.deepEqual([Array.from(e.ids), Array.from(e.typeIds)], [want.ids, want.typeIds], `${key} ${truncation}: ${t.textPair}`);
         }
@@ -298,7 +336,10 @@ test('truncated pairs as the Rust tokenizer cuts them: zeroShot keeps the hypoth
       const logits = (which) => {
         const encs = entries.map((t) => t[which]);
         const options = { head: true, ...(m.encoder.config.typeVocabSize > 1 ? { typeIds: encs.map((e) => e.typeIds) } : {}) };
-        return m.encoder.forward(encs.map((e) => e.ids), options).head.data;
+        return m.encoder.forward(
+          encs.map((e) => e.ids),
+          options,
+        ).head.data;
       };
       const pairs = entries.map((t) => [t.text, t.textPair]);
       assert.deepStrictEqual(m.predict(pairs), crossEncoderScores(logits('longestFirst'), [pairs.length, L], m.hfConfig), `${key}: predict`);
@@ -309,14 +350,21 @@ test('truncated pairs as the Rust tokenizer cuts them: zeroShot keeps the hypoth
         // Rust refuses only_first there ("too short"): the pipeline then encodes the pairs whole, as we do
         const whole = entries.map((t) => (t.onlyFirst.error ? m.tokenizer.encode(t.text, { pair: t.textPair }) : t.onlyFirst));
         const options = { head: true, ...(m.encoder.config.typeVocabSize > 1 ? { typeIds: whole.map((e) => e.typeIds) } : {}) };
-        const wholeLogits = m.encoder.forward(whole.map((e) => Array.from(e.ids)), options).head.data;
+        const wholeLogits = m.encoder.forward(
+          whole.map((e) => Array.from(e.ids)),
+          options,
+        ).head.data;
         const want = zeroShotResult(text, labels, wholeLogits, [labels.length, L], m.hfConfig, {});
         assert.deepStrictEqual(m.zeroShot(text, labels), want, `${key}: zeroShot, pairs encoded whole`);
         assert.deepStrictEqual(await m.zeroShotAsync(text, labels), want, `${key}: zeroShotAsync, pairs encoded whole`);
       } else {
         const want = zeroShotResult(text, labels, logits('onlyFirst'), [labels.length, L], m.hfConfig, {});
         assert.deepStrictEqual(m.zeroShot(text, labels), want, `${key}: zeroShot`);
-        assert.deepStrictEqual(m.zeroShot(text, labels, { multiLabel: true }), zeroShotResult(text, labels, logits('onlyFirst'), [labels.length, L], m.hfConfig, { multiLabel: true }), `${key}: zeroShot multi-label`);
+        assert.deepStrictEqual(
+          m.zeroShot(text, labels, { multiLabel: true }),
+          zeroShotResult(text, labels, logits('onlyFirst'), [labels.length, L], m.hfConfig, { multiLabel: true }),
+          `${key}: zeroShot multi-label`,
+        );
       }
     } finally {
       m.dispose();
@@ -329,8 +377,10 @@ test('truncated pairs as the Rust tokenizer cuts them: zeroShot keeps the hypoth
 const byName = (name) => CASES.find((c) => c.case === name);
 
 test('a method without its head: UNSUPPORTED_MODEL naming what the folder has (sync and async)', async () => {
-  const mlm = await caseModel(byName('bert-mlm')), embed = await caseModel(byName('mpnet-embed'));
-  const seq = await caseModel(byName('bert-seq-3')), ner = await caseModel(byName('bert-ner'));
+  const mlm = await caseModel(byName('bert-mlm')),
+    embed = await caseModel(byName('mpnet-embed'));
+  const seq = await caseModel(byName('bert-seq-3')),
+    ner = await caseModel(byName('bert-ner'));
   const minilm = await model(path.join(PRETRAINED, 'bert-minilm'));
   const cases = [
     [mlm, 'classify', ['a text'], /classify needs a sequence-classification head.*a fill-mask head.*BertForMaskedLM/],
@@ -371,9 +421,12 @@ test('a config.json whose id2label does not fit the classifier: UNSUPPORTED_MODE
 });
 
 test('bad arguments and unknown option keys: BAD_ARGUMENT naming the field; the model works afterwards', async () => {
-  const seq = await caseModel(byName('bert-seq-3')), ce = await caseModel(byName('cross-encoder-msmarco'));
-  const ner = await caseModel(byName('bert-ner')), mlm = await caseModel(byName('bert-mlm'));
-  const nli = await caseModel(byName('nli-roberta')), embed = await caseModel(byName('mpnet-embed'));
+  const seq = await caseModel(byName('bert-seq-3')),
+    ce = await caseModel(byName('cross-encoder-msmarco'));
+  const ner = await caseModel(byName('bert-ner')),
+    mlm = await caseModel(byName('bert-mlm'));
+  const nli = await caseModel(byName('nli-roberta')),
+    embed = await caseModel(byName('mpnet-embed'));
   const before = [seq.classify('Hello, world!', { topK: null }), mlm.fillMask('Hello [MASK].'), ner.classifyTokens('Angela Merkel')];
   const cases = [
     [seq, (m) => m.classify(42), /inputs must be a string/],
@@ -432,8 +485,21 @@ test('bad arguments and unknown option keys: BAD_ARGUMENT naming the field; the 
 const run = promisify(execFile);
 // one case of each family and task, the cross-encoder's and the NLI config.json keys, both pooling
 // modes, the old BERT MLM names, MPNet with and without a head
-const CONVERTED = ['bert-seq-3', 'cross-encoder-msmarco', 'nli-bert-entail0', 'bert-ner', 'bert-mlm-old', 'roberta-mlm', 'xlmr-seq',
-  'distilbert-token', 'modernbert-seq-mean', 'modernbert-mlm', 'mpnet-seq', 'mpnet-mlm', 'mpnet-embed'];
+const CONVERTED = [
+  'bert-seq-3',
+  'cross-encoder-msmarco',
+  'nli-bert-entail0',
+  'bert-ner',
+  'bert-mlm-old',
+  'roberta-mlm',
+  'xlmr-seq',
+  'distilbert-token',
+  'modernbert-seq-mean',
+  'modernbert-mlm',
+  'mpnet-seq',
+  'mpnet-mlm',
+  'mpnet-embed',
+];
 
 /** Runs the converter on the CONVERTED cases, a few at a time: [{c, dtype, out}]. */
 async function convertAll(dir, dtypes) {
@@ -446,7 +512,7 @@ async function convertAll(dir, dtypes) {
   return jobs;
 }
 
-test('the converter keeps the head: f32 files give the folder\'s bits, q8 files the bits of loading the folder with q8', async () => {
+test("the converter keeps the head: f32 files give the folder's bits, q8 files the bits of loading the folder with q8", async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'swapformer-heads-'));
   try {
     for (const { c, dtype, out } of await convertAll(dir, ['f32', 'q8'])) {
@@ -459,12 +525,14 @@ test('the converter keeps the head: f32 files give the folder\'s bits, q8 files 
         assert.deepEqual(file.labels, want.labels, `${what}: labels`);
         assert.deepEqual(file.encoder.config, want.encoder.config, `${what}: config`);
         const ids = c.inputs.map((i) => i.ids);
-        const a = file.encoder.forward(ids, headOptions(c, file)), b = want.encoder.forward(ids, headOptions(c, want));
+        const a = file.encoder.forward(ids, headOptions(c, file)),
+          b = want.encoder.forward(ids, headOptions(c, want));
         assertBitIdentical(a.data, b.data, `${what}: hidden states`);
         if (c.task !== 'embedding') assertBitIdentical(a.head.data, b.head.data, `${what}: logits`);
         else assertBitIdentical(file.embed(c.inputs.map((i) => i.text)).data, want.embed(c.inputs.map((i) => i.text)).data, `${what}: embeddings`);
         // the config.json it keeps (labels, problem_type, the cross-encoder's activation) drives the tasks alike
-        for (const call of PIPELINES.calls.filter((x) => x.case === c.case).slice(0, 8)) assert.deepStrictEqual(callOf(file, call), callOf(want, call), `${what}: ${call.id}`);
+        for (const call of PIPELINES.calls.filter((x) => x.case === c.case).slice(0, 8))
+          assert.deepStrictEqual(callOf(file, call), callOf(want, call), `${what}: ${call.id}`);
       } finally {
         file.dispose();
       }
@@ -484,12 +552,17 @@ test('MPNet: embeddings and hidden states; without the relative bias; without th
   assert.equal(m.encoder.config.relativeBias, 't5');
   assert.equal(m.maxLength, 384); // sentence_bert_config.json max_seq_length; 514 - 2 positions
   assert.ok(c.inputs[2].ids.length > 91, 'a text long enough for every bucket');
-  const texts = c.inputs.map((i) => i.text), ids = c.inputs.map((i) => i.ids);
-  const noBias = await m.withConfig({ relativeBias: 'none' }), noAbsolute = await m.withConfig({ position: 'none' });
+  const texts = c.inputs.map((i) => i.text),
+    ids = c.inputs.map((i) => i.ids);
+  const noBias = await m.withConfig({ relativeBias: 'none' }),
+    noAbsolute = await m.withConfig({ position: 'none' });
   const errors = [];
   try {
-    for (const [what, mm, hidden, embeddings] of [['as is', m, 'hidden', 'embeddings'], ['relativeBias none', noBias, 'hiddenNoRelativeBias', 'embeddingsNoRelativeBias'],
-      ['position none', noAbsolute, 'hiddenNoAbsolute', 'embeddingsNoAbsolute']]) {
+    for (const [what, mm, hidden, embeddings] of [
+      ['as is', m, 'hidden', 'embeddings'],
+      ['relativeBias none', noBias, 'hiddenNoRelativeBias', 'embeddingsNoRelativeBias'],
+      ['position none', noAbsolute, 'hiddenNoAbsolute', 'embeddingsNoAbsolute'],
+    ]) {
       errors.push(assertClose(mm.embed(texts).data, c[embeddings].flat(), TOLERANCE, `mpnet-embed ${what}: embeddings`));
       const out = mm.encoder.forward(ids);
       errors.push(assertClose(...realRows(out.data, out.shape, c[hidden]), TOLERANCE, `mpnet-embed ${what}: hidden states`));
@@ -503,7 +576,8 @@ test('MPNet: embeddings and hidden states; without the relative bias; without th
     noBias.dispose();
     noAbsolute.dispose();
   }
-  const seq = byName('mpnet-seq'), ms = await caseModel(seq);
+  const seq = byName('mpnet-seq'),
+    ms = await caseModel(seq);
   const pair = seq.inputs.findIndex((i) => i.textPair !== undefined);
   const scores = ms.predict([[seq.inputs[pair].text, seq.inputs[pair].textPair]]);
   errors.push(assertClose(scores, seq.logits[pair], TOLERANCE, 'mpnet-seq: cross-encoder scores (Identity for 3 labels)'));
@@ -512,21 +586,35 @@ test('MPNet: embeddings and hidden states; without the relative bias; without th
 
 // ------------------------------------------------------------------ withConfig on every family
 
-const FAMILY_CASES = [ // [folder, its family's position scheme, dtype]
-  [path.join(PRETRAINED, 'bert-minilm'), 'learned'], [path.join(PRETRAINED, 'roberta-bpe'), 'learned'],
-  [path.join(PRETRAINED, 'distilbert-mlm'), 'learned'], [path.join(HEADS, 'bert-seq-3'), 'learned'],
-  [path.join(HEADS, 'bert-seq-3'), 'learned', 'q8'], [path.join(HEADS, 'roberta-token'), 'learned'],
-  [path.join(HEADS, 'distilbert-sst2'), 'learned'], [path.join(HEADS, 'xlmr-mlm'), 'learned'],
-  [path.join(PRETRAINED, 'nomic-embed'), 'rope'], [path.join(PRETRAINED, 'modernbert-embed'), 'rope'],
-  [path.join(HEADS, 'modernbert-seq-mean'), 'rope'], [path.join(HEADS, 'modernbert-token'), 'rope'],
-  [path.join(PRETRAINED, 'jina-v2'), 'alibi'], [path.join(PRETRAINED, 'jina-v2-mlm'), 'alibi'],
-  [path.join(PRETRAINED, 't5-relu'), 't5'], [path.join(PRETRAINED, 'sentence-t5'), 't5'],
-  [path.join(HEADS, 'mpnet-seq'), 'mpnet'], [path.join(HEADS, 'mpnet-embed'), 'mpnet'], [path.join(HEADS, 'mpnet-mlm'), 'mpnet'],
+const FAMILY_CASES = [
+  // [folder, its family's position scheme, dtype]
+  [path.join(PRETRAINED, 'bert-minilm'), 'learned'],
+  [path.join(PRETRAINED, 'roberta-bpe'), 'learned'],
+  [path.join(PRETRAINED, 'distilbert-mlm'), 'learned'],
+  [path.join(HEADS, 'bert-seq-3'), 'learned'],
+  [path.join(HEADS, 'bert-seq-3'), 'learned', 'q8'],
+  [path.join(HEADS, 'roberta-token'), 'learned'],
+  [path.join(HEADS, 'distilbert-sst2'), 'learned'],
+  [path.join(HEADS, 'xlmr-mlm'), 'learned'],
+  [path.join(PRETRAINED, 'nomic-embed'), 'rope'],
+  [path.join(PRETRAINED, 'modernbert-embed'), 'rope'],
+  [path.join(HEADS, 'modernbert-seq-mean'), 'rope'],
+  [path.join(HEADS, 'modernbert-token'), 'rope'],
+  [path.join(PRETRAINED, 'jina-v2'), 'alibi'],
+  [path.join(PRETRAINED, 'jina-v2-mlm'), 'alibi'],
+  [path.join(PRETRAINED, 't5-relu'), 't5'],
+  [path.join(PRETRAINED, 'sentence-t5'), 't5'],
+  [path.join(HEADS, 'mpnet-seq'), 'mpnet'],
+  [path.join(HEADS, 'mpnet-embed'), 'mpnet'],
+  [path.join(HEADS, 'mpnet-mlm'), 'mpnet'],
   [path.join(HEADS, 'mpnet-mlm'), 'mpnet', 'q8'],
 ];
 const SWAPS = [{ position: 'alibi' }, { position: 'rope' }, { position: 'none' }, { position: 'sinusoidal' }, { relativeBias: 'alibi' }];
 // the t5 bias off where the family has it (also with ALiBi instead of both slots), on where it has not
-const BIAS_SWAPS = { t5: [{ relativeBias: 'none' }, { position: 'alibi', relativeBias: 'none' }], mpnet: [{ relativeBias: 'none' }, { position: 'alibi', relativeBias: 'none' }] };
+const BIAS_SWAPS = {
+  t5: [{ relativeBias: 'none' }, { position: 'alibi', relativeBias: 'none' }],
+  mpnet: [{ relativeBias: 'none' }, { position: 'alibi', relativeBias: 'none' }],
+};
 const TABLES = { position: { learned: 'embed.positions' }, relativeBias: { t5: 'embed.relative_bias' } }; // a plugin's table, by slot
 
 /** A text of `n` or more tokens for m, built from a fixture-like sentence. */
@@ -540,14 +628,18 @@ function longText(m, n) {
 function headScores(m) {
   const text = 'The quick brown fox jumps over the lazy dog.';
   switch (m.task) {
-    case 'text-classification': return m.classify(text, { topK: null }).map((x) => x.score);
-    case 'token-classification': return m.classifyTokens(text, { aggregationStrategy: 'none', ignoreLabels: [] }).map((x) => x.score);
-    case 'fill-mask': return m.fillMask(`The quick brown ${m.tokenizer.idToToken(m.tokenizer.maskTokenId)} jumps.`).map((x) => x.score);
-    default: return [];
+    case 'text-classification':
+      return m.classify(text, { topK: null }).map((x) => x.score);
+    case 'token-classification':
+      return m.classifyTokens(text, { aggregationStrategy: 'none', ignoreLabels: [] }).map((x) => x.score);
+    case 'fill-mask':
+      return m.fillMask(`The quick brown ${m.tokenizer.idToToken(m.tokenizer.maskTokenId)} jumps.`).map((x) => x.score);
+    default:
+      return [];
   }
 }
 
-test('withConfig on every family: swapped positions embed and run the head, only the plugins\' tables change, a text past the old limit', async (ctx) => {
+test("withConfig on every family: swapped positions embed and run the head, only the plugins' tables change, a text past the old limit", async (ctx) => {
   let swaps = 0;
   for (const [dir, kind, dtype = 'f32'] of FAMILY_CASES) {
     const m = await model(dir, { dtype });
@@ -561,7 +653,8 @@ test('withConfig on every family: swapped positions embed and run the head, only
       const d = await m.withConfig(change, { threads: 1 });
       try {
         swaps++;
-        const slots = Object.keys(change), moved = slots.filter((k) => change[k] !== m.encoder.config[k]);
+        const slots = Object.keys(change),
+          moved = slots.filter((k) => change[k] !== m.encoder.config[k]);
         for (const k of slots) assert.equal(d.encoder.config[k], change[k], `${what}: config.${k}`);
         assert.equal(d.encoder.dtype, dtype, `${what}: dtype`);
         assert.equal(d.swapped, moved.length > 0, `${what}: swapped`);
@@ -574,13 +667,19 @@ test('withConfig on every family: swapped positions embed and run the head, only
         for (const [k, v] of Object.entries(after)) {
           if (Object.hasOwn(weights, k)) continue;
           assert.ok(PLUGIN_TENSORS.has(k), `${what}: new tensor ${k}`);
-          assert.ok(v.every((x) => x === 0), `${what}: the new table ${k} starts at zero`);
+          assert.ok(
+            v.every((x) => x === 0),
+            `${what}: the new table ${k} starts at zero`,
+          );
         }
-        const dropped = Object.keys(weights).filter((k) => !Object.hasOwn(after, k)).sort();
+        const dropped = Object.keys(weights)
+          .filter((k) => !Object.hasOwn(after, k))
+          .sort();
         const swappedOut = moved.map((k) => TABLES[k][m.encoder.config[k]]).filter((t) => t && !moved.some((s) => TABLES[s][change[s]] === t));
         assert.deepEqual(dropped, swappedOut.sort(), `${what}: the swapped-out plugin's table is dropped, nothing else`);
         if (moved.length) assert.equal(d.maxLength, d.encoder.maxSequenceLength, `${what}: a swapped model's maxLength is the plugin's`);
-        if (d.maxLength === Infinity && Number.isFinite(oldLimit)) { // past the old table: the whole text, no truncation
+        if (d.maxLength === Infinity && Number.isFinite(oldLimit)) {
+          // past the old table: the whole text, no truncation
           const text = longText(m, oldLimit + 20);
           const n = m.tokenizer.encode(text).ids.length;
           const out = d.embed(text, { pooling: 'none' });
@@ -606,20 +705,27 @@ test('withConfig: a zero table adds nothing (learned on a rope model = none; a n
   none.dispose();
   const bert = await model(path.join(HEADS, 'bert-seq-3'));
   const t5 = await bert.withConfig({ relativeBias: 't5' });
-  assertClose(Float64Array.from(t5.classify('Hello, world!', { topK: null, functionToApply: 'none' }), (x) => x.score),
-    bert.classify('Hello, world!', { topK: null, functionToApply: 'none' }).map((x) => x.score), 1e-6, 'a zero t5 bias');
+  assertClose(
+    Float64Array.from(t5.classify('Hello, world!', { topK: null, functionToApply: 'none' }), (x) => x.score),
+    bert.classify('Hello, world!', { topK: null, functionToApply: 'none' }).map((x) => x.score),
+    1e-6,
+    'a zero t5 bias',
+  );
   assert.equal(t5.maxLength, 128); // learned positions, 128 rows: the plugin's limit after a swap
   t5.dispose();
   const longer = await bert.withConfig({ maxLen: 256 });
   const [a, b] = [bert.encoder.getWeights()['embed.positions'], longer.encoder.getWeights()['embed.positions']];
   assert.equal(b.length, 2 * a.length);
   assertBitIdentical(b.subarray(0, a.length), a, 'the old rows');
-  assert.ok(b.subarray(a.length).every((x) => x === 0), 'the new rows are zeros');
+  assert.ok(
+    b.subarray(a.length).every((x) => x === 0),
+    'the new rows are zeros',
+  );
   assert.equal(longer.maxLength, 256);
   longer.dispose();
 });
 
-test('maxLength: up to the plugin\'s limit as asked, never lowered; past it SEQUENCE_TOO_LONG (load, embed, withConfig options)', async () => {
+test("maxLength: up to the plugin's limit as asked, never lowered; past it SEQUENCE_TOO_LONG (load, embed, withConfig options)", async () => {
   const minilm = path.join(PRETRAINED, 'bert-minilm'); // learned, 128 rows; max_seq_length 96
   const m = await model(minilm);
   assert.equal(m.maxLength, 96);

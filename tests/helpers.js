@@ -10,7 +10,8 @@ export const readFixture = (file) => new Uint8Array(readFileSync(fixture(file)))
  * small element can be far off and pass; prefer elementError / assertClose). */
 export function relMaxError(actual, expected) {
   assert.equal(actual.length, expected.length, 'length');
-  let diff = 0, scale = 0;
+  let diff = 0,
+    scale = 0;
   for (let i = 0; i < expected.length; i++) {
     diff = Math.max(diff, Math.abs(actual[i] - expected[i]));
     scale = Math.max(scale, Math.abs(expected[i]));
@@ -30,13 +31,20 @@ export function relMaxError(actual, expected) {
  */
 export function elementError(actual, expected) {
   assert.equal(actual.length, expected.length, 'length');
-  let ss = 0, n = 0;
-  for (let i = 0; i < expected.length; i++) if (expected[i] !== 0) { ss += expected[i] * expected[i]; n++; }
+  let ss = 0,
+    n = 0;
+  for (let i = 0; i < expected.length; i++)
+    if (expected[i] !== 0) {
+      ss += expected[i] * expected[i];
+      n++;
+    }
   const rms = n ? Math.sqrt(ss / n) : 1;
-  let error = 0, index = -1;
+  let error = 0,
+    index = -1;
   for (let i = 0; i < expected.length; i++) {
     const r = Math.abs(actual[i] - expected[i]) / (rms + Math.abs(expected[i]));
-    if (!(r <= error)) { // NaN compares false: it wins, and stays
+    if (!(r <= error)) {
+      // NaN compares false: it wins, and stays
       error = Number.isNaN(r) ? Infinity : r;
       index = i;
       if (error === Infinity) break;
@@ -56,14 +64,17 @@ export const goldenTolerance = (c) => (c.maxScore > 20 ? GOLDEN_TOLERANCE_LARGE_
 export function assertClose(actual, expected, tol, what = 'output') {
   const e = elementError(actual, expected);
   if (!(e.error <= tol))
-    assert.fail(`${what}: per-element error ${e.error.toExponential(2)} > ${tol} at element ${e.index} ` +
-      `(got ${e.actual}, expected ${e.expected}, reference rms ${e.rms.toPrecision(3)})`);
+    assert.fail(
+      `${what}: per-element error ${e.error.toExponential(2)} > ${tol} at element ${e.index} ` +
+        `(got ${e.actual}, expected ${e.expected}, reference rms ${e.rms.toPrecision(3)})`,
+    );
   return e.error;
 }
 
 export function assertBitIdentical(a, b, what = 'output') {
   assert.equal(a.length, b.length, `${what}: length`);
-  const ua = new Uint32Array(a.buffer, a.byteOffset, a.length), ub = new Uint32Array(b.buffer, b.byteOffset, b.length);
+  const ua = new Uint32Array(a.buffer, a.byteOffset, a.length),
+    ub = new Uint32Array(b.buffer, b.byteOffset, b.length);
   for (let i = 0; i < ua.length; i++) if (ua[i] !== ub[i]) assert.fail(`${what}: element ${i} differs (${a[i]} vs ${b[i]})`);
 }
 
@@ -100,7 +111,15 @@ export async function launchChromium() {
   } catch (e) {
     assert.fail(`playwright-core is missing (run 'npm ci'): ${e.message}`);
   }
-  const args = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--disable-quic', '--no-first-run', '--disable-sync', '--disable-dev-shm-usage'];
+  const args = [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-sync',
+    '--disable-dev-shm-usage',
+  ];
   return chromium.launch({ executablePath, headless: true, args, timeout: 60_000 });
 }

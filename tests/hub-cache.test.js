@@ -33,7 +33,11 @@ const TEXTS = ['hello world', 'what is a transformer?'];
 const TMP = mkdtempSync(path.join(tmpdir(), 'swapformer-hub-cache-test-'));
 process.once('exit', () => rmSync(TMP, { recursive: true, force: true }));
 let tmpCount = 0;
-const fresh = (name = 'd') => { const d = path.join(TMP, `${name}-${tmpCount++}`); mkdirSync(d, { recursive: true }); return d; };
+const fresh = (name = 'd') => {
+  const d = path.join(TMP, `${name}-${tmpCount++}`);
+  mkdirSync(d, { recursive: true });
+  return d;
+};
 
 const plain = await loadPretrained(FOLDER);
 const WANT = plain.embed(TEXTS).data;
@@ -48,7 +52,9 @@ const bits = (data) => Buffer.from(data.buffer, data.byteOffset, data.byteLength
 
 // A user's process: loads `source` with `options`, prints {ok, bits, prompts} or {ok: false, code, message}.
 const CHILD = path.join(TMP, 'child.mjs');
-writeFileSync(CHILD, `import { loadPretrained } from ${JSON.stringify(pathToFileURL(path.join(TESTS, '..', 'bindings', 'index.js')).href)};
+writeFileSync(
+  CHILD,
+  `import { loadPretrained } from ${JSON.stringify(pathToFileURL(path.join(TESTS, '..', 'bindings', 'index.js')).href)};
 const [source, options] = process.argv.slice(2);
 let out;
 try {
@@ -57,7 +63,8 @@ try {
   out = { ok: true, bits: Buffer.from(e.data.buffer).toString('base64'), prompts: m.prompts };
 } catch (e) { out = { ok: false, code: e.code, message: e.message }; }
 process.stdout.write(JSON.stringify(out), () => process.exit(0));
-`);
+`,
+);
 
 /** The environment of a user's process: no HF_* variable of ours, HOME in the sandbox (no ~/.cache/huggingface), then `vars`. */
 function childEnv(vars) {
@@ -81,7 +88,9 @@ const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
 
 /** Every file of a folder, '/'-separated and relative. */
 function filesOf(dir, base = dir) {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesOf(path.join(dir, e.name), base) : [path.relative(base, path.join(dir, e.name)).split(path.sep).join('/')])).sort();
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? filesOf(path.join(dir, e.name), base) : [path.relative(base, path.join(dir, e.name)).split(path.sep).join('/')]))
+    .sort();
 }
 
 /**
@@ -104,7 +113,10 @@ function handLayout(cacheDir, { commit = 'c'.repeat(40), ref = 'main', noExist =
     mkdirSync(path.dirname(path.join(repo, '.no_exist', commit, file)), { recursive: true });
     writeFileSync(path.join(repo, '.no_exist', commit, file), '');
   }
-  if (ref) { mkdirSync(path.join(repo, 'refs'), { recursive: true }); writeFileSync(path.join(repo, 'refs', ref), commit); }
+  if (ref) {
+    mkdirSync(path.join(repo, 'refs'), { recursive: true });
+    writeFileSync(path.join(repo, 'refs', ref), commit);
+  }
   return repo;
 }
 
@@ -140,7 +152,11 @@ test('a cache laid out as huggingface_hub writes it loads with no server at all 
   const byCommit = await loadPretrained(ID, { cacheDir: noRefs, offline: true, revision: 'd'.repeat(40), hubUrl: nowhere });
   assertBitIdentical(byCommit.embed(TEXTS).data, WANT, 'revision = the commit');
   byCommit.dispose();
-  await rejects(loadPretrained(ID, { cacheDir: noRefs, offline: true, hubUrl: nowhere }), 'NOT_FOUND', /config\.json of test\/minilm is not in the hub cache .*models--test--minilm.*downloads are off/);
+  await rejects(
+    loadPretrained(ID, { cacheDir: noRefs, offline: true, hubUrl: nowhere }),
+    'NOT_FOUND',
+    /config\.json of test\/minilm is not in the hub cache .*models--test--minilm.*downloads are off/,
+  );
 });
 
 test('a download fills HF_HUB_CACHE exactly as huggingface_hub does; a second process loads the same id with no request', async () => {
@@ -150,9 +166,20 @@ test('a download fills HF_HUB_CACHE exactly as huggingface_hub does; a second pr
     const first = await loadPretrained(ID, { hubUrl: hub.url, cacheDir });
     assertBitIdentical(first.embed(TEXTS).data, WANT_BARE, 'downloaded');
     first.dispose();
-    const served = resolveRequests(hub).filter((r) => r.status === 200 || r.status === 302).map((r) => r.path.split('/resolve/main/')[1]);
-    const absent = [...new Set(resolveRequests(hub).filter((r) => r.status === 404).map((r) => r.path.split('/resolve/main/')[1]))];
-    assert.ok(served.includes('model.safetensors') && served.includes('1_Pooling/config.json') && absent.includes('config_sentence_transformers.json'), `served ${served}, absent ${absent}`);
+    const served = resolveRequests(hub)
+      .filter((r) => r.status === 200 || r.status === 302)
+      .map((r) => r.path.split('/resolve/main/')[1]);
+    const absent = [
+      ...new Set(
+        resolveRequests(hub)
+          .filter((r) => r.status === 404)
+          .map((r) => r.path.split('/resolve/main/')[1]),
+      ),
+    ];
+    assert.ok(
+      served.includes('model.safetensors') && served.includes('1_Pooling/config.json') && absent.includes('config_sentence_transformers.json'),
+      `served ${served}, absent ${absent}`,
+    );
 
     // the second process: HF_HUB_CACHE and HF_ENDPOINT from the environment; the stand-in counts no request
     const before = hub.received;
@@ -165,7 +192,10 @@ test('a download fills HF_HUB_CACHE exactly as huggingface_hub does; a second pr
     const meta = {};
     for (const file of new Set(served)) {
       const res = await fetch(`${hub.url}/${ID}/resolve/main/${file}`, { method: 'HEAD', redirect: 'manual' });
-      meta[file] = { etag: (res.headers.get('x-linked-etag') ?? res.headers.get('etag')).replace(/^W\//, '').replaceAll('"', ''), commit: res.headers.get('x-repo-commit') };
+      meta[file] = {
+        etag: (res.headers.get('x-linked-etag') ?? res.headers.get('etag')).replace(/^W\//, '').replaceAll('"', ''),
+        commit: res.headers.get('x-repo-commit'),
+      };
     }
     const commit = meta['config.json'].commit;
     assert.match(commit, /^[0-9a-f]{40}$/);
@@ -184,7 +214,11 @@ test('a download fills HF_HUB_CACHE exactly as huggingface_hub does; a second pr
       assert.equal(readlinkSync(link), `${'../'.repeat(file.split('/').length + 1)}blobs/${etag}`, `${file}: relative, as _create_symlink's relpath`);
       assert.deepEqual(readFileSync(path.join(repo, 'blobs', etag)), readFileSync(path.join(BARE, file)), `${file}: the blob's bytes`);
       const lfs = file.endsWith('.safetensors');
-      assert.equal(etag, lfs ? sha256(readFileSync(path.join(BARE, file))) : gitBlob(readFileSync(path.join(BARE, file))), `${file}: ${lfs ? 'sha256 (X-Linked-Etag)' : 'git blob sha1 (ETag)'}`);
+      assert.equal(
+        etag,
+        lfs ? sha256(readFileSync(path.join(BARE, file))) : gitBlob(readFileSync(path.join(BARE, file))),
+        `${file}: ${lfs ? 'sha256 (X-Linked-Etag)' : 'git blob sha1 (ETag)'}`,
+      );
     }
     for (const f of absent) assert.equal(readFileSync(path.join(repo, '.no_exist', commit, f)).length, 0, `.no_exist/${f}: empty`);
 
@@ -211,7 +245,8 @@ test('a download killed mid-body leaves nothing that loads; a later load neither
     const child = spawn(process.execPath, childArgs(ID, {}), { env: childEnv({ HF_HUB_CACHE: cacheDir, HF_ENDPOINT: hub.url }), stdio: 'ignore' });
     const exited = new Promise((go) => child.once('exit', (code, signal) => go(signal ?? code)));
     const t0 = Date.now();
-    while (!hub.requests.some((r) => r.path === cdnPath && r.status === 200)) { // the body has begun, half of it is on its way
+    while (!hub.requests.some((r) => r.path === cdnPath && r.status === 200)) {
+      // the body has begun, half of it is on its way
       assert.ok(Date.now() - t0 < 20000, 'the child reached the weights');
       await new Promise((go) => setTimeout(go, 20));
     }
@@ -223,8 +258,12 @@ test('a download killed mid-body leaves nothing that loads; a later load neither
   }
   const weightsEtag = sha256(readFileSync(path.join(FOLDER, 'model.safetensors')));
   const left = filesOf(repo);
-  assert.ok(!left.includes(`blobs/${weightsEtag}`) && !left.some((f) => f.startsWith('snapshots/') && f.endsWith('model.safetensors')), `no weights blob or link: ${left}`);
-  for (const f of left.filter((x) => x.startsWith('blobs/'))) { // every other blob is complete (its name is its hash), or an .incomplete
+  assert.ok(
+    !left.includes(`blobs/${weightsEtag}`) && !left.some((f) => f.startsWith('snapshots/') && f.endsWith('model.safetensors')),
+    `no weights blob or link: ${left}`,
+  );
+  for (const f of left.filter((x) => x.startsWith('blobs/'))) {
+    // every other blob is complete (its name is its hash), or an .incomplete
     if (f.endsWith('.incomplete')) continue;
     const bytes = readFileSync(path.join(repo, f));
     assert.ok([gitBlob(bytes), sha256(bytes)].includes(f.slice(6)), `${f}: a complete blob`);
@@ -239,8 +278,15 @@ test('a download killed mid-body leaves nothing that loads; a later load neither
     const m = await loadPretrained(ID, { hubUrl: again.url, cacheDir });
     assertBitIdentical(m.embed(TEXTS).data, WANT, 'downloaded again');
     m.dispose();
-    assert.ok(again.requests.some((r) => r.path === cdnPath && r.status === 200), 'the weights were downloaded again');
-    assert.deepEqual(readFileSync(partial), readFileSync(path.join(FOLDER, 'model.safetensors')).subarray(0, Math.floor(size / 2)), 'the leftover is untouched');
+    assert.ok(
+      again.requests.some((r) => r.path === cdnPath && r.status === 200),
+      'the weights were downloaded again',
+    );
+    assert.deepEqual(
+      readFileSync(partial),
+      readFileSync(path.join(FOLDER, 'model.safetensors')).subarray(0, Math.floor(size / 2)),
+      'the leftover is untouched',
+    );
     assert.equal(sha256(readFileSync(path.join(repo, 'blobs', weightsEtag))), weightsEtag);
     const offline = await loadPretrained(ID, { cacheDir, offline: true });
     assertBitIdentical(offline.embed(TEXTS).data, WANT, 'then offline');
@@ -252,7 +298,11 @@ test('a download killed mid-body leaves nothing that loads; a later load neither
 
 test('offline (HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE, {offline: true}): the cache only, NOT_FOUND naming the missing file; .no_exist honoured', async () => {
   const empty = fresh('empty');
-  await rejects(loadPretrained(ID, { cacheDir: empty, offline: true }), 'NOT_FOUND', /config\.json of test\/minilm is not in the hub cache \(.*models--test--minilm: no snapshot of 'main'\), and downloads are off/);
+  await rejects(
+    loadPretrained(ID, { cacheDir: empty, offline: true }),
+    'NOT_FOUND',
+    /config\.json of test\/minilm is not in the hub cache \(.*models--test--minilm: no snapshot of 'main'\), and downloads are off/,
+  );
   for (const vars of [{ HF_HUB_OFFLINE: '1' }, { HF_HUB_OFFLINE: 'true' }, { HF_HUB_OFFLINE: 'ON' }, { TRANSFORMERS_OFFLINE: 'YES' }]) {
     const r = await runChild({ HF_HUB_CACHE: empty, HF_ENDPOINT: 'http://127.0.0.1:1', ...vars });
     assert.equal(r.code, 'NOT_FOUND', `${JSON.stringify(vars)}: ${r.message}`);
@@ -290,20 +340,31 @@ test('the token (option, HF_TOKEN, $HF_HOME/token, HF_TOKEN_PATH) reaches the Hu
   const hub = await startHub({ repos: { [PRIVATE]: FOLDER }, tokens: { [PRIVATE]: TOKEN }, lfsOrigin: cdn.url });
   const resolveHeaders = () => hub.requestHeaders.filter((r) => r.path.startsWith(`/${PRIVATE}/resolve/`));
   try {
-    await rejects(loadPretrained(PRIVATE, { hubUrl: hub.url, cacheDir: fresh('tok') }), 'NOT_FOUND', /repository test\/private not found or private \(HTTP 401/);
+    await rejects(
+      loadPretrained(PRIVATE, { hubUrl: hub.url, cacheDir: fresh('tok') }),
+      'NOT_FOUND',
+      /repository test\/private not found or private \(HTTP 401/,
+    );
     assert.ok(resolveHeaders().length > 0 && resolveHeaders().every((r) => r.headers.authorization === undefined), 'no token: no Authorization');
     await rejects(loadPretrained(PRIVATE, { hubUrl: hub.url, cacheDir: fresh('tok'), token: 'hf_wrong' }), 'NOT_FOUND', /not found or private/);
 
-    for (const cache of [true, false]) { // redirects followed by hand (the disk cache), and by fetch itself
+    for (const cache of [true, false]) {
+      // redirects followed by hand (the disk cache), and by fetch itself
       hub.requestHeaders.length = 0;
       cdn.requestHeaders.length = 0;
       const m = await loadPretrained(PRIVATE, { hubUrl: hub.url, cacheDir: fresh('tok'), token: TOKEN, cache });
       assertBitIdentical(m.embed(TEXTS).data, WANT, `token option, cache ${cache}`);
       m.dispose();
-      assert.ok(resolveHeaders().length > 3 && resolveHeaders().every((r) => r.headers.authorization === `Bearer ${TOKEN}`), `cache ${cache}: every Hub request has the token`);
+      assert.ok(
+        resolveHeaders().length > 3 && resolveHeaders().every((r) => r.headers.authorization === `Bearer ${TOKEN}`),
+        `cache ${cache}: every Hub request has the token`,
+      );
       const lfs = cdn.requestHeaders.filter((r) => r.path.startsWith('/cdn-lfs/'));
       assert.ok(lfs.length > 0, 'the weights came from the CDN');
-      assert.ok(cdn.requestHeaders.every((r) => r.headers.authorization === undefined), `cache ${cache}: no token to the CDN's origin`);
+      assert.ok(
+        cdn.requestHeaders.every((r) => r.headers.authorization === undefined),
+        `cache ${cache}: no token to the CDN's origin`,
+      );
     }
     const byEnv = await runChild({ HF_HUB_CACHE: fresh('tok'), HF_ENDPOINT: hub.url, HF_TOKEN: TOKEN }, PRIVATE);
     assert.ok(byEnv.ok, `HF_TOKEN: ${byEnv.message}`);
@@ -322,11 +383,17 @@ test('the token (option, HF_TOKEN, $HF_HOME/token, HF_TOKEN_PATH) reaches the Hu
     const newline = await runChild({ HF_HUB_CACHE: fresh('tok'), HF_TOKEN: `${TOKEN}\n`, HF_ENDPOINT: hub.url }, PRIVATE);
     assert.ok(newline.ok, `HF_TOKEN with a newline, cleaned as _clean_token: ${newline.message}`);
     // HF_HUB_DISABLE_IMPLICIT_TOKEN: the environment's and the saved token are not sent; the option still is
-    const implicit = await runChild({ HF_HUB_CACHE: fresh('tok'), HF_TOKEN: TOKEN, HF_HOME: home, HF_HUB_DISABLE_IMPLICIT_TOKEN: '1', HF_ENDPOINT: hub.url }, PRIVATE);
+    const implicit = await runChild(
+      { HF_HUB_CACHE: fresh('tok'), HF_TOKEN: TOKEN, HF_HOME: home, HF_HUB_DISABLE_IMPLICIT_TOKEN: '1', HF_ENDPOINT: hub.url },
+      PRIVATE,
+    );
     assert.equal(implicit.code, 'NOT_FOUND', `HF_HUB_DISABLE_IMPLICIT_TOKEN: ${implicit.message}`);
     const explicit = await runChild({ HF_HUB_CACHE: fresh('tok'), HF_HUB_DISABLE_IMPLICIT_TOKEN: '1', HF_ENDPOINT: hub.url }, PRIVATE, { token: TOKEN });
     assert.ok(explicit.ok, `HF_HUB_DISABLE_IMPLICIT_TOKEN with the option: ${explicit.message}`);
-    assert.ok(cdn.requestHeaders.every((r) => r.headers.authorization === undefined), 'never to the CDN');
+    assert.ok(
+      cdn.requestHeaders.every((r) => r.headers.authorization === undefined),
+      'never to the CDN',
+    );
     for (const token of ['', 'a\nb', 42]) await rejects(loadPretrained(PRIVATE, { hubUrl: hub.url, token }), 'BAD_ARGUMENT', /option token/);
   } finally {
     await hub.close();
@@ -344,9 +411,17 @@ test('a revision names a file under refs/: one with .. (option or model-page URL
     ok.dispose();
     assert.match(readFileSync(path.join(cacheDir, REPO, 'refs', 'refs', 'pr', '1'), 'utf8'), /^[0-9a-f]{40}$/, 'refs/refs/pr/1, as huggingface_hub nests it');
     for (const revision of ['../../../../escaped', 'a/../../x', '..', '.hidden', 'a//b', 'a\\b', 'x\u0001']) {
-      await rejects(loadPretrained(ID, { revision, hubUrl: hub.url, cacheDir, fetch: anyRevision }), 'BAD_ARGUMENT', /option revision: .* is not a branch, tag or commit name/);
+      await rejects(
+        loadPretrained(ID, { revision, hubUrl: hub.url, cacheDir, fetch: anyRevision }),
+        'BAD_ARGUMENT',
+        /option revision: .* is not a branch, tag or commit name/,
+      );
     }
-    await rejects(loadPretrained(`${hub.url}/${ID}/tree/..%2F..%2F..%2F..%2Fescaped`, { hubUrl: hub.url, cacheDir, fetch: anyRevision }), 'BAD_ARGUMENT', /the revision: "\.\.\/\.\.\/\.\.\/\.\.\/escaped" is not/);
+    await rejects(
+      loadPretrained(`${hub.url}/${ID}/tree/..%2F..%2F..%2F..%2Fescaped`, { hubUrl: hub.url, cacheDir, fetch: anyRevision }),
+      'BAD_ARGUMENT',
+      /the revision: "\.\.\/\.\.\/\.\.\/\.\.\/escaped" is not/,
+    );
     await rejects(loadPretrained(`${hub.url}/${ID}/tree/%E0%A4%A`, { hubUrl: hub.url, cacheDir }), 'BAD_ARGUMENT', /not valid percent-encoding/);
     assert.ok(!existsSync(path.join(cacheDir, '..', '..', 'escaped')), 'nothing written outside the cache');
   } finally {
@@ -367,7 +442,10 @@ test('HF_ENDPOINT, model-page URLs (/owner/name, /tree/<revision>), and NETWORK 
     const tree = await loadPretrained(`${hub.url}/${ID}/tree/${sha}`, { hubUrl: hub.url, cache: false });
     assertBitIdentical(tree.embed(TEXTS).data, WANT, '/tree/<commit>');
     tree.dispose();
-    const paths = hub.requests.slice(n).filter((r) => !r.path.startsWith('/cdn-lfs/')).map((r) => r.path);
+    const paths = hub.requests
+      .slice(n)
+      .filter((r) => !r.path.startsWith('/cdn-lfs/'))
+      .map((r) => r.path);
     assert.ok(paths.length > 0 && paths.every((p) => p.startsWith(`/${ID}/resolve/${sha}/`)), `the revision of the page: ${paths[0]}`);
     const env = await runChild({ HF_HUB_CACHE: fresh('endpoint'), HF_ENDPOINT: hub.url }, `${hub.url}/${ID}`);
     assert.ok(env.ok, `HF_ENDPOINT + its page URL: ${env.message}`);
@@ -388,7 +466,7 @@ test('HF_ENDPOINT, model-page URLs (/owner/name, /tree/<revision>), and NETWORK 
   }
 });
 
-test('a signal aborted between a read\'s start and its request: NETWORK, and no unhandled rejection (it crashed the process)', async () => {
+test("a signal aborted between a read's start and its request: NETWORK, and no unhandled rejection (it crashed the process)", async () => {
   const unhandled = [];
   const onUnhandled = (e) => unhandled.push(e?.message ?? String(e));
   process.on('unhandledRejection', onUnhandled);

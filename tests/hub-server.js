@@ -122,11 +122,14 @@ delete process.env.HUGGING_FACE_HUB_TOKEN;
 delete process.env.HF_HUB_OFFLINE;
 delete process.env.HF_ENDPOINT;
 freshHubCache();
-process.once('exit', () => { for (const d of cacheDirs) rmSync(d, { recursive: true, force: true }); });
+process.once('exit', () => {
+  for (const d of cacheDirs) rmSync(d, { recursive: true, force: true });
+});
 
 const CORS = {
   'Access-Control-Allow-Origin': '*',
-  'Access-Control-Expose-Headers': 'Content-Length, Content-Range, Accept-Ranges, ETag, X-Repo-Commit, X-Linked-Size, X-Linked-Etag, x-error-code, x-error-message',
+  'Access-Control-Expose-Headers':
+    'Content-Length, Content-Range, Accept-Ranges, ETag, X-Repo-Commit, X-Linked-Size, X-Linked-Etag, x-error-code, x-error-message',
   'Cross-Origin-Resource-Policy': 'cross-origin',
   // without it Chromium holds back an application/octet-stream body to sniff
   // its type, and a slow download's progress is not seen (checked in Chromium)
@@ -185,8 +188,8 @@ function parseRange(header, size) {
   return { start, end };
 }
 
-const etagMatches = (header, etag) => typeof header === 'string'
-  && (header.trim() === '*' || header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag));
+const etagMatches = (header, etag) =>
+  typeof header === 'string' && (header.trim() === '*' || header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag));
 
 /** Writes a file's bytes [start, end] in `chunks` writes `delayMs` apart; closes the handle on every path. */
 async function sendSlowly(res, fh, start, end, { chunks, delayMs }) {
@@ -199,7 +202,11 @@ async function sendSlowly(res, fh, start, end, { chunks, delayMs }) {
       if (bytesRead === 0) break;
       if (!res.write(buf.subarray(0, bytesRead))) {
         await new Promise((go) => {
-          const done = () => { res.off('drain', done); res.off('close', done); go(); };
+          const done = () => {
+            res.off('drain', done);
+            res.off('close', done);
+            go();
+          };
           res.on('drain', done);
           res.on('close', done);
         });
@@ -218,8 +225,20 @@ async function sendSlowly(res, fh, start, end, { chunks, delayMs }) {
  * Starts the stand-in Hub. See the header for the options and what it answers.
  * Resolves to {url, port, requests, failNext(path, status), close()}.
  */
-export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow = false, failOnce = [], cache = true, lfs = ['.safetensors', '.bin'],
-  stall = {}, hang = [], headers: extraHeaders = {}, tokens = {}, lfsOrigin } = {}) {
+export async function startHub({
+  repos = {},
+  port = 0,
+  host = '127.0.0.1',
+  slow = false,
+  failOnce = [],
+  cache = true,
+  lfs = ['.safetensors', '.bin'],
+  stall = {},
+  hang = [],
+  headers: extraHeaders = {},
+  tokens = {},
+  lfsOrigin,
+} = {}) {
   const hubCache = freshHubCache();
   const folders = new Map();
   for (const [id, folder] of Object.entries(repos)) {
@@ -229,31 +248,52 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
   const slowOpts = slow ? { chunks: 8, delayMs: 25, ...(typeof slow === 'object' ? slow : {}) } : null;
   const lfsExt = new Set(lfs.map((e) => e.toLowerCase()));
   const failing = new Map([].concat(failOnce).map((p) => [p, 500]));
-  const requests = [], requestHeaders = [];
+  const requests = [],
+    requestHeaders = [];
   const hashCache = new Map();
   const hanging = new Set(hang);
-  let active = 0, maxActive = 0, received = 0;
+  let active = 0,
+    maxActive = 0,
+    received = 0;
   let base = '';
 
   const fileHashes = async (real, info) => {
     const key = `${real}\0${info.size}\0${info.mtimeMs}`;
-    if (!hashCache.has(key)) hashCache.set(key, hashes(real).catch((e) => { hashCache.delete(key); throw e; }));
+    if (!hashCache.has(key))
+      hashCache.set(
+        key,
+        hashes(real).catch((e) => {
+          hashCache.delete(key);
+          throw e;
+        }),
+      );
     return hashCache.get(key);
   };
 
   function head(req, res, status, headers, logPath) {
     requests.push({ method: req.method, path: logPath, status });
-    res.writeHead(status, { ...CORS, ...(cache ? {} : { 'Cache-Control': 'no-store' }), ...headers, ...(Object.hasOwn(extraHeaders, logPath) ? extraHeaders[logPath] : {}) });
+    res.writeHead(status, {
+      ...CORS,
+      ...(cache ? {} : { 'Cache-Control': 'no-store' }),
+      ...headers,
+      ...(Object.hasOwn(extraHeaders, logPath) ? extraHeaders[logPath] : {}),
+    });
   }
 
   function json(req, res, logPath, status, error, code, extra = {}) {
     const body = JSON.stringify({ error });
-    head(req, res, status, {
-      'Content-Type': 'application/json; charset=utf-8',
-      'Content-Length': Buffer.byteLength(body),
-      ...(code ? { 'x-error-code': code, 'x-error-message': error } : {}),
-      ...extra,
-    }, logPath);
+    head(
+      req,
+      res,
+      status,
+      {
+        'Content-Type': 'application/json; charset=utf-8',
+        'Content-Length': Buffer.byteLength(body),
+        ...(code ? { 'x-error-code': code, 'x-error-message': error } : {}),
+        ...extra,
+      },
+      logPath,
+    );
     res.end(body);
   }
 
@@ -274,7 +314,8 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
     const common = { ...headers, ETag: etag, 'Accept-Ranges': 'bytes', 'Content-Length': Math.max(0, end - start + 1) };
     if (range) head(req, res, 206, { ...common, 'Content-Range': `bytes ${start}-${end}/${size}` }, logPath);
     else head(req, res, 200, common, logPath);
-    if (req.method === 'GET' && Object.hasOwn(stall, logPath)) { // the first bytes, then silence until the client leaves
+    if (req.method === 'GET' && Object.hasOwn(stall, logPath)) {
+      // the first bytes, then silence until the client leaves
       const first = Buffer.alloc(Math.min(stall[logPath], size));
       await o.fh.read(first, 0, first.length, 0);
       await o.fh.close().catch(() => {});
@@ -337,7 +378,8 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
       const id = `${s[0]}/${s[1]}`;
       const repo = folders.get(id);
       if (!repo) return json(req, res, logPath, 401, 'Repository not found', 'RepoNotFound');
-      if (Object.hasOwn(tokens, id) && req.headers.authorization !== `Bearer ${tokens[id]}`) return json(req, res, logPath, 401, 'Repository not found', 'RepoNotFound');
+      if (Object.hasOwn(tokens, id) && req.headers.authorization !== `Bearer ${tokens[id]}`)
+        return json(req, res, logPath, 401, 'Repository not found', 'RepoNotFound');
       const revision = s[3];
       if (revision !== 'main' && !COMMIT_RE.test(revision)) return json(req, res, logPath, 404, `Invalid rev id: ${revision}`, 'RevisionNotFound');
       const commit = revision === 'main' ? repo.commit : revision;
@@ -351,15 +393,21 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
         await o.fh.close().catch(() => {});
         const location = `${lfsOrigin ?? base}/cdn-lfs/${[s[0], s[1], ...file].map(encodeURIComponent).join('/')}`;
         const body = `Found. Redirecting to ${location}`;
-        head(req, res, 302, {
-          Location: location,
-          'Content-Type': 'text/plain; charset=utf-8',
-          'Content-Length': Buffer.byteLength(body),
-          ETag: `"${h.sha256}"`,
-          'X-Linked-Etag': `"${h.sha256}"`,
-          'X-Linked-Size': String(o.info.size),
-          'X-Repo-Commit': commit,
-        }, logPath);
+        head(
+          req,
+          res,
+          302,
+          {
+            Location: location,
+            'Content-Type': 'text/plain; charset=utf-8',
+            'Content-Length': Buffer.byteLength(body),
+            ETag: `"${h.sha256}"`,
+            'X-Linked-Etag': `"${h.sha256}"`,
+            'X-Linked-Size': String(o.info.size),
+            'X-Repo-Commit': commit,
+          },
+          logPath,
+        );
         return res.end(body);
       }
       const type = TYPES[path.extname(file.at(-1)).toLowerCase()] ?? 'application/octet-stream';
@@ -373,7 +421,9 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
     received++;
     active++;
     maxActive = Math.max(maxActive, active);
-    res.on('close', () => { active--; });
+    res.on('close', () => {
+      active--;
+    });
     handle(req, res).catch(() => {
       // never an exception's text in an answer
       if (!res.headersSent) json(req, res, requestPath(req.url) ?? '?', 500, 'Internal Error');
@@ -383,7 +433,10 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
   server.on('clientError', clientErrorAnswer({ ...CORS, ...(cache ? {} : { 'Cache-Control': 'no-store' }) }));
   await new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => { server.off('error', reject); resolve(); });
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const actual = server.address().port;
   base = `http://${host.includes(':') ? `[${host}]` : host}:${actual}`;
@@ -393,11 +446,21 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
     requests,
     requestHeaders,
     active: () => active,
-    get maxActive() { return maxActive; },
-    get received() { return received; },
-    failNext(p, status = 500) { failing.set(p, status); },
+    get maxActive() {
+      return maxActive;
+    },
+    get received() {
+      return received;
+    },
+    failNext(p, status = 500) {
+      failing.set(p, status);
+    },
     /** The hub cache this stand-in's downloads go to (HF_HUB_CACHE while it is the last one started). */
     cacheDir: hubCache,
-    close: () => new Promise((done) => { server.closeAllConnections?.(); server.close(() => done()); }),
+    close: () =>
+      new Promise((done) => {
+        server.closeAllConnections?.();
+        server.close(() => done());
+      }),
   };
 }

@@ -23,7 +23,9 @@ function walk(dir) {
 
 /** The relative imports of a module (static, dynamic with a literal, re-exports), resolved to repo paths. */
 function importsOf(file) {
-  const text = readFileSync(path.join(REPO, file), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const text = readFileSync(path.join(REPO, file), 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/^\s*\/\/.*$/gm, '');
   const out = [];
   for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(['"])(\.{1,2}\/[^'"]+)\1/g)) {
     out.push(path.posix.normalize(path.posix.join(path.posix.dirname(file), m[2])));
@@ -39,7 +41,10 @@ test('no import circle in the project (bindings, bin, web, bench, tools, tests)'
   const cycles = [];
   const visit = (f, stack) => {
     if (state.get(f) === 2) return;
-    if (state.get(f) === 1) { cycles.push([...stack.slice(stack.indexOf(f)), f].join(' -> ')); return; }
+    if (state.get(f) === 1) {
+      cycles.push([...stack.slice(stack.indexOf(f)), f].join(' -> '));
+      return;
+    }
     state.set(f, 1);
     for (const t of graph.get(f) ?? []) visit(t, [...stack, f]);
     state.set(f, 2);
@@ -71,7 +76,9 @@ test('the bindings are layered by folder: utils <- runtime, tokenizers <- tasks 
       assert.ok(MAY_IMPORT[layer].includes(to), `${f} (${layer}) imports ${t} (${to}): a layer imports only itself and the layers below it`);
     }
   }
-  const index = readFileSync(path.join(REPO, 'bindings/index.js'), 'utf8').replace(/^\s*\/\/.*$/gm, '').trim();
+  const index = readFileSync(path.join(REPO, 'bindings/index.js'), 'utf8')
+    .replace(/^\s*\/\/.*$/gm, '')
+    .trim();
   for (const stmt of index.split(/;\s*/).filter(Boolean)) assert.match(stmt, /^export \{[^}]+\} from '\.\/[a-z]+\/[a-z-]+\.js'$/, `bindings/index.js: ${stmt}`);
 });
 
@@ -82,7 +89,11 @@ test('no Node process is started with a literal --experimental-wasm-relaxed-simd
   const scripts = [...files, 'build.sh', 'package.json', 'bench/package.json'].filter((f) => f !== 'tools/node-flags.js' && f !== 'tests/layers.test.js');
   const offenders = scripts.filter((f) => {
     let text;
-    try { text = readFileSync(path.join(REPO, f), 'utf8'); } catch { return false; }
+    try {
+      text = readFileSync(path.join(REPO, f), 'utf8');
+    } catch {
+      return false;
+    }
     return literal.test(text.replace(/^\s*(\/\/|#).*$/gm, ''));
   });
   assert.deepEqual(offenders, [], `use NODE_FLAGS from tools/node-flags.js (or tools/node.mjs) in: ${offenders.join(', ')}`);

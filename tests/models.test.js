@@ -25,7 +25,10 @@ const TOLERANCE = 2e-4;
 test('every task x position plugin is shipped, with both norm placements', () => {
   for (const task of TASKS)
     for (const position of ['sinusoidal', 'learned', 'rope', 'alibi', 'none'])
-      assert.ok(index.models.some((m) => m.task === task && m.position === position), `${task}-${position}`);
+      assert.ok(
+        index.models.some((m) => m.task === task && m.position === position),
+        `${task}-${position}`,
+      );
   assert.ok(index.models.some((m) => m.config.norm === 'rmsnorm' && m.config.normPlacement === 'pre'));
   assert.ok(index.models.some((m) => m.config.norm === 'layernorm' && m.config.normPlacement === 'post'));
   assert.ok(index.models.every((m) => m.config.outputHead));
@@ -34,10 +37,9 @@ test('every task x position plugin is shipped, with both norm placements', () =>
 for (const m of golden.models) {
   test(`golden logits: ${m.file} (PyTorch float64, ${m.cases.length} inputs)`, async () => {
     const base = await loadModel(readFileSync(new URL(m.file, models)));
-    for (const c of m.cases) { // a case with positionOptions runs the same weights with them (RoPE scaling)
-      const enc = c.positionOptions
-        ? await createEncoder({ ...base.config, positionOptions: c.positionOptions }, { weights: base.getWeights() })
-        : base;
+    for (const c of m.cases) {
+      // a case with positionOptions runs the same weights with them (RoPE scaling)
+      const enc = c.positionOptions ? await createEncoder({ ...base.config, positionOptions: c.positionOptions }, { weights: base.getWeights() }) : base;
       const out = enc.forward(c.ids);
       assert.deepEqual(out.logits.shape, c.shape);
       assertClose(out.logits.data, c.logits, TOLERANCE, `${c.text} ${JSON.stringify(c.positionOptions ?? {})}: logits`);
@@ -48,7 +50,8 @@ for (const m of golden.models) {
 }
 
 test('tasks: encode, decode and targets', () => {
-  const symbols = index.symbols.tokens, ids = encode('dbca', symbols);
+  const symbols = index.symbols.tokens,
+    ids = encode('dbca', symbols);
   assert.equal(decode(ids, index.vocab), '^dbca$');
   assert.equal(decode(target('reverse', ids), index.vocab), '^acbd$');
   assert.equal(decode(target('sort', ids), index.vocab), '^abcd$');
@@ -74,8 +77,10 @@ test('the evidence, measured afresh through swapformer (64 inputs per cell)', as
   }
   const shiftRope = rows.find((r) => r.name === 'shift-rope');
   assert.ok(shiftRope.accuracy[4 * trainT].token >= 0.95, 'RoPE extrapolates the purely relative task');
-  assert.ok(shiftRope.ropeScaling.ntk[2 * trainT].token > shiftRope.ropeScaling.linear[2 * trainT].token,
-    'NTK-aware scaling keeps the local resolution that position interpolation squeezes');
+  assert.ok(
+    shiftRope.ropeScaling.ntk[2 * trainT].token > shiftRope.ropeScaling.linear[2 * trainT].token,
+    'NTK-aware scaling keeps the local resolution that position interpolation squeezes',
+  );
 });
 
 // ------------------------------------------------------------------ the masked-LM BERT (models/wordnet-bert)
@@ -111,17 +116,27 @@ test('wordnet-bert without positions: a sentence and its permutation give the sa
   const none = await p.withConfig({ position: 'none' });
   try {
     for (const [a, b] of [['dog bites man', 'man bites dog'], ...WORD_ORDER_EXAMPLES]) {
-      const ea = p.tokenizer.encode(a).ids, eb = p.tokenizer.encode(b).ids;
+      const ea = p.tokenizer.encode(a).ids,
+        eb = p.tokenizer.encode(b).ids;
       const rows = (enc, ids) => {
-        const out = enc.forward(ids), C = out.shape[2];
+        const out = enc.forward(ids),
+          C = out.shape[2];
         return Array.from(ids, (_, t) => Buffer.from(out.data.buffer, out.data.byteOffset + 4 * t * C, 4 * C).toString('hex')).sort();
       };
       assert.deepEqual(rows(none.encoder, eb), rows(none.encoder, ea), `${a} / ${b}: the same set of rows without positions`);
       assert.notDeepEqual(rows(p.encoder, eb), rows(p.encoder, ea), `${a} / ${b}: learned positions tell them apart`);
       if (a.includes('[MASK]')) {
         const [fa, fb] = [none.fillMask(a), none.fillMask(b)];
-        assert.deepEqual(fa.map((x) => [x.token, x.score]), fb.map((x) => [x.token, x.score]), 'the same predictions at the mask');
-        assert.notDeepEqual(p.fillMask(a).map((x) => x.token), p.fillMask(b).map((x) => x.token), 'with positions the mask has a place');
+        assert.deepEqual(
+          fa.map((x) => [x.token, x.score]),
+          fb.map((x) => [x.token, x.score]),
+          'the same predictions at the mask',
+        );
+        assert.notDeepEqual(
+          p.fillMask(a).map((x) => x.token),
+          p.fillMask(b).map((x) => x.token),
+          'with positions the mask has a place',
+        );
       }
     }
   } finally {
@@ -141,6 +156,7 @@ test('wordnet-bert: the fill-mask claims, measured afresh through swapformer on 
   }
   // the subset agrees with the full held-out set recorded in models/results.json (within sampling error)
   for (const [name, v] of Object.entries(r.variants)) {
-    for (const k of ['top1', 'top5']) assert.ok(Math.abs(v[k] - mlmResults.variants[name][k]) <= 0.08, `${name} ${k}: ${v[k]} here, ${mlmResults.variants[name][k]} recorded`);
+    for (const k of ['top1', 'top5'])
+      assert.ok(Math.abs(v[k] - mlmResults.variants[name][k]) <= 0.08, `${name} ${k}: ${v[k]} here, ${mlmResults.variants[name][k]} recorded`);
   }
 });

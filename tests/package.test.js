@@ -25,32 +25,53 @@ test('the packed tarball: the files a user needs, nothing else, <= 450 KB', (t) 
   try {
     const info = pack('.', dest);
     const files = info.files.map((f) => f.path).sort();
-    const must = ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json', 'bin/swapformer.js', ...readdirSync(path.join(REPO, 'bin/cli')).map((f) => `bin/cli/${f}`), 'bindings/index.js', 'bindings/index.d.ts', 'bindings/utils/errors.js',
-      'bindings/runtime/wasm.js', 'bindings/runtime/encoder.js', 'bindings/utils/platform.js', 'bindings/tokenizers/tokenizer.js',
-      'bindings/runtime/thread.js', 'bindings/pretrained/pretrained.js', 'dist/swapformer.wasm', 'dist/swapformer-relaxed.wasm'];
+    const must = [
+      'LICENSE',
+      'README.md',
+      'CHANGELOG.md',
+      'package.json',
+      'bin/swapformer.js',
+      ...readdirSync(path.join(REPO, 'bin/cli')).map((f) => `bin/cli/${f}`),
+      'bindings/index.js',
+      'bindings/index.d.ts',
+      'bindings/utils/errors.js',
+      'bindings/runtime/wasm.js',
+      'bindings/runtime/encoder.js',
+      'bindings/utils/platform.js',
+      'bindings/tokenizers/tokenizer.js',
+      'bindings/runtime/thread.js',
+      'bindings/pretrained/pretrained.js',
+      'dist/swapformer.wasm',
+      'dist/swapformer-relaxed.wasm',
+    ];
     for (const f of must) assert.ok(files.includes(f), `${f} is in the tarball`);
     // every module of the bindings (incl. tokenizer/ and pretrained/) ships, and nothing outside them
-    const walk = (dir) => readdirSync(path.join(REPO, dir), { withFileTypes: true })
-      .flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : [`${dir}/${e.name}`]));
+    const walk = (dir) =>
+      readdirSync(path.join(REPO, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : [`${dir}/${e.name}`]));
     for (const f of walk('bindings').filter((f) => f.endsWith('.js') || f.endsWith('.d.ts'))) assert.ok(files.includes(f), `${f} is in the tarball`);
-    const allowed = /^(LICENSE|README\.md|CHANGELOG\.md|package\.json|bindings\/.+\.(js|d\.ts)|bin\/(swapformer|serve)\.js|bin\/(cli|serve)\/[a-z-]+\.js|dist\/swapformer(-relaxed)?(-mt)?\.wasm)$/;
+    const allowed =
+      /^(LICENSE|README\.md|CHANGELOG\.md|package\.json|bindings\/.+\.(js|d\.ts)|bin\/(swapformer|serve)\.js|bin\/(cli|serve)\/[a-z-]+\.js|dist\/swapformer(-relaxed)?(-mt)?\.wasm)$/;
     for (const f of files) assert.match(f, allowed, `${f} does not belong in the tarball`);
     // four wasm builds (about 43 KB each gzipped), the JS layers, the CLI and the README
     assert.ok(info.size <= 450 * 1024, `the tarball is ${info.size} bytes (limit 450 KB)`);
-    t.diagnostic(`swapformer-${pkg.version}.tgz: ${(info.size / 1024).toFixed(1)} KB packed, ${(info.unpackedSize / 1024).toFixed(1)} KB unpacked, ${files.length} files`);
+    t.diagnostic(
+      `swapformer-${pkg.version}.tgz: ${(info.size / 1024).toFixed(1)} KB packed, ${(info.unpackedSize / 1024).toFixed(1)} KB unpacked, ${files.length} files`,
+    );
     // every path package.json points at is packed
     const targets = [pkg.main, pkg.types, ...Object.values(pkg.exports).flatMap((v) => (typeof v === 'string' ? [v] : Object.values(v)))];
     for (const target of targets) assert.ok(files.includes(path.posix.normalize(target)), `${target} (package.json) is in the tarball`);
 
     const models = pack('models', dest);
     const modelFiles = models.files.map((f) => f.path);
-    for (const f of ['tasks.js', 'tasks.d.ts', 'index.json', 'results.json', 'LICENSE', 'README.md', 'reverse-rope.safetensors']) assert.ok(modelFiles.includes(f), `swapformer-models has ${f}`);
+    for (const f of ['tasks.js', 'tasks.d.ts', 'index.json', 'results.json', 'LICENSE', 'README.md', 'reverse-rope.safetensors'])
+      assert.ok(modelFiles.includes(f), `swapformer-models has ${f}`);
     assert.equal(modelFiles.filter((f) => f.endsWith('.safetensors') && !f.includes('/')).length, 15);
     // the masked-LM BERT as a Hugging Face folder, its model card carrying the WordNet license
     for (const f of ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'vocab.txt', 'README.md']) {
       assert.ok(modelFiles.includes(`wordnet-bert/${f}`), `swapformer-models has wordnet-bert/${f}`);
     }
-    for (const f of ['golden.json', 'wordnet-bert-golden.json', 'wordnet-bert-heldout.json']) assert.ok(!modelFiles.includes(f), `test data stays out of swapformer-models: ${f}`);
+    for (const f of ['golden.json', 'wordnet-bert-golden.json', 'wordnet-bert-heldout.json'])
+      assert.ok(!modelFiles.includes(f), `test data stays out of swapformer-models: ${f}`);
     t.diagnostic(`swapformer-models-${models.version}.tgz: ${(models.size / 1024).toFixed(1)} KB packed`);
   } finally {
     rmSync(dest, { recursive: true, force: true });
@@ -73,7 +94,7 @@ test('package.json: license, repository, homepage, bugs, keywords, ESM entry wit
   assert.equal(models.exports['./tasks.js'].types, './tasks.d.ts');
 });
 
-test('CHANGELOG.md (Keep a Changelog): an Unreleased section, then the package\'s version with a date, every version with a compare link', () => {
+test("CHANGELOG.md (Keep a Changelog): an Unreleased section, then the package's version with a date, every version with a compare link", () => {
   const log = read('CHANGELOG.md');
   const versions = [...log.matchAll(/^## \[([^\]]+)\](?: - (\d{4}-\d{2}-\d{2}))?$/gm)].map((m) => ({ version: m[1], date: m[2] }));
   assert.equal(versions[0]?.version, 'Unreleased', 'the first section is [Unreleased]');
@@ -88,13 +109,21 @@ test('CHANGELOG.md (Keep a Changelog): an Unreleased section, then the package\'
 
 test('README links work on the npm page: relative links only to packed files, repository links to files that exist, anchors to headings', () => {
   const repoBlob = /^https:\/\/github\.com\/swapformer\/swapformer\/(?:blob|tree)\/main\/(.+)$/;
-  const anchors = new Set([...README.matchAll(/^#{1,6} (.+)$/gm)].map(([, h]) => h.toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')));
+  const anchors = new Set(
+    [...README.matchAll(/^#{1,6} (.+)$/gm)].map(([, h]) =>
+      h
+        .toLowerCase()
+        .replace(/[^\w\- ]/g, '')
+        .replace(/ /g, '-'),
+    ),
+  );
   assert.equal(README.match(/^```/gm).length % 2, 0, 'every code block in the README is closed');
   const links = [...README.matchAll(/\]\(([^)\s]+)\)/g)].map(([, href]) => href);
   assert.ok(links.length > 5);
   for (const href of links) {
     if (href.startsWith('#')) assert.ok(anchors.has(href.slice(1)), `README anchor ${href} has a heading`);
-    else if (repoBlob.test(href)) assert.ok(existsSync(path.join(REPO, href.match(repoBlob)[1].replace(/[?#].*$/, ''))), `${href}: the file exists in the repository`);
+    else if (repoBlob.test(href))
+      assert.ok(existsSync(path.join(REPO, href.match(repoBlob)[1].replace(/[?#].*$/, ''))), `${href}: the file exists in the repository`);
     else if (/^https?:\/\//.test(href)) continue;
     else assert.ok(pkg.files.includes(href.replace(/#.*$/, '')), `README links to ${href}, which is not in the tarball: use an absolute repository link`);
   }
@@ -105,11 +134,20 @@ function producibleCodes() {
   const codes = new Set();
   const enumText = read('core/error.h').match(/enum \{\s*SF_OK[\s\S]*?\}/)[0];
   const cCodes = [...enumText.matchAll(/SF_([A-Z_]+) = (\d+)/g)].map(([, name, n]) => [name, Number(n)]);
-  const bindingsCodes = read('bindings/utils/errors.js').match(/const CODES = \[([\s\S]*?)\]/)[1].match(/'([A-Z_]+)'/g).map((s) => s.slice(1, -1));
-  assert.deepEqual(bindingsCodes, cCodes.sort((a, b) => a[1] - b[1]).map(([name]) => name), "bindings/utils/errors.js CODES follows core/error.h's enum, in order");
+  const bindingsCodes = read('bindings/utils/errors.js')
+    .match(/const CODES = \[([\s\S]*?)\]/)[1]
+    .match(/'([A-Z_]+)'/g)
+    .map((s) => s.slice(1, -1));
+  assert.deepEqual(
+    bindingsCodes,
+    cCodes.sort((a, b) => a[1] - b[1]).map(([name]) => name),
+    "bindings/utils/errors.js CODES follows core/error.h's enum, in order",
+  );
   for (const [name] of cCodes) if (name !== 'OK') codes.add(name);
-  const walk = (dir) => readdirSync(path.join(REPO, dir), { withFileTypes: true })
-    .flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : e.name.endsWith('.js') ? [`${dir}/${e.name}`] : []));
+  const walk = (dir) =>
+    readdirSync(path.join(REPO, dir), { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(`${dir}/${e.name}`) : e.name.endsWith('.js') ? [`${dir}/${e.name}`] : [],
+    );
   for (const file of walk('bindings')) {
     const text = read(file);
     for (const [, code] of text.matchAll(/\b(?:fail|SwapformerError)\(\s*['"]([A-Z_]+)['"]/g)) codes.add(code);
@@ -133,17 +171,22 @@ test('error codes: every code the C core and the bindings can produce is in ERRO
 });
 
 test('no `node:` import (static, or a literal dynamic one) in the bindings, where browser bundlers would try to resolve it', () => {
-  const walk = (dir) => readdirSync(path.join(REPO, dir), { withFileTypes: true })
-    .flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : e.name.endsWith('.js') ? [`${dir}/${e.name}`] : []));
+  const walk = (dir) =>
+    readdirSync(path.join(REPO, dir), { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(`${dir}/${e.name}`) : e.name.endsWith('.js') ? [`${dir}/${e.name}`] : [],
+    );
   for (const file of walk('bindings').map((f) => f.slice('bindings/'.length))) {
-    const text = read(`bindings/${file}`).replace(/\/\/.*$/gm, '').replace(/\/\*[\s\S]*?\*\//g, '');
+    const text = read(`bindings/${file}`)
+      .replace(/\/\/.*$/gm, '')
+      .replace(/\/\*[\s\S]*?\*\//g, '');
     assert.doesNotMatch(text, /\bimport\s*\(?\s*['"]node:|from\s+['"]node:|require\(/, `bindings/${file}`);
   }
 });
 
 test('configure: wasmPaths as a folder or {simd, relaxed} (URLs, bytes, Modules), the build chosen by feature detection, never "custom"', async (t) => {
   const dist = new URL('../dist/', import.meta.url);
-  const simdBytes = readFileSync(new URL('swapformer.wasm', dist)), relaxedBytes = readFileSync(new URL('swapformer-relaxed.wasm', dist));
+  const simdBytes = readFileSync(new URL('swapformer.wasm', dist)),
+    relaxedBytes = readFileSync(new URL('swapformer-relaxed.wasm', dist));
   const expected = features.relaxedSimd ? 'relaxed-simd' : 'simd128';
   t.after(() => configure({ wasmPaths: undefined, build: 'auto' }));
   const forward = async () => {
@@ -155,8 +198,14 @@ test('configure: wasmPaths as a folder or {simd, relaxed} (URLs, bytes, Modules)
     }
   };
   assert.equal((await runtimeInfo()).build, expected);
-  for (const wasmPaths of [dist, dist.href, dist.href.slice(0, -1), path.relative(process.cwd(), new URL(dist).pathname) || '.',
-    { simd: simdBytes, relaxed: relaxedBytes }, { simd: await WebAssembly.compile(simdBytes), relaxed: await WebAssembly.compile(relaxedBytes) }]) {
+  for (const wasmPaths of [
+    dist,
+    dist.href,
+    dist.href.slice(0, -1),
+    path.relative(process.cwd(), new URL(dist).pathname) || '.',
+    { simd: simdBytes, relaxed: relaxedBytes },
+    { simd: await WebAssembly.compile(simdBytes), relaxed: await WebAssembly.compile(relaxedBytes) },
+  ]) {
     configure({ wasmPaths });
     assert.equal((await runtimeInfo()).build, expected, `wasmPaths ${wasmPaths?.constructor?.name}`);
     assert.deepEqual(await forward(), (await reference(expected)).data);
@@ -171,11 +220,22 @@ test('configure: wasmPaths as a folder or {simd, relaxed} (URLs, bytes, Modules)
   // a call's wasm option still overrides, as 'custom'
   assert.equal((await runtimeInfo({ wasm: simdBytes })).build, 'custom');
   // mistakes are BAD_ARGUMENT at once, naming the option; the setting is unchanged
-  for (const [options, pattern] of [[undefined, /configure takes an object/], [{ wasmpaths: '/x/' }, /unknown option 'wasmpaths'/],
-    [{ wasmPaths: 42 }, /wasmPaths must be/], [{ wasmPaths: {} }, /names no build/], [{ wasmPaths: { simd: 1 } }, /wasmPaths\.simd must be/],
-    [{ wasmPaths: { sim: 'x' } }, /wasmPaths\.sim is not a build/], [{ build: 'fast' }, /build must be one of/], [{ wasmPaths: '' }, /empty string/],
-    [{ build: 'relaxed-simd', wasmPaths: { simd: simdBytes } }, /needs wasmPaths\.relaxed/]]) {
-    assert.throws(() => configure(options), (e) => e instanceof SwapformerError && e.code === 'BAD_ARGUMENT' && pattern.test(e.message), JSON.stringify(options));
+  for (const [options, pattern] of [
+    [undefined, /configure takes an object/],
+    [{ wasmpaths: '/x/' }, /unknown option 'wasmpaths'/],
+    [{ wasmPaths: 42 }, /wasmPaths must be/],
+    [{ wasmPaths: {} }, /names no build/],
+    [{ wasmPaths: { simd: 1 } }, /wasmPaths\.simd must be/],
+    [{ wasmPaths: { sim: 'x' } }, /wasmPaths\.sim is not a build/],
+    [{ build: 'fast' }, /build must be one of/],
+    [{ wasmPaths: '' }, /empty string/],
+    [{ build: 'relaxed-simd', wasmPaths: { simd: simdBytes } }, /needs wasmPaths\.relaxed/],
+  ]) {
+    assert.throws(
+      () => configure(options),
+      (e) => e instanceof SwapformerError && e.code === 'BAD_ARGUMENT' && pattern.test(e.message),
+      JSON.stringify(options),
+    );
   }
   assert.equal((await runtimeInfo()).build, expected);
 });
@@ -204,7 +264,11 @@ test('WASM_LOAD: the URL, the HTTP status or the reason, and the fix; the runtim
   });
   t.after(() => srv.close());
   configure({ wasmPaths: `${srv.base}/missing/` });
-  await rejects(createEncoder(CHECK_CONFIG), 'WASM_LOAD', new RegExp(`${srv.base}/missing/swapformer(-relaxed)?\\.wasm.*HTTP 404.*Fix: .*configure\\(\\{ wasmPaths`));
+  await rejects(
+    createEncoder(CHECK_CONFIG),
+    'WASM_LOAD',
+    new RegExp(`${srv.base}/missing/swapformer(-relaxed)?\\.wasm.*HTTP 404.*Fix: .*configure\\(\\{ wasmPaths`),
+  );
   configure({ wasmPaths: `${srv.base}/spa/` });
   await rejects(createEncoder(CHECK_CONFIG), 'WASM_LOAD', /HTML page \(Content-Type text\/html\).*index\.html fallback/);
   configure({ wasmPaths: `${srv.base}/old/` });
@@ -214,7 +278,7 @@ test('WASM_LOAD: the URL, the HTTP status or the reason, and the fix; the runtim
   configure({ wasmPaths: pathToFileURL('/nonexistent/') });
   await rejects(createEncoder(CHECK_CONFIG), 'WASM_LOAD', /\/nonexistent\/swapformer(-relaxed)?\.wasm failed: ENOENT/);
   const err = await createEncoder(CHECK_CONFIG).catch((e) => e);
-  assert.ok(err.cause, 'the engine\'s own error is the cause');
+  assert.ok(err.cause, "the engine's own error is the cause");
   // a failed load is not cached: serving the files makes the next call work (octet-stream is fine too)
   configure({ wasmPaths: `${srv.base}/ok/` });
   const enc = await createEncoder(CHECK_CONFIG, { seed: CHECK_SEED });
@@ -236,7 +300,9 @@ console.log(JSON.stringify({ before, after: (await runtimeInfo()).memoryBytes })
 test("swapformer-models from its tarball, beside swapformer's: its README's example predicts '^olleh$'", () => {
   const app = installPacked({ models: true, prefix: 'swapformer-models-' });
   try {
-    const example = read('models/README.md').match(/```js\n(import \{ readFileSync \} from 'node:fs';\nimport \{ loadModel \} from 'swapformer';\nimport \{ encode, decode \} from 'swapformer-models\/tasks\.js';[\s\S]*?)```/)[1];
+    const example = read('models/README.md').match(
+      /```js\n(import \{ readFileSync \} from 'node:fs';\nimport \{ loadModel \} from 'swapformer';\nimport \{ encode, decode \} from 'swapformer-models\/tasks\.js';[\s\S]*?)```/,
+    )[1];
     writeFiles(app.dir, { 'example.js': example.replace(/^decode\((.*)\);.*$/m, 'console.log(decode($1));') });
     assert.equal(execFileSync(process.execPath, ['example.js'], { cwd: app.dir, encoding: 'utf8' }).trim(), '^olleh$');
   } finally {

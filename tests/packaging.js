@@ -15,7 +15,9 @@ export const BIN = (name) => path.join(REPO, 'node_modules', '.bin', name);
 /** `npm pack` of a folder of the repository into dest: {file, size, unpackedSize, files: [{path, size}]}. */
 export function pack(folder, dest) {
   const out = execFileSync('npm', ['pack', '--json', '--pack-destination', dest], {
-    cwd: path.join(REPO, folder), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: path.join(REPO, folder),
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   const [info] = JSON.parse(out);
   return { ...info, file: path.join(dest, info.filename) };
@@ -32,7 +34,8 @@ export function installPacked({ models = false, prefix = 'swapformer-pack-' } = 
   const modelsTarball = models ? pack('models', dir) : null;
   writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }, null, 2));
   execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball.file, ...(models ? [modelsTarball.file] : [])], {
-    cwd: dir, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   return { dir, tarball, modelsTarball, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
@@ -47,11 +50,21 @@ export function writeFiles(dir, files) {
 
 // The forward pass every bundle, page, worker and runtime runs.
 export const CHECK_CONFIG = {
-  vocabSize: 64, dModel: 32, heads: 4, layers: 2, ffDim: 64,
-  position: 'rope', norm: 'rmsnorm', normPlacement: 'pre', activation: 'swiglu',
+  vocabSize: 64,
+  dModel: 32,
+  heads: 4,
+  layers: 2,
+  ffDim: 64,
+  position: 'rope',
+  norm: 'rmsnorm',
+  normPlacement: 'pre',
+  activation: 'swiglu',
 };
 export const CHECK_SEED = 7;
-export const CHECK_IDS = [[1, 2, 3, 4, 5, 6, 7, 8, 9], [9, 8, 30, 63]];
+export const CHECK_IDS = [
+  [1, 2, 3, 4, 5, 6, 7, 8, 9],
+  [9, 8, 30, 63],
+];
 
 /** The source of a module exporting check(): the forward pass, the build, the exports. */
 export const checkModule = (specifier = 'swapformer') => `import * as swapformer from ${JSON.stringify(specifier)};
@@ -71,7 +84,7 @@ export async function check() {
 export const configure = swapformer.configure;
 `;
 
-const WASM = { 'simd128': 'swapformer.wasm', 'relaxed-simd': 'swapformer-relaxed.wasm' };
+const WASM = { simd128: 'swapformer.wasm', 'relaxed-simd': 'swapformer-relaxed.wasm' };
 const references = new Map();
 
 /** Node's output for the check, with the given build (this process runs with relaxed SIMD enabled). */
@@ -108,8 +121,13 @@ export async function assertMatchesNode(assert, result, what) {
 /** Per element |a - e| / (rms + |e|), the worst over the tensor (as helpers.js elementError; kept here so
  * that these tests do not depend on the golden fixtures that helpers.js loads). */
 export function elementError(actual, expected) {
-  let ss = 0, n = 0;
-  for (const e of expected) if (e !== 0) { ss += e * e; n++; }
+  let ss = 0,
+    n = 0;
+  for (const e of expected)
+    if (e !== 0) {
+      ss += e * e;
+      n++;
+    }
   const rms = n ? Math.sqrt(ss / n) : 1;
   let error = 0;
   for (let i = 0; i < expected.length; i++) {

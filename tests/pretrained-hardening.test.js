@@ -147,7 +147,11 @@ test('model files: Dense weights truncated, not base64, NaN, of a lying size, or
     [{ outFeatures: 48 }, 'BAD_FILE', /dense\[0\]: the weight must be 48 x 96/],
     [{ inFeatures: 48, outFeatures: 48 }, 'BAD_FILE', /dense\[0\]: in_features is 48, but the pooling \(cls \+ max \+ mean of 32 hidden features\) gives 96/],
     [{ inFeatures: '96' }, 'BAD_FILE', /inFeatures and outFeatures must be positive integers/],
-    ...['toString', 'constructor', 'valueOf', '__proto__', 'hasOwnProperty', 'softplus', 7].map((a) => [{ activation: a }, 'BAD_FILE', /dense\[0\]: activation .* is not one of identity, tanh/]),
+    ...['toString', 'constructor', 'valueOf', '__proto__', 'hasOwnProperty', 'softplus', 7].map((a) => [
+      { activation: a },
+      'BAD_FILE',
+      /dense\[0\]: activation .* is not one of identity, tanh/,
+    ]),
     [{ path: 3 }, 'BAD_FILE', /path must be a string/],
     [{ scale: 2 }, 'BAD_FILE', /dense\[0\]: unknown field 'scale'/],
   ]) {
@@ -165,7 +169,10 @@ test('model files: Dense weights truncated, not base64, NaN, of a lying size, or
 test('2_Dense/model.safetensors holding NaN or Infinity is BAD_WEIGHTS naming the file, the tensor and the index', async () => {
   const raw = new Uint8Array(readFileSync(path.join(ROOT, 'bert-dense-pairs', '2_Dense', 'model.safetensors')));
   const { parseSafetensors } = await import('../bindings/pretrained/safetensors.js');
-  for (const [tensor, index, value] of [['linear.weight', 7, NaN], ['linear.bias', 23, Infinity]]) {
+  for (const [tensor, index, value] of [
+    ['linear.weight', 7, NaN],
+    ['linear.bias', 23, Infinity],
+  ]) {
     const bytes = raw.slice();
     const t = parseSafetensors(bytes, 'x').tensors.get(tensor);
     new DataView(t.bytes.buffer, t.bytes.byteOffset, t.bytes.byteLength).setFloat32(4 * index, value, true);
@@ -174,7 +181,9 @@ test('2_Dense/model.safetensors holding NaN or Infinity is BAD_WEIGHTS naming th
       await rejects(loadPretrained(dir), 'BAD_WEIGHTS', new RegExp(`2_Dense/model\\.safetensors: ${tensor.replace('.', '\\.')}\\[${index}\\] is ${value}`));
       // the converter refuses it too (exit 1, no file)
       const out = path.join(dir, 'out.safetensors');
-      const r = await runChild(`process.argv.splice(2, 0, 'convert', ${JSON.stringify(dir)}, ${JSON.stringify(out)}); await import(${JSON.stringify(pathToFileURL(BIN).href)});`);
+      const r = await runChild(
+        `process.argv.splice(2, 0, 'convert', ${JSON.stringify(dir)}, ${JSON.stringify(out)}); await import(${JSON.stringify(pathToFileURL(BIN).href)});`,
+      );
       assert.equal(r.code, 1, r.stderr);
       assert.match(r.stderr, /BAD_WEIGHTS: 2_Dense\/model\.safetensors/);
       assert.ok(!existsSync(out));
@@ -190,13 +199,19 @@ test('pooling that cannot feed 2_Dense is refused at load, naming 2_Dense/config
   const { word_embedding_dimension: _d, ...noDim } = pooling;
   const dir = copyCase('bert-dense-pairs', { '1_Pooling/config.json': { ...noDim, pooling_mode_max_tokens: false } });
   try {
-    await rejects(loadPretrained(dir), 'BAD_FILE', /2_Dense\/config\.json: in_features is 96, but the pooling \(cls \+ mean of 32 hidden features\) gives 64 features/);
+    await rejects(
+      loadPretrained(dir),
+      'BAD_FILE',
+      /2_Dense\/config\.json: in_features is 96, but the pooling \(cls \+ mean of 32 hidden features\) gives 64 features/,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
   // a word_embedding_dimension that is not the hidden size, chained into a Dense sized from it
-  const wrong = copyCase('bert-dense-pairs', { '1_Pooling/config.json': { ...pooling, word_embedding_dimension: 16 },
-    '2_Dense/config.json': { ...readJSON('bert-dense-pairs', '2_Dense/config.json'), in_features: 48 } });
+  const wrong = copyCase('bert-dense-pairs', {
+    '1_Pooling/config.json': { ...pooling, word_embedding_dimension: 16 },
+    '2_Dense/config.json': { ...readJSON('bert-dense-pairs', '2_Dense/config.json'), in_features: 48 },
+  });
   try {
     await rejects(loadPretrained(wrong), 'BAD_FILE', /2_Dense\/(config\.json|model\.safetensors)/);
   } finally {
@@ -217,7 +232,11 @@ test('config fields: ModernBERT global_attn_every_n_layers 0 and T5 feed_forward
     ['sentence-t5', { ...t5, dense_act_fn: 'toString' }, /"toString" is not supported/],
     ['t5-relu', { ...readJSON('t5-relu', 'config.json'), dense_act_fn: 'constructor' }, /config\.json: act = "constructor" is not supported/],
     ['bert-minilm', { ...readJSON('bert-minilm', 'config.json'), hidden_act: 'valueOf' }, /config\.json: hidden_act = "valueOf" is not supported/],
-    ['nomic-embed', { ...readJSON('nomic-embed', 'config.json'), activation_function: 'toString' }, /config\.json: activation_function = "toString" is not supported/],
+    [
+      'nomic-embed',
+      { ...readJSON('nomic-embed', 'config.json'), activation_function: 'toString' },
+      /config\.json: activation_function = "toString" is not supported/,
+    ],
   ]) {
     const dir = copyCase(c, { 'config.json': config });
     try {
@@ -241,22 +260,39 @@ test(`JSON nested deeper than ${MAX_JSON_DEPTH} is BAD_FILE naming the file (fol
   for (const [file, text] of cases) {
     const dir = copyCase('bert-minilm', { [file]: text });
     try {
-      await rejects(loadPretrained(dir), 'BAD_FILE', new RegExp(`${file.replace(/[./]/g, '\\$&')} \\(in [^)]*\\) nests objects or arrays more than ${MAX_JSON_DEPTH} deep`));
-      const src = await openSource(new Map([['config.json', '{}'], [file, text]]));
+      await rejects(
+        loadPretrained(dir),
+        'BAD_FILE',
+        new RegExp(`${file.replace(/[./]/g, '\\$&')} \\(in [^)]*\\) nests objects or arrays more than ${MAX_JSON_DEPTH} deep`),
+      );
+      const src = await openSource(
+        new Map([
+          ['config.json', '{}'],
+          [file, text],
+        ]),
+      );
       if (file !== 'tokenizer.json') await rejects(src.readJSON(file), 'BAD_FILE', /nests/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   }
   // exactly the limit is fine; strings with brackets and escaped quotes do not count
-  const src = await openSource(new Map([['config.json', '{}'], ['a.json', deep(MAX_JSON_DEPTH)], ['b.json', JSON.stringify({ s: '[[[[{{{{\\"'.repeat(100) })]]));
+  const src = await openSource(
+    new Map([
+      ['config.json', '{}'],
+      ['a.json', deep(MAX_JSON_DEPTH)],
+      ['b.json', JSON.stringify({ s: '[[[[{{{{\\"'.repeat(100) })],
+    ]),
+  );
   assert.ok(await src.readJSON('a.json'));
   assert.ok(await src.readJSON('b.json'));
   // the converter: exit 1 naming the file, no output
   const dir = copyCase('bert-minilm', { 'tokenizer_config.json': `{"unused": ${deep(10 ** 4)}}` });
   try {
     const out = path.join(dir, 'out.safetensors');
-    const r = await runChild(`process.argv.splice(2, 0, 'convert', ${JSON.stringify(dir)}, ${JSON.stringify(out)}); await import(${JSON.stringify(pathToFileURL(BIN).href)});`);
+    const r = await runChild(
+      `process.argv.splice(2, 0, 'convert', ${JSON.stringify(dir)}, ${JSON.stringify(out)}); await import(${JSON.stringify(pathToFileURL(BIN).href)});`,
+    );
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /BAD_FILE: tokenizer_config\.json .*nests/);
     assert.ok(!existsSync(out));
@@ -271,10 +307,13 @@ test('folders: a FIFO, a socket, a file past its size cap are refused without re
     const { execFileSync } = await import('node:child_process');
     execFileSync('mkfifo', [path.join(dir, 'tokenizer_config.json')]);
     // in a child: a loader that opens the FIFO for reading waits for a writer for ever
-    const r = await runChild(`
+    const r = await runChild(
+      `
       import { loadPretrained } from ${JSON.stringify(url('bindings/index.js'))};
       try { await loadPretrained(${JSON.stringify(dir)}); console.log(JSON.stringify({ loaded: true })); }
-      catch (e) { console.log(JSON.stringify({ name: e.name, code: e.code, message: e.message })); }`, { timeout: 15000 });
+      catch (e) { console.log(JSON.stringify({ name: e.name, code: e.code, message: e.message })); }`,
+      { timeout: 15000 },
+    );
     const got = childResult(r, 'FIFO');
     assert.equal(got.code, 'BAD_FILE', got.message);
     assert.match(got.message, /tokenizer_config\.json in the directory .* is a FIFO; swapformer reads only regular files/);
@@ -297,10 +336,13 @@ test('folders: a FIFO, a socket, a file past its size cap are refused without re
       device = false;
     }
     if (device) {
-      const d = await runChild(`
+      const d = await runChild(
+        `
         import { loadPretrained } from ${JSON.stringify(url('bindings/index.js'))};
         try { await loadPretrained(${JSON.stringify(dir)}); console.log(JSON.stringify({ loaded: true })); }
-        catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }`, { timeout: 15000 });
+        catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }`,
+        { timeout: 15000 },
+      );
       const dev = childResult(d, 'device');
       assert.equal(dev.code, 'BAD_FILE', dev.message);
       assert.match(dev.message, /special_tokens_map\.json in the directory .* is a device/);
@@ -326,7 +368,8 @@ test('folders: a FIFO, a socket, a file past its size cap are refused without re
 });
 
 /** Runs the converter in a child (with a timeout): {code, stdout, stderr}. */
-const convert = (...args) => runChild(`process.argv.splice(2, 0, 'convert', ...${JSON.stringify(args)}); await import(${JSON.stringify(pathToFileURL(BIN).href)});`, { timeout: 60000 });
+const convert = (...args) =>
+  runChild(`process.argv.splice(2, 0, 'convert', ...${JSON.stringify(args)}); await import(${JSON.stringify(pathToFileURL(BIN).href)});`, { timeout: 60000 });
 
 test('symlinks: out of the folder refused by the loader and the converter (nothing leaks); inside it and the hub cache layout work', async () => {
   const tmp = mkdtempSync(path.join(tmpdir(), 'swapformer-links-'));
@@ -337,15 +380,22 @@ test('symlinks: out of the folder refused by the loader and the converter (nothi
     const ref = await loadPretrained(path.join(ROOT, 'bert-minilm'));
     const want = ref.embed(texts).data;
     ref.dispose();
-    for (const [file, target] of [['tokenizer_config.json', secret], ['tokenizer.json', '/dev/zero'], ['special_tokens_map.json', '/etc/passwd']]) {
+    for (const [file, target] of [
+      ['tokenizer_config.json', secret],
+      ['tokenizer.json', '/dev/zero'],
+      ['special_tokens_map.json', '/etc/passwd'],
+    ]) {
       const dir = path.join(tmp, `out-${file}`);
       cpSync(path.join(ROOT, 'bert-minilm'), dir, { recursive: true });
       rmSync(path.join(dir, file));
       symlinkSync(target, path.join(dir, file));
-      const r = await runChild(`
+      const r = await runChild(
+        `
         import { loadPretrained } from ${JSON.stringify(url('bindings/index.js'))};
         try { await loadPretrained(${JSON.stringify(dir)}); console.log(JSON.stringify({ loaded: true })); }
-        catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }`, { timeout: 15000 });
+        catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }`,
+        { timeout: 15000 },
+      );
       const got = childResult(r, `${file} -> ${target}`);
       assert.equal(got.code, 'BAD_FILE', got.message);
       assert.match(got.message, new RegExp(`${file.replace('.', '\\.')} in the directory .* is a symlink to ${target.replace(/[./]/g, '\\$&')}, outside`));
@@ -372,7 +422,10 @@ test('symlinks: out of the folder refused by the loader and the converter (nothi
     mkdirSync(path.join(repo, 'blobs'), { recursive: true });
     mkdirSync(path.join(repo, 'refs'));
     writeFileSync(path.join(repo, 'refs', 'main'), commit);
-    const walk = (rel) => readdirSync(path.join(ROOT, 'bert-minilm', rel), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(rel, e.name)) : [path.join(rel, e.name)]));
+    const walk = (rel) =>
+      readdirSync(path.join(ROOT, 'bert-minilm', rel), { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? walk(path.join(rel, e.name)) : [path.join(rel, e.name)],
+      );
     walk('').forEach((rel, i) => {
       const blob = path.join(repo, 'blobs', `blob${i}`);
       cpSync(path.join(ROOT, 'bert-minilm', rel), blob);
@@ -401,8 +454,11 @@ test('symlinks: out of the folder refused by the loader and the converter (nothi
 });
 
 test('converter: a tokenizer.json that is not JSON, or not a tokenizer, exits 1 and writes nothing', async () => {
-  for (const [text, code, re] of [['not json {', 'BAD_FILE', /tokenizer\.json \(in .*\) is not valid JSON/], ['[1, 2]', 'BAD_FILE', /tokenizer\.json \(in .*\): must be a JSON object/],
-    ['{"model": {"type": "NoSuchModel"}}', 'UNSUPPORTED_MODEL', /NoSuchModel/]]) {
+  for (const [text, code, re] of [
+    ['not json {', 'BAD_FILE', /tokenizer\.json \(in .*\) is not valid JSON/],
+    ['[1, 2]', 'BAD_FILE', /tokenizer\.json \(in .*\): must be a JSON object/],
+    ['{"model": {"type": "NoSuchModel"}}', 'UNSUPPORTED_MODEL', /NoSuchModel/],
+  ]) {
     const dir = copyCase('bert-minilm', { 'tokenizer.json': text });
     try {
       const out = path.join(dir, 'out.safetensors');
@@ -424,8 +480,14 @@ test('converter: a write that fails (EFBIG past ulimit -f) leaves the previous o
     assert.equal((await convert(path.join(ROOT, 'bert-minilm'), out)).code, 0);
     const before = readFileSync(out);
     // the same conversion under a 64 KB file size limit: the write fails part-way
-    const r = await new Promise((resolve) => execFile('bash', ['-c', `ulimit -f 64; exec "$0" "$@"`,
-      process.execPath, ...NODE_FLAGS, BIN, 'convert', path.join(ROOT, 'nomic-embed'), out], { timeout: 60000 }, (error, stdout, stderr) => resolve({ code: error?.code ?? 0, stderr })));
+    const r = await new Promise((resolve) =>
+      execFile(
+        'bash',
+        ['-c', `ulimit -f 64; exec "$0" "$@"`, process.execPath, ...NODE_FLAGS, BIN, 'convert', path.join(ROOT, 'nomic-embed'), out],
+        { timeout: 60000 },
+        (error, stdout, stderr) => resolve({ code: error?.code ?? 0, stderr }),
+      ),
+    );
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /EFBIG|file too large/i);
     assert.deepEqual(readFileSync(out), before, 'the previous output is untouched');
@@ -442,10 +504,21 @@ test('embed reads each text once; a hole or a non-string is named texts[i]', asy
     const want = p.embed(['stable', 'second']).data;
     let reads = 0;
     const tricky = ['x', 'second'];
-    Object.defineProperty(tricky, 0, { get() { reads++; return reads === 1 ? 'stable' : 42; }, enumerable: true });
+    Object.defineProperty(tricky, 0, {
+      get() {
+        reads++;
+        return reads === 1 ? 'stable' : 42;
+      },
+      enumerable: true,
+    });
     assertBitIdentical(p.embed(tricky).data, want, 'the getter read once');
     assert.equal(reads, 1);
-    const counted = new Proxy(['stable', 'second'], { get(t, k, r) { if (k === '0') reads++; return Reflect.get(t, k, r); } });
+    const counted = new Proxy(['stable', 'second'], {
+      get(t, k, r) {
+        if (k === '0') reads++;
+        return Reflect.get(t, k, r);
+      },
+    });
     reads = 0;
     assertBitIdentical((await p.embedAsync(counted)).data, want, 'a Proxy, embedAsync');
     assert.equal(reads, 1);
@@ -468,13 +541,13 @@ test('embed reads each text once; a hole or a non-string is named texts[i]', asy
 function safetensorsBytes(entries) {
   let at = 0;
   const header = {};
-  for (const [name, t] of entries) header[name] = { dtype: t.dtype, shape: t.shape, data_offsets: [at, at += t.bytes.length] };
+  for (const [name, t] of entries) header[name] = { dtype: t.dtype, shape: t.shape, data_offsets: [at, (at += t.bytes.length)] };
   const h = Buffer.from(JSON.stringify(header));
   const out = new Uint8Array(8 + h.length + at);
   new DataView(out.buffer).setBigUint64(0, BigInt(h.length), true);
   out.set(h, 8);
   let p = 8 + h.length;
-  for (const [, t] of entries) out.set(t.bytes, p), p += t.bytes.length;
+  for (const [, t] of entries) (out.set(t.bytes, p), (p += t.bytes.length));
   return out;
 }
 
@@ -485,7 +558,10 @@ async function shardedMinilm() {
   const tensors = [...parseSafetensors(new Uint8Array(readFileSync(path.join(ROOT, 'bert-minilm', 'model.safetensors')))).tensors];
   const shards = tensors.map((_, i) => `model-${String(i + 1).padStart(5, '0')}-of-${String(tensors.length).padStart(5, '0')}.safetensors`);
   tensors.forEach(([name, t], i) => writeFileSync(path.join(dir, shards[i]), safetensorsBytes([[name, t]])));
-  writeFileSync(path.join(dir, 'model.safetensors.index.json'), JSON.stringify({ metadata: {}, weight_map: Object.fromEntries(tensors.map(([n], i) => [n, shards[i]])) }));
+  writeFileSync(
+    path.join(dir, 'model.safetensors.index.json'),
+    JSON.stringify({ metadata: {}, weight_map: Object.fromEntries(tensors.map(([n], i) => [n, shards[i]])) }),
+  );
   return { dir, shards };
 }
 
@@ -514,7 +590,10 @@ test(`shards: ${SHARD_CONCURRENCY} at a time; the first failure cancels the rest
     // the requests the loader starts (its fetch calls): on a loaded machine one sent before the rejection
     // can reach the stand-in after it, so the server's count is not the loader's
     let started = 0;
-    const counting = (...args) => { started++; return fetch(...args); };
+    const counting = (...args) => {
+      started++;
+      return fetch(...args);
+    };
     await rejects(loadPretrained('test/sharded', { hubUrl: hub.url, cache: false, fetch: counting }), 'NETWORK', new RegExp(`${shards[2]}: HTTP 500`));
     const atRejection = started;
     assert.equal(await drained(hub), 0, 'no download still open after the rejection');
@@ -524,7 +603,12 @@ test(`shards: ${SHARD_CONCURRENCY} at a time; the first failure cancels the rest
     assert.ok(shardRequests.length <= SHARD_CONCURRENCY + 2, `${shardRequests.length} shards asked for before the failure stopped the rest`);
 
     // shard 1 stops dripping, shard 3 fails: the failure cancels shard 1 at once (not after its stall timeout)
-    const stalled = await startHub({ repos: { 'test/sharded': dir }, cache: false, stall: { [`/cdn-lfs/test/sharded/${shards[0]}`]: 100 }, failOnce: [failing] });
+    const stalled = await startHub({
+      repos: { 'test/sharded': dir },
+      cache: false,
+      stall: { [`/cdn-lfs/test/sharded/${shards[0]}`]: 100 },
+      failOnce: [failing],
+    });
     try {
       const t0 = performance.now();
       await rejects(loadPretrained('test/sharded', { hubUrl: stalled.url, stallTimeout: 10000 }), 'NETWORK', new RegExp(`${shards[2]}: HTTP 500`));
@@ -548,15 +632,25 @@ test(`shards: an index naming more than ${MAX_SHARDS} shards is BAD_FILE before 
       const map = Object.fromEntries(Array.from({ length: n }, (_, i) => [`t${i}`, `s${i}.safetensors`]));
       writeFileSync(path.join(dir, 'model.safetensors.index.json'), JSON.stringify({ weight_map: map }));
       const before = hub.requests.length;
-      await rejects(loadPretrained('test/many', { hubUrl: hub.url, cache: false }), 'BAD_FILE', new RegExp(`model\\.safetensors\\.index\\.json: weight_map names more than ${MAX_SHARDS} shard files`));
+      await rejects(
+        loadPretrained('test/many', { hubUrl: hub.url, cache: false }),
+        'BAD_FILE',
+        new RegExp(`model\\.safetensors\\.index\\.json: weight_map names more than ${MAX_SHARDS} shard files`),
+      );
       assert.ok(!hub.requests.slice(before).some((r) => /\/s\d+\.safetensors$/.test(r.path)), `${n} shards: none requested`);
     }
     // 400,000 tensors over 1,000 shards: a list scan per tensor took seconds; a Set takes milliseconds
     const map = Object.fromEntries(Array.from({ length: 400000 }, (_, i) => [`t${i}`, `s${i % MAX_SHARDS}.safetensors`]));
-    const src = await openSource(new Map([['config.json', '{}'], ['model.safetensors.index.json', JSON.stringify({ weight_map: map })]]));
+    const src = await openSource(
+      new Map([
+        ['config.json', '{}'],
+        ['model.safetensors.index.json', JSON.stringify({ weight_map: map })],
+      ]),
+    );
     const cpu0 = process.cpuUsage();
     await rejects(readWeights(src), 'NOT_FOUND', /s0\.safetensors/);
-    const { user, system } = process.cpuUsage(cpu0), ms = (user + system) / 1000;
+    const { user, system } = process.cpuUsage(cpu0),
+      ms = (user + system) / 1000;
     // CPU time, not the wall clock (a loaded machine stretched the latter past 6 s): measured 0.36 s
     // (a list scan per tensor: 0.89 s) on a quiet machine; the bound guards against anything quadratic
     // in the tensors (minutes)
@@ -568,8 +662,14 @@ test(`shards: an index naming more than ${MAX_SHARDS} shards is BAD_FILE before 
 });
 
 test('the fetch option answering something that is not a Response is NETWORK naming the option', async () => {
-  for (const [answer, re] of [[42, /number/], [null, /null/], [{}, /an object/], ['text', /string/], [[], /an array/],
-    [{ ok: true, status: 200, headers: new Headers(), body: {} }, /an object/]]) {
+  for (const [answer, re] of [
+    [42, /number/],
+    [null, /null/],
+    [{}, /an object/],
+    ['text', /string/],
+    [[], /an array/],
+    [{ ok: true, status: 200, headers: new Headers(), body: {} }, /an object/],
+  ]) {
     const src = await openSource('test/model', { hubUrl: 'http://127.0.0.1:9', fetch: async () => answer });
     const e = await rejects(src.read('config.json'), 'NETWORK', /config\.json: the fetch option resolved to .* not a Response/);
     assert.match(e.message, re);
@@ -581,14 +681,25 @@ test('the fetch option answering something that is not a Response is NETWORK nam
 test('a lying Content-Length (1e12, 2^32 + 10) is BAD_FILE naming the file, from the hub and from a fetch option', async () => {
   const dir = copyCase('bert-minilm');
   for (const length of [1e12, 2 ** 32 + 10, 17 * 2 ** 20]) {
-    const hub = await startHub({ repos: { 'test/lying': dir }, cache: false, headers: { '/test/lying/resolve/main/config.json': { 'Content-Length': String(length) } } });
+    const hub = await startHub({
+      repos: { 'test/lying': dir },
+      cache: false,
+      headers: { '/test/lying/resolve/main/config.json': { 'Content-Length': String(length) } },
+    });
     try {
-      await rejects(loadPretrained('test/lying', { hubUrl: hub.url }), 'BAD_FILE', new RegExp(`config\\.json \\(in test/lying\\) is ${length} bytes or more, past the 16777216 bytes`));
+      await rejects(
+        loadPretrained('test/lying', { hubUrl: hub.url }),
+        'BAD_FILE',
+        new RegExp(`config\\.json \\(in test/lying\\) is ${length} bytes or more, past the 16777216 bytes`),
+      );
       assert.equal(await drained(hub), 0, 'the answer is dropped');
     } finally {
       await hub.close();
     }
-    const src = await openSource('test/x', { hubUrl: 'http://127.0.0.1:9', fetch: async () => new Response('{}', { headers: { 'content-length': String(length) } }) });
+    const src = await openSource('test/x', {
+      hubUrl: 'http://127.0.0.1:9',
+      fetch: async () => new Response('{}', { headers: { 'content-length': String(length) } }),
+    });
     await rejects(src.read('config.json'), 'BAD_FILE', new RegExp(`config\\.json \\(in test/x\\) is ${length} bytes or more, past the 16777216 bytes`));
     if (length > 2 ** 31) await rejects(src.read('model.safetensors'), 'BAD_FILE', /model\.safetensors .* past the 2147483648 bytes/);
   }
@@ -627,16 +738,28 @@ test('a body that never ends stops at the cap and is cancelled; a gzip body infl
     const { Readable } = await import('node:stream');
     const { createWriteStream } = await import('node:fs');
     const block = Buffer.alloc(2 ** 20, 0x20);
-    await pipeline(Readable.from((function* () { yield Buffer.from('{"a": 1'); for (let i = 0; i < 256; i++) yield block; yield Buffer.from('}'); })()),
-      createGzip({ level: 1 }), createWriteStream(path.join(dir, 'config.json')));
-    const g = await runChild(`${CHILD_IMPORTS}
+    await pipeline(
+      Readable.from(
+        (function* () {
+          yield Buffer.from('{"a": 1');
+          for (let i = 0; i < 256; i++) yield block;
+          yield Buffer.from('}');
+        })(),
+      ),
+      createGzip({ level: 1 }),
+      createWriteStream(path.join(dir, 'config.json')),
+    );
+    const g = await runChild(
+      `${CHILD_IMPORTS}
       const hub = await startHub({ repos: { 'test/gz': ${JSON.stringify(dir)} }, cache: false,
         headers: { '/test/gz/resolve/main/config.json': { 'Content-Encoding': 'gzip' } } });
       const before = process.resourceUsage().maxRSS;
       const result = await outcome(loadPretrained('test/gz', { hubUrl: hub.url }));
       const peakMB = process.resourceUsage().maxRSS / 1024, beforeMB = before / 1024;
       await hub.close();
-      console.log(JSON.stringify({ result, peakMB, beforeMB }));`, { timeout: 60000 });
+      console.log(JSON.stringify({ result, peakMB, beforeMB }));`,
+      { timeout: 60000 },
+    );
     const gz = childResult(g, 'gzip');
     assert.equal(gz.result.code, 'BAD_FILE', gz.result.message);
     assert.match(gz.result.message, /config\.json \(in test\/gz\) is \d+ bytes or more, past the 16777216 bytes/);
@@ -650,7 +773,8 @@ test('a body that never ends stops at the cap and is cancelled; a gzip body infl
 test('stallTimeout: a body that stops dripping, an answer that never comes, a fetch that never resolves are NETWORK naming the file', async () => {
   const dir = copyCase('bert-minilm');
   try {
-    const r = await runChild(`${CHILD_IMPORTS}
+    const r = await runChild(
+      `${CHILD_IMPORTS}
       // modules.json never answered (it is read before the weights), then the weights' body stopping after 100 bytes
       const hub = await startHub({ repos: { 'test/stall': ${JSON.stringify(dir)} }, cache: false, hang: ['/test/stall/resolve/main/modules.json'] });
       const body = await timed(loadPretrained('test/stall', { hubUrl: hub.url, stallTimeout: 200 }));
@@ -663,10 +787,15 @@ test('stallTimeout: a body that stops dripping, an answer that never comes, a fe
         fetch: async () => new Response(new ReadableStream({ start(c) { c.enqueue(new Uint8Array(10)); } })) })).read('config.json'));
       await hub.close();
       await hub2.close();
-      console.log(JSON.stringify({ body, stalled, activeAfterStall, never, dripForever }));`, { timeout: 30000 });
+      console.log(JSON.stringify({ body, stalled, activeAfterStall, never, dripForever }));`,
+      { timeout: 30000 },
+    );
     const got = childResult(r, 'stall');
     assert.equal(got.body.code, 'NETWORK', got.body.message);
-    assert.match(got.body.message, /modules\.json: nothing arrived from http:\/\/127\.0\.0\.1:\d+\/test\/stall\/resolve\/main\/modules\.json for 200 ms \(the stallTimeout option\)/);
+    assert.match(
+      got.body.message,
+      /modules\.json: nothing arrived from http:\/\/127\.0\.0\.1:\d+\/test\/stall\/resolve\/main\/modules\.json for 200 ms \(the stallTimeout option\)/,
+    );
     assert.equal(got.stalled.code, 'NETWORK', got.stalled.message);
     assert.match(got.stalled.message, /model\.safetensors: nothing arrived .* for 200 ms/);
     assert.ok(got.stalled.ms < 5000, `${got.stalled.ms} ms`);
@@ -682,7 +811,8 @@ test('stallTimeout: a body that stops dripping, an answer that never comes, a fe
 test('signal: aborting stops pending answers and body reads (NETWORK, the reason as cause); an aborted signal reads nothing', async () => {
   const dir = copyCase('bert-minilm');
   try {
-    const r = await runChild(`${CHILD_IMPORTS}
+    const r = await runChild(
+      `${CHILD_IMPORTS}
       const hub = await startHub({ repos: { 'test/abort': ${JSON.stringify(dir)} }, cache: false,
         stall: { '/cdn-lfs/test/abort/model.safetensors': 100 }, hang: ['/test/abort/resolve/main/tokenizer.json'] });
       // abort once the weights' body is dripping (a fixed delay could land on an earlier file under load)
@@ -706,7 +836,9 @@ test('signal: aborting stops pending answers and body reads (NETWORK, the reason
       const badSignal = await outcome(openSource(${JSON.stringify(dir)}, { signal: 'stop' }));
       const badTimeout = await outcome(openSource(${JSON.stringify(dir)}, { stallTimeout: 0 }));
       await hub.close();
-      console.log(JSON.stringify({ body, activeAfterBody, already, requestsWhenAborted, ignoring, ck, badSignal, badTimeout }));`, { timeout: 30000 });
+      console.log(JSON.stringify({ body, activeAfterBody, already, requestsWhenAborted, ignoring, ck, badSignal, badTimeout }));`,
+      { timeout: 30000 },
+    );
     const got = childResult(r, 'signal');
     assert.equal(got.body.code, 'NETWORK', got.body.message);
     assert.match(got.body.message, /model\.safetensors: aborted \(the signal option: the user left\)/);
@@ -732,7 +864,8 @@ test('signal: aborting stops pending answers and body reads (NETWORK, the reason
 
 test('mutations (a few seconds): model-file metadata and shard indexes give a model or a SwapformerError, never another exception or a hang', async (t) => {
   const seed = Number(process.env.SWAPFORMER_FUZZ_SEED ?? 20251201);
-  const r = await runChild(`${CHILD_IMPORTS}
+  const r = await runChild(
+    `${CHILD_IMPORTS}
     import { SwapformerError } from ${JSON.stringify(url('bindings/index.js'))};
     import { readWeights } from ${JSON.stringify(url('bindings/pretrained/safetensors.js'))};
     import { writeModelFile } from ${JSON.stringify(url('bindings/pretrained/model-file.js'))};
@@ -827,7 +960,9 @@ test('mutations (a few seconds): model-file metadata and shard indexes give a mo
         await record('index ' + text.slice(0, 160), () => (rand() < 0.5 ? loadPretrained(map) : openSource(map).then(readWeights)));
       }
     }
-    console.log(JSON.stringify({ iterations, outcomes, failures }));`, { timeout: 60000 });
+    console.log(JSON.stringify({ iterations, outcomes, failures }));`,
+    { timeout: 60000 },
+  );
   const got = childResult(r, `mutations (seed ${seed})`);
   t.diagnostic(`seed ${seed}: ${got.iterations} mutations: ${JSON.stringify(got.outcomes)}`);
   assert.deepEqual(got.failures, [], `seed ${seed} (SWAPFORMER_FUZZ_SEED): not a SwapformerError`);

@@ -30,16 +30,20 @@ import { readRecipe, defaultRecipe, pool, applyRecipe, erf, POOLING_ORDER } from
 
 const ROOT = fileURLToPath(new URL('./pretrained/', import.meta.url));
 const REPO = fileURLToPath(new URL('../', import.meta.url));
-const CASES = readdirSync(ROOT).filter((n) => n !== 'expected' && statSync(path.join(ROOT, n)).isDirectory()).sort();
-const EXPECTED = readdirSync(path.join(ROOT, 'expected')).filter((n) => n.endsWith('.json')).sort()
+const CASES = readdirSync(ROOT)
+  .filter((n) => n !== 'expected' && statSync(path.join(ROOT, n)).isDirectory())
+  .sort();
+const EXPECTED = readdirSync(path.join(ROOT, 'expected'))
+  .filter((n) => n.endsWith('.json'))
+  .sort()
   .map((n) => JSON.parse(readFileSync(path.join(ROOT, 'expected', n), 'utf8')));
 const WITH_WEIGHTS = CASES.filter((c) => c !== 'bert-pytorch-bin');
 
 /** Every file below a folder, as '/'-separated relative paths. */
 function listFiles(dir, prefix = '') {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory()
-    ? listFiles(path.join(dir, e.name), `${prefix}${e.name}/`)
-    : [`${prefix}${e.name}`])).sort();
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? listFiles(path.join(dir, e.name), `${prefix}${e.name}/`) : [`${prefix}${e.name}`]))
+    .sort();
 }
 const onDisk = (c, file) => new Uint8Array(readFileSync(path.join(ROOT, c, file)));
 /** A fixture folder as a Map of relative path -> bytes. */
@@ -109,7 +113,11 @@ test('source kinds: an existing path wins over an id; ./, /, C:\\ are paths; own
     const local = await openSource('owner/name');
     assert.equal(local.kind, 'directory');
     assert.deepEqual(await local.readJSON('config.json'), { ok: true });
-    const hub = await openSource('owner/other', { fetch: () => { throw new Error('no network in this test'); } });
+    const hub = await openSource('owner/other', {
+      fetch: () => {
+        throw new Error('no network in this test');
+      },
+    });
     assert.equal(hub.kind, 'hub');
     assert.equal(hub.label, 'owner/other');
   } finally {
@@ -118,10 +126,8 @@ test('source kinds: an existing path wins over an id; ./, /, C:\\ are paths; own
   }
   await rejects(openSource('C:\\models\\x'), 'NOT_FOUND', /C:/);
   await rejects(openSource('/no/such/dir'), 'NOT_FOUND', /\/no\/such\/dir/);
-  for (const id of ['BAAI/bge-small-en-v1.5', 'sentence-transformers/all-MiniLM-L6-v2', 'a_b/c.d'])
-    assert.ok(isHubId(id), id);
-  for (const id of ['a/../b', 'a/b/c', 'a..b/c', 'a--b/c', 'a b/c', '/a/b', 'a/', 'ab'])
-    assert.ok(!isHubId(id), id);
+  for (const id of ['BAAI/bge-small-en-v1.5', 'sentence-transformers/all-MiniLM-L6-v2', 'a_b/c.d']) assert.ok(isHubId(id), id);
+  for (const id of ['a/../b', 'a/b/c', 'a..b/c', 'a--b/c', 'a b/c', '/a/b', 'a/', 'ab']) assert.ok(!isHubId(id), id);
   await rejects(openSource('owner/name', { revision: '' }), 'BAD_ARGUMENT', /revision/);
   await rejects(openSource('owner/name', { hubUrl: 'ftp://x' }), 'BAD_ARGUMENT', /hubUrl/);
   await rejects(openSource('owner/name', { fetch: 'yes' }), 'BAD_ARGUMENT', /fetch/);
@@ -137,8 +143,9 @@ test('file map: object, Map, strings, Blobs, File lists, a dropped folder stripp
   }
   const map = folderMap('bert-dense-pairs');
   // a dropped folder, values as Blobs, ArrayBuffers and strings
-  const dropped = new Map([...map].map(([k, v], i) => [`all-MiniLM-L6-v2/${k}`,
-    i % 3 === 0 ? new Blob([v]) : i % 3 === 1 ? v.slice().buffer : new TextDecoder().decode(v)]));
+  const dropped = new Map(
+    [...map].map(([k, v], i) => [`all-MiniLM-L6-v2/${k}`, i % 3 === 0 ? new Blob([v]) : i % 3 === 1 ? v.slice().buffer : new TextDecoder().decode(v)]),
+  );
   for (const [k, v] of map) if (k.endsWith('.safetensors')) dropped.set(`all-MiniLM-L6-v2/${k}`, new Blob([v])); // binary never as a string
   const src = await openSource(dropped);
   assert.equal(src.kind, 'files');
@@ -190,8 +197,10 @@ test('paths that escape the source are refused before any read, naming the refer
     }
     assert.ok(!hub.requests.some((r) => r.path.includes('passwd')), 'no request for the escaping path');
     // a module path in modules.json
-    const modules = JSON.stringify([{ idx: 0, name: '0', path: '', type: 'sentence_transformers.models.Transformer' },
-      { idx: 1, name: '1', path: '../1_Pooling', type: 'sentence_transformers.models.Pooling' }]);
+    const modules = JSON.stringify([
+      { idx: 0, name: '0', path: '', type: 'sentence_transformers.models.Transformer' },
+      { idx: 1, name: '1', path: '../1_Pooling', type: 'sentence_transformers.models.Pooling' },
+    ]);
     await rejects(readRecipe(await openSource({ 'config.json': '{}', 'modules.json': modules })), 'BAD_FILE', /modules\.json names the file '\.\.\/1_Pooling'/);
   } finally {
     await hub.close();
@@ -224,7 +233,10 @@ test('Hub: every fixture file through resolve URLs (LFS redirects followed), laz
   const hub = await startHub({ repos: HUB_REPOS, slow: { chunks: 4, delayMs: 2 }, cache: false });
   try {
     let calls = 0;
-    const counting = (url, init) => { calls++; return fetch(url, init); };
+    const counting = (url, init) => {
+      calls++;
+      return fetch(url, init);
+    };
     for (const c of CASES) {
       const before = hub.requests.length;
       const src = await openSource(`test/${c}`, { hubUrl: hub.url, fetch: counting });
@@ -236,7 +248,10 @@ test('Hub: every fixture file through resolve URLs (LFS redirects followed), laz
     // a resolve URL and, for LFS files, the CDN it redirects to (the loader follows the hub's redirects itself in Node)
     const gets = hub.requests.filter((r) => r.method === 'GET' && (r.path.includes('/resolve/') || r.path.startsWith('/cdn-lfs/')));
     assert.equal(calls, gets.length, 'every download went through the fetch option');
-    assert.ok(hub.requests.some((r) => r.status === 302 && r.path.endsWith('/model.safetensors')), 'LFS redirect seen');
+    assert.ok(
+      hub.requests.some((r) => r.status === 302 && r.path.endsWith('/model.safetensors')),
+      'LFS redirect seen',
+    );
     assert.ok(hub.requests.some((r) => r.path === '/test/bert-minilm/resolve/main/1_Pooling/config.json'));
     // a trailing slash on hubUrl is fine
     const src = await openSource('test/bert-minilm', { hubUrl: `${hub.url}/` });
@@ -308,7 +323,13 @@ test('Hub: revisions (40-hex, refs/pr/1 encoded), optional files, and error code
     await rejects(src.read('modules.json', { optional: true }), 'NETWORK', /HTTP 503/);
     assert.deepEqual(await src.read('config.json'), onDisk('bert-minilm', 'config.json'), 'the next try works');
     // fetch itself failing
-    const broken = await openSource('test/bert-minilm', { hubUrl: hub.url, cache: false, fetch: async () => { throw new TypeError('fetch failed'); } });
+    const broken = await openSource('test/bert-minilm', {
+      hubUrl: hub.url,
+      cache: false,
+      fetch: async () => {
+        throw new TypeError('fetch failed');
+      },
+    });
     await rejects(broken.read('config.json'), 'NETWORK', /fetch failed/);
     await rejects(broken.read('config.json', { optional: true }), 'NETWORK', /config\.json/);
     // a server that is not there
@@ -344,14 +365,18 @@ const f32bytes = (values) => new Uint8Array(new Float32Array(values).buffer);
 
 /** float16 bits -> value, by the IEEE formula (independent of safetensors.js). */
 function decodeF16(bits) {
-  const sign = bits & 0x8000 ? -1 : 1, e = (bits >> 10) & 31, m = bits & 1023;
+  const sign = bits & 0x8000 ? -1 : 1,
+    e = (bits >> 10) & 31,
+    m = bits & 1023;
   if (e === 0) return sign * m * 2 ** -24;
   if (e === 31) return m ? NaN : sign * Infinity;
   return sign * (1 + m / 1024) * 2 ** (e - 15);
 }
 /** bfloat16 bits -> value, by the formula. */
 function decodeBF16(bits) {
-  const sign = bits & 0x8000 ? -1 : 1, e = (bits >> 7) & 255, m = bits & 127;
+  const sign = bits & 0x8000 ? -1 : 1,
+    e = (bits >> 7) & 255,
+    m = bits & 127;
   if (e === 0) return sign * (m / 128) * 2 ** -126;
   if (e === 255) return m ? NaN : sign * Infinity;
   return sign * (1 + m / 128) * 2 ** (e - 127);
@@ -388,9 +413,11 @@ test('safetensors: every fixture parses; values widen as an independent decode g
   assert.deepEqual([...seen].sort(), ['BF16', 'F16', 'F32', 'I64']);
   // every bit pattern
   const all = new Uint8Array(65536 * 2);
-  for (let h = 0; h < 65536; h++) all[2 * h] = h & 255, all[2 * h + 1] = h >> 8;
-  const file = stFile({ h: { dtype: 'F16', shape: [65536], data_offsets: [0, all.length] }, b: { dtype: 'BF16', shape: [256, 256], data_offsets: [all.length, 2 * all.length] } },
-    new Uint8Array([...all, ...all]));
+  for (let h = 0; h < 65536; h++) ((all[2 * h] = h & 255), (all[2 * h + 1] = h >> 8));
+  const file = stFile(
+    { h: { dtype: 'F16', shape: [65536], data_offsets: [0, all.length] }, b: { dtype: 'BF16', shape: [256, 256], data_offsets: [all.length, 2 * all.length] } },
+    new Uint8Array([...all, ...all]),
+  );
   const { tensors } = parseSafetensors(file, 'all.safetensors');
   assertWidened(tensors.get('h'), 'all F16');
   assertWidened(tensors.get('b'), 'all BF16');
@@ -398,8 +425,16 @@ test('safetensors: every fixture parses; values widen as an independent decode g
 
 test('safetensors: views, alignment, F64 narrowing, metadata, padding, zero-size tensors', () => {
   const data = new Uint8Array([...f32bytes([1.5, -2]), ...new Uint8Array(new Float64Array([0.1, 1e300]).buffer)]);
-  const file = stFile({ __metadata__: { format: 'pt' }, a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] },
-    d: { dtype: 'F64', shape: [1, 2], data_offsets: [8, 24] }, z: { dtype: 'F32', shape: [0, 7], data_offsets: [24, 24] } }, data, { padTo8: true });
+  const file = stFile(
+    {
+      __metadata__: { format: 'pt' },
+      a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] },
+      d: { dtype: 'F64', shape: [1, 2], data_offsets: [8, 24] },
+      z: { dtype: 'F32', shape: [0, 7], data_offsets: [24, 24] },
+    },
+    data,
+    { padTo8: true },
+  );
   const { metadata, tensors } = parseSafetensors(file, 'x.safetensors');
   assert.deepEqual(metadata, { format: 'pt' });
   assert.deepEqual([...tensors.keys()], ['a', 'd', 'z']);
@@ -419,9 +454,18 @@ test('safetensors: views, alignment, F64 narrowing, metadata, padding, zero-size
   assert.equal(parseSafetensors(stFile({}), 'empty').tensors.size, 0);
   assert.equal(parseSafetensors(stFile({ a: { dtype: 'F32', shape: [], data_offsets: [0, 4] } }, f32bytes([3])), 's').tensors.get('a').shape.length, 0);
   // integer and other dtypes parse but do not widen
-  const ints = parseSafetensors(stFile({ i: { dtype: 'I32', shape: [1], data_offsets: [0, 4] }, b: { dtype: 'BOOL', shape: [2], data_offsets: [4, 6] } }, new Uint8Array(6)), 'ints').tensors;
-  assert.throws(() => toFloat32(ints.get('i'), 'embeddings.position_ids'), (e) => e.code === 'UNSUPPORTED_MODEL' && /embeddings\.position_ids.*I32/.test(e.message));
-  assert.throws(() => toFloat32(ints.get('b'), 'mask'), (e) => e.code === 'UNSUPPORTED_MODEL' && /mask/.test(e.message));
+  const ints = parseSafetensors(
+    stFile({ i: { dtype: 'I32', shape: [1], data_offsets: [0, 4] }, b: { dtype: 'BOOL', shape: [2], data_offsets: [4, 6] } }, new Uint8Array(6)),
+    'ints',
+  ).tensors;
+  assert.throws(
+    () => toFloat32(ints.get('i'), 'embeddings.position_ids'),
+    (e) => e.code === 'UNSUPPORTED_MODEL' && /embeddings\.position_ids.*I32/.test(e.message),
+  );
+  assert.throws(
+    () => toFloat32(ints.get('b'), 'mask'),
+    (e) => e.code === 'UNSUPPORTED_MODEL' && /mask/.test(e.message),
+  );
 });
 
 test('safetensors: malformed files are BAD_FILE naming the file and the problem', () => {
@@ -430,26 +474,69 @@ test('safetensors: malformed files are BAD_FILE naming the file and the problem'
   const cases = [
     ['too short', new Uint8Array(5), /too short/],
     ['truncated', good.subarray(0, 20), /header length \d+ exceeds the file/],
-    ['huge header length', (() => { const f = good.slice(); new DataView(f.buffer).setUint32(4, 0xffffffff, true); return f; })(), /exceeds the file/],
+    [
+      'huge header length',
+      (() => {
+        const f = good.slice();
+        new DataView(f.buffer).setUint32(4, 0xffffffff, true);
+        return f;
+      })(),
+      /exceeds the file/,
+    ],
     ['bad JSON', stFile('{"a": {"dtype": "F32",', f32bytes([1, 2])), /not valid JSON/],
     ['not an object', stFile('[1, 2]'), /must be a JSON object/],
-    ['bad UTF-8', (() => { const f = stFile('{"\u00e9": 1}'); f[10] = 0xff; return f; })(), /UTF-8/],
-    ['overlap', stFile({ a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] }, b: { dtype: 'F32', shape: [2], data_offsets: [4, 12] } }, new Uint8Array(12)), /tensor 'b'.*overlap/],
-    ['hole', stFile({ a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] }, b: { dtype: 'F32', shape: [2], data_offsets: [12, 20] } }, new Uint8Array(20)), /tensor 'b'.*hole/],
+    [
+      'bad UTF-8',
+      (() => {
+        const f = stFile('{"\u00e9": 1}');
+        f[10] = 0xff;
+        return f;
+      })(),
+      /UTF-8/,
+    ],
+    [
+      'overlap',
+      stFile({ a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] }, b: { dtype: 'F32', shape: [2], data_offsets: [4, 12] } }, new Uint8Array(12)),
+      /tensor 'b'.*overlap/,
+    ],
+    [
+      'hole',
+      stFile({ a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] }, b: { dtype: 'F32', shape: [2], data_offsets: [12, 20] } }, new Uint8Array(20)),
+      /tensor 'b'.*hole/,
+    ],
     ['data after the last tensor', stFile(ok, new Uint8Array(12)), /4 bytes of data after the last tensor/],
     ['wrong length', stFile({ a: { dtype: 'F32', shape: [3], data_offsets: [0, 8] } }, new Uint8Array(8)), /tensor 'a'.*span 8 bytes.*needs 12/],
     ['huge shape', stFile({ a: { dtype: 'F32', shape: [2 ** 40, 2 ** 40], data_offsets: [0, 8] } }, new Uint8Array(8)), /tensor 'a'.*needs more than/],
-    ['duplicate tensor', stFile('{"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, "a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}', new Uint8Array(8)), /key 'a' twice/],
-    ['duplicate tensor, escaped', stFile('{"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, "\\u0061": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}', new Uint8Array(8)), /key 'a' twice/],
+    [
+      'duplicate tensor',
+      stFile('{"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, "a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}', new Uint8Array(8)),
+      /key 'a' twice/,
+    ],
+    [
+      'duplicate tensor, escaped',
+      stFile(
+        '{"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, "\\u0061": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}',
+        new Uint8Array(8),
+      ),
+      /key 'a' twice/,
+    ],
     ['duplicate field', stFile('{"a": {"dtype": "F32", "dtype": "F16", "shape": [2], "data_offsets": [0, 8]}}', new Uint8Array(8)), /key 'dtype' twice/],
     ['duplicate __metadata__', stFile('{"__metadata__": {}, "__metadata__": {"x": "y"}}'), /key '__metadata__' twice/],
     ['duplicate metadata key', stFile('{"__metadata__": {"format": "pt", "format": "tf"}}'), /key 'format' twice/],
     ['unknown dtype', stFile({ a: { dtype: 'F17', shape: [2], data_offsets: [0, 8] } }, new Uint8Array(8)), /tensor 'a'.*unknown dtype "F17"/],
     ['sub-byte dtype', stFile({ a: { dtype: 'F4', shape: [2], data_offsets: [0, 1] } }, new Uint8Array(1)), /unknown dtype "F4"/],
-    ['offsets past the end', stFile({ a: { dtype: 'F32', shape: [4], data_offsets: [0, 16] } }, new Uint8Array(8)), /tensor 'a'.*end 16 is past the data \(8 bytes\)/],
+    [
+      'offsets past the end',
+      stFile({ a: { dtype: 'F32', shape: [4], data_offsets: [0, 16] } }, new Uint8Array(8)),
+      /tensor 'a'.*end 16 is past the data \(8 bytes\)/,
+    ],
     ['reversed offsets', stFile({ a: { dtype: 'F32', shape: [0], data_offsets: [8, 0] } }, new Uint8Array(8)), /reversed/],
     ['offsets not a pair', stFile({ a: { dtype: 'F32', shape: [2], data_offsets: [0, 8, 8] } }, new Uint8Array(8)), /data_offsets must be \[begin, end\]/],
-    ['negative shape', stFile({ a: { dtype: 'F32', shape: [-2], data_offsets: [0, 8] } }, new Uint8Array(8)), /shape must be an array of non-negative integers/],
+    [
+      'negative shape',
+      stFile({ a: { dtype: 'F32', shape: [-2], data_offsets: [0, 8] } }, new Uint8Array(8)),
+      /shape must be an array of non-negative integers/,
+    ],
     ['fractional shape', stFile({ a: { dtype: 'F32', shape: [1.5], data_offsets: [0, 8] } }, new Uint8Array(8)), /shape/],
     ['unknown field', stFile({ a: { dtype: 'F32', shape: [2], data_offsets: [0, 8], extra: 1 } }, new Uint8Array(8)), /unknown field 'extra'/],
     ['missing field', stFile({ a: { dtype: 'F32', shape: [2] } }, new Uint8Array(8)), /needs dtype, shape and data_offsets/],
@@ -460,12 +547,16 @@ test('safetensors: malformed files are BAD_FILE naming the file and the problem'
   ];
   assert.equal(parseSafetensors(good, 'good').tensors.size, 1);
   for (const [what, bytes, re] of cases) {
-    assert.throws(() => parseSafetensors(bytes, 'bad.safetensors'), (e) => {
-      assert.equal(e.code, 'BAD_FILE', `${what}: ${e.code} ${e.message}`);
-      assert.match(e.message, /^bad\.safetensors: /, what);
-      assert.match(e.message, re, what);
-      return true;
-    }, what);
+    assert.throws(
+      () => parseSafetensors(bytes, 'bad.safetensors'),
+      (e) => {
+        assert.equal(e.code, 'BAD_FILE', `${what}: ${e.code} ${e.message}`);
+        assert.match(e.message, /^bad\.safetensors: /, what);
+        assert.match(e.message, re, what);
+        return true;
+      },
+      what,
+    );
   }
 });
 
@@ -493,20 +584,44 @@ test('safetensors: shards give the union, each read once; bad indexes refused', 
   try {
     const viaHub = await readWeights(await openSource(`test/${c}`, { hubUrl: hub.url }));
     assert.equal(viaHub.tensors.size, tensors.size);
-    for (const shard of shards)
-      assert.equal(hub.requests.filter((r) => r.method === 'GET' && r.path === `/test/${c}/resolve/main/${shard}`).length, 1, shard);
+    for (const shard of shards) assert.equal(hub.requests.filter((r) => r.method === 'GET' && r.path === `/test/${c}/resolve/main/${shard}`).length, 1, shard);
   } finally {
     await hub.close();
   }
 
-  const t = (names, at = 0) => stFile(Object.fromEntries(names.map((n, i) => [n, { dtype: 'F32', shape: [1], data_offsets: [4 * i + at, 4 * i + 4 + at] }])), new Uint8Array(4 * names.length));
+  const t = (names, at = 0) =>
+    stFile(
+      Object.fromEntries(names.map((n, i) => [n, { dtype: 'F32', shape: [1], data_offsets: [4 * i + at, 4 * i + 4 + at] }])),
+      new Uint8Array(4 * names.length),
+    );
   const idx = (map) => JSON.stringify({ weight_map: map });
-  await rejects(readWeights(await openSource({ 'model.safetensors.index.json': idx({ x: 's1.safetensors', y: 's2.safetensors' }), 's1.safetensors': t(['x']), 's2.safetensors': t(['y', 'x']) })),
-    'BAD_FILE', /model\.safetensors\.index\.json: tensor 'x' is in both s1\.safetensors and s2\.safetensors/);
-  await rejects(readWeights(await openSource({ 'model.safetensors.index.json': idx({ x: 's1.safetensors', y: 's1.safetensors' }), 's1.safetensors': t(['x']) })),
-    'BAD_FILE', /tensor 'y' should be in s1\.safetensors, but it is not there/);
-  await rejects(readWeights(await openSource({ 'model.safetensors.index.json': idx({ x: 's1.safetensors', y: 's2.safetensors' }), 's1.safetensors': t(['x', 'y']), 's2.safetensors': t([]) })),
-    'BAD_FILE', /tensor 'y' should be in s2\.safetensors, but is in s1\.safetensors/);
+  await rejects(
+    readWeights(
+      await openSource({
+        'model.safetensors.index.json': idx({ x: 's1.safetensors', y: 's2.safetensors' }),
+        's1.safetensors': t(['x']),
+        's2.safetensors': t(['y', 'x']),
+      }),
+    ),
+    'BAD_FILE',
+    /model\.safetensors\.index\.json: tensor 'x' is in both s1\.safetensors and s2\.safetensors/,
+  );
+  await rejects(
+    readWeights(await openSource({ 'model.safetensors.index.json': idx({ x: 's1.safetensors', y: 's1.safetensors' }), 's1.safetensors': t(['x']) })),
+    'BAD_FILE',
+    /tensor 'y' should be in s1\.safetensors, but it is not there/,
+  );
+  await rejects(
+    readWeights(
+      await openSource({
+        'model.safetensors.index.json': idx({ x: 's1.safetensors', y: 's2.safetensors' }),
+        's1.safetensors': t(['x', 'y']),
+        's2.safetensors': t([]),
+      }),
+    ),
+    'BAD_FILE',
+    /tensor 'y' should be in s2\.safetensors, but is in s1\.safetensors/,
+  );
   await rejects(readWeights(await openSource({ 'model.safetensors.index.json': idx({ x: 's1.safetensors' }) })), 'NOT_FOUND', /s1\.safetensors/);
   await rejects(readWeights(await openSource({ 'model.safetensors.index.json': '{"weight_map": []}' })), 'BAD_FILE', /weight_map/);
   await rejects(readWeights(await openSource({ 'model.safetensors.index.json': '{"weight_map": ' })), 'BAD_FILE', /model\.safetensors\.index\.json .*JSON/);
@@ -528,8 +643,11 @@ test('safetensors: pytorch_model.bin only is UNSUPPORTED_MODEL with the conversi
   } finally {
     await hub.close();
   }
-  await rejects(readWeights(await openSource({ 'config.json': '{}' })), 'NOT_FOUND',
-    /model\.safetensors, model\.safetensors\.index\.json, pytorch_model\.bin and pytorch_model\.bin\.index\.json/);
+  await rejects(
+    readWeights(await openSource({ 'config.json': '{}' })),
+    'NOT_FOUND',
+    /model\.safetensors, model\.safetensors\.index\.json, pytorch_model\.bin and pytorch_model\.bin\.index\.json/,
+  );
 });
 
 // ---------------------------------------------------------------------------
@@ -545,7 +663,8 @@ function assertRowsClose(actual, expected, [B, D], tol, what) {
     const rms = Math.sqrt(ss / D) || 1;
     for (let i = 0; i < D; i++) {
       const err = Math.abs(actual[b * D + i] - expected[b * D + i]) / rms;
-      if (!(err <= tol)) assert.fail(`${what}: row ${b} element ${i}: got ${actual[b * D + i]}, expected ${expected[b * D + i]} (error ${err.toExponential(2)} of the row rms)`);
+      if (!(err <= tol))
+        assert.fail(`${what}: row ${b} element ${i}: got ${actual[b * D + i]}, expected ${expected[b * D + i]} (error ${err.toExponential(2)} of the row rms)`);
     }
   }
 }
@@ -590,7 +709,10 @@ test('recipes: every case read from its folder, applied to the pooled states, eq
       assert.equal(d.inFeatures, want.dense.in_features);
       assert.equal(d.outFeatures, want.dense.out_features);
       assert.equal(d.bias !== null, want.dense.bias);
-      assert.equal(d.activation, { 'torch.nn.modules.activation.Tanh': 'tanh', 'torch.nn.modules.linear.Identity': 'identity' }[want.dense.activation_function]);
+      assert.equal(
+        d.activation,
+        { 'torch.nn.modules.activation.Tanh': 'tanh', 'torch.nn.modules.linear.Identity': 'identity' }[want.dense.activation_function],
+      );
       assert.equal(d.weight.length, d.inFeatures * d.outFeatures);
     } else assert.deepEqual(recipe.dense, [], `${exp.case}: no Dense`);
     exp.batches.forEach((batch, bi) => {
@@ -606,17 +728,33 @@ test('recipes: every case read from its folder, applied to the pooled states, eq
       assertRowsClose(emb.data, m.data, emb.shape, TOL, `${exp.case} matryoshka`);
       // without the layer norm it differs (the trap the option exists for)
       const plain = applyRecipe(pool(batch.hidden, batch.lengths, recipe.pooling), recipe, { dimensions: m.dimensions });
-      assert.ok(plain.data.some((v, i) => Math.abs(v - m.data[i]) > 1e-3), `${exp.case}: matryoshkaNorm matters`);
+      assert.ok(
+        plain.data.some((v, i) => Math.abs(v - m.data[i]) > 1e-3),
+        `${exp.case}: matryoshkaNorm matters`,
+      );
     }
   }
 });
 
 test('recipes: the files each setting comes from', async () => {
   const minilm = await readRecipe(await openSource(path.join(ROOT, 'bert-minilm')));
-  assert.deepEqual({ ...minilm }, {
-    pooling: ['mean'], includePrompt: true, dense: [], normalize: true, maxSeqLength: 96, doLowerCase: false,
-    prompts: null, defaultPromptName: null, similarityFnName: null, transformerPath: '', wordEmbeddingDimension: 32, source: 'modules.json',
-  });
+  assert.deepEqual(
+    { ...minilm },
+    {
+      pooling: ['mean'],
+      includePrompt: true,
+      dense: [],
+      normalize: true,
+      maxSeqLength: 96,
+      doLowerCase: false,
+      prompts: null,
+      defaultPromptName: null,
+      similarityFnName: null,
+      transformerPath: '',
+      wordEmbeddingDimension: 32,
+      source: 'modules.json',
+    },
+  );
   const bge = await readRecipe(await openSource(path.join(ROOT, 'bert-bge-mlm')));
   assert.deepEqual(bge.pooling, ['cls']);
   assert.equal(bge.maxSeqLength, 128);
@@ -670,31 +808,69 @@ const MODULES = (extra) => [
 
 test('recipes: unknown modules, activations and options are refused, never skipped', async () => {
   const read = async (changes, c = 'bert-dense-pairs') => readRecipe(await openSource(variant(c, changes)));
-  for (const type of ['sentence_transformers.models.LayerNorm', 'sentence_transformers.models.WeightedLayerPooling',
-    'sentence_transformers.models.CNN', 'sentence_transformers.models.LSTM', 'custom_st.CustomModule', 'sentence_transformers.models.Pooling.Dense'])
-    await rejects(read({ 'modules.json': MODULES([{ idx: 2, name: '2', path: '2_X', type }]) }), 'UNSUPPORTED_MODEL', new RegExp(`'${type.replace(/\./g, '\\.')}'`));
+  for (const type of [
+    'sentence_transformers.models.LayerNorm',
+    'sentence_transformers.models.WeightedLayerPooling',
+    'sentence_transformers.models.CNN',
+    'sentence_transformers.models.LSTM',
+    'custom_st.CustomModule',
+    'sentence_transformers.models.Pooling.Dense',
+  ])
+    await rejects(
+      read({ 'modules.json': MODULES([{ idx: 2, name: '2', path: '2_X', type }]) }),
+      'UNSUPPORTED_MODEL',
+      new RegExp(`'${type.replace(/\./g, '\\.')}'`),
+    );
   // unknown activation
   for (const act of ['torch.nn.modules.activation.Softplus', 'torch.nn.modules.activation.LeakyReLU', 'my.Tanh'])
-    await rejects(read({ '2_Dense/config.json': { in_features: 96, out_features: 24, bias: true, activation_function: act } }),
-      'UNSUPPORTED_MODEL', new RegExp(`2_Dense/config\\.json: activation_function '${act.replace(/\./g, '\\.')}'`));
+    await rejects(
+      read({ '2_Dense/config.json': { in_features: 96, out_features: 24, bias: true, activation_function: act } }),
+      'UNSUPPORTED_MODEL',
+      new RegExp(`2_Dense/config\\.json: activation_function '${act.replace(/\./g, '\\.')}'`),
+    );
   // the known ones (class paths in either form)
-  for (const [act, name] of [['torch.nn.modules.activation.ReLU', 'relu'], ['torch.nn.GELU', 'gelu'], ['torch.nn.modules.activation.Sigmoid', 'sigmoid'], ['torch.nn.modules.activation.SiLU', 'silu']])
-    assert.equal((await read({ '2_Dense/config.json': { in_features: 96, out_features: 24, bias: true, activation_function: act } })).dense[0].activation, name);
+  for (const [act, name] of [
+    ['torch.nn.modules.activation.ReLU', 'relu'],
+    ['torch.nn.GELU', 'gelu'],
+    ['torch.nn.modules.activation.Sigmoid', 'sigmoid'],
+    ['torch.nn.modules.activation.SiLU', 'silu'],
+  ])
+    assert.equal(
+      (await read({ '2_Dense/config.json': { in_features: 96, out_features: 24, bias: true, activation_function: act } })).dense[0].activation,
+      name,
+    );
   // Dense with only a pickle
   const e = await rejects(read({ '2_Dense/model.safetensors': null, '2_Dense/pytorch_model.bin': 'PK' }), 'UNSUPPORTED_MODEL', /2_Dense/);
   assert.match(e.message, /save_pretrained\(out, safe_serialization=True\)/);
   await rejects(read({ '2_Dense/model.safetensors': null }), 'NOT_FOUND', /2_Dense\/model\.safetensors/);
   // Dense weights that do not match
-  await rejects(read({ '2_Dense/config.json': { in_features: 96, out_features: 24, bias: false, activation_function: 'torch.nn.modules.activation.Tanh' } }),
-    'BAD_FILE', /unexpected tensor 'linear\.bias'/);
-  await rejects(read({ '2_Dense/config.json': { in_features: 96, out_features: 12, bias: true, activation_function: 'torch.nn.modules.activation.Tanh' } }),
-    'BAD_FILE', /linear\.weight has the shape \[24,96\]/);
-  await rejects(read({ '2_Dense/config.json': { in_features: 32, out_features: 24, activation_function: 'torch.nn.modules.activation.Tanh' } }),
-    'BAD_FILE', /in_features is 32, but the module before it gives 96/);
+  await rejects(
+    read({ '2_Dense/config.json': { in_features: 96, out_features: 24, bias: false, activation_function: 'torch.nn.modules.activation.Tanh' } }),
+    'BAD_FILE',
+    /unexpected tensor 'linear\.bias'/,
+  );
+  await rejects(
+    read({ '2_Dense/config.json': { in_features: 96, out_features: 12, bias: true, activation_function: 'torch.nn.modules.activation.Tanh' } }),
+    'BAD_FILE',
+    /linear\.weight has the shape \[24,96\]/,
+  );
+  await rejects(
+    read({ '2_Dense/config.json': { in_features: 32, out_features: 24, activation_function: 'torch.nn.modules.activation.Tanh' } }),
+    'BAD_FILE',
+    /in_features is 32, but the module before it gives 96/,
+  );
   // modules in an order the recipe cannot express
   await rejects(read({ 'modules.json': [MODULES([])[1], MODULES([])[0]] }), 'UNSUPPORTED_MODEL', /sequence Pooling Transformer/);
-  await rejects(read({ 'modules.json': MODULES([{ idx: 2, name: '2', path: '3_Normalize', type: 'sentence_transformers.models.Normalize' }, { idx: 3, name: '3', path: '2_Dense', type: 'sentence_transformers.models.Dense' }]) }),
-    'UNSUPPORTED_MODEL', /Normalize Dense/);
+  await rejects(
+    read({
+      'modules.json': MODULES([
+        { idx: 2, name: '2', path: '3_Normalize', type: 'sentence_transformers.models.Normalize' },
+        { idx: 3, name: '3', path: '2_Dense', type: 'sentence_transformers.models.Dense' },
+      ]),
+    }),
+    'UNSUPPORTED_MODEL',
+    /Normalize Dense/,
+  );
   await rejects(read({ 'modules.json': [MODULES([])[0]] }), 'UNSUPPORTED_MODEL', /sequence Transformer /);
   await rejects(read({ 'modules.json': {} }), 'BAD_FILE', /modules\.json/);
   // Dropout is the identity at inference
@@ -702,13 +878,21 @@ test('recipes: unknown modules, activations and options are refused, never skipp
   assert.deepEqual(drop.pooling, ['mean']);
   assert.equal(drop.normalize, false);
   // pooling config
-  await rejects(read({ '1_Pooling/config.json': { word_embedding_dimension: 32, pooling_mode_attention: true } }), 'UNSUPPORTED_MODEL', /pooling_mode_attention/);
+  await rejects(
+    read({ '1_Pooling/config.json': { word_embedding_dimension: 32, pooling_mode_attention: true } }),
+    'UNSUPPORTED_MODEL',
+    /pooling_mode_attention/,
+  );
   await rejects(read({ '1_Pooling/config.json': { pooling_mode_cls_token: 'yes' } }), 'BAD_FILE', /pooling_mode_cls_token/);
   await rejects(read({ '1_Pooling/config.json': { pooling_mode: 'median' } }), 'BAD_FILE', /pooling_mode "median"/);
   await rejects(read({ '1_Pooling/config.json': { pooling_mode_mean_tokens: false } }, 'bert-minilm'), 'BAD_FILE', /no pooling mode/);
   await rejects(read({ '1_Pooling/config.json': null }, 'bert-minilm'), 'NOT_FOUND', /1_Pooling\/config\.json/);
   // prompts
-  await rejects(read({ 'config_sentence_transformers.json': { prompts: { query: 'q: ' }, default_prompt_name: 'document' } }), 'BAD_FILE', /default_prompt_name 'document'/);
+  await rejects(
+    read({ 'config_sentence_transformers.json': { prompts: { query: 'q: ' }, default_prompt_name: 'document' } }),
+    'BAD_FILE',
+    /default_prompt_name 'document'/,
+  );
   await rejects(read({ 'config_sentence_transformers.json': { prompts: { query: 1 } } }), 'BAD_FILE', /prompts\.query/);
   await rejects(read({ 'sentence_bert_config.json': { max_seq_length: -1 } }), 'BAD_FILE', /sentence_bert_config\.json: max_seq_length/);
 });
@@ -719,7 +903,13 @@ test('recipes: ST defaults, the pooling_mode string, include_prompt, an older co
   assert.deepEqual((await read({ '1_Pooling/config.json': { pooling_mode_cls_token: true } })).pooling, ['cls', 'mean']);
   assert.deepEqual((await read({ '1_Pooling/config.json': { pooling_mode_lasttoken: true, pooling_mode_mean_tokens: false } })).pooling, ['lasttoken']);
   // the string form wins over every boolean
-  for (const [s, mode] of [['cls', 'cls'], ['MAX', 'max'], ['mean_sqrt_len_tokens', 'mean_sqrt_len'], ['weightedmean', 'weightedmean'], ['lasttoken', 'lasttoken']])
+  for (const [s, mode] of [
+    ['cls', 'cls'],
+    ['MAX', 'max'],
+    ['mean_sqrt_len_tokens', 'mean_sqrt_len'],
+    ['weightedmean', 'weightedmean'],
+    ['lasttoken', 'lasttoken'],
+  ])
     assert.deepEqual((await read({ '1_Pooling/config.json': { pooling_mode: s, pooling_mode_mean_tokens: true } })).pooling, [mode], s);
   // include_prompt, and ST's hard-coded INSTRUCTOR ids
   assert.equal((await read({ '1_Pooling/config.json': { pooling_mode_mean_tokens: true, include_prompt: false } })).includePrompt, false);
@@ -749,28 +939,50 @@ test('recipes: ST defaults, the pooling_mode string, include_prompt, an older co
   assert.deepEqual(await inner.read('config.json'), onDisk('bert-dense-pairs', 'config.json'));
   assert.equal((await readWeights(inner)).tensors.size, 53, 'shards named by the index are read inside the folder');
   assert.equal(await inner.read('nope.json', { optional: true }), null);
-  assert.equal(await inner.readText('modules.json'), new TextDecoder().decode(onDisk('bert-dense-pairs', 'modules.json')), 'the folder\'s own, not the root\'s');
+  assert.equal(await inner.readText('modules.json'), new TextDecoder().decode(onDisk('bert-dense-pairs', 'modules.json')), "the folder's own, not the root's");
   await rejects(inner.read('../modules.json'), 'BAD_FILE', /'\.\.\/modules\.json'/);
-  assert.throws(() => subSource(inner, '../x'), (e) => e.code === 'BAD_FILE');
+  assert.throws(
+    () => subSource(inner, '../x'),
+    (e) => e.code === 'BAD_FILE',
+  );
 });
 
 test('pool: include_prompt false leaves the prompt out of every mode but cls; edge cases as ST', () => {
   // B=2, T=5, H=2; lengths 5 and 3; prompt of 2 tokens
-  const rows = [[1, -1], [2, 5], [3, 0], [4, 2], [5, -3], [6, 1], [7, 9], [8, -2], [0, 0], [0, 0]];
+  const rows = [
+    [1, -1],
+    [2, 5],
+    [3, 0],
+    [4, 2],
+    [5, -3],
+    [6, 1],
+    [7, 9],
+    [8, -2],
+    [0, 0],
+    [0, 0],
+  ];
   const hidden = { data: Float32Array.from(rows.flat()), shape: [2, 5, 2] };
   const seq = (b) => rows.slice(b * 5, b * 5 + 5);
   const expect = (mode, b, from, to) => {
     const r = seq(b).slice(from, to);
     const col = (h) => r.map((x) => x[h]);
     const idx = Array.from({ length: to - from }, (_, i) => from + i + 1);
-    return [0, 1].map((h) => ({
-      cls: seq(b)[0][h],
-      max: to > from ? Math.max(...col(h)) : -1e9,
-      mean: col(h).reduce((a, v) => a + v, 0) / Math.max(to - from, 1e-9),
-      mean_sqrt_len: col(h).reduce((a, v) => a + v, 0) / Math.sqrt(Math.max(to - from, 1e-9)),
-      weightedmean: col(h).reduce((a, v, i) => a + idx[i] * v, 0) / Math.max(idx.reduce((a, v) => a + v, 0), 1e-9),
-      lasttoken: to > from ? r.at(-1)[h] : 0,
-    }[mode]));
+    return [0, 1].map(
+      (h) =>
+        ({
+          cls: seq(b)[0][h],
+          max: to > from ? Math.max(...col(h)) : -1e9,
+          mean: col(h).reduce((a, v) => a + v, 0) / Math.max(to - from, 1e-9),
+          mean_sqrt_len: col(h).reduce((a, v) => a + v, 0) / Math.sqrt(Math.max(to - from, 1e-9)),
+          weightedmean:
+            col(h).reduce((a, v, i) => a + idx[i] * v, 0) /
+            Math.max(
+              idx.reduce((a, v) => a + v, 0),
+              1e-9,
+            ),
+          lasttoken: to > from ? r.at(-1)[h] : 0,
+        })[mode],
+    );
   };
   for (const mode of POOLING_ORDER) {
     const all = pool(hidden, [5, 3], [mode]);
@@ -782,33 +994,66 @@ test('pool: include_prompt false leaves the prompt out of every mode but cls; ed
     const empty = pool(hidden, [0, 3], [mode]);
     assert.deepEqual([...empty.data.subarray(0, 2)], expect(mode, 0, 0, 0).map(Math.fround), `${mode} of an empty sequence`);
   }
-  assert.throws(() => pool(hidden, [6, 3], ['mean']), (e) => e.code === 'BAD_ARGUMENT' && /lengths/.test(e.message));
-  assert.throws(() => pool(hidden, [5], ['mean']), (e) => e.code === 'BAD_ARGUMENT');
-  assert.throws(() => pool(hidden, [5, 3], ['median']), (e) => e.code === 'BAD_ARGUMENT' && /median/.test(e.message));
-  assert.throws(() => pool(hidden, [5, 3], ['mean'], { promptLengths: [1] }), (e) => e.code === 'BAD_ARGUMENT' && /promptLengths/.test(e.message));
-  assert.throws(() => pool({ data: new Float32Array(3), shape: [2, 5, 2] }, [5, 3], ['mean']), (e) => e.code === 'BAD_ARGUMENT' && /20/.test(e.message));
+  assert.throws(
+    () => pool(hidden, [6, 3], ['mean']),
+    (e) => e.code === 'BAD_ARGUMENT' && /lengths/.test(e.message),
+  );
+  assert.throws(
+    () => pool(hidden, [5], ['mean']),
+    (e) => e.code === 'BAD_ARGUMENT',
+  );
+  assert.throws(
+    () => pool(hidden, [5, 3], ['median']),
+    (e) => e.code === 'BAD_ARGUMENT' && /median/.test(e.message),
+  );
+  assert.throws(
+    () => pool(hidden, [5, 3], ['mean'], { promptLengths: [1] }),
+    (e) => e.code === 'BAD_ARGUMENT' && /promptLengths/.test(e.message),
+  );
+  assert.throws(
+    () => pool({ data: new Float32Array(3), shape: [2, 5, 2] }, [5, 3], ['mean']),
+    (e) => e.code === 'BAD_ARGUMENT' && /20/.test(e.message),
+  );
 });
 
 test('applyRecipe: Dense activations, Matryoshka options, normalisation, bad options', () => {
   const x = { data: Float32Array.from([0.5, -1, 2, 0]), shape: [2, 2] };
   const layer = (activation, bias = Float32Array.from([0.1, -0.2, 0.3])) => ({
-    inFeatures: 2, outFeatures: 3, weight: Float32Array.from([1, 2, -1, 0.5, 3, -2]), bias, activation,
+    inFeatures: 2,
+    outFeatures: 3,
+    weight: Float32Array.from([1, 2, -1, 0.5, 3, -2]),
+    bias,
+    activation,
   });
   const sigmoid = (v) => 1 / (1 + Math.exp(-v));
   const fns = {
-    identity: (v) => v, tanh: Math.tanh, relu: (v) => Math.max(v, 0), sigmoid, silu: (v) => v * sigmoid(v),
+    identity: (v) => v,
+    tanh: Math.tanh,
+    relu: (v) => Math.max(v, 0),
+    sigmoid,
+    silu: (v) => v * sigmoid(v),
     gelu: (v) => 0.5 * v * (1 + erf(v / Math.SQRT2)),
   };
   for (const [act, fn] of Object.entries(fns)) {
     const out = applyRecipe(x, { dense: [layer(act)], normalize: false });
     const want = [];
-    for (const [a, b] of [[0.5, -1], [2, 0]])
+    for (const [a, b] of [
+      [0.5, -1],
+      [2, 0],
+    ])
       want.push(fn(a * 1 + b * 2 + 0.1), fn(a * -1 + b * 0.5 - 0.2), fn(a * 3 + b * -2 + 0.3));
     assert.deepEqual(out.shape, [2, 3]);
     assert.deepEqual([...out.data], want.map(Math.fround), act);
   }
   // erf against known values
-  for (const [v, e] of [[0, 0], [0.5, 0.5204998778130465], [1, 0.8427007929497149], [2, 0.9953222650189527], [-3, -0.9999779095030014], [6, 1]])
+  for (const [v, e] of [
+    [0, 0],
+    [0.5, 0.5204998778130465],
+    [1, 0.8427007929497149],
+    [2, 0.9953222650189527],
+    [-3, -0.9999779095030014],
+    [6, 1],
+  ])
     assert.ok(Math.abs(erf(v) - e) < 1e-15, `erf(${v}) = ${erf(v)}`);
   // normalize default from the recipe, overridable; zero vectors stay zero
   const z = { data: Float32Array.from([3, 4, 0, 0]), shape: [2, 2] };
@@ -820,10 +1065,22 @@ test('applyRecipe: Dense activations, Matryoshka options, normalisation, bad opt
   assert.deepEqual([...applyRecipe(w, { dense: [], normalize: true }, { dimensions: 2 }).data], [0.6, 0.8].map(Math.fround));
   assert.deepEqual(applyRecipe(w, { dense: [] }, { dimensions: 3 }).shape, [1, 3]);
   // bad options
-  assert.throws(() => applyRecipe(w, { dense: [] }, { dimensions: 4 }), (e) => e.code === 'BAD_ARGUMENT' && /dimensions/.test(e.message));
-  assert.throws(() => applyRecipe(w, { dense: [] }, { dimensions: 0 }), (e) => e.code === 'BAD_ARGUMENT');
-  assert.throws(() => applyRecipe(w, { dense: [layer('tanh')] }), (e) => e.code === 'BAD_ARGUMENT' && /takes 2 features, the input has 3/.test(e.message));
-  assert.throws(() => applyRecipe(x, { dense: [layer('softplus')] }), (e) => e.code === 'UNSUPPORTED_MODEL');
+  assert.throws(
+    () => applyRecipe(w, { dense: [] }, { dimensions: 4 }),
+    (e) => e.code === 'BAD_ARGUMENT' && /dimensions/.test(e.message),
+  );
+  assert.throws(
+    () => applyRecipe(w, { dense: [] }, { dimensions: 0 }),
+    (e) => e.code === 'BAD_ARGUMENT',
+  );
+  assert.throws(
+    () => applyRecipe(w, { dense: [layer('tanh')] }),
+    (e) => e.code === 'BAD_ARGUMENT' && /takes 2 features, the input has 3/.test(e.message),
+  );
+  assert.throws(
+    () => applyRecipe(x, { dense: [layer('softplus')] }),
+    (e) => e.code === 'UNSUPPORTED_MODEL',
+  );
 });
 
 // ---------------------------------------------------------------------------
@@ -842,38 +1099,57 @@ test('browser: files.js and recipe.js in Chromium; downloads with progress, a se
     const page = await browser.newPage();
     const problems = [];
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+    });
     // a small served file gives the origin (a secure context: 127.0.0.1); the modules are imported from /bindings/
     await page.goto(`http://127.0.0.1:${server.port}/bindings/utils/errors.js`);
-    const run = (hubUrl, cache) => page.evaluate(async ({ hubUrl, cache }) => {
-      const { openSource } = await import('/bindings/pretrained/files.js');
-      const { readWeights } = await import('/bindings/pretrained/safetensors.js');
-      const { readRecipe, pool, applyRecipe } = await import('/bindings/pretrained/recipe.js');
-      const events = [];
-      const src = await openSource('test/bert-dense-pairs', { hubUrl, cache, onProgress: (e) => events.push(e) });
-      const recipe = await readRecipe(src);
-      const { tensors, files } = await readWeights(src);
-      const config = await src.readJSON('config.json');
-      const expected = await (await fetch('/tests/pretrained/expected/bert-dense-pairs.json')).json();
-      const batch = expected.batches[0];
-      const emb = applyRecipe(pool(batch.hidden, batch.lengths, recipe.pooling), recipe);
-      let worst = 0;
-      emb.data.forEach((v, i) => { worst = Math.max(worst, Math.abs(v - batch.embeddings.data[i])); });
-      let missing = null;
-      try {
-        await src.read('nope.json');
-      } catch (e) {
-        missing = `${e.name} ${e.code}`;
-      }
-      return {
-        kind: src.kind, pooling: recipe.pooling, activation: recipe.dense[0].activation, tensorCount: tensors.size, files,
-        hidden: config.hidden_size, worst, missing, absent: await src.read('nope.json', { optional: true }),
-        events: events.map((e) => [e.file, e.loaded, e.total]), cached: await caches.has('swapformer-models-v1'),
-      };
-    }, { hubUrl, cache });
+    const run = (hubUrl, cache) =>
+      page.evaluate(
+        async ({ hubUrl, cache }) => {
+          const { openSource } = await import('/bindings/pretrained/files.js');
+          const { readWeights } = await import('/bindings/pretrained/safetensors.js');
+          const { readRecipe, pool, applyRecipe } = await import('/bindings/pretrained/recipe.js');
+          const events = [];
+          const src = await openSource('test/bert-dense-pairs', { hubUrl, cache, onProgress: (e) => events.push(e) });
+          const recipe = await readRecipe(src);
+          const { tensors, files } = await readWeights(src);
+          const config = await src.readJSON('config.json');
+          const expected = await (await fetch('/tests/pretrained/expected/bert-dense-pairs.json')).json();
+          const batch = expected.batches[0];
+          const emb = applyRecipe(pool(batch.hidden, batch.lengths, recipe.pooling), recipe);
+          let worst = 0;
+          emb.data.forEach((v, i) => {
+            worst = Math.max(worst, Math.abs(v - batch.embeddings.data[i]));
+          });
+          let missing = null;
+          try {
+            await src.read('nope.json');
+          } catch (e) {
+            missing = `${e.name} ${e.code}`;
+          }
+          return {
+            kind: src.kind,
+            pooling: recipe.pooling,
+            activation: recipe.dense[0].activation,
+            tensorCount: tensors.size,
+            files,
+            hidden: config.hidden_size,
+            worst,
+            missing,
+            absent: await src.read('nope.json', { optional: true }),
+            events: events.map((e) => [e.file, e.loaded, e.total]),
+            cached: await caches.has('swapformer-models-v1'),
+          };
+        },
+        { hubUrl, cache },
+      );
 
     const first = await run(hub.url, true);
-    assert.deepEqual(problems.filter((p) => !/404/.test(p)), []);
+    assert.deepEqual(
+      problems.filter((p) => !/404/.test(p)),
+      [],
+    );
     assert.equal(first.kind, 'hub');
     assert.deepEqual(first.pooling, ['cls', 'max', 'mean']);
     assert.equal(first.activation, 'tanh');
@@ -915,7 +1191,9 @@ test('no `node:` import (static, or a literal dynamic one) in bindings/pretraine
   const files = readdirSync(dir).filter((f) => f.endsWith('.js'));
   assert.ok(files.includes('files.js') && files.includes('safetensors.js') && files.includes('recipe.js'));
   for (const file of files) {
-    const text = readFileSync(path.join(dir, file), 'utf8').replace(/\/\/.*$/gm, '').replace(/\/\*[\s\S]*?\*\//g, '');
+    const text = readFileSync(path.join(dir, file), 'utf8')
+      .replace(/\/\/.*$/gm, '')
+      .replace(/\/\*[\s\S]*?\*\//g, '');
     assert.doesNotMatch(text, /\bimport\s*\(?\s*['"]node:|from\s+['"]node:|require\(/, file);
   }
 });

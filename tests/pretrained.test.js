@@ -21,7 +21,8 @@ import { assertBitIdentical, rejects } from './helpers.js';
 import { NODE_FLAGS } from '../tools/node-flags.js';
 
 const ROOT = fileURLToPath(new URL('./pretrained/', import.meta.url));
-const CASES = readdirSync(path.join(ROOT, 'expected')).filter((f) => f.endsWith('.json'))
+const CASES = readdirSync(path.join(ROOT, 'expected'))
+  .filter((f) => f.endsWith('.json'))
   .map((f) => JSON.parse(readFileSync(path.join(ROOT, 'expected', f), 'utf8')));
 const folder = (c) => path.join(ROOT, c.folder);
 const TOLERANCE = 1e-4; // the issue's bar: 1e-4 relative (measured: a few 1e-6)
@@ -46,7 +47,11 @@ test('the fixtures cover every family, twice, with padded batches', () => {
   for (const c of CASES) families.set(c.family, (families.get(c.family) ?? 0) + 1);
   for (const f of ['bert', 'roberta', 'xlm-roberta', 'distilbert', 'nomic_bert', 'jina-bert', 'modernbert', 't5'])
     assert.ok((families.get(f) ?? 0) >= (f === 'roberta' || f === 'xlm-roberta' ? 1 : 2), `family ${f}: ${families.get(f) ?? 0} cases`);
-  for (const c of CASES) assert.ok(c.batches.some((b) => new Set(b.lengths).size > 1), `${c.case}: a padded batch`);
+  for (const c of CASES)
+    assert.ok(
+      c.batches.some((b) => new Set(b.lengths).size > 1),
+      `${c.case}: a padded batch`,
+    );
 });
 
 /** The batches' hidden states and recipe embeddings of a loaded case against its reference. */
@@ -68,11 +73,25 @@ for (const c of CASES) {
     try {
       checkBatches(p, c);
       for (const [k, t] of (c.texts ?? []).entries()) {
-        if (t.pairs) { // pairs: segment ids through forward's typeIds
+        if (t.pairs) {
+          // pairs: segment ids through forward's typeIds
           const enc = t.pairs.map(([a, b2]) => p.tokenizer.encode(a, { pair: b2 }));
-          enc.forEach((e, i) => { assert.deepEqual([...e.ids], t.ids[i]); assert.deepEqual([...e.typeIds], t.typeIds[i]); });
-          const out = p.encoder.forward(enc.map((e) => e.ids), { typeIds: enc.map((e) => e.typeIds) });
-          const emb = applyRecipe(pool(out, enc.map((e) => e.ids.length), p.recipe.pooling), p.recipe);
+          enc.forEach((e, i) => {
+            assert.deepEqual([...e.ids], t.ids[i]);
+            assert.deepEqual([...e.typeIds], t.typeIds[i]);
+          });
+          const out = p.encoder.forward(
+            enc.map((e) => e.ids),
+            { typeIds: enc.map((e) => e.typeIds) },
+          );
+          const emb = applyRecipe(
+            pool(
+              out,
+              enc.map((e) => e.ids.length),
+              p.recipe.pooling,
+            ),
+            p.recipe,
+          );
           assertClose(emb.data, t.embeddings.data, `texts ${k} (pairs) embeddings`);
           continue;
         }
@@ -144,7 +163,10 @@ test('sources: a Hub id over HTTP (with progress), a file map, a URL, a folder; 
     const shard = events.filter((e) => e.file === 'model-00001-of-00002.safetensors');
     assert.ok(shard.length > 1, 'several progress events for a slow download');
     assert.equal(shard.at(-1).loaded, shard.at(-1).total);
-    assert.ok(hub.requests.some((r) => r.status === 302), 'the LFS redirect was followed');
+    assert.ok(
+      hub.requests.some((r) => r.status === 302),
+      'the LFS redirect was followed',
+    );
     const viaUrl = await loadPretrained(`${hub.url}/test/dense-pairs/resolve/main/`);
     assertBitIdentical(viaUrl.embed(texts).data, want, 'url');
     await rejects(loadPretrained('test/absent', { hubUrl: hub.url }), 'NOT_FOUND');
@@ -168,7 +190,9 @@ test('the converter: one file with tokenizer and recipe; f32 identical, f16 with
   const tmp = mkdtempSync(path.join(tmpdir(), 'swapformer-convert-'));
   try {
     const bin = fileURLToPath(new URL('../bin/swapformer.js', import.meta.url));
-    for (const c of CASES.filter((x) => ['bert-dense-pairs', 'nomic-embed', 'modernbert-embed', 'sentence-t5', 'jina-v2-mlm', 'xlm-roberta-unigram'].includes(x.case))) {
+    for (const c of CASES.filter((x) =>
+      ['bert-dense-pairs', 'nomic-embed', 'modernbert-embed', 'sentence-t5', 'jina-v2-mlm', 'xlm-roberta-unigram'].includes(x.case),
+    )) {
       const texts = ['converted once', 'then loaded from one file'];
       const ref = await loadPretrained(folder(c));
       const want = ref.embed(texts).data;
@@ -186,8 +210,10 @@ test('the converter: one file with tokenizer and recipe; f32 identical, f16 with
       }
       ref.dispose();
     }
-    assert.throws(() => execFileSync(process.execPath, [bin, 'convert', path.join(ROOT, 'bert-pytorch-bin'), path.join(tmp, 'x.safetensors')], { stdio: 'pipe' }),
-      (e) => e.status === 1 && /UNSUPPORTED_MODEL.*pytorch_model\.bin.*safe_serialization=True/s.test(String(e.stderr)));
+    assert.throws(
+      () => execFileSync(process.execPath, [bin, 'convert', path.join(ROOT, 'bert-pytorch-bin'), path.join(tmp, 'x.safetensors')], { stdio: 'pipe' }),
+      (e) => e.status === 1 && /UNSUPPORTED_MODEL.*pytorch_model\.bin.*safe_serialization=True/s.test(String(e.stderr)),
+    );
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
@@ -221,15 +247,17 @@ test('f16: float32 -> half bits as numpy astype(float16), bit for bit: ties to e
   const halves = new Uint16Array(buf.buffer.slice(buf.byteOffset + 4 * n, buf.byteOffset + 6 * n));
   const values = new Float32Array(bits.buffer);
   const hex = (v, w) => `0x${v.toString(16).padStart(w, '0')}`;
-  let ties = 0, subnormal = 0;
+  let ties = 0,
+    subnormal = 0;
   for (let i = 0; i < n; i++) {
     const got = f16FromBits(bits[i]);
     if (got !== halves[i]) assert.fail(`float32 ${hex(bits[i], 8)} (${values[i]}): half ${hex(got, 4)}, numpy ${hex(halves[i], 4)}`);
     // a number (NaN payloads are not kept by JS numbers: bits only)
-    if (!Number.isNaN(values[i]) && f16bits(values[i]) !== halves[i]) assert.fail(`f16bits(${values[i]}): ${hex(f16bits(values[i]), 4)}, numpy ${hex(halves[i], 4)}`);
+    if (!Number.isNaN(values[i]) && f16bits(values[i]) !== halves[i])
+      assert.fail(`f16bits(${values[i]}): ${hex(f16bits(values[i]), 4)}, numpy ${hex(halves[i], 4)}`);
     const e = (bits[i] >>> 23) & 0xff;
     if (e >= 113 && e < 143 && (bits[i] & 0x1fff) === 0x1000) ties++;
-    if ((halves[i] & 0x7c00) === 0 && (halves[i] & 0x3ff)) subnormal++;
+    if ((halves[i] & 0x7c00) === 0 && halves[i] & 0x3ff) subnormal++;
   }
   assert.ok(n > 10000 && ties > 500 && subnormal > 200, `${n} values, ${ties} exact ties, ${subnormal} subnormal results`);
 });
@@ -239,7 +267,11 @@ test("the converter's --dtype f16 tensors are numpy's astype(float16) of the F32
   const tmp = mkdtempSync(path.join(tmpdir(), 'swapformer-f16-'));
   try {
     const out = path.join(tmp, 'f16.safetensors');
-    execFileSync(process.execPath, [...NODE_FLAGS, fileURLToPath(new URL('../bin/swapformer.js', import.meta.url)), 'convert', path.join(ROOT, 'bert-minilm'), out, '--dtype', 'f16'], { stdio: 'pipe' });
+    execFileSync(
+      process.execPath,
+      [...NODE_FLAGS, fileURLToPath(new URL('../bin/swapformer.js', import.meta.url)), 'convert', path.join(ROOT, 'bert-minilm'), out, '--dtype', 'f16'],
+      { stdio: 'pipe' },
+    );
     const written = parseSafetensors(new Uint8Array(readFileSync(out)), 'f16.safetensors').tensors;
     const { tensors } = await readCheckpoint(path.join(ROOT, 'bert-minilm'));
     assert.equal(written.size, tensors.length);
@@ -267,13 +299,63 @@ test('UNSUPPORTED_MODEL: checkpoints swapformer would run wrongly are refused, n
       writeFileSync(path.join(d, 'config.json'), JSON.stringify(cfg));
       return d;
     };
-    await rejects(loadPretrained(variant('relkey', (c) => { c.position_embedding_type = 'relative_key'; })), 'UNSUPPORTED_MODEL', /config\.json: position_embedding_type = "relative_key"/);
-    await rejects(loadPretrained(variant('deberta', (c) => { c.model_type = 'deberta-v2'; c.pos_att_type = ['p2c', 'c2p']; })), 'UNSUPPORTED_MODEL', /model_type = "deberta-v2" is not supported: DeBERTa's disentangled attention/);
-    await rejects(loadPretrained(variant('mpnet-as-bert', (c) => { c.model_type = 'mpnet'; })), 'UNSUPPORTED_MODEL', /token_type_embeddings.*not part of a MPNet/);
-    await rejects(loadPretrained(variant('act', (c) => { c.hidden_act = 'mish'; })), 'UNSUPPORTED_MODEL', /hidden_act = "mish"/);
-    await rejects(loadPretrained(variant('layers', (c) => { c.num_hidden_layers = 3; })), 'UNSUPPORTED_MODEL', /layers\.2/);
+    await rejects(
+      loadPretrained(
+        variant('relkey', (c) => {
+          c.position_embedding_type = 'relative_key';
+        }),
+      ),
+      'UNSUPPORTED_MODEL',
+      /config\.json: position_embedding_type = "relative_key"/,
+    );
+    await rejects(
+      loadPretrained(
+        variant('deberta', (c) => {
+          c.model_type = 'deberta-v2';
+          c.pos_att_type = ['p2c', 'c2p'];
+        }),
+      ),
+      'UNSUPPORTED_MODEL',
+      /model_type = "deberta-v2" is not supported: DeBERTa's disentangled attention/,
+    );
+    await rejects(
+      loadPretrained(
+        variant('mpnet-as-bert', (c) => {
+          c.model_type = 'mpnet';
+        }),
+      ),
+      'UNSUPPORTED_MODEL',
+      /token_type_embeddings.*not part of a MPNet/,
+    );
+    await rejects(
+      loadPretrained(
+        variant('act', (c) => {
+          c.hidden_act = 'mish';
+        }),
+      ),
+      'UNSUPPORTED_MODEL',
+      /hidden_act = "mish"/,
+    );
+    await rejects(
+      loadPretrained(
+        variant('layers', (c) => {
+          c.num_hidden_layers = 3;
+        }),
+      ),
+      'UNSUPPORTED_MODEL',
+      /layers\.2/,
+    );
     // jina is model_type bert: detected by position_embedding_type, never run as plain BERT
-    await rejects(loadPretrained(variant('jina-ish', (c) => { c.position_embedding_type = 'alibi'; c.feed_forward_type = 'geglu'; })), 'UNSUPPORTED_MODEL', /not part of a JinaBERT/);
+    await rejects(
+      loadPretrained(
+        variant('jina-ish', (c) => {
+          c.position_embedding_type = 'alibi';
+          c.feed_forward_type = 'geglu';
+        }),
+      ),
+      'UNSUPPORTED_MODEL',
+      /not part of a JinaBERT/,
+    );
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
@@ -281,7 +363,7 @@ test('UNSUPPORTED_MODEL: checkpoints swapformer would run wrongly are refused, n
 
 test('swapping positions on pretrained architectures: jina past 4x its training length, YaRN on nomic and ModernBERT, RoPE ablated', async () => {
   const jina = await loadPretrained(path.join(ROOT, 'jina-v2'));
-  const long = Array.from({ length: 2048 }, (_, i) => 5 + (i * 7) % 150); // 4 x jina-v2's 512 training tokens
+  const long = Array.from({ length: 2048 }, (_, i) => 5 + ((i * 7) % 150)); // 4 x jina-v2's 512 training tokens
   const out = jina.encoder.forward(long);
   assert.ok(out.data.every(Number.isFinite), 'finite at 2048 tokens');
   jina.dispose();
@@ -293,12 +375,19 @@ test('swapping positions on pretrained architectures: jina past 4x its training 
     const ablated = await p.withConfig({ position: 'none', positionOptions: {} });
     const texts = ['the same words, positions changed', 'another one'];
     const base = p.embed(texts).data;
-    for (const [what, q] of [['yarn', yarn], ['ntk', ntk], ['none', ablated]]) {
+    for (const [what, q] of [
+      ['yarn', yarn],
+      ['ntk', ntk],
+      ['none', ablated],
+    ]) {
       const e = q.embed(texts).data;
       assert.ok(e.every(Number.isFinite), `${name} ${what}: finite`);
-      assert.ok(e.some((x, i) => Math.abs(x - base[i]) > 1e-4), `${name} ${what}: the positions matter`);
+      assert.ok(
+        e.some((x, i) => Math.abs(x - base[i]) > 1e-4),
+        `${name} ${what}: the positions matter`,
+      );
     }
-    const long2 = q => q.encoder.forward(Array.from({ length: 600 }, (_, i) => 5 + (i % 100))).data.every(Number.isFinite);
+    const long2 = (q) => q.encoder.forward(Array.from({ length: 600 }, (_, i) => 5 + (i % 100))).data.every(Number.isFinite);
     assert.ok(long2(yarn), `${name} yarn at 600 tokens`);
     // the original is untouched: the golden embeddings again
     const c = CASES.find((x) => x.case === name);
@@ -308,7 +397,10 @@ test('swapping positions on pretrained architectures: jina past 4x its training 
   }
   // a swap on raw weights works the same through createEncoder
   const m = await loadPretrained(path.join(ROOT, 't5-relu'));
-  const alibi = await createEncoder({ ...m.encoder.config, position: 'alibi', positionOptions: {} }, { weights: Object.fromEntries(Object.entries(m.encoder.getWeights()).filter(([k]) => k !== 'embed.relative_bias')) });
+  const alibi = await createEncoder(
+    { ...m.encoder.config, position: 'alibi', positionOptions: {} },
+    { weights: Object.fromEntries(Object.entries(m.encoder.getWeights()).filter(([k]) => k !== 'embed.relative_bias')) },
+  );
   assert.ok(alibi.forward([1, 2, 3]).data.every(Number.isFinite));
   m.dispose();
   alibi.dispose();

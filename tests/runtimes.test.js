@@ -92,23 +92,34 @@ export default {
     });
     const esbuild = await import('esbuild');
     await esbuild.build({
-      absWorkingDir: dir, entryPoints: ['worker.js'], outfile: path.join(out, 'worker.js'), bundle: true, format: 'esm',
-      platform: 'neutral', conditions: ['workerd', 'worker', 'browser'], mainFields: ['module', 'main'], logLevel: 'error',
-      plugins: [{
-        name: 'wrangler-like modules', // .wasm -> a compiled-module import, .bin -> a data import, as wrangler's default rules
-        setup(b) {
-          b.onResolve({ filter: /\.(wasm|bin)$/ }, async (args) => {
-            if (args.pluginData) return undefined;
-            const r = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: true });
-            if (r.errors.length) return { errors: r.errors };
-            copyFileSync(r.path, path.join(out, path.basename(r.path)));
-            return { path: `./${path.basename(r.path)}`, external: true };
-          });
+      absWorkingDir: dir,
+      entryPoints: ['worker.js'],
+      outfile: path.join(out, 'worker.js'),
+      bundle: true,
+      format: 'esm',
+      platform: 'neutral',
+      conditions: ['workerd', 'worker', 'browser'],
+      mainFields: ['module', 'main'],
+      logLevel: 'error',
+      plugins: [
+        {
+          name: 'wrangler-like modules', // .wasm -> a compiled-module import, .bin -> a data import, as wrangler's default rules
+          setup(b) {
+            b.onResolve({ filter: /\.(wasm|bin)$/ }, async (args) => {
+              if (args.pluginData) return undefined;
+              const r = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: true });
+              if (r.errors.length) return { errors: r.errors };
+              copyFileSync(r.path, path.join(out, path.basename(r.path)));
+              return { path: `./${path.basename(r.path)}`, external: true };
+            });
+          },
         },
-      }],
+      ],
     });
     const port = await freePort();
-    writeFileSync(path.join(out, 'config.capnp'), `using Workerd = import "/workerd/workerd.capnp";
+    writeFileSync(
+      path.join(out, 'config.capnp'),
+      `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [ (name = "main", worker = .worker) ],
   sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "main") ],
@@ -123,12 +134,17 @@ const worker :Workerd.Worker = (
   ],
   compatibilityDate = "2024-09-23", # a date without FinalizationRegistry: explicit dispose only
 );
-`);
+`,
+    );
     const version = spawnSync(BIN('workerd'), ['--version'], { encoding: 'utf8' }).stdout.trim();
     const child = spawn(BIN('workerd'), ['serve', 'config.capnp'], { cwd: out, stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
-    child.stdout.on('data', (d) => { log += d; });
-    child.stderr.on('data', (d) => { log += d; });
+    child.stdout.on('data', (d) => {
+      log += d;
+    });
+    child.stderr.on('data', (d) => {
+      log += d;
+    });
     t.after(() => child.kill());
     const base = `http://127.0.0.1:${port}`;
     const get = async (p, init) => {
@@ -158,7 +174,9 @@ const worker :Workerd.Worker = (
     assert.deepEqual(emb.shape, want.shape);
     const worst = Math.max(...emb.data.map((x, i) => Math.abs(x - want.data[i])));
     assert.ok(worst <= 1e-6, `workerd embeddings differ from Node's by ${worst}`);
-    t.diagnostic(`${version}: FinalizationRegistry ${r.finalizationRegistry}; before configure: WASM_LOAD; createEncoder: ${check}; the README's Worker (loadModel of a .bin module): ${fromFile}; loadPretrained + embed: max diff ${worst}`);
+    t.diagnostic(
+      `${version}: FinalizationRegistry ${r.finalizationRegistry}; before configure: WASM_LOAD; createEncoder: ${check}; the README's Worker (loadModel of a .bin module): ${fromFile}; loadPretrained + embed: max diff ${worst}`,
+    );
   });
 });
 

@@ -14,7 +14,8 @@ test('LayerNorm of [2, -1, 4, 3] is [0, -1.6036, 1.0690, 0.5345]', async () => {
   );
   const y = enc.forward([0]).data;
   [0, -1.6036, 1.069, 0.5345].forEach((v, i) => assert.ok(Math.abs(y[i] - v) < 5e-5, `y[${i}] = ${y[i]}, want ${v}`));
-  const mean = y.reduce((a, b) => a + b) / 4, variance = y.reduce((a, b) => a + (b - mean) ** 2, 0) / 4;
+  const mean = y.reduce((a, b) => a + b) / 4,
+    variance = y.reduce((a, b) => a + (b - mean) ** 2, 0) / 4;
   assert.ok(Math.abs(mean) < 1e-6 && Math.abs(variance - 1) < 1e-5, 'zero mean, unit (biased) variance');
 });
 
@@ -38,11 +39,17 @@ test('sinusoidal d=4: PE1.PE2 = PE2.PE3 = cos(1) + cos(0.01) = 1.54025', async (
 // zero: every score is the position plugin's bias alone.
 async function biasOnlyAttention(config, T) {
   const C = config.dModel;
-  const enc = await createEncoder({ ...base, ...config, layers: 1 }, {
-    weights: { 'layers.0.attn.q.weight': new Float32Array(C * C), 'layers.0.attn.k.weight': new Float32Array(C * C) },
-    seed: 3,
-  });
-  const a = enc.forward(Array.from({ length: T }, (_, t) => t % 16), { outputAttentions: true }).attentions[0];
+  const enc = await createEncoder(
+    { ...base, ...config, layers: 1 },
+    {
+      weights: { 'layers.0.attn.q.weight': new Float32Array(C * C), 'layers.0.attn.k.weight': new Float32Array(C * C) },
+      seed: 3,
+    },
+  );
+  const a = enc.forward(
+    Array.from({ length: T }, (_, t) => t % 16),
+    { outputAttentions: true },
+  ).attentions[0];
   return (h, i, j) => a.data[(h * T + i) * T + j];
 }
 
@@ -70,10 +77,12 @@ test('RoPE: the score of positions (3, 7) equals that of (10, 14); both styles',
     const p = (h, i, j) => a.data[(h * T + i) * T + j];
     for (let h = 0; h < 2; h++) {
       // the same token everywhere: score(i, j) - score(i, i) = log(p[i][j] / p[i][i])
-      const s37 = Math.log(p(h, 3, 7) / p(h, 3, 3)), s1014 = Math.log(p(h, 10, 14) / p(h, 10, 10));
+      const s37 = Math.log(p(h, 3, 7) / p(h, 3, 3)),
+        s1014 = Math.log(p(h, 10, 14) / p(h, 10, 10));
       assert.ok(Math.abs(s37 - s1014) < 1e-4, `${style} head ${h}: ${s37} vs ${s1014}`);
       assert.ok(Math.abs(s37) > 1e-3, 'the offset does change the score');
-      const s73 = Math.log(p(h, 7, 3) / p(h, 7, 7)), s1410 = Math.log(p(h, 14, 10) / p(h, 14, 14));
+      const s73 = Math.log(p(h, 7, 3) / p(h, 7, 7)),
+        s1410 = Math.log(p(h, 14, 10) / p(h, 14, 14));
       assert.ok(Math.abs(s73 - s1410) < 1e-4, 'negative offset too');
     }
   }
@@ -82,11 +91,14 @@ test('RoPE: the score of positions (3, 7) equals that of (10, 14); both styles',
 test("with position 'none', permuting the input permutes the output rows bit for bit", async () => {
   const config = { ...base, layers: 3, dModel: 16, heads: 4, ffDim: 32, position: 'none', normPlacement: 'pre' };
   const enc = await createEncoder(config, { seed: 5 });
-  const dogBitesMan = [3, 9, 12], manBitesDog = [12, 9, 3];
-  const a = enc.forward(dogBitesMan), b = enc.forward(manBitesDog);
+  const dogBitesMan = [3, 9, 12],
+    manBitesDog = [12, 9, 3];
+  const a = enc.forward(dogBitesMan),
+    b = enc.forward(manBitesDog);
   for (let t = 0; t < 3; t++) assertBitIdentical(row(a, 0, t), row(b, 0, 2 - t), `row ${t}`);
   // a longer random permutation, through a batch
-  const ids = [1, 5, 2, 7, 7, 0, 14, 3, 8], perm = [4, 0, 8, 2, 6, 1, 3, 7, 5];
+  const ids = [1, 5, 2, 7, 7, 0, 14, 3, 8],
+    perm = [4, 0, 8, 2, 6, 1, 3, 7, 5];
   const [x, y] = [enc.forward([ids]), enc.forward([perm.map((k) => ids[k])])];
   perm.forEach((k, t) => assertBitIdentical(row(y, 0, t), row(x, 0, k), `permuted row ${t}`));
   // with any position plugin, moving a word changes its vector
@@ -132,7 +144,10 @@ test('scaleEmbedding multiplies token embeddings by sqrt(dModel) before position
   const tokens = new Float32Array(16 * 4).map((_, i) => (i % 7) - 3);
   const plain = (await createEncoder(cfg, { weights: { 'embed.tokens': tokens } })).forward([2, 3]);
   const scaled = (await createEncoder({ ...cfg, scaleEmbedding: true }, { weights: { 'embed.tokens': tokens } })).forward([2, 3]);
-  const pe = [[0, 1, 0, 1], [Math.sin(1), Math.cos(1), Math.sin(0.01), Math.cos(0.01)]];
+  const pe = [
+    [0, 1, 0, 1],
+    [Math.sin(1), Math.cos(1), Math.sin(0.01), Math.cos(0.01)],
+  ];
   for (let t = 0; t < 2; t++)
     for (let k = 0; k < 4; k++) {
       const e = tokens[(t + 2) * 4 + k];

@@ -23,8 +23,16 @@ const PROMPTED = fileURLToPath(new URL('./pretrained/bert-bge-mlm', import.meta.
 const CLS = fileURLToPath(new URL('./heads/bert-seq-3', import.meta.url));
 const RERANKER = fileURLToPath(new URL('./heads/cross-encoder-msmarco', import.meta.url));
 
-const TEXTS = ['The quick brown fox jumps over the lazy dog.', 'hello world', 'a', 'Embeddings from a server, batched or not, are the same bits.',
-  'héllo wörld 🎉 ünïcödé', 'short', 'one two three four five six seven eight nine ten eleven twelve', 'What is Deep Learning?'];
+const TEXTS = [
+  'The quick brown fox jumps over the lazy dog.',
+  'hello world',
+  'a',
+  'Embeddings from a server, batched or not, are the same bits.',
+  'héllo wörld 🎉 ünïcödé',
+  'short',
+  'one two three four five six seven eight nine ten eleven twelve',
+  'What is Deep Learning?',
+];
 
 /** An in-process server on a free loopback port (flags as the CLI's); stopped when the test ends. */
 async function serve(t, model, ...flags) {
@@ -35,10 +43,18 @@ async function serve(t, model, ...flags) {
 
 /** POST a JSON body (a string is sent as is); {status, headers, body (parsed when JSON), text}. */
 async function post(url, body, headers = {}) {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   const text = await r.text();
   let json;
-  try { json = JSON.parse(text); } catch { json = undefined; }
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
   return { status: r.status, headers: r.headers, body: json, text };
 }
 
@@ -46,7 +62,7 @@ async function post(url, body, headers = {}) {
 const bits = (xs) => new Uint32Array(Float32Array.from(xs.flat()).buffer);
 const rowsOf = (t) => Array.from({ length: t.shape[0] }, (_, i) => Array.from(t.data.subarray(i * t.shape[1], (i + 1) * t.shape[1])));
 
-test('serve /embed: the library\'s embeddings, single and batch, every option', async (t) => {
+test("serve /embed: the library's embeddings, single and batch, every option", async (t) => {
   const s = await serve(t, EMB);
   const lib = s.model;
   const one = await post(`${s.url}/embed`, { inputs: TEXTS[0] });
@@ -55,8 +71,12 @@ test('serve /embed: the library\'s embeddings, single and batch, every option', 
   const batch = await post(`${s.url}/embed`, { inputs: TEXTS });
   assert.equal(batch.body.length, TEXTS.length);
   assert.deepEqual(bits(batch.body), bits(rowsOf(lib.embed(TEXTS, { normalize: true }))));
-  for (const h of ['x-compute-tokens', 'x-total-time', 'x-queue-time', 'x-inference-time', 'x-tokenization-time']) assert.match(batch.headers.get(h), /^\d+$/, h);
-  assert.equal(Number(batch.headers.get('x-compute-tokens')), TEXTS.reduce((n, x) => n + lib.tokenizer.encode(x).ids.length, 0));
+  for (const h of ['x-compute-tokens', 'x-total-time', 'x-queue-time', 'x-inference-time', 'x-tokenization-time'])
+    assert.match(batch.headers.get(h), /^\d+$/, h);
+  assert.equal(
+    Number(batch.headers.get('x-compute-tokens')),
+    TEXTS.reduce((n, x) => n + lib.tokenizer.encode(x).ids.length, 0),
+  );
 
   const raw = await post(`${s.url}/embed`, { inputs: TEXTS, normalize: false, dimensions: 8 });
   assert.deepEqual(bits(raw.body), bits(rowsOf(lib.embed(TEXTS, { normalize: false, dimensions: 8 }))));
@@ -68,7 +88,10 @@ test('serve /embed: the library\'s embeddings, single and batch, every option', 
   const single = await post(`${s.url}/embed`, { inputs: ids });
   assert.equal(single.body.length, 1);
   // dimensions: 0 and past the width are TEI's 422s
-  for (const [dimensions, msg] of [[0, /should be positive/], [33, /smaller than the maximum/]]) {
+  for (const [dimensions, msg] of [
+    [0, /should be positive/],
+    [33, /smaller than the maximum/],
+  ]) {
     const r = await post(`${s.url}/embed`, { inputs: 'x', dimensions });
     assert.equal(r.status, 422);
     assert.match(r.body.error, msg);
@@ -83,9 +106,18 @@ test('serve /embed: the library\'s embeddings, single and batch, every option', 
   assert.equal(refused.body.error, `\`inputs\` must have less than ${lib.maxLength} tokens. Given: ${lib.tokenizer.encode(long.trim()).ids.length}`);
   assert.equal((await post(`${s.url}/embed`, { inputs: 'word '.repeat(20), truncate: false })).status, 200);
   // an unknown prompt name, a left truncation, a wrong type: 422 naming the field
-  for (const [body, field] of [[{ inputs: 'x', prompt_name: 'query' }, /prompt_name/], [{ inputs: 'x', truncation_direction: 'left' }, /truncation_direction/],
-    [{ inputs: 'x', normalize: 'yes' }, /normalize/], [{ inputs: 'x', normalize: null }, /normalize/], [{ inputs: 7 }, /inputs/], [{}, /inputs is missing/],
-    [{ inputs: ['x', 3] }, /inputs\[1\]/], [{ inputs: [[1, -2]] }, /inputs\[0\]/], [{ inputs: [[1, 100000]] }, /not a token id/], [{ inputs: 'x', dimensions: 1.5 }, /dimensions/]]) {
+  for (const [body, field] of [
+    [{ inputs: 'x', prompt_name: 'query' }, /prompt_name/],
+    [{ inputs: 'x', truncation_direction: 'left' }, /truncation_direction/],
+    [{ inputs: 'x', normalize: 'yes' }, /normalize/],
+    [{ inputs: 'x', normalize: null }, /normalize/],
+    [{ inputs: 7 }, /inputs/],
+    [{}, /inputs is missing/],
+    [{ inputs: ['x', 3] }, /inputs\[1\]/],
+    [{ inputs: [[1, -2]] }, /inputs\[0\]/],
+    [{ inputs: [[1, 100000]] }, /not a token id/],
+    [{ inputs: 'x', dimensions: 1.5 }, /dimensions/],
+  ]) {
     const r = await post(`${s.url}/embed`, body);
     assert.equal(r.status, 422, JSON.stringify(body));
     assert.match(r.body.error, field, JSON.stringify(body));
@@ -94,7 +126,7 @@ test('serve /embed: the library\'s embeddings, single and batch, every option', 
   assert.deepEqual([none.status, none.body], [400, { error: '`inputs` cannot be empty', error_type: 'Empty' }]);
 });
 
-test('serve /embed with prompts: prompt_name as the library\'s promptName; /tokenize applies it too', async (t) => {
+test("serve /embed with prompts: prompt_name as the library's promptName; /tokenize applies it too", async (t) => {
   const s = await serve(t, PROMPTED);
   const r = await post(`${s.url}/embed`, { inputs: TEXTS, prompt_name: 'query' });
   assert.equal(r.status, 200, r.text);
@@ -103,7 +135,10 @@ test('serve /embed with prompts: prompt_name as the library\'s promptName; /toke
   assert.notDeepEqual(bits(plain.body), bits(r.body));
   const tok = await post(`${s.url}/tokenize`, { inputs: 'hello', prompt_name: 'query' });
   const prompt = s.model.prompts.query;
-  assert.deepEqual(tok.body[0].map((x) => x.id), Array.from(s.model.tokenizer.encode(`${prompt}hello`).ids));
+  assert.deepEqual(
+    tok.body[0].map((x) => x.id),
+    Array.from(s.model.tokenizer.encode(`${prompt}hello`).ids),
+  );
   const bad = await post(`${s.url}/embed`, { inputs: 'x', prompt_name: 'passage' });
   assert.equal(bad.status, 422);
   assert.match(bad.body.error, /'passage' is not one of this model's prompts \(query\)/);
@@ -127,12 +162,18 @@ test('serve /tokenize and /decode: against the Rust tokenizers (UTF-8 byte offse
         const want = await rustEncode(folder, text, addSpecialTokens);
         const chars = [...text];
         const byteAt = (c) => Buffer.byteLength(chars.slice(0, c).join(''));
-        const expected = want.ids.map((id, k) => (want.special[k]
-          ? { id, special: true, start: null, stop: null }
-          : { id, special: false, start: byteAt(want.offsets[k][0]), stop: byteAt(want.offsets[k][1]) }));
-        assert.deepEqual(r.body[i].map(({ id, special, start, stop }) => ({ id, special, start, stop })), expected, `${folder}: ${text}`);
+        const expected = want.ids.map((id, k) =>
+          want.special[k]
+            ? { id, special: true, start: null, stop: null }
+            : { id, special: false, start: byteAt(want.offsets[k][0]), stop: byteAt(want.offsets[k][1]) },
+        );
+        assert.deepEqual(
+          r.body[i].map(({ id, special, start, stop }) => ({ id, special, start, stop })),
+          expected,
+          `${folder}: ${text}`,
+        );
         for (const tok of r.body[i]) {
-          if (!tok.special) assert.equal(tok.text, Buffer.from(text).subarray(tok.start, tok.stop).toString(), 'a token\'s text is the bytes it spans');
+          if (!tok.special) assert.equal(tok.text, Buffer.from(text).subarray(tok.start, tok.stop).toString(), "a token's text is the bytes it spans");
         }
       }
     }
@@ -146,15 +187,20 @@ test('serve /tokenize and /decode: against the Rust tokenizers (UTF-8 byte offse
       assert.equal(r.status, 200, r.text);
       assert.equal(r.body[0], await tok.decode(ids, skip));
     }
-    for (const body of [{ ids: 'x' }, { ids: [[1], 'x'] }, { ids: [1.5] }, { ids: [1], skip_special_tokens: 1 }]) assert.equal((await post(`${s.url}/decode`, body)).status, 422, JSON.stringify(body));
+    for (const body of [{ ids: 'x' }, { ids: [[1], 'x'] }, { ids: [1.5] }, { ids: [1], skip_special_tokens: 1 }])
+      assert.equal((await post(`${s.url}/decode`, body)).status, 422, JSON.stringify(body));
     assert.equal((await post(`${s.url}/decode`, { ids: [[]] })).status, 200);
   }
 });
 
-test('serve /predict and /rerank: the library\'s classify and predict, TEI\'s activations and order', async (t) => {
+test("serve /predict and /rerank: the library's classify and predict, TEI's activations and order", async (t) => {
   const c = await serve(t, CLS);
   const lib = c.model;
-  const sorted = (rows) => rows.map(({ label, score }) => ({ score, label })).sort((a, b) => a.score - b.score).reverse();
+  const sorted = (rows) =>
+    rows
+      .map(({ label, score }) => ({ score, label }))
+      .sort((a, b) => a.score - b.score)
+      .reverse();
   const one = await post(`${c.url}/predict`, { inputs: TEXTS[0] });
   assert.equal(one.status, 200, one.text);
   assert.deepEqual(one.body, sorted(lib.classify(TEXTS[0], { topK: null, functionToApply: 'softmax' })));
@@ -164,7 +210,8 @@ test('serve /predict and /rerank: the library\'s classify and predict, TEI\'s ac
   const batch = await post(`${c.url}/predict`, { inputs: [[TEXTS[0]], ['a', 'b'], [TEXTS[1]]] });
   assert.deepEqual(batch.body, lib.classify([TEXTS[0], { text: 'a', textPair: 'b' }, TEXTS[1]], { topK: null, functionToApply: 'softmax' }).map(sorted));
   assert.deepEqual(Object.keys(c.engine.modelType()), ['classifier']);
-  for (const inputs of [[], ['a', 'b', 'c'], [['a', 'b', 'c']], [1], [['a'], 'b']]) assert.equal((await post(`${c.url}/predict`, { inputs })).status, 422, JSON.stringify(inputs));
+  for (const inputs of [[], ['a', 'b', 'c'], [['a', 'b', 'c']], [1], [['a'], 'b']])
+    assert.equal((await post(`${c.url}/predict`, { inputs })).status, 422, JSON.stringify(inputs));
   const notReranker = await post(`${c.url}/rerank`, { query: 'q', texts: ['a'] });
   assert.deepEqual([notReranker.status, notReranker.body.error_type], [424, 'Backend']);
   const notEmbedding = await post(`${c.url}/embed`, { inputs: 'q' });
@@ -174,13 +221,23 @@ test('serve /predict and /rerank: the library\'s classify and predict, TEI\'s ac
   assert.equal(openaiOnClassifier.body.error.code, 'model_type');
 
   const r = await serve(t, RERANKER);
-  const query = 'What is Deep Learning?', docs = TEXTS;
+  const query = 'What is Deep Learning?',
+    docs = TEXTS;
   const ranked = await post(`${r.url}/rerank`, { query, texts: docs });
   assert.equal(ranked.status, 200, ranked.text);
   const want = r.model.rank(query, docs, { activation: 'sigmoid' });
-  assert.deepEqual(ranked.body, want.map(({ corpusId, score }) => ({ index: corpusId, score })).sort((a, b) => a.score - b.score).reverse());
+  assert.deepEqual(
+    ranked.body,
+    want
+      .map(({ corpusId, score }) => ({ index: corpusId, score }))
+      .sort((a, b) => a.score - b.score)
+      .reverse(),
+  );
   const withText = await post(`${r.url}/rerank`, { query, texts: docs, raw_scores: true, return_text: true });
-  const raw = r.model.predict(docs.map((d) => [query, d]), { activation: 'none' });
+  const raw = r.model.predict(
+    docs.map((d) => [query, d]),
+    { activation: 'none' },
+  );
   for (const x of withText.body) {
     assert.equal(x.score, raw[x.index]);
     assert.equal(x.text, docs[x.index]);
@@ -196,15 +253,40 @@ test('serve /predict and /rerank: the library\'s classify and predict, TEI\'s ac
   assert.deepEqual((await post(`${r.url}/`, { query, texts: docs })).body, ranked.body);
 });
 
-test('serve /health, /info, /metrics: TEI\'s fields; Prometheus text with TEI\'s names', async (t) => {
+test("serve /health, /info, /metrics: TEI's fields; Prometheus text with TEI's names", async (t) => {
   const s = await serve(t, EMB, '--max-batch-requests', '8', '--served-model-name', 'minilm');
   const health = await fetch(`${s.url}/health`);
   assert.deepEqual([health.status, await health.text()], [200, '']);
   const info = await (await fetch(`${s.url}/info`)).json();
-  assert.deepEqual(Object.keys(info), ['model_id', 'model_sha', 'model_dtype', 'served_model_name', 'model_type', 'max_concurrent_requests', 'max_input_length',
-    'max_batch_tokens', 'max_batch_requests', 'max_client_batch_size', 'auto_truncate', 'tokenization_workers', 'version', 'sha', 'docker_label']);
-  assert.deepEqual([info.model_type, info.model_dtype, info.served_model_name, info.max_batch_requests, info.max_batch_tokens, info.max_client_batch_size, info.max_input_length],
-    [{ embedding: { pooling: 'mean' } }, 'float32', 'minilm', 8, 16384, 32, s.model.maxLength]);
+  assert.deepEqual(Object.keys(info), [
+    'model_id',
+    'model_sha',
+    'model_dtype',
+    'served_model_name',
+    'model_type',
+    'max_concurrent_requests',
+    'max_input_length',
+    'max_batch_tokens',
+    'max_batch_requests',
+    'max_client_batch_size',
+    'auto_truncate',
+    'tokenization_workers',
+    'version',
+    'sha',
+    'docker_label',
+  ]);
+  assert.deepEqual(
+    [
+      info.model_type,
+      info.model_dtype,
+      info.served_model_name,
+      info.max_batch_requests,
+      info.max_batch_tokens,
+      info.max_client_batch_size,
+      info.max_input_length,
+    ],
+    [{ embedding: { pooling: 'mean' } }, 'float32', 'minilm', 8, 16384, 32, s.model.maxLength],
+  );
   await post(`${s.url}/embed`, { inputs: TEXTS });
   await post(`${s.url}/embed`, { inputs: 'x' });
   await post(`${s.url}/embed`, { inputs: 'x', dimensions: 0 });
@@ -219,7 +301,15 @@ test('serve /health, /info, /metrics: TEI\'s fields; Prometheus text with TEI\'s
   assert.equal(value('te_embed_count'), TEXTS.length + 1);
   assert.equal(value('te_embed_success'), TEXTS.length + 1);
   assert.equal(value('te_request_input_length_count'), TEXTS.length + 1);
-  for (const h of ['te_request_duration', 'te_request_queue_duration', 'te_request_inference_duration', 'te_request_tokenization_duration', 'te_batch_next_size', 'te_batch_next_tokens', 'te_request_input_length']) {
+  for (const h of [
+    'te_request_duration',
+    'te_request_queue_duration',
+    'te_request_inference_duration',
+    'te_request_tokenization_duration',
+    'te_batch_next_size',
+    'te_batch_next_tokens',
+    'te_request_input_length',
+  ]) {
     assert.match(text, new RegExp(`^# TYPE ${h} histogram$`, 'm'));
     const buckets = [...text.matchAll(new RegExp(`^${h}_bucket\\{le="([^"]+)"\\} (\\S+)$`, 'gm'))].map((x) => Number(x[2]));
     assert.ok(buckets.length > 5 && buckets.every((v, i) => i === 0 || v >= buckets[i - 1]), `${h}: cumulative buckets`);
@@ -238,7 +328,10 @@ test('serve /v1/embeddings with the openai SDK: its default base64 and float, to
   // no encoding_format: the SDK asks for base64 and decodes it (little-endian float32) itself
   const b64 = await client.embeddings.create({ model: 'text-embedding-3-small', input: TEXTS });
   assert.deepEqual(bits(b64.data.map((d) => d.embedding)), want);
-  assert.deepEqual(b64.data.map((d) => [d.object, d.index]), TEXTS.map((_, i) => ['embedding', i]));
+  assert.deepEqual(
+    b64.data.map((d) => [d.object, d.index]),
+    TEXTS.map((_, i) => ['embedding', i]),
+  );
   assert.deepEqual([b64.object, b64.model, b64.usage], ['list', EMB, { prompt_tokens: tokens, total_tokens: tokens }]);
   const float = await client.embeddings.create({ model: 'm', input: TEXTS, encoding_format: 'float' });
   assert.deepEqual(bits(float.data.map((d) => d.embedding)), want);
@@ -261,7 +354,9 @@ test('serve /v1/embeddings with the openai SDK: its default base64 and float, to
   assert.match(refused.message, /^422 batch size 33 > maximum allowed batch size 32$/);
   const bad = await client.embeddings.create({ model: 'm', input: 'x', encoding_format: 'hex' }).catch((e) => e);
   assert.deepEqual([bad.status, bad.param], [422, 'encoding_format']);
-  const wrongKey = await new OpenAI({ apiKey: 'sk-wrong', baseURL: `${s.url}/v1`, maxRetries: 0 }).embeddings.create({ model: 'm', input: 'x' }).catch((e) => e);
+  const wrongKey = await new OpenAI({ apiKey: 'sk-wrong', baseURL: `${s.url}/v1`, maxRetries: 0 }).embeddings
+    .create({ model: 'm', input: 'x' })
+    .catch((e) => e);
   assert.deepEqual([wrongKey.constructor.name, wrongKey.status, wrongKey.type], ['AuthenticationError', 401, 'authentication_error']);
   // /embeddings (no /v1) is the same route, as TEI's
   const bare = await post(`${s.url}/embeddings`, { input: TEXTS, model: 'm' }, { authorization: 'Bearer sk-test' });
@@ -274,10 +369,18 @@ function rawExchange(port, chunks, { wait = 5000, gap = 0 } = {}) {
     const socket = net.connect(port, '127.0.0.1');
     let out = '';
     const started = performance.now();
-    const timer = setTimeout(() => { socket.destroy(); resolve({ out, closed: false, ms: performance.now() - started }); }, wait);
-    socket.on('data', (d) => { out += d; });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ out, closed: false, ms: performance.now() - started });
+    }, wait);
+    socket.on('data', (d) => {
+      out += d;
+    });
     socket.on('error', reject);
-    socket.on('close', () => { clearTimeout(timer); resolve({ out, closed: true, ms: performance.now() - started }); });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ out, closed: true, ms: performance.now() - started });
+    });
     socket.on('connect', async () => {
       for (const c of chunks) {
         socket.write(c);
@@ -287,25 +390,48 @@ function rawExchange(port, chunks, { wait = 5000, gap = 0 } = {}) {
   });
 }
 
-const requestHead = (path, length, extra = '') => `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${length === undefined ? 'Transfer-Encoding: chunked\r\n' : `Content-Length: ${length}\r\n`}${extra}\r\n`;
+const requestHead = (path, length, extra = '') =>
+  `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${length === undefined ? 'Transfer-Encoding: chunked\r\n' : `Content-Length: ${length}\r\n`}${extra}\r\n`;
 
-test('serve: a TEI-shaped request set (the shapes of TEI\'s docs, raw HTTP)', async (t) => {
-  const e = await serve(t, EMB), c = await serve(t, CLS), r = await serve(t, RERANKER);
+test("serve: a TEI-shaped request set (the shapes of TEI's docs, raw HTTP)", async (t) => {
+  const e = await serve(t, EMB),
+    c = await serve(t, CLS),
+    r = await serve(t, RERANKER);
   const vector = (v) => Array.isArray(v) && v.length === e.engine.dimensions && v.every((x) => typeof x === 'number');
   const cases = [
     [e, '/embed', '{"inputs":"What is Deep Learning?"}', (b) => b.length === 1 && vector(b[0])],
     [e, '/embed', '{"inputs":["Today is a nice day", "I like you"]}', (b) => b.length === 2 && b.every(vector)],
-    [e, '/embed', '{"inputs":"What is Deep Learning?","normalize":false,"truncate":true,"truncation_direction":"Right","prompt_name":null,"dimensions":null}', (b) => vector(b[0])],
+    [
+      e,
+      '/embed',
+      '{"inputs":"What is Deep Learning?","normalize":false,"truncate":true,"truncation_direction":"Right","prompt_name":null,"dimensions":null}',
+      (b) => vector(b[0]),
+    ],
     [e, '/embed', '{"inputs":[2,134,3]}', (b) => b.length === 1],
     [e, '/tokenize', '{"inputs":"test","add_special_tokens":true}', (b) => b[0].every((x) => Object.keys(x).join() === 'id,text,special,start,stop')],
     [e, '/decode', '{"ids":[[2,134,3],[134]],"skip_special_tokens":true}', (b) => b.length === 2 && b.every((x) => typeof x === 'string')],
     [e, '/v1/embeddings', '{"input":"What is Deep Learning?","model":"tei","user":"u"}', (b) => b.object === 'list' && vector(b.data[0].embedding)],
     [e, '/embeddings', '{"input":["a","b"],"model":null,"encoding_format":"base64"}', (b) => b.data.length === 2 && typeof b.data[1].embedding === 'string'],
     [c, '/predict', '{"inputs":"I like you. I love you"}', (b) => b.length === 3 && b.every((x) => Object.keys(x).join() === 'score,label')],
-    [c, '/predict', '{"inputs":[["I like you."],["I hate pineapples","sentence pair"]],"raw_scores":true}', (b) => b.length === 2 && b.every((x) => x.length === 3)],
+    [
+      c,
+      '/predict',
+      '{"inputs":[["I like you."],["I hate pineapples","sentence pair"]],"raw_scores":true}',
+      (b) => b.length === 2 && b.every((x) => x.length === 3),
+    ],
     [c, '/predict', '{"inputs":["I like you.","I love you."],"truncate":false}', (b) => b.length === 3],
-    [r, '/rerank', '{"query":"What is Deep Learning?","texts":["Deep Learning is not...","Deep learning is..."]}', (b) => b.length === 2 && b.every((x) => Object.keys(x).join() === 'index,score')],
-    [r, '/rerank', '{"query":"What is Deep Learning?","texts":["a","b","c"],"raw_scores":true,"return_text":true,"truncate":true}', (b) => b.length === 3 && b.every((x) => typeof x.text === 'string')],
+    [
+      r,
+      '/rerank',
+      '{"query":"What is Deep Learning?","texts":["Deep Learning is not...","Deep learning is..."]}',
+      (b) => b.length === 2 && b.every((x) => Object.keys(x).join() === 'index,score'),
+    ],
+    [
+      r,
+      '/rerank',
+      '{"query":"What is Deep Learning?","texts":["a","b","c"],"raw_scores":true,"return_text":true,"truncate":true}',
+      (b) => b.length === 3 && b.every((x) => typeof x.text === 'string'),
+    ],
   ];
   for (const [s, path, body, ok] of cases) {
     const { port } = s.server.address();
@@ -322,7 +448,8 @@ test('serve: a TEI-shaped request set (the shapes of TEI\'s docs, raw HTTP)', as
  * client in this process sends its requests one turn of the event loop at a time).
  */
 function watchBatches(s, batches, ready = () => true) {
-  const run = s.svc.batcher.runBatch, lib = s.model;
+  const run = s.svc.batcher.runBatch,
+    lib = s.model;
   s.svc.batcher.runBatch = async (key, items) => {
     const lengths = items.map((x) => Math.min(lib.tokenizer.encode(x.text.trim()).ids.length, lib.maxLength));
     batches.push({ key, n: items.length, padded: Math.max(...lengths) * items.length });
@@ -332,9 +459,11 @@ function watchBatches(s, batches, ready = () => true) {
 }
 
 test('serve: dynamic batching merges concurrent requests, within --max-batch-tokens and --max-batch-requests, bit-identical to one input at a time', async (t) => {
-  const maxTokens = 600, maxRequests = 12;
+  const maxTokens = 600,
+    maxRequests = 12;
   const s = await serve(t, EMB, '--max-batch-tokens', String(maxTokens), '--max-batch-requests', String(maxRequests));
-  const lib = s.model, batches = [];
+  const lib = s.model,
+    batches = [];
   const texts = Array.from({ length: 96 }, (_, i) => `${TEXTS[i % TEXTS.length]} ${'more words '.repeat(i % 11)}`.trim());
   const options = [{}, { normalize: false }, { dimensions: 16 }, { normalize: false, dimensions: 4 }];
   // the first batch waits until every request is queued (clients in this process send one by one)
@@ -346,9 +475,19 @@ test('serve: dynamic batching merges concurrent requests, within --max-batch-tok
     const alone = await lib.embedAsync([texts[i]], { normalize: o.normalize ?? true, dimensions: o.dimensions });
     assert.deepEqual(bits(a.body), bits(rowsOf(alone)), `request ${i}: batched = alone`);
   }
-  assert.equal(batches.reduce((n, b) => n + b.n, 0), texts.length, 'every input in one batch');
-  assert.ok(batches.some((b) => b.n > 1), `requests merged: batch sizes ${batches.map((b) => b.n)}`);
-  assert.ok(batches.every((b) => b.n <= maxRequests && (b.n === 1 || b.padded <= maxTokens)), `limits kept: ${JSON.stringify(batches)}`);
+  assert.equal(
+    batches.reduce((n, b) => n + b.n, 0),
+    texts.length,
+    'every input in one batch',
+  );
+  assert.ok(
+    batches.some((b) => b.n > 1),
+    `requests merged: batch sizes ${batches.map((b) => b.n)}`,
+  );
+  assert.ok(
+    batches.every((b) => b.n <= maxRequests && (b.n === 1 || b.padded <= maxTokens)),
+    `limits kept: ${JSON.stringify(batches)}`,
+  );
   assert.ok(batches.every((b) => JSON.parse(b.key)[0] === 'embed'));
   t.diagnostic(`96 requests, 4 option sets: ${batches.length} batches, sizes ${batches.map((b) => b.n).join(' ')}`);
 
@@ -358,14 +497,24 @@ test('serve: dynamic batching merges concurrent requests, within --max-batch-tok
   assert.deepEqual(bits(a.body), bits(b.body));
   assert.deepEqual(bits(a.body), bits(rowsOf(lib.embed(texts.slice(0, 32), { normalize: true, batchSize: 1 }))));
   // rerank and predict batch too
-  const r = await serve(t, RERANKER), reranks = [];
+  const r = await serve(t, RERANKER),
+    reranks = [];
   watchBatches(r, reranks, () => r.svc.batcher.size === 2 * 24 - 2);
   const pairs = await Promise.all(texts.slice(0, 24).map((doc) => post(`${r.url}/rerank`, { query: 'q', texts: [doc, 'x'], raw_scores: true })));
   for (const [i, p] of pairs.entries()) {
-    const want = r.model.predict([['q', texts[i]], ['q', 'x']], { activation: 'none' });
+    const want = r.model.predict(
+      [
+        ['q', texts[i]],
+        ['q', 'x'],
+      ],
+      { activation: 'none' },
+    );
     assert.deepEqual(p.body.map((x) => x.score).sort(), Array.from(want).sort());
   }
-  assert.ok(reranks.some((b) => b.n > 2), `rerank requests merged: ${reranks.map((b) => b.n)}`);
+  assert.ok(
+    reranks.some((b) => b.n > 2),
+    `rerank requests merged: ${reranks.map((b) => b.n)}`,
+  );
 });
 
 test('serve limits: client batch size 422, payload 413 (declared or streamed), malformed JSON 400, not JSON 415, the API key 401, 404, 405', async (t) => {
@@ -374,7 +523,10 @@ test('serve limits: client batch size 422, payload 413 (declared or streamed), m
   const { port } = s.server.address();
   const tooMany = await post(`${s.url}/embed`, { inputs: ['a', 'b', 'c', 'd', 'e'] }, auth);
   assert.deepEqual([tooMany.status, tooMany.body], [422, { error: 'batch size 5 > maximum allowed batch size 4', error_type: 'Validation' }]);
-  for (const [path, body] of [['/tokenize', { inputs: ['a', 'b', 'c', 'd', 'e'] }], ['/decode', { ids: [[1], [1], [1], [1], [1]] }]]) {
+  for (const [path, body] of [
+    ['/tokenize', { inputs: ['a', 'b', 'c', 'd', 'e'] }],
+    ['/decode', { ids: [[1], [1], [1], [1], [1]] }],
+  ]) {
     assert.equal((await post(`${s.url}${path}`, body, auth)).status, 422, path);
   }
   // 413: a declared length past the limit is refused before the body is read; a chunked body when it passes
@@ -382,12 +534,23 @@ test('serve limits: client batch size 422, payload 413 (declared or streamed), m
   const declared = await post(`${s.url}/embed`, big, auth);
   assert.equal(declared.status, 413);
   assert.deepEqual(Object.keys(declared.body), ['error', 'error_type']);
-  const chunked = await rawExchange(port, [requestHead('/embed', undefined, 'Authorization: Bearer k3y\r\n'), ...Array.from({ length: 6 }, () => `200\r\n${'x'.repeat(512)}\r\n`)]);
+  const chunked = await rawExchange(port, [
+    requestHead('/embed', undefined, 'Authorization: Bearer k3y\r\n'),
+    ...Array.from({ length: 6 }, () => `200\r\n${'x'.repeat(512)}\r\n`),
+  ]);
   assert.match(chunked.out, /^HTTP\/1\.1 413 /);
   assert.match(chunked.out, /connection: close/i);
   assert.ok(chunked.closed, 'the connection of a refused body is closed');
   // malformed bodies: 400 (JSON syntax, UTF-8), 422 (valid JSON, wrong shape), 415 (not JSON)
-  for (const [body, status] of [['{"inputs":', 400], ['{"inputs": "a",}', 400], ['', 400], [Buffer.from([0x7b, 0xff, 0x7d]), 400], ['[1,2]', 422], ['"x"', 422], ['null', 422]]) {
+  for (const [body, status] of [
+    ['{"inputs":', 400],
+    ['{"inputs": "a",}', 400],
+    ['', 400],
+    [Buffer.from([0x7b, 0xff, 0x7d]), 400],
+    ['[1,2]', 422],
+    ['"x"', 422],
+    ['null', 422],
+  ]) {
     const r = await fetch(`${s.url}/embed`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body });
     assert.equal(r.status, status, String(body));
     assert.equal((await r.json()).error_type, 'Validation');
@@ -420,7 +583,9 @@ test('serve limits: client batch size 422, payload 413 (declared or streamed), m
 function holdBatches(s) {
   const run = s.svc.batcher.runBatch;
   let open;
-  const gate = new Promise((r) => { open = r; });
+  const gate = new Promise((r) => {
+    open = r;
+  });
   s.svc.batcher.runBatch = async (key, items) => {
     await gate;
     return run(key, items);
@@ -443,13 +608,21 @@ function cuttable(url, body) {
   const done = new Promise((resolve, reject) => {
     req.on('response', (res) => {
       let text = '';
-      res.on('data', (d) => { text += d; });
+      res.on('data', (d) => {
+        text += d;
+      });
       res.on('end', () => resolve({ status: res.statusCode, body: JSON.parse(text) }));
     });
     req.on('error', reject);
   });
   req.end(JSON.stringify(body));
-  return { done, abort: () => { done.catch(() => {}); req.destroy(); } };
+  return {
+    done,
+    abort: () => {
+      done.catch(() => {});
+      req.destroy();
+    },
+  };
 }
 
 test('serve faults: a client gone mid-request is dropped, the batch serves the others, nothing leaks; 429 past --max-concurrent-requests', async (t) => {
@@ -477,7 +650,11 @@ test('serve faults: a client gone mid-request is dropped, the batch serves the o
   assert.equal(svc.metrics.counter('te_request_failure', { err: 'dropped' }), 3, 'the 3 inputs of the clients gone were dropped');
   assert.equal(svc.metrics.counter('te_request_failure', { err: 'overloaded' }), 2);
   const again = await Promise.all(Array.from({ length: 6 }, (_, i) => post(`${s.url}/embed`, { inputs: TEXTS[i] })));
-  assert.deepEqual(again.map((r) => r.status), [200, 200, 200, 200, 200, 200], 'the server keeps serving at full capacity');
+  assert.deepEqual(
+    again.map((r) => r.status),
+    [200, 200, 200, 200, 200, 200],
+    'the server keeps serving at full capacity',
+  );
   // a client gone in the middle of its body
   const half = await rawExchange(s.server.address().port, [requestHead('/embed', 100), '{"inputs":"'], { wait: 200 });
   assert.equal(half.out, '');
@@ -505,10 +682,16 @@ test('serve faults: slow clients time out (408 for a body that never ends, heade
 async function spawnServer(t, ...args) {
   const child = spawn(process.execPath, [...NODE_FLAGS, 'bin/serve.js', ...args, '--port', '0'], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
-  child.stdout.on('data', (d) => { log += d; });
-  child.stderr.on('data', (d) => { log += d; });
+  child.stdout.on('data', (d) => {
+    log += d;
+  });
+  child.stderr.on('data', (d) => {
+    log += d;
+  });
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
-  t.after(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); });
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
   await until(() => /listening on http:\/\/\S+/.test(log) || child.exitCode !== null, 'the server to listen');
   const url = log.match(/listening on (http:\/\/\S+)/)?.[1];
   assert.ok(url, log);
@@ -521,15 +704,25 @@ test('serve: SIGTERM drains: every request in flight answered, new connections r
   const answers = [];
   let answered = 0;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-  const sent = Array.from({ length: 15 }, () => new Promise((resolve, reject) => {
-    const req = http.request(`${s.url}/embed`, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.on('data', (d) => { text += d; });
-      res.on('end', () => { answered++; answers.push({ status: res.statusCode, body: text, connection: res.headers.connection }); resolve(); });
-    });
-    req.on('error', reject);
-    req.end(JSON.stringify(body), resolve);
-  }));
+  const sent = Array.from(
+    { length: 15 },
+    () =>
+      new Promise((resolve, reject) => {
+        const req = http.request(`${s.url}/embed`, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
+          let text = '';
+          res.on('data', (d) => {
+            text += d;
+          });
+          res.on('end', () => {
+            answered++;
+            answers.push({ status: res.statusCode, body: text, connection: res.headers.connection });
+            resolve();
+          });
+        });
+        req.on('error', reject);
+        req.end(JSON.stringify(body), resolve);
+      }),
+  );
   await Promise.all(sent); // every body written
   await new Promise((r) => setTimeout(r, 50));
   const before = answered;
@@ -541,7 +734,10 @@ test('serve: SIGTERM drains: every request in flight answered, new connections r
   assert.ok(before < 15, `requests were in flight at SIGTERM (${before} of 15 answered before it)`);
   assert.deepEqual(new Set(answers.map((a) => a.status)), new Set([200]), answers.map((a) => `${a.status} ${a.body.slice(0, 100)}`).join('\n'));
   const want = JSON.stringify(answers[0].body);
-  assert.ok(answers.every((a) => JSON.stringify(a.body) === want), 'the same answer for the same request');
+  assert.ok(
+    answers.every((a) => JSON.stringify(a.body) === want),
+    'the same answer for the same request',
+  );
   assert.equal(code, 0, s.log());
   assert.match(s.log(), /SIGTERM: draining[\s\S]*every request answered; stopped/);
   await assert.rejects(fetch(`${s.url}/health`), 'no one listens after the drain');
@@ -550,8 +746,13 @@ test('serve: SIGTERM drains: every request in flight answered, new connections r
 
 test('serve: replicas are interchangeable: --threads 1 and --threads 2 give byte-identical answers', { timeout: 60_000 }, async (t) => {
   const [one, two] = await Promise.all([spawnServer(t, EMB, '--threads', '1'), spawnServer(t, EMB, '--threads', '2')]);
-  const requests = [['/embed', { inputs: TEXTS }], ['/embed', { inputs: TEXTS, normalize: false, dimensions: 12 }], ['/v1/embeddings', { input: TEXTS, model: 'm', encoding_format: 'base64' }],
-    ['/v1/embeddings', { input: TEXTS[4], model: 'm' }], ['/tokenize', { inputs: TEXTS }]];
+  const requests = [
+    ['/embed', { inputs: TEXTS }],
+    ['/embed', { inputs: TEXTS, normalize: false, dimensions: 12 }],
+    ['/v1/embeddings', { input: TEXTS, model: 'm', encoding_format: 'base64' }],
+    ['/v1/embeddings', { input: TEXTS[4], model: 'm' }],
+    ['/tokenize', { inputs: TEXTS }],
+  ];
   for (const [path, body] of requests) {
     const [a, b] = await Promise.all([post(`${one.url}${path}`, body), post(`${two.url}${path}`, body)]);
     assert.equal(a.status, 200, a.text);
@@ -566,8 +767,25 @@ test('serve CLI: --help, bad flags 2, a model that does not load 1', async () =>
   const help = run('--help');
   assert.equal(help.status, 0);
   assert.match(help.stdout, /^usage: swapformer serve <model>/);
-  for (const flag of ['--max-batch-tokens', '--port', '--api-key', '--auto-truncate', '--payload-limit', '--max-client-batch-size', '--max-concurrent-requests']) assert.ok(help.stdout.includes(flag), flag);
-  for (const args of [[], [EMB, '--port', 'x'], [EMB, '--port', '70000'], [EMB, '--bogus'], [EMB, '--dtype', 'int4'], [EMB, EMB], [EMB, '--max-batch-tokens']]) {
+  for (const flag of [
+    '--max-batch-tokens',
+    '--port',
+    '--api-key',
+    '--auto-truncate',
+    '--payload-limit',
+    '--max-client-batch-size',
+    '--max-concurrent-requests',
+  ])
+    assert.ok(help.stdout.includes(flag), flag);
+  for (const args of [
+    [],
+    [EMB, '--port', 'x'],
+    [EMB, '--port', '70000'],
+    [EMB, '--bogus'],
+    [EMB, '--dtype', 'int4'],
+    [EMB, EMB],
+    [EMB, '--max-batch-tokens'],
+  ]) {
     const r = run(...args);
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, /^swapformer serve: /);
@@ -581,7 +799,10 @@ test('serve CLI: --help, bad flags 2, a model that does not load 1', async () =>
   assert.match(tooLong.stderr, /exceeds --max-batch-tokens 50/);
   // the flags as parsed (main is what the CLI dispatcher calls)
   const o = parseArgs(['serve', EMB, '--auto-truncate', '--max-batch-requests=4', '--host', '::1'], {});
-  assert.deepEqual([o.model, o.autoTruncate, o.maxBatchRequests, o.host, o.port, o.maxBatchTokens, o.maxClientBatchSize, o.payloadLimit], [EMB, true, 4, '::1', 8080, 16384, 32, 2_000_000]);
+  assert.deepEqual(
+    [o.model, o.autoTruncate, o.maxBatchRequests, o.host, o.port, o.maxBatchTokens, o.maxClientBatchSize, o.payloadLimit],
+    [EMB, true, 4, '::1', 8080, 16384, 32, 2_000_000],
+  );
   assert.equal(parseArgs([EMB], { SWAPFORMER_API_KEY: 'from-env' }).apiKey, 'from-env');
   const log = console.log;
   console.log = () => {};
@@ -595,10 +816,17 @@ test('serve CLI: --help, bad flags 2, a model that does not load 1', async () =>
 test('serve under load (autocannon, 64 connections): no errors, batched and unbatched, the figures', { timeout: 120_000 }, async (t) => {
   const { default: autocannon } = await import('autocannon');
   const rows = [];
-  for (const [name, flags] of [['batched', []], ['unbatched (--max-batch-requests 1)', ['--max-batch-requests', '1']]]) {
+  for (const [name, flags] of [
+    ['batched', []],
+    ['unbatched (--max-batch-requests 1)', ['--max-batch-requests', '1']],
+  ]) {
     const s = await spawnServer(t, EMB, ...flags);
     const result = await autocannon({
-      url: `${s.url}/embed`, method: 'POST', headers: { 'content-type': 'application/json' }, connections: 64, amount: 600,
+      url: `${s.url}/embed`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      connections: 64,
+      amount: 600,
       requests: TEXTS.map((text) => ({ method: 'POST', body: JSON.stringify({ inputs: text }) })),
     });
     const metrics = await (await fetch(`${s.url}/metrics`)).text();
@@ -606,7 +834,9 @@ test('serve under load (autocannon, 64 connections): no errors, batched and unba
     s.child.kill('SIGTERM');
     assert.equal(await s.exited, 0);
     assert.deepEqual([result.errors, result.timeouts, result.non2xx, result['2xx']], [0, 0, 0, 600], name);
-    rows.push(`${name}: ${(600 / result.duration).toFixed(0)} requests/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ${batches} batches (${(600 / batches).toFixed(1)} inputs each)`);
+    rows.push(
+      `${name}: ${(600 / result.duration).toFixed(0)} requests/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ${batches} batches (${(600 / batches).toFixed(1)} inputs each)`,
+    );
   }
   for (const r of rows) t.diagnostic(r);
 });

@@ -60,7 +60,9 @@ function raw(port, target, { method = 'GET', headers = {} } = {}) {
       const body = all.subarray(split + 4);
       resolve({ status, headers: hdrs, body, text: all.toString('latin1') });
     });
-    const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    const extra = Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
     // write, not end: a half-closed socket may lose the answer; the server closes it (Connection: close)
     socket.write(`${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n${extra}\r\n`);
     socket.setTimeout(5000, () => socket.destroy(new Error(`${method} ${target}: no answer in 5 s`)));
@@ -182,7 +184,10 @@ describe('web/server.js', () => {
       await sleep(50);
       gc();
       await sleep(50);
-      assert.deepEqual(warnings.filter((w) => /DEP0137|Closing file descriptor/.test(w)), []);
+      assert.deepEqual(
+        warnings.filter((w) => /DEP0137|Closing file descriptor/.test(w)),
+        [],
+      );
     } finally {
       process.off('warning', onWarning);
     }
@@ -208,8 +213,15 @@ describe('web/server.js', () => {
       if (target.endsWith('.txt')) assert.equal(r.body.toString(), inside, target);
     }
     assert.equal((await raw(fake.port, '/web/sub-alias/deeper/')).status, 200);
-    for (const target of ['/web/link-out.txt', '/web/rel-out.txt', '/web/dir-out/secret.txt', '/web/pkg.json',
-      '/web/other-root.safetensors', '/web/passwd', '/extra/out.txt']) {
+    for (const target of [
+      '/web/link-out.txt',
+      '/web/rel-out.txt',
+      '/web/dir-out/secret.txt',
+      '/web/pkg.json',
+      '/web/other-root.safetensors',
+      '/web/passwd',
+      '/extra/out.txt',
+    ]) {
       for (const method of ['GET', 'HEAD']) {
         const r = await raw(fake.port, target, { method });
         assert.equal(r.status, 403, `${method} ${target}: HTTP ${r.status}`);
@@ -228,12 +240,46 @@ describe('web/server.js', () => {
     assert.equal((await raw(fake.port, '/web/sub')).headers.location, '/web/sub/');
     assert.equal((await raw(fake.port, '/')).headers.location, '/web/');
     const odd = [
-      '/.//models', '//models', '///models', '/\\models', '/\\\\models', '/\\/models', '/%5cmodels', '/%5C%5Cmodels', '/%2f/models',
-      '/%2F%2Fmodels', '/.%2f/models', '/%2e//models', '/%2e%2f%2fmodels', '//.//models', '/./models', '/./\\models', '//web', '//web//sub',
-      '/web//sub', '/.//web/sub', '//evil.example/models', '//evil.example/', '/.//evil.example/web', '/%2f%2fevil.example/web',
-      '/web/..//models', '/models/..//web/sub', 'http://127.0.0.1//models', 'http://127.0.0.1/.//models', 'http://127.0.0.1/\\\\models',
-      'http://127.0.0.1//evil.example/web', 'http://evil.example//web/sub', '/web/sub/..', '/web/sub/.', '/web/sub/%2e%2e', '//',
-      '/\\', '/%09/models', '/models%2f', '/models%2f%2f', '/web/sub%2f',
+      '/.//models',
+      '//models',
+      '///models',
+      '/\\models',
+      '/\\\\models',
+      '/\\/models',
+      '/%5cmodels',
+      '/%5C%5Cmodels',
+      '/%2f/models',
+      '/%2F%2Fmodels',
+      '/.%2f/models',
+      '/%2e//models',
+      '/%2e%2f%2fmodels',
+      '//.//models',
+      '/./models',
+      '/./\\models',
+      '//web',
+      '//web//sub',
+      '/web//sub',
+      '/.//web/sub',
+      '//evil.example/models',
+      '//evil.example/',
+      '/.//evil.example/web',
+      '/%2f%2fevil.example/web',
+      '/web/..//models',
+      '/models/..//web/sub',
+      'http://127.0.0.1//models',
+      'http://127.0.0.1/.//models',
+      'http://127.0.0.1/\\\\models',
+      'http://127.0.0.1//evil.example/web',
+      'http://evil.example//web/sub',
+      '/web/sub/..',
+      '/web/sub/.',
+      '/web/sub/%2e%2e',
+      '//',
+      '/\\',
+      '/%09/models',
+      '/models%2f',
+      '/models%2f%2f',
+      '/web/sub%2f',
     ];
     for (const target of odd) {
       const r = await raw(fake.port, target);
@@ -265,17 +311,39 @@ describe('web/server.js', () => {
   });
 
   test('traversal out of a served folder is refused; only web/, bindings/, dist/, models/ (and the roots option) are served', async () => {
-    for (const target of ['/web/../package.json', '/web/%2e%2e/package.json', '/web/%2E%2E/package.json', '/dist/..%2fpackage.json',
-      '/bindings/..%2f..%2fetc%2fpasswd', '/web/..%5cpackage.json', '/models/../package.json', '/models/%2e%2e/package.json',
-      '/web/sub/../../package.json', '/web/./../package.json', '/extra/..%2fpackage.json', '/deep/er/..%2f..%2fpackage.json',
-      'http://127.0.0.1/web/../package.json', '/web/%2e%2e%2f%2e%2e%2f%2e%2e%2fetc/passwd']) {
+    for (const target of [
+      '/web/../package.json',
+      '/web/%2e%2e/package.json',
+      '/web/%2E%2E/package.json',
+      '/dist/..%2fpackage.json',
+      '/bindings/..%2f..%2fetc%2fpasswd',
+      '/web/..%5cpackage.json',
+      '/models/../package.json',
+      '/models/%2e%2e/package.json',
+      '/web/sub/../../package.json',
+      '/web/./../package.json',
+      '/extra/..%2fpackage.json',
+      '/deep/er/..%2f..%2fpackage.json',
+      'http://127.0.0.1/web/../package.json',
+      '/web/%2e%2e%2f%2e%2e%2f%2e%2e%2fetc/passwd',
+    ]) {
       const r = await raw(fake.port, target);
       assert.ok([400, 403, 404].includes(r.status), `${target}: HTTP ${r.status}`);
       assert.ok(!r.text.includes(SECRET), target);
     }
     assert.equal((await raw(fake.port, '/dist/..%2fpackage.json')).status, 403);
     assert.equal((await raw(fake.port, '/web/../package.json')).status, 403);
-    for (const target of ['/package.json', '/tests/x.js', '/node_modules/', '/extra', '/deep/x.txt', '/deep/', '/outside/secret.txt', '/web/missing.js', '/models/missing.safetensors']) {
+    for (const target of [
+      '/package.json',
+      '/tests/x.js',
+      '/node_modules/',
+      '/extra',
+      '/deep/x.txt',
+      '/deep/',
+      '/outside/secret.txt',
+      '/web/missing.js',
+      '/models/missing.safetensors',
+    ]) {
       const r = await raw(fake.port, target);
       assert.ok(target === '/extra' ? r.status === 301 : r.status === 404, `${target}: HTTP ${r.status}`);
     }
@@ -286,13 +354,31 @@ describe('web/server.js', () => {
   });
 
   test('every answer carries COOP/COEP/CORP and nosniff: 200, 301, 302, 400 (ours and the HTTP parser), 403, 404, 405', async () => {
-    const cases = [['GET', '/web/'], ['GET', 'http://a b/'], ['HEAD', '/web/app.js'], ['GET', '/web'], ['GET', '/'], ['GET', 'http://['], ['GET', '/web/link-out.txt'],
-      ['GET', '/dist/..%2fx'], ['GET', '/nothing'], ['POST', '/web/'], ['GET', '/models/big.safetensors']];
+    const cases = [
+      ['GET', '/web/'],
+      ['GET', 'http://a b/'],
+      ['HEAD', '/web/app.js'],
+      ['GET', '/web'],
+      ['GET', '/'],
+      ['GET', 'http://['],
+      ['GET', '/web/link-out.txt'],
+      ['GET', '/dist/..%2fx'],
+      ['GET', '/nothing'],
+      ['POST', '/web/'],
+      ['GET', '/models/big.safetensors'],
+    ];
     const seen = new Set();
     for (const [method, target] of cases) {
-      const r = method === 'GET' && target === '/models/big.safetensors'
-        ? await new Promise((resolve) => { const q = http.get({ port: fake.port, host: '127.0.0.1', path: target, agent: false }, (res) => { q.destroy(); resolve({ status: res.statusCode, headers: res.headers }); }); q.on('error', () => {}); })
-        : await raw(fake.port, target, { method });
+      const r =
+        method === 'GET' && target === '/models/big.safetensors'
+          ? await new Promise((resolve) => {
+              const q = http.get({ port: fake.port, host: '127.0.0.1', path: target, agent: false }, (res) => {
+                q.destroy();
+                resolve({ status: res.statusCode, headers: res.headers });
+              });
+              q.on('error', () => {});
+            })
+          : await raw(fake.port, target, { method });
       seen.add(r.status);
       for (const [k, v] of Object.entries(ISOLATION)) assert.equal(r.headers[k], v, `${method} ${target} (HTTP ${r.status}): ${k}`);
     }
@@ -344,11 +430,13 @@ describe('web/server.js', () => {
       for (let i = 0; i < 10; i++) {
         const target = targets[(w + i) % targets.length];
         const { status, body } = await new Promise((resolve, reject) => {
-          http.get({ host: '127.0.0.1', port: fake.port, path: target, agent }, (res) => {
-            const chunks = [];
-            res.on('data', (c) => chunks.push(c));
-            res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks) }));
-          }).on('error', reject);
+          http
+            .get({ host: '127.0.0.1', port: fake.port, path: target, agent }, (res) => {
+              const chunks = [];
+              res.on('data', (c) => chunks.push(c));
+              res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks) }));
+            })
+            .on('error', reject);
         });
         assert.equal(status, 200, target);
         if (target === '/web/app.js') assert.equal(body.toString(), expected);
@@ -449,7 +537,10 @@ describe('tests/hub-server.js', () => {
       const followed = await fetch(resolveUrl(hub, name));
       assert.equal(followed.status, 200);
       assert.deepEqual(Buffer.from(await followed.arrayBuffer()), files[name]);
-      assert.deepEqual(hub.requests.slice(n).map((q) => q.status), [302, 200]);
+      assert.deepEqual(
+        hub.requests.slice(n).map((q) => q.status),
+        [302, 200],
+      );
     }
   });
 
@@ -535,7 +626,10 @@ describe('tests/hub-server.js', () => {
   });
 
   test('CORS preflight (OPTIONS) 204; other methods 405; any other path 404', async () => {
-    const pre = await fetch(resolveUrl(hub, 'config.json'), { method: 'OPTIONS', headers: { Origin: 'http://elsewhere.example', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'range' } });
+    const pre = await fetch(resolveUrl(hub, 'config.json'), {
+      method: 'OPTIONS',
+      headers: { Origin: 'http://elsewhere.example', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'range' },
+    });
     assert.equal(pre.status, 204);
     assert.equal(pre.headers.get('access-control-allow-origin'), '*');
     assert.match(pre.headers.get('access-control-allow-methods'), /GET/);
@@ -562,10 +656,18 @@ describe('tests/hub-server.js', () => {
   });
 
   test('hardening: no traversal, a symlink out of the folder 403, inside 200, a bad target 400 without internals', async () => {
-    for (const target of [`/${ID}/resolve/main/../../../../package.json`, `/${ID}/resolve/main/%2e%2e/%2e%2e/%2e%2e/package.json`,
-      `/${ID}/resolve/main/..%2f..%2f..%2fpackage.json`, `/${ID}/resolve/main/..%5c..%5cpackage.json`, `/cdn-lfs/${ID}/..%2f..%2fpackage.json`,
-      `/${ID}/resolve/main/%00`, `/${ID}/resolve/main/leak.json`, `/${ID}/resolve/main/leak.safetensors`, `/cdn-lfs/${ID}/leak.safetensors`,
-      `/${OWNER}/..%2f${NAME}/resolve/main/config.json`]) {
+    for (const target of [
+      `/${ID}/resolve/main/../../../../package.json`,
+      `/${ID}/resolve/main/%2e%2e/%2e%2e/%2e%2e/package.json`,
+      `/${ID}/resolve/main/..%2f..%2f..%2fpackage.json`,
+      `/${ID}/resolve/main/..%5c..%5cpackage.json`,
+      `/cdn-lfs/${ID}/..%2f..%2fpackage.json`,
+      `/${ID}/resolve/main/%00`,
+      `/${ID}/resolve/main/leak.json`,
+      `/${ID}/resolve/main/leak.safetensors`,
+      `/cdn-lfs/${ID}/leak.safetensors`,
+      `/${OWNER}/..%2f${NAME}/resolve/main/config.json`,
+    ]) {
       const r = await raw(hub.port, target);
       assert.ok([400, 403, 404].includes(r.status), `${target}: HTTP ${r.status}`);
       assert.ok(!r.text.includes(SECRET), target);
@@ -599,7 +701,10 @@ describe('tests/hub-server.js', () => {
       h.failNext(`/cdn-lfs/${ID}/model.safetensors`);
       assert.equal((await fetch(resolveUrl(h, 'model.safetensors'))).status, 500);
       assert.equal((await fetch(resolveUrl(h, 'model.safetensors'))).status, 200);
-      assert.deepEqual(h.requests.map((q) => q.status), [500, 200, 302, 500, 302, 200]);
+      assert.deepEqual(
+        h.requests.map((q) => q.status),
+        [500, 200, 302, 500, 302, 200],
+      );
     } finally {
       await h.close();
     }

@@ -13,7 +13,15 @@ import { Tokenizer } from '../bindings/tokenizers/tokenizer.js';
 import { SwapformerError } from '../bindings/utils/errors.js';
 import { softmax, topIndices, readOptions, labelNames, checkLogits } from '../bindings/tasks/scores.js';
 import { classifyLogits, classifyOptions, classificationInputs, defaultFunction } from '../bindings/tasks/text-classification.js';
-import { crossEncoderScores, crossEncoderPairs, rankResults, rankInputs, predictOptions, rankOptions, defaultActivation } from '../bindings/tasks/cross-encoder.js';
+import {
+  crossEncoderScores,
+  crossEncoderPairs,
+  rankResults,
+  rankInputs,
+  predictOptions,
+  rankOptions,
+  defaultActivation,
+} from '../bindings/tasks/cross-encoder.js';
 import { classifyTokenLogits, tokenClassificationOptions } from '../bindings/tasks/token-classification.js';
 import { fillMaskResults, fillMaskOptions, maskPositions, resolveTargets } from '../bindings/tasks/fill-mask.js';
 import { zeroShotResult, zeroShotOptions, candidateLabelList, hypotheses, entailmentId } from '../bindings/tasks/zero-shot.js';
@@ -32,7 +40,9 @@ function viewOf(problem) {
   const key = JSON.stringify([problem.tokenizer, problem.tokenizerConfig ?? null]);
   if (views.has(key)) return views.get(key);
   const spec = problem.tokenizer;
-  let json, tokenizerConfig = problem.tokenizerConfig, specialTokensMap;
+  let json,
+    tokenizerConfig = problem.tokenizerConfig,
+    specialTokensMap;
   if (spec.file) {
     json = JSON.parse(readFileSync(path.join(REPO, spec.file), 'utf8'));
     if (tokenizerConfig === undefined) {
@@ -53,15 +63,22 @@ function viewOf(problem) {
 function utf16Of(text) {
   const map = [0];
   let u = 0;
-  for (const c of text) { u += c.length; map.push(u); }
+  for (const c of text) {
+    u += c.length;
+    map.push(u);
+  }
   return (i) => map[i];
 }
 
 /** UTF-16 offsets in `text` -> code point offsets. */
 function codePointsOf(text) {
   const map = new Map([[0, 0]]);
-  let u = 0, n = 0;
-  for (const c of text) { u += c.length; map.set(u, ++n); }
+  let u = 0,
+    n = 0;
+  for (const c of text) {
+    u += c.length;
+    map.set(u, ++n);
+  }
   return (i) => map.get(i);
 }
 
@@ -101,7 +118,10 @@ function assertClose(actual, expected, where, key = '') {
 }
 
 /** The cases of a vector: one per variant, or the problem itself. */
-const casesOf = (p) => (p.variants ? p.variants.map((v, i) => ({ ...v, where: `${p.id} #${i} ${JSON.stringify(v.options)}` })) : [{ options: p.options, expected: p.expected, error: p.error, where: p.id }]);
+const casesOf = (p) =>
+  p.variants
+    ? p.variants.map((v, i) => ({ ...v, where: `${p.id} #${i} ${JSON.stringify(v.options)}` }))
+    : [{ options: p.options, expected: p.expected, error: p.error, where: p.id }];
 
 /** Runs `run` on every case of every vector of `kind`: the expected output, or a SwapformerError where upstream fails. */
 function checkKind(kind, run, key = '') {
@@ -112,7 +132,11 @@ function checkKind(kind, run, key = '') {
     for (const c of casesOf(p)) {
       n++;
       if (c.error !== undefined) {
-        assert.throws(() => run(p, c.options), (e) => e instanceof SwapformerError && ['BAD_ARGUMENT', 'UNSUPPORTED_MODEL'].includes(e.code), `${c.where}: upstream fails (${c.error})`);
+        assert.throws(
+          () => run(p, c.options),
+          (e) => e instanceof SwapformerError && ['BAD_ARGUMENT', 'UNSUPPORTED_MODEL'].includes(e.code),
+          `${c.where}: upstream fails (${c.error})`,
+        );
       } else {
         assertClose(run(p, c.options), c.expected, c.where, key);
       }
@@ -132,12 +156,16 @@ test('text classification: classifyLogits as TextClassificationPipeline.postproc
 });
 
 test('cross-encoder: crossEncoderScores as CrossEncoder.predict, rankResults as CrossEncoder.rank', () => {
-  checkKind('cross-encoder-predict', (p, options) => {
-    const { logits, shape } = logitsOf(p);
-    const scores = crossEncoderScores(logits, shape, p.config, options);
-    assert.ok(scores instanceof Float32Array);
-    return Array.from(scores);
-  }, 'scores');
+  checkKind(
+    'cross-encoder-predict',
+    (p, options) => {
+      const { logits, shape } = logitsOf(p);
+      const scores = crossEncoderScores(logits, shape, p.config, options);
+      assert.ok(scores instanceof Float32Array);
+      return Array.from(scores);
+    },
+    'scores',
+  );
   checkKind('cross-encoder-rank', (p, options) => {
     const { logits, shape } = logitsOf(p);
     assert.equal(rankInputs('q', p.documents).length, p.documents.length);
@@ -151,7 +179,11 @@ function encodingOf(p) {
   const enc = view.encode(p.text);
   assert.deepEqual(Array.from(enc.ids), p.encoding.ids, `${p.id}: our ids are Rust's`);
   const u = utf16Of(p.text);
-  assert.deepEqual(enc.offsets, p.encoding.offsets.map(([s, e]) => [u(s), u(e)]), `${p.id}: our offsets are Rust's (in UTF-16)`);
+  assert.deepEqual(
+    enc.offsets,
+    p.encoding.offsets.map(([s, e]) => [u(s), u(e)]),
+    `${p.id}: our offsets are Rust's (in UTF-16)`,
+  );
   return { view, enc, u };
 }
 
@@ -173,7 +205,11 @@ test('token classification: expected offsets are code points; ours are their UTF
     const { logits, shape } = logitsOf(p);
     for (const c of casesOf(p)) {
       const out = classifyTokenLogits(p.text, enc, logits, shape, p.config, view, c.options);
-      assertClose(out, c.expected.map((e) => ({ ...e, start: u(e.start), end: u(e.end) })), c.where);
+      assertClose(
+        out,
+        c.expected.map((e) => ({ ...e, start: u(e.start), end: u(e.end) })),
+        c.where,
+      );
     }
   }
 });
@@ -210,7 +246,9 @@ test('scores: softmax is shifted (no overflow), topIndices keeps ties in index o
   assert.deepEqual(topIndices(s, 3), [1, 2, 4]);
   assert.deepEqual(topIndices(s, 6), [1, 2, 4, 3, 0, 5]);
   const big = new Float64Array(1000).fill(0.5);
-  big[700] = 1; big[3] = 1; big[999] = 0.75;
+  big[700] = 1;
+  big[3] = 1;
+  big[999] = 0.75;
   assert.deepEqual(topIndices(big, 5), [3, 700, 999, 0, 1], 'the insertion buffer (k small against n)');
   assert.deepEqual(topIndices(big, 0), []);
 });
@@ -227,40 +265,70 @@ test('labels: id2label string keys, LABEL_i without it, a missing id is a config
 });
 
 test('the tokenizer view: clean-up as tokenizer_config says (never for BPE), tokens to string by the decoder alone', () => {
-  assert.equal(cleanUpTokenization("a . b , c ' d is n't i 'm do not ? !"), "a. b, c'd isn't i'm do not?!", 'no " do not" (that one is the Rust WordPiece decoder\'s)');
-  const bert = tokenizerView(Tokenizer.fromJSON(real.bertBaseUncased()), { tokenizerJson: real.bertBaseUncased(), tokenizerConfig: { clean_up_tokenization_spaces: true } });
+  assert.equal(
+    cleanUpTokenization("a . b , c ' d is n't i 'm do not ? !"),
+    "a. b, c'd isn't i'm do not?!",
+    'no " do not" (that one is the Rust WordPiece decoder\'s)',
+  );
+  const bert = tokenizerView(Tokenizer.fromJSON(real.bertBaseUncased()), {
+    tokenizerJson: real.bertBaseUncased(),
+    tokenizerConfig: { clean_up_tokenization_spaces: true },
+  });
   assert.equal(bert.cleanUp, true);
   assert.equal(bert.subwordPrefix, '##');
   assert.equal(bert.tokensToString(['hello', '##ing', ',', 'world']), 'helloing, world', 'the WordPiece decoder (its own cleanup)');
   const roberta = real.roberta({ merges: 100 });
   const rv = tokenizerView(Tokenizer.fromJSON(roberta), { tokenizerJson: JSON.stringify(roberta), tokenizerConfig: { clean_up_tokenization_spaces: true } });
   assert.equal(rv.cleanUp, false, 'BPE: TokenizersBackend._decode skips the clean-up');
-  assert.equal(rv.subwordPrefix, null, "an empty continuing_subword_prefix is none");
-  const rvForced = tokenizerView(Tokenizer.fromJSON(roberta), { tokenizerJson: roberta, tokenizerConfig: { clean_up_tokenization_spaces: true, clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output: true } });
+  assert.equal(rv.subwordPrefix, null, 'an empty continuing_subword_prefix is none');
+  const rvForced = tokenizerView(Tokenizer.fromJSON(roberta), {
+    tokenizerJson: roberta,
+    tokenizerConfig: { clean_up_tokenization_spaces: true, clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output: true },
+  });
   assert.equal(rvForced.cleanUp, true);
   const off = tokenizerView(Tokenizer.fromJSON(real.bertBaseUncased()), { tokenizerJson: real.bertBaseUncased() });
   assert.equal(off.cleanUp, false, 'absent: false (PreTrainedTokenizerBase)');
   const tok = Tokenizer.fromJSON(roberta);
   assert.throws(() => tokenizerView(null, { tokenizerJson: roberta }), { code: 'BAD_ARGUMENT', message: /tokenizer must be a Tokenizer/ });
   assert.throws(() => tokenizerView(tok, { tokenizerJson: '{' }), { code: 'BAD_ARGUMENT', message: /tokenizerJson/ });
-  assert.throws(() => tokenizerView(tok, { tokenizerJson: {}, tokenizerConfig: { clean_up_tokenization_spaces: 'yes' } }), { code: 'BAD_CONFIG', message: /clean_up_tokenization_spaces/ });
+  assert.throws(() => tokenizerView(tok, { tokenizerJson: {}, tokenizerConfig: { clean_up_tokenization_spaces: 'yes' } }), {
+    code: 'BAD_CONFIG',
+    message: /clean_up_tokenization_spaces/,
+  });
   // an encoding carrying the mask keeps it; one whose specials are not the tokenizer's is refused
-  assert.deepEqual(bert.specialTokensMask({ ids: [1, 2], offsets: [[0, 0], [0, 0]], specialTokensMask: [0, 1] }), [0, 1]);
+  assert.deepEqual(
+    bert.specialTokensMask({
+      ids: [1, 2],
+      offsets: [
+        [0, 0],
+        [0, 0],
+      ],
+      specialTokensMask: [0, 1],
+    }),
+    [0, 1],
+  );
   assert.throws(() => bert.specialTokensMask({ ids: [7592], offsets: [[0, 5]] }), { code: 'BAD_ARGUMENT' });
 });
 
 // ------------------------------------------------------------------ options and arguments
 
-const bad = (fn, field, code = 'BAD_ARGUMENT') => assert.throws(fn, (e) => {
-  assert.ok(e instanceof SwapformerError, `a SwapformerError, got ${e}`);
-  assert.equal(e.code, code);
-  assert.match(e.message, field instanceof RegExp ? field : new RegExp(field.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
-  return true;
-});
+const bad = (fn, field, code = 'BAD_ARGUMENT') =>
+  assert.throws(fn, (e) => {
+    assert.ok(e instanceof SwapformerError, `a SwapformerError, got ${e}`);
+    assert.equal(e.code, code);
+    assert.match(e.message, field instanceof RegExp ? field : new RegExp(field.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+    return true;
+  });
 
 test('options objects refuse unknown keys by name and bad values by field', () => {
-  for (const [parse, where] of [[classifyOptions, 'classify'], [predictOptions, 'predict'], [rankOptions, 'rank'],
-    [tokenClassificationOptions, 'classifyTokens'], [fillMaskOptions, 'fillMask'], [zeroShotOptions, 'zeroShot']]) {
+  for (const [parse, where] of [
+    [classifyOptions, 'classify'],
+    [predictOptions, 'predict'],
+    [rankOptions, 'rank'],
+    [tokenClassificationOptions, 'classifyTokens'],
+    [fillMaskOptions, 'fillMask'],
+    [zeroShotOptions, 'zeroShot'],
+  ]) {
     bad(() => parse({ top_k: 1 }), `${where}: options has an unknown option 'top_k'`);
     bad(() => parse('topK'), `${where}: options must be an object`);
     bad(() => parse([]), `${where}: options must be an object`);
@@ -300,7 +368,19 @@ test('inputs: classify, predict, rank and zero-shot labels', () => {
   bad(() => classificationInputs({ text: 1 }), 'inputs.text');
   bad(() => classificationInputs({ text: 'a', textPair: null }), 'inputs.textPair');
   assert.deepEqual(crossEncoderPairs(['q', 'p']), { pairs: [['q', 'p']], single: true });
-  assert.deepEqual(crossEncoderPairs([['q', 'p'], ['q', 'r']]), { pairs: [['q', 'p'], ['q', 'r']], single: false });
+  assert.deepEqual(
+    crossEncoderPairs([
+      ['q', 'p'],
+      ['q', 'r'],
+    ]),
+    {
+      pairs: [
+        ['q', 'p'],
+        ['q', 'r'],
+      ],
+      single: false,
+    },
+  );
   assert.deepEqual(crossEncoderPairs([]), { pairs: [], single: false });
   bad(() => crossEncoderPairs([['q']]), 'pairs[0]');
   bad(() => crossEncoderPairs('q'), 'pairs must be an array');
@@ -318,7 +398,11 @@ test('cross-encoder activation from the config: supported torch paths, others re
   assert.equal(defaultActivation(st('some.Custom'), 1), 'sigmoid', 'not torch.*: the default, as without trust_remote_code');
   assert.equal(defaultActivation({ sbert_ce_default_activation_function: 'torch.nn.Tanh' }, 1), 'tanh');
   assert.equal(defaultActivation({}, 2), 'none');
-  bad(() => defaultActivation(st('torch.nn.modules.activation.ReLU'), 1), 'config.sentence_transformers.activation_fn = "torch.nn.modules.activation.ReLU" is not supported', 'UNSUPPORTED_MODEL');
+  bad(
+    () => defaultActivation(st('torch.nn.modules.activation.ReLU'), 1),
+    'config.sentence_transformers.activation_fn = "torch.nn.modules.activation.ReLU" is not supported',
+    'UNSUPPORTED_MODEL',
+  );
   bad(() => defaultActivation(st('torch.nn.modules.activation.Identity'), 1), 'is not supported', 'UNSUPPORTED_MODEL');
   bad(() => defaultActivation(st(5), 1), 'config.sentence_transformers.activation_fn must be a string', 'BAD_CONFIG');
   bad(() => rankResults(Float32Array.of(1, 2), [2, 1], ['a'], {}), 'logits: the shape must be [1, 1]');
@@ -344,8 +428,14 @@ test('token classification: the encoding, the shape and the text are checked', (
   bad(() => classifyTokenLogits(p.text, enc, logits, [shape[0] - 1, shape[1]], p.config, view), `logits: the shape must be [${shape[0]}, labels]`);
   bad(() => classifyTokenLogits(p.text, { ids: enc.ids }, logits, shape, p.config, view), 'encoding must have ids and one [start, end] offset per id');
   bad(() => classifyTokenLogits(5, enc, logits, shape, p.config, view), 'text must be a string');
-  bad(() => classifyTokenLogits(p.text, { ids: enc.ids, offsets: enc.offsets.map((o, i) => (i === 3 ? [5, 2] : o)) }, logits, shape, p.config, view), 'encoding.offsets[3] must be [start, end] within the text, got [5,2]');
-  bad(() => classifyTokenLogits(p.text, { ids: enc.ids, offsets: enc.offsets.map((o, i) => (i === 0 ? null : o)) }, logits, shape, p.config, view), 'encoding.offsets[0]');
+  bad(
+    () => classifyTokenLogits(p.text, { ids: enc.ids, offsets: enc.offsets.map((o, i) => (i === 3 ? [5, 2] : o)) }, logits, shape, p.config, view),
+    'encoding.offsets[3] must be [start, end] within the text, got [5,2]',
+  );
+  bad(
+    () => classifyTokenLogits(p.text, { ids: enc.ids, offsets: enc.offsets.map((o, i) => (i === 0 ? null : o)) }, logits, shape, p.config, view),
+    'encoding.offsets[0]',
+  );
   const ids = Array.from(enc.ids);
   ids[2] = 999999;
   bad(() => classifyTokenLogits(p.text, { ids, offsets: enc.offsets }, logits, shape, p.config, view), 'encoding.ids[2] = 999999 is not in the vocabulary');
@@ -364,14 +454,23 @@ test('fill-mask: mask, targets and sizes are checked', () => {
   const t5 = viewOf({ tokenizer: { file: 'tests/pretrained/sentence-t5/tokenizer.json' } });
   bad(() => maskPositions(t5.encode('x').ids, t5), 'fillMask: the tokenizer defines no mask token', 'UNSUPPORTED_MODEL');
   bad(() => resolveTargets(['', ' '], view), 'options.targets: none of');
-  assert.deepEqual(Array.from(resolveTargets(['world', 'hello', 'world', 'unaffable'], view)), [view.tokenToId('un'), view.tokenToId('hello'), view.tokenToId('world')].sort((a, b) => a - b));
-  bad(() => fillMaskResults(enc.ids, positions, logits, shape, view, { topK: shape[1] + 1 }), `options.topK = ${shape[1] + 1} is more than the vocabulary size ${shape[1]}`);
+  assert.deepEqual(
+    Array.from(resolveTargets(['world', 'hello', 'world', 'unaffable'], view)),
+    [view.tokenToId('un'), view.tokenToId('hello'), view.tokenToId('world')].sort((a, b) => a - b),
+  );
+  bad(
+    () => fillMaskResults(enc.ids, positions, logits, shape, view, { topK: shape[1] + 1 }),
+    `options.topK = ${shape[1] + 1} is more than the vocabulary size ${shape[1]}`,
+  );
   bad(() => fillMaskResults(enc.ids, [], logits, shape, view), 'positions must be the mask positions');
   bad(() => fillMaskResults('ids', positions, logits, shape, view), 'ids must be the token ids');
   bad(() => fillMaskResults(enc.ids, positions, logits, [2, shape[1] / 2], view), 'logits: the shape must be [1, vocabulary]');
   const documentId = view.tokenToId('document');
   assert.ok(documentId > 100);
-  bad(() => fillMaskResults(enc.ids, positions, logits.subarray(0, 100), [1, 100], view, { targets: ['[MASK]', 'document'] }), `a target's id (${documentId}) is past the head's vocabulary (100)`);
+  bad(
+    () => fillMaskResults(enc.ids, positions, logits.subarray(0, 100), [1, 100], view, { targets: ['[MASK]', 'document'] }),
+    `a target's id (${documentId}) is past the head's vocabulary (100)`,
+  );
   assert.equal(fillMaskResults(enc.ids, positions, logits, shape, view, { targets: ['dog'], topK: 50 }).length, 1, 'topK capped at the targets');
 });
 
@@ -397,5 +496,8 @@ test('zero-shot: templates, entailment id and shapes', () => {
 test('errors leave the functions usable', () => {
   const cfg = { id2label: { 0: 'a', 1: 'b' } };
   assert.throws(() => classifyLogits(Float32Array.of(NaN, 0), [1, 2], cfg));
-  assert.deepEqual(classifyLogits(Float32Array.of(0, 0), [1, 2], cfg, { topK: null })[0].map((e) => e.label), ['a', 'b']);
+  assert.deepEqual(
+    classifyLogits(Float32Array.of(0, 0), [1, 2], cfg, { topK: null })[0].map((e) => e.label),
+    ['a', 'b'],
+  );
 });

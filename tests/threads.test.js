@@ -25,8 +25,13 @@ test('the threaded build runs here: runtimeInfo reports the threads and, for one
   const custom = await runtimeInfo({ threads: 2, wasm: new URL('../dist/swapformer.wasm', import.meta.url) });
   assert.equal(custom.threads, 1);
   assert.match(custom.threadsFallback, /options\.wasm/);
-  await assert.rejects(createEncoder({ vocabSize: 4, dModel: 4, heads: 1, layers: 1, ffDim: 4, position: 'none', norm: 'rmsnorm', normPlacement: 'pre', activation: 'relu' }, { threads: 0 }),
-    (e) => e.code === 'BAD_ARGUMENT' && /options\.threads/.test(e.message));
+  await assert.rejects(
+    createEncoder(
+      { vocabSize: 4, dModel: 4, heads: 1, layers: 1, ffDim: 4, position: 'none', norm: 'rmsnorm', normPlacement: 'pre', activation: 'relu' },
+      { threads: 0 },
+    ),
+    (e) => e.code === 'BAD_ARGUMENT' && /options\.threads/.test(e.message),
+  );
 });
 
 for (const build of ['relaxed-simd', 'simd128']) {
@@ -56,7 +61,19 @@ for (const build of ['relaxed-simd', 'simd128']) {
 }
 
 test('a long sequence, a padded batch and many heads split across threads: the same bits', async () => {
-  const cfg = { vocabSize: 100, dModel: 96, heads: 12, layers: 2, ffDim: 256, position: 'alibi', norm: 'layernorm', normPlacement: 'pre', activation: 'gelu', localWindow: 40, localLayers: [1] };
+  const cfg = {
+    vocabSize: 100,
+    dModel: 96,
+    heads: 12,
+    layers: 2,
+    ffDim: 256,
+    position: 'alibi',
+    norm: 'layernorm',
+    normPlacement: 'pre',
+    activation: 'gelu',
+    localWindow: 40,
+    localLayers: [1],
+  };
   const ids = [Array.from({ length: 300 }, (_, i) => (i * 7) % 100), Array.from({ length: 65 }, (_, i) => i), [3]];
   const ref = (await createEncoder(cfg, { seed: 5, threads: 1 })).forward(ids, { outputHiddenStates: true });
   for (const threads of [2, 3, 4]) {
@@ -83,7 +100,18 @@ test('the pool stops with the last encoder, and a Node process with an undispose
 });
 
 test('forwardAsync and embedAsync: the pass runs in a worker, this thread stays free, the same bits; BUSY meanwhile', async () => {
-  const cfg = { vocabSize: 1000, dModel: 128, heads: 4, layers: 2, ffDim: 256, position: 'rope', norm: 'rmsnorm', normPlacement: 'pre', activation: 'swiglu', outputHead: true };
+  const cfg = {
+    vocabSize: 1000,
+    dModel: 128,
+    heads: 4,
+    layers: 2,
+    ffDim: 256,
+    position: 'rope',
+    norm: 'rmsnorm',
+    normPlacement: 'pre',
+    activation: 'swiglu',
+    outputHead: true,
+  };
   const enc = await createEncoder(cfg, { seed: 1, threads: 2 });
   const other = await createEncoder(cfg, { seed: 2, threads: 2 }); // same runtime: one memory, one pool
   const ids = [Array.from({ length: 400 }, (_, i) => (i * 3) % 1000), [1, 2, 3]];
@@ -92,7 +120,10 @@ test('forwardAsync and embedAsync: the pass runs in a worker, this thread stays 
   const timer = setInterval(() => ticks++, 1);
   const pending = enc.forwardAsync(ids, { outputAttentions: true });
   await null; // it has started
-  assert.throws(() => other.forward([1, 2]), (e) => e.code === 'BUSY' && /forwardAsync/.test(e.message));
+  assert.throws(
+    () => other.forward([1, 2]),
+    (e) => e.code === 'BUSY' && /forwardAsync/.test(e.message),
+  );
   const got = await pending;
   clearInterval(timer);
   assert.ok(ticks > 0, 'timers ran while the pass computed');
@@ -118,21 +149,36 @@ test('in Chromium (a cross-origin-isolated page): Web Workers, the same bits as 
   const { chromium } = await import('playwright-core');
   const { startServer } = await import('../web/server.js');
   const server = await startServer({ port: 0 });
-  const browser = await chromium.launch({ executablePath: process.env.SWAPFORMER_CHROMIUM || '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'] });
+  const browser = await chromium.launch({
+    executablePath: process.env.SWAPFORMER_CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
+  });
   try {
     const page = await browser.newPage();
     const problems = [];
     page.on('pageerror', (e) => problems.push(e.message));
-    page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(m.text());
+    });
     await page.goto(`http://127.0.0.1:${server.port}/web/`);
     const r = await page.evaluate(async () => {
       const api = await import('/bindings/index.js');
-      const cfg = { vocabSize: 1000, dModel: 256, heads: 8, layers: 3, ffDim: 1024, position: 'alibi', norm: 'layernorm', normPlacement: 'post', activation: 'gelu' };
+      const cfg = {
+        vocabSize: 1000,
+        dModel: 256,
+        heads: 8,
+        layers: 3,
+        ffDim: 1024,
+        position: 'alibi',
+        norm: 'layernorm',
+        normPlacement: 'post',
+        activation: 'gelu',
+      };
       const ids = [Array.from({ length: 300 }, (_, i) => (i * 7) % 1000), [5, 6, 7]];
       const one = await api.createEncoder(cfg, { seed: 3, threads: 1 });
       const two = await api.createEncoder(cfg, { seed: 3, threads: 2 });
-      const a = one.forward(ids).data, b = two.forward(ids).data;
+      const a = one.forward(ids).data,
+        b = two.forward(ids).data;
       let ticks = 0;
       const timer = setInterval(() => ticks++, 0);
       const c = (await two.forwardAsync(ids)).data;

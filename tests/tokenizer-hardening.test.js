@@ -42,10 +42,14 @@ function throwsCode(fn, code, pattern) {
  * JSON; fails the test when the child fails or outlives `timeout` ms.
  */
 function child(source, { timeout = 30000, input = null, nodeArgs = [] } = {}) {
-  const prelude = `import { Tokenizer } from ${JSON.stringify(TOKENIZER_JS)};\n`
-    + "import { readFileSync as readInput } from 'node:fs';\nconst input = JSON.parse(readInput(0, 'utf8'));\n";
+  const prelude =
+    `import { Tokenizer } from ${JSON.stringify(TOKENIZER_JS)};\n` +
+    "import { readFileSync as readInput } from 'node:fs';\nconst input = JSON.parse(readInput(0, 'utf8'));\n";
   const r = spawnSync(process.execPath, [...nodeArgs, '--input-type=module', '-e', prelude + source], {
-    encoding: 'utf8', timeout, maxBuffer: 64 << 20, input: JSON.stringify(input),
+    encoding: 'utf8',
+    timeout,
+    maxBuffer: 64 << 20,
+    input: JSON.stringify(input),
   });
   assert.ok(r.error === undefined, `child process: ${r.error?.code === 'ETIMEDOUT' ? `still running after ${timeout} ms` : r.error}`);
   assert.equal(r.status, 0, `child process failed:\n${r.stderr}`);
@@ -53,8 +57,14 @@ function child(source, { timeout = 30000, input = null, nodeArgs = [] } = {}) {
 }
 
 const wordLevel = (vocab, parts = {}) => ({
-  version: '1.0', added_tokens: [], normalizer: null, pre_tokenizer: { type: 'WhitespaceSplit' }, post_processor: null, decoder: null,
-  model: { type: 'WordLevel', vocab, unk_token: '[UNK]' }, ...parts,
+  version: '1.0',
+  added_tokens: [],
+  normalizer: null,
+  pre_tokenizer: { type: 'WhitespaceSplit' },
+  post_processor: null,
+  decoder: null,
+  model: { type: 'WordLevel', vocab, unk_token: '[UNK]' },
+  ...parts,
 });
 
 async function rustIds(json, text, addSpecialTokens = true) {
@@ -109,7 +119,8 @@ test('properties added to Object.prototype change nothing (child process)', asyn
     ['spm t5_nmt_nfkc', readJson('spm/t5_nmt_nfkc.tokenizer.json')],
   ];
   const texts = corpus.slice(0, 24);
-  const got = child(`
+  const got = child(
+    `
     const { cases, texts } = input;
     Object.assign(Object.prototype, {
       polluted: 1, normalizer: { type: 'Lowercase' }, pre_tokenizer: { type: 'Whitespace' }, decoder: { type: 'Fuse' },
@@ -122,12 +133,25 @@ test('properties added to Object.prototype change nothing (child process)', asyn
       return { name, modelMaxLength: t.modelMaxLength, padTokenId: t.padTokenId, ids: texts.map((s) => [...t.encode(s).ids]), decoded: texts.map((s) => t.decode(t.encode(s).ids)) };
     });
     process.stdout.write(JSON.stringify(out));
-  `, { input: { cases, texts } });
+  `,
+    { input: { cases, texts } },
+  );
   for (const [i, [name, json]] of cases.entries()) {
     const rust = RustTokenizer.fromString(JSON.stringify(json));
     const encodings = await rust.encodeBatch(texts, { addSpecialTokens: true });
-    assert.deepStrictEqual(got[i].ids, encodings.map((e) => e.getIds()), name);
-    assert.deepStrictEqual(got[i].decoded, await rust.decodeBatch(encodings.map((e) => e.getIds()), true), name);
+    assert.deepStrictEqual(
+      got[i].ids,
+      encodings.map((e) => e.getIds()),
+      name,
+    );
+    assert.deepStrictEqual(
+      got[i].decoded,
+      await rust.decodeBatch(
+        encodings.map((e) => e.getIds()),
+        true,
+      ),
+      name,
+    );
     assert.deepStrictEqual([got[i].modelMaxLength, got[i].padTokenId], [null, null], name);
   }
 });
@@ -138,11 +162,22 @@ test('every id read from the file is an integer in [0, 2^31), and processor ids 
   const vocab = { '[UNK]': 0, hello: 45, '[CLS]': 46, '[SEP]': 47 };
   // Before: 2^32 + 45 wrapped to 45 in the Int32Array, and "zebra" encoded as "hello".
   for (const bad of [2 ** 32 + 45, 2 ** 31, -1, 1.5, '3', null]) {
-    throwsCode(() => Tokenizer.fromJSON(JSON.stringify(wordLevel({ ...vocab, zebra: bad }))), 'UNSUPPORTED_MODEL', /model\.vocab\["zebra"\] = .* is not supported \(an id must be an integer in \[0, 2\^31\)\)/);
+    throwsCode(
+      () => Tokenizer.fromJSON(JSON.stringify(wordLevel({ ...vocab, zebra: bad }))),
+      'UNSUPPORTED_MODEL',
+      /model\.vocab\["zebra"\] = .* is not supported \(an id must be an integer in \[0, 2\^31\)\)/,
+    );
   }
   assert.deepStrictEqual([...Tokenizer.fromJSON(wordLevel({ ...vocab, zebra: 2 ** 31 - 1 })).encode('zebra hello').ids], [2 ** 31 - 1, 45]);
-  for (const model of [{ type: 'WordPiece', unk_token: '[UNK]' }, { type: 'BPE', merges: [] }]) {
-    throwsCode(() => Tokenizer.fromJSON(wordLevel({}, { model: { ...model, vocab: { ...vocab, zebra: 2 ** 32 + 45 } } })), 'UNSUPPORTED_MODEL', /model\.vocab\["zebra"\]/);
+  for (const model of [
+    { type: 'WordPiece', unk_token: '[UNK]' },
+    { type: 'BPE', merges: [] },
+  ]) {
+    throwsCode(
+      () => Tokenizer.fromJSON(wordLevel({}, { model: { ...model, vocab: { ...vocab, zebra: 2 ** 32 + 45 } } })),
+      'UNSUPPORTED_MODEL',
+      /model\.vocab\["zebra"\]/,
+    );
   }
   const template = (ids, typeId = 0) => ({
     type: 'TemplateProcessing',
@@ -196,7 +231,11 @@ test('Sequences nested deeper than 64 are refused before any recursion; 64 work'
   };
   for (const stage of Object.keys(nests)) {
     // Before: RangeError: Maximum call stack size exceeded.
-    throwsCode(() => Tokenizer.fromJSON(nested(stage, 1e5)), 'UNSUPPORTED_MODEL', new RegExp(`^tokenizer\\.json: ${stage}\\.${nests[stage][0]}\\[0\\].*: Sequences nested more than 64 deep are not supported$`));
+    throwsCode(
+      () => Tokenizer.fromJSON(nested(stage, 1e5)),
+      'UNSUPPORTED_MODEL',
+      new RegExp(`^tokenizer\\.json: ${stage}\\.${nests[stage][0]}\\[0\\].*: Sequences nested more than 64 deep are not supported$`),
+    );
     throwsCode(() => Tokenizer.fromJSON(nested(stage, 65)), 'UNSUPPORTED_MODEL', /nested more than 64 deep/);
     const t = Tokenizer.fromJSON(nested(stage, 64));
     assert.equal(t.encode('Hello THE').ids.length, 2);
@@ -205,13 +244,23 @@ test('Sequences nested deeper than 64 are refused before any recursion; 64 work'
   // The same nesting given as an object (not as text): read as JSON once, refused as a BAD_ARGUMENT when it cannot be.
   let deep = { type: 'Lowercase' };
   for (let i = 0; i < 1e5; i++) deep = { type: 'Sequence', normalizers: [deep] };
-  assert.throws(() => Tokenizer.fromJSON({ ...base, normalizer: deep }), (e) => e instanceof SwapformerError && ['BAD_ARGUMENT', 'UNSUPPORTED_MODEL'].includes(e.code));
+  assert.throws(
+    () => Tokenizer.fromJSON({ ...base, normalizer: deep }),
+    (e) => e instanceof SwapformerError && ['BAD_ARGUMENT', 'UNSUPPORTED_MODEL'].includes(e.code),
+  );
 });
 
 // ------------------------------------------------------------------ added tokens
 
 const addedToken = (content, flags = {}) => ({
-  id: 0, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: false, ...flags,
+  id: 0,
+  content,
+  single_word: false,
+  lstrip: false,
+  rstrip: false,
+  normalized: false,
+  special: false,
+  ...flags,
 });
 
 test('added tokens match as in Rust: random tokens, flags and texts', async () => {
@@ -224,9 +273,15 @@ test('added tokens match as in Rust: random tokens, flags and texts', async () =
     const added = [];
     for (let k = 0; k < 12; k++) {
       const content = pick('abAB ', 1 + next(4));
-      added.push(addedToken(content, {
-        single_word: next(3) === 0, lstrip: next(3) === 0, rstrip: next(3) === 0, normalized: next(2) === 0, special: next(2) === 0,
-      }));
+      added.push(
+        addedToken(content, {
+          single_word: next(3) === 0,
+          lstrip: next(3) === 0,
+          rstrip: next(3) === 0,
+          normalized: next(2) === 0,
+          special: next(2) === 0,
+        }),
+      );
     }
     const json = wordLevel({ '[UNK]': 0, a: 1, b: 2, ab: 3 }, { added_tokens: added, normalizer: { type: 'Lowercase' } });
     const texts = Array.from({ length: 60 }, () => pick('abAB  .', next(24)));
@@ -246,7 +301,8 @@ test('many and long added tokens build and match in linear time (child process)'
   // Before: 100,000 added tokens took 35 s to build (each scanned all earlier ids),
   // and a 6,001-character token against 300,000 characters about 12 s (every
   // position tried against the whole token).
-  const got = child(`
+  const got = child(
+    `
     const base = (added) => ({ version: '1.0', added_tokens: added, normalizer: { type: 'Lowercase' }, pre_tokenizer: { type: 'WhitespaceSplit' },
       post_processor: null, decoder: null, model: { type: 'WordLevel', vocab: { '[UNK]': 0, a: 1 }, unk_token: '[UNK]' } });
     const tok = (content, i) => ({ id: 2 + i, content, single_word: false, lstrip: false, rstrip: false, normalized: i % 2 === 0, special: i % 2 === 1 });
@@ -261,7 +317,9 @@ test('many and long added tokens build and match in linear time (child process)'
     const matchMs = performance.now() - t0;
     const found = [...one.encode('a'.repeat(10) + long + 'a').ids];
     process.stdout.write(JSON.stringify({ buildMs, ids, matchMs, n, found }));
-  `, { input: null, timeout: 60000 });
+  `,
+    { input: null, timeout: 60000 },
+  );
   assert.deepStrictEqual(got.ids, [2, 1, 100001, 77779, 0]);
   assert.deepStrictEqual([got.n, got.found], [1, [0, 2, 1]]);
   assert.ok(got.buildMs < 4000, `100,000 added tokens built in ${got.buildMs.toFixed(0)} ms`);
@@ -307,12 +365,14 @@ test('a 10 MB text encodes within a bounded memory (child processes)', () => {
 function specMatcher(regex) {
   const inner = regExpMatcher(regex);
   return {
-    start: 0, end: 0,
+    start: 0,
+    end: 0,
     exec(s, from) {
       for (let p = from; inner.exec(s, p); p = inner.start + 1) {
         const q = inner.start;
-        if (!(q > 0 && (s.charCodeAt(q - 1) & 0xFC00) === 0xD800 && (s.charCodeAt(q) & 0xFC00) === 0xDC00)) {
-          this.start = inner.start; this.end = inner.end;
+        if (!(q > 0 && (s.charCodeAt(q - 1) & 0xfc00) === 0xd800 && (s.charCodeAt(q) & 0xfc00) === 0xdc00)) {
+          this.start = inner.start;
+          this.end = inner.end;
           return true;
         }
       }
@@ -332,10 +392,46 @@ function segmentsOf(pattern, s) {
 // superscript, circled), spaces (line breaks, no-break, ideographic), the
 // apostrophes of the contractions, punctuation, marks, emoji and lone surrogates.
 const ALPHABET = [
-  'a', 'b', 'e', 'S', 'T', 'é', '丸', '\u{20000}', 'ǅ', '1', '2', '٣', '²', '①',
-  ' ', ' ', ' ', '\t', '\n', '\r', '\u3000', '\u00a0', '\u2028',
-  "'", "'s", "'S", "'re", "'VE", "'ll", "'d", "'m", "'t",
-  '.', '!', '-', '\u0301', '\u200d', '😀', '\ud800', '\udc00',
+  'a',
+  'b',
+  'e',
+  'S',
+  'T',
+  'é',
+  '丸',
+  '\u{20000}',
+  'ǅ',
+  '1',
+  '2',
+  '٣',
+  '²',
+  '①',
+  ' ',
+  ' ',
+  ' ',
+  '\t',
+  '\n',
+  '\r',
+  '\u3000',
+  '\u00a0',
+  '\u2028',
+  "'",
+  "'s",
+  "'S",
+  "'re",
+  "'VE",
+  "'ll",
+  "'d",
+  "'m",
+  "'t",
+  '.',
+  '!',
+  '-',
+  '\u0301',
+  '\u200d',
+  '😀',
+  '\ud800',
+  '\udc00',
 ];
 
 function randomStrings(seed, count, maxLength, alphabet = ALPHABET) {
@@ -355,7 +451,9 @@ test('the stock split patterns scan exactly as their RegExps match (GPT-2, GPT-4
   }
 });
 
-const refuseForTest = (reason) => { throw new Error(reason); };
+const refuseForTest = (reason) => {
+  throw new Error(reason);
+};
 /** The bounded machine for a pattern, stock or not. */
 const machineFor = (source) => compileProgram(parse(source, refuseForTest), refuseForTest);
 
@@ -363,11 +461,47 @@ test('the bounded machine matches as the RegExp does, on random strings', () => 
   // Exponential for the RegExp (the reference): compared on short strings only.
   const catastrophic = ['(a+)+$', '(a|a)*$', '(a|aa)+$', '^(a+)+b', '(\\w+\\s?)+$'];
   const patterns = [
-    ...Object.values(STOCK_PATTERNS), '\\s+', ' {2,}', '\\d+|\\p{Han}', '-', ...catastrophic, 'a*b|a',
-    'a+?b', 'a{2,4}?', 'a{2}', 'a{2,}', 'a{,2}b', '(a|ab)(c|bcd)?', '(?:ab|a)(?:bc|c)?',
-    '(?=a)', '(?!a)[ab]', '(?<=a)b', '(?<!a|bb)b', '(?<=\\p{L})\\p{N}', '^a|b$', '\\Aa|a\\z|a\\Z', '\\bab\\b', '\\Ba',
-    '(?i:ab|c)', '[^a\\s]+', '[\\w-]+', '\\W', '\\D\\d', '\\h+', '.', '.+', '[😀-😂]', '\\p{Lu}\\p{Ll}*', '\\S+',
-    'x*', '', 'a|', '(?:a|b)*?b', '(?:(?:a|b)c)+', '\\x{1F600}|\\u00e9', '(?#comment)a',
+    ...Object.values(STOCK_PATTERNS),
+    '\\s+',
+    ' {2,}',
+    '\\d+|\\p{Han}',
+    '-',
+    ...catastrophic,
+    'a*b|a',
+    'a+?b',
+    'a{2,4}?',
+    'a{2}',
+    'a{2,}',
+    'a{,2}b',
+    '(a|ab)(c|bcd)?',
+    '(?:ab|a)(?:bc|c)?',
+    '(?=a)',
+    '(?!a)[ab]',
+    '(?<=a)b',
+    '(?<!a|bb)b',
+    '(?<=\\p{L})\\p{N}',
+    '^a|b$',
+    '\\Aa|a\\z|a\\Z',
+    '\\bab\\b',
+    '\\Ba',
+    '(?i:ab|c)',
+    '[^a\\s]+',
+    '[\\w-]+',
+    '\\W',
+    '\\D\\d',
+    '\\h+',
+    '.',
+    '.+',
+    '[😀-😂]',
+    '\\p{Lu}\\p{Ll}*',
+    '\\S+',
+    'x*',
+    '',
+    'a|',
+    '(?:a|b)*?b',
+    '(?:(?:a|b)c)+',
+    '\\x{1F600}|\\u00e9',
+    '(?#comment)a',
   ];
   const alphabet = ['a', 'b', 'c', 'A', 'B', ' ', '\n', '1', '٣', '😀', '😁', 'é', '-', '\ud800', '\udc00', '丸'];
   const short = ['', ...randomStrings(5, 400, 16, alphabet)];
@@ -383,10 +517,17 @@ test('the bounded machine matches as the RegExp does, on random strings', () => 
 test('catastrophic patterns finish in well under a second on 30,000 to 100,000 characters (child process)', () => {
   // Before: a JS RegExp, exponential on these: (a+)+$ on 29 characters took 18 s, on 34 it did not return.
   const cases = [
-    ['(a+)+$', 'aaa!'], ['(a|a)*$', 'aaa!'], ['(a|aa)+$', 'aaa!'], ['^(a+)+b', 'aaa!'], ['(\\w+\\s?)+$', 'aaa!'],
-    ['(\\w+\\s?)+$', 'ab !'], ['(?=a*b)a', 'aaaa'], ['(?<=a)b|a+c', 'aaaa'],
+    ['(a+)+$', 'aaa!'],
+    ['(a|a)*$', 'aaa!'],
+    ['(a|aa)+$', 'aaa!'],
+    ['^(a+)+b', 'aaa!'],
+    ['(\\w+\\s?)+$', 'aaa!'],
+    ['(\\w+\\s?)+$', 'ab !'],
+    ['(?=a*b)a', 'aaaa'],
+    ['(?<=a)b|a+c', 'aaaa'],
   ];
-  const got = child(`
+  const got = child(
+    `
     const out = [];
     const base = (parts) => ({ version: '1.0', added_tokens: [], normalizer: null, pre_tokenizer: null, post_processor: null,
       decoder: null, model: { type: 'WordLevel', vocab: { '[UNK]': 0, a: 1, x: 2 }, unk_token: '[UNK]' }, ...parts });
@@ -409,11 +550,19 @@ test('catastrophic patterns finish in well under a second on 30,000 to 100,000 c
       }
     }
     process.stdout.write(JSON.stringify(out));
-  `, { input: { cases }, timeout: 120000 });
+  `,
+    { input: { cases }, timeout: 120000 },
+  );
   for (const r of got) {
     const label = `${r.stage} ${JSON.stringify(r.pattern)} on ${r.n} characters: ${r.result} in ${r.ms.toFixed(0)} ms`;
     assert.ok(r.ms < 1000, label);
-    assert.ok(/^\d+ tokens$/.test(r.result) || /^SwapformerError UNSUPPORTED_MODEL: tokenizer\.json: (pre_tokenizer|normalizer)\.pattern\.Regex = ".*" is not supported \(matching it on a text of \d+ characters took more than \d+ steps/.test(r.result), label);
+    assert.ok(
+      /^\d+ tokens$/.test(r.result) ||
+        /^SwapformerError UNSUPPORTED_MODEL: tokenizer\.json: (pre_tokenizer|normalizer)\.pattern\.Regex = ".*" is not supported \(matching it on a text of \d+ characters took more than \d+ steps/.test(
+          r.result,
+        ),
+      label,
+    );
     assert.ok(r.after > 0, label);
   }
   // Lookaheads re-scanning the text are the one quadratic case: refused past the budget.
@@ -425,16 +574,32 @@ test('patterns whose meaning differs between Oniguruma and a JS RegExp, or that 
   const base = readJson('hand/whitespace_wordlevel.json');
   const split = (Regex) => ({ ...base, pre_tokenizer: { type: 'Split', pattern: { Regex }, behavior: 'Isolated', invert: false } });
   const cases = [
-    ['(a)\\1', /a backreference/], ['(?<x>a)\\k<x>', /a backreference/],
-    ['(a*)*b', /can match the empty string/], ['(a|)+', /can match the empty string/], ['(?:a?)*', /can match the empty string/], ['(a?){2,3}', /can match the empty string/],
-    ['(?<=a+)b', /look-behind of variable length/], ['(?<=ab|c+)d', /look-behind of variable length/],
-    ['(?:a{1000}){1000}', /more than 65536 instructions/], ['a{100001}', /above 100000/],
-    [`${'('.repeat(101)}a${')'.repeat(101)}`, /nested more than 100 deep/], ['a**', /a quantifier after a quantifier/], ['(?=a)*', /quantified assertion/],
-    ['*a', /nothing to repeat/], ['a)', /unmatched \)/], ['(a', /unterminated group/], ['a{3,2}', /m < n/],
-    ['[a-\\d]', /Invalid regular expression/], ['\\x{110000}', /above U\+10FFFF/],
+    ['(a)\\1', /a backreference/],
+    ['(?<x>a)\\k<x>', /a backreference/],
+    ['(a*)*b', /can match the empty string/],
+    ['(a|)+', /can match the empty string/],
+    ['(?:a?)*', /can match the empty string/],
+    ['(a?){2,3}', /can match the empty string/],
+    ['(?<=a+)b', /look-behind of variable length/],
+    ['(?<=ab|c+)d', /look-behind of variable length/],
+    ['(?:a{1000}){1000}', /more than 65536 instructions/],
+    ['a{100001}', /above 100000/],
+    [`${'('.repeat(101)}a${')'.repeat(101)}`, /nested more than 100 deep/],
+    ['a**', /a quantifier after a quantifier/],
+    ['(?=a)*', /quantified assertion/],
+    ['*a', /nothing to repeat/],
+    ['a)', /unmatched \)/],
+    ['(a', /unterminated group/],
+    ['a{3,2}', /m < n/],
+    ['[a-\\d]', /Invalid regular expression/],
+    ['\\x{110000}', /above U\+10FFFF/],
   ];
   for (const [pattern, reason] of cases) {
-    throwsCode(() => Tokenizer.fromJSON(split(pattern)), 'UNSUPPORTED_MODEL', new RegExp(`pre_tokenizer\\.pattern\\.Regex = .* is not supported \\(.*${reason.source}`));
+    throwsCode(
+      () => Tokenizer.fromJSON(split(pattern)),
+      'UNSUPPORTED_MODEL',
+      new RegExp(`pre_tokenizer\\.pattern\\.Regex = .* is not supported \\(.*${reason.source}`),
+    );
   }
   // A counted repetition of something that matches the empty string, without an optional part, means the same in both.
   assert.equal(Tokenizer.fromJSON(split('(?:a?){2}')).encode('aaa').ids.length, 2);

@@ -26,8 +26,23 @@ const sentencePieceIds = readJson('spm/sentencepiece_ids.json');
 
 /** A BPE without vocabulary but [UNK]: one token per normalized character, so its offsets show every alignment. */
 const probe = (normalizer) => ({
-  version: '1.0', added_tokens: [], normalizer, pre_tokenizer: null, post_processor: null, decoder: null,
-  model: { type: 'BPE', dropout: null, unk_token: '[UNK]', continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: false, byte_fallback: false, vocab: { '[UNK]': 0 }, merges: [] },
+  version: '1.0',
+  added_tokens: [],
+  normalizer,
+  pre_tokenizer: null,
+  post_processor: null,
+  decoder: null,
+  model: {
+    type: 'BPE',
+    dropout: null,
+    unk_token: '[UNK]',
+    continuing_subword_prefix: null,
+    end_of_word_suffix: null,
+    fuse_unk: false,
+    byte_fallback: false,
+    vocab: { '[UNK]': 0 },
+    merges: [],
+  },
 });
 const withParts = (json, parts) => ({ ...json, ...parts });
 const spm = (name) => readJson(`spm/${name}.tokenizer.json`);
@@ -36,16 +51,27 @@ const FIXTURES = {
   'bert-base-uncased': real.bertBaseUncased,
   gpt2: real.gpt2,
   // Layout variants run on GPT-2's first 3000 merges (cheaper to load twice, same code paths).
-  'gpt2 use_regex=false + Sequence[ByteLevel, Template]': () => withParts(real.gpt2({ merges: 3000 }), {
-    pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false },
-    post_processor: { type: 'Sequence', processors: [
-      { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
-      { type: 'TemplateProcessing',
-        single: [{ SpecialToken: { id: '<|endoftext|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
-        pair: [{ SpecialToken: { id: '<|endoftext|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '<|endoftext|>', type_id: 1 } }, { Sequence: { id: 'B', type_id: 1 } }],
-        special_tokens: { '<|endoftext|>': { id: '<|endoftext|>', ids: [50256], tokens: ['<|endoftext|>'] } } },
-    ] },
-  }),
+  'gpt2 use_regex=false + Sequence[ByteLevel, Template]': () =>
+    withParts(real.gpt2({ merges: 3000 }), {
+      pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false },
+      post_processor: {
+        type: 'Sequence',
+        processors: [
+          { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
+          {
+            type: 'TemplateProcessing',
+            single: [{ SpecialToken: { id: '<|endoftext|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
+            pair: [
+              { SpecialToken: { id: '<|endoftext|>', type_id: 0 } },
+              { Sequence: { id: 'A', type_id: 0 } },
+              { SpecialToken: { id: '<|endoftext|>', type_id: 1 } },
+              { Sequence: { id: 'B', type_id: 1 } },
+            ],
+            special_tokens: { '<|endoftext|>': { id: '<|endoftext|>', ids: [50256], tokens: ['<|endoftext|>'] } },
+          },
+        ],
+      },
+    }),
   roberta: real.roberta,
   'roberta add_prefix_space': () => real.roberta({ addPrefixSpace: true, merges: 3000 }),
   t5_nmt_nfkc: () => spm('t5_nmt_nfkc'),
@@ -58,8 +84,11 @@ const FIXTURES = {
   llama_unigram_byte_fallback: () => spm('llama_unigram_byte_fallback'),
   'probe Precompiled nmt_nfkc': () => probe(spm('t5_nmt_nfkc').normalizer.normalizers[0]),
   'probe Precompiled nmt_nfkc_cf': () => probe(spm('xlmr_nmt_nfkc_cf').normalizer.normalizers[0]),
-  ...Object.fromEntries(readdirSync(here('hand')).filter((f) => f.endsWith('.json'))
-    .map((f) => [`hand/${f.slice(0, -5)}`, () => readJson(`hand/${f}`)])),
+  ...Object.fromEntries(
+    readdirSync(here('hand'))
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => [`hand/${f.slice(0, -5)}`, () => readJson(`hand/${f}`)]),
+  ),
 };
 
 const fixtureCache = new Map();
@@ -79,7 +108,10 @@ function load(name) {
 function codePointToUnit(text) {
   const map = [0];
   let u = 0;
-  for (const c of text) { u += c.length; map.push(u); }
+  for (const c of text) {
+    u += c.length;
+    map.push(u);
+  }
   return (i) => map[i] ?? i;
 }
 
@@ -88,7 +120,9 @@ function plain(e, text, pair) {
   const maps = [codePointToUnit(text), pair == null ? null : codePointToUnit(pair)];
   const seqs = e.getSequenceIds();
   return {
-    ids: e.getIds(), tokens: e.getTokens(), typeIds: e.getTypeIds(),
+    ids: e.getIds(),
+    tokens: e.getTokens(),
+    typeIds: e.getTypeIds(),
     offsets: e.getOffsets().map(([s, t], i) => (seqs[i] == null ? [s, t] : [maps[seqs[i]](s), maps[seqs[i]](t)])),
   };
 }
@@ -144,7 +178,12 @@ for (const name of Object.keys(FIXTURES)) {
     const truncating = rust;
     const nSingle = ours.encode('').ids.length;
     const nPair = ours.encode('', { pair: '' }).ids.length;
-    for (const [extra, pairs] of [[0, false], [4, false], [1, true], [11, true]]) {
+    for (const [extra, pairs] of [
+      [0, false],
+      [4, false],
+      [1, true],
+      [11, true],
+    ]) {
       const maxLength = (pairs ? nPair : nSingle) + extra;
       truncating.setTruncation(maxLength);
       assertCorpus(name, ours, await rustCorpus(truncating, { pairs }), { pairs, maxLength });
@@ -158,8 +197,16 @@ for (const name of Object.keys(FIXTURES)) {
         truncating.setTruncation(maxLength, { strategy: strategy === 'only_first' ? 'OnlyFirst' : 'OnlySecond' });
         for (const [i, text] of corpus.entries()) {
           const o = { pair: partner(i), maxLength, truncation: strategy };
-          const want = await rustEncode(truncating, text, partner(i), true).then((e) => e, () => null);
-          if (want === null) assert.throws(() => ours.encode(text, o), (e) => e.code === 'SEQUENCE_TOO_LONG', label(name, text, o));
+          const want = await rustEncode(truncating, text, partner(i), true).then(
+            (e) => e,
+            () => null,
+          );
+          if (want === null)
+            assert.throws(
+              () => ours.encode(text, o),
+              (e) => e.code === 'SEQUENCE_TOO_LONG',
+              label(name, text, o),
+            );
           else assert.deepStrictEqual(ourEncode(ours, text, o), want, label(name, text, o));
           counts.truncated++;
         }
@@ -206,8 +253,10 @@ test('the comparison covered every case', () => {
   assert.equal(counts.pair, n * corpus.length * 2);
   assert.equal(counts.decode, n * corpus.length * 4);
   assert.equal(counts.truncated, n * corpus.length * (5 + 6)); // longest_first x 5, only_first and only_second x 3 lengths
-  console.log(`# ${n} tokenizers x ${corpus.length} strings: ${counts.single} single, ${counts.pair} pair, `
-    + `${counts.truncated} truncated encodings and ${counts.decode} decodes equal to Rust`);
+  console.log(
+    `# ${n} tokenizers x ${corpus.length} strings: ${counts.single} single, ${counts.pair} pair, ` +
+      `${counts.truncated} truncated encodings and ${counts.decode} decodes equal to Rust`,
+  );
 });
 
 // ------------------------------------------------------------------ SentencePiece
@@ -230,7 +279,7 @@ const SENTENCEPIECE_DIFFERS = {
   llama_unigram_byte_fallback: [9, 16, 33, 50, 55],
 };
 
-test('Unigram ids equal SentencePiece\'s own encode (except where Rust differs)', () => {
+test("Unigram ids equal SentencePiece's own encode (except where Rust differs)", () => {
   for (const [name, known] of Object.entries(SENTENCEPIECE_DIFFERS)) {
     const ours = Tokenizer.fromJSON(spm(name));
     const differs = [];
@@ -279,7 +328,12 @@ test('each deviation of the pure-JS @huggingface/tokenizers is a case we get rig
   assert.equal(cn.ids.length, [...'unassigned\u0378cn\u{E01F0} abcdef'].length);
   // BertNormalizer: CJK above the BMP is split out too.
   const cjk = await sameAsRust('bert-base-uncased', 'abc𠀀def𪜀', { addSpecialTokens: false });
-  assert.deepStrictEqual(cjk.offsets, [[0, 3], [3, 5], [5, 8], [8, 10]]);
+  assert.deepStrictEqual(cjk.offsets, [
+    [0, 3],
+    [3, 5],
+    [5, 8],
+    [8, 10],
+  ]);
   // Truncation keeps the final special token.
   const cut = await sameAsRust('bert-base-uncased', corpus[1], { maxLength: 6 });
   assert.deepStrictEqual([cut.tokens.length, cut.tokens[0], cut.tokens[5]], [6, '[CLS]', '[SEP]']);
@@ -343,7 +397,10 @@ test('a tokenizer.json we cannot run exactly is UNSUPPORTED_MODEL naming the fie
     [{ model: { type: 'Unigram', vocab: [['a', -1]], unk_id: 4 } }, /model\.unk_id = 4/],
     [{ model: { type: 'CharLevel' } }, /model\.type = "CharLevel"/],
     [{ post_processor: { type: 'Magic' } }, /post_processor\.type = "Magic"/],
-    [{ post_processor: { type: 'TemplateProcessing', single: [{ SpecialToken: { id: '[X]', type_id: 0 } }], pair: [], special_tokens: {} } }, /post_processor\.single\[0\]\.SpecialToken\.id = "\[X\]"/],
+    [
+      { post_processor: { type: 'TemplateProcessing', single: [{ SpecialToken: { id: '[X]', type_id: 0 } }], pair: [], special_tokens: {} } },
+      /post_processor\.single\[0\]\.SpecialToken\.id = "\[X\]"/,
+    ],
     [{ decoder: { type: 'CTC' } }, /decoder\.type = "CTC"/],
     [{ normalizer: { type: 'Precompiled', precompiled_charsmap: 'AAAA' } }, /precompiled_charsmap/],
     [{ version: '2.0' }, /version = "2\.0"/],

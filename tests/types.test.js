@@ -15,7 +15,14 @@ const TYPES = path.join(REPO, 'tests', 'types');
 
 const PROJECTS = {
   browser: { lib: ['ES2022', 'DOM'], types: [], module: 'ESNext', moduleResolution: 'Bundler', files: ['api.ts', 'browser.ts', 'embeddings.ts'] },
-  node: { lib: ['ES2022'], types: ['node'], typeRoots: [path.join(REPO, 'node_modules', '@types')], module: 'NodeNext', moduleResolution: 'NodeNext', files: ['api.ts', 'node.ts', 'models.ts', 'embeddings.ts'] },
+  node: {
+    lib: ['ES2022'],
+    types: ['node'],
+    typeRoots: [path.join(REPO, 'node_modules', '@types')],
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    files: ['api.ts', 'node.ts', 'models.ts', 'embeddings.ts'],
+  },
   esnext: { lib: ['ESNext', 'DOM'], types: [], module: 'ESNext', moduleResolution: 'Bundler', files: ['api.ts', 'disposable.ts'] },
 };
 
@@ -27,17 +34,30 @@ test('types: tsc --strict in a browser project, a Node project and with lib esne
   for (const [name, p] of Object.entries(PROJECTS)) {
     const { files, ...options } = p;
     const tsconfig = {
-      compilerOptions: { strict: true, noEmit: true, target: 'ES2022', skipLibCheck: false, noUnusedLocals: false, exactOptionalPropertyTypes: false, ...options },
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        target: 'ES2022',
+        skipLibCheck: false,
+        noUnusedLocals: false,
+        exactOptionalPropertyTypes: false,
+        ...options,
+      },
       files,
     };
     writeFileSync(path.join(app.dir, `tsconfig.${name}.json`), JSON.stringify(tsconfig, null, 2));
     const r = spawnSync(BIN('tsc'), ['-p', `tsconfig.${name}.json`], { cwd: app.dir, encoding: 'utf8' });
     assert.equal(r.status, 0, `tsc -p tsconfig.${name}.json (${version}):\n${r.stdout}${r.stderr}`);
-    t.diagnostic(`${name}: lib ${options.lib.join(' + ')}${options.types.length ? ` + @types/${options.types.join(', ')}` : ''}, ${files.join(', ')}: no error (${version})`);
+    t.diagnostic(
+      `${name}: lib ${options.lib.join(' + ')}${options.types.length ? ` + @types/${options.types.join(', ')}` : ''}, ${files.join(', ')}: no error (${version})`,
+    );
   }
   // the expected errors are real: the same file without its @ts-expect-error lines has one error per mark
-  const marks = readdirSync(TYPES).flatMap((f) => [...(f.endsWith('.ts') ? readFileSync(path.join(TYPES, f), 'utf8') : '').matchAll(/^\s*\/\/ @ts-expect-error/gm)]).length;
-  for (const f of ['api.ts', 'models.ts', 'embeddings.ts']) writeFileSync(path.join(app.dir, f), readFileSync(path.join(TYPES, f), 'utf8').replace(/\/\/ @ts-expect-error.*$/gm, ''));
+  const marks = readdirSync(TYPES).flatMap((f) => [
+    ...(f.endsWith('.ts') ? readFileSync(path.join(TYPES, f), 'utf8') : '').matchAll(/^\s*\/\/ @ts-expect-error/gm),
+  ]).length;
+  for (const f of ['api.ts', 'models.ts', 'embeddings.ts'])
+    writeFileSync(path.join(app.dir, f), readFileSync(path.join(TYPES, f), 'utf8').replace(/\/\/ @ts-expect-error.*$/gm, ''));
   const r = spawnSync(BIN('tsc'), ['-p', 'tsconfig.node.json'], { cwd: app.dir, encoding: 'utf8' });
   const errors = r.stdout.split('\n').filter((l) => /error TS\d+/.test(l));
   assert.ok(errors.length >= marks, `${errors.length} errors without the marks, ${marks} marks:\n${r.stdout}`);
@@ -57,7 +77,11 @@ test('types: every export of bindings/index.js and every public member of Encode
     const end = dts.indexOf('\n}\n', start);
     return dts.slice(start, end);
   };
-  for (const [cls, ctor] of [['Encoder', api.Encoder], ['Pretrained', api.Pretrained], ['Tokenizer', api.Tokenizer]]) {
+  for (const [cls, ctor] of [
+    ['Encoder', api.Encoder],
+    ['Pretrained', api.Pretrained],
+    ['Tokenizer', api.Tokenizer],
+  ]) {
     const text = body(cls);
     for (const name of Object.getOwnPropertyNames(ctor.prototype)) {
       if (name === 'constructor' || name.startsWith('_')) continue; // _name: internal, between the bindings' modules

@@ -18,8 +18,8 @@ const TYPEDOC = path.join(TOOLS, 'node_modules', 'typedoc', 'bin', 'typedoc');
 const INSTALLED = path.join(TOOLS, 'node_modules', '.package-lock.json');
 
 /** Whether docs/tools/node_modules is there and not older than docs/tools/package-lock.json. */
-export const toolsInstalled = () => existsSync(TYPEDOC) && existsSync(INSTALLED)
-  && statSync(INSTALLED).mtimeMs >= statSync(path.join(TOOLS, 'package-lock.json')).mtimeMs;
+export const toolsInstalled = () =>
+  existsSync(TYPEDOC) && existsSync(INSTALLED) && statSync(INSTALLED).mtimeMs >= statSync(path.join(TOOLS, 'package-lock.json')).mtimeMs;
 
 /** `npm ci` in docs/tools when needed: {ok, output} (ok false with npm's message, e.g. without network). */
 export function installTools({ quiet = false } = {}) {
@@ -32,7 +32,10 @@ export function installTools({ quiet = false } = {}) {
 /** Runs TypeDoc: {status, output}; status 0 only without a warning. */
 export function buildDocs({ out = path.join(REPO, 'docs', 'api') } = {}) {
   const r = spawnSync(process.execPath, [TYPEDOC, '--options', path.join(TOOLS, 'typedoc.json'), '--out', out], {
-    cwd: REPO, encoding: 'utf8', timeout: 120_000, env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+    cwd: REPO,
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
   });
   return { status: r.status ?? 1, output: `${r.error?.message ?? ''}${r.stdout}${r.stderr}` };
 }

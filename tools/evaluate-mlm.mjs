@@ -40,7 +40,8 @@ export const WORD_ORDER_EXAMPLES = [
  * text does not tokenize to the same ids with [MASK] in place, are skipped.
  */
 export function maskedItems(p, segments, { count = Infinity, seed = 1 } = {}) {
-  const next = random(seed), items = [];
+  const next = random(seed),
+    items = [];
   const mask = p.tokenizer.tokenToId('[MASK]');
   for (const text of segments) {
     if (items.length >= count) break;
@@ -63,7 +64,8 @@ export function maskedItems(p, segments, { count = Infinity, seed = 1 } = {}) {
 
 /** top-1 and top-5 accuracy of fillMask on the items. */
 export function fillMaskAccuracy(p, items) {
-  let top1 = 0, top5 = 0;
+  let top1 = 0,
+    top5 = 0;
   for (const it of items) {
     const best = p.fillMask(it.masked, { topK: 5 });
     if (best[0].token === it.answer) top1++;
@@ -88,7 +90,8 @@ export async function evaluateMlm({ count = Infinity, seed = 1 } = {}) {
     const freq = new Map();
     for (const it of items) freq.set(it.answer, (freq.get(it.answer) ?? 0) + 1);
     const [commonId, commonCount] = [...freq].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0];
-    const variants = {}, examples = WORD_ORDER_EXAMPLES.map((pair) => ({ texts: pair, variants: {} }));
+    const variants = {},
+      examples = WORD_ORDER_EXAMPLES.map((pair) => ({ texts: pair, variants: {} }));
     for (const v of MLM_VARIANTS) {
       const p = v.changes ? await base.withConfig(v.changes) : base;
       try {
@@ -99,10 +102,13 @@ export async function evaluateMlm({ count = Infinity, seed = 1 } = {}) {
       }
     }
     return {
-      name: MLM_NAME, items: items.length, seed,
+      name: MLM_NAME,
+      items: items.length,
+      seed,
       how: 'one whole word masked per segment (a seeded choice), predicted by Pretrained.fillMask with topK 5',
       baseline: { token: base.tokenizer.idToToken(commonId), top1: commonCount / items.length },
-      variants, examples,
+      variants,
+      examples,
     };
   } finally {
     base.dispose();

@@ -41,7 +41,8 @@ async function measure(encoder, task, T, count, seed, symbols) {
 /** Evaluates every model (or those whose name is in only); count inputs per length. */
 export async function evaluate({ count = 256, only } = {}) {
   const index = JSON.parse(readFileSync(new URL('index.json', MODELS), 'utf8'));
-  const trainT = index.trainLengths.max, lengths = [trainT, 2 * trainT, 4 * trainT];
+  const trainT = index.trainLengths.max,
+    lengths = [trainT, 2 * trainT, 4 * trainT];
   const symbols = index.symbols.tokens.length;
   const rows = [];
   for (const m of index.models) {
@@ -113,13 +114,16 @@ function mlmMarkdown(mlm) {
   const names = Object.keys(mlm.variants);
   out.push(`| text | ${names.map((k) => mlm.variants[k].label).join(' | ')} |`, `| :-- |${names.map(() => ' :-- |').join('')}`);
   for (const ex of mlm.examples) {
-    ex.texts.forEach((text, i) => out.push(`| \`${text}\` | ${names.map((k) => ex.variants[k][i].map((b) => `${b.token} ${b.score.toFixed(2)}`).join(', ')).join(' | ')} |`));
+    ex.texts.forEach((text, i) =>
+      out.push(`| \`${text}\` | ${names.map((k) => ex.variants[k][i].map((b) => `${b.token} ${b.score.toFixed(2)}`).join(', ')).join(' | ')} |`),
+    );
   }
   return out;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const i = process.argv.indexOf('--count'), count = i > 0 ? Number(process.argv[i + 1]) : 256;
+  const i = process.argv.indexOf('--count'),
+    count = i > 0 ? Number(process.argv[i + 1]) : 256;
   const t0 = performance.now();
   // --mlm-only: measure the masked-LM BERT again and keep the other rows as they are
   const result = process.argv.includes('--mlm-only')

@@ -38,26 +38,42 @@ function build(trainFile, vocabSize, out) {
   const trainer = new tk.Tokenizer(tk.WordPiece.init({}, { unkToken: '[UNK]' }));
   bertPipeline(trainer);
   trainer.train([trainFile]);
-  const learned = Object.entries(trainer.getVocab(false)).sort((a, b) => a[1] - b[1]).map(([t]) => t);
+  const learned = Object.entries(trainer.getVocab(false))
+    .sort((a, b) => a[1] - b[1])
+    .map(([t]) => t);
   if (learned.length < vocabSize - SPECIAL.length) throw new Error(`the trainer learned only ${learned.length} tokens`);
   const vocab = {};
   for (const t of [...SPECIAL, ...learned.slice(0, vocabSize - SPECIAL.length)]) if (!(t in vocab)) vocab[t] = Object.keys(vocab).length;
   const tokenizer = new tk.Tokenizer(tk.WordPiece.init(vocab, { unkToken: '[UNK]', continuingSubwordPrefix: '##', maxInputCharsPerWord: 100 }));
   bertPipeline(tokenizer);
-  tokenizer.setPostProcessor(tk.templateProcessing('[CLS] $A [SEP]', '[CLS] $A [SEP] $B:1 [SEP]:1', [['[CLS]', 2], ['[SEP]', 3]]));
+  tokenizer.setPostProcessor(
+    tk.templateProcessing('[CLS] $A [SEP]', '[CLS] $A [SEP] $B:1 [SEP]:1', [
+      ['[CLS]', 2],
+      ['[SEP]', 3],
+    ]),
+  );
   tokenizer.setDecoder(tk.wordPieceDecoder('##', true));
   tokenizer.addSpecialTokens(SPECIAL);
   tokenizer.save(out, true);
   const saved = tk.Tokenizer.fromFile(out);
   if (saved.getVocabSize(true) !== vocabSize) throw new Error(`saved vocabulary has ${saved.getVocabSize(true)} tokens, not ${vocabSize}`);
-  SPECIAL.forEach((t, i) => { if (saved.tokenToId(t) !== i) throw new Error(`${t} is not id ${i}`); });
-  console.log(JSON.stringify({ learned: learned.length, kept: vocabSize, tokenizersVersion: require(path.join(__dirname, '..', 'node_modules', 'tokenizers', 'package.json')).version }));
+  SPECIAL.forEach((t, i) => {
+    if (saved.tokenToId(t) !== i) throw new Error(`${t} is not id ${i}`);
+  });
+  console.log(
+    JSON.stringify({
+      learned: learned.length,
+      kept: vocabSize,
+      tokenizersVersion: require(path.join(__dirname, '..', 'node_modules', 'tokenizers', 'package.json')).version,
+    }),
+  );
 }
 
 async function encode(tokenizerFile, textsFile, out) {
   const tokenizer = tk.Tokenizer.fromFile(tokenizerFile);
   const texts = JSON.parse(fs.readFileSync(textsFile, 'utf8'));
-  const lengths = new Uint32Array(texts.length), chunks = [];
+  const lengths = new Uint32Array(texts.length),
+    chunks = [];
   let total = 0;
   for (let s = 0; s < texts.length; s += 4096) {
     const batch = await tokenizer.encodeBatch(texts.slice(s, s + 4096));
@@ -70,7 +86,10 @@ async function encode(tokenizerFile, textsFile, out) {
   }
   const ids = new Uint16Array(total);
   let at = 0;
-  for (const c of chunks) { ids.set(c, at); at += c.length; }
+  for (const c of chunks) {
+    ids.set(c, at);
+    at += c.length;
+  }
   const head = new Uint32Array([texts.length]);
   fs.writeFileSync(out, Buffer.concat([Buffer.from(head.buffer), Buffer.from(lengths.buffer), Buffer.from(ids.buffer)]));
   console.log(JSON.stringify({ texts: texts.length, tokens: total, unk: ids.filter((i) => i === 1).length }));
@@ -78,5 +97,12 @@ async function encode(tokenizerFile, textsFile, out) {
 
 const [cmd, ...args] = process.argv.slice(2);
 if (cmd === 'build') build(args[0], Number(args[1]), args[2]);
-else if (cmd === 'encode') encode(...args).catch((e) => { console.error(e); process.exit(1); });
-else { console.error('usage: wordpiece.cjs build <train.txt> <vocabSize> <tokenizer.json> | encode <tokenizer.json> <texts.json> <ids.bin>'); process.exit(2); }
+else if (cmd === 'encode')
+  encode(...args).catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
+else {
+  console.error('usage: wordpiece.cjs build <train.txt> <vocabSize> <tokenizer.json> | encode <tokenizer.json> <texts.json> <ids.bin>');
+  process.exit(2);
+}

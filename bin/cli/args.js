@@ -24,7 +24,8 @@ const camel = (s) => s.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
 
 /** The candidate closest to `word` when it is close enough to be a slip (a third of its length, at least 1), else null. */
 export function closest(word, candidates) {
-  let best = null, bestD = Infinity;
+  let best = null,
+    bestD = Infinity;
   for (const c of candidates) {
     const dist = distance(word, c);
     if (dist < bestD || (dist === bestD && c.startsWith(word))) [best, bestD] = [c, dist];
@@ -42,12 +43,14 @@ export const didYouMean = (word, candidates, show = (c) => c) => {
 function readValue(opt, text, spec) {
   const flag = `--${opt.name}`;
   if (opt.choices) {
-    if (!opt.choices.includes(text)) throw new UsageError(`${flag} must be one of ${opt.choices.join(', ')}, got '${text}'${didYouMean(text, opt.choices)}`, spec);
+    if (!opt.choices.includes(text))
+      throw new UsageError(`${flag} must be one of ${opt.choices.join(', ')}, got '${text}'${didYouMean(text, opt.choices)}`, spec);
     return text;
   }
   if (opt.int) {
     const min = opt.int.min ?? 0;
-    if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)) || Number(text) < min) throw new UsageError(`${flag} must be an integer >= ${min}, got '${text}'`, spec);
+    if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)) || Number(text) < min)
+      throw new UsageError(`${flag} must be an integer >= ${min}, got '${text}'`, spec);
     return Number(text);
   }
   if (text === '') throw new UsageError(`${flag} needs a value`, spec);
@@ -56,8 +59,11 @@ function readValue(opt, text, spec) {
 
 /** Reads argv against spec: {args, options}; a UsageError naming what is wrong. */
 export function parse(argv, spec) {
-  const options = {}, positional = [], seen = new Set();
-  const byName = new Map(), byShort = new Map();
+  const options = {},
+    positional = [],
+    seen = new Set();
+  const byName = new Map(),
+    byShort = new Map();
   for (const o of spec.options ?? []) {
     byName.set(o.name, o);
     if (o.short) byShort.set(o.short, o);
@@ -75,7 +81,10 @@ export function parse(argv, spec) {
       onlyPositional = true;
       continue;
     }
-    let opt, inline, negated = false, flag;
+    let opt,
+      inline,
+      negated = false,
+      flag;
     if (a.startsWith('--')) {
       const eq = a.indexOf('=');
       flag = eq < 0 ? a : a.slice(0, eq);
@@ -108,17 +117,26 @@ export function parse(argv, spec) {
   const declared = spec.args ?? [];
   const required = declared.filter((d) => !d.optional);
   if (positional.length < required.length) {
-    const missing = required.slice(positional.length).map((d) => `<${d.name}>`).join(' ');
+    const missing = required
+      .slice(positional.length)
+      .map((d) => `<${d.name}>`)
+      .join(' ');
     throw new UsageError(`${spec.name} needs ${missing}`, spec);
   }
   if (positional.length > declared.length) {
     const extra = positional.slice(declared.length);
     const hint = extra.length === 1 ? didYouMean(extra[0], names) : '';
-    throw new UsageError(`${spec.name} takes ${declared.length} argument${declared.length === 1 ? '' : 's'}, got ${positional.length}: '${extra.join("' '")}' is extra${hint}`, spec);
+    throw new UsageError(
+      `${spec.name} takes ${declared.length} argument${declared.length === 1 ? '' : 's'}, got ${positional.length}: '${extra.join("' '")}' is extra${hint}`,
+      spec,
+    );
   }
   const args = {};
-  declared.forEach((d, k) => { args[camel(d.name.replace(/\.[a-z]+$/, ''))] = positional[k]; });
-  for (const o of spec.options ?? []) if (o.required && options[camel(o.name)] === undefined) throw new UsageError(`${spec.name} needs --${o.name} <${o.value}>`, spec);
+  declared.forEach((d, k) => {
+    args[camel(d.name.replace(/\.[a-z]+$/, ''))] = positional[k];
+  });
+  for (const o of spec.options ?? [])
+    if (o.required && options[camel(o.name)] === undefined) throw new UsageError(`${spec.name} needs --${o.name} <${o.value}>`, spec);
   return { args, options };
 }
 
@@ -132,12 +150,14 @@ export function usage(spec) {
 /** Lines of two columns, the first padded to the widest (wrapped help continues under the second). */
 function columns(rows, indent = 2) {
   const width = Math.min(28, Math.max(...rows.map(([a]) => a.length)));
-  return rows.map(([a, b]) => {
-    const pad = ' '.repeat(indent);
-    const lines = b.split('\n');
-    const head = a.length > width ? `${pad}${a}\n${pad}${' '.repeat(width + 2)}` : `${pad}${a.padEnd(width + 2)}`;
-    return head + lines.join(`\n${pad}${' '.repeat(width + 2)}`);
-  }).join('\n');
+  return rows
+    .map(([a, b]) => {
+      const pad = ' '.repeat(indent);
+      const lines = b.split('\n');
+      const head = a.length > width ? `${pad}${a}\n${pad}${' '.repeat(width + 2)}` : `${pad}${a.padEnd(width + 2)}`;
+      return head + lines.join(`\n${pad}${' '.repeat(width + 2)}`);
+    })
+    .join('\n');
 }
 
 /** The --help text of a command. */
@@ -145,10 +165,16 @@ export function help(spec) {
   const parts = [usage(spec), '', spec.summary];
   if (spec.args?.length) parts.push('', 'arguments:', columns(spec.args.map((d) => [`<${d.name}>`, d.help])));
   const opts = [...(spec.options ?? []), { name: 'help', short: 'h', help: 'this help' }];
-  parts.push('', 'options:', columns(opts.map((o) => {
-    const flag = `${o.short ? `-${o.short}, ` : ''}--${o.negatable ? `[no-]${o.name}` : o.name}${o.value ? ` ${o.value}` : ''}`;
-    return [flag, `${o.help}${o.default !== undefined && o.value ? ` (default: ${o.default})` : ''}`];
-  })));
+  parts.push(
+    '',
+    'options:',
+    columns(
+      opts.map((o) => {
+        const flag = `${o.short ? `-${o.short}, ` : ''}--${o.negatable ? `[no-]${o.name}` : o.name}${o.value ? ` ${o.value}` : ''}`;
+        return [flag, `${o.help}${o.default !== undefined && o.value ? ` (default: ${o.default})` : ''}`];
+      }),
+    ),
+  );
   if (spec.details) parts.push('', spec.details);
   if (spec.examples?.length) parts.push('', 'examples:', ...spec.examples.map((e) => `  ${e}`));
   return parts.join('\n');

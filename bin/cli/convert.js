@@ -22,14 +22,23 @@ import { writeAtomically, downloadProgress, isLocalFile, HUB_OPTIONS } from './i
 
 export const spec = {
   name: 'convert',
-  summary: 'Writes a Hugging Face checkpoint, or a model file convert wrote, as one swapformer model file\n(safetensors with the tokenizer and the embedding recipe in its metadata).',
+  summary:
+    'Writes a Hugging Face checkpoint, or a model file convert wrote, as one swapformer model file\n(safetensors with the tokenizer and the embedding recipe in its metadata).',
   args: [
-    { name: 'source', help: 'a Hugging Face model folder, its URL, a Hub id (owner/name),\nor a .safetensors file written by swapformer convert (converted again to --dtype)' },
+    {
+      name: 'source',
+      help: 'a Hugging Face model folder, its URL, a Hub id (owner/name),\nor a .safetensors file written by swapformer convert (converted again to --dtype)',
+    },
     { name: 'out.safetensors', help: 'the file to write (written beside it, then renamed over it)' },
   ],
   options: [
-    { name: 'dtype', value: 'f32|f16|q8|source', choices: ['f32', 'f16', 'q8', 'source'], default: 'f32',
-      help: 'f32: float32, loads to bit-identical embeddings; f16: half the size, within half-precision\nrounding; q8: int8 Linear weights and token table with a scale per row (about a quarter of f32,\nruns with int8 kernels); source: keep the checkpoint\'s F32 / F16 / BF16 tensors' },
+    {
+      name: 'dtype',
+      value: 'f32|f16|q8|source',
+      choices: ['f32', 'f16', 'q8', 'source'],
+      default: 'f32',
+      help: "f32: float32, loads to bit-identical embeddings; f16: half the size, within half-precision\nrounding; q8: int8 Linear weights and token table with a scale per row (about a quarter of f32,\nruns with int8 kernels); source: keep the checkpoint's F32 / F16 / BF16 tensors",
+    },
     ...HUB_OPTIONS,
   ],
   details: [
@@ -53,15 +62,17 @@ function checkEmbedded(ck) {
 
 /** A local folder holding ONNX weights and no safetensors: refused, naming what it has (ONNX is an export, not a source). */
 async function refuseOnnxOnly(dir) {
-  const names = async (d) => (await readdir(d).catch(() => []));
+  const names = async (d) => await readdir(d).catch(() => []);
   const top = await names(dir);
   const safetensors = (list) => list.some((f) => f.endsWith('.safetensors') || f === 'model.safetensors.index.json');
   if (safetensors(top) || top.includes('pytorch_model.bin') || top.includes('pytorch_model.bin.index.json')) return;
   const onnx = [...top.filter((f) => f.endsWith('.onnx')), ...(await names(path.join(dir, 'onnx'))).filter((f) => f.endsWith('.onnx')).map((f) => `onnx/${f}`)];
   if (!onnx.length) return;
-  throw new CliError(`${dir}: holds ONNX weights only (${onnx.slice(0, 3).join(', ')}${onnx.length > 3 ? ', ...' : ''}): ONNX is not a source format; convert reads safetensors. `
-    + 'Get the model.safetensors of the checkpoint (huggingface-cli download <id> --include "*.safetensors" "*.json", '
-    + 'or in Python AutoModel.from_pretrained(...).save_pretrained(folder, safe_serialization=True))');
+  throw new CliError(
+    `${dir}: holds ONNX weights only (${onnx.slice(0, 3).join(', ')}${onnx.length > 3 ? ', ...' : ''}): ONNX is not a source format; convert reads safetensors. ` +
+      'Get the model.safetensors of the checkpoint (huggingface-cli download <id> --include "*.safetensors" "*.json", ' +
+      'or in Python AutoModel.from_pretrained(...).save_pretrained(folder, safe_serialization=True))',
+  );
 }
 
 /**
@@ -71,12 +82,17 @@ async function refuseOnnxOnly(dir) {
  */
 async function readConverted(file, bytes, dtype) {
   const meta = swapformerMetadata(bytes);
-  if (!meta) throw new CliError(`${file}: a .safetensors file that swapformer convert did not write; pass the model's folder (with config.json and tokenizer.json) instead`);
-  if (!meta.tokenizer || !meta.recipe) throw new CliError(`${file}: a bare encoder file (no tokenizer and recipe in its metadata): convert its Hugging Face folder instead`);
+  if (!meta)
+    throw new CliError(
+      `${file}: a .safetensors file that swapformer convert did not write; pass the model's folder (with config.json and tokenizer.json) instead`,
+    );
+  if (!meta.tokenizer || !meta.recipe)
+    throw new CliError(`${file}: a bare encoder file (no tokenizer and recipe in its metadata): convert its Hugging Face folder instead`);
   const { format: _f, config: _c, dtype: _d, ...metadata } = meta;
   const wasQ8 = meta.dtype === 'q8';
   let saved = parseSafetensors(bytes, file);
-  if (wasQ8 && dtype !== 'q8') { // int8 rows and scales -> float32 (the values q8 runs with)
+  if (wasQ8 && dtype !== 'q8') {
+    // int8 rows and scales -> float32 (the values q8 runs with)
     const encoder = await loadModel(bytes, { dtype: 'f32', threads: 1 });
     try {
       saved = parseSafetensors(encoder.save(), file);
@@ -97,15 +113,20 @@ async function readConverted(file, bytes, dtype) {
 export async function run({ args, options }, { signal }) {
   const { source, out } = args;
   const dtype = options.dtype;
-  if (path.extname(out).toLowerCase() !== '.safetensors') throw new UsageError(`the output is a .safetensors file, got '${out}' (loadPretrained knows a model file by its name)`, spec);
+  if (path.extname(out).toLowerCase() !== '.safetensors')
+    throw new UsageError(`the output is a .safetensors file, got '${out}' (loadPretrained knows a model file by its name)`, spec);
   let ck, bytes;
   if (await isLocalFile(source)) {
-    if (path.extname(source).toLowerCase() !== '.safetensors') throw new CliError(`${source}: is a file; the source is a model folder, a Hub id, or a .safetensors file written by swapformer convert`);
+    if (path.extname(source).toLowerCase() !== '.safetensors')
+      throw new CliError(`${source}: is a file; the source is a model folder, a Hub id, or a .safetensors file written by swapformer convert`);
     ck = await readConverted(source, await readFile(source), dtype);
     checkEmbedded(ck);
-    bytes = ck.wasQ8 && dtype === 'q8' // q8 again: the int8 rows as they are
-      ? writeModelFile(ck.config, ck.tensors, { ...ck.metadata, dtype: 'q8' }, 'source')
-      : dtype === 'q8' ? await writeQ8ModelFile(ck) : writeModelFile(ck.config, ck.tensors, ck.metadata, dtype);
+    bytes =
+      ck.wasQ8 && dtype === 'q8' // q8 again: the int8 rows as they are
+        ? writeModelFile(ck.config, ck.tensors, { ...ck.metadata, dtype: 'q8' }, 'source')
+        : dtype === 'q8'
+          ? await writeQ8ModelFile(ck)
+          : writeModelFile(ck.config, ck.tensors, ck.metadata, dtype);
   } else {
     const info = await stat(source).catch(() => null);
     if (info?.isDirectory()) await refuseOnnxOnly(source);
@@ -116,6 +137,8 @@ export async function run({ args, options }, { signal }) {
     bytes = dtype === 'q8' ? await writeQ8ModelFile(ck) : writeModelFile(ck.config, ck.tensors, ck.metadata, dtype);
   }
   await writeAtomically(out, bytes);
-  process.stdout.write(`${out}: ${ck.family} (${ck.config.layers} layers, dModel ${ck.config.dModel}, position ${ck.config.position}), ${(bytes.length / 2 ** 20).toFixed(1)} MB, ${dtype}\n`);
+  process.stdout.write(
+    `${out}: ${ck.family} (${ck.config.layers} layers, dModel ${ck.config.dModel}, position ${ck.config.position}), ${(bytes.length / 2 ** 20).toFixed(1)} MB, ${dtype}\n`,
+  );
   return 0;
 }

@@ -25,8 +25,13 @@ export const spec = {
     { name: 'input', help: '.txt (a text a line), .jsonl (a JSON object a line), .csv (RFC 4180, a header row),\nor - for standard input (with --format)' },
   ],
   options: [
-    { name: 'output', short: 'o', value: 'FILE', required: true,
-      help: '.jsonl ({"id", "embedding"} a line), .npy (numpy [N, D]),\n.arrow (Arrow IPC file) or .parquet (columns id, embedding)' },
+    {
+      name: 'output',
+      short: 'o',
+      value: 'FILE',
+      required: true,
+      help: '.jsonl ({"id", "embedding"} a line), .npy (numpy [N, D]),\n.arrow (Arrow IPC file) or .parquet (columns id, embedding)',
+    },
     { name: 'format', value: 'txt|jsonl|csv', choices: INPUT_FORMATS, help: "the input's format (default: from its extension; stdin: txt)" },
     { name: 'field', value: 'NAME', help: 'jsonl: the field holding the text (default: text)' },
     { name: 'column', value: 'NAME|INDEX', help: 'csv: the column holding the text, by header name or 0-based index\n(default: text, or the only column)' },
@@ -38,8 +43,13 @@ export const spec = {
     { name: 'batch-size', value: 'N', int: { min: 1 }, default: 32, help: 'texts per forward pass (the vectors do not depend on it)' },
     { name: 'normalize', negatable: true, help: "L2-normalize the vectors, or not (default: the model's recipe)" },
     { name: 'dimensions', value: 'N', int: { min: 1 }, help: 'keep the first N dimensions (Matryoshka), before normalizing' },
-    { name: 'precision', value: 'float32|int8|uint8|binary|ubinary', choices: PRECISIONS, default: 'float32',
-      help: 'as quantize_embeddings: int8 / uint8 with per-dimension ranges of the whole\ncorpus (set at the end), binary / ubinary as packed bits (D / 8 bytes)' },
+    {
+      name: 'precision',
+      value: 'float32|int8|uint8|binary|ubinary',
+      choices: PRECISIONS,
+      default: 'float32',
+      help: 'as quantize_embeddings: int8 / uint8 with per-dimension ranges of the whole\ncorpus (set at the end), binary / ubinary as packed bits (D / 8 bytes)',
+    },
     { name: 'max-length', value: 'N', int: { min: 2 }, help: "tokens per text, longer ones truncated (default: the model's limit)" },
     ...HUB_OPTIONS,
     { name: 'resume', help: 'continue an interrupted run from <output>.partial (the same settings are required)' },
@@ -69,10 +79,13 @@ function checkOptions(input, out, o) {
   if (!format) throw new UsageError(`cannot tell the format of '${input}' from its name: give --format txt, jsonl or csv`, spec);
   const output = outputFormat(out);
   if (!output) throw new UsageError(`cannot tell the output format of '${out}' from its name: end it in .jsonl, .npy, .arrow or .parquet`, spec);
-  if (o.field !== undefined && format !== 'jsonl') throw new UsageError(`--field is for .jsonl input; ${format === 'csv' ? 'a csv column is --column' : 'a .txt line is the text'}`, spec);
-  if (o.column !== undefined && format !== 'csv') throw new UsageError(`--column is for .csv input${format === 'jsonl' ? '; a jsonl field is --field' : ''}`, spec);
+  if (o.field !== undefined && format !== 'jsonl')
+    throw new UsageError(`--field is for .jsonl input; ${format === 'csv' ? 'a csv column is --column' : 'a .txt line is the text'}`, spec);
+  if (o.column !== undefined && format !== 'csv')
+    throw new UsageError(`--column is for .csv input${format === 'jsonl' ? '; a jsonl field is --field' : ''}`, spec);
   if (o.idField !== undefined && format === 'txt') throw new UsageError('--id-field needs .jsonl or .csv input (a .txt line has no fields)', spec);
-  if (o.idField !== undefined && output === 'npy') throw new UsageError('--id-field: a .npy holds the vectors alone (row n is record n): write .jsonl, .arrow or .parquet for ids', spec);
+  if (o.idField !== undefined && output === 'npy')
+    throw new UsageError('--id-field: a .npy holds the vectors alone (row n is record n): write .jsonl, .arrow or .parquet for ids', spec);
   return { format, output };
 }
 
@@ -130,7 +143,13 @@ export async function run({ args, options: o }, { signal }) {
 
   const downloads = downloadProgress();
   const model = await loadPretrained(modelArg, {
-    dtype: o.dtype, threads: o.threads, maxLength: o.maxLength, revision: o.revision, hubUrl: o.hubUrl, signal, onProgress: downloads.update,
+    dtype: o.dtype,
+    threads: o.threads,
+    maxLength: o.maxLength,
+    revision: o.revision,
+    hubUrl: o.hubUrl,
+    signal,
+    onProgress: downloads.update,
   });
   downloads.done();
   try {
@@ -140,9 +159,22 @@ export async function run({ args, options: o }, { signal }) {
     if (packed && D % 8) throw new CliError(`--precision ${o.precision} packs 8 dimensions a byte: these vectors have ${D}`);
     const cols = packed ? D / 8 : D;
     const settings = {
-      swapformer: version(), model: await modelKey(modelArg), revision: o.revision ?? null, input: input === '-' ? '-' : path.resolve(input), ...readOpts,
-      idField: o.idField ?? null, column: o.column ?? null, prompt: o.prompt ?? null, promptName: o.promptName ?? null, dtype: model.encoder.dtype,
-      normalize: o.normalize ?? null, dimensions: o.dimensions ?? null, maxLength: model.maxLength, precision: o.precision, output, dimensionsOut: cols,
+      swapformer: version(),
+      model: await modelKey(modelArg),
+      revision: o.revision ?? null,
+      input: input === '-' ? '-' : path.resolve(input),
+      ...readOpts,
+      idField: o.idField ?? null,
+      column: o.column ?? null,
+      prompt: o.prompt ?? null,
+      promptName: o.promptName ?? null,
+      dtype: model.encoder.dtype,
+      normalize: o.normalize ?? null,
+      dimensions: o.dimensions ?? null,
+      maxLength: model.maxLength,
+      precision: o.precision,
+      output,
+      dimensionsOut: cols,
     };
     const sink = new Sink(out, { format: output, precision: o.precision, cols, withIds, settings });
     const skip = await sink.open({ resume: Boolean(o.resume) });
@@ -169,7 +201,8 @@ export async function run({ args, options: o }, { signal }) {
       throw e;
     }
     shown.end();
-    if (total !== null && sink.count !== total) throw new CliError(`${input}: read ${sink.count} records, counted ${total} before: the input changed while it was read`);
+    if (total !== null && sink.count !== total)
+      throw new CliError(`${input}: read ${sink.count} records, counted ${total} before: the input changed while it was read`);
     await sink.finish();
     if (!o.quiet) process.stderr.write(`${out}: ${sink.count} records x ${cols} ${packed ? 'bytes' : 'dimensions'}, ${o.precision}\n`);
     return 0;

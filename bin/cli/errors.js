@@ -26,10 +26,22 @@ export class Interrupted extends Error {
 
 // Node's file-system errors, said in words (the path is printed with them)
 const FILE_ERRORS = {
-  ENOENT: 'no such file or directory', EISDIR: 'is a directory, not a file', ENOTDIR: 'a part of the path is not a directory',
-  EACCES: 'permission denied', EPERM: 'operation not permitted', EEXIST: 'already exists', ENOSPC: 'no space left on device',
-  EROFS: 'read-only file system', EMFILE: 'too many open files', ENAMETOOLONG: 'file name too long', ELOOP: 'too many symbolic links',
-  EFBIG: 'file too large', EIO: 'input/output error', EBUSY: 'resource busy', EINVAL: 'invalid argument', EPIPE: 'broken pipe',
+  ENOENT: 'no such file or directory',
+  EISDIR: 'is a directory, not a file',
+  ENOTDIR: 'a part of the path is not a directory',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EEXIST: 'already exists',
+  ENOSPC: 'no space left on device',
+  EROFS: 'read-only file system',
+  EMFILE: 'too many open files',
+  ENAMETOOLONG: 'file name too long',
+  ELOOP: 'too many symbolic links',
+  EFBIG: 'file too large',
+  EIO: 'input/output error',
+  EBUSY: 'resource busy',
+  EINVAL: 'invalid argument',
+  EPIPE: 'broken pipe',
 };
 
 /** A file-system error as one line naming the path ("out.npy: no space left on device"), or null for any other error. */
@@ -44,14 +56,15 @@ export function report(e, { debug = false } = {}) {
   if (e instanceof UsageError) {
     say(e.message);
     if (e.spec) process.stderr.write(`${usage(e.spec)}\n(swapformer help ${e.spec.name} lists the options)\n`);
-    else process.stderr.write("(swapformer help lists the commands)\n");
+    else process.stderr.write('(swapformer help lists the commands)\n');
     return EXIT.USAGE;
   }
   if (e instanceof Interrupted) {
     if (!e.reported) say(e.message); // embed reports its own, with what --resume continues
     return e.signal === 'SIGTERM' ? EXIT.TERMINATED : EXIT.INTERRUPTED;
   }
-  if (e?.name === 'SwapformerError' && typeof e.code === 'string') say(`${e.code}: ${e.message}`); // (not imported: a usage error loads no library)
+  if (e?.name === 'SwapformerError' && typeof e.code === 'string')
+    say(`${e.code}: ${e.message}`); // (not imported: a usage error loads no library)
   else if (e instanceof CliError) say(e.message);
   else if (fileErrorLine(e)) say(fileErrorLine(e));
   else say(`${e?.message ?? String(e)}${debug && e?.stack ? `\n${e.stack}` : ''}`);

@@ -9,7 +9,8 @@ import { downloadProgress, formatBytes, HUB_OPTIONS } from './io.js';
 
 export const spec = {
   name: 'info',
-  summary: 'Prints what a model is: family, task and labels, the config mapped onto plugins, the tokenizer,\nthe embedding recipe, the length limit (and what sets it), and the size of its weights in f32 and q8.',
+  summary:
+    'Prints what a model is: family, task and labels, the config mapped onto plugins, the tokenizer,\nthe embedding recipe, the length limit (and what sets it), and the size of its weights in f32 and q8.',
   args: [{ name: 'model', help: 'a Hugging Face model folder, Hub id (owner/name) or URL, or a file written by swapformer convert' }],
   options: [
     { name: 'json', help: 'one JSON object instead of aligned text' },
@@ -30,7 +31,8 @@ async function sizes(model) {
   const own = model.encoder.dtype;
   const other = await model.withConfig({}, { dtype: own === 'q8' ? 'f32' : 'q8', threads: 1 });
   try {
-    const a = weightBytes(model.encoder.save()), b = weightBytes(other.encoder.save());
+    const a = weightBytes(model.encoder.save()),
+      b = weightBytes(other.encoder.save());
     return own === 'q8' ? { f32: b, q8: a, loaded: own } : { f32: a, q8: b, loaded: own };
   } finally {
     other.dispose();
@@ -58,7 +60,11 @@ function limitsInfo(model, asked) {
   }
   const plugin = model.encoder.maxSequenceLength;
   const position = model.encoder.config.position;
-  limits.push(Number.isFinite(plugin) ? { limit: plugin, from: `what position '${position}' encodes (config maxLen)` } : { limit: null, from: `position '${position}': no limit of its own` });
+  limits.push(
+    Number.isFinite(plugin)
+      ? { limit: plugin, from: `what position '${position}' encodes (config maxLen)` }
+      : { limit: null, from: `position '${position}': no limit of its own` },
+  );
   const by = limits.filter((l) => l.limit === model.maxLength).map((l) => l.from);
   return { maxLength: Number.isFinite(model.maxLength) ? model.maxLength : null, setBy: by, limits };
 }
@@ -66,16 +72,29 @@ function limitsInfo(model, asked) {
 function recipeInfo(model) {
   const r = model.recipe;
   return {
-    source: r.source, pooling: r.pooling, includePrompt: r.includePrompt,
+    source: r.source,
+    pooling: r.pooling,
+    includePrompt: r.includePrompt,
     dense: r.dense.map((d) => ({ in: d.inFeatures, out: d.outFeatures, bias: Boolean(d.bias), activation: d.activation })),
-    normalize: r.normalize, lowercase: r.doLowerCase, prompts: model.prompts, defaultPrompt: r.defaultPromptName, similarity: model.similarityFnName,
+    normalize: r.normalize,
+    lowercase: r.doLowerCase,
+    prompts: model.prompts,
+    defaultPrompt: r.defaultPromptName,
+    similarity: model.similarityFnName,
   };
 }
 
 function configInfo(encoder) {
-  const c = encoder.config, limit = encoder.maxSequenceLength;
+  const c = encoder.config,
+    limit = encoder.maxSequenceLength;
   return {
-    layers: c.layers, dModel: c.dModel, heads: c.heads, ffDim: c.ffDim, vocabSize: c.vocabSize, typeVocabSize: c.typeVocabSize, maxLen: c.maxLen,
+    layers: c.layers,
+    dModel: c.dModel,
+    heads: c.heads,
+    ffDim: c.ffDim,
+    vocabSize: c.vocabSize,
+    typeVocabSize: c.typeVocabSize,
+    maxLen: c.maxLen,
     position: { plugin: c.position, options: c.positionOptions ?? {}, limit: Number.isFinite(limit) ? limit : null },
     relativeBias: { plugin: c.relativeBias ?? 'none', options: c.relativeBiasOptions ?? {} },
     norm: { plugin: c.norm, placement: c.normPlacement, eps: c.eps, embedNorm: c.embedNorm, finalNorm: c.finalNorm, qkNorm: c.qkNorm },
@@ -98,17 +117,35 @@ function text(info) {
   row('family', info.family);
   row('task', `${info.task}${info.labels ? ` (${info.labels.length} label${info.labels.length === 1 ? '' : 's'}: ${info.labels.join(', ')})` : ''}`);
   section('config');
-  row('size', `${c.layers} layers, dModel ${c.dModel}, ${c.heads} heads, ffDim ${c.ffDim}, vocab ${c.vocabSize}${c.typeVocabSize ? `, ${c.typeVocabSize} token types` : ''}`);
+  row(
+    'size',
+    `${c.layers} layers, dModel ${c.dModel}, ${c.heads} heads, ffDim ${c.ffDim}, vocab ${c.vocabSize}${c.typeVocabSize ? `, ${c.typeVocabSize} token types` : ''}`,
+  );
   row('position', `${c.position.plugin}${opts(c.position.options)}${c.position.limit ? ` (up to ${c.position.limit} tokens)` : ''}`);
   row('relativeBias', `${c.relativeBias.plugin}${opts(c.relativeBias.options)}`);
-  row('norm', `${c.norm.plugin}, ${c.norm.placement}-norm, eps ${c.norm.eps}${c.norm.embedNorm ? ', embedding norm' : ''}${c.norm.finalNorm ? ', final norm' : ''}${c.norm.qkNorm && c.norm.qkNorm !== 'none' ? `, qk ${c.norm.qkNorm}` : ''}`);
+  row(
+    'norm',
+    `${c.norm.plugin}, ${c.norm.placement}-norm, eps ${c.norm.eps}${c.norm.embedNorm ? ', embedding norm' : ''}${c.norm.finalNorm ? ', final norm' : ''}${c.norm.qkNorm && c.norm.qkNorm !== 'none' ? `, qk ${c.norm.qkNorm}` : ''}`,
+  );
   row('activation', c.activation);
   if (c.attention.localWindow) row('attention', `local window ${c.attention.localWindow} in layers ${c.attention.localLayers.join(', ')}, global elsewhere`);
-  row('head', c.head ? Object.entries(c.head).map(([k, v]) => `${k} ${v}`).join(', ') : 'none (the encoder alone)');
+  row(
+    'head',
+    c.head
+      ? Object.entries(c.head)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')
+      : 'none (the encoder alone)',
+  );
   section('tokenizer');
   const t = info.tokenizer;
   row('kind', `${t.kind}, ${t.vocabSize} tokens`);
-  row('special', Object.entries(t.special).map(([k, s]) => `${k} ${s.token} (${s.id})`).join(', ') || 'none');
+  row(
+    'special',
+    Object.entries(t.special)
+      .map(([k, s]) => `${k} ${s.token} (${s.id})`)
+      .join(', ') || 'none',
+  );
   section('recipe');
   const r = info.recipe;
   row('from', r.source);
@@ -116,7 +153,14 @@ function text(info) {
   row('dense', r.dense.length ? r.dense.map((d) => `${d.in} -> ${d.out}${d.bias ? '' : ' (no bias)'}, ${d.activation}`).join('; ') : 'none');
   row('normalize', r.normalize ? 'yes (L2)' : 'no');
   if (r.lowercase) row('lowercase', 'yes');
-  row('prompts', r.prompts && Object.keys(r.prompts).length ? Object.entries(r.prompts).map(([k, v]) => `${k}: ${json(v)}${k === r.defaultPrompt ? ' (default)' : ''}`).join(', ') : 'none');
+  row(
+    'prompts',
+    r.prompts && Object.keys(r.prompts).length
+      ? Object.entries(r.prompts)
+          .map(([k, v]) => `${k}: ${json(v)}${k === r.defaultPrompt ? ' (default)' : ''}`)
+          .join(', ')
+      : 'none',
+  );
   row('similarity', r.similarity);
   section('limits');
   const l = info.limits;
@@ -128,21 +172,36 @@ function text(info) {
   row('loaded as', info.weights.loaded);
   const width = Math.max(...rows.filter((x) => x.length === 2).map(([k]) => k.length));
   let indent = ''; // rows before the first section are not indented
-  return rows.map((x) => {
-    if (x.length === 1) indent = '  ';
-    return x.length === 1 ? x[0] : `${indent}${x[0].padEnd(width + (indent ? 0 : 2))}  ${x[1]}`;
-  }).join('\n');
+  return rows
+    .map((x) => {
+      if (x.length === 1) indent = '  ';
+      return x.length === 1 ? x[0] : `${indent}${x[0].padEnd(width + (indent ? 0 : 2))}  ${x[1]}`;
+    })
+    .join('\n');
 }
 
 export async function run({ args, options: o }, { signal }) {
   const downloads = downloadProgress();
-  const model = await loadPretrained(args.model, { threads: 1, maxLength: o.maxLength, revision: o.revision, hubUrl: o.hubUrl, signal, onProgress: downloads.update });
+  const model = await loadPretrained(args.model, {
+    threads: 1,
+    maxLength: o.maxLength,
+    revision: o.revision,
+    hubUrl: o.hubUrl,
+    signal,
+    onProgress: downloads.update,
+  });
   downloads.done();
   try {
     const info = {
-      source: args.model, family: model.family, task: model.task, labels: model.labels,
-      config: configInfo(model.encoder), tokenizer: tokenizerInfo(model.tokenizer), recipe: recipeInfo(model),
-      limits: limitsInfo(model, o.maxLength), weights: await sizes(model),
+      source: args.model,
+      family: model.family,
+      task: model.task,
+      labels: model.labels,
+      config: configInfo(model.encoder),
+      tokenizer: tokenizerInfo(model.tokenizer),
+      recipe: recipeInfo(model),
+      limits: limitsInfo(model, o.maxLength),
+      weights: await sizes(model),
     };
     process.stdout.write(`${o.json ? JSON.stringify(info, null, 2) : text(info)}\n`);
     return 0;

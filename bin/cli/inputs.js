@@ -48,7 +48,8 @@ const tooLong = (label, line) => new CliError(`${label}:${line}: a record longer
 
 /** Lines of text (without their \n or \r\n), numbered from 1. */
 async function* lines(file, label) {
-  let rest = '', n = 0;
+  let rest = '',
+    n = 0;
   for await (const s of textChunks(file, label)) {
     rest += s;
     let start = 0;
@@ -69,7 +70,14 @@ async function* lines(file, label) {
  * comma or a line end may follow. Line ends: CRLF, LF or a lone CR. Blank rows are skipped.
  */
 export async function* csvRows(chunks, label) {
-  let fields = [], field = '', quoted = false, closed = false, content = false, line = 1, rowLine = 1, skipLF = false;
+  let fields = [],
+    field = '',
+    quoted = false,
+    closed = false,
+    content = false,
+    line = 1,
+    rowLine = 1,
+    skipLF = false;
   const endRow = () => {
     fields.push(field);
     const row = { line: rowLine, fields };
@@ -79,9 +87,13 @@ export async function* csvRows(chunks, label) {
   for await (const s of chunks) {
     let i = 0;
     while (i < s.length) {
-      if (skipLF) { // the \n of a \r\n
+      if (skipLF) {
+        // the \n of a \r\n
         skipLF = false;
-        if (s.charCodeAt(i) === 10) { i++; continue; }
+        if (s.charCodeAt(i) === 10) {
+          i++;
+          continue;
+        }
       }
       if (quoted) {
         const q = s.indexOf('"', i);
@@ -95,7 +107,8 @@ export async function* csvRows(chunks, label) {
         continue;
       }
       const c = s[i];
-      if (closed && c === '"') { // "" inside a quoted field
+      if (closed && c === '"') {
+        // "" inside a quoted field
         field += '"';
         [quoted, closed] = [true, false];
         i++;
@@ -112,10 +125,12 @@ export async function* csvRows(chunks, label) {
       } else if (closed) {
         throw new CliError(`${label}:${line}: '${c}' after the closing quote of a field (RFC 4180: a quoted field ends at a comma or a line end)`);
       } else if (c === '"') {
-        if (field !== '') throw new CliError(`${label}:${line}: a quote inside an unquoted field (RFC 4180: quote the whole field, and write a quote in it as "")`);
+        if (field !== '')
+          throw new CliError(`${label}:${line}: a quote inside an unquoted field (RFC 4180: quote the whole field, and write a quote in it as "")`);
         [quoted, content] = [true, true];
         i++;
-      } else { // plain characters up to the next separator, line end or quote
+      } else {
+        // plain characters up to the next separator, line end or quote
         let j = i + 1;
         while (j < s.length) {
           const d = s.charCodeAt(j);
@@ -153,12 +168,15 @@ async function* jsonlRecords(file, label, { field, idField }) {
     } catch (e) {
       throw new CliError(`${where}: not valid JSON (${e.message})`);
     }
-    if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw new CliError(`${where}: a JSON object a line, got ${Array.isArray(obj) ? 'an array' : obj === null ? 'null' : typeof obj}`);
+    if (obj === null || typeof obj !== 'object' || Array.isArray(obj))
+      throw new CliError(`${where}: a JSON object a line, got ${Array.isArray(obj) ? 'an array' : obj === null ? 'null' : typeof obj}`);
     if (!Object.hasOwn(obj, field)) throw new CliError(`${where}: no field '${field}'${didYouMean(field, Object.keys(obj), (k) => `--field ${k}`)}`);
     const t = obj[field];
-    if (typeof t !== 'string') throw new CliError(`${where}: field '${field}' must be a string, got ${t === null ? 'null' : Array.isArray(t) ? 'an array' : typeof t}`);
+    if (typeof t !== 'string')
+      throw new CliError(`${where}: field '${field}' must be a string, got ${t === null ? 'null' : Array.isArray(t) ? 'an array' : typeof t}`);
     if (idField === undefined) yield { text: t };
-    else if (!Object.hasOwn(obj, idField)) throw new CliError(`${where}: no id field '${idField}'${didYouMean(idField, Object.keys(obj), (k) => `--id-field ${k}`)}`);
+    else if (!Object.hasOwn(obj, idField))
+      throw new CliError(`${where}: no id field '${idField}'${didYouMean(idField, Object.keys(obj), (k) => `--id-field ${k}`)}`);
     else yield { text: t, id: readId(obj[idField], where, idField) };
   }
 }
@@ -167,28 +185,39 @@ async function* jsonlRecords(file, label, { field, idField }) {
 function columnIndex(header, wanted, label, option) {
   if (/^\d+$/.test(wanted)) {
     const k = Number(wanted);
-    if (k >= header.length) throw new CliError(`${label}: ${option} ${wanted}: the rows have ${header.length} column${header.length === 1 ? '' : 's'} (indices from 0)`);
+    if (k >= header.length)
+      throw new CliError(`${label}: ${option} ${wanted}: the rows have ${header.length} column${header.length === 1 ? '' : 's'} (indices from 0)`);
     return k;
   }
   const k = header.indexOf(wanted);
-  if (k < 0) throw new CliError(`${label}: no column '${wanted}' in the header (${header.map((h) => `'${h}'`).join(', ')})${didYouMean(wanted, header, (h) => `${option} ${h}`)}`);
+  if (k < 0)
+    throw new CliError(
+      `${label}: no column '${wanted}' in the header (${header.map((h) => `'${h}'`).join(', ')})${didYouMean(wanted, header, (h) => `${option} ${h}`)}`,
+    );
   return k;
 }
 
 async function* csvRecords(file, label, { column, idField }) {
-  let header = null, col = -1, idCol = -1;
+  let header = null,
+    col = -1,
+    idCol = -1;
   for await (const { line, fields } of csvRows(textChunks(file, label), label)) {
     if (header === null) {
       header = fields;
-      if (column === undefined) { // 'text', else the only column
+      if (column === undefined) {
+        // 'text', else the only column
         col = header.indexOf('text');
         if (col < 0 && header.length === 1) col = 0;
-        if (col < 0) throw new CliError(`${label}: no column 'text' in the header (${header.map((h) => `'${h}'`).join(', ')}): give --column <name or 0-based index>`);
+        if (col < 0)
+          throw new CliError(`${label}: no column 'text' in the header (${header.map((h) => `'${h}'`).join(', ')}): give --column <name or 0-based index>`);
       } else col = columnIndex(header, column, label, '--column');
       if (idField !== undefined) idCol = columnIndex(header, idField, label, '--id-field');
       continue;
     }
-    if (fields.length !== header.length) throw new CliError(`${label}:${line}: ${fields.length} field${fields.length === 1 ? '' : 's'}, the header has ${header.length} (RFC 4180: every row has as many)`);
+    if (fields.length !== header.length)
+      throw new CliError(
+        `${label}:${line}: ${fields.length} field${fields.length === 1 ? '' : 's'}, the header has ${header.length} (RFC 4180: every row has as many)`,
+      );
     yield idCol < 0 ? { text: fields[col] } : { text: fields[col], id: fields[idCol] };
   }
 }

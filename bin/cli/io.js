@@ -13,7 +13,11 @@ export const version = () => JSON.parse(readFileSync(new URL('../../package.json
 /** --revision and --hub-url, for a model given as a Hub id (convert, embed, info). */
 export const HUB_OPTIONS = [
   { name: 'revision', value: 'R', help: 'for a Hub id: the branch, tag or commit to read (default: main)' },
-  { name: 'hub-url', value: 'URL', help: 'for a Hub id: the Hub to read from (default: $HF_ENDPOINT, else https://huggingface.co);\nfiles come from <URL>/<owner>/<name>/resolve/<revision>/<file>' },
+  {
+    name: 'hub-url',
+    value: 'URL',
+    help: 'for a Hub id: the Hub to read from (default: $HF_ENDPOINT, else https://huggingface.co);\nfiles come from <URL>/<owner>/<name>/resolve/<revision>/<file>',
+  },
 ];
 
 /** Writes bytes to a temporary file in out's folder, then renames it over out. */
@@ -37,7 +41,8 @@ export async function isLocalFile(p) {
 
 /** onProgress for downloads: a line per large file (rewritten in place on a TTY). */
 export function downloadProgress(stream = process.stderr) {
-  let last = '', shown = false;
+  let last = '',
+    shown = false;
   return {
     update: ({ file, loaded, total }) => {
       if ((total ?? loaded) < 2 ** 20) return; // small files: nothing worth a line
@@ -47,7 +52,9 @@ export function downloadProgress(stream = process.stderr) {
       last = line;
       shown = true;
     },
-    done: () => { if (shown && stream.isTTY) stream.write('\n'); },
+    done: () => {
+      if (shown && stream.isTTY) stream.write('\n');
+    },
   };
 }
 

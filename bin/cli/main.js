@@ -10,7 +10,7 @@ import { version } from './io.js';
 const COMMANDS = {
   convert: { summary: 'write a Hugging Face checkpoint (or a converted file) as one swapformer model file', load: () => import('./convert.js') },
   embed: { summary: 'embed a corpus (.txt, .jsonl, .csv or stdin) into .jsonl, .npy, .arrow or .parquet', load: () => import('./embed.js') },
-  info: { summary: "what a model is: family, task, plugins, tokenizer, recipe, limits, sizes", load: () => import('./info.js') },
+  info: { summary: 'what a model is: family, task, plugins, tokenizer, recipe, limits, sizes', load: () => import('./info.js') },
   serve: { summary: 'an HTTP server over a model: the TEI and OpenAI embedding APIs' },
   help: { summary: 'the help of a command: swapformer help <command>' },
 };
@@ -20,11 +20,14 @@ const SERVE = new URL('../serve.js', import.meta.url);
 export function mainUsage() {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
   return [
-    'usage: swapformer <command> [arguments] [options]', '',
+    'usage: swapformer <command> [arguments] [options]',
+    '',
     'commands:',
-    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width + 2)}${c.summary}`), '',
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width + 2)}${c.summary}`),
+    '',
     "swapformer <command> --help (or swapformer help <command>) gives a command's arguments and options;",
-    'swapformer --version prints the version.', '',
+    'swapformer --version prints the version.',
+    '',
     'exit codes: 0 done, 1 runtime error, 2 usage error, 130 interrupted (SIGINT), 143 terminated (SIGTERM)',
   ].join('\n');
 }

@@ -90,7 +90,10 @@ async function completeLines(file) {
   const fh = await open(file, 'r');
   try {
     const buf = Buffer.alloc(1 << 20);
-    let count = 0, bytes = 0, at = 0, last = '';
+    let count = 0,
+      bytes = 0,
+      at = 0,
+      last = '';
     for (;;) {
       const { bytesRead } = await fh.read(buf, 0, buf.length, at);
       if (bytesRead === 0) break;
@@ -100,7 +103,8 @@ async function completeLines(file) {
       }
       at += bytesRead;
     }
-    if (count > 0) { // the last complete line, read back to check it is JSON (a partial file we wrote)
+    if (count > 0) {
+      // the last complete line, read back to check it is JSON (a partial file we wrote)
       const start = Math.max(0, bytes - (1 << 22));
       const tail = Buffer.alloc(bytes - start);
       await fh.read(tail, 0, tail.length, start);
@@ -115,7 +119,9 @@ async function completeLines(file) {
 
 /** A JSON-lines partial file: whole lines appended; on resume, complete lines counted and a cut last line dropped. */
 class LinesFile {
-  constructor(file) { this.file = file; }
+  constructor(file) {
+    this.file = file;
+  }
 
   async create() {
     this.fh = await open(this.file, 'w');
@@ -138,7 +144,9 @@ class LinesFile {
     return count;
   }
 
-  async append(text) { await this.fh.write(text); }
+  async append(text) {
+    await this.fh.write(text);
+  }
 
   async close() {
     if (!this.fh) return;
@@ -168,7 +176,9 @@ class RowsFile {
       await fh.read(head, 0, head.length, 0);
       const h = readNpyHeader(head);
       if (!h || h.length !== this.header.length || h.descr !== this.descr || h.cols !== this.cols) {
-        throw new CliError(`${this.file}: not the partial file of this run (its header says ${h ? `${h.descr} x ${h.cols}` : 'it is no .npy'}, the run writes ${this.descr} x ${this.cols})`);
+        throw new CliError(
+          `${this.file}: not the partial file of this run (its header says ${h ? `${h.descr} x ${h.cols}` : 'it is no .npy'}, the run writes ${this.descr} x ${this.cols})`,
+        );
       }
       const { size } = await fh.stat();
       this.rows = Math.floor((size - h.length) / this.rowBytes);
@@ -224,9 +234,11 @@ class RowsFile {
 async function* idChunks(file, sizes) {
   const fh = await open(file, 'r');
   try {
-    const buf = Buffer.alloc(1 << 20), decoder = new TextDecoder();
+    const buf = Buffer.alloc(1 << 20),
+      decoder = new TextDecoder();
     const pending = [];
-    let rest = '', at = 0;
+    let rest = '',
+      at = 0;
     for await (const n of sizes) {
       while (pending.length < n) {
         const { bytesRead } = await fh.read(buf, 0, buf.length, at);
@@ -288,7 +300,10 @@ async function arrowWriter(out, { precision, cols, ids }) {
   const schema = new A.Schema([new A.Field('id', idType, false), new A.Field('embedding', embType, false)]);
   const writer = new A.RecordBatchFileWriter();
   const stream = createWriteStream(out, { flags: 'wx' });
-  const closed = new Promise((resolve, reject) => { stream.on('close', resolve); stream.on('error', reject); });
+  const closed = new Promise((resolve, reject) => {
+    stream.on('close', resolve);
+    stream.on('error', reject);
+  });
   writer.pipe(stream);
   let written = false;
   const self = {
@@ -296,8 +311,10 @@ async function arrowWriter(out, { precision, cols, ids }) {
       written = true;
       const child = A.makeData({ type: valueType, data, length: n * cols, nullCount: 0 });
       const emb = A.makeData({ type: embType, length: n, nullCount: 0, child });
-      const id = ids === 'string' ? A.vectorFromArray(idList.map(String), new A.Utf8()).data[0]
-        : A.makeData({ type: new A.Int64(), data: BigInt64Array.from(idList, BigInt), length: n, nullCount: 0 });
+      const id =
+        ids === 'string'
+          ? A.vectorFromArray(idList.map(String), new A.Utf8()).data[0]
+          : A.makeData({ type: new A.Int64(), data: BigInt64Array.from(idList, BigInt), length: n, nullCount: 0 });
       writer.write(new A.RecordBatch(schema, A.makeData({ type: new A.Struct(schema.fields), length: n, nullCount: 0, children: [id, emb] })));
     },
     async finish() {
@@ -311,10 +328,13 @@ async function arrowWriter(out, { precision, cols, ids }) {
 
 async function parquetWriter(out, { precision, ids }) {
   const P = await optionalPackage('hyparquet-writer', 'parquet');
-  const element = precision === 'float32' ? { type: 'FLOAT' } : { type: 'INT32', converted_type: precision === 'int8' || precision === 'binary' ? 'INT_8' : 'UINT_8' };
+  const element =
+    precision === 'float32' ? { type: 'FLOAT' } : { type: 'INT32', converted_type: precision === 'int8' || precision === 'binary' ? 'INT_8' : 'UINT_8' };
   const schema = [
     { name: 'root', num_children: 2 },
-    ids === 'string' ? { name: 'id', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' } : { name: 'id', type: 'INT64', repetition_type: 'REQUIRED' },
+    ids === 'string'
+      ? { name: 'id', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' }
+      : { name: 'id', type: 'INT64', repetition_type: 'REQUIRED' },
     { name: 'embedding', repetition_type: 'REQUIRED', num_children: 1, converted_type: 'LIST' },
     { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
     { name: 'element', ...element, repetition_type: 'REQUIRED' },
@@ -326,9 +346,17 @@ async function parquetWriter(out, { precision, ids }) {
       const rows = new Array(n);
       for (let r = 0; r < n; r++) rows[r] = Array.from(data.subarray(r * cols, (r + 1) * cols));
       const id = ids === 'string' ? idList.map(String) : idList.map(BigInt);
-      writer.write({ columnData: [{ name: 'id', data: id }, { name: 'embedding', data: rows }], rowGroupSize: n });
+      writer.write({
+        columnData: [
+          { name: 'id', data: id },
+          { name: 'embedding', data: rows },
+        ],
+        rowGroupSize: n,
+      });
     },
-    async finish() { writer.finish(); },
+    async finish() {
+      writer.finish();
+    },
   };
 }
 
@@ -351,7 +379,9 @@ async function npyWriter(out, { precision, cols, rows }) {
   const fh = await open(out, 'wx');
   await fh.write(npyHeader(DESCR[precision], rows, cols));
   return {
-    async write(_ids, data) { await fh.write(new Uint8Array(data.buffer, data.byteOffset, data.byteLength)); },
+    async write(_ids, data) {
+      await fh.write(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    },
     async finish() {
       await fh.sync();
       await fh.close();
@@ -385,7 +415,7 @@ export class Sink {
   /** Opens the partial files: the number of records they already hold (0 unless resuming). */
   async open({ resume }) {
     const exists = async (f) => Boolean(await stat(f).catch(() => null));
-    if (resume && await exists(this.partial)) {
+    if (resume && (await exists(this.partial))) {
       let saved;
       try {
         saved = JSON.parse(await readFile(this.settingsFile, 'utf8'));
@@ -395,18 +425,20 @@ export class Sink {
       const differ = Object.keys({ ...saved, ...this.settings }).filter((k) => JSON.stringify(saved[k]) !== JSON.stringify(this.settings[k]));
       if (differ.length) {
         const k = differ[0];
-        throw new CliError(`--resume: ${this.partial} was written with ${k} = ${JSON.stringify(saved[k])}, this run has ${JSON.stringify(this.settings[k])}: run with the same settings, or delete ${this.partial} to start over`);
+        throw new CliError(
+          `--resume: ${this.partial} was written with ${k} = ${JSON.stringify(saved[k])}, this run has ${JSON.stringify(this.settings[k])}: run with the same settings, or delete ${this.partial} to start over`,
+        );
       }
       let count = await this.file.resume();
       if (this.idsApart) {
-        const ids = await exists(this.idsFile) ? await new LinesFile(this.idsFile).resume() : 0;
+        const ids = (await exists(this.idsFile)) ? await new LinesFile(this.idsFile).resume() : 0;
         count = Math.min(count, ids);
         await this.#truncateTo(count);
       }
       this.count = count;
       return count;
     }
-    if (!resume && await exists(this.partial)) {
+    if (!resume && (await exists(this.partial))) {
       throw new CliError(`${this.partial} exists: an interrupted run of this output; --resume continues it, or delete it to start over`);
     }
     await writeFile(this.settingsFile, `${JSON.stringify(this.settings, null, 2)}\n`);
@@ -460,7 +492,8 @@ export class Sink {
     await this.close();
     if (this.direct) {
       await rename(this.partial, this.out);
-    } else if (this.format === 'npy' && !['int8', 'uint8'].includes(this.precision)) { // the rows are the output's
+    } else if (this.format === 'npy' && !['int8', 'uint8'].includes(this.precision)) {
+      // the rows are the output's
       await this.file.seal();
       await rename(this.partial, this.out);
     } else {
@@ -473,7 +506,8 @@ export class Sink {
 
   // the partial rows -> the output format (int8 / uint8 quantized with the ranges of every row), in chunks
   async #convert() {
-    const rows = this.file.rows, cols = this.cols;
+    const rows = this.file.rows,
+      cols = this.cols;
     const quantize = ['int8', 'uint8'].includes(this.precision);
     let ranges = null;
     if (quantize && rows > 0) ranges = await this.#ranges();
@@ -509,7 +543,9 @@ export class Sink {
 
   // per-dimension minima and maxima of every float32 row: {data, shape: [2, cols]} (quantize_embeddings' ranges)
   async #ranges() {
-    const cols = this.cols, lo = new Float32Array(cols).fill(Infinity), hi = new Float32Array(cols).fill(-Infinity);
+    const cols = this.cols,
+      lo = new Float32Array(cols).fill(Infinity),
+      hi = new Float32Array(cols).fill(-Infinity);
     for await (const c of this.file.chunks()) {
       const v = this.#view(c.data, 'float32');
       for (let r = 0; r < c.rows; r++) {
@@ -532,7 +568,8 @@ async function linesPrefix(file, count) {
   const fh = await open(file, 'r');
   try {
     const buf = Buffer.alloc(1 << 20);
-    let seen = 0, at = 0;
+    let seen = 0,
+      at = 0;
     if (count === 0) return { bytes: 0 };
     for (;;) {
       const { bytesRead } = await fh.read(buf, 0, buf.length, at);

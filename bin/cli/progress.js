@@ -9,7 +9,9 @@
 export function clock(s) {
   if (!Number.isFinite(s)) return '?';
   s = Math.round(s);
-  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), sec = String(s % 60).padStart(2, '0');
+  const h = Math.floor(s / 3600),
+    m = Math.floor((s % 3600) / 60),
+    sec = String(s % 60).padStart(2, '0');
   return h ? `${h}:${String(m).padStart(2, '0')}:${sec}` : `${m}:${sec}`;
 }
 
@@ -17,9 +19,22 @@ export function clock(s) {
  * A progress display: tick(n) after n more records, end() when done.
  * total: null when unknown (stdin); start: records done before this run (--resume).
  */
-export function progress({ total, start = 0, unit = 'texts', label = 'embed', every = 1000, seconds = 10, stream = process.stderr, quiet = false, now = () => performance.now() }) {
+export function progress({
+  total,
+  start = 0,
+  unit = 'texts',
+  label = 'embed',
+  every = 1000,
+  seconds = 10,
+  stream = process.stderr,
+  quiet = false,
+  now = () => performance.now(),
+}) {
   const t0 = now();
-  let done = start, lastLine = t0, lastCount = start, lastDraw = 0;
+  let done = start,
+    lastLine = t0,
+    lastCount = start,
+    lastDraw = 0;
   const rate = () => (done - start) / Math.max((now() - t0) / 1000, 1e-9);
   const eta = () => (total === null || done === start ? NaN : (total - done) / rate());
   const pct = () => (total ? ` ${((100 * done) / total).toFixed(1).padStart(5)}%` : '');
@@ -30,7 +45,8 @@ export function progress({ total, start = 0, unit = 'texts', label = 'embed', ev
     const t = now();
     if (!force && t - lastDraw < 100) return;
     lastDraw = t;
-    const width = 20, filled = total ? Math.round((width * done) / Math.max(total, 1)) : 0;
+    const width = 20,
+      filled = total ? Math.round((width * done) / Math.max(total, 1)) : 0;
     const bar = total ? `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]` : '';
     const line = `${bar}${pct()}  ${count()}  ${rate().toFixed(1)} ${unit}/s${total === null ? '' : `  ETA ${clock(eta())}`}`;
     stream.write(`\r\x1b[2K${line}`);
@@ -58,7 +74,11 @@ export function progress({ total, start = 0, unit = 'texts', label = 'embed', ev
         stream.write('\n');
       } else line(true);
     },
-    get done() { return done; },
-    get rate() { return rate(); },
+    get done() {
+      return done;
+    },
+    get rate() {
+      return rate();
+    },
   };
 }

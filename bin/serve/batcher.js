@@ -34,7 +34,9 @@ export class Batcher {
   }
 
   /** Inputs waiting. */
-  get size() { return this.#queue.length; }
+  get size() {
+    return this.#queue.length;
+  }
 
   /**
    * Queues one input: key (what call it joins), tokens (its length), item
@@ -63,7 +65,8 @@ export class Batcher {
   /** The next batch: entries of the front entry's key, within the limits. */
   #take() {
     const batch = [];
-    let key = null, longest = 0;
+    let key = null,
+      longest = 0;
     for (let i = 0; i < this.#queue.length && batch.length < this.maxBatchRequests;) {
       const e = this.#queue[i];
       if (e.gone()) {
@@ -92,10 +95,16 @@ export class Batcher {
     if (!batch.length) return;
     this.#running = true;
     this.metrics.observe('te_batch_next_size', batch.length);
-    this.metrics.observe('te_batch_next_tokens', batch.reduce((s, e) => s + e.tokens, 0));
+    this.metrics.observe(
+      'te_batch_next_tokens',
+      batch.reduce((s, e) => s + e.tokens, 0),
+    );
     const start = performance.now();
     try {
-      const results = await this.runBatch(batch[0].key, batch.map((e) => e.item));
+      const results = await this.runBatch(
+        batch[0].key,
+        batch.map((e) => e.item),
+      );
       const inference = (performance.now() - start) / 1000;
       batch.forEach((e, i) => e.resolve({ result: results[i], queue: (start - e.queued) / 1000, inference }));
     } catch (err) {

@@ -11,7 +11,8 @@ import { HttpError, validation } from './errors.js';
 /** The client went away before its body ended: there is no one to answer. */
 export const CLIENT_GONE = Symbol('client gone');
 
-const tooLarge = (limit) => new HttpError(413, 'PayloadTooLarge', `the request body is larger than the payload limit (${limit} bytes)`, { code: 'payload_too_large' });
+const tooLarge = (limit) =>
+  new HttpError(413, 'PayloadTooLarge', `the request body is larger than the payload limit (${limit} bytes)`, { code: 'payload_too_large' });
 
 /** The body's bytes: at most `limit`, within `timeout` ms of the call. */
 export function readBody(req, { limit, timeout }) {
@@ -21,7 +22,9 @@ export function readBody(req, { limit, timeout }) {
       reject(tooLarge(limit));
       return;
     }
-    let chunks = [], size = 0, done = false;
+    let chunks = [],
+      size = 0,
+      done = false;
     const finish = (err, value) => {
       if (done) return;
       done = true;
@@ -48,7 +51,10 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** The body as a JSON object (TEI's requests are all objects). */
 export async function readJson(req, options) {
-  const type = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  const type = String(req.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
   if (type !== 'application/json' && !/^[a-z]+\/[a-z0-9.+-]+\+json$/.test(type)) {
     throw new HttpError(415, 'UnsupportedMediaType', 'Expected request with `Content-Type: application/json`', { code: 'unsupported_media_type' });
   }
@@ -57,7 +63,9 @@ export async function readJson(req, options) {
   try {
     value = JSON.parse(utf8.decode(bytes));
   } catch (e) {
-    throw new HttpError(400, 'Validation', `Failed to parse the request body as JSON: ${e instanceof TypeError ? 'the body is not valid UTF-8' : e.message}`, { code: 'invalid_json' });
+    throw new HttpError(400, 'Validation', `Failed to parse the request body as JSON: ${e instanceof TypeError ? 'the body is not valid UTF-8' : e.message}`, {
+      code: 'invalid_json',
+    });
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw shape('the body', 'must be a JSON object');
   return value;
@@ -124,6 +132,7 @@ export function list(v, field) {
 export function truncationDirection(body) {
   const v = own(body, 'truncation_direction');
   if (v === undefined || v === 'right' || v === 'Right') return;
-  if (v === 'left' || v === 'Left') throw validation('truncation_direction "left" is not supported: swapformer truncates the end of a text', 'truncation_direction');
+  if (v === 'left' || v === 'Left')
+    throw validation('truncation_direction "left" is not supported: swapformer truncates the end of a text', 'truncation_direction');
   throw shape('truncation_direction', `must be "left" or "right", got ${JSON.stringify(v)}`);
 }

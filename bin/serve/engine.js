@@ -14,7 +14,8 @@ import { validation } from './errors.js';
 
 /** at[i]: the UTF-8 byte offset of UTF-16 offset i (inside a surrogate pair: after the pair). */
 function utf8Offsets(text) {
-  const n = text.length, at = new Int32Array(n + 1);
+  const n = text.length,
+    at = new Int32Array(n + 1);
   let b = 0;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
@@ -54,9 +55,13 @@ export class Engine {
     else await this.#model.classifyAsync('warm up');
   }
 
-  get model() { return this.#model; }
+  get model() {
+    return this.#model;
+  }
 
-  get disposed() { return this.#model.disposed; }
+  get disposed() {
+    return this.#model.disposed;
+  }
 
   /** /info's model_type: {embedding: {pooling}} or {classifier | reranker: {id2label, label2id}}. */
   modelType() {
@@ -64,7 +69,8 @@ export class Engine {
       const pooling = this.#model.recipe.pooling.map((p) => (p === 'lasttoken' ? 'last_token' : p)).join('+');
       return { embedding: { pooling } };
     }
-    const id2label = {}, label2id = {};
+    const id2label = {},
+      label2id = {};
     this.labels.forEach((label, i) => {
       id2label[String(i)] = label;
       label2id[label] = i;
@@ -72,7 +78,9 @@ export class Engine {
     return { [this.kind]: { id2label, label2id } };
   }
 
-  get dtype() { return DTYPES[this.#model.encoder.dtype] ?? String(this.#model.encoder.dtype); }
+  get dtype() {
+    return DTYPES[this.#model.encoder.dtype] ?? String(this.#model.encoder.dtype);
+  }
 
   /** The prompt a prompt_name selects ('' for none; the checkpoint's default_prompt_name when none is named, as embed). */
   prompt(promptName) {
@@ -82,7 +90,10 @@ export class Engine {
     }
     if (!Object.hasOwn(this.#prompts, promptName)) {
       const known = Object.keys(this.#prompts);
-      throw validation(`prompt_name '${promptName}' is not one of this model's prompts${known.length ? ` (${known.join(', ')})` : ' (it has none)'}`, 'prompt_name');
+      throw validation(
+        `prompt_name '${promptName}' is not one of this model's prompts${known.length ? ` (${known.join(', ')})` : ' (it has none)'}`,
+        'prompt_name',
+      );
     }
     return this.#prompts[promptName];
   }
@@ -91,7 +102,11 @@ export class Engine {
   decodeIds(ids, field) {
     const { tokenizer } = this.#model;
     const bad = ids.findIndex((id) => id >= tokenizer.vocabSize);
-    if (bad >= 0) throw validation(`${field}[${bad}] = ${ids[bad]} is not a token id of this model (vocabulary size ${tokenizer.vocabSize}): token ids must come from the model's own tokenizer`, field);
+    if (bad >= 0)
+      throw validation(
+        `${field}[${bad}] = ${ids[bad]} is not a token id of this model (vocabulary size ${tokenizer.vocabSize}): token ids must come from the model's own tokenizer`,
+        field,
+      );
     return tokenizer.decode(ids, { skipSpecialTokens: true });
   }
 
@@ -104,11 +119,13 @@ export class Engine {
   tokens(text, addSpecialTokens) {
     const enc = this.#model.tokenizer.encode(text, { addSpecialTokens });
     const special = addSpecialTokens ? this.#model.tokenizerView.specialTokensMask(enc) : null;
-    const bytes = Buffer.from(text, 'utf8'), at = utf8Offsets(text);
+    const bytes = Buffer.from(text, 'utf8'),
+      at = utf8Offsets(text);
     return enc.tokens.map((token, i) => {
       const id = enc.ids[i];
       if (special && special[i]) return { id, text: token, special: true, start: null, stop: null };
-      const start = at[enc.offsets[i][0]], stop = at[enc.offsets[i][1]];
+      const start = at[enc.offsets[i][0]],
+        stop = at[enc.offsets[i][1]];
       return { id, text: bytes.subarray(start, stop).toString('utf8'), special: false, start, stop };
     });
   }
@@ -141,7 +158,11 @@ export class Engine {
       const [normalize, dimensions, promptName, truncate] = args;
       const texts = items.map((x) => x.text);
       const out = await this.#model.embedAsync(texts, {
-        normalize, dimensions: dimensions ?? undefined, promptName: promptName ?? undefined, truncate, batchSize: texts.length,
+        normalize,
+        dimensions: dimensions ?? undefined,
+        promptName: promptName ?? undefined,
+        truncate,
+        batchSize: texts.length,
       });
       const D = out.shape[1];
       return items.map((_, i) => out.data.subarray(i * D, (i + 1) * D));
@@ -152,7 +173,10 @@ export class Engine {
       return this.#model.classifyAsync(inputs, { topK: null, functionToApply });
     }
     const [activation] = args; // rerank
-    const scores = await this.#model.predictAsync(items.map((x) => [x.text, x.pair]), { activation });
+    const scores = await this.#model.predictAsync(
+      items.map((x) => [x.text, x.pair]),
+      { activation },
+    );
     return Array.from(scores);
   }
 }

@@ -11,7 +11,9 @@ import { batchSize, overloaded } from './errors.js';
 export class Permits {
   inUse = 0;
 
-  constructor(max) { this.max = max; }
+  constructor(max) {
+    this.max = max;
+  }
 
   /** n permits, or 429; returns their release (idempotent). */
   acquire(n, metrics) {
@@ -52,7 +54,9 @@ export async function infer(svc, call, { key, inputs, measure, truncate, task })
   const { engine, batcher, metrics } = svc;
   const release = svc.permits.acquire(inputs.length, metrics);
   try {
-    let tokenization = 0, tokens = 0, characters = 0;
+    let tokenization = 0,
+      tokens = 0,
+      characters = 0;
     const lengths = inputs.map((input) => {
       const t0 = performance.now();
       let n;
@@ -79,7 +83,9 @@ export async function infer(svc, call, { key, inputs, measure, truncate, task })
     metrics.count(`te_${task}_success`, {}, inputs.length);
     const n = inputs.length;
     const meta = {
-      characters, tokens, start: call.start,
+      characters,
+      tokens,
+      start: call.start,
       tokenization: tokenization / n,
       queue: done.reduce((s, d) => s + d.queue, 0) / n,
       inference: done.reduce((s, d) => s + d.inference, 0) / n,

@@ -56,7 +56,8 @@ export class Metrics {
   /** Adds n to a counter (labels: {method} or {err}). */
   count(name, labels = {}, n = 1) {
     if (!this.#counters.has(name)) this.#counters.set(name, new Map());
-    const series = this.#counters.get(name), key = labelText(labels);
+    const series = this.#counters.get(name),
+      key = labelText(labels);
     series.set(key, (series.get(key) ?? 0) + n);
   }
 
@@ -65,11 +66,17 @@ export class Metrics {
     return this.#counters.get(name)?.get(labelText(labels)) ?? 0;
   }
 
-  observe(name, v) { this.#histograms.get(name).observe(v); }
+  observe(name, v) {
+    this.#histograms.get(name).observe(v);
+  }
 
-  histogram(name) { return this.#histograms.get(name); }
+  histogram(name) {
+    return this.#histograms.get(name);
+  }
 
-  gauge(name, v) { this.#gauges.set(name, v); }
+  gauge(name, v) {
+    this.#gauges.set(name, v);
+  }
 
   /** The exposition text. */
   render() {

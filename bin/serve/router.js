@@ -24,7 +24,8 @@ import * as tei from './tei.js';
 import { embeddings } from './openai.js';
 
 /** The drain: how long a connection without a request stays open, and the ticks without a new connection before the listener closes. */
-const IDLE_MS = 250, QUIET_TICKS = 3;
+const IDLE_MS = 250,
+  QUIET_TICKS = 3;
 
 const METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
@@ -78,19 +79,28 @@ function send(svc, req, res, status, { json, text, type, headers }) {
 async function handle(svc, req, res) {
   const call = { start: performance.now(), gone: () => gone };
   let gone = false;
-  res.once('close', () => { gone = !res.writableFinished; });
+  res.once('close', () => {
+    gone = !res.writableFinished;
+  });
   const path = (req.url ?? '/').split('?')[0];
   const route = svc.routes.get(`${req.method} ${path}`);
   const style = path.endsWith('embeddings') ? 'openai' : 'tei';
   try {
     if (!route) {
       const allowed = ['GET', 'POST'].filter((m) => svc.routes.has(`${m} ${path}`));
-      if (allowed.length) throw new HttpError(405, 'MethodNotAllowed', `${req.method} is not allowed on ${path}`, { code: 'method_not_allowed', headers: { allow: allowed.join(', ') } });
+      if (allowed.length)
+        throw new HttpError(405, 'MethodNotAllowed', `${req.method} is not allowed on ${path}`, {
+          code: 'method_not_allowed',
+          headers: { allow: allowed.join(', ') },
+        });
       throw new HttpError(404, 'NotFound', `no route ${req.method} ${path}`, { code: 'not_found' });
     }
     const [handler, , isPublic] = route;
     if (!isPublic && svc.apiKey && !authorized(req, svc.apiKey)) {
-      throw new HttpError(401, 'Unauthorized', 'a valid API key is needed: Authorization: Bearer <key>', { code: 'invalid_api_key', headers: { 'www-authenticate': 'Bearer' } });
+      throw new HttpError(401, 'Unauthorized', 'a valid API key is needed: Authorization: Bearer <key>', {
+        code: 'invalid_api_key',
+        headers: { 'www-authenticate': 'Bearer' },
+      });
     }
     const body = req.method === 'POST' ? await readJson(req, svc.bodyOptions) : null;
     const out = await handler(svc, body, call);
@@ -112,10 +122,17 @@ async function handle(svc, req, res) {
 export function createServer(engine, options) {
   const metrics = new Metrics({ maxInputLength: engine.maxInputLength });
   const svc = {
-    engine, metrics, options,
+    engine,
+    metrics,
+    options,
     routes: routes(engine.kind),
     permits: new Permits(options.maxConcurrentRequests),
-    batcher: new Batcher({ run: (key, items) => engine.run(key, items), metrics, maxBatchTokens: options.maxBatchTokens, maxBatchRequests: options.maxBatchRequests }),
+    batcher: new Batcher({
+      run: (key, items) => engine.run(key, items),
+      metrics,
+      maxBatchTokens: options.maxBatchTokens,
+      maxBatchRequests: options.maxBatchRequests,
+    }),
     apiKey: options.apiKey ? digest(`Bearer ${options.apiKey}`) : null,
     bodyOptions: { limit: options.payloadLimit, timeout: options.bodyTimeout },
     draining: false,
@@ -161,7 +178,9 @@ export function createServer(engine, options) {
   async function drain(timeoutMs) {
     svc.draining = true;
     const deadline = performance.now() + timeoutMs;
-    let closed = null, seen = accepted, quiet = 0;
+    let closed = null,
+      seen = accepted,
+      quiet = 0;
     while (!closed || sockets.size) {
       await new Promise((r) => setTimeout(r, 20));
       await new Promise((r) => setImmediate(r)); // after a poll phase: accepted, and read

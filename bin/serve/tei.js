@@ -33,7 +33,8 @@ export function embedInputs(svc, body, field) {
 /** TEI's `dimensions`: positive, at most the embedding's width. */
 export function dimensionsOf(svc, body) {
   const d = optionalCount(body, 'dimensions');
-  const fault = d === 0 ? '`dimensions` should be positive' : d > svc.engine.dimensions ? '`dimensions` should be smaller than the maximum embedding dimension.' : null;
+  const fault =
+    d === 0 ? '`dimensions` should be positive' : d > svc.engine.dimensions ? '`dimensions` should be smaller than the maximum embedding dimension.' : null;
   if (fault) {
     svc.metrics.count('te_request_failure', { err: 'validation' });
     throw validation(fault, 'dimensions');
@@ -53,7 +54,8 @@ export async function embedTexts(svc, call, texts, { normalize, dimensions, prom
     key: JSON.stringify(['embed', normalize, dimensions ?? null, promptName ?? null, truncate]),
     inputs: texts.map((text) => ({ text })),
     measure: (x) => engine.embedTokens(x.text, prompt),
-    truncate, task: 'embed',
+    truncate,
+    task: 'embed',
   });
 }
 
@@ -82,7 +84,8 @@ export async function embed(svc, body, call) {
 /** TEI's PredictInput: a string, a pair [a, b], or a batch [[a], [a, b], ...]. */
 function predictInputs(body) {
   const v = own(body, 'inputs');
-  const bad = () => shape('inputs', 'must be a string, a pair of strings [string, string] or a batch of mixed strings and pairs [[string], [string, string], ...]');
+  const bad = () =>
+    shape('inputs', 'must be a string, a pair of strings [string, string] or a batch of mixed strings and pairs [[string], [string, string], ...]');
   const sequence = (x) => {
     if (!Array.isArray(x) || x.length < 1 || x.length > 2 || x.some((s) => typeof s !== 'string')) throw bad();
     return x.length === 1 ? { text: x[0] } : { text: x[0], pair: x[1] };
@@ -119,7 +122,10 @@ export async function predict(svc, body, call) {
   const truncate = optionalBool(body, 'truncate', svc.options.autoTruncate);
   const fn = activationOf(svc, bool(body, 'raw_scores', false));
   const { results, meta } = await infer(svc, call, {
-    key: JSON.stringify(['classify', fn]), inputs, truncate, task: 'predict',
+    key: JSON.stringify(['classify', fn]),
+    inputs,
+    truncate,
+    task: 'predict',
     measure: (x) => svc.engine.pairTokens(x.text, x.pair),
   });
   const out = results.map((labels) => descending(labels.map(({ label, score }) => ({ score, label }))));
@@ -131,16 +137,21 @@ export async function predict(svc, body, call) {
 export async function rerank(svc, body, call) {
   const query = string(body, 'query');
   const texts = list(own(body, 'texts'), 'texts');
-  texts.forEach((t, i) => { if (typeof t !== 'string') throw shape(`texts[${i}]`, 'must be a string'); });
+  texts.forEach((t, i) => {
+    if (typeof t !== 'string') throw shape(`texts[${i}]`, 'must be a string');
+  });
   truncationDirection(body);
-  const raw = bool(body, 'raw_scores', false), returnText = bool(body, 'return_text', false);
+  const raw = bool(body, 'raw_scores', false),
+    returnText = bool(body, 'return_text', false);
   const truncate = optionalBool(body, 'truncate', svc.options.autoTruncate);
   if (texts.length === 0) throw empty('`texts` cannot be empty', 'texts');
   needClassifier(svc, ['reranker'], 'model is not a re-ranker model');
   svc.metrics.count('te_request_count', method(false));
   checkBatchSize(svc, texts.length, 'texts');
   const { results, meta } = await infer(svc, call, {
-    key: JSON.stringify(['rerank', raw ? 'none' : 'sigmoid']), truncate, task: 'predict',
+    key: JSON.stringify(['rerank', raw ? 'none' : 'sigmoid']),
+    truncate,
+    task: 'predict',
     inputs: texts.map((text) => ({ text: query, pair: text })),
     measure: (x) => svc.engine.pairTokens(x.text, x.pair),
   });

@@ -22,7 +22,8 @@ export async function readCheckpoint(source, options = {}) {
   const files = await openSource(source, options);
   const hfRoot = await files.readJSON('config.json', { optional: true });
   // a sentence-transformers folder may keep the model in a sub-folder (old '0_Transformer')
-  let model = files, hf = hfRoot;
+  let model = files,
+    hf = hfRoot;
   const recipe = await readRecipe(files, { modelType: hf?.model_type, nameOrPath: hf?._name_or_path ?? (typeof source === 'string' ? source : undefined) });
   if (recipe.transformerPath) {
     model = subSource(files, recipe.transformerPath);
@@ -34,8 +35,12 @@ export async function readCheckpoint(source, options = {}) {
   const mapped = mapTensors(family, tensors, hf);
   const config = translateConfig(family, hf, mapped.shape);
   if (mapped.head) config.head = headConfig(mapped.head, hf, { shapes: mapped.shape, tied: mapped.tied });
-  const tokenizerJson = await model.readText('tokenizer.json', { optional: true }) ?? await files.readText('tokenizer.json', { optional: true });
-  if (tokenizerJson === null) fail('NOT_FOUND', `${files.label}: no tokenizer.json (swapformer reads the fast-tokenizer file; save it with AutoTokenizer.from_pretrained(...).save_pretrained(folder))`);
+  const tokenizerJson = (await model.readText('tokenizer.json', { optional: true })) ?? (await files.readText('tokenizer.json', { optional: true }));
+  if (tokenizerJson === null)
+    fail(
+      'NOT_FOUND',
+      `${files.label}: no tokenizer.json (swapformer reads the fast-tokenizer file; save it with AutoTokenizer.from_pretrained(...).save_pretrained(folder))`,
+    );
   const tokenizerConfig = await model.readJSON('tokenizer_config.json', { optional: true });
   const specialTokensMap = await model.readJSON('special_tokens_map.json', { optional: true });
   return {

@@ -23,7 +23,8 @@ const CHUNK_POOLS = ['mean', 'max', 'none'];
 export function readTexts(texts, { empty = true } = {}) {
   if (typeof texts === 'string') return { list: [texts], single: true };
   if (!Array.isArray(texts) || (!empty && texts.length === 0)) fail('BAD_ARGUMENT', 'texts must be a string or an array of strings');
-  const n = texts.length, list = new Array(n);
+  const n = texts.length,
+    list = new Array(n);
   for (let i = 0; i < n; i++) {
     if (!Object.hasOwn(texts, i)) fail('BAD_ARGUMENT', `texts[${i}] is a hole in the array: every text must be a string`);
     const t = texts[i];
@@ -52,7 +53,10 @@ export function resolvePrompt(recipe, prompt, promptName) {
   if (promptName !== undefined) {
     if (typeof promptName !== 'string') fail('BAD_ARGUMENT', 'options.promptName must be a string');
     if (!Object.hasOwn(prompts, promptName)) {
-      fail('BAD_ARGUMENT', `options.promptName '${promptName}' is not one of this model's prompts (${Object.keys(prompts).join(', ') || 'it has none: config_sentence_transformers.json lists them'})`);
+      fail(
+        'BAD_ARGUMENT',
+        `options.promptName '${promptName}' is not one of this model's prompts (${Object.keys(prompts).join(', ') || 'it has none: config_sentence_transformers.json lists them'})`,
+      );
     }
     return prompts[promptName];
   }
@@ -63,7 +67,8 @@ export function resolvePrompt(recipe, prompt, promptName) {
 export function embedSettings(model, options, call = 'embed') {
   const o = readOptions(options, call);
   const pooling = own(o, 'pooling');
-  if (pooling !== undefined && !POOLINGS.includes(pooling)) fail('BAD_ARGUMENT', `options.pooling must be one of ${POOLINGS.join(', ')}, got ${JSON.stringify(pooling)}`);
+  if (pooling !== undefined && !POOLINGS.includes(pooling))
+    fail('BAD_ARGUMENT', `options.pooling must be one of ${POOLINGS.join(', ')}, got ${JSON.stringify(pooling)}`);
   const normalize = own(o, 'normalize');
   if (normalize !== undefined && typeof normalize !== 'boolean') fail('BAD_ARGUMENT', 'options.normalize must be true or false');
   const dimensions = own(o, 'dimensions');
@@ -76,7 +81,10 @@ export function embedSettings(model, options, call = 'embed') {
   const precision = own(o, 'precision') ?? 'float32';
   const precisions = call === 'embedStream' ? ['float32', 'binary', 'ubinary'] : ['float32', 'int8', 'uint8', 'binary', 'ubinary'];
   if (!precisions.includes(precision)) {
-    fail('BAD_ARGUMENT', `options.precision must be one of ${precisions.join(', ')}, got ${JSON.stringify(precision)}${call === 'embedStream' && ['int8', 'uint8'].includes(precision) ? ' (int8 and uint8 need ranges over the whole corpus: quantizeEmbeddings with ranges)' : ''}`);
+    fail(
+      'BAD_ARGUMENT',
+      `options.precision must be one of ${precisions.join(', ')}, got ${JSON.stringify(precision)}${call === 'embedStream' && ['int8', 'uint8'].includes(precision) ? ' (int8 and uint8 need ranges over the whole corpus: quantizeEmbeddings with ranges)' : ''}`,
+    );
   }
   if (precision !== 'float32' && pooling === 'none') fail('BAD_ARGUMENT', "options.precision applies to sentence embeddings, not to pooling: 'none'");
   const chunking = own(o, 'chunking');
@@ -86,22 +94,41 @@ export function embedSettings(model, options, call = 'embed') {
     chunks = { maxTokens: own(c, 'maxTokens'), overlap: own(c, 'overlap'), pool: own(c, 'pool') ?? 'mean' };
     if (!CHUNK_POOLS.includes(chunks.pool)) fail('BAD_ARGUMENT', `options.chunking.pool must be one of ${CHUNK_POOLS.join(', ')}`);
     if (pooling === 'none') fail('BAD_ARGUMENT', "options.chunking embeds each chunk: it does not go with pooling: 'none'");
-    if (chunks.pool === 'none' && precision !== 'float32') fail('BAD_ARGUMENT', "options.chunking.pool 'none' returns float chunks with their offsets: no precision");
+    if (chunks.pool === 'none' && precision !== 'float32')
+      fail('BAD_ARGUMENT', "options.chunking.pool 'none' returns float chunks with their offsets: no precision");
   }
   return {
-    pooling, normalize, dimensions, truncate, batchSize, onProgress, precision, chunks,
+    pooling,
+    normalize,
+    dimensions,
+    truncate,
+    batchSize,
+    onProgress,
+    precision,
+    chunks,
     prompt: resolvePrompt(model.recipe, own(o, 'prompt'), own(o, 'promptName')),
     maxLength: own(o, 'maxLength'),
   };
 }
 
 /** Python's str.isspace (what str.strip removes): JS's trim differs (it keeps \x1c-\x1f and \x85, strips \ufeff). */
-const isPySpace = (c) => (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20) || c === 0x85 || c === 0xa0 || c === 0x1680
-  || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000;
+const isPySpace = (c) =>
+  (c >= 0x09 && c <= 0x0d) ||
+  (c >= 0x1c && c <= 0x20) ||
+  c === 0x85 ||
+  c === 0xa0 ||
+  c === 0x1680 ||
+  (c >= 0x2000 && c <= 0x200a) ||
+  c === 0x2028 ||
+  c === 0x2029 ||
+  c === 0x202f ||
+  c === 0x205f ||
+  c === 0x3000;
 
 /** str.strip() as Transformer.tokenize applies it. */
 function pyStrip(s) {
-  let a = 0, b = s.length;
+  let a = 0,
+    b = s.length;
   while (a < b && isPySpace(s.charCodeAt(a))) a++;
   while (b > a && isPySpace(s.charCodeAt(b - 1))) b--;
   return s.slice(a, b);
@@ -112,7 +139,10 @@ function codePoints(s) {
   let n = s.length;
   for (let i = 0; i + 1 < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c < 0xdc00 && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) { n--; i++; }
+    if (c >= 0xd800 && c < 0xdc00 && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n--;
+      i++;
+    }
   }
   return n;
 }
@@ -149,13 +179,15 @@ export function chunkText(model, text, options, where = 'chunk', limit = model.m
   if (o && Object.hasOwn(o, 'pool')) delete o.pool; // chunking's pool is embed's business
   const c = readOptions(o, 'chunk', where === 'chunk' ? 'options' : 'options.chunking');
   const specials = model.tokenizer.encode('').ids.length;
-  const maxTokens = own(c, 'maxTokens') === undefined ? limit : positiveInt(own(c, 'maxTokens'), `${where === 'chunk' ? 'options' : 'options.chunking'}.maxTokens`);
+  const maxTokens =
+    own(c, 'maxTokens') === undefined ? limit : positiveInt(own(c, 'maxTokens'), `${where === 'chunk' ? 'options' : 'options.chunking'}.maxTokens`);
   if (!Number.isFinite(maxTokens)) fail('BAD_ARGUMENT', `${where}: this model has no length limit; give maxTokens`);
   if (maxTokens > limit) fail('SEQUENCE_TOO_LONG', `maxTokens = ${maxTokens}: this model takes at most ${limit} tokens (${why})`);
   const room = maxTokens - specials;
   if (room < 1) fail('BAD_ARGUMENT', `maxTokens = ${maxTokens} leaves no room besides the ${specials} special tokens`);
   const overlap = own(c, 'overlap') ?? 0;
-  if (!Number.isSafeInteger(overlap) || overlap < 0 || overlap >= room) fail('BAD_ARGUMENT', `overlap must be an integer in [0, ${room - 1}], got ${String(overlap)}`);
+  if (!Number.isSafeInteger(overlap) || overlap < 0 || overlap >= room)
+    fail('BAD_ARGUMENT', `overlap must be an integer in [0, ${room - 1}], got ${String(overlap)}`);
   const { offsets } = model.tokenizer.encode(text, { addSpecialTokens: false });
   const n = offsets.length;
   if (n === 0) return [{ text, start: 0, end: text.length, tokens: specials }];
@@ -164,12 +196,14 @@ export function chunkText(model, text, options, where = 'chunk', limit = model.m
   const chunks = [];
   for (let s = 0; s < n;) {
     let e = Math.min(n, s + room);
-    if (e < n) { // back off to the last word start inside the window, unless the window is one word
+    if (e < n) {
+      // back off to the last word start inside the window, unless the window is one word
       let w = e;
       while (w > s && !wordStart[w]) w--;
       if (w > s) e = w;
     }
-    const start = offsets[s][0], end = offsets[e - 1][1];
+    const start = offsets[s][0],
+      end = offsets[e - 1][1];
     chunks.push({ text: text.slice(start, end), start, end, tokens: e - s + specials });
     if (e >= n) break;
     // overlaps start on a word too: the last word start at or before e - overlap, else (a
@@ -204,17 +238,22 @@ function outputWidth(model, s) {
  * {data: Float32Array, shape} (float32; the caller quantizes), or for
  * pooling 'none' the last hidden states [B, T, dModel].
  */
-export function* embedRun(model, list, s, first = 0) { // first: list[0]'s index in the caller's texts (embedStream's batches)
+export function* embedRun(model, list, s, first = 0) {
+  // first: list[0]'s index in the caller's texts (embedStream's batches)
   const cut = Number.isFinite(s.maxLength) ? s.maxLength : undefined; // resolved by the caller (Pretrained)
   const { typeVocabSize } = model.encoder.config;
-  const prompt = s.prompt, skip = model.recipe.includePrompt ? 0 : promptLength(model, prompt, cut);
+  const prompt = s.prompt,
+    skip = model.recipe.includePrompt ? 0 : promptLength(model, prompt, cut);
   const prepared = list.map((t) => prepareText(model, t, prompt));
   // longest first, as encode's np.argsort(-lengths) (code points of prompt + text, before the strip), restored at the end
   const chars = list.map((t) => codePoints(prompt + t));
   const order = chars.map((_, i) => i).sort((a, b) => chars[b] - chars[a] || a - b);
   const modes = s.pooling && s.pooling !== 'none' ? [s.pooling] : model.recipe.pooling;
-  const N = list.length, C = model.encoder.config.dModel;
-  let D = s.pooling === 'none' ? 0 : outputWidth(model, s), data = null, T = 0;
+  const N = list.length,
+    C = model.encoder.config.dModel;
+  let D = s.pooling === 'none' ? 0 : outputWidth(model, s),
+    data = null,
+    T = 0;
   const rows = new Array(N); // pooling 'none': each text's [length, C] rows
   let done = 0;
   if (s.pooling !== 'none') data = new Float32Array(N * D);
@@ -224,7 +263,10 @@ export function* embedRun(model, list, s, first = 0) { // first: list[0]'s index
       if (!s.truncate) {
         const whole = model.tokenizer.encode(prepared[i]);
         if (cut !== undefined && whole.ids.length > cut) {
-          fail('SEQUENCE_TOO_LONG', `texts[${first + i}] has ${whole.ids.length} tokens; the model takes at most ${cut} (maxLength): truncate: true cuts it, chunking splits it`);
+          fail(
+            'SEQUENCE_TOO_LONG',
+            `texts[${first + i}] has ${whole.ids.length} tokens; the model takes at most ${cut} (maxLength): truncate: true cuts it, chunking splits it`,
+          );
         }
         return whole;
       }
@@ -235,10 +277,17 @@ export function* embedRun(model, list, s, first = 0) { // first: list[0]'s index
     const lengths = enc.map((e) => e.ids.length);
     if (s.pooling === 'none') {
       const [, Tb] = hidden.shape;
-      idx.forEach((i, k) => { rows[i] = hidden.data.slice(k * Tb * C, (k * Tb + lengths[k]) * C); T = Math.max(T, lengths[k]); });
+      idx.forEach((i, k) => {
+        rows[i] = hidden.data.slice(k * Tb * C, (k * Tb + lengths[k]) * C);
+        T = Math.max(T, lengths[k]);
+      });
     } else {
       const pooled = pool(hidden, lengths, modes, skip ? { promptLengths: skip } : {});
-      const out = applyRecipe(pooled, model.recipe, { normalize: s.normalize, dimensions: s.dimensions, matryoshkaNorm: model.family === 'nomic-bert' && s.dimensions != null });
+      const out = applyRecipe(pooled, model.recipe, {
+        normalize: s.normalize,
+        dimensions: s.dimensions,
+        matryoshkaNorm: model.family === 'nomic-bert' && s.dimensions != null,
+      });
       D = out.shape[1];
       idx.forEach((i, k) => data.set(out.data.subarray(k * D, (k + 1) * D), i * D));
     }
@@ -264,7 +313,11 @@ export function* embedChunkedRun(model, list, s) {
   const flat = pieces.flat();
   const total = flat.length;
   const inner = { ...s, chunks: null, onProgress: s.onProgress && (({ done }) => s.onProgress({ done, total, unit: 'chunks' })) };
-  const all = yield* embedRun(model, flat.map((p) => p.text), inner);
+  const all = yield* embedRun(
+    model,
+    flat.map((p) => p.text),
+    inner,
+  );
   const D = all.shape[1];
   if (s.chunks.pool === 'none') {
     let at = 0;

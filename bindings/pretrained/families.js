@@ -32,8 +32,12 @@ function requireInt(hf, key, fallback) {
 /** Hugging Face activation names (transformers activations.py) -> swapformer's. */
 const ACTIVATIONS = {
   gelu: 'gelu', // the exact erf form
-  gelu_new: 'gelu_tanh', gelu_pytorch_tanh: 'gelu_tanh', gelu_fast: 'gelu_tanh',
-  relu: 'relu', silu: 'silu', swish: 'silu',
+  gelu_new: 'gelu_tanh',
+  gelu_pytorch_tanh: 'gelu_tanh',
+  gelu_fast: 'gelu_tanh',
+  relu: 'relu',
+  silu: 'silu',
+  swish: 'silu',
 };
 const GATED = { gelu: 'geglu', gelu_tanh: 'geglu_tanh', silu: 'swiglu' };
 
@@ -43,7 +47,10 @@ const lookup = (table, key) => (typeof key === 'string' && Object.hasOwn(table, 
 function activation(hf, key, fallback, gated = false) {
   const name = field(hf, key, fallback);
   const a = lookup(ACTIVATIONS, name);
-  if (!a || (gated && !GATED[a])) throw unsupported(`config.json: ${key} = ${JSON.stringify(name)} is not supported (${gated ? 'gelu, gelu_new, silu as a gate' : Object.keys(ACTIVATIONS).join(', ')})`);
+  if (!a || (gated && !GATED[a]))
+    throw unsupported(
+      `config.json: ${key} = ${JSON.stringify(name)} is not supported (${gated ? 'gelu, gelu_new, silu as a gate' : Object.keys(ACTIVATIONS).join(', ')})`,
+    );
   return gated ? GATED[a] : a;
 }
 
@@ -73,7 +80,8 @@ const BERT_TENSORS = [
 /** BERT's post-norm layer and embeddings, common to BERT, RoBERTa and JinaBERT. */
 function bertConfig(hf) {
   const pet = field(hf, 'position_embedding_type', 'absolute');
-  if (pet !== 'absolute') throw unsupported(`config.json: position_embedding_type = ${JSON.stringify(pet)} is not supported (absolute; alibi for jina-embeddings-v2)`);
+  if (pet !== 'absolute')
+    throw unsupported(`config.json: position_embedding_type = ${JSON.stringify(pet)} is not supported (absolute; alibi for jina-embeddings-v2)`);
   return {
     vocabSize: requireInt(hf, 'vocab_size'),
     dModel: requireInt(hf, 'hidden_size'),
@@ -92,8 +100,11 @@ function bertConfig(hf) {
   };
 }
 
-const isJina = (hf) => hf.model_type === 'bert' && (hf.position_embedding_type === 'alibi' ||
-  /jina-bert/.test(String(hf._name_or_path ?? '')) || Object.values(hf.auto_map ?? {}).some((v) => /jina-bert/.test(String(v))));
+const isJina = (hf) =>
+  hf.model_type === 'bert' &&
+  (hf.position_embedding_type === 'alibi' ||
+    /jina-bert/.test(String(hf._name_or_path ?? '')) ||
+    Object.values(hf.auto_map ?? {}).some((v) => /jina-bert/.test(String(v))));
 
 export const FAMILIES = [
   {
@@ -113,7 +124,11 @@ export const FAMILIES = [
     prefixes: ['roberta.', 'xlm_roberta.'],
     ignore: BERT_IGNORE,
     tensors: BERT_TENSORS,
-    config: (hf) => ({ ...bertConfig(hf), typeVocabSize: requireInt(hf, 'type_vocab_size', 1), positionOptions: { offset: requireInt(hf, 'pad_token_id', 1) + 1 } }),
+    config: (hf) => ({
+      ...bertConfig(hf),
+      typeVocabSize: requireInt(hf, 'type_vocab_size', 1),
+      positionOptions: { offset: requireInt(hf, 'pad_token_id', 1) + 1 },
+    }),
   },
   {
     // learned positions from padding_idx + 1 (padding_idx is 1 whatever the config says) and T5's
@@ -140,7 +155,10 @@ export const FAMILIES = [
     ],
     config: (hf) => {
       const buckets = requireInt(hf, 'relative_attention_num_buckets', 32);
-      if (buckets !== 32) throw unsupported(`config.json: relative_attention_num_buckets = ${buckets}: MPNet computes 32 buckets whatever the config says, so a table of ${buckets} rows would be read wrongly`);
+      if (buckets !== 32)
+        throw unsupported(
+          `config.json: relative_attention_num_buckets = ${buckets}: MPNet computes 32 buckets whatever the config says, so a table of ${buckets} rows would be read wrongly`,
+        );
       return {
         vocabSize: requireInt(hf, 'vocab_size'),
         dModel: requireInt(hf, 'hidden_size'),
@@ -244,7 +262,8 @@ export const FAMILIES = [
       const act = field(hf, 'activation_function', 'swiglu');
       const gated = lookup({ swiglu: 'swiglu', geglu: 'geglu' }, act);
       const plain = lookup({ gelu: 'gelu', gelu_new: 'gelu_tanh', relu: 'relu' }, act);
-      if (!gated && !plain) throw unsupported(`config.json: activation_function = ${JSON.stringify(act)} is not supported (swiglu, geglu, gelu, gelu_new, relu)`);
+      if (!gated && !plain)
+        throw unsupported(`config.json: activation_function = ${JSON.stringify(act)} is not supported (swiglu, geglu, gelu, gelu_new, relu)`);
       const layer0 = shape(gated ? 'encoder.layers.0.mlp.fc11.weight' : 'encoder.layers.0.mlp.fc1.weight');
       const factor = hf.rotary_scaling_factor;
       return {
@@ -294,13 +313,17 @@ export const FAMILIES = [
       if (types !== undefined && (!Array.isArray(types) || types.length !== L)) throw unsupported('config.json: layer_types must list one type per layer');
       if (!types) {
         const every = requireInt(hf, 'global_attn_every_n_layers', 3);
-        if (every === 0) throw unsupported('config.json: global_attn_every_n_layers = 0 is not supported (a positive integer: every n-th layer attends globally)');
+        if (every === 0)
+          throw unsupported('config.json: global_attn_every_n_layers = 0 is not supported (a positive integer: every n-th layer attends globally)');
         types = Array.from({ length: L }, (_, i) => (i % every === 0 ? 'full_attention' : 'sliding_attention'));
       }
-      for (const t of types) if (t !== 'full_attention' && t !== 'sliding_attention') throw unsupported(`config.json: layer_types has ${JSON.stringify(t)} (full_attention, sliding_attention)`);
+      for (const t of types)
+        if (t !== 'full_attention' && t !== 'sliding_attention')
+          throw unsupported(`config.json: layer_types has ${JSON.stringify(t)} (full_attention, sliding_attention)`);
       const theta = (kind, oldKey, fallback) => {
         const p = hf.rope_parameters?.[kind];
-        if (p && (p.rope_type ?? 'default') !== 'default') throw unsupported(`config.json: rope_parameters.${kind}.rope_type = ${JSON.stringify(p.rope_type)} is not supported (default)`);
+        if (p && (p.rope_type ?? 'default') !== 'default')
+          throw unsupported(`config.json: rope_parameters.${kind}.rope_type = ${JSON.stringify(p.rope_type)} is not supported (default)`);
         return p?.rope_theta ?? field(hf, oldKey, fallback);
       };
       const local = types.flatMap((t, i) => (t === 'sliding_attention' ? [i] : []));
@@ -312,7 +335,11 @@ export const FAMILIES = [
         layers: L,
         ffDim: requireInt(hf, 'intermediate_size'),
         position: 'rope',
-        positionOptions: { base: theta('full_attention', 'global_rope_theta', 160000), localBase: theta('sliding_attention', 'local_rope_theta', 10000), style: 'half' },
+        positionOptions: {
+          base: theta('full_attention', 'global_rope_theta', 160000),
+          localBase: theta('sliding_attention', 'local_rope_theta', 10000),
+          style: 'half',
+        },
         localWindow: local.length ? window : 0,
         localLayers: local,
         norm: 'layernorm',
@@ -352,7 +379,9 @@ export const FAMILIES = [
       // as transformers' T5Config: 'act' or 'gated-act', nothing else
       const proj = field(hf, 'feed_forward_proj', 'relu');
       if (typeof proj !== 'string' || !/^(gated-)?[^-]+$/.test(proj))
-        throw unsupported(`config.json: feed_forward_proj = ${JSON.stringify(proj)} is not supported ('relu', 'gelu', 'gated-gelu' or another activation, optionally 'gated-')`);
+        throw unsupported(
+          `config.json: feed_forward_proj = ${JSON.stringify(proj)} is not supported ('relu', 'gelu', 'gated-gelu' or another activation, optionally 'gated-')`,
+        );
       const gated = proj.startsWith('gated-');
       const act = hf.dense_act_fn ?? (proj === 'gated-gelu' ? 'gelu_new' : proj.replace(/^gated-/, ''));
       return {
@@ -365,7 +394,10 @@ export const FAMILIES = [
         ffDim: requireInt(hf, 'd_ff'),
         position: 'none', // T5 has no absolute positions, only the relative bias of block 0, shared by every block
         relativeBias: 't5',
-        relativeBiasOptions: { buckets: requireInt(hf, 'relative_attention_num_buckets', 32), maxDistance: requireInt(hf, 'relative_attention_max_distance', 128) },
+        relativeBiasOptions: {
+          buckets: requireInt(hf, 'relative_attention_num_buckets', 32),
+          maxDistance: requireInt(hf, 'relative_attention_max_distance', 128),
+        },
         norm: 'rmsnorm',
         normPlacement: 'pre',
         finalNorm: true,
@@ -380,8 +412,11 @@ export const FAMILIES = [
 export function detectFamily(hf) {
   if (hf === null || typeof hf !== 'object' || Array.isArray(hf)) throw new SwapformerError('BAD_FILE', 'config.json must be a JSON object');
   const family = FAMILIES.find((f) => f.matches(hf));
-  if (hf.model_type === 'deberta' || hf.model_type === 'deberta-v2') { // modeling_deberta_v2.py: DisentangledSelfAttention
-    throw unsupported(`config.json: model_type = ${JSON.stringify(hf.model_type)} is not supported: DeBERTa's disentangled attention adds content-to-position and position-to-content scores through learned projections of a relative position table (pos_att_type ${JSON.stringify(hf.pos_att_type ?? null)}), which no position plugin computes`);
+  if (hf.model_type === 'deberta' || hf.model_type === 'deberta-v2') {
+    // modeling_deberta_v2.py: DisentangledSelfAttention
+    throw unsupported(
+      `config.json: model_type = ${JSON.stringify(hf.model_type)} is not supported: DeBERTa's disentangled attention adds content-to-position and position-to-content scores through learned projections of a relative position table (pos_att_type ${JSON.stringify(hf.pos_att_type ?? null)}), which no position plugin computes`,
+    );
   }
   if (!family) {
     throw unsupported(`config.json: model_type = ${JSON.stringify(hf.model_type)} is not supported (${FAMILIES.map((f) => f.description).join('; ')})`);
@@ -431,14 +466,31 @@ export function mapTensors(family, tensors, hf = {}) {
   const headEntries = head ? compiledHead(head.table) : [];
   const ignore = [...(head?.table.ignore ?? []), ...family.ignore];
   const entries = table(family);
-  const out = [], seen = new Map(), decoders = [];
+  const out = [],
+    seen = new Map(),
+    decoders = [];
   for (const [n, t] of renamed) {
     let hit;
-    for (const e of headEntries) if ((hit = e.re.exec(n))) { hit = { e, m: hit }; break; }
-    if (hit && hit.e.targets[0] === TIED) { decoders.push(t); continue; }
+    for (const e of headEntries)
+      if ((hit = e.re.exec(n))) {
+        hit = { e, m: hit };
+        break;
+      }
+    if (hit && hit.e.targets[0] === TIED) {
+      decoders.push(t);
+      continue;
+    }
     if (!hit && ignore.some((re) => re.test(n))) continue;
-    if (!hit) for (const e of entries) if ((hit = e.re.exec(n))) { hit = { e, m: hit }; break; }
-    if (!hit) throw unsupported(`weight '${t.source}' is not part of a ${family.description} ${head ? `${head.task} model` : 'encoder'} as swapformer knows it (an architecture variant it would run wrongly)`);
+    if (!hit)
+      for (const e of entries)
+        if ((hit = e.re.exec(n))) {
+          hit = { e, m: hit };
+          break;
+        }
+    if (!hit)
+      throw unsupported(
+        `weight '${t.source}' is not part of a ${family.description} ${head ? `${head.task} model` : 'encoder'} as swapformer knows it (an architecture variant it would run wrongly)`,
+      );
     if (!FLOAT.has(t.dtype)) throw unsupported(`weight '${t.source}' has dtype ${t.dtype}; weights must be F32, F16, BF16 or F64`);
     const { i, p } = hit.m.groups ?? {};
     const names = hit.e.targets.map((x) => x.replace('{i}', i).replace('{p}', p));
@@ -457,7 +509,8 @@ export function mapTensors(family, tensors, hf = {}) {
     });
   }
   let tied = true;
-  for (const d of decoders) { // the decoder's saved copy: the token table again, or an untied projection
+  for (const d of decoders) {
+    // the decoder's saved copy: the token table again, or an untied projection
     const tokens = seen.get(TIED);
     if (tokens && tokens.dtype === d.dtype && sameBytes(tokens.bytes, d.bytes)) continue;
     if (!FLOAT.has(d.dtype)) throw unsupported(`weight '${d.source}' has dtype ${d.dtype}; weights must be F32, F16, BF16 or F64`);

@@ -49,8 +49,8 @@ export function limitOf(path) {
   return path.split('/').at(-1) === 'tokenizer.json' ? 64 * MB : 16 * MB;
 }
 
-const tooBig = (path, label, bytes, limit) => new SwapformerError('BAD_FILE',
-  `${path} (in ${label}) is ${bytes} bytes or more, past the ${limit} bytes swapformer reads for such a file`);
+const tooBig = (path, label, bytes, limit) =>
+  new SwapformerError('BAD_FILE', `${path} (in ${label}) is ${bytes} bytes or more, past the ${limit} bytes swapformer reads for such a file`);
 
 /** The deepest nesting of objects and arrays a JSON file may have (deeper data overflow recursive code). */
 export const MAX_JSON_DEPTH = 64;
@@ -61,7 +61,8 @@ export function checkJSONDepth(text, name) {
   let depth = 0;
   for (let m; (m = tokens.exec(text));) {
     const c = m[0];
-    if (c === '"') { // skip to the closing quote: one not preceded by an odd run of backslashes
+    if (c === '"') {
+      // skip to the closing quote: one not preceded by an odd run of backslashes
       let end = m.index;
       for (;;) {
         end = text.indexOf('"', end + 1);
@@ -72,8 +73,7 @@ export function checkJSONDepth(text, name) {
       }
       tokens.lastIndex = end + 1;
     } else if (c === ']' || c === '}') depth--;
-    else if (++depth > MAX_JSON_DEPTH)
-      throw new SwapformerError('BAD_FILE', `${name} nests objects or arrays more than ${MAX_JSON_DEPTH} deep`);
+    else if (++depth > MAX_JSON_DEPTH) throw new SwapformerError('BAD_FILE', `${name} nests objects or arrays more than ${MAX_JSON_DEPTH} deep`);
   }
 }
 
@@ -90,8 +90,9 @@ export function parseJSON(text, name) {
 }
 
 /** Whether v is an AbortSignal (or acts as one). */
-const isSignal = (v) => (typeof AbortSignal === 'function' && v instanceof AbortSignal)
-  || (v !== null && typeof v === 'object' && typeof v.aborted === 'boolean' && typeof v.addEventListener === 'function');
+const isSignal = (v) =>
+  (typeof AbortSignal === 'function' && v instanceof AbortSignal) ||
+  (v !== null && typeof v === 'object' && typeof v.aborted === 'boolean' && typeof v.addEventListener === 'function');
 
 /** The error of a read stopped by an AbortSignal: NETWORK, the signal's reason as `cause`. */
 function abortError(path, reason) {
@@ -105,7 +106,6 @@ export function checkSignal(signal, what) {
   if (signal?.aborted) throw signal.reason instanceof SwapformerError ? signal.reason : abortError(what, signal.reason);
 }
 
-
 /**
  * Refuses a file path that is not a plain relative '/'-separated path inside
  * the source. `from` names the file the path came from (for the message).
@@ -113,7 +113,9 @@ export function checkSignal(signal, what) {
  */
 export function checkPath(path, from) {
   const where = from ? `${from} names the file '${path}'` : `file path '${path}'`;
-  const refuse = (why) => { throw new SwapformerError('BAD_FILE', `${where}: ${why}; only relative paths inside the model folder are read`); };
+  const refuse = (why) => {
+    throw new SwapformerError('BAD_FILE', `${where}: ${why}; only relative paths inside the model folder are read`);
+  };
   if (typeof path !== 'string' || path === '') refuse('not a non-empty string');
   if (path.includes('\0')) refuse('it contains NUL');
   if (path.includes('\\')) refuse('it contains a backslash');
@@ -183,9 +185,21 @@ export function subSource(source, folder) {
 // ---------------------------------------------------------------------------
 // Options and the kind of source
 
-function checkOptions({ hubUrl = 'https://huggingface.co', revision = 'main', fetch = globalThis.fetch, cache = true, onProgress, signal = null, stallTimeout = 60000,
-  token, offline = false, cacheDir = null } = {}) {
-  const bad = (name, why) => { throw new SwapformerError('BAD_ARGUMENT', `option ${name}: ${why}`); };
+function checkOptions({
+  hubUrl = 'https://huggingface.co',
+  revision = 'main',
+  fetch = globalThis.fetch,
+  cache = true,
+  onProgress,
+  signal = null,
+  stallTimeout = 60000,
+  token,
+  offline = false,
+  cacheDir = null,
+} = {}) {
+  const bad = (name, why) => {
+    throw new SwapformerError('BAD_ARGUMENT', `option ${name}: ${why}`);
+  };
   let hub;
   try {
     hub = new URL(String(hubUrl));
@@ -199,7 +213,8 @@ function checkOptions({ hubUrl = 'https://huggingface.co', revision = 'main', fe
   if (onProgress !== undefined && onProgress !== null && typeof onProgress !== 'function') bad('onProgress', 'must be a function');
   if (signal !== null && !isSignal(signal)) bad('signal', 'must be an AbortSignal');
   if (typeof stallTimeout !== 'number' || !(stallTimeout > 0)) bad('stallTimeout', 'must be a positive number of milliseconds (Infinity: no limit)');
-  if (token !== undefined && (typeof token !== 'string' || token === '' || /[\r\n]/.test(token))) bad('token', 'must be a Hugging Face access token (a non-empty string)');
+  if (token !== undefined && (typeof token !== 'string' || token === '' || /[\r\n]/.test(token)))
+    bad('token', 'must be a Hugging Face access token (a non-empty string)');
   if (typeof offline !== 'boolean') bad('offline', 'must be true or false');
   if (cacheDir !== null && (typeof cacheDir !== 'string' || cacheDir === '')) bad('cacheDir', 'must be a folder path');
   // a plain call (no `this`): window.fetch called as a method of another object throws "Illegal invocation"
@@ -213,10 +228,14 @@ function checkOptions({ hubUrl = 'https://huggingface.co', revision = 'main', fe
  * names a file under refs/ in the hub cache: '../' would write outside it.
  */
 function checkRevision(revision, what = 'option revision') {
-  if (typeof revision !== 'string' || revision === '') throw new SwapformerError('BAD_ARGUMENT', `${what}: must be a non-empty string (a branch, tag or commit)`);
+  if (typeof revision !== 'string' || revision === '')
+    throw new SwapformerError('BAD_ARGUMENT', `${what}: must be a non-empty string (a branch, tag or commit)`);
   // eslint-disable-next-line no-control-regex -- git refuses control characters in a ref name
   if (revision.includes('..') || revision.includes('\\') || /[\0-\x1f\x7f]/.test(revision) || revision.split('/').some((p) => p === '' || p.startsWith('.'))) {
-    throw new SwapformerError('BAD_ARGUMENT', `${what}: ${JSON.stringify(revision)} is not a branch, tag or commit name (git refuses '..', empty or dot-first parts, backslashes)`);
+    throw new SwapformerError(
+      'BAD_ARGUMENT',
+      `${what}: ${JSON.stringify(revision)} is not a branch, tag or commit name (git refuses '..', empty or dot-first parts, backslashes)`,
+    );
   }
 }
 
@@ -224,8 +243,7 @@ const looksLikePath = (s) => /^(\.{1,2}([/\\]|$)|[/\\~]|[A-Za-z]:)/.test(s) || s
 
 /** Whether a Hub id is valid the way the Hub checks it (owner/name, no '..' or '--'). */
 export function isHubId(s) {
-  return typeof s === 'string' && HUB_ID_RE.test(s) && !s.includes('..') && !s.includes('--')
-    && s.split('/').every((p) => p.length <= 96);
+  return typeof s === 'string' && HUB_ID_RE.test(s) && !s.includes('..') && !s.includes('--') && s.split('/').every((p) => p.length <= 96);
 }
 
 /**
@@ -244,7 +262,13 @@ export function isHubId(s) {
 export async function openSource(source, options = {}) {
   const given = options ?? {};
   const own = (k) => (Object.hasOwn(given, k) ? given[k] : undefined);
-  const environment = await hubEnvironment({ hubUrl: own('hubUrl'), token: own('token'), offline: own('offline'), cacheDir: own('cacheDir'), cache: own('cache') });
+  const environment = await hubEnvironment({
+    hubUrl: own('hubUrl'),
+    token: own('token'),
+    offline: own('offline'),
+    cacheDir: own('cacheDir'),
+    cache: own('cache'),
+  });
   const opts = checkOptions({ ...given, ...environment });
   if (source instanceof URL) {
     if (source.protocol === 'file:' && isNode) {
@@ -265,22 +289,28 @@ export async function openSource(source, options = {}) {
       const info = await stat(source).catch(() => null);
       if (info) return openDirectory(source, opts, info);
       if (looksLikePath(source) || !isHubId(source))
-        throw new SwapformerError(looksLikePath(source) ? 'NOT_FOUND' : 'BAD_ARGUMENT',
+        throw new SwapformerError(
+          looksLikePath(source) ? 'NOT_FOUND' : 'BAD_ARGUMENT',
           looksLikePath(source)
             ? `source: no directory '${source}'`
-            : `source '${source}' is neither an existing directory, a URL nor a Hugging Face id 'owner/name'`);
+            : `source '${source}' is neither an existing directory, a URL nor a Hugging Face id 'owner/name'`,
+        );
       return openHub(source, opts);
     }
     if (isHubId(source) && !looksLikePath(source)) return openHub(source, opts);
-    throw new SwapformerError('BAD_ARGUMENT', looksLikePath(source)
-      ? `source '${source}': a directory path works only in Node; in a browser pass a URL, a Hugging Face id or a map of files`
-      : `source '${source}' is neither a URL nor a Hugging Face id 'owner/name'`);
+    throw new SwapformerError(
+      'BAD_ARGUMENT',
+      looksLikePath(source)
+        ? `source '${source}': a directory path works only in Node; in a browser pass a URL, a Hugging Face id or a map of files`
+        : `source '${source}' is neither a URL nor a Hugging Face id 'owner/name'`,
+    );
   }
-  if (Array.isArray(source) || (typeof FileList === 'function' && source instanceof FileList))
-    return openFiles(filesFromList(source), opts);
-  if (source instanceof Map || (source && typeof source === 'object' && !ArrayBuffer.isView(source)))
-    return openFiles(source, opts);
-  throw new SwapformerError('BAD_ARGUMENT', 'source must be a directory path, a URL, a Hugging Face id (owner/name), a map of file names to contents or a list of File objects');
+  if (Array.isArray(source) || (typeof FileList === 'function' && source instanceof FileList)) return openFiles(filesFromList(source), opts);
+  if (source instanceof Map || (source && typeof source === 'object' && !ArrayBuffer.isView(source))) return openFiles(source, opts);
+  throw new SwapformerError(
+    'BAD_ARGUMENT',
+    'source must be a directory path, a URL, a Hugging Face id (owner/name), a map of file names to contents or a list of File objects',
+  );
 }
 
 /**
@@ -310,12 +340,14 @@ export async function readFile(source, options = {}) {
  * whose files are symlinks to ../../blobs/<hash>), the models--owner--name folder.
  */
 function containmentRoot(real, path) {
-  const snapshots = path.dirname(real), repo = path.dirname(snapshots);
+  const snapshots = path.dirname(real),
+    repo = path.dirname(snapshots);
   return path.basename(snapshots) === 'snapshots' && /^models--.+--.+$/.test(path.basename(repo)) ? repo : real;
 }
 
 /** The kind of a file that is not a regular one, for messages. */
-const specialKind = (info) => (info.isFIFO() ? 'a FIFO' : info.isSocket() ? 'a socket' : info.isCharacterDevice() || info.isBlockDevice() ? 'a device' : 'not a regular file');
+const specialKind = (info) =>
+  info.isFIFO() ? 'a FIFO' : info.isSocket() ? 'a socket' : info.isCharacterDevice() || info.isBlockDevice() ? 'a device' : 'not a regular file';
 
 /** Reads an open file to its end, at most `limit` bytes (a file may grow after its stat); `check` runs between reads. */
 async function readHandle(fh, size, limit, check, tooLarge) {
@@ -346,10 +378,10 @@ async function openDirectory(dir, opts, info) {
   const root = containmentRoot(await fs.realpath(dir), path);
   const inside = (real) => real === root || real.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
   const missing = (e) => e && (e.code === 'ENOENT' || e.code === 'ENOTDIR' || e.code === 'EISDIR');
-  const notFound = (p, e) => new SwapformerError('NOT_FOUND', missing(e)
-    ? `no file ${p} in the directory ${dir}`
-    : `cannot read ${p} in the directory ${dir}: ${e.message}`);
-  const refuse = (p, why) => new SwapformerError('BAD_FILE', `${p} in the directory ${dir} ${why}; swapformer reads only regular files inside the model folder`);
+  const notFound = (p, e) =>
+    new SwapformerError('NOT_FOUND', missing(e) ? `no file ${p} in the directory ${dir}` : `cannot read ${p} in the directory ${dir}: ${e.message}`);
+  const refuse = (p, why) =>
+    new SwapformerError('BAD_FILE', `${p} in the directory ${dir} ${why}; swapformer reads only regular files inside the model folder`);
   const { constants } = await nodeBuiltin('node:fs');
   const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0); // opening a FIFO must not wait for a writer
 
@@ -388,7 +420,16 @@ async function openDirectory(dir, opts, info) {
       if (!st.isFile()) throw refuse(p, `is ${specialKind(st)}`);
       const tooLarge = (n) => tooBig(p, dir, n, limit);
       if (st.size > limit) throw tooLarge(st.size);
-      bytes = await readHandle(fh, st.size, limit, () => { checkSignal(opts.signal, p); checkSignal(signal, p); }, tooLarge);
+      bytes = await readHandle(
+        fh,
+        st.size,
+        limit,
+        () => {
+          checkSignal(opts.signal, p);
+          checkSignal(signal, p);
+        },
+        tooLarge,
+      );
     } finally {
       await fh.close().catch(() => {});
     }
@@ -416,8 +457,7 @@ function fileEntries(source) {
   }
   // a dropped folder: every name starts with the same folder and config.json is not at the root
   const first = entries[0][0].split('/')[0];
-  const dropped = !entries.some(([n]) => n === 'config.json')
-    && entries.every(([n]) => n.includes('/') && n.split('/')[0] === first);
+  const dropped = !entries.some(([n]) => n === 'config.json') && entries.every(([n]) => n.includes('/') && n.split('/')[0] === first);
   return dropped ? entries.map(([n, v]) => [n.slice(first.length + 1), v]) : entries;
 }
 
@@ -429,8 +469,7 @@ function fileEntries(source) {
 function filesFromList(list) {
   const map = new Map();
   for (const file of Array.from(list)) {
-    if (!isBlob(file) || typeof file.name !== 'string')
-      throw new SwapformerError('BAD_ARGUMENT', 'source: a list of files must hold File objects');
+    if (!isBlob(file) || typeof file.name !== 'string') throw new SwapformerError('BAD_ARGUMENT', 'source: a list of files must hold File objects');
     const name = file.webkitRelativePath || file.name;
     if (map.has(name)) throw new SwapformerError('BAD_ARGUMENT', `source: the file ${name} is given twice`);
     map.set(name, file);
@@ -541,7 +580,10 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
     const code = res.headers.get('x-error-code');
     const hubMessage = res.headers.get('x-error-message');
     if (res.status === 401 || code === 'RepoNotFound')
-      throw new SwapformerError('NOT_FOUND', `${path}: ${hub ? `repository ${label.split('@')[0]}` : label} not found or private (HTTP ${res.status} from ${url})`);
+      throw new SwapformerError(
+        'NOT_FOUND',
+        `${path}: ${hub ? `repository ${label.split('@')[0]}` : label} not found or private (HTTP ${res.status} from ${url})`,
+      );
     if (code === 'RevisionNotFound')
       throw new SwapformerError('NOT_FOUND', `${path}: revision '${opts.revision}' not found in ${label.split('@')[0]} (HTTP ${res.status} from ${url})`);
     if (res.status === 404) {
@@ -573,7 +615,9 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
    */
   const fetchHub = async (guard, url, path, init = {}) => {
     if (!disk) return { res: await request(guard, url, path, { ...init, headers: auth }), meta: null };
-    let current = url, headers = auth, first = null;
+    let current = url,
+      headers = auth,
+      first = null;
     for (let hop = 0; hop <= 5; hop++) {
       const res = await request(guard, current, path, { ...init, headers: { ...headers, 'accept-encoding': 'identity' }, redirect: 'manual' });
       first ??= res;
@@ -596,14 +640,18 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
    * an empty cache reads as a repository without config.json).
    */
   const offlineMiss = async (path, optional) => {
-    const snapshot = !disk || await disk.hasSnapshot();
+    const snapshot = !disk || (await disk.hasSnapshot());
     if (optional && snapshot) return null;
-    throw new SwapformerError('NOT_FOUND', `${path} of ${label} is not in the ${disk ? `hub cache (${disk.repo}${snapshot ? '' : `: no snapshot of '${opts.revision}'`})` : 'cache'}, and downloads are off (the offline option, or HF_HUB_OFFLINE)`);
+    throw new SwapformerError(
+      'NOT_FOUND',
+      `${path} of ${label} is not in the ${disk ? `hub cache (${disk.repo}${snapshot ? '' : `: no snapshot of '${opts.revision}'`})` : 'cache'}, and downloads are off (the offline option, or HF_HUB_OFFLINE)`,
+    );
   };
 
   const readRaw = async (path, optional, { limit, signal }) => {
     const url = urlOf(path);
-    if (disk) { // a snapshot on disk: read as a folder is (regular files, symlinks inside the repository's folder, caps)
+    if (disk) {
+      // a snapshot on disk: read as a folder is (regular files, symlinks inside the repository's folder, caps)
       const dir = await disk.snapshotWith(path);
       if (dir) return (await openDirectory(dir, opts)).read(path, { optional, signal });
       if (await disk.knownAbsent(path)) {
@@ -648,7 +696,8 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
     return bytes;
   };
 
-  const fetchHubOrUrl = (guard, url, path, init) => (hub ? fetchHub(guard, url, path, init) : request(guard, url, path, init).then((res) => ({ res, meta: null })));
+  const fetchHubOrUrl = (guard, url, path, init) =>
+    hub ? fetchHub(guard, url, path, init) : request(guard, url, path, init).then((res) => ({ res, meta: null }));
 
   const hasRaw = async (path, { signal }) => {
     const url = urlOf(path);
@@ -657,7 +706,7 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
       if (await disk.knownAbsent(path)) return false;
     }
     const cache = await openCache();
-    if (cache && await cache.match(url).catch(() => undefined)) return true;
+    if (cache && (await cache.match(url).catch(() => undefined))) return true;
     if (opts.offline) {
       await offlineMiss(path, true); // throws when nothing of the revision is cached
       return false;
@@ -678,14 +727,20 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
 /** Whether a fetch option's answer can be read as a Response (status, headers, a body or arrayBuffer). */
 function isResponse(res) {
   try {
-    return res !== null && typeof res === 'object' && typeof res.status === 'number' && typeof res.ok === 'boolean'
-      && typeof res.headers?.get === 'function'
-      && (res.body ? typeof res.body.getReader === 'function' : typeof res.arrayBuffer === 'function');
+    return (
+      res !== null &&
+      typeof res === 'object' &&
+      typeof res.status === 'number' &&
+      typeof res.ok === 'boolean' &&
+      typeof res.headers?.get === 'function' &&
+      (res.body ? typeof res.body.getReader === 'function' : typeof res.arrayBuffer === 'function')
+    );
   } catch {
     return false;
   }
 }
-const describe = (v) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? `an object (${Object.prototype.toString.call(v)})` : typeof v);
+const describe = (v) =>
+  v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? `an object (${Object.prototype.toString.call(v)})` : typeof v;
 
 /**
  * What stops one download: the signals (the signal option, the read's own)
@@ -695,7 +750,8 @@ const describe = (v) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : t
  */
 function downloadGuard(path, url, signals, stallTimeout) {
   const controller = new AbortController();
-  let failure = null, timer = null;
+  let failure = null,
+    timer = null;
   const stopped = new Promise((_, reject) => controller.signal.addEventListener('abort', () => reject(failure), { once: true }));
   stopped.catch(() => {});
   const stop = (e) => {
@@ -717,10 +773,13 @@ function downloadGuard(path, url, signals, stallTimeout) {
   const stall = () => stop(new SwapformerError('NETWORK', `${path}: nothing arrived from ${url} for ${stallTimeout} ms (the stallTimeout option)`));
   return {
     signal: controller.signal,
-    get failure() { return failure; },
+    get failure() {
+      return failure;
+    },
     stop,
     async step(promise) {
-      if (failure) { // the request may have started already (with the aborted signal): its rejection is ours to drop
+      if (failure) {
+        // the request may have started already (with the aborted signal): its rejection is ours to drop
         promise?.catch?.(() => {});
         throw failure;
       }
@@ -750,8 +809,8 @@ async function readBody(res, path, url, { onProgress, limit, guard, label }) {
   const declared = Number(header);
   let total = header !== null && Number.isSafeInteger(declared) && declared >= 0 ? declared : null;
   if (total !== null && total > limit) throw tooBig(path, label, total, limit);
-  const failed = (e, loaded) => (e === guard.failure ? e
-    : new SwapformerError('NETWORK', `${path}: the download from ${url} failed after ${loaded} bytes: ${e?.message ?? e}`));
+  const failed = (e, loaded) =>
+    e === guard.failure ? e : new SwapformerError('NETWORK', `${path}: the download from ${url} failed after ${loaded} bytes: ${e?.message ?? e}`);
   if (!res.body) {
     let buffer;
     try {
@@ -768,7 +827,8 @@ async function readBody(res, path, url, { onProgress, limit, guard, label }) {
   let buffer = null;
   try {
     if (total !== null) buffer = new Uint8Array(total);
-  } catch { // an engine that cannot reserve the declared size: gather the chunks instead
+  } catch {
+    // an engine that cannot reserve the declared size: gather the chunks instead
     total = null;
   }
   const chunks = [];
@@ -788,7 +848,7 @@ async function readBody(res, path, url, { onProgress, limit, guard, label }) {
       if (loaded + chunk.length > limit) throw tooBig(path, label, loaded + chunk.length, limit);
       if (buffer && loaded + chunk.length <= buffer.length) buffer.set(chunk, loaded);
       else {
-        if (buffer) chunks.push(buffer.subarray(0, loaded)), buffer = null, total = null;
+        if (buffer) (chunks.push(buffer.subarray(0, loaded)), (buffer = null), (total = null));
         chunks.push(chunk);
       }
       loaded += chunk.length;
@@ -806,9 +866,8 @@ async function readBody(res, path, url, { onProgress, limit, guard, label }) {
   else {
     bytes = new Uint8Array(loaded);
     let at = 0;
-    for (const c of chunks) bytes.set(c, at), at += c.length;
+    for (const c of chunks) (bytes.set(c, at), (at += c.length));
   }
-  if (onProgress && !(last && last.loaded === loaded && last.total === loaded))
-    onProgress({ file: path, loaded, total: loaded });
+  if (onProgress && !(last && last.loaded === loaded && last.total === loaded)) onProgress({ file: path, loaded, total: loaded });
   return bytes;
 }

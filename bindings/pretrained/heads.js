@@ -24,18 +24,34 @@ const unsupported = (message) => new SwapformerError('UNSUPPORTED_MODEL', messag
 export const TIED = 'embed.tokens';
 
 /** Hugging Face activation names (activations.py ACT2FN) -> config.head's. */
-const ACT = { gelu: 'gelu', gelu_new: 'gelu_tanh', gelu_pytorch_tanh: 'gelu_tanh', gelu_fast: 'gelu_tanh', relu: 'relu', silu: 'silu', swish: 'silu', tanh: 'tanh' };
+const ACT = {
+  gelu: 'gelu',
+  gelu_new: 'gelu_tanh',
+  gelu_pytorch_tanh: 'gelu_tanh',
+  gelu_fast: 'gelu_tanh',
+  relu: 'relu',
+  silu: 'silu',
+  swish: 'silu',
+  tanh: 'tanh',
+};
 
 function act(hf, key, fallback) {
   const name = Object.hasOwn(hf, key) && hf[key] != null ? hf[key] : fallback;
-  if (typeof name !== 'string' || !Object.hasOwn(ACT, name)) throw unsupported(`config.json: ${key} = ${JSON.stringify(name)} is not a supported head activation (${Object.keys(ACT).join(', ')})`);
+  if (typeof name !== 'string' || !Object.hasOwn(ACT, name))
+    throw unsupported(`config.json: ${key} = ${JSON.stringify(name)} is not a supported head activation (${Object.keys(ACT).join(', ')})`);
   return ACT[name];
 }
 const num = (hf, key, fallback) => (Object.hasOwn(hf, key) && typeof hf[key] === 'number' ? hf[key] : fallback);
 
 // BERT's (and JinaBERT's: its task models reuse BERT's heads)
 const BERT = {
-  sequence: { tensors: [['pooler.dense.{p}', 'head.dense.{p}'], ['classifier.{p}', 'head.out.{p}']], config: () => ({ dense: true, activation: 'tanh' }) },
+  sequence: {
+    tensors: [
+      ['pooler.dense.{p}', 'head.dense.{p}'],
+      ['classifier.{p}', 'head.out.{p}'],
+    ],
+    config: () => ({ dense: true, activation: 'tanh' }),
+  },
   token: { tensors: [['classifier.{p}', 'head.out.{p}']], ignore: [/^pooler\./] },
   mlm: {
     tensors: [
@@ -52,7 +68,13 @@ const BERT = {
 
 // RoBERTa's classification and LM heads (XLM-R's and MPNet's are the same classes under other names)
 const ROBERTA = {
-  sequence: { tensors: [['classifier.dense.{p}', 'head.dense.{p}'], ['classifier.out_proj.{p}', 'head.out.{p}']], config: () => ({ dense: true, activation: 'tanh' }) },
+  sequence: {
+    tensors: [
+      ['classifier.dense.{p}', 'head.dense.{p}'],
+      ['classifier.out_proj.{p}', 'head.out.{p}'],
+    ],
+    config: () => ({ dense: true, activation: 'tanh' }),
+  },
   token: { tensors: [['classifier.{p}', 'head.out.{p}']], ignore: [/^pooler\./] },
   mlm: {
     tensors: [
@@ -68,7 +90,10 @@ const ROBERTA = {
 };
 
 // ModernBERT's prediction head: dense (bias iff classifier_bias) + activation + norm (bias iff norm_bias)
-const MODERNBERT_HEAD = [['head.dense.{p}', 'head.dense.{p}'], ['head.norm.{p}', 'head.norm.{p}']];
+const MODERNBERT_HEAD = [
+  ['head.dense.{p}', 'head.dense.{p}'],
+  ['head.norm.{p}', 'head.norm.{p}'],
+];
 const modernbertHead = (hf) => ({ dense: true, activation: act(hf, 'classifier_activation', 'gelu'), norm: 'layernorm', normEps: num(hf, 'norm_eps', 1e-5) });
 
 export const HEADS = {
@@ -77,10 +102,21 @@ export const HEADS = {
   roberta: ROBERTA,
   mpnet: ROBERTA,
   distilbert: {
-    sequence: { tensors: [['pre_classifier.{p}', 'head.dense.{p}'], ['classifier.{p}', 'head.out.{p}']], config: () => ({ dense: true, activation: 'relu' }) },
+    sequence: {
+      tensors: [
+        ['pre_classifier.{p}', 'head.dense.{p}'],
+        ['classifier.{p}', 'head.out.{p}'],
+      ],
+      config: () => ({ dense: true, activation: 'relu' }),
+    },
     token: { tensors: [['classifier.{p}', 'head.out.{p}']] },
     mlm: {
-      tensors: [['vocab_transform.{p}', 'head.dense.{p}'], ['vocab_layer_norm.{p}', 'head.norm.{p}'], ['vocab_projector.bias', 'head.out.bias'], ['vocab_projector.weight', TIED]],
+      tensors: [
+        ['vocab_transform.{p}', 'head.dense.{p}'],
+        ['vocab_layer_norm.{p}', 'head.norm.{p}'],
+        ['vocab_projector.bias', 'head.out.bias'],
+        ['vocab_projector.weight', TIED],
+      ],
       config: (hf) => ({ dense: true, activation: act(hf, 'activation', 'gelu'), norm: 'layernorm', normEps: 1e-12 }), // eps fixed in DistilBertForMaskedLM
     },
   },
@@ -89,7 +125,8 @@ export const HEADS = {
       tensors: [...MODERNBERT_HEAD, ['classifier.{p}', 'head.out.{p}']],
       config: (hf) => {
         const pooling = Object.hasOwn(hf, 'classifier_pooling') ? hf.classifier_pooling : 'cls';
-        if (pooling !== 'cls' && pooling !== 'mean') throw unsupported(`config.json: classifier_pooling = ${JSON.stringify(pooling)} is not 'cls' or 'mean' (Hugging Face refuses it too)`);
+        if (pooling !== 'cls' && pooling !== 'mean')
+          throw unsupported(`config.json: classifier_pooling = ${JSON.stringify(pooling)} is not 'cls' or 'mean' (Hugging Face refuses it too)`);
         return { ...modernbertHead(hf), pooling };
       },
     },
@@ -121,12 +158,16 @@ export function detectHead(family, hf, names) {
   const table = HEADS[family.name]?.[task];
   if (!table) {
     if (task === 'mlm') return null; // e.g. NomicBertForPreTraining: the encoder alone
-    throw unsupported(`config.json: architectures = ${JSON.stringify(archs)}: swapformer runs no ${task} head for ${family.description} (heads: ${Object.keys(HEADS).join(', ')})`);
+    throw unsupported(
+      `config.json: architectures = ${JSON.stringify(archs)}: swapformer runs no ${task} head for ${family.description} (heads: ${Object.keys(HEADS).join(', ')})`,
+    );
   }
   const present = table.tensors.some(([pattern]) => names.some((n) => matchName(pattern, n)));
   if (!present) {
     if (task === 'mlm') return null;
-    throw unsupported(`config.json says ${archs[0]}, but the weights hold none of its head's tensors (${table.tensors.map(([p]) => p.replace('{p}', 'weight')).join(', ')})`);
+    throw unsupported(
+      `config.json says ${archs[0]}, but the weights hold none of its head's tensors (${table.tensors.map(([p]) => p.replace('{p}', 'weight')).join(', ')})`,
+    );
   }
   return { task, table };
 }

@@ -134,7 +134,8 @@ export async function openRepoCache(cacheDir, id, revision) {
       const tmp = `${link}.${rand()}.incomplete`;
       try {
         await fs.symlink(target, tmp);
-      } catch { // no symlinks (Windows without the privilege): a copy, as huggingface_hub falls back to
+      } catch {
+        // no symlinks (Windows without the privilege): a copy, as huggingface_hub falls back to
         await fs.writeFile(tmp, bytes);
       }
       await fs.rename(tmp, link);
@@ -160,7 +161,7 @@ export async function openRepoCache(cacheDir, id, revision) {
 export function networkError(path, url, e) {
   const cause = e?.cause ?? e;
   const code = cause?.code ?? cause?.errno;
-  const detail = code ? `${code}${cause?.message && !String(cause.message).includes(code) ? `: ${cause.message}` : ''}` : cause?.message ?? String(e);
+  const detail = code ? `${code}${cause?.message && !String(cause.message).includes(code) ? `: ${cause.message}` : ''}` : (cause?.message ?? String(e));
   const err = new SwapformerError('NETWORK', `${path}: fetching ${url} failed (${detail})`);
   err.cause = cause;
   return err;

@@ -15,7 +15,9 @@ import { FAMILIES } from './families.js';
 const own = (o, k) => (o !== null && typeof o === 'object' && Object.hasOwn(o, k) ? o[k] : undefined);
 const utf8 = new TextEncoder();
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
-const bad = (where, why) => { throw new SwapformerError('BAD_FILE', `${where}: ${why}`); };
+const bad = (where, why) => {
+  throw new SwapformerError('BAD_FILE', `${where}: ${why}`);
+};
 
 /** Metadata values as a file keeps them: strings as they are, anything else as JSON text. */
 export const metadataStrings = (extra) => Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
@@ -29,26 +31,32 @@ export const metadataStrings = (extra) => Object.fromEntries(Object.entries(extr
  * so a signalling NaN is converted as numpy converts it.
  */
 export function f16FromBits(u) {
-  const sign = (u >>> 16) & 0x8000, exp = (u >>> 23) & 0xff, man = u & 0x7fffff;
-  if (exp === 0xff) return sign | (man ? 0x7c00 | ((man >>> 13) || 1) : 0x7c00);
+  const sign = (u >>> 16) & 0x8000,
+    exp = (u >>> 23) & 0xff,
+    man = u & 0x7fffff;
+  if (exp === 0xff) return sign | (man ? 0x7c00 | (man >>> 13 || 1) : 0x7c00);
   const e = exp - 127 + 15;
   if (e >= 0x1f) return sign | 0x7c00; // overflow: inf (refused by the loader as non-finite)
-  if (e <= 0) { // subnormal or zero
+  if (e <= 0) {
+    // subnormal or zero
     if (e < -10) return sign;
-    const m = man | 0x800000, shift = 14 - e, half = 1 << (shift - 1);
+    const m = man | 0x800000,
+      shift = 14 - e,
+      half = 1 << (shift - 1);
     let r = m >>> shift;
     const rest = m & ((1 << shift) - 1);
-    if (rest > half || (rest === half && (r & 1))) r++;
+    if (rest > half || (rest === half && r & 1)) r++;
     return sign | r;
   }
   let r = (e << 10) | (man >>> 13);
   const rest = man & 0x1fff;
-  if (rest > 0x1000 || (rest === 0x1000 && (r & 1))) r++; // a carry into the exponent is right (up to inf)
+  if (rest > 0x1000 || (rest === 0x1000 && r & 1)) r++; // a carry into the exponent is right (up to inf)
   return sign | r;
 }
 
 /** A number (rounded to float32 first) -> IEEE half bits, as f16FromBits. */
-const f32scratch = new Float32Array(1), u32scratch = new Uint32Array(f32scratch.buffer);
+const f32scratch = new Float32Array(1),
+  u32scratch = new Uint32Array(f32scratch.buffer);
 export function f16bits(x) {
   f32scratch[0] = x;
   return f16FromBits(u32scratch[0]);
@@ -138,7 +146,9 @@ export async function writeQ8ModelFile(ck, options) {
  */
 export function checkpointSource(config, tensors) {
   const { head, dataLength, parts } = modelLayout(config, tensors);
-  let i = 0, bytes = null, encoded = -1;
+  let i = 0,
+    bytes = null,
+    encoded = -1;
   return new ModelSource(head, head.length + dataLength, (begin, end) => {
     if (i >= parts.length || parts[i].begin > begin) i = 0;
     while (parts[i].end <= begin) i++;
@@ -198,13 +208,22 @@ export function recipeFromJSON(r, { dModel, where = 'model file __metadata__.rec
   const dense = layers.map((d, i) => {
     if (!isObject(d)) return d; // checkRecipe names it
     const bias = own(d, 'bias') ?? null;
-    return { ...d, weight: floatsFromBase64(own(d, 'weight'), `${where}: dense[${i}].weight`), bias: bias === null ? null : floatsFromBase64(bias, `${where}: dense[${i}].bias`) };
+    return {
+      ...d,
+      weight: floatsFromBase64(own(d, 'weight'), `${where}: dense[${i}].weight`),
+      bias: bias === null ? null : floatsFromBase64(bias, `${where}: dense[${i}].bias`),
+    };
   });
   return checkRecipe({ ...r, dense }, { dModel, where });
 }
 
 /** The file each metadata field comes from in a checkpoint folder. */
-const FOLDER_FILES = { hf_config: 'config.json', tokenizer: 'tokenizer.json', tokenizer_config: 'tokenizer_config.json', special_tokens_map: 'special_tokens_map.json' };
+const FOLDER_FILES = {
+  hf_config: 'config.json',
+  tokenizer: 'tokenizer.json',
+  tokenizer_config: 'tokenizer_config.json',
+  special_tokens_map: 'special_tokens_map.json',
+};
 
 /**
  * What loadPretrained reads from a swapformer file's __metadata__ (all

@@ -68,11 +68,15 @@ export class Pretrained {
   }
 
   /** Whether the position scheme was swapped or rescaled from the checkpoint's (withConfig). */
-  get swapped() { return this.#swapped; }
+  get swapped() {
+    return this.#swapped;
+  }
 
   /** What the checkpoint's head does: 'text-classification', 'token-classification', 'fill-mask',
    * or 'feature-extraction' for an encoder alone (every model embeds). */
-  get task() { return TASKS[this.encoder.config.head?.task] ?? 'feature-extraction'; }
+  get task() {
+    return TASKS[this.encoder.config.head?.task] ?? 'feature-extraction';
+  }
 
   /** The head's labels (config.json id2label, LABEL_i where absent), or null without a classifier. */
   get labels() {
@@ -100,34 +104,62 @@ export class Pretrained {
   /** Text classification with the checkpoint's head, as transformers.js's text-classification pipeline:
    * inputs a string, {text, textPair} or an array of either; per input [{label, score}] sorted
    * (topK = 1; null: every label), one input: that array. */
-  classify(inputs, options) { return this.#sync(classifyRun(this, inputs, options)); }
-  classifyAsync(inputs, options) { return this.#async(classifyRun(this, inputs, options)); }
+  classify(inputs, options) {
+    return this.#sync(classifyRun(this, inputs, options));
+  }
+  classifyAsync(inputs, options) {
+    return this.#async(classifyRun(this, inputs, options));
+  }
 
   /** sentence-transformers' CrossEncoder.predict: scores of [query, passage] pairs (a Float32Array). */
-  predict(pairs, options) { return this.#sync(predictRun(this, pairs, options)); }
-  predictAsync(pairs, options) { return this.#async(predictRun(this, pairs, options)); }
+  predict(pairs, options) {
+    return this.#sync(predictRun(this, pairs, options));
+  }
+  predictAsync(pairs, options) {
+    return this.#async(predictRun(this, pairs, options));
+  }
 
   /** CrossEncoder.rank: [{corpusId, score, text?}] sorted by score. */
-  rank(query, documents, options) { return this.#sync(rankRun(this, query, documents, options)); }
-  rankAsync(query, documents, options) { return this.#async(rankRun(this, query, documents, options)); }
+  rank(query, documents, options) {
+    return this.#sync(rankRun(this, query, documents, options));
+  }
+  rankAsync(query, documents, options) {
+    return this.#async(rankRun(this, query, documents, options));
+  }
 
   /** Named entities as Hugging Face's token-classification pipeline (aggregationStrategy 'simple' by default). */
-  classifyTokens(text, options) { return this.#sync(classifyTokensRun(this, text, options)); }
-  classifyTokensAsync(text, options) { return this.#async(classifyTokensRun(this, text, options)); }
+  classifyTokens(text, options) {
+    return this.#sync(classifyTokensRun(this, text, options));
+  }
+  classifyTokensAsync(text, options) {
+    return this.#async(classifyTokensRun(this, text, options));
+  }
 
   /** Hugging Face's fill-mask pipeline: the best tokens at each mask token. */
-  fillMask(text, options) { return this.#sync(fillMaskRun(this, text, options)); }
-  fillMaskAsync(text, options) { return this.#async(fillMaskRun(this, text, options)); }
+  fillMask(text, options) {
+    return this.#sync(fillMaskRun(this, text, options));
+  }
+  fillMaskAsync(text, options) {
+    return this.#async(fillMaskRun(this, text, options));
+  }
 
   /** Hugging Face's zero-shot classification with an NLI classifier: {sequence, labels, scores}. */
-  zeroShot(text, candidateLabels, options) { return this.#sync(zeroShotRun(this, text, candidateLabels, options)); }
-  zeroShotAsync(text, candidateLabels, options) { return this.#async(zeroShotRun(this, text, candidateLabels, options)); }
+  zeroShot(text, candidateLabels, options) {
+    return this.#sync(zeroShotRun(this, text, candidateLabels, options));
+  }
+  zeroShotAsync(text, candidateLabels, options) {
+    return this.#async(zeroShotRun(this, text, candidateLabels, options));
+  }
 
   /** A requested length: a positive integer the position plugin encodes, else SEQUENCE_TOO_LONG (never lowered). */
   #checkLength(n, what) {
     if (!Number.isSafeInteger(n) || n < 2) fail('BAD_ARGUMENT', `${what} must be an integer >= 2, got ${String(n)}`);
     const plugin = this.encoder.maxSequenceLength;
-    if (n > plugin) fail('SEQUENCE_TOO_LONG', `${what} = ${n}: position '${this.encoder.config.position}' of this model encodes at most ${plugin} tokens (swap the scheme with withConfig to go further)`);
+    if (n > plugin)
+      fail(
+        'SEQUENCE_TOO_LONG',
+        `${what} = ${n}: position '${this.encoder.config.position}' of this model encodes at most ${plugin} tokens (swap the scheme with withConfig to go further)`,
+      );
     return n;
   }
 
@@ -161,7 +193,8 @@ export class Pretrained {
     if (texts === null || typeof texts !== 'object' || (typeof texts[Symbol.asyncIterator] !== 'function' && typeof texts[Symbol.iterator] !== 'function')) {
       fail('BAD_ARGUMENT', 'embedStream takes an iterable or async iterable of strings');
     }
-    let batch = [], index = 0;
+    let batch = [],
+      index = 0;
     const flush = async () => {
       const embeddings = this.#precision(await this.#async(embedRun(this, batch, s, index)), s);
       const out = { index, embeddings };
@@ -178,13 +211,19 @@ export class Pretrained {
   }
 
   /** A text's token windows at word boundaries: [{text, start, end, tokens}] (options: maxTokens = maxLength, overlap = 0). */
-  chunk(text, options) { return chunkText(this, text, options); }
+  chunk(text, options) {
+    return chunkText(this, text, options);
+  }
 
   /** The prompts of config_sentence_transformers.json (name -> text), or null. */
-  get prompts() { return this.recipe.prompts ? { ...this.recipe.prompts } : null; }
+  get prompts() {
+    return this.recipe.prompts ? { ...this.recipe.prompts } : null;
+  }
 
   /** The checkpoint's similarity function (config_sentence_transformers.json similarity_fn_name; default 'cosine'). */
-  get similarityFnName() { return this.recipe.similarityFnName ?? 'cosine'; }
+  get similarityFnName() {
+    return this.recipe.similarityFnName ?? 'cosine';
+  }
 
   /** SentenceTransformer.similarity: score(a_m, b_n) with the checkpoint's function: {data, shape: [M, N]}. */
   similarity(a, b) {
@@ -234,9 +273,18 @@ export class Pretrained {
     const after = encoder.config;
     const moved = POSITION_FIELDS.some((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
     try {
-      return new Pretrained({ encoder, tokenizer: this.tokenizer, tokenizerFiles: this.#tokenizerFiles, recipe: this.recipe, family: this.family, hfConfig: this.hfConfig,
-        label: this.source, maxLength: maxLength ?? (moved ? undefined : this.#maxLengthOption), checkpointLimits: this.#checkpointLimits,
-        swapped: this.#swapped || moved });
+      return new Pretrained({
+        encoder,
+        tokenizer: this.tokenizer,
+        tokenizerFiles: this.#tokenizerFiles,
+        recipe: this.recipe,
+        family: this.family,
+        hfConfig: this.hfConfig,
+        label: this.source,
+        maxLength: maxLength ?? (moved ? undefined : this.#maxLengthOption),
+        checkpointLimits: this.#checkpointLimits,
+        swapped: this.#swapped || moved,
+      });
     } catch (e) {
       encoder.dispose();
       throw e;
@@ -249,7 +297,9 @@ export class Pretrained {
     this.encoder.dispose();
   }
 
-  get disposed() { return this.#disposed || this.encoder.disposed; }
+  get disposed() {
+    return this.#disposed || this.encoder.disposed;
+  }
 }
 if (typeof Symbol.dispose === 'symbol') Pretrained.prototype[Symbol.dispose] = Pretrained.prototype.dispose;
 
@@ -277,20 +327,31 @@ function checkLabels(hfConfig, head, label) {
 export async function loadPretrained(source, options) {
   const opts = readOptions(options, 'loadPretrained');
   const fileOptions = {};
-  for (const k of ['onProgress', 'hubUrl', 'revision', 'fetch', 'cache', 'signal', 'stallTimeout', 'token', 'offline', 'cacheDir']) if (own(opts, k) !== undefined) fileOptions[k] = own(opts, k);
-  const wasm = own(opts, 'wasm'), maxLength = own(opts, 'maxLength'), threads = own(opts, 'threads'), dtype = own(opts, 'dtype');
-  if (maxLength !== undefined && (!Number.isSafeInteger(maxLength) || maxLength < 2)) fail('BAD_ARGUMENT', `options.maxLength must be an integer >= 2, got ${String(maxLength)}`);
+  for (const k of ['onProgress', 'hubUrl', 'revision', 'fetch', 'cache', 'signal', 'stallTimeout', 'token', 'offline', 'cacheDir'])
+    if (own(opts, k) !== undefined) fileOptions[k] = own(opts, k);
+  const wasm = own(opts, 'wasm'),
+    maxLength = own(opts, 'maxLength'),
+    threads = own(opts, 'threads'),
+    dtype = own(opts, 'dtype');
+  if (maxLength !== undefined && (!Number.isSafeInteger(maxLength) || maxLength < 2))
+    fail('BAD_ARGUMENT', `options.maxLength must be an integer >= 2, got ${String(maxLength)}`);
 
   // a swapformer model file (the converter's output): bytes, or a path / URL ending in .safetensors
   let bytes = source instanceof Uint8Array ? source : source instanceof ArrayBuffer ? new Uint8Array(source) : null;
   if (!bytes && (typeof source === 'string' || source instanceof URL) && /\.safetensors$/i.test(String(source instanceof URL ? source.pathname : source))) {
     bytes = await readFile(source, fileOptions);
   }
-  let meta, label, model = bytes;
+  let meta,
+    label,
+    model = bytes;
   if (bytes) {
     meta = swapformerMetadata(bytes);
     if (!meta) fail('BAD_FILE', 'loadPretrained: these bytes are not a swapformer model file (pass a Hugging Face folder, URL or id for a checkpoint)');
-    if (!meta.tokenizer || !meta.recipe) fail('BAD_FILE', 'loadPretrained: this swapformer model file has no tokenizer and recipe (write it with `swapformer convert`); use loadModel for a bare encoder');
+    if (!meta.tokenizer || !meta.recipe)
+      fail(
+        'BAD_FILE',
+        'loadPretrained: this swapformer model file has no tokenizer and recipe (write it with `swapformer convert`); use loadModel for a bare encoder',
+      );
     label = 'model file';
   } else {
     const ck = await readCheckpoint(source, fileOptions);
@@ -312,8 +373,17 @@ export async function loadPretrained(source, options) {
     const m = pretrainedMetadata(meta, { dModel: encoder.config.dModel, folder: bytes ? undefined : label });
     const tokenizer = Tokenizer.fromJSON(m.tokenizer, { tokenizerConfig: m.tokenizerConfig, specialTokensMap: m.specialTokensMap });
     checkLabels(m.hfConfig, encoder.config.head, label);
-    return new Pretrained({ encoder, tokenizer, tokenizerFiles: { tokenizerJson: m.tokenizer, tokenizerConfig: m.tokenizerConfig }, recipe: m.recipe, family: m.family, hfConfig: m.hfConfig, label, maxLength,
-      checkpointLimits: [m.recipe.maxSeqLength, tokenizer.modelMaxLength] });
+    return new Pretrained({
+      encoder,
+      tokenizer,
+      tokenizerFiles: { tokenizerJson: m.tokenizer, tokenizerConfig: m.tokenizerConfig },
+      recipe: m.recipe,
+      family: m.family,
+      hfConfig: m.hfConfig,
+      label,
+      maxLength,
+      checkpointLimits: [m.recipe.maxSeqLength, tokenizer.modelMaxLength],
+    });
   } catch (e) {
     encoder.dispose();
     throw e;

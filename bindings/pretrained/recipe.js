@@ -40,7 +40,12 @@ const POOLING_KEYS = [
 
 /** ST's `pooling_mode` strings (Pooling.POOLING_MODES) -> our mode names. */
 const POOLING_MODE_STRINGS = {
-  cls: 'cls', lasttoken: 'lasttoken', max: 'max', mean: 'mean', mean_sqrt_len_tokens: 'mean_sqrt_len', weightedmean: 'weightedmean',
+  cls: 'cls',
+  lasttoken: 'lasttoken',
+  max: 'max',
+  mean: 'mean',
+  mean_sqrt_len_tokens: 'mean_sqrt_len',
+  weightedmean: 'weightedmean',
 };
 
 /** torch activation classes (Dense's activation_function) -> our names. */
@@ -48,17 +53,27 @@ const ACTIVATIONS = { Identity: 'identity', Tanh: 'tanh', ReLU: 'relu', GELU: 'g
 
 /** The older Transformer config names ST still tries, in its order (Transformer.load_config). */
 const TRANSFORMER_CONFIGS = [
-  'sentence_bert_config.json', 'sentence_roberta_config.json', 'sentence_distilbert_config.json',
-  'sentence_camembert_config.json', 'sentence_albert_config.json', 'sentence_xlm-roberta_config.json',
+  'sentence_bert_config.json',
+  'sentence_roberta_config.json',
+  'sentence_distilbert_config.json',
+  'sentence_camembert_config.json',
+  'sentence_albert_config.json',
+  'sentence_xlm-roberta_config.json',
   'sentence_xlnet_config.json',
 ];
 
 /** INSTRUCTOR models: ST forces include_prompt false for exactly these ids (SentenceTransformer.__init__). */
 const INSTRUCTOR_IDS = ['hkunlp/instructor-base', 'hkunlp/instructor-large', 'hkunlp/instructor-xl'];
 
-const badFile = (file, why) => { throw new SwapformerError('BAD_FILE', `${file}: ${why}`); };
-const unsupported = (msg) => { throw new SwapformerError('UNSUPPORTED_MODEL', msg); };
-const badArg = (msg) => { throw new SwapformerError('BAD_ARGUMENT', msg); };
+const badFile = (file, why) => {
+  throw new SwapformerError('BAD_FILE', `${file}: ${why}`);
+};
+const unsupported = (msg) => {
+  throw new SwapformerError('UNSUPPORTED_MODEL', msg);
+};
+const badArg = (msg) => {
+  throw new SwapformerError('BAD_ARGUMENT', msg);
+};
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isCount = (v) => Number.isSafeInteger(v) && v > 0;
 const join = (dir, file) => (dir ? `${dir}/${file}` : file);
@@ -110,8 +125,10 @@ function readModules(modules) {
     if (path) checkPath(path, FILE);
     const cls = moduleClass(m.type);
     if (!['Transformer', 'Pooling', 'Dense', 'Normalize', 'Dropout'].includes(cls))
-      unsupported(`modules.json: module ${i} has the type '${m.type}'${path ? ` (folder ${path})` : ''}, which swapformer does not run ` +
-        '(supported: sentence_transformers.models Transformer, Pooling, Dense, Normalize, Dropout); skipping it would change the embeddings');
+      unsupported(
+        `modules.json: module ${i} has the type '${m.type}'${path ? ` (folder ${path})` : ''}, which swapformer does not run ` +
+          '(supported: sentence_transformers.models Transformer, Pooling, Dense, Normalize, Dropout); skipping it would change the embeddings',
+      );
     return { cls, path, type: m.type };
   });
 }
@@ -127,15 +144,15 @@ function checkOrder(mods) {
 function readPooling(config, file) {
   if (!isObject(config)) badFile(file, 'must be a JSON object');
   const known = new Set(['word_embedding_dimension', 'pooling_mode', 'include_prompt', ...POOLING_KEYS.map((k) => k[0])]);
-  for (const key of Object.keys(config))
-    if (!known.has(key)) unsupported(`${file}: unknown pooling option '${key}' (ST's Pooling would refuse it too)`);
+  for (const key of Object.keys(config)) if (!known.has(key)) unsupported(`${file}: unknown pooling option '${key}' (ST's Pooling would refuse it too)`);
   const enabled = {};
   for (const [key, mode, dflt] of POOLING_KEYS) {
     const v = config[key] ?? dflt;
     if (typeof v !== 'boolean') badFile(file, `${key} must be true or false`);
     enabled[mode] = v;
   }
-  if (config.pooling_mode != null) { // the string form overrides every boolean
+  if (config.pooling_mode != null) {
+    // the string form overrides every boolean
     const mode = typeof config.pooling_mode === 'string' ? POOLING_MODE_STRINGS[config.pooling_mode.toLowerCase()] : undefined;
     if (!mode) badFile(file, `pooling_mode ${JSON.stringify(config.pooling_mode)} is not one of ${Object.keys(POOLING_MODE_STRINGS).join(', ')}`);
     for (const m of POOLING_ORDER) enabled[m] = m === mode;
@@ -243,7 +260,7 @@ async function readPrompts(source) {
     badFile(FILE, `default_prompt_name '${name}' is not among the prompts (${Object.keys(prompts ?? {}).join(', ') || 'none'})`);
   const fn = Object.hasOwn(config, 'similarity_fn_name') ? config.similarity_fn_name : null;
   // ST also accepts 'dot_product' and 'cos_sim'-style aliases of SimilarityFunction's values
-  const fnName = fn === null ? null : { dot_product: 'dot', dot_score: 'dot', cos_sim: 'cosine' }[fn] ?? fn;
+  const fnName = fn === null ? null : ({ dot_product: 'dot', dot_score: 'dot', cos_sim: 'cosine' }[fn] ?? fn);
   if (fnName !== null && !SIMILARITY_FNS.includes(fnName)) badFile(FILE, `similarity_fn_name ${JSON.stringify(fn)} is not one of ${SIMILARITY_FNS.join(', ')}`);
   return { prompts: prompts ? { ...prompts } : null, defaultPromptName: name || null, similarityFnName: fnName };
 }
@@ -294,8 +311,21 @@ export async function readRecipe(source, { modelType, nameOrPath } = {}) {
 // ---------------------------------------------------------------------------
 // Checking a recipe (readRecipe's, or one read back from a model file)
 
-const RECIPE_KEYS = ['pooling', 'includePrompt', 'dense', 'normalize', 'maxSeqLength', 'doLowerCase', 'prompts',
-  'defaultPromptName', 'similarityFnName', 'transformerPath', 'wordEmbeddingDimension', 'source', 'note'];
+const RECIPE_KEYS = [
+  'pooling',
+  'includePrompt',
+  'dense',
+  'normalize',
+  'maxSeqLength',
+  'doLowerCase',
+  'prompts',
+  'defaultPromptName',
+  'similarityFnName',
+  'transformerPath',
+  'wordEmbeddingDimension',
+  'source',
+  'note',
+];
 const DENSE_KEYS = ['path', 'inFeatures', 'outFeatures', 'weight', 'bias', 'activation'];
 
 /** Refuses fields other than `keys` (own properties only are read). */
@@ -333,7 +363,8 @@ export function checkRecipe(recipe, { dModel, where = 'recipe', folder = false }
   if (defaultPromptName !== null && !(typeof defaultPromptName === 'string' && prompts && Object.hasOwn(prompts, defaultPromptName)))
     badFile(where, 'defaultPromptName must be null or one of the prompts');
   const similarityFnName = get('similarityFnName') ?? null;
-  if (similarityFnName !== null && !SIMILARITY_FNS.includes(similarityFnName)) badFile(where, `similarityFnName must be null or one of ${SIMILARITY_FNS.join(', ')}`);
+  if (similarityFnName !== null && !SIMILARITY_FNS.includes(similarityFnName))
+    badFile(where, `similarityFnName must be null or one of ${SIMILARITY_FNS.join(', ')}`);
   for (const k of ['transformerPath', 'note']) if (get(k) !== undefined && typeof get(k) !== 'string') badFile(where, `${k} must be a string`);
   if (!['modules.json', 'default'].includes(get('source'))) badFile(where, "source must be 'modules.json' or 'default'");
   const layers = get('dense');
@@ -351,8 +382,12 @@ export function checkRecipe(recipe, { dModel, where = 'recipe', folder = false }
     const { inFeatures, outFeatures, weight, bias = null, activation } = { ...d };
     if (!isCount(inFeatures) || !isCount(outFeatures)) badFile(file, 'inFeatures and outFeatures must be positive integers');
     if (width !== null && inFeatures !== width)
-      badFile(file, `in_features is ${inFeatures}, but the ${i ? 'Dense module before it gives' : `pooling (${pooling.join(' + ')} of ${dModel} hidden features) gives`} ${width} features`);
-    if (typeof activation !== 'string' || !Object.hasOwn(ACT_FN, activation)) badFile(file, `activation ${JSON.stringify(activation)} is not one of ${Object.keys(ACT_FN).join(', ')}`);
+      badFile(
+        file,
+        `in_features is ${inFeatures}, but the ${i ? 'Dense module before it gives' : `pooling (${pooling.join(' + ')} of ${dModel} hidden features) gives`} ${width} features`,
+      );
+    if (typeof activation !== 'string' || !Object.hasOwn(ACT_FN, activation))
+      badFile(file, `activation ${JSON.stringify(activation)} is not one of ${Object.keys(ACT_FN).join(', ')}`);
     const weights = folder ? join(path, 'model.safetensors') : at;
     if (!(weight instanceof Float32Array) || weight.length !== inFeatures * outFeatures)
       badFile(weights, `the weight must be ${outFeatures} x ${inFeatures} float32 values`);
@@ -386,8 +421,13 @@ const MODE_ALIASES = { mean_sqrt_len_tokens: 'mean_sqrt_len', cls_token: 'cls', 
 
 /** Checks [B, ...] shape and data of a tensor-like {data, shape}. */
 function checkTensor(t, rank, what) {
-  if (!t || !(t.data instanceof Float32Array || t.data instanceof Float64Array || Array.isArray(t.data)) || !Array.isArray(t.shape) || t.shape.length !== rank
-      || !t.shape.every((d) => Number.isSafeInteger(d) && d >= 0))
+  if (
+    !t ||
+    !(t.data instanceof Float32Array || t.data instanceof Float64Array || Array.isArray(t.data)) ||
+    !Array.isArray(t.shape) ||
+    t.shape.length !== rank ||
+    !t.shape.every((d) => Number.isSafeInteger(d) && d >= 0)
+  )
     badArg(`${what} must be {data: Float32Array, shape: [${rank === 3 ? 'B, T, H' : 'B, D'}]}`);
   const n = t.shape.reduce((a, b) => a * b, 1);
   if (t.data.length !== n) badArg(`${what}: data has ${t.data.length} values, shape [${t.shape}] needs ${n}`);
@@ -422,8 +462,12 @@ export function pool(hidden, lengths, modes, { promptLengths } = {}) {
   let starts;
   if (promptLengths === undefined || promptLengths === null) starts = new Array(B).fill(0);
   else if (Number.isSafeInteger(promptLengths) && promptLengths >= 0) starts = new Array(B).fill(promptLengths);
-  else if ((Array.isArray(promptLengths) || ArrayBuffer.isView(promptLengths)) && promptLengths.length === B
-      && [...promptLengths].every((p) => Number.isSafeInteger(p) && p >= 0)) starts = [...promptLengths];
+  else if (
+    (Array.isArray(promptLengths) || ArrayBuffer.isView(promptLengths)) &&
+    promptLengths.length === B &&
+    [...promptLengths].every((p) => Number.isSafeInteger(p) && p >= 0)
+  )
+    starts = [...promptLengths];
   else badArg(`option promptLengths must be a non-negative integer or ${B} of them`);
 
   const D = names.length * H;
@@ -471,7 +515,8 @@ export function pool(hidden, lengths, modes, { promptLengths } = {}) {
 export function erf(x) {
   const ax = Math.abs(x);
   if (ax >= 6) return Math.sign(x); // erfc(6) = 2e-17
-  let term = ax, sum = ax;
+  let term = ax,
+    sum = ax;
   for (let n = 1; n < 200 && term > sum * 1e-17; n++) {
     term *= (2 * ax * ax) / (2 * n + 1);
     sum += term;
@@ -528,7 +573,8 @@ export function applyRecipe(pooled, recipe, { normalize, dimensions, matryoshkaN
   if (matryoshkaNorm) {
     for (let b = 0; b < B; b++) {
       const r = rows.subarray(b * D, (b + 1) * D);
-      let mean = 0, v = 0;
+      let mean = 0,
+        v = 0;
       for (const x of r) mean += x;
       mean /= D;
       for (const x of r) v += (x - mean) ** 2;

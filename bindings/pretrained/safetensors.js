@@ -15,13 +15,26 @@ import { MAX_JSON_DEPTH } from './files.js';
 
 /** Bytes per element of the dtypes the safetensors format defines with whole-byte elements. */
 const DTYPE_SIZE = {
-  F64: 8, F32: 4, F16: 2, BF16: 2,
-  I64: 8, I32: 4, I16: 2, I8: 1,
-  U64: 8, U32: 4, U16: 2, U8: 1,
-  BOOL: 1, F8_E4M3: 1, F8_E5M2: 1,
+  F64: 8,
+  F32: 4,
+  F16: 2,
+  BF16: 2,
+  I64: 8,
+  I32: 4,
+  I16: 2,
+  I8: 1,
+  U64: 8,
+  U32: 4,
+  U16: 2,
+  U8: 1,
+  BOOL: 1,
+  F8_E4M3: 1,
+  F8_E5M2: 1,
 };
 
-const bad = (name, why) => { throw new SwapformerError('BAD_FILE', `${name}: ${why}`); };
+const bad = (name, why) => {
+  throw new SwapformerError('BAD_FILE', `${name}: ${why}`);
+};
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
@@ -36,8 +49,7 @@ function checkDuplicateKeys(text, name) {
     if (c === '{' || c === '[') {
       stack.push(c === '{' ? new Set() : null);
       if (stack.length > MAX_JSON_DEPTH) bad(name, `the header nests more than ${MAX_JSON_DEPTH} deep`);
-    }
-    else if (c === '}' || c === ']') stack.pop();
+    } else if (c === '}' || c === ']') stack.pop();
     else if (c === '"') {
       let j = i + 1;
       while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
@@ -62,14 +74,14 @@ const isIndex = (v) => Number.isSafeInteger(v) && v >= 0;
 function readEntry(key, entry, dataLength, name) {
   const where = `tensor '${key}'`;
   if (!entry || typeof entry !== 'object' || Array.isArray(entry)) bad(name, `${where} must be an object`);
-  for (const k of Object.keys(entry))
-    if (k !== 'dtype' && k !== 'shape' && k !== 'data_offsets') bad(name, `${where} has an unknown field '${k}'`);
+  for (const k of Object.keys(entry)) if (k !== 'dtype' && k !== 'shape' && k !== 'data_offsets') bad(name, `${where} has an unknown field '${k}'`);
   const { dtype, shape, data_offsets: offsets } = entry;
   if (dtype === undefined || shape === undefined || offsets === undefined) bad(name, `${where} needs dtype, shape and data_offsets`);
   if (typeof dtype !== 'string' || !Object.hasOwn(DTYPE_SIZE, dtype))
     bad(name, `${where} has the unknown dtype ${JSON.stringify(dtype)} (known: ${Object.keys(DTYPE_SIZE).join(', ')})`);
   if (!Array.isArray(shape) || !shape.every(isIndex)) bad(name, `${where}: shape must be an array of non-negative integers`);
-  if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isIndex)) bad(name, `${where}: data_offsets must be [begin, end], non-negative integers`);
+  if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isIndex))
+    bad(name, `${where}: data_offsets must be [begin, end], non-negative integers`);
   const [begin, end] = offsets;
   if (end < begin) bad(name, `${where}: data_offsets [${begin}, ${end}] are reversed`);
   if (end > dataLength) bad(name, `${where}: data_offsets end ${end} is past the data (${dataLength} bytes)`);
@@ -82,7 +94,10 @@ function readEntry(key, entry, dataLength, name) {
   }
   const need = count * DTYPE_SIZE[dtype];
   if (need !== end - begin)
-    bad(name, `${where}: data_offsets span ${end - begin} bytes, but ${dtype} x [${shape.join(', ')}] needs ${exact && Number.isSafeInteger(need) ? need : `more than the ${dataLength} bytes of data`}`);
+    bad(
+      name,
+      `${where}: data_offsets span ${end - begin} bytes, but ${dtype} x [${shape.join(', ')}] needs ${exact && Number.isSafeInteger(need) ? need : `more than the ${dataLength} bytes of data`}`,
+    );
   return { dtype, shape: shape.slice(), begin, end };
 }
 
@@ -129,15 +144,13 @@ export function parseSafetensors(bytes, name = 'model.safetensors') {
   const sorted = entries.slice().sort((a, b) => a[1].begin - b[1].begin || a[1].end - b[1].end);
   let at = 0;
   for (const [key, t] of sorted) {
-    if (t.begin !== at)
-      bad(name, `tensor '${key}': data_offsets begin at ${t.begin}, expected ${at} (tensors ${t.begin < at ? 'overlap' : 'leave a hole'})`);
+    if (t.begin !== at) bad(name, `tensor '${key}': data_offsets begin at ${t.begin}, expected ${at} (tensors ${t.begin < at ? 'overlap' : 'leave a hole'})`);
     at = t.end;
   }
   if (at !== dataLength) bad(name, `${dataLength - at} bytes of data after the last tensor`);
 
   const tensors = new Map();
-  for (const [key, t] of entries)
-    tensors.set(key, { dtype: t.dtype, shape: t.shape, bytes: bytes.subarray(dataStart + t.begin, dataStart + t.end) });
+  for (const [key, t] of entries) tensors.set(key, { dtype: t.dtype, shape: t.shape, bytes: bytes.subarray(dataStart + t.begin, dataStart + t.end) });
   return { metadata, tensors };
 }
 
@@ -156,12 +169,17 @@ function halfTable() {
     let exp = (h >> 10) & 0x1f;
     let man = h & 0x3ff;
     let bits;
-    if (exp === 0x1f) bits = sign | 0x7f800000 | (man << 13); // inf, nan
+    if (exp === 0x1f)
+      bits = sign | 0x7f800000 | (man << 13); // inf, nan
     else if (exp) bits = sign | ((exp + 112) << 23) | (man << 13);
     else if (!man) bits = sign;
-    else { // subnormal: renormalise
+    else {
+      // subnormal: renormalise
       exp = 113;
-      while (!(man & 0x400)) { man <<= 1; exp--; }
+      while (!(man & 0x400)) {
+        man <<= 1;
+        exp--;
+      }
       bits = sign | (exp << 23) | ((man & 0x3ff) << 13);
     }
     f16Table[h] = bits >>> 0;
@@ -188,7 +206,8 @@ export function toFloat32(tensor, name = 'tensor') {
   if (dtype === 'F16' || dtype === 'BF16') {
     const out = new Float32Array(count);
     const bits = new Uint32Array(out.buffer);
-    if (littleEndian) { // bits[] is read back as floats in host order
+    if (littleEndian) {
+      // bits[] is read back as floats in host order
       if (dtype === 'F16') {
         const table = halfTable();
         for (let i = 0; i < count; i++) bits[i] = table[bytes[2 * i] | (bytes[2 * i + 1] << 8)];
@@ -219,9 +238,11 @@ export function toFloat32(tensor, name = 'tensor') {
 
 /** The message for a folder that has only PyTorch pickles. */
 export function binHint(what, label) {
-  return `${what} in ${label} is a PyTorch pickle (pytorch_model.bin), which swapformer never unpickles (loading a pickle can run arbitrary code). ` +
+  return (
+    `${what} in ${label} is a PyTorch pickle (pytorch_model.bin), which swapformer never unpickles (loading a pickle can run arbitrary code). ` +
     'Convert it to model.safetensors, e.g. in Python with transformers: ' +
-    'AutoModel.from_pretrained(path).save_pretrained(out, safe_serialization=True)';
+    'AutoModel.from_pretrained(path).save_pretrained(out, safe_serialization=True)'
+  );
 }
 
 /** The most shards an index may name (real checkpoints have tens). */
@@ -254,7 +275,8 @@ function readIndex(index, file) {
 export async function eachLimited(items, concurrency, read) {
   const controller = new AbortController();
   const results = new Array(items.length);
-  let next = 0, failure = null;
+  let next = 0,
+    failure = null;
   const worker = async () => {
     while (failure === null && next < items.length) {
       const i = next++;
@@ -288,8 +310,11 @@ export async function readWeights(source) {
   const index = await source.readJSON(INDEX, { optional: true });
   if (index) {
     const { shards, where } = readIndex(index, INDEX);
-    const parsed = await eachLimited(shards, SHARD_CONCURRENCY,
-      async (file, signal) => parseSafetensors(await source.read(file, { from: INDEX, signal }), file).tensors);
+    const parsed = await eachLimited(
+      shards,
+      SHARD_CONCURRENCY,
+      async (file, signal) => parseSafetensors(await source.read(file, { from: INDEX, signal }), file).tensors,
+    );
     const tensors = new Map();
     const owner = new Map();
     shards.forEach((file, i) => {
@@ -300,12 +325,15 @@ export async function readWeights(source) {
       }
     });
     for (const [name, file] of where)
-      if (owner.get(name) !== file) bad(INDEX, `tensor '${name}' should be in ${file}, ${owner.has(name) ? `but is in ${owner.get(name)}` : 'but it is not there'}`);
+      if (owner.get(name) !== file)
+        bad(INDEX, `tensor '${name}' should be in ${file}, ${owner.has(name) ? `but is in ${owner.get(name)}` : 'but it is not there'}`);
     return { tensors, files: shards };
   }
 
   for (const file of ['pytorch_model.bin', 'pytorch_model.bin.index.json'])
     if (await source.has(file)) throw new SwapformerError('UNSUPPORTED_MODEL', binHint('the model', source.label));
-  throw new SwapformerError('NOT_FOUND',
-    `no weights in ${source.label}: looked for model.safetensors, ${INDEX}, pytorch_model.bin and pytorch_model.bin.index.json`);
+  throw new SwapformerError(
+    'NOT_FOUND',
+    `no weights in ${source.label}: looked for model.safetensors, ${INDEX}, pytorch_model.bin and pytorch_model.bin.index.json`,
+  );
 }

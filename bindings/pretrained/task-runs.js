@@ -31,7 +31,11 @@ function needHead(model, task, method) {
   if (head?.task === task) return head;
   const archs = Array.isArray(model.hfConfig?.architectures) ? ` (config.json architectures: ${JSON.stringify(model.hfConfig.architectures)})` : '';
   const has = head ? `a ${TASKS[head.task]} head` : 'no task head: it embeds (embed, embedAsync)';
-  const wants = { sequence: 'a sequence-classification head (…ForSequenceClassification)', token: 'a token-classification head (…ForTokenClassification)', mlm: 'a masked-LM head (…ForMaskedLM)' }[task];
+  const wants = {
+    sequence: 'a sequence-classification head (…ForSequenceClassification)',
+    token: 'a token-classification head (…ForTokenClassification)',
+    mlm: 'a masked-LM head (…ForMaskedLM)',
+  }[task];
   throw new SwapformerError('UNSUPPORTED_MODEL', `${method} needs ${wants}; this model has ${has}${archs}`);
 }
 
@@ -42,7 +46,8 @@ function needHead(model, task, method) {
  */
 function* headLogits(model, encodings, positions) {
   const { head, typeVocabSize } = model.encoder.config;
-  const L = head.labels, out = [];
+  const L = head.labels,
+    out = [];
   for (let s = 0; s < encodings.length; s += BATCH) {
     const batch = encodings.slice(s, s + BATCH);
     const options = head.task === 'mlm' ? { headPositions: positions.slice(s, s + BATCH) } : { head: true };
@@ -80,7 +85,10 @@ export function* classifyRun(model, inputs, options) {
   const head = needHead(model, 'sequence', 'classify');
   classifyOptions(options);
   const { items, single } = classificationInputs(inputs);
-  const rows = yield* headLogits(model, items.map((x) => encodePair(model, x.text, x.textPair)));
+  const rows = yield* headLogits(
+    model,
+    items.map((x) => encodePair(model, x.text, x.textPair)),
+  );
   const results = classifyLogits(stack(rows, head.labels), [rows.length, head.labels], model.hfConfig, options);
   return single ? results[0] : results;
 }
@@ -90,7 +98,10 @@ export function* predictRun(model, input, options) {
   const head = needHead(model, 'sequence', 'predict');
   predictOptions(options);
   const { pairs } = crossEncoderPairs(input);
-  const rows = yield* headLogits(model, pairs.map(([q, p]) => encodePair(model, q, p)));
+  const rows = yield* headLogits(
+    model,
+    pairs.map(([q, p]) => encodePair(model, q, p)),
+  );
   return crossEncoderScores(stack(rows, head.labels), [rows.length, head.labels], model.hfConfig, options);
 }
 
@@ -101,7 +112,10 @@ export function* rankRun(model, query, documents, options) {
   const pairs = rankInputs(query, documents);
   if (head.labels !== 1) fail('UNSUPPORTED_MODEL', `rank needs a cross-encoder with one output (CrossEncoder.rank); this head has ${head.labels} labels`);
   if (!pairs.length) return [];
-  const rows = yield* headLogits(model, pairs.map(([q, d]) => encodePair(model, q, d)));
+  const rows = yield* headLogits(
+    model,
+    pairs.map(([q, d]) => encodePair(model, q, d)),
+  );
   return rankResults(stack(rows, 1), [rows.length, 1], documents, model.hfConfig, options);
 }
 
@@ -115,7 +129,8 @@ export function* zeroShotRun(model, text, candidateLabels, options) {
   const pairs = hypotheses(hypothesisTemplate, labels).map((h) => {
     try {
       return model.tokenizer.encode(text, { pair: h, maxLength: limit(model), truncation: 'only_first' });
-    } catch (e) { // a hypothesis longer than the limit alone: the pipeline encodes the pair whole
+    } catch (e) {
+      // a hypothesis longer than the limit alone: the pipeline encodes the pair whole
       if (!(e instanceof SwapformerError && e.code === 'SEQUENCE_TOO_LONG')) throw e;
       return model.tokenizer.encode(text, { pair: h });
     }
@@ -143,7 +158,10 @@ export function* fillMaskRun(model, text, options) {
   if (targets) resolveTargets(targets, view); // refused before any pass, as upstream
   const encoding = model.tokenizer.encode(text);
   if (encoding.ids.length > model.encoder.maxSequenceLength) {
-    fail('SEQUENCE_TOO_LONG', `text has ${encoding.ids.length} tokens; this model encodes at most ${model.encoder.maxSequenceLength} (the fill-mask pipeline does not truncate: the masks must stay)`);
+    fail(
+      'SEQUENCE_TOO_LONG',
+      `text has ${encoding.ids.length} tokens; this model encodes at most ${model.encoder.maxSequenceLength} (the fill-mask pipeline does not truncate: the masks must stay)`,
+    );
   }
   const positions = maskPositions(encoding.ids, view);
   const [rows] = yield* headLogits(model, [encoding], [positions]);

@@ -24,11 +24,13 @@ const PRECISION_CODE = { int8: 0, uint8: 1, binary: 2, ubinary: 3 };
 
 /** Rows as {data: Float32Array (or the packed bytes), rows, width, packed}. */
 export function readRows(x, what) {
-  const isVector = (v) => Array.isArray(v) ? v.every((n) => typeof n === 'number') : ArrayBuffer.isView(v) && !(v instanceof DataView);
+  const isVector = (v) => (Array.isArray(v) ? v.every((n) => typeof n === 'number') : ArrayBuffer.isView(v) && !(v instanceof DataView));
   if (x !== null && typeof x === 'object' && Object.hasOwn(x, 'data') && Object.hasOwn(x, 'shape')) {
     const { data, shape } = x;
-    if (!Array.isArray(shape) || shape.length !== 2 || !shape.every((n) => Number.isSafeInteger(n) && n > 0)) fail('BAD_ARGUMENT', `${what}.shape must be [rows, dimensions]`);
-    if (!ArrayBuffer.isView(data) || data.length !== shape[0] * shape[1]) fail('BAD_ARGUMENT', `${what}.data must hold rows x dimensions = ${shape[0] * shape[1]} numbers`);
+    if (!Array.isArray(shape) || shape.length !== 2 || !shape.every((n) => Number.isSafeInteger(n) && n > 0))
+      fail('BAD_ARGUMENT', `${what}.shape must be [rows, dimensions]`);
+    if (!ArrayBuffer.isView(data) || data.length !== shape[0] * shape[1])
+      fail('BAD_ARGUMENT', `${what}.data must hold rows x dimensions = ${shape[0] * shape[1]} numbers`);
     return typed(data, shape[0], shape[1], what);
   }
   if (isVector(x)) return typed(x, 1, x.length, what);
@@ -47,7 +49,8 @@ export function readRows(x, what) {
 
 function typed(data, rows, width, what) {
   if (rows < 1 || width < 1) fail('BAD_ARGUMENT', `${what} is empty`);
-  if (data instanceof Uint8Array || data instanceof Int8Array) { // packed bits; int8 'binary' = ubinary - 128: the same Hamming distances
+  if (data instanceof Uint8Array || data instanceof Int8Array) {
+    // packed bits; int8 'binary' = ubinary - 128: the same Hamming distances
     return { data: data instanceof Int8Array ? Uint8Array.from(data, (b) => (b + 128) & 0xff) : data, rows, width, packed: true };
   }
   return { data: data instanceof Float32Array ? data : Float32Array.from(data), rows, width, packed: false, what }; // finite: checked in copyIn
@@ -87,15 +90,29 @@ function norms(rt, x, alloc, rows, ptr) {
 
 /** score(a_m, b_n) for every pair on rt: {data, shape: [M, N]}. */
 export function similarityOn(rt, a, b, scoreFunction = 'cosine') {
-  const A = readRows(a, 'a'), B = readRows(b, 'b');
-  if (!SCORE_FUNCTIONS.includes(scoreFunction)) fail('BAD_ARGUMENT', `the score function must be one of ${SCORE_FUNCTIONS.join(', ')}, got ${JSON.stringify(scoreFunction)}`);
+  const A = readRows(a, 'a'),
+    B = readRows(b, 'b');
+  if (!SCORE_FUNCTIONS.includes(scoreFunction))
+    fail('BAD_ARGUMENT', `the score function must be one of ${SCORE_FUNCTIONS.join(', ')}, got ${JSON.stringify(scoreFunction)}`);
   if (A.packed || B.packed) fail('BAD_ARGUMENT', 'similarity takes float embeddings (search packed bits with semanticSearch)');
   if (A.width !== B.width) fail('BAD_ARGUMENT', `a has ${A.width} dimensions and b ${B.width}`);
   if (A.rows * B.rows > 2 ** 28) fail('OUT_OF_MEMORY', `a similarity matrix of ${A.rows} x ${B.rows} is too large: search with semanticSearch`);
   return withBuffers(rt, (x, alloc) => {
-    const pa = copyIn(rt, alloc, A), pb = copyIn(rt, alloc, B), out = alloc(A.rows * B.rows * 4);
+    const pa = copyIn(rt, alloc, A),
+      pb = copyIn(rt, alloc, B),
+      out = alloc(A.rows * B.rows * 4);
     const cos = scoreFunction === 'cosine';
-    x.sf_similarity(out, pa, cos ? norms(rt, x, alloc, A, pa) : 0, A.rows, pb, cos ? norms(rt, x, alloc, B, pb) : 0, B.rows, A.width, SCORE_CODE[scoreFunction]);
+    x.sf_similarity(
+      out,
+      pa,
+      cos ? norms(rt, x, alloc, A, pa) : 0,
+      A.rows,
+      pb,
+      cos ? norms(rt, x, alloc, B, pb) : 0,
+      B.rows,
+      A.width,
+      SCORE_CODE[scoreFunction],
+    );
     return { data: rt.f32(out, A.rows * B.rows).slice(), shape: [A.rows, B.rows] };
   });
 }
@@ -103,10 +120,12 @@ export function similarityOn(rt, a, b, scoreFunction = 'cosine') {
 /** The k best corpus rows of each query on rt. */
 export function searchOn(rt, queries, corpus, options) {
   const o = readOptions(options, 'semanticSearch');
-  const Q = readRows(queries, 'queryEmbeddings'), C = readRows(corpus, 'corpusEmbeddings');
+  const Q = readRows(queries, 'queryEmbeddings'),
+    C = readRows(corpus, 'corpusEmbeddings');
   const k = own(o, 'topK') ?? 10;
   if (!Number.isSafeInteger(k) || k < 1) fail('BAD_ARGUMENT', `options.topK must be a positive integer, got ${String(k)}`);
-  for (const key of ['queryChunkSize', 'corpusChunkSize']) { // ST's memory bounds: this search streams the corpus, the results are the same
+  for (const key of ['queryChunkSize', 'corpusChunkSize']) {
+    // ST's memory bounds: this search streams the corpus, the results are the same
     const v = own(o, key);
     if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) fail('BAD_ARGUMENT', `options.${key} must be a positive integer, got ${String(v)}`);
   }
@@ -114,17 +133,24 @@ export function searchOn(rt, queries, corpus, options) {
   if (Q.width !== C.width) fail('BAD_ARGUMENT', `the queries have ${Q.width} ${Q.packed ? 'bytes' : 'dimensions'} and the corpus ${C.width}`);
   const fn = own(o, 'scoreFunction') ?? (Q.packed ? 'hamming' : 'cosine');
   if (Q.packed ? fn !== 'hamming' : !SCORE_FUNCTIONS.includes(fn)) {
-    fail('BAD_ARGUMENT', `options.scoreFunction must be ${Q.packed ? "'hamming' for packed bits" : `one of ${SCORE_FUNCTIONS.join(', ')}`}, got ${JSON.stringify(fn)}`);
+    fail(
+      'BAD_ARGUMENT',
+      `options.scoreFunction must be ${Q.packed ? "'hamming' for packed bits" : `one of ${SCORE_FUNCTIONS.join(', ')}`}, got ${JSON.stringify(fn)}`,
+    );
   }
   const kk = Math.min(k, C.rows);
   return withBuffers(rt, (x, alloc) => {
-    const pq = copyIn(rt, alloc, Q), pc = copyIn(rt, alloc, C), idx = alloc(Q.rows * kk * 4), out = alloc(Q.rows * kk * 4);
+    const pq = copyIn(rt, alloc, Q),
+      pc = copyIn(rt, alloc, C),
+      idx = alloc(Q.rows * kk * 4),
+      out = alloc(Q.rows * kk * 4);
     if (Q.packed) x.sf_hamming(idx, out, pq, Q.rows, pc, C.rows, Q.width, kk);
     else {
       const cos = fn === 'cosine';
       x.sf_search(idx, out, pq, cos ? norms(rt, x, alloc, Q, pq) : 0, Q.rows, pc, cos ? norms(rt, x, alloc, C, pc) : 0, C.rows, Q.width, kk, SCORE_CODE[fn]);
     }
-    const I = rt.i32(idx, Q.rows * kk), S = rt.f32(out, Q.rows * kk);
+    const I = rt.i32(idx, Q.rows * kk),
+      S = rt.f32(out, Q.rows * kk);
     return Array.from({ length: Q.rows }, (_, m) => Array.from({ length: kk }, (_, j) => ({ corpusId: I[m * kk + j], score: S[m * kk + j] })));
   });
 }
@@ -140,25 +166,30 @@ export function quantizeOn(rt, embeddings, precision, options) {
   if (precision === 'binary' || precision === 'ubinary') {
     if (D % 8) fail('BAD_ARGUMENT', `${precision} packs 8 dimensions a byte: ${D} dimensions is not a multiple of 8`);
     return withBuffers(rt, (x, alloc) => {
-      const p = copyIn(rt, alloc, E), out = alloc(N * D / 8);
+      const p = copyIn(rt, alloc, E),
+        out = alloc((N * D) / 8);
       x.sf_quantize(out, p, N, D, PRECISION_CODE[precision], 0, 0);
-      const bytes = new Uint8Array(rt.memory.buffer, out, N * D / 8).slice();
+      const bytes = new Uint8Array(rt.memory.buffer, out, (N * D) / 8).slice();
       return { data: precision === 'binary' ? new Int8Array(bytes.buffer) : bytes, shape: [N, D / 8] };
     });
   }
   // int8 / uint8: the ranges given, else those of the calibration embeddings, else of these
-  const ranges = own(o, 'ranges'), calibration = own(o, 'calibrationEmbeddings');
+  const ranges = own(o, 'ranges'),
+    calibration = own(o, 'calibrationEmbeddings');
   const R = ranges === undefined ? undefined : readRows(ranges, 'options.ranges');
   if (R && (R.rows !== 2 || R.width !== D)) fail('BAD_ARGUMENT', `options.ranges must be [2, ${D}]: the minima, then the maxima`);
   const src = R || calibration === undefined ? E : readRows(calibration, 'options.calibrationEmbeddings');
   if (src.packed || src.width !== D) fail('BAD_ARGUMENT', `options.calibrationEmbeddings must be floats of ${D} dimensions, as the embeddings`);
   return withBuffers(rt, (x, alloc) => {
-    const p = copyIn(rt, alloc, E), out = alloc(N * D);
+    const p = copyIn(rt, alloc, E),
+      out = alloc(N * D);
     let s, st; // (minima, maxima) for now: ranges' two rows, or those of the calibration rows
     if (R) [s, st] = ((r) => [r, r + D * 4])(copyIn(rt, alloc, R));
-    else [s, st] = [alloc(D * 4), alloc(D * 4)], x.sf_column_ranges(s, st, src === E ? p : copyIn(rt, alloc, src), src.rows, D);
-    const lo = rt.f32(s, D), steps = rt.f32(st, D);
-    for (let d = 0; d < D; d++) { // the steps from the maxima in place: float32, as numpy on float32 ranges
+    else (([s, st] = [alloc(D * 4), alloc(D * 4)]), x.sf_column_ranges(s, st, src === E ? p : copyIn(rt, alloc, src), src.rows, D));
+    const lo = rt.f32(s, D),
+      steps = rt.f32(st, D);
+    for (let d = 0; d < D; d++) {
+      // the steps from the maxima in place: float32, as numpy on float32 ranges
       const hi = steps[d];
       steps[d] = Math.fround(Math.fround(hi - lo[d]) / 255);
       if (!(steps[d] > 0)) fail('BAD_ARGUMENT', `dimension ${d} has an empty range (min ${lo[d]}, max ${hi}): int8 / uint8 need calibration rows that vary`);
@@ -170,10 +201,18 @@ export function quantizeOn(rt, embeddings, precision, options) {
 }
 
 /** util.cos_sim: cosine similarity of every row of a with every row of b. */
-export async function cosSim(a, b) { return similarityOn(await runtime(), a, b, 'cosine'); }
+export async function cosSim(a, b) {
+  return similarityOn(await runtime(), a, b, 'cosine');
+}
 /** util.dot_score: dot products of every row of a with every row of b. */
-export async function dotScore(a, b) { return similarityOn(await runtime(), a, b, 'dot'); }
+export async function dotScore(a, b) {
+  return similarityOn(await runtime(), a, b, 'dot');
+}
 /** util.semantic_search: per query the topK corpus rows [{corpusId, score}], best first. */
-export async function semanticSearch(queryEmbeddings, corpusEmbeddings, options) { return searchOn(await runtime(), queryEmbeddings, corpusEmbeddings, options); }
+export async function semanticSearch(queryEmbeddings, corpusEmbeddings, options) {
+  return searchOn(await runtime(), queryEmbeddings, corpusEmbeddings, options);
+}
 /** quantize_embeddings: int8 / uint8 per-dimension ranges, binary / ubinary packed bits. */
-export async function quantizeEmbeddings(embeddings, precision, options) { return quantizeOn(await runtime(), embeddings, precision, options); }
+export async function quantizeEmbeddings(embeddings, precision, options) {
+  return quantizeOn(await runtime(), embeddings, precision, options);
+}

@@ -19,7 +19,6 @@ import { readOptions } from '../utils/options.js';
 // can then neither change what a call does half-way nor re-enter it.
 const own = (obj, key) => (obj !== null && typeof obj === 'object' && Object.hasOwn(obj, key) ? obj[key] : undefined);
 
-
 /** A short, safe description of a value for messages. */
 function describe(v) {
   if (typeof v === 'number') return String(v);
@@ -84,29 +83,42 @@ class Runtime {
     // encoder, growing the pool) run one at a time, in the order they were
     // made (exclusive); a sync call while a pass runs in the driver throws BUSY.
     this.queue = Promise.resolve();
-    this.queued = 0;    // exclusive jobs waiting or running
-    this.running = 0;   // the handle whose pass runs in the driver now, 0 for none
+    this.queued = 0; // exclusive jobs waiting or running
+    this.running = 0; // the handle whose pass runs in the driver now, 0 for none
     this.afterPass = []; // what waits for that pass to end (an encoder disposed under it)
-    if (typeof this.x.sf_abi_version !== 'function' || typeof this.x._initialize !== 'function') throw wrongWasm(where, 'it exports no swapformer ABI (not a swapformer wasm)');
+    if (typeof this.x.sf_abi_version !== 'function' || typeof this.x._initialize !== 'function')
+      throw wrongWasm(where, 'it exports no swapformer ABI (not a swapformer wasm)');
     this.x._initialize();
     const abi = this.x.sf_abi_version();
     if (abi !== ABI_VERSION) throw wrongWasm(where, `its ABI is ${abi}, these bindings need ${ABI_VERSION}`);
   }
 
-  get u8() { return new Uint8Array(this.memory.buffer); }
-  f32(ptr, n) { return new Float32Array(this.memory.buffer, ptr, n); }
-  i32(ptr, n) { return new Int32Array(this.memory.buffer, ptr, n); }
+  get u8() {
+    return new Uint8Array(this.memory.buffer);
+  }
+  f32(ptr, n) {
+    return new Float32Array(this.memory.buffer, ptr, n);
+  }
+  i32(ptr, n) {
+    return new Int32Array(this.memory.buffer, ptr, n);
+  }
 
   /** A pass runs in the driver: sync calls throw BUSY (async ones queue: exclusive). */
   assertIdle() {
-    if (this.running) fail('BUSY', 'a forwardAsync or embedAsync pass is running on this runtime (its encoders share one memory and one thread pool): await it, or use the async methods, which wait their turn');
+    if (this.running)
+      fail(
+        'BUSY',
+        'a forwardAsync or embedAsync pass is running on this runtime (its encoders share one memory and one thread pool): await it, or use the async methods, which wait their turn',
+      );
   }
 
   /** Runs job() after every job queued before it on this runtime; resolves or rejects as job does. */
   exclusive(job) {
     this.queued++;
     const run = this.queue.then(job);
-    this.queue = run.then(noop, noop).then(() => { this.queued--; });
+    this.queue = run.then(noop, noop).then(() => {
+      this.queued--;
+    });
     return run;
   }
 
@@ -130,7 +142,10 @@ class Runtime {
 
   /** Frees an encoder's handle now, or after the pass that uses it (a dispose() during forwardAsync). */
   destroy(h) {
-    const free = () => { this.x.sf_destroy(h); this.released(); };
+    const free = () => {
+      this.x.sf_destroy(h);
+      this.released();
+    };
     if (this.running === h) this.afterPass.push(free);
     else free();
   }
@@ -139,12 +154,16 @@ class Runtime {
    * (a moment later, so that dispose-then-create does not restart its workers). */
   released() {
     if (--this.live > 0 || !this.pool) return;
-    const timer = setTimeout(() => { if (this.live === 0 && !this.running && !this.queued) this.pool.stop(); }, 500);
+    const timer = setTimeout(() => {
+      if (this.live === 0 && !this.running && !this.queued) this.pool.stop();
+    }, 500);
     timer.unref?.(); // Node: a pending stop never keeps the process alive
   }
 
   /** Threads the pool really has: the workers checked in, and the calling thread. */
-  poolSize() { return this.pool ? this.x.sf_threads_arrived() + 1 : 1; }
+  poolSize() {
+    return this.pool ? this.x.sf_threads_arrived() + 1 : 1;
+  }
 
   error(rc) {
     const code = CODES[rc] ?? 'INTERNAL';
@@ -155,7 +174,9 @@ class Runtime {
     }
     return new SwapformerError(code, message);
   }
-  check(rc) { if (rc !== 0) throw this.error(rc); }
+  check(rc) {
+    if (rc !== 0) throw this.error(rc);
+  }
 
   cstr(ptr) {
     if (!ptr) return '';
@@ -186,11 +207,14 @@ class Runtime {
     }
   }
 
-  withString(s, fn) { return this.withBytes(utf8.encode(s), fn); }
+  withString(s, fn) {
+    return this.withBytes(utf8.encode(s), fn);
+  }
 
   // Takes the result buffer (config JSON, saved file) out of wasm memory.
   takeResult() {
-    const p = this.x.sf_result_ptr(), n = this.x.sf_result_len();
+    const p = this.x.sf_result_ptr(),
+      n = this.x.sf_result_len();
     const out = this.u8.slice(p, p + n);
     this.x.sf_result_free();
     return out;
@@ -237,7 +261,8 @@ async function runtimeWithThreads(wasm, threads) {
           // the pool cannot grow under a pass, nor a pass start while it grows
           if (rt.pool.size() < threads) await rt.exclusive(() => rt.pool.ensure(threads));
           return { rt, threads: Math.min(threads, rt.poolSize()), fallback };
-        } catch (e) { // e.g. a bundle without runtime/thread.js: the threaded build runs on this thread alone
+        } catch (e) {
+          // e.g. a bundle without runtime/thread.js: the threaded build runs on this thread alone
           const n = Math.min(threads, rt.poolSize());
           return { rt, threads: n, fallback: n > 1 ? null : `the thread workers could not start (${e.message})` };
         }
@@ -260,7 +285,15 @@ export async function runtimeInfo(options) {
   options = readOptions(options, 'runtimeInfo');
   const { rt, threads, fallback } = await runtimeWithThreads(own(options, 'wasm'), await readThreads(options));
   const poolTasks = Array.from({ length: rt.poolSize() }, (_, i) => rt.x.sf_threads_tasks(i));
-  return { build: rt.build, memoryBytes: rt.memory.buffer.byteLength, threads, threadsFallback: fallback, threaded: !!rt.pool, q8Kernel: rt.cstr(rt.x.sf_q8_kernel()), poolTasks };
+  return {
+    build: rt.build,
+    memoryBytes: rt.memory.buffer.byteLength,
+    threads,
+    threadsFallback: fallback,
+    threaded: !!rt.pool,
+    q8Kernel: rt.cstr(rt.x.sf_q8_kernel()),
+    poolTasks,
+  };
 }
 
 /** Names of the registered position and norm plugins, read from the C registry. */
@@ -273,9 +306,12 @@ export async function listPlugins(options) {
 /** The weights option (an object or a Map of name -> numbers) as [name, Float32Array] pairs. */
 function readWeights(weights) {
   if (weights === undefined) return [];
-  const entries = weights instanceof Map ? [...weights.entries()]
-    : weights !== null && typeof weights === 'object' && !Array.isArray(weights) && !ArrayBuffer.isView(weights) ? Object.keys(weights).map((k) => [k, weights[k]])
-      : fail('BAD_WEIGHTS', `options.weights must be an object or a Map of Float32Arrays, got ${describe(weights)}`);
+  const entries =
+    weights instanceof Map
+      ? [...weights.entries()]
+      : weights !== null && typeof weights === 'object' && !Array.isArray(weights) && !ArrayBuffer.isView(weights)
+        ? Object.keys(weights).map((k) => [k, weights[k]])
+        : fail('BAD_WEIGHTS', `options.weights must be an object or a Map of Float32Arrays, got ${describe(weights)}`);
   return entries.map(([name, value]) => {
     if (typeof name !== 'string') fail('BAD_WEIGHTS', `options.weights: a key is ${describe(name)}, not a tensor name`);
     if (name.includes('\0')) fail('BAD_WEIGHTS', `weights['${name.replace(/\0/g, '\\0')}'] has a NUL character in its name`);
@@ -295,21 +331,25 @@ const DTYPE_CODE = { f32: 0, q8: 1, file: -1 };
 /** options.init: {outputScale: 'depth' | number} -> the factor on the seeded output projections. */
 function readInit(init, layers) {
   if (init === undefined) return 1;
-  if (init === null || typeof init !== 'object' || Array.isArray(init)) fail('BAD_ARGUMENT', `options.init must be an object like {outputScale: 'depth'}, got ${describe(init)}`);
+  if (init === null || typeof init !== 'object' || Array.isArray(init))
+    fail('BAD_ARGUMENT', `options.init must be an object like {outputScale: 'depth'}, got ${describe(init)}`);
   readOptions(init, 'init', 'options.init');
   const s = own(init, 'outputScale');
   if (s === undefined) return 1;
   if (s === 'depth') return 1 / Math.sqrt(2 * Math.max(Number.isInteger(layers) ? layers : 1, 1)); // 1/sqrt(2L)
-  if (typeof s !== 'number' || !(s > 0 && s <= 1e6)) fail('BAD_ARGUMENT', `options.init.outputScale must be 'depth' or a number in (0, 1e6], got ${describe(s)}`);
+  if (typeof s !== 'number' || !(s > 0 && s <= 1e6))
+    fail('BAD_ARGUMENT', `options.init.outputScale must be 'depth' or a number in (0, 1e6], got ${describe(s)}`);
   return s;
 }
 
 /** A new encoder from a config; weights not given are initialised from seed. */
 export async function createEncoder(config, options) {
   options = readOptions(options, 'createEncoder');
-  const seed = own(options, 'seed') ?? 0, wasm = own(options, 'wasm');
+  const seed = own(options, 'seed') ?? 0,
+    wasm = own(options, 'wasm');
   if (config === null || typeof config !== 'object' || Array.isArray(config)) fail('BAD_CONFIG', 'config must be an object');
-  if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0) fail('BAD_ARGUMENT', `options.seed must be a non-negative safe integer, got ${describe(seed)}`);
+  if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0)
+    fail('BAD_ARGUMENT', `options.seed must be a non-negative safe integer, got ${describe(seed)}`);
   let json;
   try {
     json = JSON.stringify(config);
@@ -375,12 +415,16 @@ export async function deriveEncoder(source, config, options) {
         const name = rt.cstr(x.sf_param_name(h, i));
         const n = x.sf_param_ndim(h, i) === 2 ? x.sf_param_dim(h, i, 0) * x.sf_param_dim(h, i, 1) : x.sf_param_dim(h, i, 0);
         let data = Object.hasOwn(weights, name) ? weights[name] : null;
-        if (x.sf_param_plugin(h, i)) { // zeros past the old table
+        if (x.sf_param_plugin(h, i)) {
+          // zeros past the old table
           const table = new Float32Array(n);
           if (data) table.set(data.subarray(0, Math.min(n, data.length)));
           data = table;
         } else if (data && data.length !== n) {
-          fail('BAD_CONFIG', `the change resizes the weight '${name}' (${data.length} values, the new config needs ${n}): a config change on the same weights keeps every tensor's shape but a position plugin's table`);
+          fail(
+            'BAD_CONFIG',
+            `the change resizes the weight '${name}' (${data.length} values, the new config needs ${n}): a config change on the same weights keeps every tensor's shape but a position plugin's table`,
+          );
         }
         if (!data) continue;
         const p = rt.alloc(data.length * 4 || 4);
@@ -419,7 +463,8 @@ export async function loadModel(bytes, options) {
   options = readOptions(options, 'loadModel');
   const wasm = own(options, 'wasm');
   let file;
-  if (bytes instanceof ModelSource) file = bytes; // loadPretrained: a checkpoint's tensors, streamed as a model file
+  if (bytes instanceof ModelSource)
+    file = bytes; // loadPretrained: a checkpoint's tensors, streamed as a model file
   else if (bytes instanceof ArrayBuffer) file = fileSource(new Uint8Array(bytes));
   else if (ArrayBuffer.isView(bytes)) file = fileSource(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   else fail('BAD_FILE', 'loadModel: bytes must be a Uint8Array or an ArrayBuffer');
@@ -452,10 +497,12 @@ function fileSource(bytes) {
 
 /** Streams a ModelSource into a new encoder of rt: its handle. */
 function streamModel(rt, file, dtype) {
-  const x = rt.x, { head, fileLength } = file;
+  const x = rt.x,
+    { head, fileLength } = file;
   if (!(fileLength < 2 ** 32)) fail('OUT_OF_MEMORY', `out of memory: a model file of ${fileLength} bytes does not fit in wasm32 memory`);
   let size = Math.max(LOAD_CHUNK, head.length);
-  let buf = rt.alloc(size), loader = 0;
+  let buf = rt.alloc(size),
+    loader = 0;
   try {
     rt.u8.set(head, buf);
     loader = x.sf_load_begin(buf, head.length, fileLength, dtype);
@@ -465,13 +512,16 @@ function streamModel(rt, file, dtype) {
     const plan = new Uint32Array(rt.u8.buffer, x.sf_load_plan(loader), 4 * n).slice();
     let widest = 0;
     for (let i = 0; i < n; i++) widest = Math.max(widest, plan[4 * i + 3]);
-    if (widest > size) { // a row wider than the buffer (rare): one that holds it
+    if (widest > size) {
+      // a row wider than the buffer (rare): one that holds it
       x.sf_dealloc(buf);
       buf = 0;
       buf = rt.alloc((size = widest));
     }
     for (let i = 0; i < n; i++) {
-      const begin = plan[4 * i + 1], end = plan[4 * i + 2], row = plan[4 * i + 3];
+      const begin = plan[4 * i + 1],
+        end = plan[4 * i + 2],
+        row = plan[4 * i + 3];
       if (begin === end) continue;
       let rows = Math.floor(size / row);
       if (rows >= 8) rows -= rows % 8;
@@ -503,7 +553,8 @@ function readIds(ids, vocabSize, name = 'ids', bound = 'vocabSize') {
   if (seqs.length === 0) fail('BAD_ARGUMENT', `${name} is an empty batch`);
   const where = (b) => (single ? name : `${name}[${b}]`);
   const out = seqs.map((s, b) => {
-    if (!Array.isArray(s) && !ArrayBuffer.isView(s)) fail('BAD_ARGUMENT', `${name} must be a sequence of ids or an array of sequences: ${where(b)} = ${describe(s)} is not a sequence`);
+    if (!Array.isArray(s) && !ArrayBuffer.isView(s))
+      fail('BAD_ARGUMENT', `${name} must be a sequence of ids or an array of sequences: ${where(b)} = ${describe(s)} is not a sequence`);
     if (s instanceof DataView) fail('BAD_ARGUMENT', `${where(b)} is a DataView, not a sequence of ids`);
     const n = s.length;
     if (!Number.isInteger(n) || n < 0 || n > 0x7fffffff) fail('BAD_ARGUMENT', `${where(b)} has no valid length`);
@@ -555,21 +606,27 @@ function readHead(head, positions, config, { seqs, single, where }) {
   if (!head && positions === undefined) return null;
   if (!config) fail('BAD_ARGUMENT', `options.${positions !== undefined ? 'headPositions' : 'head'}: this model has no head (config.head is null)`);
   if (config.task !== 'mlm') {
-    if (positions !== undefined) fail('BAD_ARGUMENT', `options.headPositions applies to an mlm head; this model's head is a ${config.task} head (use head: true)`);
+    if (positions !== undefined)
+      fail('BAD_ARGUMENT', `options.headPositions applies to an mlm head; this model's head is a ${config.task} head (use head: true)`);
     return [];
   }
   if (positions === undefined) fail('BAD_ARGUMENT', 'options.head: an mlm head runs at chosen tokens: give options.headPositions (e.g. the [MASK] positions)');
   const isList = (v) => Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView));
   const lists = single ? [positions] : positions;
   if (!isList(lists) || (!single && lists.length !== seqs.length))
-    fail('BAD_ARGUMENT', `options.headPositions must be ${single ? 'an array of token positions' : `one array of token positions per sequence (${seqs.length})`}`);
+    fail(
+      'BAD_ARGUMENT',
+      `options.headPositions must be ${single ? 'an array of token positions' : `one array of token positions per sequence (${seqs.length})`}`,
+    );
   const rows = [];
   for (let b = 0; b < seqs.length; b++) {
-    const list = lists[b], name = single ? 'options.headPositions' : `options.headPositions[${b}]`;
+    const list = lists[b],
+      name = single ? 'options.headPositions' : `options.headPositions[${b}]`;
     if (!isList(list)) fail('BAD_ARGUMENT', `${name} must be an array of token positions, got ${describe(list)}`);
     for (let i = 0; i < list.length; i++) {
       const t = list[i];
-      if (!Number.isInteger(t) || t < 0 || t >= seqs[b].length) fail('BAD_ARGUMENT', `${name}[${i}] = ${describe(t)} is not a position of ${where(b)} (0 .. ${seqs[b].length - 1})`);
+      if (!Number.isInteger(t) || t < 0 || t >= seqs[b].length)
+        fail('BAD_ARGUMENT', `${name}[${i}] = ${describe(t)} is not a position of ${where(b)} (0 .. ${seqs[b].length - 1})`);
       rows.push([b, t]);
     }
   }
@@ -604,10 +661,14 @@ export class Encoder {
   }
 
   /** The resolved config, every default filled in. */
-  get config() { return this.#config; }
+  get config() {
+    return this.#config;
+  }
 
   /** How the weights are stored: 'f32', or 'q8' (int8 Linear weights and token table). */
-  get dtype() { return this.#dtype; }
+  get dtype() {
+    return this.#dtype;
+  }
 
   /** Longest sequence the position plugin can encode (Infinity when unlimited). */
   get maxSequenceLength() {
@@ -653,11 +714,17 @@ export class Encoder {
     const rt = this.#rt;
     if (!rt.pool) return this.#run(ids, options);
     const pass = this.#prepare(ids, options);
-    return rt.offload(pass.h, 'sf_forward', [pass.B, pass.flags], (rc) => {
-      if (!this.#h) fail('DISPOSED', 'this encoder was disposed while its forward pass ran');
-      rt.check(rc);
-      return this.#collect(pass);
-    }, pass.release);
+    return rt.offload(
+      pass.h,
+      'sf_forward',
+      [pass.B, pass.flags],
+      (rc) => {
+        if (!this.#h) fail('DISPOSED', 'this encoder was disposed while its forward pass ran');
+        rt.check(rc);
+        return this.#collect(pass);
+      },
+      pass.release,
+    );
   }
 
   // The forward pass, and the batch as it was read (for predict).
@@ -674,9 +741,12 @@ export class Encoder {
 
   // Reads and checks the inputs, reserves and fills the wasm buffers: a pass ready for sf_forward.
   #prepare(ids, options) {
-    const h = this.#handle(), rt = this.#rt, x = rt.x;
+    const h = this.#handle(),
+      rt = this.#rt,
+      x = rt.x;
     options = readOptions(options, 'forward');
-    const outputAttentions = !!own(options, 'outputAttentions'), outputHidden = !!own(options, 'outputHiddenStates');
+    const outputAttentions = !!own(options, 'outputAttentions'),
+      outputHidden = !!own(options, 'outputHiddenStates');
     const { seqs, single, where } = readIds(ids, this.#config.vocabSize);
     const types = readTypeIds(own(options, 'typeIds'), { seqs, single }, this.#config.typeVocabSize);
     const skip = readSkipLayers(own(options, 'skipLayers'), this.#config.layers);
@@ -684,8 +754,12 @@ export class Encoder {
     const flags = (outputAttentions ? 1 : 0) | (outputHidden ? 2 : 0) | (headRows ? 4 : 0);
     this.#handle(); // reading the ids ran no wasm, but it may have run user code (a getter) that disposed us
     const B = seqs.length;
-    let T = 0, N = 0;
-    for (const s of seqs) { T = Math.max(T, s.length); N += s.length; }
+    let T = 0,
+      N = 0;
+    for (const s of seqs) {
+      T = Math.max(T, s.length);
+      N += s.length;
+    }
     if (N > 0x7fffffff) fail('OUT_OF_MEMORY', `a batch of ${N} tokens is too large`);
     const limit = this.maxSequenceLength;
     seqs.forEach((s, b) => {
@@ -696,38 +770,69 @@ export class Encoder {
     const rows = headRows?.map(([b, t]) => b * T + t);
     rt.check(x.sf_reserve(h, B, T, N, flags, rows?.length ?? 0));
     if (rows?.length) rt.i32(x.sf_head_rows(h), rows.length).set(rows);
-    const idsBuf = rt.i32(x.sf_ids(h), N), lens = rt.i32(x.sf_lens(h), B);
+    const idsBuf = rt.i32(x.sf_ids(h), N),
+      lens = rt.i32(x.sf_lens(h), B);
     let off = 0;
-    seqs.forEach((s, b) => { idsBuf.set(s, off); lens[b] = s.length; off += s.length; });
+    seqs.forEach((s, b) => {
+      idsBuf.set(s, off);
+      lens[b] = s.length;
+      off += s.length;
+    });
     if (types) {
       const typeBuf = rt.i32(x.sf_type_ids(h), N); // zeroed by sf_reserve
       for (let b = 0, o = 0; b < B; o += seqs[b++].length) typeBuf.set(types[b], o);
     }
     const skipped = () => new Uint8Array(rt.memory.buffer, x.sf_skip_layers(h), this.#config.layers);
     if (skip) for (const l of skip) skipped()[l] = 1;
-    return { h, B, T, flags, seqs, single, outputAttentions, outputHidden, headRows: rows?.length ?? (headRows ? 0 : -1), release: () => { if (skip) skipped().fill(0); } };
+    return {
+      h,
+      B,
+      T,
+      flags,
+      seqs,
+      single,
+      outputAttentions,
+      outputHidden,
+      headRows: rows?.length ?? (headRows ? 0 : -1),
+      release: () => {
+        if (skip) skipped().fill(0);
+      },
+    };
   }
 
   // The outputs of a finished pass, copied out of wasm memory.
   #collect({ h, B, T, seqs, single, outputAttentions, outputHidden, headRows }) {
-    const rt = this.#rt, x = rt.x;
-    const C = this.#config.dModel, V = this.#config.vocabSize;
+    const rt = this.#rt,
+      x = rt.x;
+    const C = this.#config.dModel,
+      V = this.#config.vocabSize;
     const result = { data: rt.f32(x.sf_output(h), B * T * C).slice(), shape: [B, T, C] };
     if (headRows >= 0) {
       const { task, labels } = this.#config.head;
       const shape = task === 'sequence' ? [B, labels] : task === 'token' ? [B, T, labels] : [headRows, labels];
-      result.head = { data: rt.f32(x.sf_head_output(h), shape.reduce((a, n) => a * n, 1)).slice(), shape };
+      result.head = {
+        data: rt
+          .f32(
+            x.sf_head_output(h),
+            shape.reduce((a, n) => a * n, 1),
+          )
+          .slice(),
+        shape,
+      };
     }
     if (this.#config.outputHead) result.logits = { data: rt.f32(x.sf_logits(h), B * T * V).slice(), shape: [B, T, V] };
     if (outputAttentions) {
-      const { layers, heads } = this.#config, per = B * heads * T * T, base = x.sf_attentions(h);
+      const { layers, heads } = this.#config,
+        per = B * heads * T * T,
+        base = x.sf_attentions(h);
       result.attentions = Array.from({ length: layers }, (_, l) => ({
         data: rt.f32(base + l * per * 4, per).slice(),
         shape: [B, heads, T, T],
       }));
     }
     if (outputHidden) {
-      const per = B * T * C, base = x.sf_hidden_states(h);
+      const per = B * T * C,
+        base = x.sf_hidden_states(h);
       result.hiddenStates = Array.from({ length: this.#config.layers + 1 }, (_, l) => ({
         data: rt.f32(base + l * per * 4, per).slice(),
         shape: [B, T, C],
@@ -741,11 +846,15 @@ export class Encoder {
   predict(ids) {
     this.#handle();
     if (!this.#config.outputHead) fail('BAD_ARGUMENT', 'predict needs a model with an output head (config.outputHead)');
-    const { result: { logits }, batch } = this.#run(ids, {});
+    const {
+      result: { logits },
+      batch,
+    } = this.#run(ids, {});
     const [B, T, V] = logits.shape;
     const out = [];
     for (let b = 0; b < B; b++) {
-      const L = batch.seqs[b].length, pred = new Int32Array(L);
+      const L = batch.seqs[b].length,
+        pred = new Int32Array(L);
       for (let t = 0; t < L; t++) {
         const row = logits.data.subarray((b * T + t) * V, (b * T + t + 1) * V);
         let best = 0;
@@ -760,7 +869,8 @@ export class Encoder {
   /** What the position plugin adds to the embeddings at positions 0..length-1:
    * {data, shape: [length, dModel]} (zeros for rope, alibi, none). */
   positionVectors(length) {
-    const h = this.#handle(), rt = this.#rt;
+    const h = this.#handle(),
+      rt = this.#rt;
     checkLength(length);
     const limit = this.maxSequenceLength;
     if (length > limit) fail('SEQUENCE_TOO_LONG', `length ${length}: position '${this.#config.position}' encodes at most ${limit} (maxLen)`);
@@ -774,7 +884,9 @@ export class Encoder {
    * {data, shape: [heads, length, length]}. With RoPE a function of j - i
    * alone; with q = k = 0 (the default), ALiBi's bias matrix. */
   positionScores(probe) {
-    const h = this.#handle(), rt = this.#rt, H = this.#config.heads;
+    const h = this.#handle(),
+      rt = this.#rt,
+      H = this.#config.heads;
     const C = H * (this.#config.headDim ?? this.#config.dModel / H); // the attention's width, what the core reads
     if (probe === null || typeof probe !== 'object') fail('BAD_ARGUMENT', `positionScores takes {q?, k?, length}, got ${describe(probe)}`);
     readOptions(probe, 'positionScores', 'positionScores(probe)');
@@ -787,7 +899,8 @@ export class Encoder {
       if (!f.every(Number.isFinite)) fail('BAD_ARGUMENT', `probe.${name} must be finite`);
       return f;
     };
-    const qf = vec(own(probe, 'q'), 'q'), kf = vec(own(probe, 'k'), 'k');
+    const qf = vec(own(probe, 'q'), 'q'),
+      kf = vec(own(probe, 'k'), 'k');
     this.#handle();
     const p = rt.alloc(8 * C);
     try {
@@ -802,7 +915,9 @@ export class Encoder {
 
   /** Copies of every weight, unpacked, row-major ([out, in] for Linear weights). */
   getWeights() {
-    const h = this.#handle(), rt = this.#rt, x = rt.x;
+    const h = this.#handle(),
+      rt = this.#rt,
+      x = rt.x;
     const out = {};
     for (let i = 0; i < x.sf_param_count(h); i++) {
       const n = x.sf_param_ndim(h, i) === 2 ? x.sf_param_dim(h, i, 0) * x.sf_param_dim(h, i, 1) : x.sf_param_dim(h, i, 0);
@@ -820,7 +935,8 @@ export class Encoder {
 
   /** Name and shape of every weight, in file order. */
   weightShapes() {
-    const h = this.#handle(), x = this.#rt.x;
+    const h = this.#handle(),
+      x = this.#rt.x;
     const out = {};
     for (let i = 0; i < x.sf_param_count(h); i++) {
       const shape = x.sf_param_ndim(h, i) === 2 ? [x.sf_param_dim(h, i, 0), x.sf_param_dim(h, i, 1)] : [x.sf_param_dim(h, i, 0)];
@@ -842,8 +958,12 @@ export class Encoder {
     this.#handle();
     if (changes === null || typeof changes !== 'object' || Array.isArray(changes)) fail('BAD_ARGUMENT', 'withConfig takes an object of config fields');
     const o = readOptions(options, 'encoderWithConfig', 'withConfig: options');
-    const before = this.#config, config = { ...before, ...changes };
-    for (const [slot, opts] of [['position', 'positionOptions'], ['relativeBias', 'relativeBiasOptions']]) {
+    const before = this.#config,
+      config = { ...before, ...changes };
+    for (const [slot, opts] of [
+      ['position', 'positionOptions'],
+      ['relativeBias', 'relativeBiasOptions'],
+    ]) {
       if (Object.hasOwn(changes, slot) && changes[slot] !== before[slot] && !Object.hasOwn(changes, opts)) delete config[opts];
     }
     return deriveEncoder(this, config, o);
@@ -865,7 +985,9 @@ export class Encoder {
     this.#rt.destroy(h); // after the pass that uses it, if one runs in the driver now
   }
 
-  get disposed() { return !this.#h; }
+  get disposed() {
+    return !this.#h;
+  }
 }
 
 if (typeof Symbol.dispose === 'symbol') Encoder.prototype[Symbol.dispose] = Encoder.prototype.dispose;

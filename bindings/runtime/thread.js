@@ -36,7 +36,8 @@ function handle(m, post) {
   }
 }
 
-if (isNode) { // no top-level await: bundlers build workers as classic scripts too
+if (isNode) {
+  // no top-level await: bundlers build workers as classic scripts too
   nodeBuiltin('node:worker_threads').then(({ parentPort }) => {
     parentPort.on('message', (m) => handle(m, (reply) => parentPort.postMessage(reply)));
   });

@@ -16,17 +16,52 @@ import { isNode, nodeBuiltin } from '../utils/platform.js';
 export const MAX_THREADS = 8;
 
 // The threaded builds' memory, as build.sh links it (--initial-memory, --max-memory).
-const INITIAL_PAGES = 32, MAXIMUM_PAGES = 32768;
+const INITIAL_PAGES = 32,
+  MAXIMUM_PAGES = 32768;
 const STACK_BYTES = 256 * 1024;
 
 // A module with a shared memory and an atomic instruction: what an engine
 // with wasm threads validates (memory.atomic.notify on a shared memory).
 const THREADS_PROBE = new Uint8Array([
-  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // header
-  0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // type: () -> ()
-  0x03, 0x02, 0x01, 0x00, // one function
-  0x05, 0x04, 0x01, 0x03, 0x01, 0x01, // memory: shared, min 1, max 1
-  0x0a, 0x0d, 0x01, 0x0b, 0x00, 0x41, 0x00, 0x41, 0x00, 0xfe, 0x00, 0x02, 0x00, 0x1a, 0x0b, // (drop (memory.atomic.notify 0 0))
+  0x00,
+  0x61,
+  0x73,
+  0x6d,
+  0x01,
+  0x00,
+  0x00,
+  0x00, // header
+  0x01,
+  0x04,
+  0x01,
+  0x60,
+  0x00,
+  0x00, // type: () -> ()
+  0x03,
+  0x02,
+  0x01,
+  0x00, // one function
+  0x05,
+  0x04,
+  0x01,
+  0x03,
+  0x01,
+  0x01, // memory: shared, min 1, max 1
+  0x0a,
+  0x0d,
+  0x01,
+  0x0b,
+  0x00,
+  0x41,
+  0x00,
+  0x41,
+  0x00,
+  0xfe,
+  0x00,
+  0x02,
+  0x00,
+  0x1a,
+  0x0b, // (drop (memory.atomic.notify 0 0))
 ]);
 
 let support;
@@ -36,8 +71,11 @@ export function threadSupport() {
   if (support) return support;
   const no = (reason) => (support = { ok: false, reason });
   if (typeof SharedArrayBuffer !== 'function') {
-    return no(isNode ? 'this runtime has no SharedArrayBuffer'
-      : 'SharedArrayBuffer is unavailable: the page is not cross-origin isolated (serve it with Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp)');
+    return no(
+      isNode
+        ? 'this runtime has no SharedArrayBuffer'
+        : 'SharedArrayBuffer is unavailable: the page is not cross-origin isolated (serve it with Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp)',
+    );
   }
   if (!isNode && globalThis.crossOriginIsolated === false) {
     return no('the page is not cross-origin isolated (serve it with Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp)');
@@ -82,7 +120,10 @@ async function spawn() {
       post: (m) => w.postMessage(m),
       onMessage: (fn) => w.on('message', fn),
       onError: (fn) => w.on('error', fn),
-      quiet: () => { w.removeAllListeners('message'); w.removeAllListeners('error'); }, // a listened port would keep Node alive
+      quiet: () => {
+        w.removeAllListeners('message');
+        w.removeAllListeners('error');
+      }, // a listened port would keep Node alive
       terminate: () => w.terminate(),
     };
   }
@@ -91,10 +132,20 @@ async function spawn() {
   return {
     ref: () => {},
     unref: () => {},
-    quiet: () => { for (const [type, fn] of listeners.splice(0)) w.removeEventListener(type, fn); },
+    quiet: () => {
+      for (const [type, fn] of listeners.splice(0)) w.removeEventListener(type, fn);
+    },
     post: (m) => w.postMessage(m),
-    onMessage: (fn) => { const l = (e) => fn(e.data); listeners.push(['message', l]); w.addEventListener('message', l); },
-    onError: (fn) => { const l = (e) => fn(e.error ?? new Error(e.message)); listeners.push(['error', l]); w.addEventListener('error', l); },
+    onMessage: (fn) => {
+      const l = (e) => fn(e.data);
+      listeners.push(['message', l]);
+      w.addEventListener('message', l);
+    },
+    onError: (fn) => {
+      const l = (e) => fn(e.error ?? new Error(e.message));
+      listeners.push(['error', l]);
+      w.addEventListener('error', l);
+    },
     terminate: () => w.terminate(),
   };
 }
@@ -110,7 +161,9 @@ let exitHook = false;
 function hookExit() {
   if (exitHook || !isNode) return;
   exitHook = true;
-  process.once('exit', () => { for (const pool of livePools) pool.stop(); });
+  process.once('exit', () => {
+    for (const pool of livePools) pool.stop();
+  });
 }
 
 export class Pool {
@@ -118,15 +171,21 @@ export class Pool {
   #workers = [];
   #growing = null;
 
-  constructor(rt) { this.#rt = rt; }
+  constructor(rt) {
+    this.#rt = rt;
+  }
 
-  size() { return this.#workers.length + 1; }
+  size() {
+    return this.#workers.length + 1;
+  }
 
   /** At least n threads (n - 1 workers, checked in). */
   async ensure(n) {
     while (this.#growing) await this.#growing;
     if (n <= this.size()) return;
-    this.#growing = this.#grow(n).finally(() => { this.#growing = null; });
+    this.#growing = this.#grow(n).finally(() => {
+      this.#growing = null;
+    });
     await this.#growing;
   }
 
@@ -134,7 +193,8 @@ export class Pool {
     const x = this.#rt.x;
     x.sf_threads_stop(); // regions stop using the old workers while new ones start; all are restarted below
     await this.#drain();
-    const want = n - 1, started = [];
+    const want = n - 1,
+      started = [];
     try {
       for (let id = 1; id <= want; id++) started.push(await this.#start(id));
     } catch (e) {
@@ -153,9 +213,11 @@ export class Pool {
   }
 
   async #start(id, role = 'worker') {
-    const rt = this.#rt, x = rt.x;
+    const rt = this.#rt,
+      x = rt.x;
     const stack = rt.alloc(STACK_BYTES);
-    const tlsSize = x.__tls_size?.value ?? 0, tlsAlign = x.__tls_align?.value ?? 1;
+    const tlsSize = x.__tls_size?.value ?? 0,
+      tlsAlign = x.__tls_align?.value ?? 1;
     const tls = tlsSize ? rt.alloc(tlsSize + tlsAlign) : 0;
     const w = await spawn();
     w.memory = [stack, tls];
@@ -196,8 +258,15 @@ export class Pool {
     d.ref(); // Node: an awaited call must keep the process alive
     try {
       return await new Promise((resolve, reject) => {
-        d.onMessage((m) => { d.quiet(); if (m?.error) reject(new Error(m.error)); else resolve(m.rc); });
-        d.onError((e) => { d.quiet(); reject(e); });
+        d.onMessage((m) => {
+          d.quiet();
+          if (m?.error) reject(new Error(m.error));
+          else resolve(m.rc);
+        });
+        d.onError((e) => {
+          d.quiet();
+          reject(e);
+        });
         d.post({ fn, args });
       });
     } finally {
@@ -212,7 +281,13 @@ export class Pool {
     livePools.delete(this);
     if (this.#driver) {
       const rt = this.#rt;
-      this.#driver.then((d) => { d.terminate(); for (const p of d.memory) if (p) rt.x.sf_dealloc(p); }, () => {});
+      this.#driver.then(
+        (d) => {
+          d.terminate();
+          for (const p of d.memory) if (p) rt.x.sf_dealloc(p);
+        },
+        () => {},
+      );
       this.#driver = null;
     }
     if (!this.#workers.length) return;

@@ -20,10 +20,33 @@ import { isNode, nodeBuiltin } from '../utils/platform.js';
 // Feature detection with two tiny modules: v128.const (SIMD128), and
 // f32x4.relaxed_madd (relaxed SIMD; Chromium has it, Node 20 behind
 // --experimental-wasm-relaxed-simd).
-const probe = (body) => new Uint8Array([
-  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, 0x03, 0x02, 0x01, 0x00,
-  0x0a, body.length + 2, 0x01, body.length, ...body,
-]);
+const probe = (body) =>
+  new Uint8Array([
+    0x00,
+    0x61,
+    0x73,
+    0x6d,
+    0x01,
+    0x00,
+    0x00,
+    0x00,
+    0x01,
+    0x05,
+    0x01,
+    0x60,
+    0x00,
+    0x01,
+    0x7b,
+    0x03,
+    0x02,
+    0x01,
+    0x00,
+    0x0a,
+    body.length + 2,
+    0x01,
+    body.length,
+    ...body,
+  ]);
 const v128 = [0xfd, 0x0c, ...new Array(16).fill(0)];
 const validates = (bytes) => {
   try {
@@ -41,9 +64,9 @@ export const features = Object.freeze({
 
 // ------------------------------------------------------------------ configure
 
-const FILES = Object.freeze({ 'simd128': 'swapformer.wasm', 'relaxed-simd': 'swapformer-relaxed.wasm' });
+const FILES = Object.freeze({ simd128: 'swapformer.wasm', 'relaxed-simd': 'swapformer-relaxed.wasm' });
 // The threaded builds (shared memory, atomics: runtime/threads.js), beside them.
-const FILES_MT = Object.freeze({ 'simd128': 'swapformer-mt.wasm', 'relaxed-simd': 'swapformer-relaxed-mt.wasm' });
+const FILES_MT = Object.freeze({ simd128: 'swapformer-mt.wasm', 'relaxed-simd': 'swapformer-relaxed-mt.wasm' });
 const MT_KEYS = Object.freeze({ simd: 'simdThreads', relaxed: 'relaxedThreads' });
 const BUILDS = ['auto', 'simd128', 'relaxed-simd'];
 const settings = { wasmPaths: undefined, build: 'auto' };
@@ -52,7 +75,8 @@ const isBytes = (v) => v instanceof ArrayBuffer || ArrayBuffer.isView(v);
 const isModule = (v) => typeof WebAssembly === 'object' && typeof WebAssembly.Module === 'function' && v instanceof WebAssembly.Module;
 const isSource = (v) => typeof v === 'string' || v instanceof URL || isBytes(v) || isModule(v);
 const own = (obj, key) => (Object.hasOwn(obj, key) ? obj[key] : undefined);
-const shown = (v) => (typeof v === 'string' ? JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}...` : v) : v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v);
+const shown = (v) =>
+  typeof v === 'string' ? JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}...` : v) : v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v;
 
 /**
  * Where swapformer finds its wasm, set once for the whole page or process:
@@ -67,7 +91,8 @@ const shown = (v) => (typeof v === 'string' ? JSON.stringify(v.length > 60 ? `${
  * after use the new setting. A call's `wasm` option still overrides it.
  */
 export function configure(options) {
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) fail('BAD_ARGUMENT', `configure takes an object, e.g. configure({ wasmPaths: '/assets/' }), got ${shown(options)}`);
+  if (options === null || typeof options !== 'object' || Array.isArray(options))
+    fail('BAD_ARGUMENT', `configure takes an object, e.g. configure({ wasmPaths: '/assets/' }), got ${shown(options)}`);
   for (const key of Object.keys(options)) {
     if (key !== 'wasmPaths' && key !== 'build') fail('BAD_ARGUMENT', `configure: unknown option '${key}' (known: wasmPaths, build)`);
   }
@@ -76,7 +101,8 @@ export function configure(options) {
     const paths = options.wasmPaths;
     if (paths === undefined || paths === null) next.wasmPaths = undefined;
     else if (typeof paths === 'string' || paths instanceof URL) {
-      if (String(paths) === '') fail('BAD_ARGUMENT', 'configure: wasmPaths is an empty string (use a folder URL such as \'/assets/\', or undefined for the default)');
+      if (String(paths) === '')
+        fail('BAD_ARGUMENT', "configure: wasmPaths is an empty string (use a folder URL such as '/assets/', or undefined for the default)");
       next.wasmPaths = paths instanceof URL ? new URL(paths.href) : paths;
     } else if (typeof paths === 'object' && !Array.isArray(paths) && !isSource(paths)) {
       for (const key of Object.keys(paths)) {
@@ -84,11 +110,20 @@ export function configure(options) {
           fail('BAD_ARGUMENT', `configure: wasmPaths.${key} is not a build (known: simd, relaxed, simdThreads, relaxedThreads)`);
         }
       }
-      const simd = own(paths, 'simd'), relaxed = own(paths, 'relaxed');
-      const simdThreads = own(paths, 'simdThreads'), relaxedThreads = own(paths, 'relaxedThreads');
-      if (simd === undefined && relaxed === undefined) fail('BAD_ARGUMENT', 'configure: wasmPaths names no build: give { simd } and, for the faster build, { relaxed }');
-      for (const [key, v] of [['simd', simd], ['relaxed', relaxed], ['simdThreads', simdThreads], ['relaxedThreads', relaxedThreads]]) {
-        if (v !== undefined && !isSource(v)) fail('BAD_ARGUMENT', `configure: wasmPaths.${key} must be a URL, a string, bytes or a WebAssembly.Module, got ${shown(v)}`);
+      const simd = own(paths, 'simd'),
+        relaxed = own(paths, 'relaxed');
+      const simdThreads = own(paths, 'simdThreads'),
+        relaxedThreads = own(paths, 'relaxedThreads');
+      if (simd === undefined && relaxed === undefined)
+        fail('BAD_ARGUMENT', 'configure: wasmPaths names no build: give { simd } and, for the faster build, { relaxed }');
+      for (const [key, v] of [
+        ['simd', simd],
+        ['relaxed', relaxed],
+        ['simdThreads', simdThreads],
+        ['relaxedThreads', relaxedThreads],
+      ]) {
+        if (v !== undefined && !isSource(v))
+          fail('BAD_ARGUMENT', `configure: wasmPaths.${key} must be a URL, a string, bytes or a WebAssembly.Module, got ${shown(v)}`);
       }
       next.wasmPaths = Object.freeze({ simd, relaxed, simdThreads, relaxedThreads });
     } else {
@@ -110,7 +145,8 @@ export function configure(options) {
 
 // ------------------------------------------------------------------ errors
 
-const SERVE_FIX = "serve swapformer's dist/swapformer.wasm and dist/swapformer-relaxed.wasm (and, for threads, dist/swapformer-mt.wasm and dist/swapformer-relaxed-mt.wasm) (as application/wasm) and point to their folder once with configure({ wasmPaths: 'https://.../folder/' }), or pass them as configure({ wasmPaths: { simd, relaxed } }) (URLs, bytes or compiled WebAssembly.Modules: in a Cloudflare Worker, the imported .wasm modules); see docs/deployment.md";
+const SERVE_FIX =
+  "serve swapformer's dist/swapformer.wasm and dist/swapformer-relaxed.wasm (and, for threads, dist/swapformer-mt.wasm and dist/swapformer-relaxed-mt.wasm) (as application/wasm) and point to their folder once with configure({ wasmPaths: 'https://.../folder/' }), or pass them as configure({ wasmPaths: { simd, relaxed } }) (URLs, bytes or compiled WebAssembly.Modules: in a Cloudflare Worker, the imported .wasm modules); see docs/deployment.md";
 
 /** A WASM_LOAD error: what was loaded from where, why it failed, and the fix. */
 function wasmLoad(where, reason, fix, cause) {
@@ -123,15 +159,22 @@ function wasmLoad(where, reason, fix, cause) {
 function explain(e, contentType) {
   const reason = String(e?.message ?? e);
   if (/content.security.policy|unsafe-eval|wasm-eval/i.test(reason)) {
-    return [`the page's Content-Security-Policy does not allow WebAssembly (${reason})`,
-      "add 'wasm-unsafe-eval' to the policy's script-src (Content-Security-Policy: script-src 'self' 'wasm-unsafe-eval')"];
+    return [
+      `the page's Content-Security-Policy does not allow WebAssembly (${reason})`,
+      "add 'wasm-unsafe-eval' to the policy's script-src (Content-Security-Policy: script-src 'self' 'wasm-unsafe-eval')",
+    ];
   }
   if (/code generation|disallowed by embedder/i.test(reason)) {
-    return [`this runtime compiles no WebAssembly from bytes (${reason})`,
-      "import the .wasm files as modules (Cloudflare Workers: import simd from 'swapformer/swapformer.wasm') and pass them once with configure({ wasmPaths: { simd, relaxed } })"];
+    return [
+      `this runtime compiles no WebAssembly from bytes (${reason})`,
+      "import the .wasm files as modules (Cloudflare Workers: import simd from 'swapformer/swapformer.wasm') and pass them once with configure({ wasmPaths: { simd, relaxed } })",
+    ];
   }
   if (/^text\/html/i.test(contentType ?? '')) {
-    return [`the server answered with an HTML page (Content-Type ${contentType}), not the wasm: a missing file answered by an index.html fallback? (${reason})`, SERVE_FIX];
+    return [
+      `the server answered with an HTML page (Content-Type ${contentType}), not the wasm: a missing file answered by an index.html fallback? (${reason})`,
+      SERVE_FIX,
+    ];
   }
   return [`${reason}${contentType && !/^application\/wasm/i.test(contentType) ? ` (served as ${contentType}; expected application/wasm)` : ''}`, SERVE_FIX];
 }
@@ -149,9 +192,12 @@ function configuredSource(threaded = false) {
   let build = settings.build;
   if (build === 'auto') build = features.relaxedSimd && (!listed || listed.relaxed !== undefined) ? 'relaxed-simd' : 'simd128';
   if (build === 'relaxed-simd' && !features.relaxedSimd) {
-    fail('UNSUPPORTED', listed && listed.simd === undefined
-      ? 'configure({ wasmPaths }) gives only the relaxed build, and this engine has no relaxed SIMD: add wasmPaths.simd'
-      : "configure({ build: 'relaxed-simd' }), but this engine has no relaxed SIMD: use build 'auto' or 'simd128'");
+    fail(
+      'UNSUPPORTED',
+      listed && listed.simd === undefined
+        ? 'configure({ wasmPaths }) gives only the relaxed build, and this engine has no relaxed SIMD: add wasmPaths.simd'
+        : "configure({ build: 'relaxed-simd' }), but this engine has no relaxed SIMD: use build 'auto' or 'simd128'",
+    );
   }
   if (listed) {
     const key = build === 'relaxed-simd' ? 'relaxed' : 'simd';
@@ -170,18 +216,23 @@ function configuredSource(threaded = false) {
     return { build, source: url, where: `${url.href} (${build}${threaded ? ', threads' : ''}, from configure({ wasmPaths }))` };
   }
   let url;
-  try { // each URL written out whole, as bundlers recognise the pattern
+  try {
+    // each URL written out whole, as bundlers recognise the pattern
     if (threaded) {
-      url = build === 'relaxed-simd'
-        ? new URL('../../dist/swapformer-relaxed-mt.wasm', import.meta.url)
-        : new URL('../../dist/swapformer-mt.wasm', import.meta.url);
+      url =
+        build === 'relaxed-simd'
+          ? new URL('../../dist/swapformer-relaxed-mt.wasm', import.meta.url)
+          : new URL('../../dist/swapformer-mt.wasm', import.meta.url);
     } else {
-      url = build === 'relaxed-simd'
-        ? new URL('../../dist/swapformer-relaxed.wasm', import.meta.url)
-        : new URL('../../dist/swapformer.wasm', import.meta.url);
+      url = build === 'relaxed-simd' ? new URL('../../dist/swapformer-relaxed.wasm', import.meta.url) : new URL('../../dist/swapformer.wasm', import.meta.url);
     }
   } catch (e) {
-    throw wasmLoad(`(${build})`, `the bindings cannot tell where they are: this code has no usable import.meta.url (an IIFE or CommonJS bundle, or a Worker's) (${e.message})`, SERVE_FIX, e);
+    throw wasmLoad(
+      `(${build})`,
+      `the bindings cannot tell where they are: this code has no usable import.meta.url (an IIFE or CommonJS bundle, or a Worker's) (${e.message})`,
+      SERVE_FIX,
+      e,
+    );
   }
   return { build, source: url, where: `${url.href} (${build}${threaded ? ', threads' : ''}, the file next to the bindings)` };
 }
@@ -215,15 +266,22 @@ async function compileSource(source, where) {
   }
   if (url.protocol === 'file:') {
     if (!isNode) {
-      throw wasmLoad(where, `${url.href} is a file: URL, which only Node can read (no import.meta.url of a web page or a Worker's bundle?)`,
-        `${SERVE_FIX}; in a Worker, import the .wasm files as modules and pass them as { simd, relaxed }`);
+      throw wasmLoad(
+        where,
+        `${url.href} is a file: URL, which only Node can read (no import.meta.url of a web page or a Worker's bundle?)`,
+        `${SERVE_FIX}; in a Worker, import the .wasm files as modules and pass them as { simd, relaxed }`,
+      );
     }
     let bytes;
     try {
       bytes = await (await nodeBuiltin('node:fs/promises')).readFile(url);
     } catch (e) {
-      throw wasmLoad(where, `reading ${decodeURIComponent(url.pathname)} failed: ${e.code ?? e.message}`,
-        "build the wasm (./build.sh) or reinstall the package, or point to the files with configure({ wasmPaths: '/path/to/folder/' })", e);
+      throw wasmLoad(
+        where,
+        `reading ${decodeURIComponent(url.pathname)} failed: ${e.code ?? e.message}`,
+        "build the wasm (./build.sh) or reinstall the package, or point to the files with configure({ wasmPaths: '/path/to/folder/' })",
+        e,
+      );
     }
     return compileBytes(bytes, where);
   }
@@ -231,7 +289,12 @@ async function compileSource(source, where) {
   try {
     response = await fetch(url);
   } catch (e) {
-    throw wasmLoad(where, `the request failed (${e.message}): offline, a CORS refusal, or a Content-Security-Policy connect-src that does not allow ${url.origin}`, SERVE_FIX, e);
+    throw wasmLoad(
+      where,
+      `the request failed (${e.message}): offline, a CORS refusal, or a Content-Security-Policy connect-src that does not allow ${url.origin}`,
+      SERVE_FIX,
+      e,
+    );
   }
   if (!response.ok) throw wasmLoad(where, `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`, SERVE_FIX);
   const type = response.headers.get('content-type') || '';
@@ -269,7 +332,12 @@ function cacheFor(build) {
  */
 export function loadRuntime(wasmOption, create, { threaded = false, memory } = {}) {
   if (!features.simd) {
-    return Promise.reject(new SwapformerError('UNSUPPORTED', 'this WebAssembly engine has no SIMD (wasm simd128): swapformer needs Chrome 91+, Firefox 89+, Safari 16.4+ or Node 16.4+'));
+    return Promise.reject(
+      new SwapformerError(
+        'UNSUPPORTED',
+        'this WebAssembly engine has no SIMD (wasm simd128): swapformer needs Chrome 91+, Firefox 89+, Safari 16.4+ or Node 16.4+',
+      ),
+    );
   }
   let build, source, where;
   try {
@@ -309,5 +377,5 @@ export function loadRuntime(wasmOption, create, { threaded = false, memory } = {
 }
 
 /** A WASM_LOAD error for a runtime whose exports are not what the bindings need. */
-export const wrongWasm = (where, reason) => wasmLoad(where, reason,
-  "use the dist/*.wasm of the same swapformer version as the bindings (an old copy in a CDN or asset folder?)");
+export const wrongWasm = (where, reason) =>
+  wasmLoad(where, reason, 'use the dist/*.wasm of the same swapformer version as the bindings (an old copy in a CDN or asset folder?)');

@@ -18,10 +18,14 @@ export const ACTIVATIONS = ['sigmoid', 'softmax', 'tanh', 'none'];
  * dotted path; these are the ones we compute), by both of their import paths.
  */
 const TORCH_ACTIVATIONS = {
-  'torch.nn.Identity': 'none', 'torch.nn.modules.linear.Identity': 'none',
-  'torch.nn.Sigmoid': 'sigmoid', 'torch.nn.modules.activation.Sigmoid': 'sigmoid',
-  'torch.nn.Tanh': 'tanh', 'torch.nn.modules.activation.Tanh': 'tanh',
-  'torch.nn.Softmax': 'softmax', 'torch.nn.modules.activation.Softmax': 'softmax',
+  'torch.nn.Identity': 'none',
+  'torch.nn.modules.linear.Identity': 'none',
+  'torch.nn.Sigmoid': 'sigmoid',
+  'torch.nn.modules.activation.Sigmoid': 'sigmoid',
+  'torch.nn.Tanh': 'tanh',
+  'torch.nn.modules.activation.Tanh': 'tanh',
+  'torch.nn.Softmax': 'softmax',
+  'torch.nn.modules.activation.Softmax': 'softmax',
 };
 
 /** The activation a dotted class path names; null for a path ST itself would not import. */
@@ -44,7 +48,8 @@ function activationOfPath(path, field) {
 export function defaultActivation(config, numLabels) {
   const cfg = checkConfig(config);
   const st = own(cfg, 'sentence_transformers');
-  let path = null, field = null;
+  let path = null,
+    field = null;
   if (st !== null && typeof st === 'object' && !Array.isArray(st) && Object.hasOwn(st, 'activation_fn')) {
     [path, field] = [st.activation_fn, 'config.sentence_transformers.activation_fn'];
   } else if (own(cfg, 'sbert_ce_default_activation_function') != null) {
@@ -84,13 +89,17 @@ export function crossEncoderPairs(input) {
  */
 export function crossEncoderScores(logits, shape, config, options) {
   const { activation } = predictOptions(options);
-  if (!Array.isArray(shape) || shape.length !== 2 || shape[1] < 1) fail('BAD_ARGUMENT', `logits: the shape must be [pairs, labels] with labels >= 1, got ${JSON.stringify(shape)}`);
+  if (!Array.isArray(shape) || shape.length !== 2 || shape[1] < 1)
+    fail('BAD_ARGUMENT', `logits: the shape must be [pairs, labels] with labels >= 1, got ${JSON.stringify(shape)}`);
   checkLogits(logits, shape);
   const [rows, n] = shape;
   const fn = activation ?? defaultActivation(config, n);
   const out = new Float32Array(rows * n);
   for (let r = 0; r < rows; r++) {
-    if (fn === 'softmax') { out.set(softmax(logits, r * n, n), r * n); continue; }
+    if (fn === 'softmax') {
+      out.set(softmax(logits, r * n, n), r * n);
+      continue;
+    }
     for (let i = r * n; i < (r + 1) * n; i++) out[i] = fn === 'sigmoid' ? sigmoid(logits[i]) : fn === 'tanh' ? Math.tanh(logits[i]) : logits[i];
   }
   return out;
@@ -110,7 +119,9 @@ export function rankOptions(options) {
 export function rankInputs(query, documents) {
   if (typeof query !== 'string') fail('BAD_ARGUMENT', 'query must be a string');
   if (!Array.isArray(documents)) fail('BAD_ARGUMENT', 'documents must be an array of strings');
-  documents.forEach((d, i) => { if (typeof d !== 'string') fail('BAD_ARGUMENT', `documents[${i}] must be a string`); });
+  documents.forEach((d, i) => {
+    if (typeof d !== 'string') fail('BAD_ARGUMENT', `documents[${i}] must be a string`);
+  });
   return documents.map((d) => [query, d]);
 }
 
@@ -125,8 +136,11 @@ export function rankResults(logits, shape, documents, config, options) {
   if (Array.isArray(shape) && shape.length === 2 && shape[1] !== 1) {
     fail('UNSUPPORTED_MODEL', `rank needs a cross-encoder with one label (CrossEncoder.rank), this one has ${shape[1]}`);
   }
-  if (!Array.isArray(shape) || shape[0] !== documents.length) fail('BAD_ARGUMENT', `logits: the shape must be [${documents.length}, 1], one row per document, got ${JSON.stringify(shape)}`);
+  if (!Array.isArray(shape) || shape[0] !== documents.length)
+    fail('BAD_ARGUMENT', `logits: the shape must be [${documents.length}, 1], one row per document, got ${JSON.stringify(shape)}`);
   const scores = crossEncoderScores(logits, shape, config, { activation });
   const order = Array.from(scores, (_, i) => i).sort((a, b) => scores[b] - scores[a] || a - b);
-  return order.slice(0, topK ?? order.length).map((i) => (returnDocuments ? { corpusId: i, score: scores[i], text: documents[i] } : { corpusId: i, score: scores[i] }));
+  return order
+    .slice(0, topK ?? order.length)
+    .map((i) => (returnDocuments ? { corpusId: i, score: scores[i], text: documents[i] } : { corpusId: i, score: scores[i] }));
 }

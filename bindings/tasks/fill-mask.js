@@ -60,7 +60,8 @@ export function maskPositions(ids, view) {
  */
 export function fillMaskResults(ids, positions, logits, shape, view, options) {
   const { topK: k, targets } = fillMaskOptions(options);
-  if (!(Array.isArray(ids) || ArrayBuffer.isView(ids)) || Array.prototype.some.call(ids, (id) => !Number.isSafeInteger(id))) fail('BAD_ARGUMENT', 'ids must be the token ids of the text');
+  if (!(Array.isArray(ids) || ArrayBuffer.isView(ids)) || Array.prototype.some.call(ids, (id) => !Number.isSafeInteger(id)))
+    fail('BAD_ARGUMENT', 'ids must be the token ids of the text');
   if (!Array.isArray(positions) || positions.length === 0 || positions.some((p) => !Number.isSafeInteger(p) || p < 0 || p >= ids.length)) {
     fail('BAD_ARGUMENT', 'positions must be the mask positions in ids (at least one)');
   }
@@ -88,7 +89,10 @@ export function fillMaskResults(ids, positions, logits, shape, view, options) {
         score: scores[i],
         token,
         tokenStr: view.decode([token]),
-        sequence: view.decode(filled.filter((id) => id !== pad), { skipSpecialTokens: single }),
+        sequence: view.decode(
+          filled.filter((id) => id !== pad),
+          { skipSpecialTokens: single },
+        ),
       };
     });
   });

@@ -17,7 +17,7 @@ export function softmax(logits, offset = 0, length = logits.length - offset) {
   let max = -Infinity;
   for (let i = 0; i < length; i++) max = Math.max(max, logits[offset + i]);
   let sum = 0;
-  for (let i = 0; i < length; i++) sum += (out[i] = Math.exp(logits[offset + i] - max));
+  for (let i = 0; i < length; i++) sum += out[i] = Math.exp(logits[offset + i] - max);
   for (let i = 0; i < length; i++) out[i] /= sum;
   return out;
 }
@@ -32,20 +32,27 @@ export const sigmoid = (x) => 1 / (1 + Math.exp(-x));
  */
 export function topIndices(scores, k) {
   const n = scores.length;
-  if (k >= n / 8) return Array.from({ length: n }, (_, i) => i).sort((a, b) => scores[b] - scores[a] || a - b).slice(0, k);
+  if (k >= n / 8)
+    return Array.from({ length: n }, (_, i) => i)
+      .sort((a, b) => scores[b] - scores[a] || a - b)
+      .slice(0, k);
   const top = [];
   for (let i = 0; i < n && k > 0; i++) {
     const s = scores[i];
     if (top.length === k && !(s > scores[top[k - 1]])) continue;
     let j = top.length === k ? k - 1 : top.length;
-    while (j > 0 && s > scores[top[j - 1]]) { top[j] = top[j - 1]; j--; }
+    while (j > 0 && s > scores[top[j - 1]]) {
+      top[j] = top[j - 1];
+      j--;
+    }
     top[j] = i;
   }
   return top;
 }
 
 const bad = (message) => fail('BAD_ARGUMENT', message);
-const show = (v) => (typeof v === 'string' ? JSON.stringify(v) : typeof v === 'object' && v !== null ? (Array.isArray(v) ? 'an array' : 'an object') : String(v));
+const show = (v) =>
+  typeof v === 'string' ? JSON.stringify(v) : typeof v === 'object' && v !== null ? (Array.isArray(v) ? 'an array' : 'an object') : String(v);
 
 /**
  * The own, defined keys of an options object, each in `allowed`; any other key
@@ -85,7 +92,8 @@ export function choiceOption(value, field, choices) {
  */
 export function checkLogits(logits, shape, field = 'logits') {
   if (!(logits instanceof Float32Array || logits instanceof Float64Array || Array.isArray(logits))) bad(`${field} must be a Float32Array, got ${show(logits)}`);
-  if (!Array.isArray(shape) || shape.some((d) => !Number.isSafeInteger(d) || d < 0)) bad(`${field}: the shape must be an array of non-negative integers, got ${show(shape)}`);
+  if (!Array.isArray(shape) || shape.some((d) => !Number.isSafeInteger(d) || d < 0))
+    bad(`${field}: the shape must be an array of non-negative integers, got ${show(shape)}`);
   const n = shape.reduce((a, d) => a * d, 1);
   if (logits.length !== n) bad(`${field} has ${logits.length} values, the shape [${shape.join(', ')}] needs ${n}`);
   if (Array.isArray(logits)) {

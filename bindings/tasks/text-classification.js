@@ -30,7 +30,8 @@ export function classificationInputs(inputs) {
   const one = (x, field) => {
     if (typeof x === 'string') return { text: x };
     if (x === null || typeof x !== 'object' || Array.isArray(x)) fail('BAD_ARGUMENT', `${field} must be a string or a {text, textPair} object`);
-    for (const k of Object.keys(x)) if (k !== 'text' && k !== 'textPair') fail('BAD_ARGUMENT', `${field}: unknown key ${JSON.stringify(k)} (known: text, textPair)`);
+    for (const k of Object.keys(x))
+      if (k !== 'text' && k !== 'textPair') fail('BAD_ARGUMENT', `${field}: unknown key ${JSON.stringify(k)} (known: text, textPair)`);
     if (typeof x.text !== 'string') fail('BAD_ARGUMENT', `${field}.text must be a string`);
     if (x.textPair !== undefined && typeof x.textPair !== 'string') fail('BAD_ARGUMENT', `${field}.textPair must be a string`);
     return x.textPair === undefined ? { text: x.text } : { text: x.text, textPair: x.textPair };
@@ -58,7 +59,8 @@ export function defaultFunction(config, numLabels) {
   if (problemType === 'single_label_classification' || numLabels > 1) return 'softmax';
   const configured = own(config, 'function_to_apply');
   if (configured !== undefined && configured !== null) {
-    if (!FUNCTIONS.includes(configured)) fail('BAD_CONFIG', `config.function_to_apply must be one of ${FUNCTIONS.join(', ')}, got ${JSON.stringify(configured)}`);
+    if (!FUNCTIONS.includes(configured))
+      fail('BAD_CONFIG', `config.function_to_apply must be one of ${FUNCTIONS.join(', ')}, got ${JSON.stringify(configured)}`);
     return configured;
   }
   return 'none';
@@ -80,7 +82,8 @@ export function applyFunction(logits, offset, length, fn) {
 export function classifyLogits(logits, shape, config, options) {
   const { topK, functionToApply } = classifyOptions(options);
   const cfg = checkConfig(config);
-  if (!Array.isArray(shape) || shape.length !== 2 || shape[1] < 1) fail('BAD_ARGUMENT', `logits: the shape must be [batch, labels] with labels >= 1, got ${JSON.stringify(shape)}`);
+  if (!Array.isArray(shape) || shape.length !== 2 || shape[1] < 1)
+    fail('BAD_ARGUMENT', `logits: the shape must be [batch, labels] with labels >= 1, got ${JSON.stringify(shape)}`);
   checkLogits(logits, shape);
   const [rows, n] = shape;
   const labels = labelNames(cfg, n);

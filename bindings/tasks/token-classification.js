@@ -19,13 +19,18 @@ export function tokenClassificationOptions(options) {
   const ignoreLabels = o.ignoreLabels ?? ['O'];
   if (!Array.isArray(ignoreLabels) || ignoreLabels.some((l) => typeof l !== 'string')) fail('BAD_ARGUMENT', 'options.ignoreLabels must be an array of strings');
   return {
-    aggregationStrategy: o.aggregationStrategy === undefined ? 'simple' : choiceOption(o.aggregationStrategy, 'options.aggregationStrategy', AGGREGATION_STRATEGIES),
+    aggregationStrategy:
+      o.aggregationStrategy === undefined ? 'simple' : choiceOption(o.aggregationStrategy, 'options.aggregationStrategy', AGGREGATION_STRATEGIES),
     ignoreLabels: [...ignoreLabels],
   };
 }
 
 /** Python's len(): code points, not UTF-16 units. */
-const pyLen = (s) => { let n = 0; for (const _ of s) n++; return n; };
+const pyLen = (s) => {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+};
 
 /**
  * gather_pre_entities: one entry per token that is not special, with its
@@ -44,10 +49,11 @@ function preEntities(text, encoding, scores, numLabels, mask, view) {
     let word = view.idToToken(id);
     if (word === null) fail('BAD_ARGUMENT', `encoding.ids[${idx}] = ${id} is not in the vocabulary`);
     const ref = text.slice(start, end);
-    let isSubword = view.subwordPrefix
-      ? pyLen(word) !== pyLen(ref)
-      : start > 0 && text[start - 1] !== ' ' && text[start] !== ' '; // a surrogate half is never " ": the UTF-16 test is the code point one
-    if (id === view.unkTokenId) { word = ref; isSubword = false; }
+    let isSubword = view.subwordPrefix ? pyLen(word) !== pyLen(ref) : start > 0 && text[start - 1] !== ' ' && text[start] !== ' '; // a surrogate half is never " ": the UTF-16 test is the code point one
+    if (id === view.unkTokenId) {
+      word = ref;
+      isSubword = false;
+    }
     out.push({ word, scores: scores.subarray(idx * numLabels, (idx + 1) * numLabels), start, end, index: idx, isSubword });
   }
   return out;
@@ -66,8 +72,15 @@ function aggregateWord(tokens, strategy, labels, view) {
   let scores = tokens[0].scores;
   if (strategy === 'max') {
     // Python's max(entities, key=scores.max()): the first token with the largest top score
-    let best = 0, bestMax = -Infinity;
-    tokens.forEach((t, i) => { const m = t.scores[argmax(t.scores)]; if (m > bestMax) { best = i; bestMax = m; } });
+    let best = 0,
+      bestMax = -Infinity;
+    tokens.forEach((t, i) => {
+      const m = t.scores[argmax(t.scores)];
+      if (m > bestMax) {
+        best = i;
+        bestMax = m;
+      }
+    });
     scores = tokens[best].scores;
   } else if (strategy === 'average') {
     scores = new Float64Array(scores.length);
@@ -83,7 +96,10 @@ function aggregateWords(pre, strategy, labels, view) {
   const words = [];
   let group = null;
   for (const e of pre) {
-    if (group !== null && e.isSubword) { group.push(e); continue; }
+    if (group !== null && e.isSubword) {
+      group.push(e);
+      continue;
+    }
     if (group !== null) words.push(aggregateWord(group, strategy, labels, view));
     group = [e];
   }
@@ -121,7 +137,10 @@ function groupEntities(entities, view) {
     if (current.length > 0) {
       const [bi, t] = tag(e.entity);
       const [, lastTag] = tag(current[current.length - 1].entity);
-      if (t === lastTag && bi !== 'B') { current.push(e); continue; }
+      if (t === lastTag && bi !== 'B') {
+        current.push(e);
+        continue;
+      }
       groups.push(groupOf(current, view));
     }
     current = [e];
@@ -140,7 +159,12 @@ function groupEntities(entities, view) {
 export function classifyTokenLogits(text, encoding, logits, shape, config, view, options) {
   const { aggregationStrategy: strategy, ignoreLabels } = tokenClassificationOptions(options);
   if (typeof text !== 'string') fail('BAD_ARGUMENT', 'text must be a string');
-  if (!encoding || !(Array.isArray(encoding.ids) || ArrayBuffer.isView(encoding.ids)) || !Array.isArray(encoding.offsets) || encoding.offsets.length !== encoding.ids.length) {
+  if (
+    !encoding ||
+    !(Array.isArray(encoding.ids) || ArrayBuffer.isView(encoding.ids)) ||
+    !Array.isArray(encoding.offsets) ||
+    encoding.offsets.length !== encoding.ids.length
+  ) {
     fail('BAD_ARGUMENT', 'encoding must have ids and one [start, end] offset per id');
   }
   if (!Array.isArray(shape) || shape.length !== 2 || shape[0] !== encoding.ids.length || shape[1] < 1) {

@@ -21,8 +21,18 @@ import { buildDecoder } from '../tokenizers/decoders.js';
 import { own } from './scores.js';
 
 /** transformers' clean_up_tokenization (tokenization_utils_base.py): spaces before punctuation and English contractions. */
-export const cleanUpTokenization = (s) => s.replaceAll(' .', '.').replaceAll(' ?', '?').replaceAll(' !', '!').replaceAll(' ,', ',')
-  .replaceAll(" ' ", "'").replaceAll(" n't", "n't").replaceAll(" 'm", "'m").replaceAll(" 's", "'s").replaceAll(" 've", "'ve").replaceAll(" 're", "'re");
+export const cleanUpTokenization = (s) =>
+  s
+    .replaceAll(' .', '.')
+    .replaceAll(' ?', '?')
+    .replaceAll(' !', '!')
+    .replaceAll(' ,', ',')
+    .replaceAll(" ' ", "'")
+    .replaceAll(" n't", "n't")
+    .replaceAll(" 'm", "'m")
+    .replaceAll(" 's", "'s")
+    .replaceAll(" 've", "'ve")
+    .replaceAll(" 're", "'re");
 
 /** The sub-word prefix a model of tokenizer.json marks continuations with, or null (getattr(model, "continuing_subword_prefix", None), falsy as null). */
 function subwordPrefixOf(model) {
@@ -51,13 +61,18 @@ export function tokenizerView(tokenizer, { tokenizerJson, tokenizerConfig } = {}
   }
   let json = tokenizerJson;
   if (typeof json === 'string') {
-    try { json = JSON.parse(json); } catch (e) { fail('BAD_ARGUMENT', `tokenizerJson is not valid JSON: ${e.message}`); }
+    try {
+      json = JSON.parse(json);
+    } catch (e) {
+      fail('BAD_ARGUMENT', `tokenizerJson is not valid JSON: ${e.message}`);
+    }
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json)) fail('BAD_ARGUMENT', 'tokenizerJson must be the tokenizer.json object or text');
   const model = own(json, 'model');
   const decoder = buildDecoder(own(json, 'decoder'));
-  const cleanUp = flag(tokenizerConfig, 'clean_up_tokenization_spaces')
-    && (own(model, 'type') !== 'BPE' || flag(tokenizerConfig, 'clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output'));
+  const cleanUp =
+    flag(tokenizerConfig, 'clean_up_tokenization_spaces') &&
+    (own(model, 'type') !== 'BPE' || flag(tokenizerConfig, 'clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output'));
   let emptyEncoding = null;
   return {
     tokenizer,
@@ -85,7 +100,9 @@ export function tokenizerView(tokenizer, { tokenizerJson, tokenizerConfig } = {}
     specialTokensMask(encoding) {
       if (encoding.specialTokensMask) return Array.from(encoding.specialTokensMask);
       emptyEncoding ??= tokenizer.encode('');
-      const e = emptyEncoding, m = encoding.ids.length, n = e.ids.length;
+      const e = emptyEncoding,
+        m = encoding.ids.length,
+        n = e.ids.length;
       const same = (i, j) => encoding.ids[i] === e.ids[j] && encoding.offsets[i][0] === e.offsets[j][0] && encoding.offsets[i][1] === e.offsets[j][1];
       for (let k = 0; k <= n && m >= n; k++) {
         let ok = true;

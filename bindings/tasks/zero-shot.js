@@ -26,7 +26,11 @@ export function zeroShotOptions(options) {
 /** _parse_labels: a string is split on "," (each part stripped, empty parts dropped); at least one label. */
 export function candidateLabelList(candidateLabels) {
   let labels = candidateLabels;
-  if (typeof labels === 'string') labels = labels.split(',').map((l) => l.trim()).filter((l) => l !== '');
+  if (typeof labels === 'string')
+    labels = labels
+      .split(',')
+      .map((l) => l.trim())
+      .filter((l) => l !== '');
   if (!Array.isArray(labels) || labels.some((l) => typeof l !== 'string')) fail('BAD_ARGUMENT', 'candidateLabels must be a string or an array of strings');
   if (labels.length === 0) fail('BAD_ARGUMENT', 'candidateLabels: at least one label is needed');
   return labels;
@@ -39,13 +43,26 @@ export function candidateLabelList(candidateLabels) {
  * format specs, a lone brace) is an error.
  */
 function formatTemplate(template, label) {
-  let out = '', auto = false, manual = false;
+  let out = '',
+    auto = false,
+    manual = false;
   for (let i = 0; i < template.length; i++) {
     const c = template[i];
-    if (c === '{' && template[i + 1] === '{') { out += '{'; i++; continue; }
-    if (c === '}' && template[i + 1] === '}') { out += '}'; i++; continue; }
+    if (c === '{' && template[i + 1] === '{') {
+      out += '{';
+      i++;
+      continue;
+    }
+    if (c === '}' && template[i + 1] === '}') {
+      out += '}';
+      i++;
+      continue;
+    }
     if (c === '}') fail('BAD_ARGUMENT', `options.hypothesisTemplate: a lone "}" at ${i} (write "}}" for a brace)`);
-    if (c !== '{') { out += c; continue; }
+    if (c !== '{') {
+      out += c;
+      continue;
+    }
     const close = template.indexOf('}', i);
     const field = close < 0 ? null : template.slice(i + 1, close);
     if (field !== '' && field !== '0') {
@@ -53,8 +70,10 @@ function formatTemplate(template, label) {
     }
     // Python: a second "{}" asks for a second argument; "{}" and "{0}" together mix the numberings
     if (field === '' && auto) fail('BAD_ARGUMENT', 'options.hypothesisTemplate: a second "{}" has no label to take (use "{0}" to repeat the label)');
-    if ((field === '' && manual) || (field === '0' && auto)) fail('BAD_ARGUMENT', 'options.hypothesisTemplate: "{}" and "{0}" together mix automatic and manual field numbering');
-    if (field === '') auto = true; else manual = true;
+    if ((field === '' && manual) || (field === '0' && auto))
+      fail('BAD_ARGUMENT', 'options.hypothesisTemplate: "{}" and "{0}" together mix automatic and manual field numbering');
+    if (field === '') auto = true;
+    else manual = true;
     out += label;
     i = close;
   }
@@ -85,7 +104,10 @@ export function entailmentId(config, numLabels) {
   if (typeof label2id !== 'object' || Array.isArray(label2id)) fail('BAD_CONFIG', 'config.label2id must be an object');
   let id = -1;
   for (const [label, value] of Object.entries(label2id)) {
-    if (label.toLowerCase().startsWith('entail')) { id = value; break; }
+    if (label.toLowerCase().startsWith('entail')) {
+      id = value;
+      break;
+    }
   }
   if (!Number.isSafeInteger(id) || id < -numLabels || id >= numLabels) {
     fail('BAD_CONFIG', `config.label2id: the entailment id ${JSON.stringify(id)} is not an index of the ${numLabels} logits`);

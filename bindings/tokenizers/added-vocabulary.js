@@ -33,25 +33,25 @@ function grown(a, n) {
  */
 class LongestMatcher {
   constructor() {
-    this.count = 1;                  // nodes; 0 is the root
-    this.out = new Int32Array(64).fill(-1);   // id of the string ending at the node, or -1
+    this.count = 1; // nodes; 0 is the root
+    this.out = new Int32Array(64).fill(-1); // id of the string ending at the node, or -1
     this.depth = new Int32Array(64);
     this.firstChild = new Int32Array(64).fill(-1);
     this.nextSibling = new Int32Array(64).fill(-1);
     this.label = new Int32Array(64);
     this.maxLength = 0;
-    this.mask = 63;                  // the (node, unit) → child hash table
+    this.mask = 63; // the (node, unit) → child hash table
     this.keys = new Float64Array(64).fill(-1);
     this.children = new Int32Array(64);
     this.fail = null;
-    this.best = null;                // the deepest node with a string on the failure chain, or -1
-    this.rootChild = null;           // the root's children by unit: most steps of a scan start there
+    this.best = null; // the deepest node with a string on the failure chain, or -1
+    this.rootChild = null; // the root's children by unit: most steps of a scan start there
     this.scratch = null;
   }
 
   child(node, unit) {
     const key = node * 65536 + unit;
-    for (let i = (Math.imul(node, 0x9E3779B1) ^ Math.imul(unit, 0x85EBCA77)) & this.mask; ; i = (i + 1) & this.mask) {
+    for (let i = (Math.imul(node, 0x9e3779b1) ^ Math.imul(unit, 0x85ebca77)) & this.mask; ; i = (i + 1) & this.mask) {
       const k = this.keys[i];
       if (k === key) return this.children[i];
       if (k === -1) return -1;
@@ -61,7 +61,7 @@ class LongestMatcher {
   setChild(node, unit, c) {
     if (2 * this.count > this.mask) this.rehash();
     const key = node * 65536 + unit;
-    let i = (Math.imul(node, 0x9E3779B1) ^ Math.imul(unit, 0x85EBCA77)) & this.mask;
+    let i = (Math.imul(node, 0x9e3779b1) ^ Math.imul(unit, 0x85ebca77)) & this.mask;
     while (this.keys[i] !== -1) i = (i + 1) & this.mask;
     this.keys[i] = key;
     this.children[i] = c;
@@ -80,7 +80,11 @@ class LongestMatcher {
   newNode(parent, unit) {
     const n = this.count++;
     if (n >= this.out.length) {
-      for (const name of ['out', 'firstChild', 'nextSibling']) { const a = grown(this[name], n + 1); a.fill(-1, this[name].length); this[name] = a; }
+      for (const name of ['out', 'firstChild', 'nextSibling']) {
+        const a = grown(this[name], n + 1);
+        a.fill(-1, this[name].length);
+        this[name] = a;
+      }
       this.depth = grown(this.depth, n + 1);
       this.label = grown(this.label, n + 1);
     }
@@ -110,8 +114,12 @@ class LongestMatcher {
     this.fail = new Int32Array(n);
     this.best = new Int32Array(n).fill(-1);
     const queue = new Int32Array(n);
-    let head = 0, tail = 0;
-    for (let c = this.firstChild[0]; c !== -1; c = this.nextSibling[c]) { queue[tail++] = c; this.best[c] = this.out[c] !== -1 ? c : -1; }
+    let head = 0,
+      tail = 0;
+    for (let c = this.firstChild[0]; c !== -1; c = this.nextSibling[c]) {
+      queue[tail++] = c;
+      this.best[c] = this.out[c] !== -1 ? c : -1;
+    }
     while (head < tail) {
       const v = queue[head++];
       for (let w = this.firstChild[v]; w !== -1; w = this.nextSibling[w]) {
@@ -139,7 +147,8 @@ class LongestMatcher {
     if (this.scratch === null) this.scratch = { len: new Int32Array(block), id: new Int32Array(block) };
     const { len, id } = this.scratch;
     const n = s.length;
-    let blockStart = 0, blockEnd = 0;
+    let blockStart = 0,
+      blockEnd = 0;
     for (let i = 0; i < n;) {
       if (i >= blockEnd) {
         blockStart = i;
@@ -158,7 +167,10 @@ class LongestMatcher {
         }
       }
       const l = len[i - blockStart];
-      if (l > 0) { fn(i, i + l, id[i - blockStart]); i += l; } else i++;
+      if (l > 0) {
+        fn(i, i + l, id[i - blockStart]);
+        i += l;
+      } else i++;
     }
   }
 }
@@ -166,7 +178,7 @@ class LongestMatcher {
 /** The last character of s[0, end) (a whole surrogate pair when there is one). */
 function charBefore(s, end) {
   const lo = s.charCodeAt(end - 1);
-  const pair = end > 1 && lo >= 0xDC00 && lo <= 0xDFFF && (s.charCodeAt(end - 2) & 0xFC00) === 0xD800;
+  const pair = end > 1 && lo >= 0xdc00 && lo <= 0xdfff && (s.charCodeAt(end - 2) & 0xfc00) === 0xd800;
   return s.slice(end - (pair ? 2 : 1), end);
 }
 
@@ -202,12 +214,12 @@ export class AddedVocabulary {
    * @param {object|null} normalizer
    */
   constructor(list, model, normalizer) {
-    this.byContent = new Map();  // content → id
-    this.byId = new Map();       // id → { content, single_word, lstrip, rstrip, normalized, special }
+    this.byContent = new Map(); // content → id
+    this.byId = new Map(); // id → { content, single_word, lstrip, rstrip, normalized, special }
     this.normalizedForm = new Map(); // id → normalized content, when it differs
     this.special = new Set();
-    this.idLimit = 0;            // one past the largest id
-    this.order = [];             // ids in the order of the file
+    this.idLimit = 0; // one past the largest id
+    this.order = []; // ids in the order of the file
     list.forEach((t, i) => this.add(t, `added_tokens[${i}]`, model, normalizer));
     this.raw = new LongestMatcher();
     this.normalizedMatcher = new LongestMatcher();
@@ -232,8 +244,11 @@ export class AddedVocabulary {
     const flag = (name, fallback) => field(json, name, path, 'boolean', fallback);
     const special = flag('special', false);
     const token = {
-      content, special,
-      single_word: flag('single_word', false), lstrip: flag('lstrip', false), rstrip: flag('rstrip', false),
+      content,
+      special,
+      single_word: flag('single_word', false),
+      lstrip: flag('lstrip', false),
+      rstrip: flag('rstrip', false),
       normalized: flag('normalized', !special),
     };
     if (content === '') return;
@@ -241,7 +256,7 @@ export class AddedVocabulary {
     if (id === undefined) {
       const vocabSize = model.vocab.size;
       const max = this.idLimit - 1; // the largest added id so far, kept as we go (a scan of all of them made n tokens cost n^2)
-      id = max < 0 ? vocabSize : (max >= vocabSize || vocabSize === 0 ? max + 1 : vocabSize);
+      id = max < 0 ? vocabSize : max >= vocabSize || vocabSize === 0 ? max + 1 : vocabSize;
       if (id >= ID_LIMIT) throw unsupported(`${path}.content`, content, 'its id would be 2^31 or more');
     }
     if (token.normalized && normalizer) {
@@ -258,13 +273,18 @@ export class AddedVocabulary {
 
   /** Calls fn(start, end, id or null) for the pieces of `s`, in order, covering it. */
   findMatches(s, matcher, fn) {
-    if (s.length === 0) { fn(0, 0, null); return; }
+    if (s.length === 0) {
+      fn(0, 0, null);
+      return;
+    }
     let from = 0;
     // The whitespace run after the last rstrip match: the next matches may start inside it.
-    let runStart = -1, runEnd = -1;
+    let runStart = -1,
+      runEnd = -1;
     matcher.each(s, (mStart, mEnd, id) => {
       const t = this.byId.get(id);
-      let start = mStart, end = mEnd;
+      let start = mStart,
+        end = mEnd;
       if (t.single_word) {
         const spaceBefore = start === 0 || !endsWithWord(s.slice(0, start));
         const spaceAfter = end === s.length || !startsWithWord(s.slice(end));
@@ -272,7 +292,10 @@ export class AddedVocabulary {
       }
       if (t.lstrip) start = trailingSpaceStart(s, start, from);
       if (t.rstrip) {
-        if (end < runStart || end > runEnd) { runStart = end; runEnd = leadingSpaceEnd(s, end); }
+        if (end < runStart || end > runEnd) {
+          runStart = end;
+          runEnd = leadingSpaceEnd(s, end);
+        }
         end = runEnd;
       }
       if (from < start) fn(from, start, null);
@@ -284,7 +307,9 @@ export class AddedVocabulary {
 
   /** Splits a NormalizedString around the tokens of `matcher`: emit(piece, id) for a token, emit(piece, null) between them (non-empty pieces only). */
   split(ns, matcher, emit) {
-    this.findMatches(ns.get(), matcher, (start, end, id) => { if (start < end) emit(ns.slice(start, end), id); });
+    this.findMatches(ns.get(), matcher, (start, end, id) => {
+      if (start < end) emit(ns.slice(start, end), id);
+    });
   }
 
   /**
@@ -296,7 +321,10 @@ export class AddedVocabulary {
   extractAndNormalize(normalizer, sequence, emit, stopped = () => false) {
     this.split(NormalizedString.from(sequence), this.raw, (piece, id) => {
       if (stopped()) return;
-      if (id !== null) { emit(piece, id); return; }
+      if (id !== null) {
+        emit(piece, id);
+        return;
+      }
       if (normalizer) normalizer.normalize(piece);
       this.split(piece, this.normalizedMatcher, emit);
     });

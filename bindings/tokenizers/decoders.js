@@ -15,7 +15,11 @@ const strictDecoder = new TextDecoder('utf-8', { ignoreBOM: true, fatal: true })
 const lossy = (bytes) => lossyDecoder.decode(bytes);
 /** UTF-8 bytes to a string, or null when they are not valid UTF-8. */
 function strict(bytes) {
-  try { return strictDecoder.decode(bytes); } catch { return null; }
+  try {
+    return strictDecoder.decode(bytes);
+  } catch {
+    return null;
+  }
 }
 
 /** GPT-2 byte-level: the alphabet characters back to bytes (a token with other characters keeps its UTF-8). */
@@ -34,20 +38,30 @@ function byteLevel() {
 
 /** The detokenizing cleanup of BERT (spaces before punctuation and contractions). */
 function wordPieceCleanup(s) {
-  return s.replaceAll(' .', '.').replaceAll(' ?', '?').replaceAll(' !', '!').replaceAll(' ,', ',')
-    .replaceAll(" ' ", "'").replaceAll(" n't", "n't").replaceAll(" 'm", "'m").replaceAll(' do not', " don't")
-    .replaceAll(" 's", "'s").replaceAll(" 've", "'ve").replaceAll(" 're", "'re");
+  return s
+    .replaceAll(' .', '.')
+    .replaceAll(' ?', '?')
+    .replaceAll(' !', '!')
+    .replaceAll(' ,', ',')
+    .replaceAll(" ' ", "'")
+    .replaceAll(" n't", "n't")
+    .replaceAll(" 'm", "'m")
+    .replaceAll(' do not', " don't")
+    .replaceAll(" 's", "'s")
+    .replaceAll(" 've", "'ve")
+    .replaceAll(" 're", "'re");
 }
 
 function wordPiece(json, path) {
   const prefix = field(json, 'prefix', path, 'string', '##');
   const cleanup = boolField(json, 'cleanup', path, true);
   return {
-    decodeChain: (tokens) => tokens.map((t, i) => {
-      let s = t;
-      if (i !== 0) s = t.startsWith(prefix) ? t.slice(prefix.length) : ` ${t}`;
-      return cleanup ? wordPieceCleanup(s) : s;
-    }),
+    decodeChain: (tokens) =>
+      tokens.map((t, i) => {
+        let s = t;
+        if (i !== 0) s = t.startsWith(prefix) ? t.slice(prefix.length) : ` ${t}`;
+        return cleanup ? wordPieceCleanup(s) : s;
+      }),
   };
 }
 
@@ -56,10 +70,13 @@ function metaspace(json, path) {
   const replacement = replacementChar(json, path);
   const scheme = prependScheme(json, path);
   return {
-    decodeChain: (tokens) => tokens.map((t, i) => Array.from(t, (c) => {
-      if (c !== replacement) return c;
-      return i === 0 && scheme !== 'never' ? '' : ' ';
-    }).join('')),
+    decodeChain: (tokens) =>
+      tokens.map((t, i) =>
+        Array.from(t, (c) => {
+          if (c !== replacement) return c;
+          return i === 0 && scheme !== 'never' ? '' : ' ';
+        }).join(''),
+      ),
   };
 }
 
@@ -72,12 +89,17 @@ function byteFallback() {
       const flush = () => {
         if (bytes.length === 0) return;
         const s = strict(Uint8Array.from(bytes));
-        if (s !== null) out.push(s); else for (let k = 0; k < bytes.length; k++) out.push('\uFFFD');
+        if (s !== null) out.push(s);
+        else for (let k = 0; k < bytes.length; k++) out.push('\uFFFD');
         bytes = [];
       };
       for (const t of tokens) {
         const m = /^<0x([0-9A-Fa-f]{2})>$/.exec(t);
-        if (m) bytes.push(parseInt(m[1], 16)); else { flush(); out.push(t); }
+        if (m) bytes.push(parseInt(m[1], 16));
+        else {
+          flush();
+          out.push(t);
+        }
       }
       flush();
       return out;
@@ -91,14 +113,15 @@ function strip(json, path) {
   const start = field(json, 'start', path, 'integer');
   const stop = field(json, 'stop', path, 'integer');
   return {
-    decodeChain: (tokens) => tokens.map((t) => {
-      const chars = Array.from(t);
-      let from = 0;
-      while (from < Math.min(start, chars.length) && chars[from] === content) from++;
-      let to = chars.length;
-      for (let k = 0; k < stop && to > 0 && chars[to - 1] === content; k++) to--;
-      return chars.slice(from, Math.max(from, to)).join('');
-    }),
+    decodeChain: (tokens) =>
+      tokens.map((t) => {
+        const chars = Array.from(t);
+        let from = 0;
+        while (from < Math.min(start, chars.length) && chars[from] === content) from++;
+        let to = chars.length;
+        for (let k = 0; k < stop && to > 0 && chars[to - 1] === content; k++) to--;
+        return chars.slice(from, Math.max(from, to)).join('');
+      }),
   };
 }
 
@@ -106,11 +129,12 @@ function replace(json, path) {
   const pattern = replacePattern(json, path);
   const content = field(json, 'content', path, 'string');
   return {
-    decodeChain: (tokens) => tokens.map((t) => {
-      const parts = [];
-      pattern.segments(t, (a, b, isMatch) => parts.push(isMatch ? content : t.slice(a, b)));
-      return parts.join('');
-    }),
+    decodeChain: (tokens) =>
+      tokens.map((t) => {
+        const parts = [];
+        pattern.segments(t, (a, b, isMatch) => parts.push(isMatch ? content : t.slice(a, b)));
+        return parts.join('');
+      }),
   };
 }
 

@@ -25,9 +25,16 @@ export function show(v, depth = 0) {
   if (v === null || typeof v !== 'object') return typeof v === 'number' || typeof v === 'boolean' ? String(v) : `(${typeof v})`;
   if (depth >= 2) return Array.isArray(v) ? '[...]' : '{...}';
   const more = (n) => (n > 4 ? ', ...' : '');
-  if (Array.isArray(v)) return `[${v.slice(0, 4).map((x) => show(x, depth + 1)).join(', ')}${more(v.length)}]`;
+  if (Array.isArray(v))
+    return `[${v
+      .slice(0, 4)
+      .map((x) => show(x, depth + 1))
+      .join(', ')}${more(v.length)}]`;
   const keys = Object.keys(v);
-  return `{${keys.slice(0, 4).map((k) => `${show(k)}: ${show(v[k], depth + 1)}`).join(', ')}${more(keys.length)}}`;
+  return `{${keys
+    .slice(0, 4)
+    .map((k) => `${show(k)}: ${show(v[k], depth + 1)}`)
+    .join(', ')}${more(keys.length)}}`;
 }
 
 /** The error for a field whose value cannot be run (`reason` says why, when it is not obvious). */
@@ -53,7 +60,8 @@ const TYPES = {
 export function field(json, name, path, type, fallback) {
   const v = own(json, name);
   if (v === undefined && fallback !== undefined) return fallback;
-  if (!TYPES[type](v)) throw unsupported(`${path}.${name}`, v === undefined ? '(missing)' : v, type === 'id' ? 'an id must be an integer in [0, 2^31)' : undefined);
+  if (!TYPES[type](v))
+    throw unsupported(`${path}.${name}`, v === undefined ? '(missing)' : v, type === 'id' ? 'an id must be an integer in [0, 2^31)' : undefined);
   return v;
 }
 

@@ -31,14 +31,14 @@ function idLimitOf(map) {
   return limit;
 }
 
-const missingUnk = (path, what) => new SwapformerError('UNSUPPORTED_MODEL',
-  `tokenizer.json: ${path} = ${JSON.stringify(what)} is not in the vocabulary but an unknown token needs it`);
+const missingUnk = (path, what) =>
+  new SwapformerError('UNSUPPORTED_MODEL', `tokenizer.json: ${path} = ${JSON.stringify(what)} is not in the vocabulary but an unknown token needs it`);
 
 /** The [start, end) of each code point of s. */
 function charSpans(s) {
   const spans = [];
   for (let i = 0; i < s.length;) {
-    const n = s.codePointAt(i) > 0xFFFF ? 2 : 1;
+    const n = s.codePointAt(i) > 0xffff ? 2 : 1;
     spans.push([i, i + n]);
     i += n;
   }
@@ -61,7 +61,9 @@ function wordPiece(json, path) {
     return [{ id: vocab.get(unk), value: unk, start: 0, end: s.length }];
   };
   return {
-    vocab, byId, idLimit: idLimitOf(vocab),
+    vocab,
+    byId,
+    idLimit: idLimitOf(vocab),
     /** Greedy longest match first; a word with an unmatched piece becomes one unknown token. */
     tokenize(s) {
       const spans = charSpans(s);
@@ -74,7 +76,10 @@ function wordPiece(json, path) {
         while (c1 > c0) {
           const piece = (c0 > 0 ? prefix : '') + s.slice(spans[c0][0], spans[c1 - 1][1]);
           const id = vocab.get(piece);
-          if (id !== undefined) { found = { id, value: piece, start: spans[c0][0], end: spans[c1 - 1][1] }; break; }
+          if (id !== undefined) {
+            found = { id, value: piece, start: spans[c0][0], end: spans[c1 - 1][1] };
+            break;
+          }
           c1--;
         }
         if (found === null) return unkToken(s);
@@ -90,9 +95,15 @@ function wordPiece(json, path) {
 
 /** A binary min-heap of merges ordered by rank, then position (Rust's Merge ordering). */
 class MergeQueue {
-  constructor() { this.items = []; }
-  get size() { return this.items.length; }
-  static less(a, b) { return a.rank !== b.rank ? a.rank < b.rank : a.pos < b.pos; }
+  constructor() {
+    this.items = [];
+  }
+  get size() {
+    return this.items.length;
+  }
+  static less(a, b) {
+    return a.rank !== b.rank ? a.rank < b.rank : a.pos < b.pos;
+  }
   push(item) {
     const h = this.items;
     h.push(item);
@@ -110,7 +121,8 @@ class MergeQueue {
     if (h.length > 0) {
       h[0] = last;
       for (let i = 0; ;) {
-        const l = 2 * i + 1, r = l + 1;
+        const l = 2 * i + 1,
+          r = l + 1;
         let m = i;
         if (l < h.length && MergeQueue.less(h[l], h[m])) m = l;
         if (r < h.length && MergeQueue.less(h[r], h[m])) m = r;
@@ -148,23 +160,29 @@ class MergeTable {
     this.values = new Int32Array(2 * size);
   }
   slot(a, b) {
-    let i = (Math.imul(a, 0x9E3779B1) ^ Math.imul(b, 0x85EBCA77)) & this.mask;
+    let i = (Math.imul(a, 0x9e3779b1) ^ Math.imul(b, 0x85ebca77)) & this.mask;
     while (this.keys[2 * i] !== -1 && (this.keys[2 * i] !== a || this.keys[2 * i + 1] !== b)) i = (i + 1) & this.mask;
     return i;
   }
   /** Sets (a, b) → (rank, id); a later duplicate overrides an earlier one, as in Rust. */
   set(a, b, rank, id) {
     const i = this.slot(a, b);
-    this.keys[2 * i] = a; this.keys[2 * i + 1] = b;
-    this.values[2 * i] = rank; this.values[2 * i + 1] = id;
+    this.keys[2 * i] = a;
+    this.keys[2 * i + 1] = b;
+    this.values[2 * i] = rank;
+    this.values[2 * i + 1] = id;
   }
   /** The slot of (a, b), or -1. */
   find(a, b) {
     const i = this.slot(a, b);
     return this.keys[2 * i] === -1 ? -1 : i;
   }
-  rank(slot) { return this.values[2 * slot]; }
-  id(slot) { return this.values[2 * slot + 1]; }
+  rank(slot) {
+    return this.values[2 * slot];
+  }
+  id(slot) {
+    return this.values[2 * slot + 1];
+  }
 }
 
 const CACHE_LIMIT = 10000;
@@ -201,23 +219,34 @@ function bpe(json, path) {
       if (k === spans.length - 1 && suffix !== null) s += suffix;
       const id = vocab.get(s);
       if (id !== undefined) {
-        if (pendingUnk) { add(pendingUnk.id, pendingUnk.start, pendingUnk.end); pendingUnk = null; }
+        if (pendingUnk) {
+          add(pendingUnk.id, pendingUnk.start, pendingUnk.end);
+          pendingUnk = null;
+        }
         add(id, start, end);
         return;
       }
       if (byteFallback) {
         const ids = Array.from(utf8(s), (b) => vocab.get(`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`));
         // Like Rust, byte tokens go in before a pending unknown token is flushed.
-        if (ids.every((x) => x !== undefined)) { for (const x of ids) add(x, start, end); return; }
+        if (ids.every((x) => x !== undefined)) {
+          for (const x of ids) add(x, start, end);
+          return;
+        }
       }
       if (unk === null) return;
       if (!vocab.has(unk)) throw missingUnk(`${path}.unk_token`, unk);
-      if (pendingUnk && fuseUnk) { pendingUnk.end = end; return; }
+      if (pendingUnk && fuseUnk) {
+        pendingUnk.end = end;
+        return;
+      }
       if (pendingUnk) add(pendingUnk.id, pendingUnk.start, pendingUnk.end);
       pendingUnk = { id: vocab.get(unk), start, end };
     });
     if (pendingUnk) add(pendingUnk.id, pendingUnk.start, pendingUnk.end);
-    symbols.forEach((sym, i) => { sym.next = i + 1 < symbols.length ? i + 1 : -1; });
+    symbols.forEach((sym, i) => {
+      sym.next = i + 1 < symbols.length ? i + 1 : -1;
+    });
     return symbols;
   }
 
@@ -250,7 +279,9 @@ function bpe(json, path) {
 
   const cache = new Map();
   return {
-    vocab, byId, idLimit: idLimitOf(vocab),
+    vocab,
+    byId,
+    idLimit: idLimitOf(vocab),
     tokenize(w) {
       if (w.length === 0) return [];
       if (ignoreMerges && vocab.has(w)) return [{ id: vocab.get(w), value: w, start: 0, end: w.length }];
@@ -276,7 +307,10 @@ function buildTrie(pieces) {
     for (let i = 0; i < piece.length; i++) {
       const u = piece.charCodeAt(i);
       let next = node.get(u);
-      if (next === undefined) { next = new Map(); node.set(u, next); }
+      if (next === undefined) {
+        next = new Map();
+        node.set(u, next);
+      }
       node = next;
     }
     node.end = true;
@@ -304,7 +338,8 @@ function unigram(json, path) {
   const trie = buildTrie(entries.map((e) => e[0]));
   const unkScore = minScore - UNK_PENALTY;
   const needUnk = () => {
-    if (unkId === null) throw new SwapformerError('UNSUPPORTED_MODEL', `tokenizer.json: ${path}.unk_id = null but the text has a character outside the vocabulary`);
+    if (unkId === null)
+      throw new SwapformerError('UNSUPPORTED_MODEL', `tokenizer.json: ${path}.unk_id = null but the text has a character outside the vocabulary`);
     return unkId;
   };
 
@@ -314,7 +349,7 @@ function unigram(json, path) {
     const best = Array.from({ length: n + 1 }, () => ({ score: 0, from: -1, id: 0 }));
     for (let start = 0; start < n;) {
       const here = best[start].score;
-      const charLen = s.codePointAt(start) > 0xFFFF ? 2 : 1;
+      const charLen = s.codePointAt(start) > 0xffff ? 2 : 1;
       let single = false;
       let node = trie;
       for (let i = start; i < n; i++) {
@@ -325,13 +360,21 @@ function unigram(json, path) {
         const id = vocab.get(s.slice(start, end));
         const score = scores[id] + here;
         const target = best[end];
-        if (target.from === -1 || score > target.score) { target.score = score; target.from = start; target.id = id; }
+        if (target.from === -1 || score > target.score) {
+          target.score = score;
+          target.from = start;
+          target.id = id;
+        }
         if (end - start === charLen) single = true;
       }
       if (!single) {
         const target = best[start + charLen];
         const score = unkScore + here;
-        if (target.from === -1 || score > target.score) { target.score = score; target.from = start; target.id = needUnk(); }
+        if (target.from === -1 || score > target.score) {
+          target.score = score;
+          target.from = start;
+          target.id = needUnk();
+        }
       }
       start += charLen;
     }
@@ -339,8 +382,13 @@ function unigram(json, path) {
     let unkEnd = -1;
     for (let end = n; end > 0;) {
       const { from, id } = best[end];
-      if (id === unkId) { if (unkEnd === -1) unkEnd = end; } else {
-        if (unkEnd !== -1) { pieces.push([end, unkEnd]); unkEnd = -1; }
+      if (id === unkId) {
+        if (unkEnd === -1) unkEnd = end;
+      } else {
+        if (unkEnd !== -1) {
+          pieces.push([end, unkEnd]);
+          unkEnd = -1;
+        }
         pieces.push([from, end]);
       }
       end = from;
@@ -350,14 +398,19 @@ function unigram(json, path) {
   }
 
   return {
-    vocab, byId, idLimit: entries.length,
+    vocab,
+    byId,
+    idLimit: entries.length,
     tokenize(s) {
       if (s.length === 0) return [];
       const out = [];
       for (const [start, end] of viterbi(s)) {
         const piece = s.slice(start, end);
         const id = vocab.get(piece);
-        if (id !== undefined) { out.push({ id, value: piece, start, end }); continue; }
+        if (id !== undefined) {
+          out.push({ id, value: piece, start, end });
+          continue;
+        }
         if (byteFallback) {
           const bytes = Array.from(utf8(piece), (b) => `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`);
           if (bytes.every((b) => vocab.has(b))) {
@@ -378,7 +431,9 @@ function wordLevel(json, path) {
   const vocab = vocabMap(field(json, 'vocab', path, 'object'), path);
   const unk = field(json, 'unk_token', path, 'string', '<unk>');
   return {
-    vocab, byId: reverse(vocab), idLimit: idLimitOf(vocab),
+    vocab,
+    byId: reverse(vocab),
+    idLimit: idLimitOf(vocab),
     tokenize(s) {
       const id = vocab.get(s) ?? vocab.get(unk);
       if (id === undefined) throw missingUnk(`${path}.unk_token`, unk);

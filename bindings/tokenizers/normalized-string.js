@@ -20,12 +20,12 @@ import { isWhitespace, normalizeWithChanges } from './unicode.js';
 /** Units of the code point that starts at s[i] (2 for a surrogate pair). */
 export function unitsAt(s, i) {
   const u = s.charCodeAt(i);
-  return u >= 0xD800 && u <= 0xDBFF && (s.charCodeAt(i + 1) & 0xFC00) === 0xDC00 ? 2 : 1;
+  return u >= 0xd800 && u <= 0xdbff && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
 }
 
 /** The start of the code point that s[i] belongs to (i - 1 for the second unit of a pair). */
 function codePointStart(s, i) {
-  return i > 0 && (s.charCodeAt(i) & 0xFC00) === 0xDC00 && (s.charCodeAt(i - 1) & 0xFC00) === 0xD800 ? i - 1 : i;
+  return i > 0 && (s.charCodeAt(i) & 0xfc00) === 0xdc00 && (s.charCodeAt(i - 1) & 0xfc00) === 0xd800 ? i - 1 : i;
 }
 
 /** The alignment value of an empty span at p. */
@@ -67,14 +67,20 @@ class Output {
 
   string(s, a) {
     this.reserve(s.length);
-    for (let i = 0; i < s.length; i++) { scratchUnits[this.k] = s.charCodeAt(i); scratchAlign[this.k++] = a; }
+    for (let i = 0; i < s.length; i++) {
+      scratchUnits[this.k] = s.charCodeAt(i);
+      scratchAlign[this.k++] = a;
+    }
   }
 
   /** Units [from, to) of ns with their own alignments. */
   copy(ns, from, to) {
     this.reserve(to - from);
     const src = ns.normalized;
-    for (let i = from; i < to; i++) { scratchUnits[this.k] = src.charCodeAt(i); scratchAlign[this.k++] = ns.alignAt(i); }
+    for (let i = from; i < to; i++) {
+      scratchUnits[this.k] = src.charCodeAt(i);
+      scratchAlign[this.k++] = ns.alignAt(i);
+    }
   }
 
   text() {
@@ -96,7 +102,10 @@ class Output {
     ns.align = align;
     ns.base = -1;
     // A long text's rewrite does not keep its scratch buffers alive afterwards.
-    if (scratchUnits.length > 1 << 16) { scratchUnits = new Uint16Array(1024); scratchAlign = new Int32Array(1024); }
+    if (scratchUnits.length > 1 << 16) {
+      scratchUnits = new Uint16Array(1024);
+      scratchAlign = new Int32Array(1024);
+    }
   }
 }
 
@@ -132,8 +141,12 @@ class Rewrite {
     return a;
   }
 
-  push(c, change) { this.out.string(c, this.alignFor(change)); }
-  pushUnit(u, change) { this.out.unit(u, this.alignFor(change)); }
+  push(c, change) {
+    this.out.string(c, this.alignFor(change));
+  }
+  pushUnit(u, change) {
+    this.out.unit(u, this.alignFor(change));
+  }
 
   /** push(c, 0) for each character of the old units [offset, offset + units): they stay as they are. */
   keepUnits(units) {
@@ -141,7 +154,9 @@ class Rewrite {
     this.offset += units;
   }
 
-  finish() { this.out.into(this.ns, this.start, this.end); }
+  finish() {
+    this.out.into(this.ns, this.start, this.end);
+  }
 }
 
 // ------------------------------------------------------------------ patterns
@@ -152,7 +167,10 @@ class Rewrite {
 
 /** Calls fn for the matches and the gaps between them, from a list of matches given by `each(s, onMatch)`. */
 function withGaps(s, each, fn) {
-  if (s.length === 0) { fn(0, 0, false); return; }
+  if (s.length === 0) {
+    fn(0, 0, false);
+    return;
+  }
   let prev = 0;
   each(s, (start, end) => {
     if (prev !== start) fn(prev, start, false);
@@ -166,13 +184,17 @@ function withGaps(s, each, fn) {
 export function charPattern(test) {
   return {
     segments(s, fn) {
-      withGaps(s, (_, onMatch) => {
-        for (let i = 0; i < s.length;) {
-          const n = unitsAt(s, i);
-          if (test(n === 1 ? s[i] : s.slice(i, i + 2))) onMatch(i, i + n);
-          i += n;
-        }
-      }, fn);
+      withGaps(
+        s,
+        (_, onMatch) => {
+          for (let i = 0; i < s.length;) {
+            const n = unitsAt(s, i);
+            if (test(n === 1 ? s[i] : s.slice(i, i + 2))) onMatch(i, i + n);
+            i += n;
+          }
+        },
+        fn,
+      );
     },
   };
 }
@@ -187,20 +209,24 @@ export function regexPattern(matcher) {
   return {
     segments(s, fn) {
       matcher.begin?.(s);
-      withGaps(s, (_, onMatch) => {
-        let searchFrom = 0;
-        let lastMatchEnd = -1;
-        while (searchFrom <= s.length && matcher.exec(s, searchFrom)) {
-          const { start, end } = matcher;
-          if (start === end && end === lastMatchEnd) {
-            searchFrom += searchFrom < s.length ? unitsAt(s, searchFrom) : 1;
-            continue;
+      withGaps(
+        s,
+        (_, onMatch) => {
+          let searchFrom = 0;
+          let lastMatchEnd = -1;
+          while (searchFrom <= s.length && matcher.exec(s, searchFrom)) {
+            const { start, end } = matcher;
+            if (start === end && end === lastMatchEnd) {
+              searchFrom += searchFrom < s.length ? unitsAt(s, searchFrom) : 1;
+              continue;
+            }
+            onMatch(start, end);
+            searchFrom = end;
+            lastMatchEnd = end;
           }
-          onMatch(start, end);
-          searchFrom = end;
-          lastMatchEnd = end;
-        }
-      }, fn);
+        },
+        fn,
+      );
     },
   };
 }
@@ -208,7 +234,8 @@ export function regexPattern(matcher) {
 /** A matcher over a trusted JS RegExp (with the g and u flags) of our own. */
 export function regExpMatcher(regex) {
   return {
-    start: 0, end: 0,
+    start: 0,
+    end: 0,
     exec(s, from) {
       regex.lastIndex = from;
       const m = regex.exec(s);
@@ -254,11 +281,19 @@ export class NormalizedString {
     return new NormalizedString(s, s, null, 0, 0, s.length);
   }
 
-  get() { return this.normalized; }
-  get length() { return this.normalized.length; }
-  isEmpty() { return this.normalized.length === 0; }
+  get() {
+    return this.normalized;
+  }
+  get length() {
+    return this.normalized.length;
+  }
+  isEmpty() {
+    return this.normalized.length === 0;
+  }
   /** [start, end] of this piece in the whole input. */
-  offsetsOriginal() { return [this.origStart, this.origEnd]; }
+  offsetsOriginal() {
+    return [this.origStart, this.origEnd];
+  }
 
   /** The alignment value of unit i. */
   alignAt(i) {
@@ -266,7 +301,9 @@ export class NormalizedString {
   }
 
   /** [start, end) in the input of unit i. */
-  spanStart(i) { return spanStart(this.alignAt(i)); }
+  spanStart(i) {
+    return spanStart(this.alignAt(i));
+  }
   spanEnd(i) {
     const v = this.alignAt(i);
     return v >= 0 ? v + unitsAt(this.original, v) : -v - 1;
@@ -286,11 +323,13 @@ export class NormalizedString {
   originalToNormalized(s, e) {
     if (s === e) return [s - this.origStart, e - this.origStart];
     if (s > e) return null;
-    let start = null, end = null;
+    let start = null,
+      end = null;
     const n = this.normalized.length;
     for (let i = 0; i < n; i++) {
       const v = this.alignAt(i);
-      const a0 = spanStart(v), a1 = v >= 0 ? v + unitsAt(this.original, v) : a0;
+      const a0 = spanStart(v),
+        a1 = v >= 0 ? v + unitsAt(this.original, v) : a0;
       if (e < a1) break;
       // Zero-width alignments never start a range (as in Rust).
       if (start === null && s <= a0 && a0 !== a1) start = i;
@@ -345,7 +384,11 @@ export class NormalizedString {
         for (let i = 0; i < n;) {
           const c = src.slice(i, i + unitsAt(src, i));
           const d = fn(c);
-          for (let j = 0; j < d.length;) { const m = unitsAt(d, j); r.push(d.slice(j, j + m), j > 0 ? 1 : 0); j += m; }
+          for (let j = 0; j < d.length;) {
+            const m = unitsAt(d, j);
+            r.push(d.slice(j, j + m), j > 0 ? 1 : 0);
+            j += m;
+          }
           i += c.length;
         }
       });
@@ -372,19 +415,30 @@ export class NormalizedString {
   }
 
   /** Maps each character to one character. */
-  map(fn) { return this.flatMap(fn); }
+  map(fn) {
+    return this.flatMap(fn);
+  }
 
   /** Unicode normalization: form is NFC, NFD, NFKC or NFKD. */
   unicodeNormalize(form) {
     const s = this.normalized;
     if (s.normalize(form) !== s) return this.transformWith((r) => normalizeWithChanges(s, form, r));
     // Unchanged; Rust's transform still runs, which matters where it does not cover the whole string.
-    if (!this.coversAll()) this.transformWith((r) => { for (let i = 0; i < s.length;) { const m = unitsAt(s, i); r.push(s.slice(i, i + m), 0); i += m; } });
+    if (!this.coversAll())
+      this.transformWith((r) => {
+        for (let i = 0; i < s.length;) {
+          const m = unitsAt(s, i);
+          r.push(s.slice(i, i + m), 0);
+          i += m;
+        }
+      });
     return this;
   }
 
   /** Lowercases character by character, as Rust's char::to_lowercase (no final-sigma rule). */
-  lowercase() { return this.flatMap(lowercaseChar); }
+  lowercase() {
+    return this.flatMap(lowercaseChar);
+  }
 
   /** Keeps the characters for which keep(c) is true; kept characters keep their alignment. */
   filter(keep) {
@@ -401,7 +455,10 @@ export class NormalizedString {
         const c = src.slice(i, i + m);
         i += m;
         let removed = 0;
-        while (i < src.length && !keep(src.slice(i, i + unitsAt(src, i)))) { removed++; i += unitsAt(src, i); }
+        while (i < src.length && !keep(src.slice(i, i + unitsAt(src, i)))) {
+          removed++;
+          i += unitsAt(src, i);
+        }
         r.push(c, -removed);
       }
     }, removedStart);
@@ -412,7 +469,11 @@ export class NormalizedString {
     if (this.normalized.length === 0) return this;
     const first = this.normalized.slice(0, unitsAt(this.normalized, 0));
     const r = new Rewrite(this, 0, first.length, 0);
-    for (let i = 0; i < s.length;) { const m = unitsAt(s, i); r.push(s.slice(i, i + m), i === 0 ? 0 : 1); i += m; }
+    for (let i = 0; i < s.length;) {
+      const m = unitsAt(s, i);
+      r.push(s.slice(i, i + m), i === 0 ? 0 : 1);
+      i += m;
+    }
     r.push(first, 1);
     r.finish();
     return this;
@@ -440,8 +501,14 @@ export class NormalizedString {
   strip(left, right) {
     const isSpace = isWhitespace;
     const src = this.normalized;
-    let lead = 0, leadChars = 0, trail = src.length;
-    if (left) while (lead < src.length && isSpace(src.slice(lead, lead + unitsAt(src, lead)))) { lead += unitsAt(src, lead); leadChars++; }
+    let lead = 0,
+      leadChars = 0,
+      trail = src.length;
+    if (left)
+      while (lead < src.length && isSpace(src.slice(lead, lead + unitsAt(src, lead)))) {
+        lead += unitsAt(src, lead);
+        leadChars++;
+      }
     if (right) {
       while (trail > lead) {
         const p = codePointStart(src, trail - 1);
@@ -453,8 +520,15 @@ export class NormalizedString {
     // Rust marks the trailing removal on the last kept character only when its
     // (byte-length based) index test happens to hit; dropping the tail is the same.
     return this.transformWith((r) => {
-      if (r.offset === lead) { r.keepUnits(trail - lead); return; }
-      for (let i = lead; i < trail;) { const m = unitsAt(src, i); r.push(src.slice(i, i + m), 0); i += m; }
+      if (r.offset === lead) {
+        r.keepUnits(trail - lead);
+        return;
+      }
+      for (let i = lead; i < trail;) {
+        const m = unitsAt(src, i);
+        r.push(src.slice(i, i + m), 0);
+        i += m;
+      }
     }, leadChars);
   }
 
@@ -464,20 +538,37 @@ export class NormalizedString {
    * emit(slice) for each non-empty piece, in order.
    */
   split(pattern, behavior, emit) {
-    const piece = (a, b) => { if (a < b) emit(this.slice(a, b)); };
+    const piece = (a, b) => {
+      if (a < b) emit(this.slice(a, b));
+    };
     // The piece waiting for what follows (Contiguous, MergedWith*): [start, end], or start -1.
-    let pendingStart = -1, pendingEnd = 0, prevMatch = false;
-    const flush = () => { if (pendingStart >= 0) piece(pendingStart, pendingEnd); pendingStart = -1; };
+    let pendingStart = -1,
+      pendingEnd = 0,
+      prevMatch = false;
+    const flush = () => {
+      if (pendingStart >= 0) piece(pendingStart, pendingEnd);
+      pendingStart = -1;
+    };
     let on;
     switch (behavior) {
-      case 'Isolated': on = (a, b) => piece(a, b); break;
-      case 'Removed': on = (a, b, isMatch) => { if (!isMatch) piece(a, b); }; break;
+      case 'Isolated':
+        on = (a, b) => piece(a, b);
+        break;
+      case 'Removed':
+        on = (a, b, isMatch) => {
+          if (!isMatch) piece(a, b);
+        };
+        break;
       case 'Contiguous':
       case 'MergedWithPrevious': {
         const join = behavior === 'Contiguous' ? (isMatch) => isMatch === prevMatch : (isMatch) => isMatch && !prevMatch;
         on = (a, b, isMatch) => {
           if (pendingStart >= 0 && join(isMatch)) pendingEnd = b;
-          else { flush(); pendingStart = a; pendingEnd = b; }
+          else {
+            flush();
+            pendingStart = a;
+            pendingEnd = b;
+          }
           prevMatch = isMatch;
         };
         break;
@@ -485,13 +576,21 @@ export class NormalizedString {
       case 'MergedWithNext':
         // Rust folds from the end: a match is glued to the piece after it when that one is not a match.
         on = (a, b, isMatch) => {
-          if (pendingStart >= 0 && prevMatch && !isMatch) { pendingEnd = b; prevMatch = false; flush(); return; }
+          if (pendingStart >= 0 && prevMatch && !isMatch) {
+            pendingEnd = b;
+            prevMatch = false;
+            flush();
+            return;
+          }
           flush();
-          pendingStart = a; pendingEnd = b; prevMatch = isMatch;
+          pendingStart = a;
+          pendingEnd = b;
+          prevMatch = isMatch;
           if (!isMatch) flush();
         };
         break;
-      default: throw new Error(`unknown split behavior ${behavior}`);
+      default:
+        throw new Error(`unknown split behavior ${behavior}`);
     }
     pattern.segments(this.normalized, on);
     flush();
@@ -502,7 +601,7 @@ const lowercaseCache = new Map();
 /** char::to_lowercase of one character (ASCII without a lookup). */
 function lowercaseChar(c) {
   const u = c.charCodeAt(0);
-  if (u < 0x80) return u >= 0x41 && u <= 0x5A ? String.fromCharCode(u + 32) : c;
+  if (u < 0x80) return u >= 0x41 && u <= 0x5a ? String.fromCharCode(u + 32) : c;
   let d = lowercaseCache.get(c);
   if (d === undefined) {
     d = c.toLowerCase();

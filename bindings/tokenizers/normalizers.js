@@ -2,10 +2,7 @@
 // changes the string in place while keeping the alignments (Rust:
 // tokenizers/src/normalizers/*.rs).
 
-import {
-  isWhitespace, isOther, isChineseChar, isNonspacingMark, isCombiningMark,
-  eachGrapheme, utf8, utf8Length,
-} from './unicode.js';
+import { isWhitespace, isOther, isChineseChar, isNonspacingMark, isCombiningMark, eachGrapheme, utf8, utf8Length } from './unicode.js';
 import { regexPattern } from './normalized-string.js';
 import { compileRegex, literalMatcher } from './regex.js';
 import { unsupported, field, boolField, own, show, builderOf, sequence } from './json.js';
@@ -68,8 +65,8 @@ function parseCharsmap(base64, path) {
 
 /** Darts unit fields, as SentencePiece stores them. */
 const hasLeaf = (unit) => ((unit >>> 8) & 1) === 1;
-const unitValue = (unit) => unit & 0x7FFFFFFF;
-const unitLabel = (unit) => unit & 0x800000FF;
+const unitValue = (unit) => unit & 0x7fffffff;
+const unitLabel = (unit) => unit & 0x800000ff;
 const unitOffset = (unit) => (unit >>> 10) << ((unit & (1 << 9)) >>> 6);
 
 function precompiled(json, path) {
@@ -123,11 +120,15 @@ function precompiled(json, path) {
       eachGrapheme(ns.get(), (g) => {
         if (utf8Length(g) < 6) {
           const r = transform(g);
-          if (r !== null) { replace(g, r); return; }
+          if (r !== null) {
+            replace(g, r);
+            return;
+          }
         }
         for (const c of g) {
           const r = transform(c);
-          if (r !== null) replace(c, r); else changes.plain(c);
+          if (r !== null) replace(c, r);
+          else changes.plain(c);
         }
       });
       changes.finish();
@@ -146,13 +147,14 @@ class LazyChanges {
     this.ns = ns;
     this.rewrite = null;
     this.started = false;
-    this.plainUnits = 0;   // unchanged characters [c, 0] not written yet (before the first change)
-    this.last = null;      // the pending [c, change]
+    this.plainUnits = 0; // unchanged characters [c, 0] not written yet (before the first change)
+    this.last = null; // the pending [c, change]
   }
 
   /** A [c, 0] pair. */
   plain(c) {
-    if (this.rewrite === null) this.plainUnits += c.length; else this.push(c, 0);
+    if (this.rewrite === null) this.plainUnits += c.length;
+    else this.push(c, 0);
   }
 
   push(c, change) {
@@ -175,7 +177,7 @@ class LazyChanges {
     if (this.plainUnits === 0) return;
     // The unchanged prefix, its last character pending.
     let lastStart = this.plainUnits - 1;
-    if (lastStart > 0 && (src.charCodeAt(lastStart) & 0xFC00) === 0xDC00 && (src.charCodeAt(lastStart - 1) & 0xFC00) === 0xD800) lastStart--;
+    if (lastStart > 0 && (src.charCodeAt(lastStart) & 0xfc00) === 0xdc00 && (src.charCodeAt(lastStart - 1) & 0xfc00) === 0xd800) lastStart--;
     if (this.rewrite !== null) {
       if (this.rewrite.offset === 0) this.rewrite.keepUnits(lastStart);
       else for (const c of src.slice(0, lastStart)) this.rewrite.push(c, 0);
@@ -203,16 +205,22 @@ export function replacePattern(json, path) {
 function stripNormalizer(json, path) {
   const left = boolField(json, 'strip_left', path);
   const right = boolField(json, 'strip_right', path);
-  return { normalize: (ns) => { ns.strip(left, right); } };
+  return {
+    normalize: (ns) => {
+      ns.strip(left, right);
+    },
+  };
 }
 
 /** Rust's Nmt normalizer: drops some controls, maps some spaces to ' '. */
-const NMT_REMOVED = (cp) => (cp >= 0x1 && cp <= 0x8) || cp === 0xB || (cp >= 0xE && cp <= 0x1F)
-  || cp === 0x7F || cp === 0x8F || cp === 0x9F;
-const NMT_SPACES = new Set([0x9, 0xA, 0xC, 0xD, 0x1680, 0x200B, 0x200C, 0x200D, 0x200E, 0x200F,
-  0x2028, 0x2029, 0x2581, 0xFEFF, 0xFFFD]);
+const NMT_REMOVED = (cp) => (cp >= 0x1 && cp <= 0x8) || cp === 0xb || (cp >= 0xe && cp <= 0x1f) || cp === 0x7f || cp === 0x8f || cp === 0x9f;
+const NMT_SPACES = new Set([0x9, 0xa, 0xc, 0xd, 0x1680, 0x200b, 0x200c, 0x200d, 0x200e, 0x200f, 0x2028, 0x2029, 0x2581, 0xfeff, 0xfffd]);
 
-const unicodeForm = (form) => ({ normalize: (ns) => { ns.unicodeNormalize(form); } });
+const unicodeForm = (form) => ({
+  normalize: (ns) => {
+    ns.unicodeNormalize(form);
+  },
+});
 
 const BUILDERS = {
   BertNormalizer: bertNormalizer,
@@ -221,9 +229,17 @@ const BUILDERS = {
   NFD: () => unicodeForm('NFD'),
   NFKC: () => unicodeForm('NFKC'),
   NFKD: () => unicodeForm('NFKD'),
-  Lowercase: () => ({ normalize: (ns) => { ns.lowercase(); } }),
+  Lowercase: () => ({
+    normalize: (ns) => {
+      ns.lowercase();
+    },
+  }),
   Strip: stripNormalizer,
-  StripAccents: () => ({ normalize: (ns) => { ns.filter((c) => !isCombiningMark(c)); } }),
+  StripAccents: () => ({
+    normalize: (ns) => {
+      ns.filter((c) => !isCombiningMark(c));
+    },
+  }),
   Nmt: () => ({
     normalize(ns) {
       ns.filter((c) => !NMT_REMOVED(c.codePointAt(0)));
@@ -233,15 +249,27 @@ const BUILDERS = {
   Replace(json, path) {
     const pattern = replacePattern(json, path);
     const content = field(json, 'content', path, 'string');
-    return { normalize: (ns) => { ns.replace(pattern, content); } };
+    return {
+      normalize: (ns) => {
+        ns.replace(pattern, content);
+      },
+    };
   },
   Prepend(json, path) {
     const prefix = field(json, 'prepend', path, 'string');
-    return { normalize: (ns) => { if (!ns.isEmpty()) ns.prepend(prefix); } };
+    return {
+      normalize: (ns) => {
+        if (!ns.isEmpty()) ns.prepend(prefix);
+      },
+    };
   },
   Sequence(json, path, depth) {
     const list = sequence(json, 'normalizers', path, depth, buildNormalizer);
-    return { normalize: (ns) => { for (const n of list) n.normalize(ns); } };
+    return {
+      normalize: (ns) => {
+        for (const n of list) n.normalize(ns);
+      },
+    };
   },
 };
 

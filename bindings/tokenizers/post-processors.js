@@ -16,7 +16,7 @@ const SPACE_CHAR = BYTE_TO_CHAR[0x20]; // 'Ġ'
 const isSpace = (c) => c === SPACE_CHAR || isWhitespace(c);
 
 /** Units of the character that ends at s[end] (2 for a surrogate pair). */
-const unitsBefore = (s, end) => (end > 1 && (s.charCodeAt(end - 1) & 0xFC00) === 0xDC00 && (s.charCodeAt(end - 2) & 0xFC00) === 0xD800 ? 2 : 1);
+const unitsBefore = (s, end) => (end > 1 && (s.charCodeAt(end - 1) & 0xfc00) === 0xdc00 && (s.charCodeAt(end - 2) & 0xfc00) === 0xd800 ? 2 : 1);
 
 /** p moved k characters forward in `text`, not past `limit` (plain numbers for a special token: text null). */
 function forward(text, p, k, limit) {
@@ -43,7 +43,8 @@ function trimOffsets(enc, addPrefixSpace, texts) {
   const { tokens, offsets, seqs } = enc;
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i];
-    let lead = 0, trail = 0;
+    let lead = 0,
+      trail = 0;
     for (let at = 0; at < token.length && isSpace(token.slice(at, at + unitsAt(token, at))); at += unitsAt(token, at)) lead++;
     for (let end = token.length; end > 0 && isSpace(token.slice(end - unitsBefore(token, end), end)); end -= unitsBefore(token, end)) trail++;
     if (lead === 0 && trail === 0) continue;
@@ -60,12 +61,17 @@ function trimOffsets(enc, addPrefixSpace, texts) {
 
 /** An encoding of special tokens only. */
 const specials = (ids, tokens, typeId) => ({
-  ids: Int32Array.from(ids), tokens: [...tokens], typeIds: typeId, offsets: new Int32Array(2 * ids.length), seqs: -1,
+  ids: Int32Array.from(ids),
+  tokens: [...tokens],
+  typeIds: typeId,
+  offsets: new Int32Array(2 * ids.length),
+  seqs: -1,
 });
 
 /** Sets a[k, k + n) from `values`, an array or one number. */
 function put(a, k, n, values) {
-  if (typeof values === 'number') a.fill(values, k, k + n); else a.set(values, k);
+  if (typeof values === 'number') a.fill(values, k, k + n);
+  else a.set(values, k);
 }
 
 /** Concatenates encodings. */
@@ -104,14 +110,16 @@ function bertProcessing(json, path) {
   const [cls, clsId] = tokenIdPair(json, 'cls', path);
   const [sep, sepId] = tokenIdPair(json, 'sep', path);
   return {
-    cls: clsId, sep: sepId,
-    checkIds(limit) { checkId(clsId, limit, `${path}.cls[1]`); checkId(sepId, limit, `${path}.sep[1]`); },
+    cls: clsId,
+    sep: sepId,
+    checkIds(limit) {
+      checkId(clsId, limit, `${path}.cls[1]`);
+      checkId(sepId, limit, `${path}.sep[1]`);
+    },
     addedTokens: (isPair) => (isPair ? 3 : 2),
     processEncodings(encs, addSpecial) {
       if (!addSpecial) return encs;
-      return encs.map((e, i) => (i === 0
-        ? concat([specials([clsId], [cls], 0), e, specials([sepId], [sep], 0)])
-        : concat([e, specials([sepId], [sep], 1)])));
+      return encs.map((e, i) => (i === 0 ? concat([specials([clsId], [cls], 0), e, specials([sepId], [sep], 0)]) : concat([e, specials([sepId], [sep], 1)])));
     },
   };
 }
@@ -123,8 +131,12 @@ function robertaProcessing(json, path) {
   const trim = boolField(json, 'trim_offsets', path, true);
   const addPrefixSpace = boolField(json, 'add_prefix_space', path, true);
   return {
-    cls: clsId, sep: sepId,
-    checkIds(limit) { checkId(clsId, limit, `${path}.cls[1]`); checkId(sepId, limit, `${path}.sep[1]`); },
+    cls: clsId,
+    sep: sepId,
+    checkIds(limit) {
+      checkId(clsId, limit, `${path}.cls[1]`);
+      checkId(sepId, limit, `${path}.sep[1]`);
+    },
     addedTokens: (isPair) => (isPair ? 4 : 2),
     processEncodings(encs, addSpecial, texts) {
       if (trim) for (const e of encs) trimOffsets(e, addPrefixSpace, texts);
@@ -165,9 +177,9 @@ function templatePiece(piece, path, specialTokens) {
 function templateProcessing(json, path) {
   const specialTokens = new Map();
   for (const [key, t] of Object.entries(field(json, 'special_tokens', path, 'object'))) {
-    const ids = own(t, 'ids'), tokens = own(t, 'tokens');
-    const ok = Array.isArray(ids) && Array.isArray(tokens) && ids.length === tokens.length
-      && ids.every(isId) && tokens.every((x) => typeof x === 'string');
+    const ids = own(t, 'ids'),
+      tokens = own(t, 'tokens');
+    const ok = Array.isArray(ids) && Array.isArray(tokens) && ids.length === tokens.length && ids.every(isId) && tokens.every((x) => typeof x === 'string');
     if (!ok) throw unsupported(`${path}.special_tokens[${JSON.stringify(key)}]`, t, 'ids (integers in [0, 2^31)) and tokens of one length');
     specialTokens.set(key, { ids, tokens }); // templates refer to the map key
   }
@@ -185,7 +197,9 @@ function templateProcessing(json, path) {
       const pieces = encs.length === 2 ? pair : single;
       const out = [];
       for (const p of pieces) {
-        if (p.special) { if (addSpecial) out.push(specials(p.special.ids, p.special.tokens, p.typeId)); } else {
+        if (p.special) {
+          if (addSpecial) out.push(specials(p.special.ids, p.special.tokens, p.typeId));
+        } else {
           if (p.sequence >= encs.length) throw new SwapformerError('BAD_ARGUMENT', `${path}: the template uses sequence B but no pair was given`);
           out.push(withTypeId(encs[p.sequence], p.typeId));
         }
@@ -204,7 +218,9 @@ const BUILDERS = {
     const list = sequence(json, 'processors', path, depth, buildPostProcessor);
     return {
       list,
-      checkIds(limit) { for (const p of list) p.checkIds(limit); },
+      checkIds(limit) {
+        for (const p of list) p.checkIds(limit);
+      },
       addedTokens: (isPair) => list.reduce((n, p) => n + p.addedTokens(isPair), 0),
       processEncodings(encs, addSpecial, texts) {
         for (const p of list) encs = p.processEncodings(encs, addSpecial, texts);
@@ -229,7 +245,9 @@ function result(encodings) {
   const [e] = encodings;
   const n = e.ids.length;
   return {
-    ids: exact(e.ids), tokens: e.tokens, offsets: exact(e.offsets),
+    ids: exact(e.ids),
+    tokens: e.tokens,
+    offsets: exact(e.offsets),
     typeIds: typeof e.typeIds === 'number' ? new Int32Array(n).fill(e.typeIds) : exact(e.typeIds),
   };
 }

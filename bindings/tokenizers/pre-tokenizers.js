@@ -17,7 +17,7 @@ export const BYTE_TO_CHAR = (() => {
   const table = new Array(256);
   let n = 0;
   for (let b = 0; b < 256; b++) {
-    const printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+    const printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
     table[b] = String.fromCodePoint(printable ? b : 256 + n++);
   }
   return table;
@@ -36,15 +36,18 @@ function toByteAlphabet(ns) {
       const m = unitsAt(s, i);
       let cp = m === 2 ? s.codePointAt(i) : s.charCodeAt(i);
       i += m;
-      if (cp < 0x80) { r.pushUnit(BYTE_UNIT[cp], 0); continue; }
-      if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;
+      if (cp < 0x80) {
+        r.pushUnit(BYTE_UNIT[cp], 0);
+        continue;
+      }
+      if (cp >= 0xd800 && cp <= 0xdfff) cp = 0xfffd;
       if (cp < 0x800) {
-        r.pushUnit(BYTE_UNIT[0xC0 | (cp >> 6)], 0);
+        r.pushUnit(BYTE_UNIT[0xc0 | (cp >> 6)], 0);
       } else if (cp < 0x10000) {
-        r.pushUnit(BYTE_UNIT[0xE0 | (cp >> 12)], 0);
+        r.pushUnit(BYTE_UNIT[0xe0 | (cp >> 12)], 0);
         r.pushUnit(BYTE_UNIT[0x80 | ((cp >> 6) & 63)], 1);
       } else {
-        r.pushUnit(BYTE_UNIT[0xF0 | (cp >> 18)], 0);
+        r.pushUnit(BYTE_UNIT[0xf0 | (cp >> 18)], 0);
         r.pushUnit(BYTE_UNIT[0x80 | ((cp >> 12) & 63)], 1);
         r.pushUnit(BYTE_UNIT[0x80 | ((cp >> 6) & 63)], 1);
       }
@@ -62,8 +65,12 @@ function byteLevel(json, path) {
   return {
     preTokenize(ns, emit) {
       if (addPrefixSpace && !ns.get().startsWith(' ')) ns.prepend(' ');
-      const bytes = (piece) => { toByteAlphabet(piece); emit(piece); };
-      if (useRegex) ns.split(pattern, 'Isolated', bytes); else bytes(ns);
+      const bytes = (piece) => {
+        toByteAlphabet(piece);
+        emit(piece);
+      };
+      if (useRegex) ns.split(pattern, 'Isolated', bytes);
+      else bytes(ns);
     },
   };
 }
@@ -99,7 +106,8 @@ function metaspace(json, path) {
       ns.replace(spaces, replacement);
       const prepend = scheme === 'always' || (scheme === 'first' && ns.offsetsOriginal()[0] === 0);
       if (prepend && !ns.get().startsWith(replacement)) ns.prepend(replacement);
-      if (split) ns.split(marks, 'MergedWithNext', emit); else if (!ns.isEmpty()) emit(ns);
+      if (split) ns.split(marks, 'MergedWithNext', emit);
+      else if (!ns.isEmpty()) emit(ns);
     },
   };
 }
@@ -116,7 +124,9 @@ function behaviorField(json, path, fallback) {
 
 /** A pre-tokenizer that splits every piece on `pattern` with `behavior`. */
 const splitter = (pattern, behavior) => ({
-  preTokenize(ns, emit) { ns.split(pattern, behavior, emit); },
+  preTokenize(ns, emit) {
+    ns.split(pattern, behavior, emit);
+  },
 });
 
 // Rust's regex crate \w (Alphabetic, M, Nd, Pc, Join_Control) and \s.
@@ -136,7 +146,8 @@ function splitPreTokenizer(json, path) {
 
 const BUILDERS = {
   BertPreTokenizer: () => {
-    const spaces = charPattern(isWhitespace), punctuation = charPattern(isPunctuation);
+    const spaces = charPattern(isWhitespace),
+      punctuation = charPattern(isPunctuation);
     return {
       preTokenize(ns, emit) {
         ns.split(spaces, 'Removed', (word) => word.split(punctuation, 'Isolated', emit));
@@ -146,12 +157,14 @@ const BUILDERS = {
   Whitespace: () => splitter(invertPattern(regexPattern(WHITESPACE_WORDS)), 'Removed'),
   WhitespaceSplit: () => splitter(charPattern(isWhitespace), 'Removed'),
   Punctuation: (json, path) => splitter(charPattern(isPunctuation), behaviorField(json, path, 'Isolated')),
-  Digits: (json, path) => splitter(charPattern(isNumeric),
-    boolField(json, 'individual_digits', path, false) ? 'Isolated' : 'Contiguous'),
+  Digits: (json, path) => splitter(charPattern(isNumeric), boolField(json, 'individual_digits', path, false) ? 'Isolated' : 'Contiguous'),
   CharDelimiterSplit(json, path) {
     const d = field(json, 'delimiter', path, 'string');
     if (Array.from(d).length !== 1) throw unsupported(`${path}.delimiter`, d);
-    return splitter(charPattern((c) => c === d), 'Removed');
+    return splitter(
+      charPattern((c) => c === d),
+      'Removed',
+    );
   },
   Split: splitPreTokenizer,
   Metaspace: metaspace,
@@ -159,7 +172,8 @@ const BUILDERS = {
   Sequence(json, path, depth) {
     const list = sequence(json, 'pretokenizers', path, depth, buildPreTokenizer);
     const run = (k, ns, emit) => {
-      if (k === list.length) emit(ns); else list[k].preTokenize(ns, (piece) => run(k + 1, piece, emit));
+      if (k === list.length) emit(ns);
+      else list[k].preTokenize(ns, (piece) => run(k + 1, piece, emit));
     };
     return { preTokenize: (ns, emit) => run(0, ns, emit) };
   },

@@ -13,7 +13,10 @@
 
 import { CharSet } from './regex-vm.js';
 
-const OTHER = 0, LETTER = 1, NUMBER = 2, SPACE = 3;
+const OTHER = 0,
+  LETTER = 1,
+  NUMBER = 2,
+  SPACE = 3;
 
 const blocks = new Array(256);
 const astral = new Map();
@@ -33,7 +36,10 @@ function kind(cp) {
     return block[cp & 255];
   }
   let k = astral.get(cp);
-  if (k === undefined) { k = of(cp); if (astral.size < 4096) astral.set(cp, k); }
+  if (k === undefined) {
+    k = of(cp);
+    if (astral.size < 4096) astral.set(cp, k);
+  }
   return k;
 }
 
@@ -41,7 +47,10 @@ function kind(cp) {
 let width = 1;
 function at(s, p) {
   const u = s.charCodeAt(p);
-  if ((u & 0xFC00) === 0xD800 && (s.charCodeAt(p + 1) & 0xFC00) === 0xDC00) { width = 2; return ((u - 0xD800) << 10) + (s.charCodeAt(p + 1) - 0xDC00) + 0x10000; }
+  if ((u & 0xfc00) === 0xd800 && (s.charCodeAt(p + 1) & 0xfc00) === 0xdc00) {
+    width = 2;
+    return ((u - 0xd800) << 10) + (s.charCodeAt(p + 1) - 0xdc00) + 0x10000;
+  }
   width = 1;
   return u;
 }
@@ -59,13 +68,16 @@ function run(s, p, k, max = Infinity) {
 
 /** The length of a contraction 's 't 're 've 'm 'll 'd at s[p] (its apostrophe), or 0; `fold` for (?i:...). */
 function contraction(s, p, fold) {
-  const lower = (q) => { const u = s.charCodeAt(q); return fold && u >= 0x41 && u <= 0x5A ? u + 32 : u; };
+  const lower = (q) => {
+    const u = s.charCodeAt(q);
+    return fold && u >= 0x41 && u <= 0x5a ? u + 32 : u;
+  };
   if (s.charCodeAt(p) !== 0x27 || p + 1 >= s.length) return 0;
   const c1 = lower(p + 1);
-  if (c1 === 0x73 || c1 === 0x74 || c1 === 0x6D || c1 === 0x64) return 2; // s t m d
+  if (c1 === 0x73 || c1 === 0x74 || c1 === 0x6d || c1 === 0x64) return 2; // s t m d
   if (p + 2 >= s.length) return 0;
   const c2 = lower(p + 2);
-  return (c1 === 0x72 && c2 === 0x65) || (c1 === 0x76 && c2 === 0x65) || (c1 === 0x6C && c2 === 0x6C) ? 3 : 0; // re ve ll
+  return (c1 === 0x72 && c2 === 0x65) || (c1 === 0x76 && c2 === 0x65) || (c1 === 0x6c && c2 === 0x6c) ? 3 : 0; // re ve ll
 }
 
 /** \s+(?!\S)|\s+ at p, a space: the run, less its last character when a non-space follows. */
@@ -87,7 +99,7 @@ function gpt2(s, p) {
   return k === SPACE ? spaces(s, p) : run(s, p, k);
 }
 
-const isLineBreak = (u) => u === 0x0A || u === 0x0D;
+const isLineBreak = (u) => u === 0x0a || u === 0x0d;
 
 /** GPT-4's pattern at p < s.length, with at most `digits` numbers in a row. */
 function gpt4(s, p, digits) {
@@ -133,7 +145,8 @@ export function stockMatcher(pattern) {
   if (!Object.hasOwn(SCANNERS, pattern)) return null;
   const scan = SCANNERS[pattern];
   return {
-    start: 0, end: 0,
+    start: 0,
+    end: 0,
     exec(s, from) {
       if (from >= s.length) return false;
       this.start = from;

@@ -17,7 +17,6 @@
 //   the work grow faster than the text, which a budget of steps (proportional
 //   to the text and the program) bounds: past it, a SwapformerError.
 
-
 // ------------------------------------------------------------------ character sets
 
 const setCache = new Map();
@@ -30,7 +29,10 @@ const setCache = new Map();
 export class CharSet {
   static of(source) {
     let set = setCache.get(source);
-    if (set === undefined) { set = new CharSet(source); setCache.set(source, set); }
+    if (set === undefined) {
+      set = new CharSet(source);
+      setCache.set(source, set);
+    }
     return set;
   }
 
@@ -61,7 +63,12 @@ export class CharSet {
   }
 }
 
-const CHAR = 0, SPLIT = 1, JMP = 2, ASSERT = 3, LOOK = 4, MATCH = 5;
+const CHAR = 0,
+  SPLIT = 1,
+  JMP = 2,
+  ASSERT = 3,
+  LOOK = 4,
+  MATCH = 5;
 
 /** The longest program we build (a counted repetition is unrolled). */
 const MAX_PROGRAM = 1 << 16;
@@ -75,27 +82,42 @@ const WORD = /^[\p{L}\p{M}\p{Nd}\p{Pc}]$/u;
 /** The instructions a tree compiles to, for the size check before anything is unrolled. */
 function programSize(node) {
   switch (node.k) {
-    case 'char': case 'assert': return 1;
-    case 'seq': return node.items.reduce((n, x) => n + programSize(x), 0);
-    case 'alt': return node.items.reduce((n, x) => n + programSize(x) + 2, 0);
+    case 'char':
+    case 'assert':
+      return 1;
+    case 'seq':
+      return node.items.reduce((n, x) => n + programSize(x), 0);
+    case 'alt':
+      return node.items.reduce((n, x) => n + programSize(x) + 2, 0);
     case 'rep': {
       const body = programSize(node.body) + 2;
       return node.max === Infinity ? body * (node.min + 1) : body * node.max + 1;
     }
-    case 'look': return 1 + programSize(node.body) + 2;
-    default: throw new Error(`unknown node ${node.k}`);
+    case 'look':
+      return 1 + programSize(node.body) + 2;
+    default:
+      throw new Error(`unknown node ${node.k}`);
   }
 }
 
 /** [min, max] code points a tree matches (max Infinity when unbounded). */
 function width(node) {
   switch (node.k) {
-    case 'char': return [1, 1];
-    case 'assert': case 'look': return [0, 0];
-    case 'seq': return node.items.map(width).reduce(([a, b], [c, d]) => [a + c, b + d], [0, 0]);
-    case 'alt': return node.items.map(width).reduce(([a, b], [c, d]) => [Math.min(a, c), Math.max(b, d)]);
-    case 'rep': { const [a, b] = width(node.body); return [a * node.min, node.max === Infinity ? (b === 0 ? 0 : Infinity) : b * node.max]; }
-    default: throw new Error(`unknown node ${node.k}`);
+    case 'char':
+      return [1, 1];
+    case 'assert':
+    case 'look':
+      return [0, 0];
+    case 'seq':
+      return node.items.map(width).reduce(([a, b], [c, d]) => [a + c, b + d], [0, 0]);
+    case 'alt':
+      return node.items.map(width).reduce(([a, b], [c, d]) => [Math.min(a, c), Math.max(b, d)]);
+    case 'rep': {
+      const [a, b] = width(node.body);
+      return [a * node.min, node.max === Infinity ? (b === 0 ? 0 : Infinity) : b * node.max];
+    }
+    default:
+      throw new Error(`unknown node ${node.k}`);
   }
 }
 
@@ -103,8 +125,11 @@ function width(node) {
 function firstSets(node) {
   const walk = (n) => {
     switch (n.k) {
-      case 'char': return { sets: [n.set], nullable: false };
-      case 'assert': case 'look': return { sets: [], nullable: true };
+      case 'char':
+        return { sets: [n.set], nullable: false };
+      case 'assert':
+      case 'look':
+        return { sets: [], nullable: true };
       case 'seq': {
         const sets = [];
         for (const item of n.items) {
@@ -118,8 +143,12 @@ function firstSets(node) {
         const fs = n.items.map(walk);
         return { sets: fs.flatMap((f) => f.sets), nullable: fs.some((f) => f.nullable) };
       }
-      case 'rep': { const f = walk(n.body); return { sets: f.sets, nullable: n.min === 0 || f.nullable }; }
-      default: throw new Error(`unknown node ${n.k}`);
+      case 'rep': {
+        const f = walk(n.body);
+        return { sets: f.sets, nullable: n.min === 0 || f.nullable };
+      }
+      default:
+        throw new Error(`unknown node ${n.k}`);
     }
   };
   const f = walk(node);
@@ -151,7 +180,10 @@ class Memo {
 
   /** Forgets everything (a new text, or a new lookaround evaluation). */
   reset() {
-    if (++this.gen > 0x3FFFFFFF) { this.gen = 1; if (this.size) this.colGen.fill(0); }
+    if (++this.gen > 0x3fffffff) {
+      this.gen = 1;
+      if (this.size) this.colGen.fill(0);
+    }
   }
 
   /** Forgets position p (it was on a successful path). */
@@ -167,7 +199,9 @@ class Memo {
     for (let c = 0; c < colPos.length; c++) {
       if (colGen[c] !== this.gen || colPos[c] < 0) continue;
       const d = colPos[c] & (size - 1);
-      this.colPos[d] = colPos[c]; this.colGen[d] = this.gen; this.colId[d] = colId[c];
+      this.colPos[d] = colPos[c];
+      this.colGen[d] = this.gen;
+      this.colId[d] = colId[c];
       this.marks.set(marks.subarray(c * slots, c * slots + slots), d * slots);
     }
     return true;
@@ -180,8 +214,13 @@ class Memo {
     if (this.colPos[c] !== p || this.colGen[c] !== this.gen) {
       while (this.colGen[c] === this.gen && this.colPos[c] >= floor && this.colPos[c] !== p && this.grow()) c = p & (this.size - 1);
       if (this.colPos[c] !== p || this.colGen[c] !== this.gen) {
-        if (++this.id > 0x7FFFFFF0) { this.id = 1; this.marks.fill(0); }
-        this.colPos[c] = p; this.colGen[c] = this.gen; this.colId[c] = this.id;
+        if (++this.id > 0x7ffffff0) {
+          this.id = 1;
+          this.marks.fill(0);
+        }
+        this.colPos[c] = p;
+        this.colGen[c] = this.gen;
+        this.colId[c] = this.id;
       }
     }
     const k = c * this.slots + slot;
@@ -194,22 +233,39 @@ class Memo {
 /** Compiles a tree (regex.js) into a matcher; `refuse(reason)` throws for a program too large to build. */
 export function compileProgram(tree, refuse) {
   if (programSize(tree) > MAX_PROGRAM) refuse(`more than ${MAX_PROGRAM} instructions once its repetitions are unrolled`);
-  const op = [], a = [], b = [], sets = [], looks = [];
-  const emit = (o, x = 0, y = 0) => { op.push(o); a.push(x); b.push(y); return op.length - 1; };
+  const op = [],
+    a = [],
+    b = [],
+    sets = [],
+    looks = [];
+  const emit = (o, x = 0, y = 0) => {
+    op.push(o);
+    a.push(x);
+    b.push(y);
+    return op.length - 1;
+  };
   const setIndex = new Map();
 
   const compile = (node) => {
     switch (node.k) {
       case 'char': {
-        if (!setIndex.has(node.set)) { setIndex.set(node.set, sets.length); sets.push(node.set); }
+        if (!setIndex.has(node.set)) {
+          setIndex.set(node.set, sets.length);
+          sets.push(node.set);
+        }
         emit(CHAR, setIndex.get(node.set));
         return;
       }
-      case 'seq': for (const item of node.items) compile(item); return;
+      case 'seq':
+        for (const item of node.items) compile(item);
+        return;
       case 'alt': {
         const jumps = [];
         node.items.forEach((item, k) => {
-          if (k === node.items.length - 1) { compile(item); return; }
+          if (k === node.items.length - 1) {
+            compile(item);
+            return;
+          }
           const split = emit(SPLIT);
           a[split] = op.length;
           compile(item);
@@ -229,7 +285,13 @@ export function compileProgram(tree, refuse) {
           const start = op.length;
           compile(body);
           emit(JMP, head);
-          if (lazy) { a[head] = op.length; b[head] = start; } else { a[head] = start; b[head] = op.length; }
+          if (lazy) {
+            a[head] = op.length;
+            b[head] = start;
+          } else {
+            a[head] = start;
+            b[head] = op.length;
+          }
           return;
         }
         const exits = [];
@@ -238,12 +300,18 @@ export function compileProgram(tree, refuse) {
           exits.push(split);
           const start = op.length;
           compile(body);
-          if (lazy) b[split] = start; else a[split] = start;
+          if (lazy) b[split] = start;
+          else a[split] = start;
         }
-        for (const s of exits) { if (lazy) a[s] = op.length; else b[s] = op.length; }
+        for (const s of exits) {
+          if (lazy) a[s] = op.length;
+          else b[s] = op.length;
+        }
         return;
       }
-      case 'assert': emit(ASSERT, node.kind.charCodeAt(0)); return;
+      case 'assert':
+        emit(ASSERT, node.kind.charCodeAt(0));
+        return;
       case 'look': {
         const alternatives = node.behind && node.body.k === 'alt' ? node.body.items : [node.body];
         const entry = { behind: node.behind, negate: node.negate, alternatives: alternatives.map((n) => ({ node: n, pc: -1, width: 0 })) };
@@ -257,35 +325,50 @@ export function compileProgram(tree, refuse) {
         looks.push(entry);
         return;
       }
-      default: throw new Error(`unknown node ${node.k}`);
+      default:
+        throw new Error(`unknown node ${node.k}`);
     }
   };
   compile(tree);
   emit(MATCH);
   // Lookaround bodies: sub-programs after the main one (a body may hold lookarounds of its own).
   for (let k = 0; k < looks.length; k++) {
-    for (const alt of looks[k].alternatives) { alt.pc = op.length; compile(alt.node); emit(MATCH); }
+    for (const alt of looks[k].alternatives) {
+      alt.pc = op.length;
+      compile(alt.node);
+      emit(MATCH);
+    }
   }
 
   // The instructions with more than one way in: their states are recorded.
   const ways = new Int32Array(op.length);
   for (let pc = 0; pc < op.length; pc++) {
     if (op[pc] === CHAR || op[pc] === ASSERT || op[pc] === LOOK) ways[pc + 1]++;
-    else if (op[pc] === SPLIT) { ways[a[pc]]++; ways[b[pc]]++; } else if (op[pc] === JMP) ways[a[pc]]++;
+    else if (op[pc] === SPLIT) {
+      ways[a[pc]]++;
+      ways[b[pc]]++;
+    } else if (op[pc] === JMP) ways[a[pc]]++;
   }
   const slot = new Int32Array(op.length).fill(-1);
   let slots = 0;
   for (let pc = 0; pc < op.length; pc++) if (ways[pc] > 1) slot[pc] = slots++;
   return new Machine({
-    op: Int32Array.from(op), a: Int32Array.from(a), b: Int32Array.from(b), sets, looks, slot, slots,
-    first: firstSets(tree), refuse,
+    op: Int32Array.from(op),
+    a: Int32Array.from(a),
+    b: Int32Array.from(b),
+    sets,
+    looks,
+    slot,
+    slots,
+    first: firstSets(tree),
+    refuse,
   });
 }
 
 /** The code point at s[p] (a lone surrogate is its own code point). */
 function codePointAt(s, p) {
   const u = s.charCodeAt(p);
-  if ((u & 0xFC00) === 0xD800 && (s.charCodeAt(p + 1) & 0xFC00) === 0xDC00) return ((u - 0xD800) << 10) + (s.charCodeAt(p + 1) - 0xDC00) + 0x10000;
+  if ((u & 0xfc00) === 0xd800 && (s.charCodeAt(p + 1) & 0xfc00) === 0xdc00) return ((u - 0xd800) << 10) + (s.charCodeAt(p + 1) - 0xdc00) + 0x10000;
   return u;
 }
 
@@ -303,10 +386,12 @@ class Machine {
     this.end = 0;
     const [only] = this.first ?? [];
     // One literal BMP character to start with: indexOf finds the candidates.
-    this.firstChar = this.first?.length === 1 && /^\\u\{[0-9a-f]{1,4}\}$|^[\p{L}\p{N}]$/u.test(only.source)
-      ? String.fromCodePoint(only.source.startsWith('\\') ? parseInt(only.source.slice(3, -1), 16) : only.source.codePointAt(0)) : null;
+    this.firstChar =
+      this.first?.length === 1 && /^\\u\{[0-9a-f]{1,4}\}$|^[\p{L}\p{N}]$/u.test(only.source)
+        ? String.fromCodePoint(only.source.startsWith('\\') ? parseInt(only.source.slice(3, -1), 16) : only.source.codePointAt(0))
+        : null;
     // (Not a surrogate: indexOf would find one inside a pair.)
-    if (this.firstChar !== null && (this.firstChar.length !== 1 || (this.firstChar.charCodeAt(0) & 0xF800) === 0xD800)) this.firstChar = null;
+    if (this.firstChar !== null && (this.firstChar.length !== 1 || (this.firstChar.charCodeAt(0) & 0xf800) === 0xd800)) this.firstChar = null;
   }
 
   /** A new text: the records are forgotten and the budget set from its length. */
@@ -318,8 +403,10 @@ class Machine {
   }
 
   overBudget() {
-    return this.refuse(`matching it on a text of ${this.s.length} characters took more than ${this.limit} steps; `
-      + 'swapformer bounds the work, as Oniguruma stops at its retry limit');
+    return this.refuse(
+      `matching it on a text of ${this.s.length} characters took more than ${this.limit} steps; ` +
+        'swapformer bounds the work, as Oniguruma stops at its retry limit',
+    );
   }
 
   /** The first match at or after `from` (leftmost, then by priority): sets start and end. */
@@ -331,7 +418,7 @@ class Machine {
           p = s.indexOf(this.firstChar, p);
           if (p < 0) return false;
         } else {
-          while (p < n && !this.startsHere(p)) p += (s.charCodeAt(p) & 0xFC00) === 0xD800 && (s.charCodeAt(p + 1) & 0xFC00) === 0xDC00 ? 2 : 1;
+          while (p < n && !this.startsHere(p)) p += (s.charCodeAt(p) & 0xfc00) === 0xd800 && (s.charCodeAt(p + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
           if (p >= n) return false;
         }
       }
@@ -343,7 +430,7 @@ class Machine {
         return true;
       }
       if (p === n) break;
-      p += (s.charCodeAt(p) & 0xFC00) === 0xD800 && (s.charCodeAt(p + 1) & 0xFC00) === 0xDC00 ? 2 : 1;
+      p += (s.charCodeAt(p) & 0xfc00) === 0xd800 && (s.charCodeAt(p + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
     }
     return false;
   }
@@ -382,28 +469,44 @@ class Machine {
             if (p >= n) break step;
             const cp = codePointAt(s, p);
             if (!sets[a[pc]].has(cp)) break step;
-            p += cp > 0xFFFF ? 2 : 1;
+            p += cp > 0xffff ? 2 : 1;
             pc++;
             continue;
           }
-          case SPLIT: this.push(b[pc], p); pc = a[pc]; continue;
-          case JMP: pc = a[pc]; continue;
-          case ASSERT: if (!this.assertion(a[pc], p)) break step; pc++; continue;
-          case LOOK: if (!this.look(a[pc], p)) break step; pc++; continue;
-          case MATCH: this.sp = base; return p;
-          default: throw new Error(`bad instruction ${op[pc]}`);
+          case SPLIT:
+            this.push(b[pc], p);
+            pc = a[pc];
+            continue;
+          case JMP:
+            pc = a[pc];
+            continue;
+          case ASSERT:
+            if (!this.assertion(a[pc], p)) break step;
+            pc++;
+            continue;
+          case LOOK:
+            if (!this.look(a[pc], p)) break step;
+            pc++;
+            continue;
+          case MATCH:
+            this.sp = base;
+            return p;
+          default:
+            throw new Error(`bad instruction ${op[pc]}`);
         }
       }
     }
     return -1;
   }
 
-  isWordAt(p) { return p >= 0 && p < this.s.length && WORD.test(String.fromCodePoint(codePointAt(this.s, p))); }
+  isWordAt(p) {
+    return p >= 0 && p < this.s.length && WORD.test(String.fromCodePoint(codePointAt(this.s, p)));
+  }
 
   wordBefore(p) {
     if (p <= 0) return false;
     const s = this.s;
-    const q = p > 1 && (s.charCodeAt(p - 1) & 0xFC00) === 0xDC00 && (s.charCodeAt(p - 2) & 0xFC00) === 0xD800 ? p - 2 : p - 1;
+    const q = p > 1 && (s.charCodeAt(p - 1) & 0xfc00) === 0xdc00 && (s.charCodeAt(p - 2) & 0xfc00) === 0xd800 ? p - 2 : p - 1;
     return this.isWordAt(q);
   }
 
@@ -411,14 +514,22 @@ class Machine {
     const { s } = this;
     const n = s.length;
     switch (kind) {
-      case 0x5E: return p === 0 || s.charCodeAt(p - 1) === 10;            // ^
-      case 0x24: return p === n || s.charCodeAt(p) === 10;                // $
-      case 0x41: return p === 0;                                          // \A
-      case 0x7A: return p === n;                                          // \z
-      case 0x5A: return p === n || (p === n - 1 && s.charCodeAt(p) === 10); // \Z
-      case 0x62: return this.wordBefore(p) !== this.isWordAt(p);          // \b
-      case 0x42: return this.wordBefore(p) === this.isWordAt(p);          // \B
-      default: throw new Error(`bad assertion ${kind}`);
+      case 0x5e:
+        return p === 0 || s.charCodeAt(p - 1) === 10; // ^
+      case 0x24:
+        return p === n || s.charCodeAt(p) === 10; // $
+      case 0x41:
+        return p === 0; // \A
+      case 0x7a:
+        return p === n; // \z
+      case 0x5a:
+        return p === n || (p === n - 1 && s.charCodeAt(p) === 10); // \Z
+      case 0x62:
+        return this.wordBefore(p) !== this.isWordAt(p); // \b
+      case 0x42:
+        return this.wordBefore(p) === this.isWordAt(p); // \B
+      default:
+        throw new Error(`bad assertion ${kind}`);
     }
   }
 
@@ -432,13 +543,16 @@ class Machine {
       if (entry.behind) {
         // Back by the alternative's fixed width in characters.
         for (let w = 0; w < alt.width && q >= 0; w++) {
-          q -= q > 1 && (this.s.charCodeAt(q - 1) & 0xFC00) === 0xDC00 && (this.s.charCodeAt(q - 2) & 0xFC00) === 0xD800 ? 2 : 1;
+          q -= q > 1 && (this.s.charCodeAt(q - 1) & 0xfc00) === 0xdc00 && (this.s.charCodeAt(q - 2) & 0xfc00) === 0xd800 ? 2 : 1;
         }
         if (q < 0) continue;
       }
       memo.reset();
       const e = this.run(alt.pc, q, memo, q);
-      if (e >= 0 && (!entry.behind || e === p)) { found = true; break; }
+      if (e >= 0 && (!entry.behind || e === p)) {
+        found = true;
+        break;
+      }
     }
     return found !== entry.negate;
   }

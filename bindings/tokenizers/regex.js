@@ -45,11 +45,15 @@ const MAX_NESTING = 100;
 function propertyEscape(name, negated) {
   const p = negated ? 'P' : 'p';
   for (const candidate of [name, `Script=${name}`]) {
-    try { new RegExp(`\\${p}{${candidate}}`, 'u'); return `\\${p}{${candidate}}`; } catch { /* try the next spelling */ }
+    try {
+      new RegExp(`\\${p}{${candidate}}`, 'u');
+      return `\\${p}{${candidate}}`;
+    } catch {
+      /* try the next spelling */
+    }
   }
   return null;
 }
-
 
 /**
  * Parses an Oniguruma pattern into the tree; `refuse(reason)` throws. Inside a
@@ -60,7 +64,11 @@ export function parse(src, refuse) {
 
   /** A one-character node; a class JS refuses (a range such as [a-\d]) is refused. */
   const charNode = (source) => {
-    try { return { k: 'char', set: CharSet.of(source) }; } catch (e) { return refuse(e.message); }
+    try {
+      return { k: 'char', set: CharSet.of(source) };
+    } catch (e) {
+      return refuse(e.message);
+    }
   };
 
   /** An escape after the backslash at src[i]: the JS source of a class item (inClass) or a node. */
@@ -70,18 +78,36 @@ export function parse(src, refuse) {
     i += 2;
     const cls = (source) => (inClass ? source : charNode(source));
     switch (x) {
-      case 'd': return cls('\\p{Nd}');
-      case 'D': return cls('\\P{Nd}');
-      case 's': return cls('\\p{White_Space}');
-      case 'S': return cls('\\P{White_Space}');
-      case 'w': return inClass ? WORD : charNode(`[${WORD}]`);
-      case 'h': return inClass ? HEX : charNode(`[${HEX}]`);
-      case 'W': if (inClass) refuse('\\W inside a class'); return charNode(`[^${WORD}]`);
-      case 'H': if (inClass) refuse('\\H inside a class'); return charNode(`[^${HEX}]`);
-      case 'n': case 'r': case 't': case 'f': case 'v': return cls(`\\${x}`);
-      case 'a': return cls('\\x07');
-      case 'e': return cls('\\x1b');
-      case 'p': case 'P': {
+      case 'd':
+        return cls('\\p{Nd}');
+      case 'D':
+        return cls('\\P{Nd}');
+      case 's':
+        return cls('\\p{White_Space}');
+      case 'S':
+        return cls('\\P{White_Space}');
+      case 'w':
+        return inClass ? WORD : charNode(`[${WORD}]`);
+      case 'h':
+        return inClass ? HEX : charNode(`[${HEX}]`);
+      case 'W':
+        if (inClass) refuse('\\W inside a class');
+        return charNode(`[^${WORD}]`);
+      case 'H':
+        if (inClass) refuse('\\H inside a class');
+        return charNode(`[^${HEX}]`);
+      case 'n':
+      case 'r':
+      case 't':
+      case 'f':
+      case 'v':
+        return cls(`\\${x}`);
+      case 'a':
+        return cls('\\x07');
+      case 'e':
+        return cls('\\x1b');
+      case 'p':
+      case 'P': {
         const m = /^\{(\^?)([A-Za-z_][A-Za-z0-9_ =-]*)\}/.exec(src.slice(i, i + 80));
         if (!m) refuse('a malformed \\p{...}');
         i += m[0].length;
@@ -95,7 +121,7 @@ export function parse(src, refuse) {
         const plain = braced ? null : /^[0-9a-fA-F]{1,2}/.exec(src.slice(i, i + 2));
         if (!braced && !plain) refuse('a malformed \\x escape');
         const digits = braced ? braced[1] : plain[0];
-        if (parseInt(digits, 16) > 0x10FFFF) refuse('a code point above U+10FFFF');
+        if (parseInt(digits, 16) > 0x10ffff) refuse('a code point above U+10FFFF');
         i += (braced ?? plain)[0].length;
         return cls(`\\u{${digits}}`);
       }
@@ -105,11 +131,17 @@ export function parse(src, refuse) {
         i += 4;
         return cls(`\\u{${m[0]}}`);
       }
-      case 'A': case 'z': case 'Z': case 'B':
+      case 'A':
+      case 'z':
+      case 'Z':
+      case 'B':
         if (inClass) break;
         return { k: 'assert', kind: x };
-      case 'b': return inClass ? '\\x08' : { k: 'assert', kind: 'b' };
-      case 'k': if (!inClass) refuse('a backreference'); break;
+      case 'b':
+        return inClass ? '\\x08' : { k: 'assert', kind: 'b' };
+      case 'k':
+        if (!inClass) refuse('a backreference');
+        break;
       default:
         if (/[1-9]/.test(x) && !inClass) refuse('a backreference');
         if (!/[A-Za-z0-9]/.test(x)) {
@@ -125,13 +157,25 @@ export function parse(src, refuse) {
   const charClass = () => {
     let out = '[';
     i++;
-    if (src[i] === '^') { out += '^'; i++; }
-    if (src[i] === ']') { out += '\\]'; i++; }
+    if (src[i] === '^') {
+      out += '^';
+      i++;
+    }
+    if (src[i] === ']') {
+      out += '\\]';
+      i++;
+    }
     for (;;) {
       if (i >= src.length) refuse('an unterminated character class');
       const c = String.fromCodePoint(src.codePointAt(i));
-      if (c === ']') { i++; break; }
-      if (c === '\\') { out += escape(true, false); continue; }
+      if (c === ']') {
+        i++;
+        break;
+      }
+      if (c === '\\') {
+        out += escape(true, false);
+        continue;
+      }
       if (c === '[') refuse('a nested character class');
       if (c === '&' && src[i + 1] === '&') refuse('a class intersection (&&)');
       out += c === '-' ? '-' : literal(c);
@@ -149,7 +193,10 @@ export function parse(src, refuse) {
   /** A quantifier at src[i] as [min, max], or null; moves past it. */
   const quantifier = () => {
     const c = src[i];
-    if (c === '*' || c === '+' || c === '?') { i++; return [c === '+' ? 1 : 0, c === '?' ? 1 : Infinity]; }
+    if (c === '*' || c === '+' || c === '?') {
+      i++;
+      return [c === '+' ? 1 : 0, c === '?' ? 1 : Infinity];
+    }
     if (c !== '{') return null;
     const m = /^\{(\d*)(,?)(\d*)\}/.exec(src.slice(i, i + 24));
     if (!m || (m[1] === '' && (m[2] === '' || m[3] === ''))) return null;
@@ -164,7 +211,10 @@ export function parse(src, refuse) {
   /** An alternation up to the end of the pattern or the ')' closing the current group. */
   const alternation = (depth, ci) => {
     const items = [sequence(depth, ci)];
-    while (src[i] === '|') { i++; items.push(sequence(depth, ci)); }
+    while (src[i] === '|') {
+      i++;
+      items.push(sequence(depth, ci));
+    }
     return items.length === 1 ? items[0] : { k: 'alt', items };
   };
 
@@ -174,11 +224,17 @@ export function parse(src, refuse) {
       const node = atom(depth, ci);
       if (node === null) continue; // a comment
       const q = quantifier();
-      if (q === null) { items.push(node); continue; }
+      if (q === null) {
+        items.push(node);
+        continue;
+      }
       if (node.k === 'assert' || node.k === 'look') refuse('a quantified assertion');
       let lazy = false;
       if (src[i] === '+') refuse('a possessive quantifier');
-      if (src[i] === '?') { lazy = true; i++; }
+      if (src[i] === '?') {
+        lazy = true;
+        i++;
+      }
       if (quantifier() !== null) refuse('a quantifier after a quantifier');
       items.push({ k: 'rep', body: node, min: q[0], max: q[1], lazy });
     }
@@ -194,13 +250,19 @@ export function parse(src, refuse) {
       const rest = src.slice(i + 1, i + 40);
       const look = /^(=|!|<=|<!)/.exec(rest);
       const named = /^<([A-Za-z_]\w*)>|^'([A-Za-z_]\w*)'/.exec(rest);
-      if (rest.startsWith(':')) { i += 2; node = alternation(depth + 1, ci); }
-      else if (look) {
+      if (rest.startsWith(':')) {
+        i += 2;
+        node = alternation(depth + 1, ci);
+      } else if (look) {
         i += 1 + look[0].length;
         node = { k: 'look', body: alternation(depth + 1, ci), behind: look[0][0] === '<', negate: look[0].endsWith('!') };
-      } else if (named) { i += 1 + named[0].length; node = alternation(depth + 1, ci); }
-      else if (rest.startsWith('i:')) { i += 3; node = alternation(depth + 1, true); }
-      else if (rest.startsWith('#')) {
+      } else if (named) {
+        i += 1 + named[0].length;
+        node = alternation(depth + 1, ci);
+      } else if (rest.startsWith('i:')) {
+        i += 3;
+        node = alternation(depth + 1, true);
+      } else if (rest.startsWith('#')) {
         const end = src.indexOf(')', i);
         if (end < 0) refuse('an unterminated comment');
         i = end + 1;
@@ -215,15 +277,34 @@ export function parse(src, refuse) {
   const atom = (depth, ci) => {
     const c = String.fromCodePoint(src.codePointAt(i));
     switch (c) {
-      case '\\': return escape(false, ci);
-      case '[': if (ci) refuse('a character class inside (?i:...)'); return charClass();
-      case '(': return group(depth, ci);
-      case '.': i++; return charNode('[^\\n]');
-      case '^': i++; return { k: 'assert', kind: '^' };
-      case '$': i++; return { k: 'assert', kind: '$' };
-      case '*': case '+': case '?': refuse('a quantifier with nothing to repeat'); break;
-      case '{': if (quantifier() !== null) refuse('a quantifier with nothing to repeat'); i++; return charNode('\\{');
-      default: i += c.length; return ci ? caseless(c) : charNode(literal(c));
+      case '\\':
+        return escape(false, ci);
+      case '[':
+        if (ci) refuse('a character class inside (?i:...)');
+        return charClass();
+      case '(':
+        return group(depth, ci);
+      case '.':
+        i++;
+        return charNode('[^\\n]');
+      case '^':
+        i++;
+        return { k: 'assert', kind: '^' };
+      case '$':
+        i++;
+        return { k: 'assert', kind: '$' };
+      case '*':
+      case '+':
+      case '?':
+        refuse('a quantifier with nothing to repeat');
+        break;
+      case '{':
+        if (quantifier() !== null) refuse('a quantifier with nothing to repeat');
+        i++;
+        return charNode('\\{');
+      default:
+        i += c.length;
+        return ci ? caseless(c) : charNode(literal(c));
     }
     return null;
   };
@@ -236,7 +317,11 @@ export function parse(src, refuse) {
 // ------------------------------------------------------------------ the JS RegExp of a tree
 
 const ASSERT_SOURCE = {
-  '^': '(?<![^\\n])', $: '(?![^\\n])', A: '(?<![\\s\\S])', z: '(?![\\s\\S])', Z: '(?=\\n?(?![\\s\\S]))',
+  '^': '(?<![^\\n])',
+  $: '(?![^\\n])',
+  A: '(?<![\\s\\S])',
+  z: '(?![\\s\\S])',
+  Z: '(?=\\n?(?![\\s\\S]))',
   b: `(?:(?<=[${WORD}])(?![${WORD}])|(?<![${WORD}])(?=[${WORD}]))`,
   B: `(?:(?<=[${WORD}])(?=[${WORD}])|(?<![${WORD}])(?![${WORD}]))`,
 };
@@ -244,26 +329,44 @@ const ASSERT_SOURCE = {
 /** The source of a JS RegExp (u flag) that matches what the tree does. */
 export function jsSource(node) {
   switch (node.k) {
-    case 'char': return node.set.source;
-    case 'seq': return node.items.map((n) => (n.k === 'alt' ? `(?:${jsSource(n)})` : jsSource(n))).join('');
-    case 'alt': return node.items.map(jsSource).join('|');
+    case 'char':
+      return node.set.source;
+    case 'seq':
+      return node.items.map((n) => (n.k === 'alt' ? `(?:${jsSource(n)})` : jsSource(n))).join('');
+    case 'alt':
+      return node.items.map(jsSource).join('|');
     case 'rep': {
       const { min, max } = node;
-      const q = min === 0 && max === Infinity ? '*' : min === 1 && max === Infinity ? '+' : min === 0 && max === 1 ? '?'
-        : max === Infinity ? `{${min},}` : min === max ? `{${min}}` : `{${min},${max}}`;
+      const q =
+        min === 0 && max === Infinity
+          ? '*'
+          : min === 1 && max === Infinity
+            ? '+'
+            : min === 0 && max === 1
+              ? '?'
+              : max === Infinity
+                ? `{${min},}`
+                : min === max
+                  ? `{${min}}`
+                  : `{${min},${max}}`;
       return `(?:${jsSource(node.body)})${q}${node.lazy ? '?' : ''}`;
     }
-    case 'assert': return ASSERT_SOURCE[node.kind];
-    case 'look': return `(?${node.behind ? '<' : ''}${node.negate ? '!' : '='}${jsSource(node.body)})`;
-    default: throw new Error(`unknown node ${node.k}`);
+    case 'assert':
+      return ASSERT_SOURCE[node.kind];
+    case 'look':
+      return `(?${node.behind ? '<' : ''}${node.negate ? '!' : '='}${jsSource(node.body)})`;
+    default:
+      throw new Error(`unknown node ${node.k}`);
   }
 }
 
 /** The error for a pattern we cannot run, naming the field. */
 function refusal(pattern, field) {
   return (reason) => {
-    throw new SwapformerError('UNSUPPORTED_MODEL',
-      `tokenizer.json: ${field} = ${JSON.stringify(pattern.length > 200 ? `${pattern.slice(0, 200)}...` : pattern)} is not supported (${reason})`);
+    throw new SwapformerError(
+      'UNSUPPORTED_MODEL',
+      `tokenizer.json: ${field} = ${JSON.stringify(pattern.length > 200 ? `${pattern.slice(0, 200)}...` : pattern)} is not supported (${reason})`,
+    );
   };
 }
 
@@ -271,7 +374,11 @@ function refusal(pattern, field) {
 function checkedTree(pattern, refuse) {
   if (typeof pattern !== 'string') refuse('not a string');
   const tree = parse(pattern, refuse);
-  try { new RegExp(jsSource(tree), 'u'); } catch (e) { refuse(e.message); }
+  try {
+    new RegExp(jsSource(tree), 'u');
+  } catch (e) {
+    refuse(e.message);
+  }
   return tree;
 }
 
@@ -291,8 +398,8 @@ export function compileRegex(pattern, field) {
   return stockMatcher(pattern) ?? compileProgram(tree, refuse);
 }
 
-const isLow = (u) => (u & 0xFC00) === 0xDC00;
-const isHigh = (u) => (u & 0xFC00) === 0xD800;
+const isLow = (u) => (u & 0xfc00) === 0xdc00;
+const isHigh = (u) => (u & 0xfc00) === 0xd800;
 
 /**
  * A matcher of the literal string `t` (a Split or Replace pattern {String}):
@@ -309,14 +416,22 @@ export function literalMatcher(t) {
   }
   const splitsPair = (s, p) => p > 0 && p < s.length && isHigh(s.charCodeAt(p - 1)) && isLow(s.charCodeAt(p));
   return {
-    start: 0, end: 0,
+    start: 0,
+    end: 0,
     exec(s, from) {
-      if (m === 0) { this.start = this.end = from; return true; }
+      if (m === 0) {
+        this.start = this.end = from;
+        return true;
+      }
       for (let i = from, k = 0; i < s.length; i++) {
         while (k >= 0 && t.charCodeAt(k) !== s.charCodeAt(i)) k = fail[k];
         if (++k === m) {
           const start = i + 1 - m;
-          if (!splitsPair(s, start) && !splitsPair(s, i + 1)) { this.start = start; this.end = i + 1; return true; }
+          if (!splitsPair(s, start) && !splitsPair(s, i + 1)) {
+            this.start = start;
+            this.end = i + 1;
+            return true;
+          }
           k = fail[k];
         }
       }

@@ -52,12 +52,14 @@ function withOffsetPairs(result, flat) {
       }
       return pairs;
     },
-    set(v) { pairs = v; },
+    set(v) {
+      pairs = v;
+    },
   });
 }
 
 /** The start of the code point that s[i] is in (an offset inside a surrogate pair moves to its start, as Rust's do). */
-const codePointStart = (s, i) => (i > 0 && (s.charCodeAt(i) & 0xFC00) === 0xDC00 && (s.charCodeAt(i - 1) & 0xFC00) === 0xD800 ? i - 1 : i);
+const codePointStart = (s, i) => (i > 0 && (s.charCodeAt(i) & 0xfc00) === 0xdc00 && (s.charCodeAt(i - 1) & 0xfc00) === 0xd800 ? i - 1 : i);
 
 /**
  * The tokens of one sequence as they come (added tokens and model pieces), with
@@ -80,8 +82,12 @@ class SequenceEncoding {
 
   push(id, value, start, end) {
     if (this.n === this.ids.length) {
-      const ids = new Int32Array(2 * this.n); ids.set(this.ids); this.ids = ids;
-      const offsets = new Int32Array(4 * this.n); offsets.set(this.offsets); this.offsets = offsets;
+      const ids = new Int32Array(2 * this.n);
+      ids.set(this.ids);
+      this.ids = ids;
+      const offsets = new Int32Array(4 * this.n);
+      offsets.set(this.offsets);
+      this.offsets = offsets;
     }
     this.ids[this.n] = id;
     this.offsets[2 * this.n] = codePointStart(this.text, start);
@@ -124,7 +130,10 @@ function truncateLongestFirst(a, b, max) {
   const swap = a.ids.length > b.ids.length; // n1 the shorter's length, n2 the longer's share
   let n1 = Math.min(a.ids.length, b.ids.length);
   let n2 = n1 > max ? n1 : Math.max(n1, max - n1);
-  if (n1 + n2 > max) { n1 = Math.floor(max / 2); n2 = n1 + (max % 2); }
+  if (n1 + n2 > max) {
+    n1 = Math.floor(max / 2);
+    n2 = n1 + (max % 2);
+  }
   if (swap) [n1, n2] = [n2, n1];
   return [truncated(a, n1), truncated(b, n2)];
 }
@@ -140,7 +149,11 @@ function truncateOnly(a, b, max, strategy) {
   const [cut, whole] = strategy === 'only_first' ? [a, b] : [b, a];
   if (cut.ids.length + whole.ids.length <= max) return [a, b];
   const keep = max - whole.ids.length; // Rust keeps at least one token of the sequence it cuts (SequenceTooShort otherwise)
-  if (keep < 1) throw new SwapformerError('SEQUENCE_TOO_LONG', `truncation '${strategy}': the ${strategy === 'only_first' ? 'second' : 'first'} sequence alone has ${whole.ids.length} tokens, leaving none of the ${max} maxLength allows besides the special tokens`);
+  if (keep < 1)
+    throw new SwapformerError(
+      'SEQUENCE_TOO_LONG',
+      `truncation '${strategy}': the ${strategy === 'only_first' ? 'second' : 'first'} sequence alone has ${whole.ids.length} tokens, leaving none of the ${max} maxLength allows besides the special tokens`,
+    );
   const short = truncated(cut, keep);
   return strategy === 'only_first' ? [short, b] : [a, short];
 }
@@ -155,7 +168,11 @@ const tokenContent = (v) => (typeof v === 'string' ? v : typeof own(v, 'content'
  */
 function plainCopy(value, name) {
   let text;
-  try { text = JSON.stringify(value); } catch (e) { throw badArgument(`${name} cannot be read as JSON: ${e.message}`); }
+  try {
+    text = JSON.stringify(value);
+  } catch (e) {
+    throw badArgument(`${name} cannot be read as JSON: ${e.message}`);
+  }
   return JSON.parse(text);
 }
 
@@ -168,12 +185,19 @@ export class Tokenizer {
     const { tokenizerConfig, specialTokensMap } = readOptions(options, 'fromJSON');
     let json = tokenizerJson;
     if (typeof json === 'string') {
-      try { json = JSON.parse(json); } catch (e) { throw badArgument(`tokenizerJson is not valid JSON: ${e.message}`); }
+      try {
+        json = JSON.parse(json);
+      } catch (e) {
+        throw badArgument(`tokenizerJson is not valid JSON: ${e.message}`);
+      }
     } else if (json !== null && typeof json === 'object' && !Array.isArray(json)) {
       json = plainCopy(json, 'tokenizerJson');
     }
     if (json === null || typeof json !== 'object' || Array.isArray(json)) throw badArgument('tokenizerJson must be an object or a JSON string');
-    const configs = [['tokenizerConfig', tokenizerConfig], ['specialTokensMap', specialTokensMap]].map(([name, v]) => {
+    const configs = [
+      ['tokenizerConfig', tokenizerConfig],
+      ['specialTokensMap', specialTokensMap],
+    ].map(([name, v]) => {
       if (v != null && (typeof v !== 'object' || Array.isArray(v))) throw badArgument(`${name} must be an object`);
       return v == null ? {} : plainCopy(v, name);
     });
@@ -224,7 +248,8 @@ export class Tokenizer {
     // only_first and an empty first sequence, a long second one comes back cut, not refused)
     let a = this._encodeSequence(text, 0, truncation === 'only_second' ? undefined : maxLength);
     let b = isPair ? this._encodeSequence(pair, 1, maxLength) : null;
-    if (maxLength != null) [a, b] = truncation === 'longest_first' || !isPair ? truncateLongestFirst(a, b, maxLength - added) : truncateOnly(a, b, maxLength - added, truncation);
+    if (maxLength != null)
+      [a, b] = truncation === 'longest_first' || !isPair ? truncateLongestFirst(a, b, maxLength - added) : truncateOnly(a, b, maxLength - added, truncation);
     const enc = postProcess(this._postProcessor, b === null ? [a] : [a, b], addSpecialTokens, [text, isPair ? pair : null]);
     return withOffsetPairs({ ids: enc.ids, typeIds: enc.typeIds, tokens: enc.tokens }, enc.offsets);
   }
@@ -237,14 +262,21 @@ export class Tokenizer {
    */
   _encodeSequence(text, seq, maxLength) {
     const out = new SequenceEncoding(text, maxLength ?? Infinity);
-    const model = (piece) => { if (!out.done) out.model(piece, this._model.tokenize(piece.get())); };
+    const model = (piece) => {
+      if (!out.done) out.model(piece, this._model.tokenize(piece.get()));
+    };
     const pre = this._preTokenizer;
-    this._added.extractAndNormalize(this._normalizer, text, (piece, id) => {
-      if (out.done) return;
-      if (id !== null) out.added(piece, id);
-      else if (pre) pre.preTokenize(piece, model);
-      else model(piece);
-    }, () => out.done);
+    this._added.extractAndNormalize(
+      this._normalizer,
+      text,
+      (piece, id) => {
+        if (out.done) return;
+        if (id !== null) out.added(piece, id);
+        else if (pre) pre.preTokenize(piece, model);
+        else model(piece);
+      },
+      () => out.done,
+    );
     return out.finish(seq);
   }
 
@@ -265,7 +297,9 @@ export class Tokenizer {
   }
 
   /** The tokenizer.json model: 'WordPiece', 'BPE', 'Unigram' or 'WordLevel'. */
-  get modelType() { return this._modelType; }
+  get modelType() {
+    return this._modelType;
+  }
 
   /** Number of ids, added tokens included (an added token already in the model vocabulary counts once). */
   get vocabSize() {
@@ -304,11 +338,25 @@ export class Tokenizer {
     return null;
   }
 
-  get padTokenId() { return this._specialId('pad'); }
-  get clsTokenId() { return this._specialId('cls'); }
-  get sepTokenId() { return this._specialId('sep'); }
-  get unkTokenId() { return this._specialId('unk'); }
-  get maskTokenId() { return this._specialId('mask'); }
-  get bosTokenId() { return this._specialId('bos'); }
-  get eosTokenId() { return this._specialId('eos'); }
+  get padTokenId() {
+    return this._specialId('pad');
+  }
+  get clsTokenId() {
+    return this._specialId('cls');
+  }
+  get sepTokenId() {
+    return this._specialId('sep');
+  }
+  get unkTokenId() {
+    return this._specialId('unk');
+  }
+  get maskTokenId() {
+    return this._specialId('mask');
+  }
+  get bosTokenId() {
+    return this._specialId('bos');
+  }
+  get eosTokenId() {
+    return this._specialId('eos');
+  }
 }

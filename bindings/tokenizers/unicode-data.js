@@ -16,8 +16,7 @@
 
 /** Cc and Cf of Unicode 8.0 (the private-use planes are tested separately). */
 export const OLD_CONTROL_FORMAT =
-  '0-v,3j-4f,4t,16o-16t,17g,1ct,1e7,4r2,6bv-6bz,6cq-6cu,6e8-6ec,6ee-6en,1edb,1ek9-1ekb,1hvh,2fts-2ftv,' +
-  '2jxv-2jy2,jny9,jnz4-jo1r';
+  '0-v,3j-4f,4t,16o-16t,17g,1ct,1e7,4r2,6bv-6bz,6cq-6cu,6e8-6ec,6ee-6en,1edb,1ek9-1ekb,1hvh,2fts-2ftv,' + '2jxv-2jy2,jny9,jnz4-jo1r';
 
 /** Mn of Unicode 8.0. */
 export const OLD_NONSPACING_MARK =

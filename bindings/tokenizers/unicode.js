@@ -2,10 +2,7 @@
 // tokenizers sees them (see unicode-data.js for why some tables are frozen), plus
 // small string helpers shared by the pipeline. All positions are UTF-16 code units.
 
-import {
-  OLD_CONTROL_FORMAT, OLD_NONSPACING_MARK, OLD_PUNCTUATION, NEWER_THAN_UNICODE_9_NORMALIZATION,
-  NEWER_THAN_UNICODE_9_MARK,
-} from './unicode-data.js';
+import { OLD_CONTROL_FORMAT, OLD_NONSPACING_MARK, OLD_PUNCTUATION, NEWER_THAN_UNICODE_9_NORMALIZATION, NEWER_THAN_UNICODE_9_MARK } from './unicode-data.js';
 
 // ------------------------------------------------------------------ range sets
 
@@ -22,7 +19,8 @@ function parseRanges(text) {
 }
 
 function inRanges(ranges, cp) {
-  let lo = 0, hi = ranges.length / 2 - 1;
+  let lo = 0,
+    hi = ranges.length / 2 - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
     if (cp < ranges[2 * mid]) hi = mid - 1;
@@ -49,7 +47,7 @@ const cp0 = (c) => c.codePointAt(0);
 /** Rust's char::is_whitespace (the White_Space property). */
 export function isWhitespace(c) {
   const u = c.charCodeAt(0);
-  if (u < 0x80) return u === 0x20 || (u >= 0x09 && u <= 0x0D);
+  if (u < 0x80) return u === 0x20 || (u >= 0x09 && u <= 0x0d);
   return WHITE_SPACE.test(c);
 }
 
@@ -65,26 +63,30 @@ export const isNonspacingMark = (c) => c.charCodeAt(0) >= 0x300 && inRanges(NONS
 /** unicode_categories' is_other: Cc, Cf (Unicode 8.0) or private use. */
 export function isOther(c) {
   const cp = cp0(c);
-  if (cp < 0x80) return cp < 0x20 || cp === 0x7F;
-  return inRanges(CONTROL_FORMAT, cp) || (cp >= 0xE000 && cp <= 0xF8FF)
-    || (cp >= 0xF0000 && cp <= 0xFFFFD) || (cp >= 0x100000 && cp <= 0x10FFFD);
+  if (cp < 0x80) return cp < 0x20 || cp === 0x7f;
+  return inRanges(CONTROL_FORMAT, cp) || (cp >= 0xe000 && cp <= 0xf8ff) || (cp >= 0xf0000 && cp <= 0xffffd) || (cp >= 0x100000 && cp <= 0x10fffd);
 }
 
 /** ASCII punctuation or unicode_categories' is_punctuation (Unicode 8.0). */
 export function isPunctuation(c) {
   const cp = cp0(c);
-  if (cp < 0x80) return (cp >= 0x21 && cp <= 0x2F) || (cp >= 0x3A && cp <= 0x40)
-    || (cp >= 0x5B && cp <= 0x60) || (cp >= 0x7B && cp <= 0x7E);
+  if (cp < 0x80) return (cp >= 0x21 && cp <= 0x2f) || (cp >= 0x3a && cp <= 0x40) || (cp >= 0x5b && cp <= 0x60) || (cp >= 0x7b && cp <= 0x7e);
   return inRanges(PUNCTUATION, cp);
 }
 
 /** The CJK ideograph blocks BertNormalizer puts spaces around. */
 export function isChineseChar(c) {
   const cp = cp0(c);
-  return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF)
-    || (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F)
-    || (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B920 && cp <= 0x2CEAF)
-    || (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
+  return (
+    (cp >= 0x4e00 && cp <= 0x9fff) ||
+    (cp >= 0x3400 && cp <= 0x4dbf) ||
+    (cp >= 0x20000 && cp <= 0x2a6df) ||
+    (cp >= 0x2a700 && cp <= 0x2b73f) ||
+    (cp >= 0x2b740 && cp <= 0x2b81f) ||
+    (cp >= 0x2b920 && cp <= 0x2ceaf) ||
+    (cp >= 0xf900 && cp <= 0xfaff) ||
+    (cp >= 0x2f800 && cp <= 0x2fa1f)
+  );
 }
 
 // ------------------------------------------------------------------ strings
@@ -96,8 +98,10 @@ export function utf8Length(s) {
     const u = s.charCodeAt(i);
     if (u < 0x80) n += 1;
     else if (u < 0x800) n += 2;
-    else if (u >= 0xD800 && u <= 0xDBFF && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xFC00) === 0xDC00) { n += 4; i++; }
-    else n += 3;
+    else if (u >= 0xd800 && u <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
   }
   return n;
 }
@@ -120,7 +124,11 @@ const asciiBreak = (s, i) => isAscii(s, i - 1) && isAscii(s, i) && !(s.charCodeA
 export function eachGrapheme(s, fn) {
   const n = s.length;
   for (let i = 0; i < n;) {
-    if (isAscii(s, i) && (i + 1 === n || asciiBreak(s, i + 1))) { fn(s[i]); i++; continue; }
+    if (isAscii(s, i) && (i + 1 === n || asciiBreak(s, i + 1))) {
+      fn(s[i]);
+      i++;
+      continue;
+    }
     let p = i + 1;
     while (p < n && !asciiBreak(s, p)) p++;
     graphemeSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
@@ -137,7 +145,10 @@ const decompositionCache = { NFD: new Map(), NFKD: new Map() };
 function decompose(c, form) {
   const cache = decompositionCache[form];
   let d = cache.get(c);
-  if (d === undefined) { d = Array.from(c.normalize(form)); cache.set(c, d); }
+  if (d === undefined) {
+    d = Array.from(c.normalize(form));
+    cache.set(c, d);
+  }
   return d;
 }
 
@@ -182,7 +193,8 @@ function composeWithChanges(decomposed, composedText) {
     used[p] = 1;
     let q = p;
     for (let i = 1; i < parts.length; i++) {
-      do q++; while (used[q] || decomposed[q][0] !== parts[i]);
+      do q++;
+      while (used[q] || decomposed[q][0] !== parts[i]);
       used[q] = 1;
       change += decomposed[q][1] - 1;
     }
@@ -204,9 +216,17 @@ function normalizeRun(chars, form) {
 /** Feeds the [char, change] pairs of a window to `out` (runs split at opaque characters). */
 function normalizeWindow(window, form, out) {
   let run = [];
-  const flush = () => { if (run.length) { for (const [c, change] of normalizeRun(run, form)) out.push(c, change); run = []; } };
+  const flush = () => {
+    if (run.length) {
+      for (const [c, change] of normalizeRun(run, form)) out.push(c, change);
+      run = [];
+    }
+  };
   for (const c of window) {
-    if (inRanges(NORMALIZATION_OPAQUE, cp0(c))) { flush(); out.push(c, 0); } else run.push(c);
+    if (inRanges(NORMALIZATION_OPAQUE, cp0(c))) {
+      flush();
+      out.push(c, 0);
+    } else run.push(c);
   }
   flush();
 }
@@ -225,7 +245,10 @@ export function normalizeWithChanges(s, form, out) {
   for (let i = 0; i < n;) {
     let j = i;
     while (j < n && s.charCodeAt(j) < 0x80) j++;
-    if (j === n) { out.keepUnits(n - i); break; }
+    if (j === n) {
+      out.keepUnits(n - i);
+      break;
+    }
     const start = j > i ? j - 1 : j;
     if (start > i) out.keepUnits(start - i);
     let k = j;

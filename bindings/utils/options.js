@@ -14,8 +14,22 @@ export const OPTION_KEYS = Object.freeze({
   positionScores: ['q', 'k', 'length'],
   init: ['outputScale'],
   configure: ['wasmPaths', 'build'],
-  loadPretrained: ['onProgress', 'hubUrl', 'revision', 'fetch', 'cache', 'signal', 'stallTimeout', 'maxLength', 'dtype', 'threads', 'wasm',
-    'token', 'offline', 'cacheDir'],
+  loadPretrained: [
+    'onProgress',
+    'hubUrl',
+    'revision',
+    'fetch',
+    'cache',
+    'signal',
+    'stallTimeout',
+    'maxLength',
+    'dtype',
+    'threads',
+    'wasm',
+    'token',
+    'offline',
+    'cacheDir',
+  ],
   embed: ['pooling', 'normalize', 'dimensions', 'maxLength', 'prompt', 'promptName', 'batchSize', 'onProgress', 'precision', 'truncate', 'chunking'],
   embedStream: ['pooling', 'normalize', 'dimensions', 'maxLength', 'prompt', 'promptName', 'batchSize', 'precision', 'truncate'],
   chunk: ['maxTokens', 'overlap'],
@@ -36,10 +50,24 @@ const HINTS = {
   device: 'swapformer runs on the CPU, in WebAssembly (threads: n for more cores)',
   dtype: null,
 };
-const ALIASES = { normalizeEmbeddings: 'normalize', normalize_embeddings: 'normalize', batch_size: 'batchSize', prompt_name: 'promptName', top_k: 'topK',
-  show_progress_bar: 'onProgress', convert_to_numpy: null, truncate_dim: 'dimensions', return_documents: 'returnDocuments', function_to_apply: 'functionToApply',
-  aggregation_strategy: 'aggregationStrategy', multi_label: 'multiLabel', hypothesis_template: 'hypothesisTemplate', add_special_tokens: 'addSpecialTokens',
-  skip_special_tokens: 'skipSpecialTokens', max_length: 'maxLength' };
+const ALIASES = {
+  normalizeEmbeddings: 'normalize',
+  normalize_embeddings: 'normalize',
+  batch_size: 'batchSize',
+  prompt_name: 'promptName',
+  top_k: 'topK',
+  show_progress_bar: 'onProgress',
+  convert_to_numpy: null,
+  truncate_dim: 'dimensions',
+  return_documents: 'returnDocuments',
+  function_to_apply: 'functionToApply',
+  aggregation_strategy: 'aggregationStrategy',
+  multi_label: 'multiLabel',
+  hypothesis_template: 'hypothesisTemplate',
+  add_special_tokens: 'addSpecialTokens',
+  skip_special_tokens: 'skipSpecialTokens',
+  max_length: 'maxLength',
+};
 
 /** Damerau-Levenshtein distance (optimal string alignment), for suggestions. */
 export function distance(a, b) {
@@ -60,7 +88,8 @@ function suggestion(key, known) {
   if (Object.hasOwn(HINTS, key) && HINTS[key] && !known.includes(key)) return ` (${HINTS[key]})`;
   if (Object.hasOwn(ALIASES, key) && known.includes(ALIASES[key])) return ` (did you mean '${ALIASES[key]}'?)`;
   const lower = key.toLowerCase().replace(/[_-]/g, '');
-  let best = null, score = Infinity;
+  let best = null,
+    score = Infinity;
   for (const k of known) {
     const s = k.toLowerCase() === lower ? 0 : distance(key.toLowerCase(), k.toLowerCase());
     if (s < score) [best, score] = [k, s];

@@ -30,8 +30,7 @@ static void layernorm_forward(float *out, const float *inp, const float *weight,
         for (; c < C; c++) var += (x[c] - mean) * (x[c] - mean);
         float rstd = 1.0f / sqrtf(var / (float)C + eps);
         v4 r4 = v4_splat(rstd);
-        for (c = 0; c + 4 <= C; c += 4)
-            v4_store(y + c, v4_madd((v4_load(x + c) - m4) * r4, v4_load(weight + c), v4_load(bias + c)));
+        for (c = 0; c + 4 <= C; c += 4) v4_store(y + c, v4_madd((v4_load(x + c) - m4) * r4, v4_load(weight + c), v4_load(bias + c)));
         for (; c < C; c++) y[c] = (x[c] - mean) * rstd * weight[c] + bias[c];
     }
 }

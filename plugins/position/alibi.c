@@ -29,8 +29,8 @@ static void alibi_score_bias(float *s, size_t ld, const sf_pos_ctx *ctx, int h, 
     const float *slopes = ctx->table; /* (H) */
     v4 m = v4_splat(-slopes[h]), step = v4_splat(4.0f);
     for (int j = 0; j < nj; j++) {
-        float *row = s + (size_t)j * ld; /* key j0 + j against queries i0 .. */
-        v4 d = (v4){0, 1, 2, 3} + v4_splat((float)(i0 - (j0 + j)));  /* i - j, exact in float below 2^24 */
+        float *row = s + (size_t)j * ld;                            /* key j0 + j against queries i0 .. */
+        v4 d = (v4){0, 1, 2, 3} + v4_splat((float)(i0 - (j0 + j))); /* i - j, exact in float below 2^24 */
         int i = 0;
         for (; i + 4 <= ni; i += 4, d += step) v4_store(row + i, v4_madd(m, v4_max(d, -d), v4_load(row + i)));
         for (; i < ni; i++) {

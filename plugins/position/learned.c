@@ -8,7 +8,9 @@
  * 512 tokens. */
 #include "../../core/config.h"
 
-typedef struct { int offset; } learned_opts;
+typedef struct {
+    int offset;
+} learned_opts;
 SF_OPTIONS_FIT(learned_opts);
 
 static int offset_of(const sf_config *c) { return ((const learned_opts *)c->position_options.bytes)->offset; }

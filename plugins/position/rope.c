@@ -59,7 +59,8 @@ static int rope_parse(sf_options *o, const sf_json *j, int node, sf_error *err) 
         return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling must be an object, got %s", sf_json_type_name(j->nodes[sc].type));
     const char *path = "positionOptions.scaling";
     if ((rc = sf_opt_only(j, sc, path, scaling_keys, err))) return rc;
-    if (sf_json_member(j, sc, "type") < 0) return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling.type is required (linear, ntk, yarn, dynamic)");
+    if (sf_json_member(j, sc, "type") < 0)
+        return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling.type is required (linear, ntk, yarn, dynamic)");
     if ((rc = sf_opt_enum(j, sc, path, "type", types, 0, &r->scaling, err))) return rc;
     if (r->scaling == SCALE_NONE) { /* no parameter may be given and then ignored */
         for (int k = 1; scaling_keys[k]; k++)

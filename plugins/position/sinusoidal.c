@@ -9,7 +9,9 @@
 #include "../../core/config.h"
 #include "../../core/sfmath.h"
 
-typedef struct { double base; } sinusoidal_opts;
+typedef struct {
+    double base;
+} sinusoidal_opts;
 SF_OPTIONS_FIT(sinusoidal_opts);
 
 static int sinusoidal_parse(sf_options *o, const sf_json *j, int node, sf_error *err) {

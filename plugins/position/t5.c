@@ -16,7 +16,9 @@
 #include "../../core/config.h"
 #include "../../core/sfmath.h"
 
-typedef struct { int buckets, max_distance; } t5_opts;
+typedef struct {
+    int buckets, max_distance;
+} t5_opts;
 SF_OPTIONS_FIT(t5_opts);
 
 static const t5_opts *opts(const sf_config *c) { return (const t5_opts *)c->position_options.bytes; }
@@ -64,7 +66,8 @@ static void t5_table_init(float *table, const sf_config *c, int T) {
     float span = (float)sf_log((double)opts(c)->max_distance / exact); /* math.log in double, then used in float32 */
     for (int d = -(T - 1); d <= T - 1; d++) {
         int n = d < 0 ? -d : d, b = d > 0 ? half : 0;
-        if (n < exact) b += n;
+        if (n < exact)
+            b += n;
         else {
             float ratio = (float)sf_log((double)((float)n / (float)exact)) / span * (float)(half - exact);
             int large = exact + (int)ratio;
@@ -75,7 +78,7 @@ static void t5_table_init(float *table, const sf_config *c, int T) {
 }
 
 static void t5_score_bias(float *s, size_t ld, const sf_pos_ctx *ctx, int h, int i0, int ni, int j0, int nj) {
-    const float *bias = ctx->params[0]; /* (buckets, H) */
+    const float *bias = ctx->params[0];                    /* (buckets, H) */
     const float *bucket = ctx->table + ctx->table_len - 1; /* bucket[d], d = j - i */
     int H = ctx->cfg->heads;
     for (int j = 0; j < nj; j++) {

@@ -14,19 +14,28 @@
 #include "../../core/encoder.h"
 
 static const char *const configs[] = {
-    "{\"vocabSize\":8,\"dModel\":4,\"heads\":1,\"layers\":1,\"ffDim\":4,\"position\":\"none\",\"norm\":\"rmsnorm\",\"normPlacement\":\"pre\",\"activation\":\"relu\"}",
-    "{\"vocabSize\":8,\"dModel\":8,\"heads\":2,\"layers\":1,\"ffDim\":8,\"position\":\"rope\",\"norm\":\"layernorm\",\"normPlacement\":\"post\",\"activation\":\"swiglu\",\"outputHead\":true}",
-    "{\"vocabSize\":8,\"dModel\":6,\"heads\":3,\"layers\":2,\"ffDim\":4,\"position\":\"alibi\",\"norm\":\"rmsnorm\",\"normPlacement\":\"pre\",\"activation\":\"gelu\"}",
-    "{\"vocabSize\":8,\"dModel\":4,\"heads\":2,\"layers\":1,\"ffDim\":4,\"position\":\"learned\",\"maxLen\":70,\"norm\":\"layernorm\",\"normPlacement\":\"pre\",\"activation\":\"geglu\"}",
-    "{\"vocabSize\":8,\"dModel\":4,\"heads\":1,\"layers\":0,\"ffDim\":4,\"position\":\"sinusoidal\",\"norm\":\"layernorm\",\"normPlacement\":\"pre\",\"activation\":\"relu\"}",
+    "{\"vocabSize\":8,\"dModel\":4,\"heads\":1,\"layers\":1,\"ffDim\":4,\"position\":\"none\",\"norm\":\"rmsnorm\",\"normPlacement\":\"pre\","
+    "\"activation\":\"relu\"}",
+    "{\"vocabSize\":8,\"dModel\":8,\"heads\":2,\"layers\":1,\"ffDim\":8,\"position\":\"rope\",\"norm\":\"layernorm\",\"normPlacement\":\"post\","
+    "\"activation\":\"swiglu\",\"outputHead\":true}",
+    "{\"vocabSize\":8,\"dModel\":6,\"heads\":3,\"layers\":2,\"ffDim\":4,\"position\":\"alibi\",\"norm\":\"rmsnorm\",\"normPlacement\":\"pre\","
+    "\"activation\":\"gelu\"}",
+    "{\"vocabSize\":8,\"dModel\":4,\"heads\":2,\"layers\":1,\"ffDim\":4,\"position\":\"learned\",\"maxLen\":70,\"norm\":\"layernorm\","
+    "\"normPlacement\":\"pre\",\"activation\":\"geglu\"}",
+    "{\"vocabSize\":8,\"dModel\":4,\"heads\":1,\"layers\":0,\"ffDim\":4,\"position\":\"sinusoidal\",\"norm\":\"layernorm\",\"normPlacement\":\"pre\","
+    "\"activation\":\"relu\"}",
     /* config.head (core/heads.c) and config.relativeBias: flag 4 asks for the head's logits */
-    "{\"vocabSize\":8,\"dModel\":4,\"heads\":2,\"layers\":1,\"ffDim\":4,\"position\":\"learned\",\"maxLen\":70,\"norm\":\"layernorm\",\"normPlacement\":\"post\",\"activation\":\"gelu\","
+    "{\"vocabSize\":8,\"dModel\":4,\"heads\":2,\"layers\":1,\"ffDim\":4,\"position\":\"learned\",\"maxLen\":70,\"norm\":\"layernorm\","
+    "\"normPlacement\":\"post\",\"activation\":\"gelu\","
     "\"head\":{\"task\":\"sequence\",\"labels\":3,\"dense\":true,\"activation\":\"tanh\"}}",
-    "{\"vocabSize\":8,\"dModel\":4,\"heads\":2,\"layers\":1,\"ffDim\":4,\"position\":\"rope\",\"norm\":\"layernorm\",\"normPlacement\":\"pre\",\"activation\":\"geglu\","
+    "{\"vocabSize\":8,\"dModel\":4,\"heads\":2,\"layers\":1,\"ffDim\":4,\"position\":\"rope\",\"norm\":\"layernorm\",\"normPlacement\":\"pre\","
+    "\"activation\":\"geglu\","
     "\"head\":{\"task\":\"sequence\",\"labels\":1,\"pooling\":\"mean\",\"dense\":true,\"activation\":\"gelu\",\"norm\":\"layernorm\"}}",
-    "{\"vocabSize\":8,\"dModel\":4,\"heads\":1,\"layers\":1,\"ffDim\":4,\"position\":\"none\",\"relativeBias\":\"t5\",\"relativeBiasOptions\":{\"buckets\":8,\"maxDistance\":16},"
+    "{\"vocabSize\":8,\"dModel\":4,\"heads\":1,\"layers\":1,\"ffDim\":4,\"position\":\"none\",\"relativeBias\":\"t5\",\"relativeBiasOptions\":{"
+    "\"buckets\":8,\"maxDistance\":16},"
     "\"norm\":\"rmsnorm\",\"normPlacement\":\"pre\",\"activation\":\"relu\",\"head\":{\"task\":\"token\",\"labels\":5}}",
-    "{\"vocabSize\":8,\"dModel\":4,\"heads\":2,\"layers\":1,\"ffDim\":4,\"position\":\"learned\",\"maxLen\":70,\"relativeBias\":\"t5\",\"norm\":\"layernorm\",\"normPlacement\":\"post\","
+    "{\"vocabSize\":8,\"dModel\":4,\"heads\":2,\"layers\":1,\"ffDim\":4,\"position\":\"learned\",\"maxLen\":70,\"relativeBias\":\"t5\",\"norm\":"
+    "\"layernorm\",\"normPlacement\":\"post\","
     "\"activation\":\"gelu\",\"head\":{\"task\":\"mlm\",\"dense\":true,\"activation\":\"gelu\",\"norm\":\"layernorm\"}}",
 };
 #define NCONFIGS (sizeof configs / sizeof *configs)
@@ -39,7 +48,10 @@ static int varint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
     for (int shift = 0; *p < end && shift < 64; shift += 7) {
         uint8_t b = *(*p)++;
         v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) { *out = v; return 1; }
+        if (!(b & 0x80)) {
+            *out = v;
+            return 1;
+        }
     }
     return 0;
 }
@@ -74,7 +86,7 @@ static int run(sf_encoder *e, const uint8_t *data, size_t size) {
     uint64_t counts[64];
     while (nruns < 64 && varint(&p, end, &count) && varint(&p, end, &len)) {
         if (!count || !len || len > 0x7fffffff) continue; /* the bindings refuse empty and oversized sequences */
-        if (count > 0x7fffffff) return 0; /* a batch beyond int; checked before the sum, which would wrap in 64 bits */
+        if (count > 0x7fffffff) return 0;                 /* a batch beyond int; checked before the sum, which would wrap in 64 bits */
         if ((B += count) > 0x7fffffff || (N += count * len) > 0x7fffffff) return 0; /* likewise batches beyond int */
         if (len > T) T = len;
         lens[nruns] = (int32_t)len;
@@ -96,9 +108,10 @@ static int run(sf_encoder *e, const uint8_t *data, size_t size) {
     if (flags & SF_OUT_HIDDEN) need += (double)(c->layers + 1) * (double)B * (double)T * c->d_model;
     if (flags & SF_OUT_ATTENTIONS) need += (double)(c->layers ? c->layers : 1) * (double)B * c->heads * (double)T * (double)T;
     if (c->output_head) need += (double)B * (double)T * c->vocab_size;
-    if (flags & SF_OUT_HEAD) need += c->head.task == SF_HEAD_SEQUENCE ? (double)B * c->head.labels
-                                   : c->head.task == SF_HEAD_TOKEN  ? (double)B * (double)T * c->head.labels
-                                                                    : (double)R * c->head.labels;
+    if (flags & SF_OUT_HEAD)
+        need += c->head.task == SF_HEAD_SEQUENCE ? (double)B * c->head.labels
+                : c->head.task == SF_HEAD_TOKEN  ? (double)B * (double)T * c->head.labels
+                                                 : (double)R * c->head.labels;
     if ((double)e->act_floats < need) abort();
     if (N > MAX_FORWARD_TOKENS || need > 1 << 24) return 0; /* big outputs: memset-bound, nothing new */
     int32_t *l = e->lens, *ids = e->ids;

@@ -51,7 +51,9 @@ static void run_and_save(sf_encoder *e) {
     if (!sf_model_save(e, &saved, &len, &err)) {
         sf_encoder *back = NULL;
         if (sf_model_load(saved, len, &back, &err)) abort(); /* what we write, we read, bit for bit (q8 too) */
-        if (back->dtype != e->dtype || back->param_floats != e->param_floats || memcmp(back->param_arena, e->param_arena, e->param_floats * sizeof(float))) abort();
+        if (back->dtype != e->dtype || back->param_floats != e->param_floats ||
+            memcmp(back->param_arena, e->param_arena, e->param_floats * sizeof(float)))
+            abort();
         sf_encoder_free(back);
         free(saved);
     }

@@ -20,11 +20,14 @@ function narrow(bytes, dtype) {
   const n = Number(new DataView(bytes.buffer).getBigUint64(0, true));
   const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
   const data = new Float32Array(bytes.buffer.slice(8 + n));
-  const out = [], u32 = new Uint32Array(1), f32 = new Float32Array(u32.buffer);
+  const out = [],
+    u32 = new Uint32Array(1),
+    f32 = new Float32Array(u32.buffer);
   let at = 0;
   for (const [name, t] of Object.entries(header)) {
     if (name === '__metadata__') continue;
-    const [b, e] = t.data_offsets, count = (e - b) / 4;
+    const [b, e] = t.data_offsets,
+      count = (e - b) / 4;
     for (let i = 0; i < count; i++) {
       f32[0] = data[b / 4 + i];
       out.push(dtype === 'BF16' ? u32[0] >>> 16 : toHalf(f32[0]));
@@ -41,9 +44,12 @@ function narrow(bytes, dtype) {
   new Uint16Array(file.buffer, 8 + text.length).set(out);
   return file;
 }
-function toHalf(x) { // round to nearest, normal range only (seed weights are small)
+function toHalf(x) {
+  // round to nearest, normal range only (seed weights are small)
   const u = new Uint32Array(new Float32Array([x]).buffer)[0];
-  const sign = (u >>> 16) & 0x8000, exp = ((u >>> 23) & 0xff) - 127 + 15, man = u & 0x7fffff;
+  const sign = (u >>> 16) & 0x8000,
+    exp = ((u >>> 23) & 0xff) - 127 + 15,
+    man = u & 0x7fffff;
   if (exp <= 0) return sign;
   return sign | (exp << 10) | Math.round(man / 8192);
 }

@@ -39,7 +39,8 @@ static void check(int H, int D, int T, int i0, int R, int window, int with_bias,
     double *want = malloc(sizeof(double) * T);
     for (size_t k = 0; k < (size_t)R * A; k++) q[k] = uniform() * scale;
     for (size_t k = 0; k < (size_t)T * 2 * A + SF_NR; k++) kv[k] = uniform() * scale;
-    if (perm) for (int t = 0; t < T; t++) perm[t] = (t * 7 + 3) % T == t ? t : T - 1 - t; /* an involution */
+    if (perm)
+        for (int t = 0; t < T; t++) perm[t] = (t * 7 + 3) % T == t ? t : T - 1 - t; /* an involution */
     sf_attn spec = {H, D, A, window, with_bias ? test_bias : NULL, NULL};
     /* in two head ranges, as two threads would run it */
     attention_forward(o, q, kv, scratch, att, (size_t)T, perm, &spec, 0, H / 2, i0, R, T);
@@ -51,7 +52,10 @@ static void check(int H, int D, int T, int i0, int R, int window, int with_bias,
             int i = i0 + r;
             double m = -INFINITY, l = 0;
             for (int j = 0; j < T; j++) {
-                if (window && abs(i - j) > window) { want[j] = -INFINITY; continue; }
+                if (window && abs(i - j) > window) {
+                    want[j] = -INFINITY;
+                    continue;
+                }
                 double s = 0;
                 for (int d = 0; d < D; d++) s += (double)q[(size_t)r * A + h * D + d] * kv[(size_t)j * 2 * A + h * D + d];
                 want[j] = s + (with_bias ? bias_value(h, i, j) : 0);
@@ -74,8 +78,10 @@ static void check(int H, int D, int T, int i0, int R, int window, int with_bias,
                     double p = want[j] == -INFINITY ? 0 : exp(want[j] - m) / l;
                     int ri = perm ? perm[i] : i, cj = perm ? perm[j] : j;
                     float got = att[((size_t)h * T + ri) * T + cj];
-                    if (want[j] == -INFINITY && got != 0) worst_p = INFINITY; /* masked keys are exactly 0 */
-                    else if (fabs(got - p) > worst_p) worst_p = fabs(got - p);
+                    if (want[j] == -INFINITY && got != 0)
+                        worst_p = INFINITY; /* masked keys are exactly 0 */
+                    else if (fabs(got - p) > worst_p)
+                        worst_p = fabs(got - p);
                 }
         }
     /* float32 scores carry a rounding error proportional to their size (scale^2 sqrt(D)) */

@@ -25,14 +25,25 @@ static unsigned char *read_file(const char *path, size_t *len) {
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
     unsigned char *p = malloc(n > 0 ? (size_t)n : 1);
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) { free(p); p = NULL; }
+    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
+        free(p);
+        p = NULL;
+    }
     fclose(f);
     *len = (size_t)n;
     return p;
 }
 
 static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; printf("FAIL: "); printf(__VA_ARGS__); printf("\n"); } } while (0)
+#define CHECK(cond, ...)                                                                                                                             \
+    do {                                                                                                                                             \
+        if (!(cond)) {                                                                                                                               \
+            failures++;                                                                                                                              \
+            printf("FAIL: ");                                                                                                                        \
+            printf(__VA_ARGS__);                                                                                                                     \
+            printf("\n");                                                                                                                            \
+        }                                                                                                                                            \
+    } while (0)
 
 static double rel_err(const float *got, const sf_json *j, int arr, size_t n, size_t *count) {
     double diff = 0, scale = 0;
@@ -65,7 +76,8 @@ static int run(sf_encoder *e, const sf_json *j, int ids, int types, int skip, in
         if (j->nodes[types].count != B) return snprintf(err->msg, sizeof err->msg, "typeIds: %d sequences, ids %d", j->nodes[types].count, B), -1;
         k = 0;
         for (int s = j->nodes[types].first, i = j->nodes[ids].first; s >= 0; s = j->nodes[s].next, i = j->nodes[i].next) {
-            if (j->nodes[s].count != j->nodes[i].count) return snprintf(err->msg, sizeof err->msg, "typeIds: a sequence's length differs from ids"), -1;
+            if (j->nodes[s].count != j->nodes[i].count)
+                return snprintf(err->msg, sizeof err->msg, "typeIds: a sequence's length differs from ids"), -1;
             for (int t = j->nodes[s].first; t >= 0; t = j->nodes[t].next) e->type_ids[k++] = (int32_t)j->nodes[t].num;
         }
     }
@@ -86,10 +98,16 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/golden.json", dir);
     size_t glen;
     unsigned char *gtext = read_file(path, &glen);
-    if (!gtext) { printf("cannot read %s\n", path); return 2; }
+    if (!gtext) {
+        printf("cannot read %s\n", path);
+        return 2;
+    }
     sf_json g;
     sf_error err;
-    if (sf_json_parse(&g, (const char *)gtext, glen, "golden.json", SF_BAD_FILE, &err)) { printf("%s\n", err.msg); return 2; }
+    if (sf_json_parse(&g, (const char *)gtext, glen, "golden.json", SF_BAD_FILE, &err)) {
+        printf("%s\n", err.msg);
+        return 2;
+    }
     int cases = sf_json_member(&g, 0, "cases"), ran = 0;
     double worst = 0;
     unsigned char *smallest = NULL;
@@ -106,7 +124,10 @@ int main(int argc, char **argv) {
         sf_encoder *e = NULL;
         int rc = sf_model_load(bytes, len, &e, &err);
         CHECK(!rc, "%s: load: %s", name, err.msg);
-        if (rc) { free(bytes); continue; }
+        if (rc) {
+            free(bytes);
+            continue;
+        }
         int ids = sf_json_member(&g, c, "ids"), types = sf_json_member(&g, c, "typeIds"), att = sf_json_member(&g, c, "attentions");
         int skip = sf_json_member(&g, c, "skipLayers");
         int T = run(e, &g, ids, types, skip, att >= 0 ? SF_OUT_ATTENTIONS : 0, &err);
@@ -135,7 +156,8 @@ int main(int argc, char **argv) {
             sf_encoder *back = NULL;
             CHECK(!sf_model_save(e, &saved, &saved_len, &err) && !sf_model_load(saved, saved_len, &back, &err), "%s: round trip: %s", name, err.msg);
             if (back) {
-                CHECK(run(back, &g, ids, types, skip, 0, &err) == T && !memcmp(back->out, first, n * sizeof(float)), "%s: round trip changed the output", name);
+                CHECK(run(back, &g, ids, types, skip, 0, &err) == T && !memcmp(back->out, first, n * sizeof(float)),
+                      "%s: round trip changed the output", name);
                 sf_encoder_free(back);
                 free(saved);
             }

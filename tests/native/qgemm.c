@@ -40,20 +40,27 @@ static int failures, cases;
 
 /* ---------------------------------------------------------------- references */
 
-typedef struct { float s; int32_t zp; } rowq;
+typedef struct {
+    float s;
+    int32_t zp;
+} rowq;
 
 /* qgemm.h's activation quantizer, written plainly. */
 static rowq ref_quantize_row(int32_t *q, const float *x, int K) {
     float lo = 0, hi = 0;
     int bad = 0;
     for (int k = 0; k < K; k++) {
-        if (!isfinite(x[k])) bad = 1;
-        else lo = x[k] < lo ? x[k] : lo, hi = x[k] > hi ? x[k] : hi;
+        if (!isfinite(x[k]))
+            bad = 1;
+        else
+            lo = x[k] < lo ? x[k] : lo, hi = x[k] > hi ? x[k] : hi;
     }
     rowq r = {hi / (float)SF_Q8_AMAX - lo / (float)SF_Q8_AMAX, 0};
     float inv = 0;
-    if (bad) r.s = NAN;
-    else if (!(r.s >= FLT_MIN)) r.s = 0;
+    if (bad)
+        r.s = NAN;
+    else if (!(r.s >= FLT_MIN))
+        r.s = 0;
     else {
         inv = 1.0f / r.s;
         float z = -lo * inv;
@@ -74,12 +81,20 @@ static float ref_quantize_weight(int8_t *q, const float *w, int K) {
     float amax = 0;
     int bad = 0;
     for (int k = 0; k < K; k++) {
-        if (!isfinite(w[k])) bad = 1;
-        else if (fabsf(w[k]) > amax) amax = fabsf(w[k]);
+        if (!isfinite(w[k]))
+            bad = 1;
+        else if (fabsf(w[k]) > amax)
+            amax = fabsf(w[k]);
     }
     float s = amax / 127.0f;
-    if (bad) { memset(q, 0, (size_t)K); return NAN; }
-    if (!(s > 0)) { memset(q, 0, (size_t)K); return 0; }
+    if (bad) {
+        memset(q, 0, (size_t)K);
+        return NAN;
+    }
+    if (!(s > 0)) {
+        memset(q, 0, (size_t)K);
+        return 0;
+    }
     for (int k = 0; k < K; k++) {
         float v = nearbyintf(w[k] / s);
         q[k] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
@@ -131,22 +146,33 @@ static void check(const char *what, const float *x, size_t ldx, const float *w, 
     for (int n = 0; n < N; n++) {
         float s = ref_quantize_weight(qw2 + (size_t)n * K, w + (size_t)n * K, K);
         sw2[n] = s;
-        if (!same_bits(s, sw[n]) && !(s != s && sw[n] != sw[n])) { if (!bad++) FAIL("%s M=%d K=%d N=%d: weight scale %d: %g, want %g\n", what, M, K, N, n, sw[n], s); }
+        if (!same_bits(s, sw[n]) && !(s != s && sw[n] != sw[n])) {
+            if (!bad++) FAIL("%s M=%d K=%d N=%d: weight scale %d: %g, want %g\n", what, M, K, N, n, sw[n], s);
+        }
     }
-    if (memcmp(qw, qw2, (size_t)N * K)) { if (!bad++) FAIL("%s M=%d K=%d N=%d: quantized weights differ\n", what, M, K, N); }
+    if (memcmp(qw, qw2, (size_t)N * K)) {
+        if (!bad++) FAIL("%s M=%d K=%d N=%d: quantized weights differ\n", what, M, K, N);
+    }
     q8_unpack_linear(wd, wq, N, K);
     for (size_t i = 0; i < (size_t)N * K; i++)
-        if (!same_bits(wd[i], (float)qw2[i] * sw2[i / K]) && sw2[i / K] == sw2[i / K]) { if (!bad++) FAIL("%s: unpack %zu\n", what, i); break; }
+        if (!same_bits(wd[i], (float)qw2[i] * sw2[i / K]) && sw2[i / K] == sw2[i / K]) {
+            if (!bad++) FAIL("%s: unpack %zu\n", what, i);
+            break;
+        }
     {
         unsigned char *wq2 = malloc(wb);
         q8_pack_linear_i8(wq2, qw, sw, N, K);
-        if (memcmp(wq, wq2, wb)) { if (!bad++) FAIL("%s M=%d K=%d N=%d: pack_i8(unpack_i8) differs\n", what, M, K, N); }
+        if (memcmp(wq, wq2, wb)) {
+            if (!bad++) FAIL("%s M=%d K=%d N=%d: pack_i8(unpack_i8) differs\n", what, M, K, N);
+        }
         memset(wq2, 0xAB, wb); /* streamed in chunks of whole panels, as a model file loads */
         for (int n0 = 0, step = SF_Q8_NR; n0 < N; n0 += step, step = step * 2 % 40 + SF_Q8_NR) {
             int n = N - n0 < step ? N - n0 : step;
             q8_pack_linear_f32(wq2 + (size_t)(n0 / SF_Q8_NR) * sf_q8_panel_bytes(K), w + (size_t)n0 * K, n, K);
         }
-        if (memcmp(wq, wq2, wb)) { if (!bad++) FAIL("%s M=%d K=%d N=%d: packing in chunks differs\n", what, M, K, N); }
+        if (memcmp(wq, wq2, wb)) {
+            if (!bad++) FAIL("%s M=%d K=%d N=%d: packing in chunks differs\n", what, M, K, N);
+        }
         free(wq2);
     }
 
@@ -155,14 +181,22 @@ static void check(const char *what, const float *x, size_t ldx, const float *w, 
     for (int m = 0; m < M; m++) {
         rq[m] = ref_quantize_row(qx + (size_t)m * K, x + m * ldx, K);
         float s = row_scale(xq, K, m);
-        if (!same_bits(s, rq[m].s) && !(s != s && rq[m].s != rq[m].s)) { if (!bad++) FAIL("%s M=%d K=%d N=%d: row %d scale %g, want %g\n", what, M, K, N, m, s, rq[m].s); }
-        if (row_zp(xq, K, m) != rq[m].zp) { if (!bad++) FAIL("%s M=%d K=%d N=%d: row %d zero point %d, want %d\n", what, M, K, N, m, row_zp(xq, K, m), rq[m].zp); }
+        if (!same_bits(s, rq[m].s) && !(s != s && rq[m].s != rq[m].s)) {
+            if (!bad++) FAIL("%s M=%d K=%d N=%d: row %d scale %g, want %g\n", what, M, K, N, m, s, rq[m].s);
+        }
+        if (row_zp(xq, K, m) != rq[m].zp) {
+            if (!bad++) FAIL("%s M=%d K=%d N=%d: row %d zero point %d, want %d\n", what, M, K, N, m, row_zp(xq, K, m), rq[m].zp);
+        }
         if (s != s) continue;
         for (int k = 0; k < K; k++) {
             int32_t v = row_value(xq, K, m, k), want = qx[(size_t)m * K + k];
-            if (v != want) { if (!bad++) FAIL("%s M=%d K=%d N=%d: x_q[%d][%d] = %d, want %d (x = %.9g)\n", what, M, K, N, m, k, v, want, x[m * ldx + k]); }
+            if (v != want) {
+                if (!bad++) FAIL("%s M=%d K=%d N=%d: x_q[%d][%d] = %d, want %d (x = %.9g)\n", what, M, K, N, m, k, v, want, x[m * ldx + k]);
+            }
             double err = fabs((double)x[m * ldx + k] - (double)s * (v - rq[m].zp));
-            if (s > 0 && !(err <= 0.5001 * s)) { if (!bad++) FAIL("%s: x[%d][%d] = %g quantized with error %g > s_a/2 = %g\n", what, m, k, x[m * ldx + k], err, s / 2); }
+            if (s > 0 && !(err <= 0.5001 * s)) {
+                if (!bad++) FAIL("%s: x[%d][%d] = %g quantized with error %g > s_a/2 = %g\n", what, m, k, x[m * ldx + k], err, s / 2);
+            }
         }
     }
 
@@ -173,7 +207,9 @@ static void check(const char *what, const float *x, size_t ldx, const float *w, 
             if (rq[m].s != rq[m].s) continue;
             int64_t want = 0;
             for (int k = 0; k < K; k++) want += (int64_t)(qx[(size_t)m * K + k] - rq[m].zp) * qw2[(size_t)n * K + k];
-            if (want != acc[(size_t)m * N + n]) { if (!bad++) FAIL("%s M=%d K=%d N=%d: acc[%d][%d] = %d, want %lld\n", what, M, K, N, m, n, acc[(size_t)m * N + n], (long long)want); }
+            if (want != acc[(size_t)m * N + n]) {
+                if (!bad++) FAIL("%s M=%d K=%d N=%d: acc[%d][%d] = %d, want %lld\n", what, M, K, N, m, n, acc[(size_t)m * N + n], (long long)want);
+            }
         }
 
     /* outputs: the epilogue's formula, bit for bit; NaN rows and columns NaN */
@@ -182,12 +218,16 @@ static void check(const char *what, const float *x, size_t ldx, const float *w, 
         for (int n = 0; n < N; n++) {
             float got = out[(size_t)m * N + n];
             if (rq[m].s != rq[m].s || sw2[n] != sw2[n]) {
-                if (got == got) { if (!bad++) FAIL("%s: out[%d][%d] = %g from a non-finite row, want NaN\n", what, m, n, got); }
+                if (got == got) {
+                    if (!bad++) FAIL("%s: out[%d][%d] = %g from a non-finite row, want NaN\n", what, m, n, got);
+                }
                 continue;
             }
             float f = (float)acc[(size_t)m * N + n] * (rq[m].s * sw2[n]);
             f = f + (bias ? bias[n] : 0.0f);
-            if (!same_bits(got, f)) { if (!bad++) FAIL("%s M=%d K=%d N=%d: out[%d][%d] = %.9g, want %.9g\n", what, M, K, N, m, n, got, f); }
+            if (!same_bits(got, f)) {
+                if (!bad++) FAIL("%s M=%d K=%d N=%d: out[%d][%d] = %.9g, want %.9g\n", what, M, K, N, m, n, got, f);
+            }
         }
 
     /* any panel range, any row block: the same bits */
@@ -202,14 +242,19 @@ static void check(const char *what, const float *x, size_t ldx, const float *w, 
                 int mb = 1 + (int)((uniform() + 1) * 3.5), rb = (int)sf_q8_act_row_bytes(K);
                 if (m0 + mb > M) mb = M - m0;
                 q8_quantize_rows(xq2 + (size_t)m0 * rb, x + (size_t)m0 * ldx, ldx, mb, K);
-                q8_matmul_forward(out2 + (size_t)m0 * N + n0, (size_t)N, xq2 + (size_t)m0 * rb, q8_panel(wq, K, n0), bias ? bias + n0 : NULL, mb, K, n1 - n0);
+                q8_matmul_forward(out2 + (size_t)m0 * N + n0, (size_t)N, xq2 + (size_t)m0 * rb, q8_panel(wq, K, n0), bias ? bias + n0 : NULL, mb, K,
+                                  n1 - n0);
                 m0 += mb;
             }
             p0 = p1;
         }
-        if (memcmp(out, out2, sizeof(float) * M * N)) { if (!bad++) FAIL("%s M=%d K=%d N=%d: sub-ranges differ from the whole\n", what, M, K, N); }
+        if (memcmp(out, out2, sizeof(float) * M * N)) {
+            if (!bad++) FAIL("%s M=%d K=%d N=%d: sub-ranges differ from the whole\n", what, M, K, N);
+        }
         q8_matmul_forward_f32(out2, (size_t)N, x, ldx, xq2, wq, bias, M, K, N);
-        if (memcmp(out, out2, sizeof(float) * M * N)) { if (!bad++) FAIL("%s M=%d K=%d N=%d: q8_matmul_forward_f32 differs\n", what, M, K, N); }
+        if (memcmp(out, out2, sizeof(float) * M * N)) {
+            if (!bad++) FAIL("%s M=%d K=%d N=%d: q8_matmul_forward_f32 differs\n", what, M, K, N);
+        }
     }
 
     /* against the float product: within the quantization bound */
@@ -226,7 +271,11 @@ static void check(const char *what, const float *x, size_t ldx, const float *w, 
                     bound += ex * fabs(wv) + fabs(xh) * ew;
                 }
                 double err = fabs(out[(size_t)m * N + n] - y), slack = 4e-7 * (mag + bound) + 1e-37;
-                if (!(err <= bound + slack)) { if (!bad++) FAIL("%s M=%d K=%d N=%d: out[%d][%d] = %g, float %g: error %g over the bound %g\n", what, M, K, N, m, n, out[(size_t)m * N + n], y, err, bound); }
+                if (!(err <= bound + slack)) {
+                    if (!bad++)
+                        FAIL("%s M=%d K=%d N=%d: out[%d][%d] = %g, float %g: error %g over the bound %g\n", what, M, K, N, m, n,
+                             out[(size_t)m * N + n], y, err, bound);
+                }
             }
 
     free(wq), free(xq), free(xq2), free(qw), free(qw2), free(sw), free(sw2), free(qx), free(acc), free(rq), free(out), free(out2), free(wd);
@@ -249,13 +298,15 @@ static void shapes(void) {
             for (size_t c = 0; c < sizeof Ns / sizeof *Ns; c++) {
                 int M = Ms[a], K = Ks[b], N = Ns[c];
                 if ((size_t)M * K * N > 2000000 && (a + b + c) % 3) continue; /* the biggest: one in three */
-                size_t ldx = (size_t)K + (a + c) % 3;                           /* a row stride past K sometimes */
+                size_t ldx = (size_t)K + (a + c) % 3;                         /* a row stride past K sometimes */
                 float *x = randoms(M * ldx, 3.0), *w = randoms((size_t)N * K, 0.1), *bias = (b + c) % 2 ? randoms(N, 1.0) : NULL;
                 /* a realistic touch: a few outlier features, some one-signed rows (zp at its ends) */
                 for (int m = 0; m < M; m++) {
                     if (K > 8) x[m * ldx + 5] *= 10;
-                    if (m % 5 == 1) for (int k = 0; k < K; k++) x[m * ldx + k] = fabsf(x[m * ldx + k]);
-                    if (m % 7 == 2) for (int k = 0; k < K; k++) x[m * ldx + k] = -fabsf(x[m * ldx + k]);
+                    if (m % 5 == 1)
+                        for (int k = 0; k < K; k++) x[m * ldx + k] = fabsf(x[m * ldx + k]);
+                    if (m % 7 == 2)
+                        for (int k = 0; k < K; k++) x[m * ldx + k] = -fabsf(x[m * ldx + k]);
                 }
                 check("shapes", x, ldx, w, bias, M, K, N, 1);
                 free(x), free(w), free(bias);
@@ -306,10 +357,13 @@ static void edges(void) {
     /* sizes */
     cases++;
     if (sf_q8_packed_bytes(1, SF_Q8_MAX_K + 1) || sf_q8_packed_bytes(0, 5) || sf_q8_packed_bytes(5, 0) || sf_q8_act_bytes(1, SF_Q8_MAX_K + 1) ||
-        sf_q8_act_bytes(-1, 4) || sf_q8_packed_bytes(0x7fffffff, SF_Q8_MAX_K) != (sizeof(size_t) > 4 ? (size_t)268435456 * sf_q8_panel_bytes(SF_Q8_MAX_K) : 0) ||
-        sf_q8_act_bytes(0x7fffffff, 65536) != (sizeof(size_t) > 4 ? (size_t)0x7fffffff * sf_q8_act_row_bytes(65536) : 0) || sf_q8_act_bytes(0, 3) != 0)
+        sf_q8_act_bytes(-1, 4) ||
+        sf_q8_packed_bytes(0x7fffffff, SF_Q8_MAX_K) != (sizeof(size_t) > 4 ? (size_t)268435456 * sf_q8_panel_bytes(SF_Q8_MAX_K) : 0) ||
+        sf_q8_act_bytes(0x7fffffff, 65536) != (sizeof(size_t) > 4 ? (size_t)0x7fffffff * sf_q8_act_row_bytes(65536) : 0) ||
+        sf_q8_act_bytes(0, 3) != 0)
         FAIL("size functions\n");
-    if (sf_q8_panel_bytes(1) % 16 || sf_q8_panel_bytes(385) % 16 || sf_q8_act_row_bytes(1) % 16 || sf_q8_act_row_bytes(385) % 16) FAIL("sizes not multiples of 16\n");
+    if (sf_q8_panel_bytes(1) % 16 || sf_q8_panel_bytes(385) % 16 || sf_q8_act_row_bytes(1) % 16 || sf_q8_act_row_bytes(385) % 16)
+        FAIL("sizes not multiples of 16\n");
 }
 
 int main(void) {

@@ -30,11 +30,24 @@ export function prepare(mutations, onInterrupt = () => {}) {
   for (const m of mutations) {
     for (const [from] of m.edits) {
       const n = originals.get(m.file).split(from).length - 1;
-      if (n !== 1) { console.error(`${m.id}: '${from.slice(0, 70)}' occurs ${n} times in ${m.file}: update the mutation`); process.exit(1); }
+      if (n !== 1) {
+        console.error(`${m.id}: '${from.slice(0, 70)}' occurs ${n} times in ${m.file}: update the mutation`);
+        process.exit(1);
+      }
     }
   }
-  const restore = () => { for (const [f, s] of originals) writeFileSync(f, s); };
-  const apply = (m) => writeFileSync(m.file, m.edits.reduce((src, [from, to]) => src.replace(from, () => to), originals.get(m.file)));
-  process.on('SIGINT', () => { restore(); onInterrupt(); process.exit(130); });
+  const restore = () => {
+    for (const [f, s] of originals) writeFileSync(f, s);
+  };
+  const apply = (m) =>
+    writeFileSync(
+      m.file,
+      m.edits.reduce((src, [from, to]) => src.replace(from, () => to), originals.get(m.file)),
+    );
+  process.on('SIGINT', () => {
+    restore();
+    onInterrupt();
+    process.exit(130);
+  });
   return { apply, restore };
 }

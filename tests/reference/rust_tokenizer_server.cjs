@@ -44,7 +44,10 @@ async function answer(req) {
   switch (req.op) {
     case 'info':
       // what transformers reads off the Rust model: its type, continuing_subword_prefix
-      return { modelType: model.type, continuingSubwordPrefix: model.type === 'WordPiece' ? (model.continuing_subword_prefix ?? '##') : (model.continuing_subword_prefix ?? null) };
+      return {
+        modelType: model.type,
+        continuingSubwordPrefix: model.type === 'WordPiece' ? (model.continuing_subword_prefix ?? '##') : (model.continuing_subword_prefix ?? null),
+      };
     case 'encode': {
       // truncation: {maxLength, strategy: 'LongestFirst' | 'OnlyFirst'} on a fresh copy (the cached one stays untruncated)
       let t = tok;
@@ -55,15 +58,20 @@ async function answer(req) {
       const e = await t.encode(req.text, req.pair ?? null, { addSpecialTokens: req.addSpecialTokens !== false });
       return { ids: e.getIds(), typeIds: e.getTypeIds(), tokens: e.getTokens(), offsets: e.getOffsets(), specialTokensMask: e.getSpecialTokensMask() };
     }
-    case 'decode': return tok.decode(req.ids, req.skipSpecialTokens === true);
+    case 'decode':
+      return tok.decode(req.ids, req.skipSpecialTokens === true);
     case 'tokensToString': {
       const d = tok.getDecoder();
       return d ? d.decode(req.tokens) : req.tokens.join(' ');
     }
-    case 'tokenToId': return tok.tokenToId(req.token);
-    case 'idToToken': return tok.idToToken(req.id);
-    case 'vocabSize': return Math.max(...Object.values(tok.getVocab(true))) + 1; // the largest id + 1, added tokens included
-    default: throw new Error(`unknown op ${req.op}`);
+    case 'tokenToId':
+      return tok.tokenToId(req.token);
+    case 'idToToken':
+      return tok.idToToken(req.id);
+    case 'vocabSize':
+      return Math.max(...Object.values(tok.getVocab(true))) + 1; // the largest id + 1, added tokens included
+    default:
+      throw new Error(`unknown op ${req.op}`);
   }
 }
 
@@ -76,9 +84,18 @@ async function drain() {
   while (queue.length) {
     const line = queue.shift();
     let out;
-    try { out = { ok: await answer(JSON.parse(line)) }; } catch (e) { out = { error: String(e && e.message ? e.message : e) }; }
+    try {
+      out = { ok: await answer(JSON.parse(line)) };
+    } catch (e) {
+      out = { error: String(e && e.message ? e.message : e) };
+    }
     process.stdout.write(JSON.stringify(out) + '\n');
   }
   busy = false;
 }
-rl.on('line', (line) => { if (line.trim()) { queue.push(line); drain(); } });
+rl.on('line', (line) => {
+  if (line.trim()) {
+    queue.push(line);
+    drain();
+  }
+});

@@ -19,10 +19,7 @@ const path = require('path');
 const fs = require('fs');
 
 function loadTokenizers() {
-  const candidates = [
-    path.join(__dirname, '..', '..', 'node_modules', 'tokenizers'),
-    '/tmp/tk/node_modules/tokenizers',
-  ];
+  const candidates = [path.join(__dirname, '..', '..', 'node_modules', 'tokenizers'), '/tmp/tk/node_modules/tokenizers'];
   for (const dir of candidates) {
     if (fs.existsSync(path.join(dir, 'package.json'))) {
       const mod = require(dir);
@@ -42,8 +39,13 @@ async function main() {
     const one = async (a, b) => {
       const enc = await tok.encode(a, b === undefined ? null : b, { addSpecialTokens: true });
       return {
-        ids: enc.getIds(), typeIds: enc.getTypeIds(), tokens: enc.getTokens(), offsets: enc.getOffsets(),
-        specialTokensMask: enc.getSpecialTokensMask(), wordIds: enc.getWordIds(), sequenceIds: enc.getSequenceIds(),
+        ids: enc.getIds(),
+        typeIds: enc.getTypeIds(),
+        tokens: enc.getTokens(),
+        offsets: enc.getOffsets(),
+        specialTokensMask: enc.getSpecialTokensMask(),
+        wordIds: enc.getWordIds(),
+        sequenceIds: enc.getSequenceIds(),
       };
     };
     const res = { vocabSize: tok.getVocabSize(true), texts: [], pairs: [] };

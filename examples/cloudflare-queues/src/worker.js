@@ -17,7 +17,8 @@ import relaxed from 'swapformer/swapformer-relaxed.wasm';
 // A Worker compiles no WebAssembly from bytes: the builds come in as compiled modules.
 configure({ wasmPaths: { simd, relaxed } });
 
-const MAX_TEXTS = 10_000, MAX_TEXT_BYTES = 4096;
+const MAX_TEXTS = 10_000,
+  MAX_TEXT_BYTES = 4096;
 const SCHEMA = [
   'CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, total INTEGER NOT NULL)',
   'CREATE TABLE IF NOT EXISTS vectors (job TEXT NOT NULL, idx INTEGER NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (job, idx))',
@@ -31,13 +32,17 @@ function getModel(env) {
     if (!object) throw new Error(`R2 object ${env.MODEL_KEY} not found in the MODELS bucket`);
     return loadPretrained(new Uint8Array(await object.arrayBuffer()));
   });
-  model.catch(() => { model = null; }); // a failed load is tried again by the next batch
+  model.catch(() => {
+    model = null;
+  }); // a failed load is tried again by the next batch
   return model;
 }
 
 function getSchema(env) {
   schema ??= env.DB.batch(SCHEMA.map((sql) => env.DB.prepare(sql)));
-  schema.catch(() => { schema = null; });
+  schema.catch(() => {
+    schema = null;
+  });
   return schema;
 }
 
@@ -55,7 +60,11 @@ function readTexts(body) {
 /** Producer: the texts as queue messages, sent 100 at a time (sendBatch's limit). */
 async function enqueue(request, env) {
   let body;
-  try { body = await request.json(); } catch { return json({ error: 'the body must be JSON' }, 400); }
+  try {
+    body = await request.json();
+  } catch {
+    return json({ error: 'the body must be JSON' }, 400);
+  }
   const texts = readTexts(body);
   if (typeof texts === 'string') return json({ error: texts }, 422);
   const id = typeof body.id === 'string' && /^[\w-]{1,64}$/.test(body.id) ? body.id : crypto.randomUUID();
@@ -75,7 +84,10 @@ async function consume(batch, env) {
   for (const message of batch.messages) {
     try {
       const { job, start, texts } = message.body;
-      const { data, shape: [n, dim] } = m.embed(texts);
+      const {
+        data,
+        shape: [n, dim],
+      } = m.embed(texts);
       await env.DB.batch(Array.from({ length: n }, (_, k) => insert.bind(job, start + k, dim, data.slice(k * dim, (k + 1) * dim).buffer)));
       message.ack();
     } catch (e) {
