@@ -15,7 +15,7 @@
 // in the app's queue. For tests and the console: app.positionsReal.
 import { h, fill, setOptions, plotBox, errorText } from './dom.js';
 import { barChart } from './plots.js';
-import { dropReader, sourceFromFiles } from './pretrained.js';
+import { dropReader, sourceFromFiles, pickedFiles } from './pretrained-shared.js';
 
 const MODELS = new URL('../models/', import.meta.url);
 const SHIPPED = new URL('wordnet-bert/', MODELS);
@@ -568,9 +568,8 @@ export function mountPositionsReal(root, app) {
     await load(src.source, src.label);
   };
   folderInput.addEventListener('change', () => {
-    const list = Array.from(folderInput.files ?? []).filter((f) => !(f.webkitRelativePath || f.name).split('/').some((s) => s.startsWith('.')));
-    folderInput.value = '';
-    if (list.length) track(loadFiles(async () => new Map(list.map((f) => [f.webkitRelativePath || f.name, f]))));
+    const map = pickedFiles(folderInput);
+    if (map) track(loadFiles(async () => map));
   });
   const isFileDrag = (e) => Array.from(e.dataTransfer?.types ?? []).includes('Files');
   root.addEventListener('dragover', (e) => { if (isFileDrag(e)) { e.preventDefault(); e.dataTransfer.dropEffect = 'copy'; } });
