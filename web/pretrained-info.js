@@ -1,7 +1,7 @@
 // Section 6, "The checkpoint, mapped to swapformer": the checkpoint's family,
 // its config.json mapped field by field to swapformer's config (the position
 // plugin first), and its embedding recipe.
-import { h, fill } from './dom.js';
+import { h, fill, scrollTable, plural } from './dom.js';
 import { FAMILIES } from '../bindings/pretrained/families.js';
 import { POSITION_NOTES, show } from './pretrained-shared.js';
 
@@ -122,10 +122,10 @@ export function infoCard() {
         h('dt', {}, 'Source'), h('dd', { id: 'pretrained-source' }, model.label),
         h('dt', {}, 'Family'), h('dd', { id: 'pretrained-family', dataset: { family: p.family } }, h('code', {}, p.family),
           hf.model_type ? h('span', { class: 'muted' }, ` (model_type ${JSON.stringify(hf.model_type)}${hf.architectures?.[0] ? `, ${hf.architectures[0]}` : ''})`) : null),
-        h('dt', {}, 'Size'), h('dd', {}, `${c.layers} layers · dModel ${c.dModel} · ${c.heads} heads${c.headDim ? ` of ${c.headDim}` : ''} · ffDim ${c.ffDim} · vocabulary ${c.vocabSize.toLocaleString('en-US')} · ${params.toLocaleString('en-US')} parameters`),
+        h('dt', {}, 'Size'), h('dd', {}, `${plural(c.layers, 'layer')} · dModel ${c.dModel} · ${plural(c.heads, 'head')}${c.headDim ? ` of ${c.headDim}` : ''} · ffDim ${c.ffDim} · vocabulary ${c.vocabSize.toLocaleString('en-US')} · ${params.toLocaleString('en-US')} parameters`),
         h('dt', {}, 'Positions'), h('dd', {}, h('code', {}, c.position), ` ${POSITION_NOTES[c.position] ?? ''}`)),
       h('h4', {}, 'config.json → swapformer config'),
-      h('div', { class: 'table-wrap' },
+      scrollTable(
         h('table', { class: 'numbers config', id: 'pretrained-config' },
           h('thead', {}, h('tr', {}, h('th', {}, 'config.json'), h('th', {}), h('th', {}, 'swapformer config'))),
           h('tbody', {}, tableRows))),

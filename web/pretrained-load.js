@@ -5,10 +5,10 @@
 // A download runs outside the app's queue, so the rest of the page stays live
 // while it arrives; the loaded model is handed to onLoad(p, info) in the queue.
 // Files dropped anywhere on the section (root) load.
-import { h, fill } from './dom.js';
-import { DEFAULT_HUB, panelError, showError, clearError, fmtBytes, dropReader, sourceFromFiles, pickedFiles } from './pretrained-shared.js';
+import { h, fill, plural } from './dom.js';
+import { DEFAULT_HUB, panelError, showError, clearError, fmtBytes, dropReader, sourceFromFiles, pickedFiles, placeholderExample } from './pretrained-shared.js';
 
-// ids a click writes into the field (the download starts only with Load); sizes of their model.safetensors
+// ids a click writes into the field and loads; sizes of their model.safetensors
 const HUB_EXAMPLES = [
   ['sentence-transformers/all-MiniLM-L6-v2', '90 MB'],
   ['BAAI/bge-small-en-v1.5', '133 MB'],
@@ -36,8 +36,12 @@ export function loadCard(ctx) {
 
   const idInput = h('input', {
     id: 'pretrained-id', type: 'text', class: 'mono', spellcheck: false, autocomplete: 'off', autocapitalize: 'off',
-    placeholder: 'sentence-transformers/all-MiniLM-L6-v2', 'aria-describedby': 'pretrained-online',
+    'aria-describedby': 'pretrained-online',
   });
+  placeholderExample(idInput, 'e.g. sentence-transformers/all-MiniLM-L6-v2', 'e.g. BAAI/bge-small-en-v1.5');
+  // Load with nothing typed: what to type, in a line of its own (not an error)
+  const idHint = h('p', { class: 'caption id-hint', id: 'pretrained-id-hint', role: 'status', hidden: true },
+    'Type a model id first (owner/name, e.g. sentence-transformers/all-MiniLM-L6-v2) or a folder URL, or choose one of the examples below.');
   const loadButton = h('button', { id: 'pretrained-load-button', type: 'submit' }, 'Load');
   const hubInput = h('input', { id: 'pretrained-hub', type: 'url', class: 'mono', value: DEFAULT_HUB, spellcheck: false, autocomplete: 'off' });
   const revisionInput = h('input', { id: 'pretrained-revision', type: 'text', class: 'mono', value: 'main', spellcheck: false, autocomplete: 'off' });
@@ -46,10 +50,11 @@ export function loadCard(ctx) {
   const hubForm = h('form', { class: 'hub-form', id: 'pretrained-hub-form', autocomplete: 'off' },
     h('label', { for: 'pretrained-id', class: 'hub-label' }, 'or a Hugging Face model id (or a folder URL)'),
     h('div', { class: 'hub-row' }, idInput, loadButton),
+    idHint,
     h('div', { class: 'examples', id: 'pretrained-examples' }, h('span', { class: 'muted' }, 'For example:'),
       HUB_EXAMPLES.map(([id, size]) => h('button', {
-        type: 'button', class: 'chip', title: `${id}: about ${size} to download (press Load)`,
-        onclick: () => { idInput.value = id; idInput.focus(); },
+        type: 'button', class: 'chip', title: `Loads ${id} from the Hub: about ${size} to download`,
+        onclick: () => { idInput.value = id; loadId(); },
       }, `${id.split('/')[1]} · ${size}`))),
     onlineNote,
     h('details', { id: 'pretrained-advanced' },
@@ -126,7 +131,7 @@ export function loadCard(ctx) {
     for (const f of files.values()) { loaded += f.loaded; total += f.total ?? f.loaded; }
     const frac = done ? 1 : total ? loaded / total : 0;
     totalBar.value = frac;
-    totalBytes.textContent = `${Math.floor(100 * frac)}% · ${files.size} file${files.size === 1 ? '' : 's'} · ${fmtBytes(loaded)}${done ? '' : ` of ${fmtBytes(total)} so far`}`;
+    totalBytes.textContent = `${Math.floor(100 * frac)}% · ${plural(files.size, 'file')} · ${fmtBytes(loaded)}${done ? '' : ` of ${fmtBytes(total)} so far`}`;
     fileCount.textContent = `Files read (${files.size})`;
     fill(fileList, [...files].map(([name, f]) => h('li', { class: f.total !== null && f.loaded >= f.total ? 'done' : '' },
       h('span', { class: 'mono' }, name), h('span', { class: 'muted' }, f.total !== null && f.loaded >= f.total ? fmtBytes(f.total) : `${fmtBytes(f.loaded)}…`))));
@@ -150,6 +155,7 @@ export function loadCard(ctx) {
   /** Loads a source (a Hub id, a URL, a Map of files, a list of Files, or bytes) and hands it to onLoad. */
   function load(source, label, { download = false } = {}) {
     if (loading) cancelLoad();
+    idHint.hidden = true;
     const seq = ++loadSeq;
     const controller = new AbortController();
     resetProgress();
@@ -206,7 +212,7 @@ export function loadCard(ctx) {
     clearButton.hidden = false;
     loadButton.disabled = false;
     status.textContent = `Loaded ${info.label} in ${(info.loadMs / 1000).toFixed(2)} s (${info.download
-      ? `${info.fileCount} file${info.fileCount === 1 ? '' : 's'}, ${fmtBytes(info.bytes)} downloaded or from the cache` : `${fmtBytes(info.bytes)} read`}).`;
+      ? `${plural(info.fileCount, 'file')}, ${fmtBytes(info.bytes)} downloaded or from the cache` : `${fmtBytes(info.bytes)} read`}).`;
   }
 
   /** The panel cleared its model. */
@@ -219,15 +225,18 @@ export function loadCard(ctx) {
 
   // ---------------------------------------------------------------- wiring
 
-  hubForm.addEventListener('submit', (e) => {
-    e.preventDefault();
+  /** Loads the id (or URL) in the field; an empty field gets the hint instead. */
+  function loadId() {
     const id = idInput.value.trim();
     if (!id) {
-      showError(error, panelError('BAD_ARGUMENT', 'type a model id such as sentence-transformers/all-MiniLM-L6-v2 (owner/name), or a folder URL'));
+      idHint.hidden = false;
+      idInput.focus();
       return;
     }
     load(id, id, { download: true });
-  });
+  }
+  hubForm.addEventListener('submit', (e) => { e.preventDefault(); loadId(); });
+  idInput.addEventListener('input', () => { idHint.hidden = true; });
   cancelButton.addEventListener('click', cancelLoad);
   clearButton.addEventListener('click', () => ctx.onClear());
 

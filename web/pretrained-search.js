@@ -1,6 +1,6 @@
 // Section 6, "Nearest-sentence search": the embedded sentences ranked by
 // cosine with a query, for the checkpoint and (next to it) the swapped model.
-import { h, fill } from './dom.js';
+import { h, fill, plural } from './dom.js';
 import { cosineMatrix, shortText } from './pretrained-shared.js';
 
 const DEFAULT_QUERY = 'a musician performing a song';
@@ -53,7 +53,7 @@ export function searchCard(ctx) {
       q2 ? h('span', { class: 'rswap', title: `the swapped model (${swapped.label})` },
         `${q2[r.i].toFixed(4)} #${swapRank.get(r.i) + 1}${swapRank.get(r.i) === k ? '' : swapRank.get(r.i) < k ? ' ↑' : ' ↓'}`) : null)));
     const moved = q2 ? ranked.filter((r, k) => swapRank.get(r.i) !== k).length : 0;
-    note.textContent = `Cosine with “${shortText(query, 40)}”, highest first${q2 ? `; right: the swapped model's score and rank (${moved ? `${moved} sentence${moved === 1 ? '' : 's'} change place` : 'the same order'})` : ''}.`;
+    note.textContent = `Cosine with “${shortText(query, 40)}”, highest first${q2 ? `; right: the swapped model's score and rank (${moved ? `${plural(moved, 'sentence')} change${moved === 1 ? 's' : ''} place` : 'the same order'})` : ''}.`;
   }
 
   function ready(yes) {

@@ -1,7 +1,7 @@
 // Section 6, "Embed sentences": the sentences typed one per line, embedded by
 // the checkpoint (embedAsync: where the page has threads the passes run in a
 // worker), the forward time, and the tokens of the first sentence.
-import { h, fill } from './dom.js';
+import { h, fill, plural } from './dom.js';
 import { cosineMatrix, fmtMs } from './pretrained-shared.js';
 
 const DEFAULT_SENTENCES = [
@@ -72,7 +72,7 @@ export function sentencesCard(ctx) {
   function showTokens(p, text) {
     const enc = encodeText(p, text);
     const shown = enc.tokens.slice(0, 200);
-    tokenCount.textContent = `Sentence 1, ${enc.tokens.length} token${enc.tokens.length === 1 ? '' : 's'}:`;
+    tokenCount.textContent = `Sentence 1, ${plural(enc.tokens.length, 'token')}:`;
     fill(tokens, shown.map((t, i) => h('span', { class: 'tok', title: `id ${enc.ids[i]}` }, t, h('span', { class: 'id' }, enc.ids[i]))),
       enc.tokens.length > shown.length ? h('span', { class: 'muted' }, `… ${enc.tokens.length - shown.length} more`) : null);
   }
@@ -83,7 +83,7 @@ export function sentencesCard(ctx) {
     const cut = tokenLengths(p, list).filter((len) => len >= p.maxLength).length;
     fill(timing, 'Forward ', h('strong', { id: 'pretrained-forward-ms' }, `${fmtMs(t.ms)} ms`), ' · ',
       h('strong', { id: 'pretrained-tokens-per-second' }, `${Math.round(t.tokensPerSecond).toLocaleString('en-US')} tokens/s`),
-      h('span', { class: 'muted' }, ` (${list.length} sentence${list.length === 1 ? '' : 's'}, ${n} tokens, ${t.runs === 1 ? 'one run' : `median of ${t.runs} runs`}${cut ? `; ${cut} cut at ${p.maxLength} tokens` : ''})`));
+      h('span', { class: 'muted' }, ` (${plural(list.length, 'sentence')}, ${plural(n, 'token')}, ${t.runs === 1 ? 'one run' : `median of ${t.runs} runs`}${cut ? `; ${cut} cut at ${p.maxLength} tokens` : ''})`));
   }
 
   /** The results of an embedding: the first sentence's tokens, the timing. */

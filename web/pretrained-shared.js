@@ -2,7 +2,7 @@
 // section 7 (positions-real.js) takes from them: reading a dropped or picked
 // folder into a source for loadPretrained, the panel's error box, and the
 // number and value formats. Imports nothing of the cards (no import circle).
-import { h, fill } from './dom.js';
+import { h, fill, plural } from './dom.js';
 
 export const DEFAULT_HUB = 'https://huggingface.co';
 
@@ -14,6 +14,14 @@ export const POSITION_NOTES = {
   t5: 'a learned bias per relative-distance bucket and head, added to the scores',
   none: 'no positions at all: the encoder sees a bag of tokens',
 };
+
+/** An example as the input's placeholder: the long one where it fits, the short one on a narrow screen. */
+export function placeholderExample(input, long, short) {
+  const narrow = typeof matchMedia === 'function' ? matchMedia('(max-width: 560px)') : null;
+  const set = () => { input.placeholder = narrow?.matches ? short : long; };
+  set();
+  narrow?.addEventListener('change', set);
+}
 
 export const panelError = (code, message) => Object.assign(new Error(message), { code });
 export const isHidden = (path) => path.split('/').some((s) => s.startsWith('.')); // .git, .cache, .DS_Store
@@ -115,7 +123,7 @@ export async function sourceFromFiles(map) {
   }
   const top = names[0].split('/')[0];
   const folder = names.every((n) => n.includes('/') && n.split('/')[0] === top) ? top : null;
-  return { source: map, label: folder ? `folder ${folder} (${map.size} files)` : `${map.size} dropped files` };
+  return { source: map, label: folder ? `folder ${folder} (${plural(map.size, 'file')})` : plural(map.size, 'dropped file') };
 }
 
 /** The files picked with an <input type=file> (a folder keeps webkitRelativePath), hidden ones left out; the input is emptied. */

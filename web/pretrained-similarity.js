@@ -2,8 +2,8 @@
 // the sentences' cosine-similarity heat map, the position plugin or the RoPE
 // scaling swapped on the same weights (Pretrained.withConfig) with its own
 // map next to it, how much the similarities move, and the numbers.
-import { h, fill, setOptions, plotBox } from './dom.js';
-import { heatmap } from './plots.js';
+import { h, fill, setOptions, plotBox, scrollTable, plural } from './dom.js';
+import { heatmap, touchScreen } from './plots.js';
 import { POSITION_NOTES, show, shortText, signed, showError, clearError } from './pretrained-shared.js';
 
 const SWAP_MS = 120;
@@ -24,7 +24,7 @@ export function similarityCard(ctx) {
   const scalingSel = h('select', { id: 'pretrained-scaling' });
   const factorInput = h('input', { id: 'pretrained-factor', type: 'number', min: '1', step: 'any', value: '4' });
   const origLenInput = h('input', { id: 'pretrained-original-len', type: 'number', min: '1', step: '1', value: '2048' });
-  const scalingLabel = h('label', { id: 'pretrained-scaling-label' }, 'RoPE scaling', scalingSel);
+  const scalingLabel = h('label', { id: 'pretrained-scaling-label', class: 'wide' }, 'RoPE scaling', scalingSel);
   const factorLabel = h('label', {}, 'factor', factorInput);
   const origLenLabel = h('label', {}, 'originalMaxLen', origLenInput);
   const swapNote = h('p', { class: 'caption', id: 'pretrained-swap-note' });
@@ -39,17 +39,18 @@ export function similarityCard(ctx) {
   const change = h('p', { class: 'lesson', id: 'pretrained-change', hidden: true });
   const simTable = h('table', { class: 'numbers sim', id: 'pretrained-sim-table' });
   const simCaption = h('p', { class: 'caption', id: 'pretrained-matrix-caption' });
+  const simKey = h('p', { class: 'caption', id: 'pretrained-sim-key' });
 
   const wait = h('p', { class: 'note', id: 'pretrained-sim-wait' },
     'Load a model above (drop a folder or type an id). Its sentence similarities appear here, and the same weights with other positions next to them.');
   const body = h('div', { class: 'pt-stack', hidden: true },
-    h('div', { class: 'pt-swap-controls' }, h('label', {}, 'Position plugin', posSel), scalingLabel, factorLabel, origLenLabel),
+    h('div', { class: 'pt-swap-controls' }, h('label', { class: 'wide' }, 'Position plugin', posSel), scalingLabel, factorLabel, origLenLabel),
     swapNote, swapError,
     h('div', { class: 'pt-maps' },
       h('figure', { class: 'view' }, origTitle, origMap.box),
       h('figure', { class: 'view' }, swapTitle, swapEmpty, swapMap.box)),
     simCaption, change,
-    h('details', { id: 'pretrained-numbers' }, h('summary', {}, 'The numbers'), h('div', { class: 'table-wrap' }, simTable)));
+    h('details', { id: 'pretrained-numbers' }, h('summary', {}, 'The numbers'), simKey, scrollTable(simTable)));
   const el = h('article', { class: 'card', id: 'pretrained-similarity' },
     h('h3', {}, 'Cosine similarity, and the same weights with other positions'), wait, body);
 
@@ -169,7 +170,7 @@ export function similarityCard(ctx) {
     const c = model.p.encoder.config;
     origTitle.textContent = `The checkpoint (${c.position}${c.positionOptions?.scaling ? ` + ${c.positionOptions.scaling.type}` : ''})`;
     heatmap(origMap.canvas, spec(orig.sims, null, 'the checkpoint'));
-    simCaption.textContent = `Cosine of the ${model.p.recipe.pooling.join('+')}-pooled embeddings${model.p.recipe.dense.length ? ' after Dense' : ''}; colours from ${lo.toFixed(1)} to 1 (shared by both maps); hover a cell for its value.`;
+    simCaption.textContent = `Cosine of the ${model.p.recipe.pooling.join('+')}-pooled embeddings${model.p.recipe.dense.length ? ' after Dense' : ''}; colours from ${lo.toFixed(1)} to 1 (shared by both maps); ${touchScreen() ? 'tap' : 'hover over'} a cell for its value.`;
     swapMap.box.hidden = !swap;
     swapEmpty.hidden = !!swap;
     if (swap) {
@@ -188,7 +189,7 @@ export function similarityCard(ctx) {
       change.hidden = false;
       change.dataset.meanAbs = String(meanAbs);
       change.dataset.mean = String(mean);
-      fill(change, 'Mean change in cosine similarity over the ', String(pairs), ` pair${pairs === 1 ? '' : 's'}: `,
+      fill(change, `Mean change in cosine similarity over the ${plural(pairs, 'pair')}: `,
         h('strong', { id: 'pretrained-change-value' }, `|Δ cos| = ${meanAbs.toFixed(4)}`),
         ` (mean Δ ${signed(mean)})`,
         pairs ? `; the largest, ${signed(worst.signed)}, between sentences ${worst.i + 1} and ${worst.j + 1}.` : '.',
@@ -202,12 +203,13 @@ export function similarityCard(ctx) {
     fill(simTable,
       h('thead', {}, h('tr', {}, h('th', {}), xlabels.map((x) => h('th', { class: 'num-cell' }, x)))),
       h('tbody', {}, list.map((s, i) => h('tr', {},
-        h('th', { title: s }, ylabels[i]),
+        h('th', { title: s }, h('span', { class: 'rnum' }, String(i + 1)), h('span', { class: 'rtext' }, ` ${shortText(s, narrow ? 11 : 22)}`)),
         list.map((_, j) => {
           const v = orig.sims[i * n + j], w = swap?.sims[i * n + j];
           return h('td', { class: 'num-cell', dataset: { row: String(i), col: String(j), value: String(v), ...(swap ? { swapped: String(w) } : {}) } },
-            v.toFixed(2), swap ? h('span', { class: 'swapped-value' }, ` → ${w.toFixed(2)}`) : null);
+            v.toFixed(2), swap ? h('span', { class: 'swapped-value' }, h('span', { class: 'arrow' }, ' → '), w.toFixed(2)) : null);
         })))));
+    simKey.textContent = swap ? `Each cell: the checkpoint's cosine, then (in orange) the swapped model's, ${swapped.label}.` : 'The checkpoint\'s cosine of each pair of sentences.';
   }
 
   function ready(yes) {
