@@ -79,6 +79,14 @@ const layoutProblems = (page) => page.evaluate(() => {
       if (t.x0 < -0.5 || t.y0 < -0.5 || t.x1 > w + 0.5 || t.y1 > h + 0.5) out.push(`${where(c)}: '${t.text}' (${t.kind}) is drawn at x ${t.x0.toFixed(1)}..${t.x1.toFixed(1)}, y ${t.y0.toFixed(1)}..${t.y1.toFixed(1)}, outside its ${w} x ${h}`);
       if (t.kind === 'axis' && t.text.endsWith('…')) out.push(`${where(c)}: the axis label '${t.text}' is cut short`);
     }
+    // no two texts drawn over each other (more than a pixel each way)
+    const ts = c.plotTexts;
+    for (let i = 0; i < ts.length; i++) {
+      for (let j = i + 1; j < ts.length; j++) {
+        const a = ts[i], b = ts[j];
+        if (Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0) > 1 && Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0) > 1) out.push(`${where(c)}: '${a.text}' and '${b.text}' are drawn over each other`);
+      }
+    }
   }
   // an empty field's placeholder (the example it shows) is not cut
   const ctx = document.createElement('canvas').getContext('2d');
@@ -1088,6 +1096,12 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
         const tip = phone.locator('.plot-tooltip');
         const tipShown = await tip.count() === 1 && await tip.isVisible();
         check(tipShown && /^the checkpoint: 1 · 2: cos -?\d\.\d{4}$/.test(await tip.textContent()), `a tap on cell (1, 2) shows its value: ${tipShown ? `'${await tip.textContent()}'` : 'nothing shown'}`);
+        // a tap on a bar of card 9 shows its value
+        await phone.locator('#layers-chart').scrollIntoViewIfNeeded();
+        const bar = await phone.$eval('#layers-chart', (c) => { const r = c.getBoundingClientRect(), b = c._bars; return { x: r.left + b.slot(0, 0) + b.bw / 2, y: r.top + b.top + b.plotH - 4 }; });
+        await phone.touchscreen.tap(bar.x, bar.y);
+        const barTip = await tip.isVisible() ? await tip.textContent() : 'nothing shown';
+        check(/^reverse-sinusoidal: full \d+%$/.test(barTip), `a tap on card 9's first bar shows its value: '${barTip}'`);
 
         // card 9 names its blocks and its bars
         const texts9 = (await phone.$eval('#layers-chart', (c) => (c.plotTexts ?? []).map((x) => x.text))).join(' ');
@@ -1113,6 +1127,14 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
           for (const p of await layoutProblems(phone)) failures.push(`${label}: ${p}`);
         };
         await layout('390 px');
+        // a finger finds every control: 40 px high at least (a checkbox or radio by its label)
+        const small = await phone.evaluate(() => [...document.querySelectorAll('button, select, summary, input, .top nav a')]
+          .filter((el) => el.getClientRects().length && !/^(checkbox|radio|hidden|file)$/.test(el.type) && el.getBoundingClientRect().height < 39.5)
+          .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''} '${(el.textContent || el.value || '').trim().slice(0, 30)}' ${Math.round(el.getBoundingClientRect().height)} px high`));
+        check(small.length === 0, `controls too small for a finger at 390 px: ${small.join('; ')}`);
+        const tinyLabels = await phone.evaluate(() => [...document.querySelectorAll('input[type=checkbox], input[type=radio]')]
+          .filter((el) => el.getClientRects().length && (el.closest('label')?.getBoundingClientRect().height ?? 0) < 39.5).map((el) => el.id || el.value));
+        check(tinyLabels.length === 0, `checkboxes and radios whose label is under 40 px high: ${tinyLabels.join(', ')}`);
         // the widest table (both models' numbers), the longest options: RoPE (+ linear scaling) swapped in, the builder's RoPE pairs
         await phone.selectOption('#pretrained-position', 'rope');
         await phone.selectOption('#pretrained-scaling', 'linear');

@@ -8,7 +8,8 @@ import { EXPERIMENTS, formatNumber, slopeLabel } from './experiments.js';
 /** A table of numbers that scrolls sideways on its own when the card is narrow. */
 const numbers = (...children) => scrollTable(h('table', { class: 'numbers' }, ...children));
 const num = (x, cls = '') => h('td', { class: `num-cell ${cls}`.trim() }, x);
-const verdict = (ok, yes = 'as expected', no = 'unexpected') => h('span', { class: ok ? 'ok' : 'bad' }, ok ? `✓ ${yes}` : `✗ ${no}`);
+// the mark keeps to its first word (a no-break space): a narrow column never leaves it alone on a line
+const verdict = (ok, yes = 'as expected', no = 'unexpected') => h('span', { class: ok ? 'ok' : 'bad' }, ok ? `✓\u00a0${yes}` : `✗\u00a0${no}`);
 const pct = (x) => `${Math.round(100 * x)}%`;
 
 // The trained models for "Remove one layer", fetched like the "Trained models" panel does.
