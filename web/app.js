@@ -10,7 +10,7 @@
 // interleave and app.whenIdle() tells when the page has caught up.
 import * as api from '../bindings/index.js';
 import { createTokenizer, displayToken } from './tokenizer.js';
-import { h, fill, setOptions, errorText } from './dom.js';
+import { h, fill, setOptions, errorText, plural } from './dom.js';
 import { mountPictures } from './pictures.js';
 import { mountSwap } from './swap.js';
 import { mountExperiments } from './experiments-panel.js';
@@ -331,7 +331,7 @@ class App {
       class: `tok${t.known ? '' : ' unknown'}`,
       title: t.known ? `id ${t.id}` : `id ${t.id}: not in the built-in vocabulary (hashed)`,
     }, displayToken(t), h('span', { class: 'id' }, t.id))), tokens.length > shown.length ? h('span', { class: 'muted' }, `… ${tokens.length - shown.length} more`) : null);
-    $('token-count').textContent = `${tokens.length} token${tokens.length === 1 ? '' : 's'}:`;
+    $('token-count').textContent = `${plural(tokens.length, 'token')}:`;
   }
 
   showProvenance() {
@@ -345,7 +345,7 @@ class App {
   showStatus(state, { stale = false } = {}) {
     const c = state.config;
     const params = Object.values(state.encoder.weightShapes()).reduce((s, shape) => s + shape.reduce((a, b) => a * b, 1), 0);
-    const model = `${c.layers} layer${c.layers === 1 ? '' : 's'} · dModel ${c.dModel} · ${c.heads} heads · ffDim ${c.ffDim} · ${params.toLocaleString('en-US')} parameters`;
+    const model = `${plural(c.layers, 'layer')} · dModel ${c.dModel} · ${plural(c.heads, 'head')} · ffDim ${c.ffDim} · ${params.toLocaleString('en-US')} parameters`;
     $('status').classList.toggle('stale', stale);
     const prefix = stale ? h('em', {}, 'Not updated (see the error): the pictures show the last model that ran. ') : null;
     if (!state.timing) {
@@ -355,7 +355,7 @@ class App {
     const t = state.timing;
     fill($('status'), prefix, 'Forward ', h('strong', { id: 'forward-ms' }, `${t.ms < 0.1 ? t.ms.toFixed(3) : t.ms.toFixed(2)} ms`),
       ' · ', h('strong', { id: 'tokens-per-second' }, `${Math.round(t.tokensPerSecond).toLocaleString('en-US')} tokens/s`),
-      h('span', { class: 'muted' }, ` (${state.ids.length} tokens, median of ${t.runs} runs) · ${model}`));
+      h('span', { class: 'muted' }, ` (${plural(state.ids.length, 'token')}, median of ${t.runs} runs) · ${model}`));
   }
 
   showError(e) {

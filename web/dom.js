@@ -41,8 +41,25 @@ export function errorText(e) {
   return e?.code ? `${e.code}: ${e.message}` : String(e?.message ?? e);
 }
 
-/** A canvas inside a figure-sized wrapper, for plots.js. */
-export function plotBox(label) {
-  const canvas = h('canvas', { role: 'img', 'aria-label': label });
+/** "1 file", "2 files": a count with its noun agreeing. */
+export const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** A canvas inside a figure-sized wrapper, for plots.js: its text alternative starts with
+ * the title, and plots.js adds what the chart shows each time it is drawn. */
+export function plotBox(title) {
+  const canvas = h('canvas', { role: 'img', 'aria-label': title, dataset: { title } });
   return { box: h('div', { class: 'plot' }, canvas), canvas };
+}
+
+/** A table in a box that scrolls sideways when the table is wider, and then says so
+ * under it in words (phones show no scroll bar until one scrolls). */
+export function scrollTable(table) {
+  const wrap = h('div', { class: 'table-wrap' }, table);
+  const hint = h('p', { class: 'scroll-hint', hidden: true }, 'Wider than the screen: scroll the table sideways for the rest →');
+  if (typeof ResizeObserver === 'function') {
+    const observer = new ResizeObserver(() => { hint.hidden = wrap.scrollWidth <= wrap.clientWidth; });
+    observer.observe(wrap);
+    observer.observe(table);
+  }
+  return h('div', { class: 'table-scroll' }, wrap, hint);
 }

@@ -1,14 +1,15 @@
 // Section 4: one card per seed experiment (experiments.js computes, this
 // file draws). Each card shows PASS / FAIL, its live numbers, a picture and
 // a one-line explanation; results are kept in app.experimentResults[id].
-import { h, fill, plotBox, errorText } from './dom.js';
+import { h, fill, plotBox, errorText, scrollTable, plural } from './dom.js';
 import { heatmap, linePlot, barChart, PALETTE } from './plots.js';
 import { EXPERIMENTS, formatNumber, slopeLabel } from './experiments.js';
 
 /** A table of numbers that scrolls sideways on its own when the card is narrow. */
-const numbers = (...children) => h('div', { class: 'table-wrap' }, h('table', { class: 'numbers' }, ...children));
-const num = (x) => h('td', { class: 'num-cell' }, x);
-const verdict = (ok, yes = 'as expected', no = 'unexpected') => h('span', { class: ok ? 'ok' : 'bad' }, ok ? `✓ ${yes}` : `✗ ${no}`);
+const numbers = (...children) => scrollTable(h('table', { class: 'numbers' }, ...children));
+const num = (x, cls = '') => h('td', { class: `num-cell ${cls}`.trim() }, x);
+// the mark keeps to its first word (a no-break space): a narrow column never leaves it alone on a line
+const verdict = (ok, yes = 'as expected', no = 'unexpected') => h('span', { class: ok ? 'ok' : 'bad' }, ok ? `✓\u00a0${yes}` : `✗\u00a0${no}`);
 const pct = (x) => `${Math.round(100 * x)}%`;
 
 // The trained models for "Remove one layer", fetched like the "Trained models" panel does.
@@ -41,8 +42,9 @@ const RENDER = {
         h('thead', {}, h('tr', {}, h('th', {}, 'position'), h('th', {}, `“${r.sentences.b}”`), h('th', {}, `“${r.sentences.rotated}”`), h('th', {}, ''))),
         h('tbody', {}, r.rows.map((x) => h('tr', { dataset: { position: x.position } },
           h('td', {}, h('code', {}, x.position)),
-          num(fmtDiff(x.swap, x.swapBitIdentical)),
-          num(fmtDiff(x.rotation, x.rotationBitIdentical)),
+          // '0 (bit for bit)' may break after the 0 on a phone
+          num(fmtDiff(x.swap, x.swapBitIdentical), x.swapBitIdentical ? 'wrap' : ''),
+          num(fmtDiff(x.rotation, x.rotationBitIdentical), x.rotationBitIdentical ? 'wrap' : ''),
           h('td', {}, verdict(x.pass, x.position === 'none' ? 'same rows' : x.position === 'alibi' ? 'mirror, sees order' : 'differs', 'unexpected')))))),
       alibi ? h('p', { class: 'caption' }, 'ALiBi’s bias −slope·|i − j| is symmetric: the reversed sentence is a mirror image, so it matches up to rounding; the rotation shows ALiBi does see order.') : null);
   },
@@ -163,7 +165,7 @@ const RENDER = {
     const { box, canvas } = plotBox('Residual-stream norm per layer: plain, 1/√(2L), DeepNorm');
     const [plain, depth, deep] = r.variants;
     fill(body,
-      h('p', { class: 'caption' }, `${r.layers} layers of this model’s size (dModel ${r.dModel}, position ${r.position}), seed weights, mean ‖x_t‖ over ${r.tokens} tokens of your text after the embeddings and after each layer (forward’s hiddenStates).`),
+      h('p', { class: 'caption' }, `${r.layers} layers of this model’s size (dModel ${r.dModel}, position ${r.position}), seed weights, mean ‖x_t‖ over ${plural(r.tokens, 'token')} of your text after the embeddings and after each layer (forward’s hiddenStates).`),
       box,
       numbers(
         h('thead', {}, h('tr', {}, h('th', {}, ''), h('th', {}, 'after embeddings'), h('th', {}, `after layer ${r.layers}`), h('th', {}, 'growth'))),
@@ -205,11 +207,14 @@ const RENDER = {
       series: r.runs.map((run, i) => ({ label: run.qkNorm === 'none' ? 'no QK-norm' : `${run.qkNorm} QK-norm`, x: xs, y: run.maxLogit.map(Math.log10), color: PALETTE[i === 0 ? 1 : 0], markers: true, width: 2.2 })),
       hlines: [{ y: Math.log10(normed.bound), label: `gains × √${r.headDim} = ${normed.bound.toFixed(2)}` }],
       xTickLabels: xTicks, xLabel: 'q and k weights × s', yLabel: 'log₁₀ largest |logit|', height: 210, xPad: true,
+      summary: `Line chart, log scale, of the largest |logit| against the q and k weight scale s (${r.scales.map((s) => `×${s}`).join(', ')}): `
+        + `${r.runs.map((run) => `${run.qkNorm === 'none' ? 'no QK-norm' : `${run.qkNorm} QK-norm`} ${run.maxLogit.map(formatNumber).join(', ')}`).join('; ')}; dashed line: gains × √${r.headDim} = ${normed.bound.toFixed(2)}.`,
     });
     linePlot(entBox.canvas, {
       series: r.runs.map((run, i) => ({ label: run.qkNorm === 'none' ? 'no QK-norm' : `${run.qkNorm} QK-norm`, x: xs, y: run.entropy, color: PALETTE[i === 0 ? 1 : 0], markers: true, width: 2.2 })),
       hlines: [{ y: r.uniformEntropy, label: `uniform: ln ${r.tokens}` }],
       xTickLabels: xTicks, xLabel: 'q and k weights × s', yLabel: 'mean attention entropy (nats)', height: 190, includeZero: true, xPad: true,
+      valueFormat: (x) => x.toFixed(3),
     });
   },
 
@@ -236,14 +241,23 @@ const RENDER = {
           `${r.deep.change.map((c, l) => `layer ${l} ${c.toFixed(3)}`).join(', ')}; gentlest without layer ${r.deep.gentlest}, hardest without layer ${r.deep.hardest}; ${r.deep.gentle} of ${r.deep.layers} change it by ≤ 0.05.`));
     } else children.push(h('p', { class: 'note', id: 'layers-pretrained-wait' }, 'Load a checkpoint in “Your model” (section 6) to measure its layers here too.'));
     fill(body, ...children);
+    // a block of bars per task, named under it; a bar group per position plugin, by its first letter
+    // when the names do not fit (then the key under the blocks says which is which)
+    const blocks = r.rows.reduce((list, x, i) => {
+      if (list.at(-1)?.label === x.task) list.at(-1).to = i + 1; else list.push({ label: x.task, from: i, to: i + 1 });
+      return list;
+    }, []);
+    const positions = [...new Set(r.rows.map((x) => x.position))];
     barChart(chart.canvas, {
-      groups: r.rows.map((x) => `${x.task}\n${x.position}`),
-      groupsShort: r.rows.map((x) => x.position[0]), // narrow screens: s, l, r, a within each task's block
+      groups: r.rows.map((x) => x.position),
+      groupsShort: r.rows.map((x) => x.position[0]),
+      groupsKey: positions.map((p) => `${p[0]} ${p}`).join(' · '),
+      blocks,
       series: [{ label: 'full model', values: r.rows.map((x) => x.full), color: '#7f7f7f' },
         ...Array.from({ length: L }, (_, l) => ({ label: `without layer ${l}`, values: r.rows.map((x) => x.without[l]), color: PALETTE[l] }))],
       yRange: [0, 1], yTickFormat: pct, valueFormat: pct, yLabel: 'token accuracy', height: 240,
       hlines: [{ y: r.chance, label: `chance ${pct(r.chance)}` }],
-      separators: r.rows.map((x, i) => (i > 0 && x.task !== r.rows[i - 1].task ? i : -1)).filter((i) => i > 0),
+      separators: blocks.slice(1).map((b) => b.from),
       tooltip: (g, k) => `${r.rows[g].name}: ${k === 0 ? 'full' : `without layer ${k - 1}`} ${pct(k === 0 ? r.rows[g].full : r.rows[g].without[k - 1])}`,
     });
     if (deepChart) {

@@ -1,5 +1,5 @@
 // Section 2, "Inside the model": the pictures of the current model and text.
-import { h, fill, setOptions, plotBox } from './dom.js';
+import { h, fill, setOptions, plotBox, plural } from './dom.js';
 import { heatmap, linePlot } from './plots.js';
 import { displayToken } from './tokenizer.js';
 import { gaussian, alibiSlopes, slopeLabel } from './experiments.js';
@@ -96,7 +96,7 @@ export function mountPictures(root, app) {
     });
     posCard.caption.textContent = c.position === 'sinusoidal'
       ? `PE[t, 2i] = sin(t / ${c.positionOptions.base}^(2i/${c.dModel})), PE[t, 2i+1] = cos(…): the left pairs turn fast, the right ones slowly. Rows 0–${rows - 1}; your text uses rows 0–${T - 1}.`
-      : `embed.positions: ${c.maxLen} rows (maxLen) of untrained N(0, 1) numbers${c.maxLen > rows ? `, first ${rows} shown` : ''}. Position ${c.maxLen} has no row: a longer text is refused.`;
+      : `embed.positions: ${plural(c.maxLen, 'row')} (maxLen) of untrained N(0, 1) numbers${c.maxLen > rows ? `, first ${rows} shown` : ''}. Position ${c.maxLen} has no row: a longer text is refused.`;
   }
 
   function drawAttention(s) {

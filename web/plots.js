@@ -60,6 +60,30 @@ export function formatTick(v) {
   return String(Number(v.toPrecision(4)));
 }
 
+// ?debug=1: every text a plot draws is recorded with its box in CSS pixels of
+// its canvas (canvas.plotTexts: [{text, kind, x0, y0, x1, y1}], kind 'axis' for
+// axis labels), so that a test can check that nothing is drawn outside.
+const DEBUG = typeof location === 'object' && new URLSearchParams(location.search).get('debug') === '1';
+
+function recordTexts(canvas, ctx, dpr) {
+  canvas.plotTexts = [];
+  if (ctx.recordsTexts) return;
+  ctx.recordsTexts = true;
+  const fillText = ctx.fillText;
+  ctx.fillText = function (text, x, y, maxWidth) {
+    const m = this.measureText(text), t = this.getTransform();
+    const xs = [], ys = [];
+    for (const px of [x - m.actualBoundingBoxLeft, x + m.actualBoundingBoxRight]) {
+      for (const py of [y - m.actualBoundingBoxAscent, y + m.actualBoundingBoxDescent]) {
+        xs.push((t.a * px + t.c * py + t.e) / dpr);
+        ys.push((t.b * px + t.d * py + t.f) / dpr);
+      }
+    }
+    canvas.plotTexts.push({ text: String(text), kind: this.textKind ?? 'text', x0: Math.min(...xs), y0: Math.min(...ys), x1: Math.max(...xs), y1: Math.max(...ys) });
+    return fillText.call(this, text, x, y, maxWidth);
+  };
+}
+
 function setupCanvas(canvas, cssWidth, cssHeight) {
   const dpr = Math.max(1, Math.min(3, globalThis.devicePixelRatio || 1));
   canvas.style.width = `${cssWidth}px`;
@@ -67,6 +91,7 @@ function setupCanvas(canvas, cssWidth, cssHeight) {
   canvas.width = Math.round(cssWidth * dpr);
   canvas.height = Math.round(cssHeight * dpr);
   const ctx = canvas.getContext('2d');
+  if (DEBUG) recordTexts(canvas, ctx, canvas.width / cssWidth);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, cssWidth, cssHeight);
   ctx.fillStyle = '#fff';
@@ -80,15 +105,30 @@ function availableWidth(canvas, fallback = 480) {
   return Math.max(200, Math.floor(w || fallback));
 }
 
-/** Legend entries ({w}) laid out in rows no wider than maxW: an array of rows. */
-function wrapLegend(items, maxW) {
+/**
+ * Legend entries ({label, w}) laid out in rows no wider than the plot (from
+ * `left` to width - right); when one entry is wider, the legend starts at the
+ * canvas's left edge instead, and an entry wider than the whole canvas is cut.
+ * Returns {x0, rows}.
+ */
+function legendLayout(ctx, items, left, width, right) {
+  let x0 = left;
+  if (items.some((it) => it.w > width - left - right)) {
+    x0 = 4;
+    for (const it of items) {
+      if (it.w <= width - x0 - right) continue;
+      const pad = it.w - textWidth(ctx, it.label);
+      it.label = clip(ctx, it.label, width - x0 - right - pad);
+      it.w = pad + textWidth(ctx, it.label);
+    }
+  }
   const rows = [];
   let rowW = 0;
   for (const it of items) {
-    if (!rows.length || rowW + it.w > maxW) { rows.push([]); rowW = 0; }
+    if (!rows.length || rowW + it.w > width - x0 - right) { rows.push([]); rowW = 0; }
     rows[rows.length - 1].push(it); rowW += it.w;
   }
-  return rows;
+  return { x0, rows };
 }
 
 function textWidth(ctx, s, font = FONT) {
@@ -96,16 +136,66 @@ function textWidth(ctx, s, font = FONT) {
   return ctx.measureText(s).width;
 }
 
-function drawRotatedLabel(ctx, text, x, y) {
-  ctx.save();
-  ctx.translate(x, y);
-  ctx.rotate(-Math.PI / 2);
+const LABEL_LINE = 14; // the line height of an axis label
+
+/** Text broken at spaces into lines no wider than maxW (one line when it fits). */
+function wrapText(ctx, text, maxW, font = LABEL_FONT) {
+  ctx.font = font;
+  if (ctx.measureText(text).width <= maxW) return [text];
+  const lines = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    const longer = line ? `${line} ${word}` : word;
+    if (line && ctx.measureText(longer).width > maxW) { lines.push(line); line = word; } else line = longer;
+  }
+  lines.push(line);
+  return lines;
+}
+
+/** An axis label's lines in maxW: the label if it fits, else its short form if that fits, else the label wrapped. */
+function labelLines(ctx, label, short, maxW) {
+  if (!label) return [];
   ctx.font = LABEL_FONT;
+  if (ctx.measureText(label).width <= maxW) return [label];
+  if (short && ctx.measureText(short).width <= maxW) return [short];
+  return wrapText(ctx, label, maxW);
+}
+
+/** The space an axis label's lines take across: 0 for none. */
+const labelBand = (lines) => (lines.length ? lines.length * LABEL_LINE + 6 : 0);
+
+/** A centred x-axis label whose centre is cx, in a canvas `width` wide: its lines. */
+const xLabelLines = (ctx, spec, cx, width) => labelLines(ctx, spec.xLabel, spec.xLabelShort, 2 * Math.min(cx, width - cx) - 6);
+
+/** Draws a centred axis label's lines upwards from the baseline y (the last line on it). */
+function drawXLabel(ctx, lines, cx, y) {
+  ctx.font = LABEL_FONT; ctx.fillStyle = INK; ctx.textAlign = 'center'; ctx.textBaseline = 'bottom';
+  lines.forEach((line, i) => axisText(ctx, line, cx, y - (lines.length - 1 - i) * LABEL_LINE));
+}
+
+/**
+ * Draws a label written upwards: its first line's middle at x, the others to
+ * its right, centred at y but moved to stay inside a canvas `height` tall.
+ */
+function drawRotatedLabel(ctx, lines, x, y, height) {
+  if (!lines.length) return;
+  ctx.save();
+  ctx.font = LABEL_FONT;
+  const half = Math.max(...lines.map((l) => ctx.measureText(l).width)) / 2;
+  ctx.translate(x, Math.max(half + 2, Math.min(height - half - 2, y)));
+  ctx.rotate(-Math.PI / 2);
   ctx.fillStyle = INK;
   ctx.textAlign = 'center';
   ctx.textBaseline = 'middle';
-  ctx.fillText(text, 0, 0);
+  lines.forEach((line, i) => axisText(ctx, line, 0, i * LABEL_LINE));
   ctx.restore();
+}
+
+/** An axis label (the debug record tells it from the ticks). */
+function axisText(ctx, text, x, y) {
+  ctx.textKind = 'axis';
+  ctx.fillText(text, x, y);
+  ctx.textKind = undefined;
 }
 
 // Re-draw plots when their container changes width (phone rotation, resize).
@@ -141,6 +231,9 @@ function showTooltip(event, text) {
     tooltip.className = 'plot-tooltip';
     tooltip.setAttribute('role', 'status');
     document.body.append(tooltip);
+    // a tap leaves no mouse to move away: a tap elsewhere or a scroll hides the readout
+    document.addEventListener('pointerdown', (e) => { if (!e.target.closest?.('canvas')) hideTooltip(); }, true);
+    addEventListener('scroll', hideTooltip, { capture: true, passive: true });
   }
   tooltip.textContent = text;
   tooltip.hidden = false;
@@ -150,6 +243,77 @@ function showTooltip(event, text) {
   tooltip.style.transform = `translate(${Math.max(4, x)}px, ${y}px)`;
 }
 function hideTooltip() { if (tooltip) tooltip.hidden = true; }
+
+/** The readout of what is under the pointer (text(event) or null): on hover, and on a tap or click (touch screens have no hover). */
+function readout(canvas, text) {
+  const show = text && ((event) => {
+    const t = text(event);
+    if (t === null) hideTooltip(); else showTooltip(event, t);
+  });
+  canvas.onmousemove = show;
+  canvas.onclick = show;
+  canvas.onmouseleave = text && hideTooltip;
+}
+
+/** Whether the page is read with a finger (no hover): hints say tap rather than hover. */
+export const touchScreen = () => typeof matchMedia === 'function' && matchMedia('(hover: none)').matches;
+
+// ------------------------------------------------------------------ text alternatives
+
+const shortNumber = (v) => (Number.isFinite(v) ? String(Number(v.toPrecision(3))) : String(v));
+const oneLine = (s) => String(s).replace(/\n/g, ' ');
+
+/** The canvas's text alternative: its title (plotBox's label) and what it shows now (summary). */
+function describe(canvas, summary) {
+  if (canvas.dataset.title === undefined) canvas.dataset.title = canvas.getAttribute('aria-label') ?? '';
+  const title = canvas.dataset.title.replace(/[.:]?$/, '');
+  canvas.setAttribute('role', 'img');
+  canvas.setAttribute('aria-label', title ? `${title}. ${summary}` : summary);
+}
+
+function rangeOf(values) {
+  let lo = Infinity, hi = -Infinity;
+  for (const v of values) if (Number.isFinite(v)) { if (v < lo) lo = v; if (v > hi) hi = v; }
+  return [lo, hi];
+}
+
+function describeHeatmap(spec) {
+  const { rows, cols, data } = spec;
+  const [lo, hi] = rangeOf(data);
+  let text = `Heat map of ${rows} rows (${spec.yLabel ?? 'row'}) by ${cols} columns (${spec.xLabel ?? 'column'}), ${spec.colorLabel ?? 'values'} from ${shortNumber(lo)} to ${shortNumber(hi)}.`;
+  if (spec.yTickLabels && rows <= 12) text += ` Rows: ${spec.yTickLabels.join(', ')}.`;
+  if (rows * cols <= 16) {
+    text += ` Row by row: ${Array.from({ length: rows }, (_, r) => Array.from(data.slice(r * cols, (r + 1) * cols), shortNumber).join(', ')).join('; ')}.`;
+  }
+  return text;
+}
+
+function describeLines(spec, series) {
+  const fmt = spec.valueFormat ?? shortNumber;
+  const xName = (x) => spec.xTickLabels?.find((t) => t.value === x)?.label ?? shortNumber(x);
+  const lines = series.map((s) => {
+    const what = s.x.length <= 8
+      ? s.x.map((x, i) => `${xName(x)} ${fmt(s.y[i])}`).join(', ')
+      : (([lo, hi]) => `${s.x.length} points from ${xName(s.x[0])} to ${xName(s.x.at(-1))}, between ${fmt(lo)} and ${fmt(hi)}`)(rangeOf(s.y));
+    return `${s.label ?? 'a line'}: ${what}`;
+  });
+  for (const hl of spec.hlines ?? []) if (hl.label) lines.push(`dashed line: ${hl.label}`);
+  return `Line chart of ${spec.yLabel ?? 'y'} against ${spec.xLabel ?? 'x'}. ${lines.join('; ')}.`;
+}
+
+function describeBars(spec, valueFmt) {
+  const { groups, series } = spec;
+  const value = (v) => (v !== null && typeof v === 'object' ? v.text : valueFmt(v));
+  const lines = series.map((s) => {
+    if (groups.length * series.length <= 24) {
+      return `${s.label}: ${groups.map((g, i) => (s.values[i] === null || s.values[i] === undefined ? null : `${oneLine(g)} ${value(s.values[i])}`)).filter(Boolean).join(', ')}`;
+    }
+    const [lo, hi] = rangeOf(s.values);
+    return `${s.label}: from ${valueFmt(lo)} to ${valueFmt(hi)} over ${groups.length} groups`;
+  });
+  for (const hl of spec.hlines ?? []) if (hl.label) lines.push(`dashed line: ${hl.label}`);
+  return `Bar chart of ${spec.yLabel ?? 'values'}${spec.xLabel ? ` per ${spec.xLabel}` : ''}. ${lines.join('; ')}.`;
+}
 
 // ------------------------------------------------------------------ heatmap
 
@@ -191,24 +355,35 @@ export function heatmap(canvas, spec) {
       : textWidth(measure, String(rows - 1));
     const cbTicks = niceTicks(lo, hi, 4);
     const cbTickW = Math.max(...cbTicks.map((v) => textWidth(measure, formatTick(v))), 10);
-    const left = 20 + yTickW + 8, right = 14 + 12 + 5 + cbTickW + (spec.colorLabel ? 8 + 16 : 4), top = 8;
-    let plotW = Math.max(40, width - left - right);
-    const maxH = spec.maxHeight ?? 420;
-    let plotH;
-    if (spec.square) {
-      const cell = Math.min(plotW / cols, maxH / rows, spec.maxCell ?? 56);
-      plotW = cell * cols; plotH = cell * rows;
-    } else {
-      plotH = Math.max(60, Math.min(maxH, rows * (spec.rowHeight ?? 14)));
-    }
-    const cellW = plotW / cols, cellH = plotH / rows;
-
-    // x tick labels: categorical (rotated when they do not fit) or numeric
     const xMaxLabelW = xlabels ? Math.min(90, Math.max(...xlabels.map((s) => textWidth(measure, s)), 4)) : 0;
-    const rotateX = xlabels && xMaxLabelW + 4 > cellW;
-    const bottom = (rotateX ? xMaxLabelW * 0.72 + 14 : 18) + 20;
-    const height = Math.ceil(top + plotH + bottom);
-    const totalW = Math.ceil(Math.min(width, left + plotW + right));
+    const top = 8, maxH = spec.maxHeight ?? 420;
+    // the margins for the axis labels' lines (yLines on the left, cLines by the colour bar, xLines below)
+    const layout = (yLines, cLines) => {
+      const left = Math.max(20, labelBand(yLines)) + yTickW + 8;
+      const right = 14 + 12 + 5 + cbTickW + (cLines.length ? 4 + labelBand(cLines) : 4);
+      let plotW = Math.max(40, width - left - right), plotH;
+      if (spec.square) {
+        const cell = Math.min(plotW / cols, maxH / rows, spec.maxCell ?? 56);
+        plotW = cell * cols; plotH = cell * rows;
+      } else {
+        plotH = Math.max(60, Math.min(maxH, rows * (spec.rowHeight ?? 14)));
+      }
+      const cellW = plotW / cols, cellH = plotH / rows;
+      // x tick labels: categorical (rotated when they do not fit) or numeric
+      const rotateX = xlabels && xMaxLabelW + 4 > cellW;
+      const totalW = Math.ceil(Math.min(width, left + plotW + right));
+      const xLines = xLabelLines(measure, spec, left + plotW / 2, totalW);
+      const bottom = (rotateX ? xMaxLabelW * 0.72 + 14 : 18) + Math.max(20, labelBand(xLines));
+      return { yLines, cLines, xLines, left, right, plotW, plotH, cellW, cellH, rotateX, totalW, height: Math.ceil(top + plotH + bottom) };
+    };
+    // a label written upwards that is longer than the canvas is tall wraps (which makes the plot smaller: again)
+    let L = layout(spec.yLabel ? [spec.yLabel] : [], spec.colorLabel ? [spec.colorLabel] : []);
+    for (let i = 0; i < 3; i++) {
+      const y = labelLines(measure, spec.yLabel, null, L.height - 4), c = labelLines(measure, spec.colorLabel, null, L.height - 4);
+      if (y.length === L.yLines.length && c.length === L.cLines.length) break;
+      L = layout(y, c);
+    }
+    const { left, plotW, plotH, cellW, cellH, rotateX, totalW, height } = L;
     const ctx = setupCanvas(canvas, totalW, height);
 
     ctx.imageSmoothingEnabled = false;
@@ -255,9 +430,8 @@ export function heatmap(canvas, spec) {
       }
     }
     // axis labels
-    ctx.font = LABEL_FONT; ctx.fillStyle = INK; ctx.textAlign = 'center'; ctx.textBaseline = 'bottom';
-    if (spec.xLabel) ctx.fillText(fitLabel(ctx, spec.xLabel, spec.xLabelShort, plotW + left - 4), left + plotW / 2, height - 3);
-    if (spec.yLabel) drawRotatedLabel(ctx, spec.yLabel, 9, top + plotH / 2);
+    drawXLabel(ctx, L.xLines, left + plotW / 2, height - 3);
+    drawRotatedLabel(ctx, L.yLines, 9, top + plotH / 2, height);
 
     // colour bar
     const cbX = left + plotW + 14, cbW = 12;
@@ -275,33 +449,25 @@ export function heatmap(canvas, spec) {
       ctx.fillRect(cbX + cbW, y, 3, 1);
       ctx.fillText(formatTick(v), cbX + cbW + 5, y);
     }
-    if (spec.colorLabel) drawRotatedLabel(ctx, spec.colorLabel, cbX + cbW + 5 + cbTickW + 8 + 8, top + plotH / 2);
+    drawRotatedLabel(ctx, L.cLines, cbX + cbW + 5 + cbTickW + 8 + 8, top + plotH / 2, height);
 
     canvas._hit = { left, top, cellW, cellH };
   };
 
   register(canvas, draw);
-
-  canvas.onmousemove = (event) => {
+  describe(canvas, spec.summary ?? describeHeatmap(spec));
+  readout(canvas, (event) => {
     const h = canvas._hit;
-    if (!h) return;
+    if (!h) return null;
     const rect = canvas.getBoundingClientRect();
     const c = Math.floor((event.clientX - rect.left - h.left) / h.cellW);
     const r = Math.floor((event.clientY - rect.top - h.top) / h.cellH);
-    if (r < 0 || c < 0 || r >= rows || c >= cols) return hideTooltip();
+    if (r < 0 || c < 0 || r >= rows || c >= cols) return null;
     const v = data[r * cols + c];
     const rl = spec.yTickLabels ? `${spec.yTickLabels[r]} (${r})` : r;
     const cl = spec.xTickLabels ? `${spec.xTickLabels[c]} (${c})` : c;
-    showTooltip(event, spec.valueLabel ? spec.valueLabel(r, c, v) : `${spec.yLabel ?? 'row'} ${rl}, ${spec.xLabel ?? 'col'} ${cl}: ${v.toPrecision(4)}`);
-  };
-  canvas.onmouseleave = hideTooltip;
-}
-
-/** The label if it fits in maxW, else the short form, else the label cut with an ellipsis. */
-function fitLabel(ctx, label, short, maxW) {
-  if (ctx.measureText(label).width <= maxW) return label;
-  if (short && ctx.measureText(short).width <= maxW) return short;
-  return clip(ctx, short ?? label, maxW);
+    return spec.valueLabel ? spec.valueLabel(r, c, v) : `${spec.yLabel ?? 'row'} ${rl}, ${spec.xLabel ?? 'col'} ${cl}: ${v.toPrecision(4)}`;
+  });
 }
 
 function clip(ctx, s, maxW) {
@@ -346,12 +512,15 @@ export function linePlot(canvas, spec) {
     const items = spec.legend === false ? [] : [
       ...series.filter((s) => s.label),
       ...(spec.hlines ?? []).filter((hl) => hl.label).map((hl) => ({ label: hl.label, dash: [4, 4], color: HLINE, isHline: true })),
-    ].map((s) => ({ s, w: 22 + textWidth(measure, s.label) + 14 }));
-    const left = 20 + yTickW + 8, right = 12;
-    const legendRows = wrapLegend(items, width - left - right);
-    const top = 8 + legendRows.length * 16;
-    const bottom = 40;
-    const plotW = Math.max(40, width - left - right), plotH = Math.max(60, height - top - bottom);
+    ].map((s) => ({ s, label: s.label, w: 22 + textWidth(measure, s.label) + 14 }));
+    const yLines = labelLines(measure, spec.yLabel, null, height - 4);
+    const left = Math.max(20, labelBand(yLines)) + yTickW + 8, right = 12;
+    const legend = legendLayout(measure, items, left, width, right);
+    const top = 8 + legend.rows.length * 16;
+    const plotW = Math.max(40, width - left - right);
+    const xLines = xLabelLines(measure, spec, left + plotW / 2, width);
+    const bottom = 20 + Math.max(20, labelBand(xLines));
+    const plotH = Math.max(60, height - top - bottom);
     const ctx = setupCanvas(canvas, width, height);
     const X = (v) => left + ((v - x0) / (x1 - x0)) * plotW;
     const Y = (v) => top + plotH - ((v - y0) / (y1 - y0)) * plotH;
@@ -429,10 +598,10 @@ export function linePlot(canvas, spec) {
 
     // legend
     ctx.font = FONT; ctx.textAlign = 'left'; ctx.textBaseline = 'middle';
-    legendRows.forEach((rowItems, r) => {
-      let x = left;
+    legend.rows.forEach((rowItems, r) => {
+      let x = legend.x0;
       const y = 8 + r * 16 + 4;
-      for (const { s, w } of rowItems) {
+      for (const { s, label, w } of rowItems) {
         const color = s.color ?? PALETTE[series.indexOf(s) % PALETTE.length];
         ctx.strokeStyle = color; ctx.fillStyle = color; ctx.lineWidth = s.isHline ? 1.2 : 2;
         if (spec.bars && !s.isHline) ctx.fillRect(x, y - 4, 16, 8);
@@ -441,19 +610,18 @@ export function linePlot(canvas, spec) {
           ctx.beginPath(); ctx.moveTo(x, y); ctx.lineTo(x + 16, y); ctx.stroke(); ctx.setLineDash([]);
           if (s.markers) { ctx.beginPath(); ctx.arc(x + 8, y, 2.8, 0, 2 * Math.PI); ctx.fill(); }
         }
-        ctx.fillStyle = INK; ctx.fillText(s.label, x + 22, y);
+        ctx.fillStyle = INK; ctx.fillText(label, x + 22, y);
         x += w;
       }
     });
 
     // axis labels
-    ctx.font = LABEL_FONT; ctx.fillStyle = INK; ctx.textAlign = 'center'; ctx.textBaseline = 'bottom';
-    if (spec.xLabel) ctx.fillText(fitLabel(ctx, spec.xLabel, spec.xLabelShort, plotW + 2 * Math.min(left, right + 8) - 4), left + plotW / 2, height - 3);
-    if (spec.yLabel) drawRotatedLabel(ctx, spec.yLabel, 9, top + plotH / 2);
+    drawXLabel(ctx, xLines, left + plotW / 2, height - 3);
+    drawRotatedLabel(ctx, yLines, 9, top + plotH / 2, height);
   };
   register(canvas, draw);
-  canvas.onmousemove = null;
-  canvas.onmouseleave = null;
+  describe(canvas, spec.summary ?? describeLines(spec, series));
+  readout(canvas, null);
 }
 
 // ------------------------------------------------------------------ grouped bars
@@ -483,21 +651,27 @@ export function barChart(canvas, spec) {
     const height = spec.height ?? 260;
     const yTicks = niceTicks(y0, y1, Math.max(3, Math.floor((height - 80) / 34)));
     const yTickW = Math.max(...yTicks.map((v) => textWidth(measure, tickFmt(v))), 10);
-    const left = (spec.yLabel ? 20 : 4) + yTickW + 8, right = 8;
+    const yLines = labelLines(measure, spec.yLabel, null, height - 4);
+    const left = (yLines.length ? labelBand(yLines) : 4) + yTickW + 8, right = 8;
     // legend rows, wrapped to the width
     const items = [
       ...series.map((s, k) => ({ label: s.label, color: colorOf(k), k })),
       ...(spec.hlines ?? []).filter((hl) => hl.label).map((hl) => ({ label: hl.label, color: HLINE, isHline: true })),
     ].map((it) => ({ ...it, w: 22 + textWidth(measure, it.label) + 12 }));
-    const legendRows = wrapLegend(items, width - left - right);
-    const top = 10 + legendRows.length * 16;
-    // group labels: the short forms when a long one does not fit its slot
+    const legend = legendLayout(measure, items, left, width, right);
+    const top = 10 + legend.rows.length * 16;
+    // group labels: the short forms when a long one does not fit its slot, then the key to them
     const slotW = (width - left - right) / groups.length - 4;
     const fits = (g) => g.split('\n').every((line) => textWidth(measure, line) <= slotW);
-    const shown = spec.groupsShort && !groups.every(fits) ? spec.groupsShort : groups;
-    const labelLines = Math.max(1, ...shown.map((g) => g.split('\n').length));
-    const bottom = 8 + labelLines * 13 + (spec.xLabel ? 18 : 2);
-    const plotW = Math.max(60, width - left - right), plotH = Math.max(60, height - top - bottom);
+    const short = !!spec.groupsShort && !groups.every(fits);
+    const shown = short ? spec.groupsShort : groups;
+    const groupLines = Math.max(1, ...shown.map((g) => g.split('\n').length));
+    const keyLines = short && spec.groupsKey ? wrapText(measure, spec.groupsKey, width - 8, FONT) : [];
+    const plotW = Math.max(60, width - left - right);
+    const xLines = xLabelLines(measure, spec, left + plotW / 2, width);
+    const blocksY = 5 + groupLines * 13, keyY = blocksY + (spec.blocks ? 14 : 0);
+    const bottom = 3 + keyY + keyLines.length * 13 + (xLines.length ? 18 + (xLines.length - 1) * LABEL_LINE : 2);
+    const plotH = Math.max(60, height - top - bottom);
     const ctx = setupCanvas(canvas, width, height);
     const Y = (v) => top + plotH - ((Math.max(y0, Math.min(y1, v)) - y0) / (y1 - y0)) * plotH;
 
@@ -527,8 +701,13 @@ export function barChart(canvas, spec) {
     for (const i of spec.separators ?? []) {
       const x = Math.round(left + i * gw) + 0.5;
       ctx.save(); ctx.setLineDash([3, 3]); ctx.strokeStyle = '#9aa5b1';
-      ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, top + plotH + labelLines * 13 + 4); ctx.stroke(); ctx.restore();
+      ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, top + plotH + keyY - 1); ctx.stroke(); ctx.restore();
     }
+    // the blocks' names under their groups, and the key to the short labels
+    ctx.font = `600 ${FONT}`; ctx.fillStyle = INK;
+    for (const b of spec.blocks ?? []) ctx.fillText(clip(ctx, b.label, (b.to - b.from) * gw - 4), left + ((b.from + b.to) / 2) * gw, top + plotH + blocksY);
+    ctx.font = FONT; ctx.fillStyle = MUTED;
+    keyLines.forEach((line, j) => ctx.fillText(line, width / 2, top + plotH + keyY + j * 13));
 
     // bars
     const hl = spec.highlight;
@@ -596,8 +775,8 @@ export function barChart(canvas, spec) {
 
     // legend
     ctx.font = FONT; ctx.textAlign = 'left'; ctx.textBaseline = 'middle';
-    legendRows.forEach((rowItems, r) => {
-      let x = left;
+    legend.rows.forEach((rowItems, r) => {
+      let x = legend.x0;
       const y = 8 + r * 16 + 4;
       for (const it of rowItems) {
         if (it.isHline) {
@@ -609,7 +788,7 @@ export function barChart(canvas, spec) {
           ctx.globalAlpha = 1;
           if (it.k === hl) { ctx.strokeStyle = INK; ctx.lineWidth = 1.5; ctx.strokeRect(x + 0.75, y - 4.25, 14.5, 8.5); }
         }
-        ctx.fillStyle = INK; ctx.font = it.k === hl ? `bold ${FONT}` : FONT;
+        ctx.fillStyle = INK; ctx.font = it.k !== undefined && it.k === hl ? `bold ${FONT}` : FONT;
         ctx.fillText(it.label, x + 22, y);
         x += it.w;
       }
@@ -617,26 +796,24 @@ export function barChart(canvas, spec) {
     ctx.font = FONT;
 
     // axis labels
-    ctx.font = LABEL_FONT; ctx.fillStyle = INK; ctx.textAlign = 'center'; ctx.textBaseline = 'bottom';
-    if (spec.xLabel) ctx.fillText(fitLabel(ctx, spec.xLabel, spec.xLabelShort, width - 8), left + plotW / 2, height - 3);
-    if (spec.yLabel) drawRotatedLabel(ctx, spec.yLabel, 9, top + plotH / 2);
+    drawXLabel(ctx, xLines, left + plotW / 2, height - 3);
+    drawRotatedLabel(ctx, yLines, 9, top + plotH / 2, height);
 
     canvas._bars = { left, top, plotH, gw, bw, n, slot };
   };
   register(canvas, draw);
-
-  canvas.onmousemove = (event) => {
+  describe(canvas, spec.summary ?? describeBars(spec, valueFmt));
+  readout(canvas, (event) => {
     const b = canvas._bars;
-    if (!b) return;
+    if (!b) return null;
     const rect = canvas.getBoundingClientRect();
     const x = event.clientX - rect.left, y = event.clientY - rect.top;
     const g = Math.floor((x - b.left) / b.gw);
-    if (g < 0 || g >= groups.length || y < b.top || y > b.top + b.plotH) return hideTooltip();
+    if (g < 0 || g >= groups.length || y < b.top || y > b.top + b.plotH) return null;
     const k = Math.floor((x - b.slot(g, 0)) / b.bw);
-    if (k < 0 || k >= b.n) return hideTooltip();
+    if (k < 0 || k >= b.n) return null;
     const v = series[k].values[g];
-    if (v === null || v === undefined) return hideTooltip();
-    showTooltip(event, spec.tooltip ? spec.tooltip(g, k) : `${series[k].label}, ${groups[g].replace(/\n/g, ' ')}: ${typeof v === 'object' ? v.text : valueFmt(v)}`);
-  };
-  canvas.onmouseleave = hideTooltip;
+    if (v === null || v === undefined) return null;
+    return spec.tooltip ? spec.tooltip(g, k) : `${series[k].label}, ${oneLine(groups[g])}: ${typeof v === 'object' ? v.text : valueFmt(v)}`;
+  });
 }

@@ -13,9 +13,9 @@
 // (models/results.json "mlm"); a dropped folder or a Hub id replaces it. Every
 // pass is async (forwardAsync, fillMaskAsync, classifyAsync, rankAsync) and runs
 // in the app's queue. For tests and the console: app.positionsReal.
-import { h, fill, setOptions, plotBox, errorText } from './dom.js';
+import { h, fill, setOptions, plotBox, errorText, scrollTable, plural } from './dom.js';
 import { barChart } from './plots.js';
-import { dropReader, sourceFromFiles } from './pretrained.js';
+import { dropReader, sourceFromFiles, pickedFiles, placeholderExample } from './pretrained-shared.js';
 
 const MODELS = new URL('../models/', import.meta.url);
 const SHIPPED = new URL('wordnet-bert/', MODELS);
@@ -97,8 +97,11 @@ export function mountPositionsReal(root, app) {
   const folderInput = h('input', { id: 'pr-folder', type: 'file', webkitdirectory: true, multiple: true, hidden: true });
   const shippedButton = h('button', { type: 'button', class: 'secondary', id: 'pr-shipped' }, 'The shipped BERT');
   const folderButton = h('button', { type: 'button', class: 'secondary', id: 'pr-pick-folder', onclick: () => folderInput.click() }, 'Choose a folder…');
-  const idInput = h('input', { id: 'pr-hub-id', type: 'text', class: 'mono', spellcheck: false, autocomplete: 'off', autocapitalize: 'off', placeholder: 'cross-encoder/ms-marco-MiniLM-L6-v2', 'aria-label': 'Hugging Face model id' });
+  const idInput = h('input', { id: 'pr-hub-id', type: 'text', class: 'mono', spellcheck: false, autocomplete: 'off', autocapitalize: 'off', 'aria-label': 'Hugging Face model id' });
+  placeholderExample(idInput, 'e.g. cross-encoder/ms-marco-MiniLM-L6-v2', 'e.g. owner/name');
   const hubForm = h('form', { class: 'hub-row', id: 'pr-hub-form' }, idInput, h('button', { type: 'submit', id: 'pr-hub-load' }, 'Load'));
+  const hubHint = h('p', { class: 'caption id-hint', id: 'pr-hub-hint', role: 'status', hidden: true },
+    'Type a model id first (owner/name), e.g. cross-encoder/ms-marco-MiniLM-L6-v2 for the ranking card, about 90 MB.');
   const swapSel = h('select', { id: 'pr-swap' });
   const swapNote = h('p', { class: 'caption', id: 'pr-swap-note' });
 
@@ -144,19 +147,19 @@ export function mountPositionsReal(root, app) {
         status, summary,
         h('div', { class: 'pt-actions' }, shippedButton, folderButton, folderInput),
         h('label', { class: 'pt-label', for: 'pr-hub-id' }, 'or a Hugging Face id (fill-mask, classifier or cross-encoder; downloaded when you press Load)'),
-        hubForm,
+        hubForm, hubHint,
         h('label', { class: 'pr-field' }, 'Swapped scheme (the third variant)', swapSel),
         swapNote, error),
       h('article', { class: 'card', id: 'pr-accuracy' },
         h('h3', {}, 'Measured: fill-mask on held-out sentences'),
         accNote, accPlot.box, accCaption,
-        h('details', {}, h('summary', {}, 'The numbers'), h('div', { class: 'table-wrap' }, accTable)))),
+        h('details', {}, h('summary', {}, 'The numbers'), scrollTable(accTable)))),
     h('article', { class: 'card', id: 'pr-order' },
       h('h3', {}, 'Same words, another order'),
       h('p', { class: 'caption' }, 'The lessons\' first experiment: B has A\'s tokens in another order. Without positions attention sees a bag of tokens, so B\'s last hidden states are A\'s rows permuted, bit for bit, and nothing downstream can tell the sentences apart.'),
       h('div', { class: 'pr-inputs' }, labelled('Sentence A', textA), labelled('Sentence B', textB)),
       orderMsg, tokensLine, verdicts, deltaPlot.box, deltaCaption,
-      h('details', {}, h('summary', {}, 'The numbers'), h('div', { class: 'table-wrap' }, deltaTable)),
+      h('details', {}, h('summary', {}, 'The numbers'), scrollTable(deltaTable)),
       classesBody),
     h('article', { class: 'card', id: 'pr-fill-card' },
       h('h3', {}, 'Fill the mask'),
@@ -301,9 +304,9 @@ export function mountPositionsReal(root, app) {
     fill(summary,
       h('dt', {}, 'Source'), h('dd', { id: 'pr-source' }, model.label),
       h('dt', {}, 'Task'), h('dd', { id: 'pr-task', dataset: { task: p.task } }, p.task, hf.architectures?.[0] ? h('span', { class: 'muted' }, ` (${hf.architectures[0]}; head: ${head})`) : null),
-      h('dt', {}, 'Size'), h('dd', {}, `${c.layers} layers · dModel ${c.dModel} · ${c.heads} heads · vocabulary ${c.vocabSize.toLocaleString('en-US')} · ${params.toLocaleString('en-US')} parameters`),
+      h('dt', {}, 'Size'), h('dd', {}, `${plural(c.layers, 'layer')} · dModel ${c.dModel} · ${plural(c.heads, 'head')} · vocabulary ${c.vocabSize.toLocaleString('en-US')} · ${params.toLocaleString('en-US')} parameters`),
       h('dt', {}, 'Positions'), h('dd', { id: 'pr-position' }, h('code', {}, c.position), c.relativeBias && c.relativeBias !== 'none' ? [' + ', h('code', {}, c.relativeBias), ' relative bias'] : null,
-        c.localLayers?.length ? h('span', { class: 'muted' }, ` (and a local-attention window on ${c.localLayers.length} layers: it depends on |i − j|)`) : null));
+        c.localLayers?.length ? h('span', { class: 'muted' }, ` (and a local-attention window on ${plural(c.localLayers.length, 'layer')}: it depends on |i − j|)`) : null));
   }
 
   function describeSwap() {
@@ -434,13 +437,13 @@ export function mountPositionsReal(root, app) {
     const ok = o.rows.filter((r) => r.value);
     const top = Math.max(1e-6, ...ok.flatMap((r) => r.value.perToken));
     deltaPlot.box.hidden = false;
+    const summaryText = ok.map((r) => `${variantLabel(r.key)}: ${r.value.setsEqual ? 'the same rows, bit for bit' : `largest |Δ| ${fmt(r.value.maxDelta)}`}`).join('; ');
     barChart(deltaPlot.canvas, {
       groups, groupsShort: o.tokensB.map((_, t) => String(t)),
       series: ok.map((r) => ({ label: variantLabel(r.key), color: VARIANT_COLORS[o.rows.indexOf(r)], values: r.value.perToken })),
       yRange: [0, top * 1.08], yLabel: 'largest |Δ|', xLabel: 'token of B', height: 240, valueFormat: (x) => fmt(x),
+      summary: `${summaryText}. The numbers are in the table below.`,
     });
-    const summaryText = ok.map((r) => `${variantLabel(r.key)}: ${r.value.setsEqual ? 'the same rows, bit for bit' : `largest |Δ| ${fmt(r.value.maxDelta)}`}`).join('; ');
-    deltaPlot.canvas.setAttribute('aria-label', `Largest difference per token of B against the same token of A. ${summaryText}. The numbers are in the table below.`);
     deltaCaption.textContent = `Bars: for each token of B, the largest |Δ| over the ${model.p.encoder.config.dModel} features of its last hidden state against the row of the same token in A. ${summaryText}.`;
     fill(deltaTable,
       h('thead', {}, h('tr', {}, h('th', {}, 'token of B'), h('th', {}, 'row of A'), ok.map((r) => h('th', { class: 'num-cell' }, variantLabel(r.key))))),
@@ -529,15 +532,15 @@ export function mountPositionsReal(root, app) {
       return;
     }
     const keys = Object.keys(mlm.variants);
+    const line = keys.map((k) => `${mlm.variants[k].label} ${pct(mlm.variants[k].top1)} top-1, ${pct(mlm.variants[k].top5)} top-5`).join('; ');
     barChart(accPlot.canvas, {
       groups: keys.map((k) => mlm.variants[k].label.replace(' (as trained)', '\n(as trained)').replace(' swapped in', '\nswapped in')),
       groupsShort: keys.map((k) => ({ sinusoidal: 'sin', rope: 'RoPE', alibi: 'ALiBi' })[k] ?? k),
       series: [{ label: 'top-1', values: keys.map((k) => mlm.variants[k].top1) }, { label: 'top-5', values: keys.map((k) => mlm.variants[k].top5) }],
       yRange: [0, 1], yTickFormat: (v) => `${Math.round(v * 100)}%`, valueFormat: (v) => `${Math.round(v * 100)}%`, height: 250,
       hlines: [{ y: mlm.baseline.top1, label: `always '${mlm.baseline.token}'` }],
+      summary: `On ${mlm.items} held-out sentences: ${line}; always '${mlm.baseline.token}': ${pct(mlm.baseline.top1)} top-1.`,
     });
-    const line = keys.map((k) => `${mlm.variants[k].label} ${pct(mlm.variants[k].top1)} top-1, ${pct(mlm.variants[k].top5)} top-5`).join('; ');
-    accPlot.canvas.setAttribute('aria-label', `Fill-mask accuracy on ${mlm.items} held-out sentences: ${line}.`);
     accCaption.textContent = `${mlm.items} held-out WordNet sentences, one word masked in each, through swapformer's fillMask (tools/evaluate.mjs). The same weights: ${line}. Dashed: always the most common answer, '${mlm.baseline.token}' (${pct(mlm.baseline.top1)}).`;
     fill(accTable,
       h('thead', {}, h('tr', {}, h('th', {}, 'variant'), h('th', { class: 'num-cell' }, 'top-1'), h('th', { class: 'num-cell' }, 'top-5'))),
@@ -554,7 +557,8 @@ export function mountPositionsReal(root, app) {
   hubForm.addEventListener('submit', (e) => {
     e.preventDefault();
     const id = idInput.value.trim();
-    if (!id) return showError(panelError('BAD_ARGUMENT', 'type a model id (owner/name), such as cross-encoder/ms-marco-MiniLM-L6-v2'));
+    hubHint.hidden = !!id;
+    if (!id) return idInput.focus();
     load(id, id, { hubUrl: DEFAULT_HUB });
   });
   const loadFiles = async (read) => {
@@ -568,9 +572,8 @@ export function mountPositionsReal(root, app) {
     await load(src.source, src.label);
   };
   folderInput.addEventListener('change', () => {
-    const list = Array.from(folderInput.files ?? []).filter((f) => !(f.webkitRelativePath || f.name).split('/').some((s) => s.startsWith('.')));
-    folderInput.value = '';
-    if (list.length) track(loadFiles(async () => new Map(list.map((f) => [f.webkitRelativePath || f.name, f]))));
+    const map = pickedFiles(folderInput);
+    if (map) track(loadFiles(async () => map));
   });
   const isFileDrag = (e) => Array.from(e.dataTransfer?.types ?? []).includes('Files');
   root.addEventListener('dragover', (e) => { if (isFileDrag(e)) { e.preventDefault(); e.dataTransfer.dropEffect = 'copy'; } });

@@ -3,7 +3,7 @@
 // initialises the tensors only B has from the seed, reports what was kept,
 // dropped and added, and shows how the output changes. "Swap" makes B the
 // current model.
-import { h, fill, setOptions, plotBox, errorText } from './dom.js';
+import { h, fill, setOptions, plotBox, errorText, plural } from './dom.js';
 import { heatmap, linePlot } from './plots.js';
 import { displayToken } from './tokenizer.js';
 import { positionOptionsFor, formatNumber } from './experiments.js';
@@ -95,7 +95,7 @@ export function mountSwap(root, app) {
     pending = null;
     const A = s.encoder, cA = A.config;
     if (!touched) { placeB.value = cA.normPlacement; finalB.checked = cA.finalNorm; }
-    fill(from, 'A (current): ', h('strong', {}, describe(cA)), h('span', { class: 'muted' }, ` · ${cA.layers} layers, dModel ${cA.dModel}`));
+    fill(from, 'A (current): ', h('strong', {}, describe(cA)), h('span', { class: 'muted' }, ` · ${plural(cA.layers, 'layer')}, dModel ${cA.dModel}`));
     const cB = swapConfig(cA, { position: posB.value, norm: normB.value, normPlacement: placeB.value, finalNorm: finalB.checked });
     let B, plan;
     try {

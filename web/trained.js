@@ -60,7 +60,7 @@ export function mountTrained(root, app) {
   const posSel = h('select', { id: 'trained-position' });
   const ablate = h('input', { id: 'trained-ablate', type: 'checkbox' });
   const scalingSel = h('select', { id: 'trained-scaling' });
-  const scalingLabel = h('label', { class: 'scaling' }, 'RoPE scaling', scalingSel);
+  const scalingLabel = h('label', { class: 'scaling wide' }, 'RoPE scaling', scalingSel);
   const taskNote = h('p', { class: 'caption', id: 'trained-task-note' });
   const modelInfo = h('p', { class: 'caption', id: 'trained-model-info' });
   const variantNote = h('p', { class: 'lesson', id: 'trained-variant-note' });
