@@ -36,7 +36,10 @@ const $ = (id) => document.getElementById(id);
 
 /** An error shown in the page like a SwapformerError (code + message). */
 class DemoError extends Error {
-  constructor(code, message) { super(message); this.code = code; }
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
 }
 
 class App {
@@ -68,8 +71,12 @@ class App {
 
   /** Runs fn after all queued work; errors are shown, never thrown to the console. */
   enqueue(fn) {
-    const p = this.queue.then(fn).catch((e) => this.showError(e instanceof Error && !e.code ? new DemoError('INTERNAL', e.message) : e))
-      .finally(() => { if (p === this.queue && !this.timers.size) document.body.dataset.busy = 'false'; });
+    const p = this.queue
+      .then(fn)
+      .catch((e) => this.showError(e instanceof Error && !e.code ? new DemoError('INTERNAL', e.message) : e))
+      .finally(() => {
+        if (p === this.queue && !this.timers.size) document.body.dataset.busy = 'false';
+      });
     this.queue = p;
     return p;
   }
@@ -78,11 +85,14 @@ class App {
   later(name, delay, fn) {
     clearTimeout(this.timers.get(name));
     document.body.dataset.busy = 'true';
-    this.timers.set(name, setTimeout(() => {
-      this.timers.delete(name);
-      this.enqueue(fn);
-      this.timerWaiters.splice(0).forEach((r) => r());
-    }, delay));
+    this.timers.set(
+      name,
+      setTimeout(() => {
+        this.timers.delete(name);
+        this.enqueue(fn);
+        this.timerWaiters.splice(0).forEach((r) => r());
+      }, delay),
+    );
   }
 
   /** Re-runs the page after a short pause (coalesces keystrokes). */
@@ -118,10 +128,16 @@ class App {
     const mode = document.querySelector('input[name=tokenizer]:checked').value;
     const config = {
       vocabSize: createTokenizer(mode).vocabSize,
-      dModel: num('d-model'), heads: num('heads'), layers: num('layers'), ffDim: num('ff-dim'),
+      dModel: num('d-model'),
+      heads: num('heads'),
+      layers: num('layers'),
+      ffDim: num('ff-dim'),
       maxLen: num('max-len'),
-      position, positionOptions,
-      norm: $('norm').value, normPlacement: $('placement').value, finalNorm: $('final-norm').checked,
+      position,
+      positionOptions,
+      norm: $('norm').value,
+      normPlacement: $('placement').value,
+      finalNorm: $('final-norm').checked,
       activation: $('activation').value,
     };
     return { config, seed: num('seed'), mode, text: $('text').value };
@@ -129,7 +145,9 @@ class App {
 
   /** Sets the controls from a config (without running). */
   writeForm(config, { seed, text, mode } = {}) {
-    const set = (id, v) => { if (v !== undefined && v !== null) $(id).value = String(v); };
+    const set = (id, v) => {
+      if (v !== undefined && v !== null) $(id).value = String(v);
+    };
     set('position', config.position);
     set('pos-base', config.positionOptions?.base);
     set('rope-style', config.positionOptions?.style);
@@ -175,7 +193,8 @@ class App {
 
   checkLimits({ config, seed }) {
     for (const k of ['layers', 'dModel', 'heads', 'ffDim', 'maxLen']) {
-      if (Number.isFinite(config[k]) && config[k] > LIMITS[k]) return new DemoError('DEMO_LIMIT', `${k} = ${config[k]} is more than this demo allows (${LIMITS[k]}); the library itself has no such limit`);
+      if (Number.isFinite(config[k]) && config[k] > LIMITS[k])
+        return new DemoError('DEMO_LIMIT', `${k} = ${config[k]} is more than this demo allows (${LIMITS[k]}); the library itself has no such limit`);
     }
     if (!Number.isSafeInteger(seed) || seed < 0) return new DemoError('BAD_ARGUMENT', `seed must be a non-negative integer, got '${$('seed').value}'`);
     return null;
@@ -219,9 +238,21 @@ class App {
     const enc = this.encoder;
     const ids = tokens.map((t) => t.id);
     const state = {
-      api, app: this, plugins: this.plugins, encoder: enc, config: enc.config, seed: input.seed,
-      tokenizer, tokens, ids, text: input.text, provenance: this.provenance, modelChanged,
-      base: this.experimentBase(enc.config, input.seed), result: null, error: null,
+      api,
+      app: this,
+      plugins: this.plugins,
+      encoder: enc,
+      config: enc.config,
+      seed: input.seed,
+      tokenizer,
+      tokens,
+      ids,
+      text: input.text,
+      provenance: this.provenance,
+      modelChanged,
+      base: this.experimentBase(enc.config, input.seed),
+      result: null,
+      error: null,
     };
     this.state = state;
     this.showProvenance();
@@ -237,7 +268,8 @@ class App {
         state.error = e;
       }
     }
-    if (state.error) this.showError(state.error); else this.clearError();
+    if (state.error) this.showError(state.error);
+    else this.clearError();
     this.showStatus(state);
     for (const s of this.sections) if (!s.deferred) await s.update(state);
     // the slower sections (experiments) follow once the typing pauses
@@ -305,40 +337,80 @@ class App {
    * so "about 8d/3 keeps parameters near 8d²"), and this model's own. */
   async showFfnParams(config) {
     const d = config.dModel;
-    const ffn = (shapes) => Object.entries(shapes).filter(([n]) => n.startsWith('layers.0.ffn.')).reduce((s, [, sh]) => s + sh.reduce((a, b) => a * b, 1), 0);
+    const ffn = (shapes) =>
+      Object.entries(shapes)
+        .filter(([n]) => n.startsWith('layers.0.ffn.'))
+        .reduce((s, [, sh]) => s + sh.reduce((a, b) => a * b, 1), 0);
     if (!this.ffnCounts.has(d)) {
       const count = async (activation, ffDim) => {
-        const enc = await api.createEncoder({ vocabSize: 1, dModel: d, heads: 1, layers: 1, ffDim, position: 'none', norm: 'rmsnorm', normPlacement: 'pre', activation });
-        try { return ffn(enc.weightShapes()); } finally { enc.dispose(); }
+        const enc = await api.createEncoder({
+          vocabSize: 1,
+          dModel: d,
+          heads: 1,
+          layers: 1,
+          ffDim,
+          position: 'none',
+          norm: 'rmsnorm',
+          normPlacement: 'pre',
+          activation,
+        });
+        try {
+          return ffn(enc.weightShapes());
+        } finally {
+          enc.dispose();
+        }
       };
       const f3 = Math.round((8 * d) / 3);
       this.ffnCounts.set(d, { gelu: await count('gelu', 4 * d), swiglu: await count('swiglu', f3), f3 });
     }
-    const c = this.ffnCounts.get(d), own = ffn(this.encoder.weightShapes());
+    const c = this.ffnCounts.get(d),
+      own = ffn(this.encoder.weightShapes());
     const n = (x) => x.toLocaleString('en-US');
     const el = $('ffn-params');
     el.dataset.gelu = String(c.gelu);
     el.dataset.swiglu = String(c.swiglu);
     el.dataset.eightDSquared = String(8 * d * d);
-    fill(el, h('strong', {}, 'FFN parameters per layer: '),
+    fill(
+      el,
+      h('strong', {}, 'FFN parameters per layer: '),
       `GELU at ffDim 4d = ${4 * d}: ${n(c.gelu)}; SwiGLU at ffDim ≈ 8d/3 = ${c.f3}: ${n(c.swiglu)}; 8d² = ${n(8 * d * d)} `,
-      h('span', { class: 'muted' }, `(weights and biases of one layer; SwiGLU's third matrix is paid for by the smaller ffDim). This model, ${config.activation} at ffDim ${config.ffDim}: ${n(own)}.`));
+      h(
+        'span',
+        { class: 'muted' },
+        `(weights and biases of one layer; SwiGLU's third matrix is paid for by the smaller ffDim). This model, ${config.activation} at ffDim ${config.ffDim}: ${n(own)}.`,
+      ),
+    );
   }
 
   showTokens(tokens) {
     const shown = tokens.slice(0, 300);
-    fill($('tokens'), shown.map((t) => h('span', {
-      class: `tok${t.known ? '' : ' unknown'}`,
-      title: t.known ? `id ${t.id}` : `id ${t.id}: not in the built-in vocabulary (hashed)`,
-    }, displayToken(t), h('span', { class: 'id' }, t.id))), tokens.length > shown.length ? h('span', { class: 'muted' }, `… ${tokens.length - shown.length} more`) : null);
+    fill(
+      $('tokens'),
+      shown.map((t) =>
+        h(
+          'span',
+          {
+            class: `tok${t.known ? '' : ' unknown'}`,
+            title: t.known ? `id ${t.id}` : `id ${t.id}: not in the built-in vocabulary (hashed)`,
+          },
+          displayToken(t),
+          h('span', { class: 'id' }, t.id),
+        ),
+      ),
+      tokens.length > shown.length ? h('span', { class: 'muted' }, `… ${tokens.length - shown.length} more`) : null,
+    );
     $('token-count').textContent = `${plural(tokens.length, 'token')}:`;
   }
 
   showProvenance() {
     const p = this.provenance;
     if (!p) return;
-    if (p.kind === 'seed') $('provenance').textContent = `Weights: initialised from seed ${p.seed}. Every change re-runs the encoder; changing a control rebuilds the model from the seed.`;
-    else if (p.kind === 'swap') $('provenance').textContent = `Weights: carried over from the previous model by a swap (${p.from} → ${p.to}): kept ${p.kept.length} tensors, dropped ${p.dropped.length}, added ${p.added.length} from seed ${p.seed}.`;
+    if (p.kind === 'seed')
+      $('provenance').textContent =
+        `Weights: initialised from seed ${p.seed}. Every change re-runs the encoder; changing a control rebuilds the model from the seed.`;
+    else if (p.kind === 'swap')
+      $('provenance').textContent =
+        `Weights: carried over from the previous model by a swap (${p.from} → ${p.to}): kept ${p.kept.length} tensors, dropped ${p.dropped.length}, added ${p.added.length} from seed ${p.seed}.`;
     else $('provenance').textContent = p.text ?? '';
   }
 
@@ -353,9 +425,15 @@ class App {
       return;
     }
     const t = state.timing;
-    fill($('status'), prefix, 'Forward ', h('strong', { id: 'forward-ms' }, `${t.ms < 0.1 ? t.ms.toFixed(3) : t.ms.toFixed(2)} ms`),
-      ' · ', h('strong', { id: 'tokens-per-second' }, `${Math.round(t.tokensPerSecond).toLocaleString('en-US')} tokens/s`),
-      h('span', { class: 'muted' }, ` (${plural(state.ids.length, 'token')}, median of ${t.runs} runs) · ${model}`));
+    fill(
+      $('status'),
+      prefix,
+      'Forward ',
+      h('strong', { id: 'forward-ms' }, `${t.ms < 0.1 ? t.ms.toFixed(3) : t.ms.toFixed(2)} ms`),
+      ' · ',
+      h('strong', { id: 'tokens-per-second' }, `${Math.round(t.tokensPerSecond).toLocaleString('en-US')} tokens/s`),
+      h('span', { class: 'muted' }, ` (${plural(state.ids.length, 'token')}, median of ${t.runs} runs) · ${model}`),
+    );
   }
 
   showError(e) {
@@ -381,14 +459,20 @@ class App {
     if (!s) return null;
     const tensor = (t) => (t ? { data: Array.from(t.data), shape: t.shape } : null);
     return {
-      config: s.config, seed: s.seed, text: s.text, tokenizer: s.tokenizer.mode,
-      tokens: s.tokens.map((t) => t.text), ids: s.ids,
+      config: s.config,
+      seed: s.seed,
+      text: s.text,
+      tokenizer: s.tokenizer.mode,
+      tokens: s.tokens.map((t) => t.text),
+      ids: s.ids,
       // a config that could not be built leaves the last model's results below
       error: this.buildError || s.error ? { code: (this.buildError ?? s.error).code, message: (this.buildError ?? s.error).message } : null,
       stale: !!this.buildError,
       shownError: $('error').hidden ? null : $('error').textContent,
-      output: tensor(s.result), hiddenStates: s.result?.hiddenStates?.map(tensor) ?? null,
-      timing: s.timing ?? null, provenance: this.provenance,
+      output: tensor(s.result),
+      hiddenStates: s.result?.hiddenStates?.map(tensor) ?? null,
+      timing: s.timing ?? null,
+      provenance: this.provenance,
     };
   }
 

@@ -57,7 +57,9 @@ export function scrollTable(table) {
   const wrap = h('div', { class: 'table-wrap' }, table);
   const hint = h('p', { class: 'scroll-hint', hidden: true }, 'Wider than the screen: scroll the table sideways for the rest →');
   if (typeof ResizeObserver === 'function') {
-    const observer = new ResizeObserver(() => { hint.hidden = wrap.scrollWidth <= wrap.clientWidth; });
+    const observer = new ResizeObserver(() => {
+      hint.hidden = wrap.scrollWidth <= wrap.clientWidth;
+    });
     observer.observe(wrap);
     observer.observe(table);
   }

@@ -60,10 +60,13 @@ export function matchPermutation(from, to) {
 
 /** max |a[perm[t]] - b[t]| over rows, and whether they are identical bit for bit. */
 function permutedDiff(a, b, perm) {
-  let max = 0, bitIdentical = true;
+  let max = 0,
+    bitIdentical = true;
   perm.forEach((s, t) => {
-    const ra = rowOf(a, s), rb = rowOf(b, t);
-    const ua = new Uint32Array(ra.buffer, ra.byteOffset, ra.length), ub = new Uint32Array(rb.buffer, rb.byteOffset, rb.length);
+    const ra = rowOf(a, s),
+      rb = rowOf(b, t);
+    const ua = new Uint32Array(ra.buffer, ra.byteOffset, ra.length),
+      ub = new Uint32Array(rb.buffer, rb.byteOffset, rb.length);
     for (let i = 0; i < ra.length; i++) {
       if (ua[i] !== ub[i]) bitIdentical = false;
       max = Math.max(max, Math.abs(ra[i] - rb[i]));
@@ -86,13 +89,15 @@ export const SENTENCES = { a: 'dog bites man', b: 'man bites dog', rotated: 'bit
 export async function permutation({ api, base, positions }) {
   const words = createTokenizer('words');
   const [a, b, r] = [SENTENCES.a, SENTENCES.b, SENTENCES.rotated].map((s) => words.encode(s).map((t) => t.id));
-  const permB = matchPermutation(a, b), permR = matchPermutation(a, r);
+  const permB = matchPermutation(a, b),
+    permR = matchPermutation(a, r);
   const rows = [];
   for (const position of positions) {
     const config = { ...base.config, vocabSize: words.vocabSize, position, positionOptions: positionOptionsFor(position, base.positionOptions?.[position]) };
     const row = await withEncoder(api, config, { seed: base.seed }, (enc) => {
       const [oa, ob, or] = [enc.forward(a), enc.forward(b), enc.forward(r)];
-      const swap = permutedDiff(oa, ob, permB), rot = permutedDiff(oa, or, permR);
+      const swap = permutedDiff(oa, ob, permB),
+        rot = permutedDiff(oa, or, permR);
       return { position, swap: swap.max, swapBitIdentical: swap.bitIdentical, rotation: rot.max, rotationBitIdentical: rot.bitIdentical };
     });
     if (position === 'none') {
@@ -125,7 +130,8 @@ export async function permutation({ api, base, positions }) {
  * seed's d = 4 worked example (PE1.PE2 = PE2.PE3 = 1.54025).
  */
 export async function sinusoidal({ api, base, ks = [1, 2, 4, 8, 16], tMax = 48 }) {
-  const d = base.config.dModel, b = base.positionOptions?.sinusoidal?.base ?? 10000;
+  const d = base.config.dModel,
+    b = base.positionOptions?.sinusoidal?.base ?? 10000;
   const config = { ...base.config, layers: 0, position: 'sinusoidal', positionOptions: { base: b } };
   const T = tMax + Math.max(...ks);
   const pe = await withEncoder(api, config, { seed: base.seed }, (enc) => enc.positionVectors(T));
@@ -147,12 +153,15 @@ export async function sinusoidal({ api, base, ks = [1, 2, 4, 8, 16], tMax = 48 }
   const sdot = (s, t) => [0, 1, 2, 3].reduce((acc, c) => acc + small.data[s * 4 + c] * small.data[t * 4 + c], 0);
   const worked = { pe12: sdot(1, 2), pe23: sdot(2, 3), want: Math.cos(1) + Math.cos(0.01) };
   const tol = 1e-4 * d;
-  const pass = curves.every((c) => c.spread < tol && c.vsFormula < tol)
-    && worked.pe12.toFixed(5) === '1.54025' && worked.pe23.toFixed(5) === '1.54025';
+  const pass = curves.every((c) => c.spread < tol && c.vsFormula < tol) && worked.pe12.toFixed(5) === '1.54025' && worked.pe23.toFixed(5) === '1.54025';
   return {
     pass,
     summary: `d = ${d}: ${curves.map((c) => `k=${c.k}: ${c.analytic.toFixed(3)}`).join(', ')}; spread over t ≤ ${fmt(Math.max(...curves.map((c) => c.spread)))}; d = 4: PE1·PE2 = ${worked.pe12.toFixed(5)}, PE2·PE3 = ${worked.pe23.toFixed(5)}`,
-    dModel: d, base: b, curves, worked, tolerance: tol,
+    dModel: d,
+    base: b,
+    curves,
+    worked,
+    tolerance: tol,
   };
 }
 
@@ -182,21 +191,25 @@ export async function learnedLimit({ api, base, ids, maxLen = 16, longLength = 6
   const others = [];
   for (const position of ['sinusoidal', 'rope', 'alibi']) {
     const c = { ...base.config, maxLen, position, positionOptions: positionOptionsFor(position, base.positionOptions?.[position]) };
-    others.push(await withEncoder(api, c, { seed: base.seed }, (enc) => {
-      try {
-        return { position, shape: enc.forward(seq(longLength)).shape, maxSequenceLength: enc.maxSequenceLength };
-      } catch (e) {
-        if (!(e instanceof api.SwapformerError)) throw e;
-        return { position, error: { code: e.code, message: e.message } };
-      }
-    }));
+    others.push(
+      await withEncoder(api, c, { seed: base.seed }, (enc) => {
+        try {
+          return { position, shape: enc.forward(seq(longLength)).shape, maxSequenceLength: enc.maxSequenceLength };
+        } catch (e) {
+          if (!(e instanceof api.SwapformerError)) throw e;
+          return { position, error: { code: e.code, message: e.message } };
+        }
+      }),
+    );
   }
-  const pass = learned.error?.code === 'SEQUENCE_TOO_LONG' && learned.atMaxLen[1] === maxLen
-    && others.every((o) => o.shape && o.shape[1] === longLength);
+  const pass = learned.error?.code === 'SEQUENCE_TOO_LONG' && learned.atMaxLen[1] === maxLen && others.every((o) => o.shape && o.shape[1] === longLength);
   return {
     pass,
     summary: `learned, maxLen ${maxLen}: ${maxLen} tokens run; ${maxLen + 1} tokens → ${learned.error ? `${learned.error.code}: ${learned.error.message}` : 'no error (!)'}; ${others.map((o) => `${o.position} ${o.shape ? `runs ${o.shape[1]} tokens` : o.error.code}`).join(', ')}`,
-    maxLen, longLength, learned, others,
+    maxLen,
+    longLength,
+    learned,
+    others,
   };
 }
 
@@ -210,30 +223,39 @@ export async function learnedLimit({ api, base, ids, maxLen = 16, longLength = 6
 export async function rope({ api, base, length = 24, queries = [0, 6, 12, 18] }) {
   const { dModel: d, heads: H } = base.config;
   const rnd = gaussian(base.seed + 1);
-  const q = Array.from({ length: d }, rnd), k = Array.from({ length: d }, rnd);
+  const q = Array.from({ length: d }, rnd),
+    k = Array.from({ length: d }, rnd);
   const opts = base.positionOptions?.rope ?? {};
   const styles = [];
   for (const style of ['interleaved', 'half']) {
     const config = { ...base.config, layers: 0, position: 'rope', positionOptions: { ...positionOptionsFor('rope', opts), style } };
     const S = await withEncoder(api, config, { seed: base.seed }, (enc) => enc.positionScores({ q, k, length }));
     const at = (h, m, n) => S.data[(h * length + m) * length + n];
-    let spread = 0, scale = 0, range = 0;
+    let spread = 0,
+      scale = 0,
+      range = 0;
     for (let h = 0; h < H; h++) {
       const byOffset = new Map();
-      for (let m = 0; m < length; m++) for (let n = 0; n < length; n++) {
-        const v = at(h, m, n);
-        scale = Math.max(scale, Math.abs(v));
-        const o = byOffset.get(n - m) ?? { lo: v, hi: v };
-        o.lo = Math.min(o.lo, v); o.hi = Math.max(o.hi, v);
-        byOffset.set(n - m, o);
-      }
+      for (let m = 0; m < length; m++)
+        for (let n = 0; n < length; n++) {
+          const v = at(h, m, n);
+          scale = Math.max(scale, Math.abs(v));
+          const o = byOffset.get(n - m) ?? { lo: v, hi: v };
+          o.lo = Math.min(o.lo, v);
+          o.hi = Math.max(o.hi, v);
+          byOffset.set(n - m, o);
+        }
       for (const o of byOffset.values()) spread = Math.max(spread, o.hi - o.lo);
       const diag = [...byOffset.values()].map((o) => o.lo);
       range = Math.max(range, Math.max(...diag) - Math.min(...diag));
     }
-    const curves = queries.filter((m) => m < length).map((m) => ({
-      m, offsets: Array.from({ length }, (_, n) => n - m), scores: Array.from({ length }, (_, n) => at(0, m, n)),
-    }));
+    const curves = queries
+      .filter((m) => m < length)
+      .map((m) => ({
+        m,
+        offsets: Array.from({ length }, (_, n) => n - m),
+        scores: Array.from({ length }, (_, n) => at(0, m, n)),
+      }));
     styles.push({ style, spread, scale, range, pairs: { s37: at(0, 3, 7), s1014: at(0, 10, 14) }, curves });
   }
   const pass = styles.every((s) => s.spread <= 1e-5 * Math.max(1, s.scale) && s.range > 1e-3);
@@ -241,7 +263,11 @@ export async function rope({ api, base, length = 24, queries = [0, 6, 12, 18] })
   return {
     pass,
     summary: `head 0: score(3, 7) = ${main.pairs.s37.toFixed(5)}, score(10, 14) = ${main.pairs.s1014.toFixed(5)}; largest spread at one offset: ${styles.map((s) => `${s.style} ${fmt(s.spread)}`).join(', ')} (scores span ${main.range.toFixed(3)})`,
-    length, heads: H, dModel: d, styles, mainStyle: main.style,
+    length,
+    heads: H,
+    dModel: d,
+    styles,
+    mainStyle: main.style,
   };
 }
 
@@ -253,7 +279,12 @@ export function alibiSlopes(n) {
   const pow2 = (m) => Array.from({ length: m }, (_, i) => 2 ** ((-8 * (i + 1)) / m));
   const p = 2 ** Math.floor(Math.log2(n));
   if (p === n) return pow2(n);
-  return [...pow2(p), ...pow2(2 * p).filter((_, i) => i % 2 === 0).slice(0, n - p)];
+  return [
+    ...pow2(p),
+    ...pow2(2 * p)
+      .filter((_, i) => i % 2 === 0)
+      .slice(0, n - p),
+  ];
 }
 
 /**
@@ -267,12 +298,13 @@ export async function alibi({ api, base, length = 10, headCounts }) {
     const config = { ...base.config, heads, dModel: heads * 2, ffDim: 4, layers: 0, position: 'alibi', positionOptions: {} };
     const S = await withEncoder(api, config, { seed: base.seed }, (enc) => enc.positionScores({ length }));
     const want = alibiSlopes(heads);
-    const slopes = Array.from({ length: heads }, (_, h) => -S.data[(h * length) * length + 1]);
+    const slopes = Array.from({ length: heads }, (_, h) => -S.data[h * length * length + 1]);
     let maxError = 0;
     for (let h = 0; h < heads; h++) {
-      for (let i = 0; i < length; i++) for (let j = 0; j < length; j++) {
-        maxError = Math.max(maxError, Math.abs(S.data[(h * length + i) * length + j] + want[h] * Math.abs(i - j)));
-      }
+      for (let i = 0; i < length; i++)
+        for (let j = 0; j < length; j++) {
+          maxError = Math.max(maxError, Math.abs(S.data[(h * length + i) * length + j] + want[h] * Math.abs(i - j)));
+        }
     }
     const bias = Array.from({ length: heads }, (_, hd) => Array.from(S.data.subarray(hd * length * length, (hd + 1) * length * length)));
     models.push({ heads, slopes, want, maxError, bias });
@@ -280,8 +312,11 @@ export async function alibi({ api, base, length = 10, headCounts }) {
   const pass = models.every((m) => m.maxError < 1e-5);
   return {
     pass,
-    summary: models.map((m) => `${m.heads} heads: ${m.slopes.map(slopeLabel).join(', ')}`).join('; ') + `; max |bias − (−slope·|i−j|)| = ${fmt(Math.max(...models.map((m) => m.maxError)))}`,
-    length, models,
+    summary:
+      models.map((m) => `${m.heads} heads: ${m.slopes.map(slopeLabel).join(', ')}`).join('; ') +
+      `; max |bias − (−slope·|i−j|)| = ${fmt(Math.max(...models.map((m) => m.maxError)))}`,
+    length,
+    models,
   };
 }
 
@@ -322,7 +357,14 @@ export async function depth({ api, base, ids, layers = 12 }) {
   ];
   const position = base.position === 'learned' && seq.length > (base.config.maxLen ?? 512) ? 'sinusoidal' : base.position;
   for (const v of variants) {
-    const config = { ...base.config, layers, position, positionOptions: positionOptionsFor(position, base.positionOptions?.[position]), normPlacement: v.normPlacement, finalNorm: v.finalNorm };
+    const config = {
+      ...base.config,
+      layers,
+      position,
+      positionOptions: positionOptionsFor(position, base.positionOptions?.[position]),
+      normPlacement: v.normPlacement,
+      finalNorm: v.finalNorm,
+    };
     await withEncoder(api, config, { seed: base.seed }, (enc) => {
       const r = enc.forward(seq, { outputHiddenStates: true });
       v.stream = r.hiddenStates.map(norms);
@@ -342,8 +384,17 @@ export async function depth({ api, base, ids, layers = 12 }) {
   };
   return {
     pass: Object.values(checks).every(Boolean),
-    summary: `${layers} layers, √d = ${sqrtD.toFixed(2)}: pre-norm stream ${pre.stream[0].toFixed(2)} → ${pre.stream[layers].toFixed(2)}; output with final norm ${pre.output.toFixed(2)}, without ${noFinal.output.toFixed(2)} (×${(noFinal.output / sqrtD).toFixed(2)} √d); post-norm every layer ${post.stream.slice(1).map((x) => x.toFixed(2)).filter((x, i, a) => a.indexOf(x) === i).join('/')}`,
-    layers, dModel: d, sqrtD, position, variants, checks,
+    summary: `${layers} layers, √d = ${sqrtD.toFixed(2)}: pre-norm stream ${pre.stream[0].toFixed(2)} → ${pre.stream[layers].toFixed(2)}; output with final norm ${pre.output.toFixed(2)}, without ${noFinal.output.toFixed(2)} (×${(noFinal.output / sqrtD).toFixed(2)} √d); post-norm every layer ${post.stream
+      .slice(1)
+      .map((x) => x.toFixed(2))
+      .filter((x, i, a) => a.indexOf(x) === i)
+      .join('/')}`,
+    layers,
+    dModel: d,
+    sqrtD,
+    position,
+    variants,
+    checks,
   };
 }
 
@@ -400,10 +451,18 @@ export async function streamGrowth({ api, base, ids, layers = 24, maxTokens = 32
   const g = (v) => `${v.stream[0].toFixed(2)} → ${v.stream[layers].toFixed(2)} (×${v.growth.toFixed(2)})`;
   return {
     pass: Object.values(checks).every(Boolean),
-    summary: `${layers} layers, dModel ${base.config.dModel}, mean ‖x_t‖ from the embeddings to layer ${layers}: pre-norm, plain init ${g(plain)}; ` +
+    summary:
+      `${layers} layers, dModel ${base.config.dModel}, mean ‖x_t‖ from the embeddings to layer ${layers}: pre-norm, plain init ${g(plain)}; ` +
       `o and down × 1/√${2 * layers} ${g(depth)}; DeepNorm post-norm ${g(deep)}, every layer within ×${deep.spread.toFixed(3)} of the others (√dModel = ${Math.sqrt(base.config.dModel).toFixed(2)})`,
-    layers, dModel: base.config.dModel, position, tokens: seq.length, variants, checks,
-    alpha: Math.sqrt(Math.sqrt(2 * layers)), beta: 1 / Math.sqrt(Math.sqrt(8 * layers)), outputScale: 1 / Math.sqrt(2 * layers),
+    layers,
+    dModel: base.config.dModel,
+    position,
+    tokens: seq.length,
+    variants,
+    checks,
+    alpha: Math.sqrt(Math.sqrt(2 * layers)),
+    beta: 1 / Math.sqrt(Math.sqrt(8 * layers)),
+    outputScale: 1 / Math.sqrt(2 * layers),
   };
 }
 
@@ -426,35 +485,52 @@ function normVector(kind, x, w, b, eps) {
  * add to the embeddings (no RoPE rotation, no ALiBi bias). [H][T][T].
  */
 export function layerZeroLogits(enc, x0) {
-  const c = enc.config, W = enc.getWeights(), [, T, C] = x0.shape;
-  const H = c.heads, D = c.headDim ?? C / H, A = H * D, scale = c.attnScale ?? 1 / Math.sqrt(D);
+  const c = enc.config,
+    W = enc.getWeights(),
+    [, T, C] = x0.shape;
+  const H = c.heads,
+    D = c.headDim ?? C / H,
+    A = H * D,
+    scale = c.attnScale ?? 1 / Math.sqrt(D);
   const rows = Array.from({ length: T }, (_, t) => x0.data.subarray(t * C, (t + 1) * C));
-  const input = c.normPlacement === 'pre' && W['layers.0.norm1.weight']
-    ? rows.map((x) => normVector(c.norm, x, W['layers.0.norm1.weight'], W['layers.0.norm1.bias'], c.eps)) : rows;
-  const project = (name) => input.map((x) => {
-    const w = W[`layers.0.attn.${name}.weight`], b = W[`layers.0.attn.${name}.bias`], y = new Array(A);
-    for (let o = 0; o < A; o++) {
-      let s = b ? b[o] : 0;
-      for (let i = 0; i < C; i++) s += w[o * C + i] * x[i];
-      y[o] = s;
-    }
-    if (c.qkNorm && c.qkNorm !== 'none') {
-      const g = W[`layers.0.attn.${name}_norm.weight`], bb = W[`layers.0.attn.${name}_norm.bias`];
-      for (let h = 0; h < H; h++) y.splice(h * D, D, ...normVector(c.qkNorm, y.slice(h * D, (h + 1) * D), g, bb, c.eps));
-    }
-    return y;
-  });
-  const q = project('q'), k = project('k');
-  return Array.from({ length: H }, (_, h) => Array.from({ length: T }, (_, i) => Array.from({ length: T }, (_, j) => {
-    let s = 0;
-    for (let d = 0; d < D; d++) s += q[i][h * D + d] * k[j][h * D + d];
-    return s * scale;
-  })));
+  const input =
+    c.normPlacement === 'pre' && W['layers.0.norm1.weight']
+      ? rows.map((x) => normVector(c.norm, x, W['layers.0.norm1.weight'], W['layers.0.norm1.bias'], c.eps))
+      : rows;
+  const project = (name) =>
+    input.map((x) => {
+      const w = W[`layers.0.attn.${name}.weight`],
+        b = W[`layers.0.attn.${name}.bias`],
+        y = new Array(A);
+      for (let o = 0; o < A; o++) {
+        let s = b ? b[o] : 0;
+        for (let i = 0; i < C; i++) s += w[o * C + i] * x[i];
+        y[o] = s;
+      }
+      if (c.qkNorm && c.qkNorm !== 'none') {
+        const g = W[`layers.0.attn.${name}_norm.weight`],
+          bb = W[`layers.0.attn.${name}_norm.bias`];
+        for (let h = 0; h < H; h++) y.splice(h * D, D, ...normVector(c.qkNorm, y.slice(h * D, (h + 1) * D), g, bb, c.eps));
+      }
+      return y;
+    });
+  const q = project('q'),
+    k = project('k');
+  return Array.from({ length: H }, (_, h) =>
+    Array.from({ length: T }, (_, i) =>
+      Array.from({ length: T }, (_, j) => {
+        let s = 0;
+        for (let d = 0; d < D; d++) s += q[i][h * D + d] * k[j][h * D + d];
+        return s * scale;
+      }),
+    ),
+  );
 }
 
 /** Mean entropy (nats) of the attention rows of every layer and head (real rows of one sequence). */
 function meanEntropy(attentions) {
-  let sum = 0, rows = 0;
+  let sum = 0,
+    rows = 0;
   for (const a of attentions) {
     const T = a.shape[3];
     for (let r = 0; r < a.data.length / T; r++) {
@@ -483,8 +559,14 @@ function meanEntropy(attentions) {
 export async function qkNormLogits({ api, base, ids, scales = [1, 4, 16, 64], maxTokens = 32 }) {
   const seq = ids.length > 1 ? ids.slice(0, maxTokens) : [1, 2, 3, 4];
   const qkNorm = ['layernorm', 'rmsnorm'].includes(base.config.norm) ? base.config.norm : 'layernorm';
-  const config0 = { ...base.config, layers: Math.max(1, base.config.layers), position: 'sinusoidal', positionOptions: positionOptionsFor('sinusoidal', base.positionOptions?.sinusoidal) };
-  const T = seq.length, D = config0.headDim ?? config0.dModel / config0.heads;
+  const config0 = {
+    ...base.config,
+    layers: Math.max(1, base.config.layers),
+    position: 'sinusoidal',
+    positionOptions: positionOptionsFor('sinusoidal', base.positionOptions?.sinusoidal),
+  };
+  const T = seq.length,
+    D = config0.headDim ?? config0.dModel / config0.heads;
   const runs = [];
   for (const norm of ['none', qkNorm]) {
     const config = { ...config0, qkNorm: norm };
@@ -496,21 +578,27 @@ export async function qkNormLogits({ api, base, ids, scales = [1, 4, 16, 64], ma
       await withEncoder(api, config, { weights }, (enc) => {
         const out = enc.forward(seq, { outputAttentions: true, outputHiddenStates: true });
         const logits = layerZeroLogits(enc, out.hiddenStates[0]);
-        let max = 0, err = 0;
-        logits.forEach((rowsH, h) => rowsH.forEach((r, i) => {
-          const m = Math.max(...r), e = r.map((v) => Math.exp(v - m)), z = e.reduce((a, b) => a + b, 0);
-          r.forEach((v, j) => {
-            max = Math.max(max, Math.abs(v));
-            err = Math.max(err, Math.abs(e[j] / z - out.attentions[0].data[(h * T + i) * T + j]));
-          });
-        }));
+        let max = 0,
+          err = 0;
+        logits.forEach((rowsH, h) =>
+          rowsH.forEach((r, i) => {
+            const m = Math.max(...r),
+              e = r.map((v) => Math.exp(v - m)),
+              z = e.reduce((a, b) => a + b, 0);
+            r.forEach((v, j) => {
+              max = Math.max(max, Math.abs(v));
+              err = Math.max(err, Math.abs(e[j] / z - out.attentions[0].data[(h * T + i) * T + j]));
+            });
+          }),
+        );
         row.maxLogit.push(max);
         row.entropy.push(meanEntropy(out.attentions));
         row.softmaxError.push(err);
       });
     }
     if (norm !== 'none') {
-      const amax = (a) => (a ? Math.max(...Array.from(a, Math.abs)) : 0), l2 = (a) => (a ? Math.sqrt(a.reduce((t, v) => t + v * v, 0)) : 0);
+      const amax = (a) => (a ? Math.max(...Array.from(a, Math.abs)) : 0),
+        l2 = (a) => (a ? Math.sqrt(a.reduce((t, v) => t + v * v, 0)) : 0);
       let bound = 0;
       for (let l = 0; l < config.layers; l++) {
         const qn = amax(seeded[`layers.${l}.attn.q_norm.weight`]) * Math.sqrt(D) + l2(seeded[`layers.${l}.attn.q_norm.bias`]);
@@ -537,9 +625,16 @@ export async function qkNormLogits({ api, base, ids, scales = [1, 4, 16, 64], ma
   const list = (a, f) => a.map(f).join(', ');
   return {
     pass: Object.values(checks).every(Boolean),
-    summary: `q, k × ${scales.join(', ')}: largest layer-0 logit without QK-norm ${list(plain.maxLogit, (x) => fmt(x))}; with ${qkNorm} QK-norm ${list(normed.maxLogit, (x) => x.toFixed(3))} ` +
+    summary:
+      `q, k × ${scales.join(', ')}: largest layer-0 logit without QK-norm ${list(plain.maxLogit, (x) => fmt(x))}; with ${qkNorm} QK-norm ${list(normed.maxLogit, (x) => x.toFixed(3))} ` +
       `(bound: gains × √${D} = ${normed.bound.toFixed(3)}); mean attention entropy without ${list(plain.entropy, (x) => x.toFixed(3))}, with ${list(normed.entropy, (x) => x.toFixed(3))} nats (uniform: ln ${T} = ${Math.log(T).toFixed(3)})`,
-    scales, headDim: D, tokens: T, qkNorm, runs, checks, uniformEntropy: Math.log(T),
+    scales,
+    headDim: D,
+    tokens: T,
+    qkNorm,
+    runs,
+    checks,
+    uniformEntropy: Math.log(T),
   };
 }
 
@@ -551,7 +646,8 @@ const trainedCache = new Map(); // model file -> {full, without: [...], identity
 /** Accuracy over content positions of an output-head model's forward (logits' argmax). */
 function accuracyOf(task, inputs, out) {
   const [, T, V] = out.logits.shape;
-  let right = 0, total = 0;
+  let right = 0,
+    total = 0;
   inputs.forEach((ids, b) => {
     const pred = Array.from({ length: ids.length }, (_, t) => {
       let best = 0;
@@ -569,13 +665,19 @@ function accuracyOf(task, inputs, out) {
 /** 1 − the mean cosine similarity of two [B, T, C] outputs over the real rows (lens). */
 function outputChange(a, b, lens) {
   const [, T, C] = a.shape;
-  let sum = 0, n = 0;
+  let sum = 0,
+    n = 0;
   lens.forEach((L, s) => {
     for (let t = 0; t < L; t++) {
-      let ab = 0, aa = 0, bb = 0;
+      let ab = 0,
+        aa = 0,
+        bb = 0;
       for (let c = 0; c < C; c++) {
-        const x = a.data[(s * T + t) * C + c], y = b.data[(s * T + t) * C + c];
-        ab += x * y; aa += x * x; bb += y * y;
+        const x = a.data[(s * T + t) * C + c],
+          y = b.data[(s * T + t) * C + c];
+        ab += x * y;
+        aa += x * x;
+        bb += y * y;
       }
       sum += ab / Math.sqrt(aa * bb);
       n++;
@@ -603,7 +705,8 @@ export async function layerRemoval({ api, trained, pretrained, inputCount = 64, 
     if (!trainedCache.has(m.file)) {
       const enc = await api.loadModel(await trained.bytes(m.file));
       try {
-        const L = enc.config.layers, full = accuracyOf(m.task, inputs, enc.forward(inputs));
+        const L = enc.config.layers,
+          full = accuracyOf(m.task, inputs, enc.forward(inputs));
         const without = Array.from({ length: L }, (_, l) => accuracyOf(m.task, inputs, enc.forward(inputs, { skipLayers: [l] })));
         // the mechanics: a removed layer's hidden state repeats the one before it, bit for bit
         const hs = enc.forward(inputs.slice(0, 2), { outputHiddenStates: true, skipLayers: [L - 1] }).hiddenStates;
@@ -616,18 +719,34 @@ export async function layerRemoval({ api, trained, pretrained, inputCount = 64, 
     rows.push({ name: m.name, task: m.task, position: m.position, ...trainedCache.get(m.file) });
   }
   const removals = rows.flatMap((r) => r.without.map((a, l) => ({ name: r.name, layer: l, accuracy: a, full: r.full, kept: a / r.full })));
-  const graceful = removals.filter((x) => x.kept >= 0.75), collapsed = removals.filter((x) => x.accuracy <= 0.25);
+  const graceful = removals.filter((x) => x.kept >= 0.75),
+    collapsed = removals.filter((x) => x.accuracy <= 0.25);
   const chance = 1 / symbolCount;
   let deep = null;
   if (pretrained?.p && !pretrained.p.encoder.disposed) {
-    const p = pretrained.p, enc = p.encoder;
+    const p = pretrained.p,
+      enc = p.encoder;
     const encoded = LAYER_REMOVAL_SENTENCES.map((t) => p.tokenizer.encode(p.recipe.doLowerCase ? t.toLowerCase() : t, { maxLength: p.maxLength }));
-    const run = (skip) => enc.forward(encoded.map((e) => e.ids), { typeIds: encoded.map((e) => e.typeIds), ...(skip ? { skipLayers: skip } : {}) });
-    const full = run(null), lens = encoded.map((e) => e.ids.length);
+    const run = (skip) =>
+      enc.forward(
+        encoded.map((e) => e.ids),
+        { typeIds: encoded.map((e) => e.typeIds), ...(skip ? { skipLayers: skip } : {}) },
+      );
+    const full = run(null),
+      lens = encoded.map((e) => e.ids.length);
     const change = Array.from({ length: enc.config.layers }, (_, l) => outputChange(full, run([l]), lens));
     const order = change.map((c, l) => l).sort((a, b) => change[a] - change[b]);
-    deep = { label: pretrained.label, family: p.family, layers: enc.config.layers, change, gentlest: order[0], hardest: order[order.length - 1],
-      gentle: change.filter((c) => c <= 0.05).length, sentences: LAYER_REMOVAL_SENTENCES, tokens: lens.reduce((a, b) => a + b, 0) };
+    deep = {
+      label: pretrained.label,
+      family: p.family,
+      layers: enc.config.layers,
+      change,
+      gentlest: order[0],
+      hardest: order[order.length - 1],
+      gentle: change.filter((c) => c <= 0.05).length,
+      sentences: LAYER_REMOVAL_SENTENCES,
+      tokens: lens.reduce((a, b) => a + b, 0),
+    };
   }
   const checks = {
     identity: rows.every((r) => r.identity),
@@ -645,11 +764,23 @@ export async function layerRemoval({ api, trained, pretrained, inputCount = 64, 
   const L = rows[0]?.without.length ?? 0;
   return {
     pass: Object.values(checks).every(Boolean),
-    summary: `${rows.length} trained ${L}-layer models, ${inputCount} inputs of ${length} tokens: full accuracy ${pctOf(Math.min(...rows.map((r) => r.full)))}–${pctOf(Math.max(...rows.map((r) => r.full)))}; ` +
-      Array.from({ length: L }, (_, l) => `without layer ${l} ${pctOf(meanOf(byLayer(l)))} on average`).join(', ') + ` (chance ${pctOf(chance)}); ` +
+    summary:
+      `${rows.length} trained ${L}-layer models, ${inputCount} inputs of ${length} tokens: full accuracy ${pctOf(Math.min(...rows.map((r) => r.full)))}–${pctOf(Math.max(...rows.map((r) => r.full)))}; ` +
+      Array.from({ length: L }, (_, l) => `without layer ${l} ${pctOf(meanOf(byLayer(l)))} on average`).join(', ') +
+      ` (chance ${pctOf(chance)}); ` +
       `${graceful.length} of ${removals.length} removals keep ≥ 75% of the accuracy (${graceful.map((x) => `${x.name} −${x.layer}: ${pctOf(x.accuracy)}`).join(', ') || 'none'}), ${collapsed.length} fall to ≤ 25%` +
-      (deep ? `; ${deep.label} (${deep.layers} layers): output change 1 − cos ${deep.change.map((c) => c.toFixed(3)).join(', ')} — gentlest without layer ${deep.gentlest}, hardest without layer ${deep.hardest}` : '; load a checkpoint in “Your model” to see a deeper one'),
-    rows, removals, graceful: graceful.length, collapsed: collapsed.length, chance, inputs: inputCount, length, deep, checks,
+      (deep
+        ? `; ${deep.label} (${deep.layers} layers): output change 1 − cos ${deep.change.map((c) => c.toFixed(3)).join(', ')} — gentlest without layer ${deep.gentlest}, hardest without layer ${deep.hardest}`
+        : '; load a checkpoint in “Your model” to see a deeper one'),
+    rows,
+    removals,
+    graceful: graceful.length,
+    collapsed: collapsed.length,
+    chance,
+    inputs: inputCount,
+    length,
+    deep,
+    checks,
   };
 }
 
@@ -658,40 +789,65 @@ export async function layerRemoval({ api, trained, pretrained, inputCount = 64, 
 /** The experiment cards, in order: id, title, one-line explanation, function. */
 export const EXPERIMENTS = [
   {
-    id: 'permutation', title: '“dog bites man” vs “man bites dog”', run: permutation,
-    explanation: 'Without positions attention is a bag of words: permuting the input permutes the output rows, bit for bit. Any position plugin breaks the tie.',
+    id: 'permutation',
+    title: '“dog bites man” vs “man bites dog”',
+    run: permutation,
+    explanation:
+      'Without positions attention is a bag of words: permuting the input permutes the output rows, bit for bit. Any position plugin breaks the tie.',
   },
   {
-    id: 'sinusoidal', title: 'Sinusoidal: PE_t · PE_(t+k) depends only on k', run: sinusoidal,
-    explanation: 'Each sin/cos pair turns by a fixed angle per step, so the dot product of two positions is Σ cos(k / base^(2i/d)): a function of the offset k alone.',
+    id: 'sinusoidal',
+    title: 'Sinusoidal: PE_t · PE_(t+k) depends only on k',
+    run: sinusoidal,
+    explanation:
+      'Each sin/cos pair turns by a fixed angle per step, so the dot product of two positions is Σ cos(k / base^(2i/d)): a function of the offset k alone.',
   },
   {
-    id: 'learned', title: 'Learned table: no row past maxLen', run: learnedLimit,
-    explanation: 'A learned table has maxLen rows and no formula for the next one: a longer sequence is refused, not wrapped or clamped. Formula-based schemes carry on.',
+    id: 'learned',
+    title: 'Learned table: no row past maxLen',
+    run: learnedLimit,
+    explanation:
+      'A learned table has maxLen rows and no formula for the next one: a longer sequence is refused, not wrapped or clamped. Formula-based schemes carry on.',
   },
   {
-    id: 'rope', title: 'RoPE: the score depends only on n − m', run: rope,
+    id: 'rope',
+    title: 'RoPE: the score depends only on n − m',
+    run: rope,
     explanation: 'RoPE rotates q by mθ and k by nθ; ⟨R_m q, R_n k⟩ = ⟨q, R_(n−m) k⟩, so a query at m and a key at n score by their offset alone.',
   },
   {
-    id: 'alibi', title: 'ALiBi: one slope per head', run: alibi,
-    explanation: 'ALiBi adds −slope·|i − j| to the scores; the slopes are a geometric sequence, and a head count that is not a power of two borrows every other slope of the next power.',
+    id: 'alibi',
+    title: 'ALiBi: one slope per head',
+    run: alibi,
+    explanation:
+      'ALiBi adds −slope·|i − j| to the scores; the slopes are a geometric sequence, and a head count that is not a power of two borrows every other slope of the next power.',
   },
   {
-    id: 'depth', title: 'Depth: pre-norm, post-norm and the missing final norm', run: depth,
+    id: 'depth',
+    title: 'Depth: pre-norm, post-norm and the missing final norm',
+    run: depth,
     explanation: 'Pre-norm never normalises the residual stream, so it grows with depth and needs a final norm; post-norm normalises after every sublayer.',
   },
   {
-    id: 'stream', title: 'The stream grows with depth', run: streamGrowth,
-    explanation: 'Every pre-norm layer adds to x and nothing shrinks it, so ‖x‖ grows with depth. Scaling the output projections by 1/√(2L) makes each addition small; DeepNorm (post-norm with x = N(αx + f(x))) normalises it at every layer.',
+    id: 'stream',
+    title: 'The stream grows with depth',
+    run: streamGrowth,
+    explanation:
+      'Every pre-norm layer adds to x and nothing shrinks it, so ‖x‖ grows with depth. Scaling the output projections by 1/√(2L) makes each addition small; DeepNorm (post-norm with x = N(αx + f(x))) normalises it at every layer.',
   },
   {
-    id: 'qknorm', title: 'QK-norm bounds the logits', run: qkNormLogits,
-    explanation: 'A logit is q·k/√d: scale q and k by s and it grows as s², until the softmax is one-hot. Normalising each head’s q and k first (QK-norm) caps |q·k| at the norms’ gains × d, whatever the weights.',
+    id: 'qknorm',
+    title: 'QK-norm bounds the logits',
+    run: qkNormLogits,
+    explanation:
+      'A logit is q·k/√d: scale q and k by s and it grows as s², until the softmax is one-hot. Normalising each head’s q and k first (QK-norm) caps |q·k| at the norms’ gains × d, whatever the weights.',
   },
   {
-    id: 'layers', title: 'Remove one layer', run: layerRemoval,
-    explanation: 'Each layer only adds to the residual stream, so one can be skipped and the rest still runs (forward’s skipLayers); the lesson says a deep model often degrades gracefully. These trained models have only 2 layers, each half the network: measured, most removals are not graceful. A checkpoint loaded in “Your model” adds its own layers.',
+    id: 'layers',
+    title: 'Remove one layer',
+    run: layerRemoval,
+    explanation:
+      'Each layer only adds to the residual stream, so one can be skipped and the rest still runs (forward’s skipLayers); the lesson says a deep model often degrades gracefully. These trained models have only 2 layers, each half the network: measured, most removals are not graceful. A checkpoint loaded in “Your model” adds its own layers.',
   },
 ];
 

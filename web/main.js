@@ -35,7 +35,11 @@ var reason = wasmSupport();
 if (reason) {
   showUnsupported(reason);
 } else {
-  import('./app.js').then(function (m) { return m.start(); }).catch(function (e) {
-    showUnsupported('The demo failed to start: ' + (e && e.message ? e.message : e), 'swapformer could not start');
-  });
+  import('./app.js')
+    .then(function (m) {
+      return m.start();
+    })
+    .catch(function (e) {
+      showUnsupported('The demo failed to start: ' + (e && e.message ? e.message : e), 'swapformer could not start');
+    });
 }

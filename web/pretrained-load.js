@@ -26,43 +26,87 @@ export function loadCard(ctx) {
 
   const folderInput = h('input', { id: 'pretrained-folder', type: 'file', webkitdirectory: true, multiple: true, hidden: true });
   const filesInput = h('input', { id: 'pretrained-files-input', type: 'file', multiple: true, hidden: true });
-  const drop = h('div', { class: 'dropzone', id: 'pretrained-drop', role: 'group', 'aria-label': 'Drop a Hugging Face model folder here' },
+  const drop = h(
+    'div',
+    { class: 'dropzone', id: 'pretrained-drop', role: 'group', 'aria-label': 'Drop a Hugging Face model folder here' },
     h('strong', {}, 'Drop a Hugging Face model folder here'),
-    h('span', { class: 'muted' }, 'config.json, model.safetensors, tokenizer.json and the sentence-transformers files (1_Pooling/, 2_Dense/, …), or one file written by ', h('code', {}, 'npx swapformer convert')),
-    h('span', { class: 'pick' },
+    h(
+      'span',
+      { class: 'muted' },
+      'config.json, model.safetensors, tokenizer.json and the sentence-transformers files (1_Pooling/, 2_Dense/, …), or one file written by ',
+      h('code', {}, 'npx swapformer convert'),
+    ),
+    h(
+      'span',
+      { class: 'pick' },
       h('button', { type: 'button', class: 'secondary', id: 'pretrained-pick-folder', onclick: () => folderInput.click() }, 'Choose a folder…'),
-      h('button', { type: 'button', class: 'secondary', id: 'pretrained-pick-files', onclick: () => filesInput.click() }, 'or files…')),
-    folderInput, filesInput);
+      h('button', { type: 'button', class: 'secondary', id: 'pretrained-pick-files', onclick: () => filesInput.click() }, 'or files…'),
+    ),
+    folderInput,
+    filesInput,
+  );
 
   const idInput = h('input', {
-    id: 'pretrained-id', type: 'text', class: 'mono', spellcheck: false, autocomplete: 'off', autocapitalize: 'off',
+    id: 'pretrained-id',
+    type: 'text',
+    class: 'mono',
+    spellcheck: false,
+    autocomplete: 'off',
+    autocapitalize: 'off',
     'aria-describedby': 'pretrained-online',
   });
   placeholderExample(idInput, 'e.g. sentence-transformers/all-MiniLM-L6-v2', 'e.g. BAAI/bge-small-en-v1.5');
   // Load with nothing typed: what to type, in a line of its own (not an error)
-  const idHint = h('p', { class: 'caption id-hint', id: 'pretrained-id-hint', role: 'status', hidden: true },
-    'Type a model id first (owner/name, e.g. sentence-transformers/all-MiniLM-L6-v2) or a folder URL, or choose one of the examples below.');
+  const idHint = h(
+    'p',
+    { class: 'caption id-hint', id: 'pretrained-id-hint', role: 'status', hidden: true },
+    'Type a model id first (owner/name, e.g. sentence-transformers/all-MiniLM-L6-v2) or a folder URL, or choose one of the examples below.',
+  );
   const loadButton = h('button', { id: 'pretrained-load-button', type: 'submit' }, 'Load');
   const hubInput = h('input', { id: 'pretrained-hub', type: 'url', class: 'mono', value: DEFAULT_HUB, spellcheck: false, autocomplete: 'off' });
   const revisionInput = h('input', { id: 'pretrained-revision', type: 'text', class: 'mono', value: 'main', spellcheck: false, autocomplete: 'off' });
   const cacheBox = h('input', { id: 'pretrained-cache', type: 'checkbox', checked: true });
   const onlineNote = h('p', { class: 'caption', id: 'pretrained-online' });
-  const hubForm = h('form', { class: 'hub-form', id: 'pretrained-hub-form', autocomplete: 'off' },
+  const hubForm = h(
+    'form',
+    { class: 'hub-form', id: 'pretrained-hub-form', autocomplete: 'off' },
     h('label', { for: 'pretrained-id', class: 'hub-label' }, 'or a Hugging Face model id (or a folder URL)'),
     h('div', { class: 'hub-row' }, idInput, loadButton),
     idHint,
-    h('div', { class: 'examples', id: 'pretrained-examples' }, h('span', { class: 'muted' }, 'For example:'),
-      HUB_EXAMPLES.map(([id, size]) => h('button', {
-        type: 'button', class: 'chip', title: `Loads ${id} from the Hub: about ${size} to download`,
-        onclick: () => { idInput.value = id; loadId(); },
-      }, `${id.split('/')[1]} · ${size}`))),
+    h(
+      'div',
+      { class: 'examples', id: 'pretrained-examples' },
+      h('span', { class: 'muted' }, 'For example:'),
+      HUB_EXAMPLES.map(([id, size]) =>
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'chip',
+            title: `Loads ${id} from the Hub: about ${size} to download`,
+            onclick: () => {
+              idInput.value = id;
+              loadId();
+            },
+          },
+          `${id.split('/')[1]} · ${size}`,
+        ),
+      ),
+    ),
     onlineNote,
-    h('details', { id: 'pretrained-advanced' },
+    h(
+      'details',
+      { id: 'pretrained-advanced' },
       h('summary', {}, 'Hub options'),
-      h('div', { class: 'hub-options' },
+      h(
+        'div',
+        { class: 'hub-options' },
         h('label', {}, 'Hub URL', hubInput),
         h('label', {}, 'Revision (branch, tag or commit)', revisionInput),
-        h('label', { class: 'check' }, cacheBox, 'Keep downloads in this browser (Cache API): the next load reads them from there'))));
+        h('label', { class: 'check' }, cacheBox, 'Keep downloads in this browser (Cache API): the next load reads them from there'),
+      ),
+    ),
+  );
 
   const fileName = h('span', { class: 'pname', id: 'pretrained-file-name' });
   const fileBar = h('progress', { id: 'pretrained-file-progress', max: 1, value: 0 });
@@ -73,18 +117,26 @@ export function loadCard(ctx) {
   const fileList = h('ul', { class: 'file-list', id: 'pretrained-file-list' });
   const cancelButton = h('button', { type: 'button', class: 'secondary', id: 'pretrained-cancel', hidden: true }, 'Cancel');
   const clearButton = h('button', { type: 'button', class: 'secondary', id: 'pretrained-clear', hidden: true }, 'Clear');
-  const progress = h('div', { class: 'pt-progress', id: 'pretrained-progress', hidden: true },
+  const progress = h(
+    'div',
+    { class: 'pt-progress', id: 'pretrained-progress', hidden: true },
     h('div', { class: 'progress-row' }, fileName, fileBar, fileBytes),
     h('div', { class: 'progress-row' }, h('span', { class: 'pname' }, 'All files'), totalBar, totalBytes),
-    h('details', { class: 'files' }, fileCount, fileList));
+    h('details', { class: 'files' }, fileCount, fileList),
+  );
   const status = h('p', { class: 'pt-status', id: 'pretrained-status', role: 'status', 'aria-live': 'polite' });
   const error = h('div', { class: 'error', id: 'pretrained-error', role: 'alert', hidden: true });
 
-  const el = h('article', { class: 'card', id: 'pretrained-load' },
+  const el = h(
+    'article',
+    { class: 'card', id: 'pretrained-load' },
     h('h3', {}, 'Load a checkpoint'),
-    drop, hubForm, progress,
+    drop,
+    hubForm,
+    progress,
     h('div', { class: 'pt-actions' }, status, cancelButton, clearButton),
-    error);
+    error,
+  );
 
   let loading = null; // {seq, controller, promise, cancelled}
   let loadSeq = 0;
@@ -121,20 +173,34 @@ export function loadCard(ctx) {
     if (out.progressLog.length < 2000) out.progressLog.push({ file, loaded, total });
     files.set(file, { loaded, total });
     fileName.textContent = file;
-    if (total) fileBar.value = Math.min(1, loaded / total); else fileBar.removeAttribute('value');
+    if (total) fileBar.value = Math.min(1, loaded / total);
+    else fileBar.removeAttribute('value');
     fileBytes.textContent = total ? `${fmtBytes(loaded)} of ${fmtBytes(total)}` : fmtBytes(loaded);
     paintTotal();
   }
 
   function paintTotal(done = false) {
-    let loaded = 0, total = 0;
-    for (const f of files.values()) { loaded += f.loaded; total += f.total ?? f.loaded; }
+    let loaded = 0,
+      total = 0;
+    for (const f of files.values()) {
+      loaded += f.loaded;
+      total += f.total ?? f.loaded;
+    }
     const frac = done ? 1 : total ? loaded / total : 0;
     totalBar.value = frac;
     totalBytes.textContent = `${Math.floor(100 * frac)}% · ${plural(files.size, 'file')} · ${fmtBytes(loaded)}${done ? '' : ` of ${fmtBytes(total)} so far`}`;
     fileCount.textContent = `Files read (${files.size})`;
-    fill(fileList, [...files].map(([name, f]) => h('li', { class: f.total !== null && f.loaded >= f.total ? 'done' : '' },
-      h('span', { class: 'mono' }, name), h('span', { class: 'muted' }, f.total !== null && f.loaded >= f.total ? fmtBytes(f.total) : `${fmtBytes(f.loaded)}…`))));
+    fill(
+      fileList,
+      [...files].map(([name, f]) =>
+        h(
+          'li',
+          { class: f.total !== null && f.loaded >= f.total ? 'done' : '' },
+          h('span', { class: 'mono' }, name),
+          h('span', { class: 'muted' }, f.total !== null && f.loaded >= f.total ? fmtBytes(f.total) : `${fmtBytes(f.loaded)}…`),
+        ),
+      ),
+    );
   }
 
   // ---------------------------------------------------------------- loading
@@ -164,7 +230,11 @@ export function loadCard(ctx) {
     status.textContent = `Loading ${label}…`;
     cancelButton.hidden = false;
     loadButton.disabled = true;
-    const options = { onProgress: (ev) => { if (seq === loadSeq) onProgress(ev); } };
+    const options = {
+      onProgress: (ev) => {
+        if (seq === loadSeq) onProgress(ev);
+      },
+    };
     if (download) {
       options.hubUrl = hubInput.value.trim() || DEFAULT_HUB;
       options.revision = revisionInput.value.trim() || 'main';
@@ -191,7 +261,10 @@ export function loadCard(ctx) {
         setState(state.model ? 'ready' : 'error');
         return;
       }
-      if (seq !== loadSeq) { p.dispose(); return; }
+      if (seq !== loadSeq) {
+        p.dispose();
+        return;
+      }
       const loadMs = performance.now() - t0;
       paintTotal(true);
       fileName.textContent = 'Each file';
@@ -211,8 +284,9 @@ export function loadCard(ctx) {
     cancelButton.hidden = true;
     clearButton.hidden = false;
     loadButton.disabled = false;
-    status.textContent = `Loaded ${info.label} in ${(info.loadMs / 1000).toFixed(2)} s (${info.download
-      ? `${plural(info.fileCount, 'file')}, ${fmtBytes(info.bytes)} downloaded or from the cache` : `${fmtBytes(info.bytes)} read`}).`;
+    status.textContent = `Loaded ${info.label} in ${(info.loadMs / 1000).toFixed(2)} s (${
+      info.download ? `${plural(info.fileCount, 'file')}, ${fmtBytes(info.bytes)} downloaded or from the cache` : `${fmtBytes(info.bytes)} read`
+    }).`;
   }
 
   /** The panel cleared its model. */
@@ -235,8 +309,13 @@ export function loadCard(ctx) {
     }
     load(id, id, { download: true });
   }
-  hubForm.addEventListener('submit', (e) => { e.preventDefault(); loadId(); });
-  idInput.addEventListener('input', () => { idHint.hidden = true; });
+  hubForm.addEventListener('submit', (e) => {
+    e.preventDefault();
+    loadId();
+  });
+  idInput.addEventListener('input', () => {
+    idHint.hidden = true;
+  });
   cancelButton.addEventListener('click', cancelLoad);
   clearButton.addEventListener('click', () => ctx.onClear());
 
@@ -263,9 +342,21 @@ export function loadCard(ctx) {
 
   // files dropped anywhere on this section load (rather than the browser opening them); the zone lights up
   const isFileDrag = (e) => Array.from(e.dataTransfer?.types ?? []).includes('Files');
-  root.addEventListener('dragenter', (e) => { if (isFileDrag(e)) { e.preventDefault(); drop.classList.add('over'); } });
-  root.addEventListener('dragover', (e) => { if (isFileDrag(e)) { e.preventDefault(); e.dataTransfer.dropEffect = 'copy'; } });
-  root.addEventListener('dragleave', (e) => { if (!root.contains(e.relatedTarget)) drop.classList.remove('over'); });
+  root.addEventListener('dragenter', (e) => {
+    if (isFileDrag(e)) {
+      e.preventDefault();
+      drop.classList.add('over');
+    }
+  });
+  root.addEventListener('dragover', (e) => {
+    if (isFileDrag(e)) {
+      e.preventDefault();
+      e.dataTransfer.dropEffect = 'copy';
+    }
+  });
+  root.addEventListener('dragleave', (e) => {
+    if (!root.contains(e.relatedTarget)) drop.classList.remove('over');
+  });
   root.addEventListener('drop', (e) => {
     if (!isFileDrag(e)) return;
     e.preventDefault();
@@ -274,7 +365,11 @@ export function loadCard(ctx) {
   });
 
   return {
-    el, load, cancel: cancelLoad, loaded, cleared,
+    el,
+    load,
+    cancel: cancelLoad,
+    loaded,
+    cleared,
     /** The loads and file listings in flight. */
     pending: () => [...reading, ...(loading ? [loading.promise] : [])],
     busy: () => !!loading || reading.size > 0,

@@ -32,18 +32,25 @@ export function sentencesCard(ctx) {
   const tokenCount = h('span', { class: 'muted', id: 'pretrained-token-count' });
   const tokens = h('div', { class: 'tokens', id: 'pretrained-tokens', 'aria-label': 'Tokens of the first sentence' });
   const wait = h('p', { class: 'note', id: 'pretrained-sentences-wait' }, 'Load a model above (drop a folder or type an id).');
-  const body = h('div', { class: 'pt-stack', hidden: true },
+  const body = h(
+    'div',
+    { class: 'pt-stack', hidden: true },
     h('label', { for: 'pretrained-sentences', class: 'pt-label' }, 'One sentence per line'),
     box,
     h('div', { class: 'pt-actions' }, embedButton, timing),
     msg,
-    h('div', { class: 'tokens-line' }, tokenCount, tokens));
+    h('div', { class: 'tokens-line' }, tokenCount, tokens),
+  );
   const el = h('article', { class: 'card', id: 'pretrained-sentences-card' }, h('h3', {}, 'Embed sentences'), wait, body);
 
   function read() {
-    const list = box.value.split('\n').map((s) => s.trim()).filter(Boolean);
+    const list = box.value
+      .split('\n')
+      .map((s) => s.trim())
+      .filter(Boolean);
     if (!list.length) return { error: 'Type at least one sentence (one per line).' };
-    if (list.length > MAX_SENTENCES) return { error: `${list.length} sentences is more than this demo compares (${MAX_SENTENCES}); the library has no such limit.` };
+    if (list.length > MAX_SENTENCES)
+      return { error: `${list.length} sentences is more than this demo compares (${MAX_SENTENCES}); the library has no such limit.` };
     return { list };
   }
 
@@ -56,9 +63,10 @@ export function sentencesCard(ctx) {
     if (timed) {
       const tokensIn = tokenLengths(p, list).reduce((a, b) => a + b, 0);
       // repeated when one run is quick; a large model's single run is its time
-      set.timing = first < 250 // the first run includes the browser's compiling of the wasm
-        ? app.timeRuns(() => p.embed(list), tokensIn, { warmup: 1 })
-        : { ms: first, runs: 1, tokensPerSecond: (tokensIn * 1000) / first };
+      set.timing =
+        first < 250 // the first run includes the browser's compiling of the wasm
+          ? app.timeRuns(() => p.embed(list), tokensIn, { warmup: 1 })
+          : { ms: first, runs: 1, tokensPerSecond: (tokensIn * 1000) / first };
       set.tokens = tokensIn;
     }
     return set;
@@ -73,17 +81,29 @@ export function sentencesCard(ctx) {
     const enc = encodeText(p, text);
     const shown = enc.tokens.slice(0, 200);
     tokenCount.textContent = `Sentence 1, ${plural(enc.tokens.length, 'token')}:`;
-    fill(tokens, shown.map((t, i) => h('span', { class: 'tok', title: `id ${enc.ids[i]}` }, t, h('span', { class: 'id' }, enc.ids[i]))),
-      enc.tokens.length > shown.length ? h('span', { class: 'muted' }, `… ${enc.tokens.length - shown.length} more`) : null);
+    fill(
+      tokens,
+      shown.map((t, i) => h('span', { class: 'tok', title: `id ${enc.ids[i]}` }, t, h('span', { class: 'id' }, enc.ids[i]))),
+      enc.tokens.length > shown.length ? h('span', { class: 'muted' }, `… ${enc.tokens.length - shown.length} more`) : null,
+    );
   }
 
   function showTiming(p, view) {
     const { list } = view;
     const { timing: t, tokens: n } = view.orig;
     const cut = tokenLengths(p, list).filter((len) => len >= p.maxLength).length;
-    fill(timing, 'Forward ', h('strong', { id: 'pretrained-forward-ms' }, `${fmtMs(t.ms)} ms`), ' · ',
+    fill(
+      timing,
+      'Forward ',
+      h('strong', { id: 'pretrained-forward-ms' }, `${fmtMs(t.ms)} ms`),
+      ' · ',
       h('strong', { id: 'pretrained-tokens-per-second' }, `${Math.round(t.tokensPerSecond).toLocaleString('en-US')} tokens/s`),
-      h('span', { class: 'muted' }, ` (${plural(list.length, 'sentence')}, ${plural(n, 'token')}, ${t.runs === 1 ? 'one run' : `median of ${t.runs} runs`}${cut ? `; ${cut} cut at ${p.maxLength} tokens` : ''})`));
+      h(
+        'span',
+        { class: 'muted' },
+        ` (${plural(list.length, 'sentence')}, ${plural(n, 'token')}, ${t.runs === 1 ? 'one run' : `median of ${t.runs} runs`}${cut ? `; ${cut} cut at ${p.maxLength} tokens` : ''})`,
+      ),
+    );
   }
 
   /** The results of an embedding: the first sentence's tokens, the timing. */
@@ -99,7 +119,12 @@ export function sentencesCard(ctx) {
     embedButton.disabled = !yes;
   }
 
-  embedButton.addEventListener('click', () => app.enqueue(() => { state.view = null; return ctx.refresh(); }));
+  embedButton.addEventListener('click', () =>
+    app.enqueue(() => {
+      state.view = null;
+      return ctx.refresh();
+    }),
+  );
   box.addEventListener('input', () => app.later('pretrained-embed', TYPING_MS, ctx.refresh));
 
   return { el, read, embed, message, show, ready };

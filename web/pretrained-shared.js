@@ -18,7 +18,9 @@ export const POSITION_NOTES = {
 /** An example as the input's placeholder: the long one where it fits, the short one on a narrow screen. */
 export function placeholderExample(input, long, short) {
   const narrow = typeof matchMedia === 'function' ? matchMedia('(max-width: 560px)') : null;
-  const set = () => { input.placeholder = narrow?.matches ? short : long; };
+  const set = () => {
+    input.placeholder = narrow?.matches ? short : long;
+  };
   set();
   narrow?.addEventListener('change', set);
 }
@@ -46,7 +48,10 @@ export function show(v) {
   if (v === undefined) return '—';
   if (typeof v === 'string') return `'${v}'`;
   if (Array.isArray(v)) return `[${v.map(show).join(', ')}]`;
-  if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${k}: ${show(x)}`).join(', ')}}`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${k}: ${show(x)}`)
+      .join(', ')}}`;
   return String(v);
 }
 
@@ -66,9 +71,15 @@ export const signed = (x) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(4)}`;
 
 /** Cosine of every row of a with every row of b ([n, d] and [m, d] embeddings): n x m, row-major. */
 export function cosineMatrix(a, b = a) {
-  const [n, d] = a.shape, m = b.shape[0];
-  const norm = (e, i) => { let s = 0; for (let k = 0; k < d; k++) s += e.data[i * d + k] ** 2; return Math.sqrt(s); };
-  const na = Array.from({ length: n }, (_, i) => norm(a, i)), nb = a === b ? na : Array.from({ length: m }, (_, j) => norm(b, j));
+  const [n, d] = a.shape,
+    m = b.shape[0];
+  const norm = (e, i) => {
+    let s = 0;
+    for (let k = 0; k < d; k++) s += e.data[i * d + k] ** 2;
+    return Math.sqrt(s);
+  };
+  const na = Array.from({ length: n }, (_, i) => norm(a, i)),
+    nb = a === b ? na : Array.from({ length: m }, (_, j) => norm(b, j));
   const out = new Float64Array(n * m);
   for (let i = 0; i < n; i++) {
     for (let j = 0; j < m; j++) {
@@ -106,7 +117,8 @@ async function walkEntry(entry, prefix, map) {
     map.set(path, await new Promise((resolve, reject) => entry.file(resolve, reject)));
   } else if (entry.isDirectory) {
     const reader = entry.createReader();
-    for (;;) { // readEntries gives the folder in batches until an empty one
+    for (;;) {
+      // readEntries gives the folder in batches until an empty one
       const batch = await new Promise((resolve, reject) => reader.readEntries(resolve, reject));
       if (!batch.length) break;
       await Promise.all(batch.map((e) => walkEntry(e, `${path}/`, map)));

@@ -35,24 +35,39 @@ export function similarityCard(ctx) {
   swapMap.canvas.id = 'pretrained-swapped-matrix';
   const origTitle = h('h4', { id: 'pretrained-matrix-title' }, 'The checkpoint');
   const swapTitle = h('h4', { id: 'pretrained-swapped-title' }, 'Swapped');
-  const swapEmpty = h('p', { class: 'note', id: 'pretrained-swapped-empty' }, 'Choose another position plugin or a RoPE scaling above: the same weights run again and their matrix appears here.');
+  const swapEmpty = h(
+    'p',
+    { class: 'note', id: 'pretrained-swapped-empty' },
+    'Choose another position plugin or a RoPE scaling above: the same weights run again and their matrix appears here.',
+  );
   const change = h('p', { class: 'lesson', id: 'pretrained-change', hidden: true });
   const simTable = h('table', { class: 'numbers sim', id: 'pretrained-sim-table' });
   const simCaption = h('p', { class: 'caption', id: 'pretrained-matrix-caption' });
   const simKey = h('p', { class: 'caption', id: 'pretrained-sim-key' });
 
-  const wait = h('p', { class: 'note', id: 'pretrained-sim-wait' },
-    'Load a model above (drop a folder or type an id). Its sentence similarities appear here, and the same weights with other positions next to them.');
-  const body = h('div', { class: 'pt-stack', hidden: true },
+  const wait = h(
+    'p',
+    { class: 'note', id: 'pretrained-sim-wait' },
+    'Load a model above (drop a folder or type an id). Its sentence similarities appear here, and the same weights with other positions next to them.',
+  );
+  const body = h(
+    'div',
+    { class: 'pt-stack', hidden: true },
     h('div', { class: 'pt-swap-controls' }, h('label', { class: 'wide' }, 'Position plugin', posSel), scalingLabel, factorLabel, origLenLabel),
-    swapNote, swapError,
-    h('div', { class: 'pt-maps' },
-      h('figure', { class: 'view' }, origTitle, origMap.box),
-      h('figure', { class: 'view' }, swapTitle, swapEmpty, swapMap.box)),
-    simCaption, change,
-    h('details', { id: 'pretrained-numbers' }, h('summary', {}, 'The numbers'), simKey, scrollTable(simTable)));
-  const el = h('article', { class: 'card', id: 'pretrained-similarity' },
-    h('h3', {}, 'Cosine similarity, and the same weights with other positions'), wait, body);
+    swapNote,
+    swapError,
+    h('div', { class: 'pt-maps' }, h('figure', { class: 'view' }, origTitle, origMap.box), h('figure', { class: 'view' }, swapTitle, swapEmpty, swapMap.box)),
+    simCaption,
+    change,
+    h('details', { id: 'pretrained-numbers' }, h('summary', {}, 'The numbers'), simKey, scrollTable(simTable)),
+  );
+  const el = h(
+    'article',
+    { class: 'card', id: 'pretrained-similarity' },
+    h('h3', {}, 'Cosine similarity, and the same weights with other positions'),
+    wait,
+    body,
+  );
 
   // ---------------------------------------------------------------- swap controls
 
@@ -63,7 +78,11 @@ export function similarityCard(ctx) {
     const { model } = state;
     const c = model.p.encoder.config;
     const positions = [c.position, ...SWAP_POSITIONS.filter((p) => p !== c.position)];
-    setOptions(posSel, positions, positions.map((p) => (p === c.position ? `${p} (as trained)` : p)));
+    setOptions(
+      posSel,
+      positions,
+      positions.map((p) => (p === c.position ? `${p} (as trained)` : p)),
+    );
     posSel.value = c.position;
     setOptions(scalingSel, SCALINGS, SCALING_LABELS);
     const s = originalScaling();
@@ -105,11 +124,11 @@ export function similarityCard(ctx) {
     const changes = { position, positionOptions };
     const key = JSON.stringify(changes);
     if (key === JSON.stringify({ position: c.position, positionOptions: c.positionOptions })) return { key: 'original' };
-    const drop = position !== c.position ? POSITION_TENSORS[c.position] ?? [] : [];
-    const scaleText = scaling ? ` + ${scalingSel.selectedOptions[0]?.textContent ?? scaling.type} ×${scaling.factor}${scaling.originalMaxLen ? ` (originalMaxLen ${scaling.originalMaxLen})` : ''}` : '';
-    const label = position === c.position
-      ? `${position}${scaleText || ' without scaling'}`
-      : `${position}${scaleText} (was ${c.position})`;
+    const drop = position !== c.position ? (POSITION_TENSORS[c.position] ?? []) : [];
+    const scaleText = scaling
+      ? ` + ${scalingSel.selectedOptions[0]?.textContent ?? scaling.type} ×${scaling.factor}${scaling.originalMaxLen ? ` (originalMaxLen ${scaling.originalMaxLen})` : ''}`
+      : '';
+    const label = position === c.position ? `${position}${scaleText || ' without scaling'}` : `${position}${scaleText} (was ${c.position})`;
     return { key, changes, drop, label };
   }
 
@@ -132,12 +151,16 @@ export function similarityCard(ctx) {
     showSwapFields();
     const want = readSwap();
     describeSwap(want);
-    if (want.key === (state.swapped?.key ?? 'original')) { await ctx.refresh(); return; }
+    if (want.key === (state.swapped?.key ?? 'original')) {
+      await ctx.refresh();
+      return;
+    }
     state.swapped?.p.dispose();
     state.swapped = null;
     clearError(swapError);
     if (want.key !== 'original') {
-      try { // withConfig drops the tensors of the plugin swapped out and keeps the rest
+      try {
+        // withConfig drops the tensors of the plugin swapped out and keeps the rest
         state.swapped = { p: await state.model.p.withConfig(want.changes), key: want.key, label: want.label, changes: want.changes };
       } catch (e) {
         if (!(e instanceof api.SwapformerError)) throw e;
@@ -163,9 +186,20 @@ export function similarityCard(ctx) {
     const ylabels = list.map((s, i) => `${i + 1} ${shortText(s, narrow ? 11 : 22)}`);
     const xlabels = list.map((_, i) => String(i + 1));
     const spec = (sims, other, what) => ({
-      data: Float32Array.from(sims), rows: n, cols: n, scale: 'sequential', range, square: true,
-      xLabel: 'sentence', yLabel: 'sentence', colorLabel: 'cosine similarity', xTickLabels: xlabels, yTickLabels: ylabels, maxHeight: 380,
-      valueLabel: (r, c) => `${what}: ${r + 1} · ${c + 1}: cos ${sims[r * n + c].toFixed(4)}${other ? ` (the checkpoint ${other[r * n + c].toFixed(4)}, Δ ${signed(sims[r * n + c] - other[r * n + c])})` : ''}`,
+      data: Float32Array.from(sims),
+      rows: n,
+      cols: n,
+      scale: 'sequential',
+      range,
+      square: true,
+      xLabel: 'sentence',
+      yLabel: 'sentence',
+      colorLabel: 'cosine similarity',
+      xTickLabels: xlabels,
+      yTickLabels: ylabels,
+      maxHeight: 380,
+      valueLabel: (r, c) =>
+        `${what}: ${r + 1} · ${c + 1}: cos ${sims[r * n + c].toFixed(4)}${other ? ` (the checkpoint ${other[r * n + c].toFixed(4)}, Δ ${signed(sims[r * n + c] - other[r * n + c])})` : ''}`,
     });
     const c = model.p.encoder.config;
     origTitle.textContent = `The checkpoint (${c.position}${c.positionOptions?.scaling ? ` + ${c.positionOptions.scaling.type}` : ''})`;
@@ -176,40 +210,76 @@ export function similarityCard(ctx) {
     if (swap) {
       swapTitle.textContent = `Swapped: ${swapped.label}`;
       heatmap(swapMap.canvas, spec(swap.sims, orig.sims, 'swapped'));
-      let sumAbs = 0, sum = 0, pairs = 0, worst = { d: -1 };
+      let sumAbs = 0,
+        sum = 0,
+        pairs = 0,
+        worst = { d: -1 };
       for (let i = 0; i < n; i++) {
         for (let j = i + 1; j < n; j++) {
           const d = swap.sims[i * n + j] - orig.sims[i * n + j];
-          sumAbs += Math.abs(d); sum += d; pairs++;
+          sumAbs += Math.abs(d);
+          sum += d;
+          pairs++;
           if (Math.abs(d) > worst.d) worst = { d: Math.abs(d), i, j, signed: d };
         }
       }
-      const meanAbs = pairs ? sumAbs / pairs : 0, mean = pairs ? sum / pairs : 0;
+      const meanAbs = pairs ? sumAbs / pairs : 0,
+        mean = pairs ? sum / pairs : 0;
       view.change = { meanAbs, mean, pairs, worst };
       change.hidden = false;
       change.dataset.meanAbs = String(meanAbs);
       change.dataset.mean = String(mean);
-      fill(change, `Mean change in cosine similarity over the ${plural(pairs, 'pair')}: `,
+      fill(
+        change,
+        `Mean change in cosine similarity over the ${plural(pairs, 'pair')}: `,
         h('strong', { id: 'pretrained-change-value' }, `|Δ cos| = ${meanAbs.toFixed(4)}`),
         ` (mean Δ ${signed(mean)})`,
         pairs ? `; the largest, ${signed(worst.signed)}, between sentences ${worst.i + 1} and ${worst.j + 1}.` : '.',
-        meanAbs < 1e-6 ? ' These weights barely notice this change on these sentences.' : '');
+        meanAbs < 1e-6 ? ' These weights barely notice this change on these sentences.' : '',
+      );
     } else {
       view.change = null;
       change.hidden = true;
       delete change.dataset.meanAbs;
     }
     // the numbers: the checkpoint's, and the swapped model's under them
-    fill(simTable,
-      h('thead', {}, h('tr', {}, h('th', {}), xlabels.map((x) => h('th', { class: 'num-cell' }, x)))),
-      h('tbody', {}, list.map((s, i) => h('tr', {},
-        h('th', { title: s }, h('span', { class: 'rnum' }, String(i + 1)), h('span', { class: 'rtext' }, ` ${shortText(s, narrow ? 11 : 22)}`)),
-        list.map((_, j) => {
-          const v = orig.sims[i * n + j], w = swap?.sims[i * n + j];
-          return h('td', { class: 'num-cell', dataset: { row: String(i), col: String(j), value: String(v), ...(swap ? { swapped: String(w) } : {}) } },
-            v.toFixed(2), swap ? h('span', { class: 'swapped-value' }, h('span', { class: 'arrow' }, ' → '), w.toFixed(2)) : null);
-        })))));
-    simKey.textContent = swap ? `Each cell: the checkpoint's cosine, then (in orange) the swapped model's, ${swapped.label}.` : 'The checkpoint\'s cosine of each pair of sentences.';
+    fill(
+      simTable,
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', {}),
+          xlabels.map((x) => h('th', { class: 'num-cell' }, x)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        list.map((s, i) =>
+          h(
+            'tr',
+            {},
+            h('th', { title: s }, h('span', { class: 'rnum' }, String(i + 1)), h('span', { class: 'rtext' }, ` ${shortText(s, narrow ? 11 : 22)}`)),
+            list.map((_, j) => {
+              const v = orig.sims[i * n + j],
+                w = swap?.sims[i * n + j];
+              return h(
+                'td',
+                { class: 'num-cell', dataset: { row: String(i), col: String(j), value: String(v), ...(swap ? { swapped: String(w) } : {}) } },
+                v.toFixed(2),
+                swap ? h('span', { class: 'swapped-value' }, h('span', { class: 'arrow' }, ' → '), w.toFixed(2)) : null,
+              );
+            }),
+          ),
+        ),
+      ),
+    );
+    simKey.textContent = swap
+      ? `Each cell: the checkpoint's cosine, then (in orange) the swapped model's, ${swapped.label}.`
+      : "The checkpoint's cosine of each pair of sentences.";
   }
 
   function ready(yes) {
@@ -218,7 +288,11 @@ export function similarityCard(ctx) {
     if (!yes) clearError(swapError);
   }
 
-  for (const input of [posSel, scalingSel]) input.addEventListener('change', () => { showSwapFields(); app.later('pretrained-swap', 0, applySwap); });
+  for (const input of [posSel, scalingSel])
+    input.addEventListener('change', () => {
+      showSwapFields();
+      app.later('pretrained-swap', 0, applySwap);
+    });
   for (const input of [factorInput, origLenInput]) input.addEventListener('input', () => app.later('pretrained-swap', SWAP_MS, applySwap));
 
   return { el, setup, draw, ready };

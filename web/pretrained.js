@@ -32,7 +32,9 @@ export function mountPretrained(root, app) {
   };
   const out = { progressLog: [] };
   app.pretrained = out;
-  const setState = (s) => { root.dataset.state = s; };
+  const setState = (s) => {
+    root.dataset.state = s;
+  };
   setState('empty');
 
   const ctx = { app, root, state, out, setState, onLoad: adopt, onClear: clearModel, refresh };
@@ -43,10 +45,7 @@ export function mountPretrained(root, app) {
   const similarity = similarityCard(ctx);
   const cards = [sentences, search, similarity];
 
-  fill(body,
-    h('div', { class: 'pt-grid' }, loader.el, info.el),
-    h('div', { class: 'pt-grid' }, sentences.el, search.el),
-    similarity.el);
+  fill(body, h('div', { class: 'pt-grid' }, loader.el, info.el), h('div', { class: 'pt-grid' }, sentences.el, search.el), similarity.el);
 
   /** Makes p the panel's model (in the queue): disposes the previous one, shows it, embeds. */
   async function adopt(p, about) {
@@ -93,7 +92,8 @@ export function mountPretrained(root, app) {
     sentences.message(null);
     const list = parsed.list;
     const key = list.join('\n');
-    const p = model.p, swapped = state.swapped;
+    const p = model.p,
+      swapped = state.swapped;
     let orig = view?.key === key && view.orig.p === p ? view.orig : null;
     let swap = swapped && view?.key === key && view.swap?.p === swapped.p ? view.swap : null;
     try {
@@ -126,18 +126,26 @@ export function mountPretrained(root, app) {
     /** The panel's data: what it loaded and what it shows. */
     info: () => {
       const { model, swapped, view } = state;
-      return JSON.parse(JSON.stringify({
-        state: root.dataset.state,
-        model: model && { label: model.label, family: model.p.family, config: model.p.encoder.config, recipe: { ...model.p.recipe, dense: model.p.recipe.dense.map((d) => ({ inFeatures: d.inFeatures, outFeatures: d.outFeatures })) }, maxLength: model.p.maxLength },
-        swapped: swapped && { label: swapped.label, config: swapped.p.encoder.config },
-        sentences: view?.list ?? null,
-        sims: view ? Array.from(view.orig.sims) : null,
-        swappedSims: view?.swap ? Array.from(view.swap.sims) : null,
-        ranking: view?.ranking ?? null,
-        change: view?.change ?? null,
-        timing: view?.orig.timing ?? null,
-        error: out.lastError ?? null,
-      }));
+      return JSON.parse(
+        JSON.stringify({
+          state: root.dataset.state,
+          model: model && {
+            label: model.label,
+            family: model.p.family,
+            config: model.p.encoder.config,
+            recipe: { ...model.p.recipe, dense: model.p.recipe.dense.map((d) => ({ inFeatures: d.inFeatures, outFeatures: d.outFeatures })) },
+            maxLength: model.p.maxLength,
+          },
+          swapped: swapped && { label: swapped.label, config: swapped.p.encoder.config },
+          sentences: view?.list ?? null,
+          sims: view ? Array.from(view.orig.sims) : null,
+          swappedSims: view?.swap ? Array.from(view.swap.sims) : null,
+          ranking: view?.ranking ?? null,
+          change: view?.change ?? null,
+          timing: view?.orig.timing ?? null,
+          error: out.lastError ?? null,
+        }),
+      );
     },
   });
 

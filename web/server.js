@@ -144,11 +144,13 @@ export function canonicalPath(segments, trailingSlash = false) {
 const NORMALISED = Symbol('normalised roots');
 function normaliseRoots(roots, repo) {
   const entries = Array.isArray(roots) ? roots.map((r) => [r, r]) : Object.entries(roots);
-  const list = entries.map(([prefix, folder]) => {
-    const segs = String(prefix).split('/').filter(Boolean);
-    if (!segs.length || segs.some((s) => s === '.' || s === '..' || s.includes('\\'))) throw new Error(`served root '${prefix}': not a plain URL prefix`);
-    return { prefix: segs, base: path.resolve(repo, folder) };
-  }).sort((a, b) => b.prefix.length - a.prefix.length);
+  const list = entries
+    .map(([prefix, folder]) => {
+      const segs = String(prefix).split('/').filter(Boolean);
+      if (!segs.length || segs.some((s) => s === '.' || s === '..' || s.includes('\\'))) throw new Error(`served root '${prefix}': not a plain URL prefix`);
+      return { prefix: segs, base: path.resolve(repo, folder) };
+    })
+    .sort((a, b) => b.prefix.length - a.prefix.length);
   list[NORMALISED] = true;
   return list;
 }
@@ -230,7 +232,9 @@ export function sendFile(req, res, fh, { start, end } = {}) {
     pipeline(stream, res, () => {
       // pipeline destroyed the stream on error or abort, and autoClose closes the
       // handle; closing again is a no-op that waits for that close
-      fh.close().catch(() => {}).finally(done);
+      fh.close()
+        .catch(() => {})
+        .finally(done);
     });
   });
 }
@@ -241,13 +245,17 @@ export function sendFile(req, res, fh, { start, end } = {}) {
  * error text, and closes the connection.
  */
 export function clientErrorAnswer(headers) {
-  const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  const lines = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
   return (err, socket) => {
     if (err?.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
     const status = err?.code === 'HPE_HEADER_OVERFLOW' ? 431 : err?.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     const body = `${http.STATUS_CODES[status]}\n`;
-    socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${lines}Content-Type: text/plain; charset=utf-8\r\n`
-      + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${lines}Content-Type: text/plain; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   };
 }
 
@@ -297,7 +305,11 @@ export function startServer({ port = 8080, host = '127.0.0.1', repo = REPO, root
         server,
         port: actual,
         url: `http://${shownHost}:${actual}/`,
-        close: () => new Promise((done) => { server.closeAllConnections?.(); server.close(() => done()); }),
+        close: () =>
+          new Promise((done) => {
+            server.closeAllConnections?.();
+            server.close(() => done());
+          }),
       });
     });
   });

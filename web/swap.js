@@ -12,12 +12,17 @@ import { positionOptionsFor, formatNumber } from './experiments.js';
  * dropped (B has no such tensor, or one of another shape) and added (B's own,
  * initialised from the seed). */
 export function planSwap(weightsA, shapesA, shapesB) {
-  const kept = [], dropped = [], added = [], reshaped = [];
+  const kept = [],
+    dropped = [],
+    added = [],
+    reshaped = [];
   const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
   for (const name of Object.keys(shapesA)) {
     if (!(name in shapesB)) dropped.push(name);
-    else if (!same(shapesA[name], shapesB[name])) { reshaped.push(name); dropped.push(name); }
-    else kept.push(name);
+    else if (!same(shapesA[name], shapesB[name])) {
+      reshaped.push(name);
+      dropped.push(name);
+    } else kept.push(name);
   }
   for (const name of Object.keys(shapesB)) if (!(name in shapesA) || reshaped.includes(name)) added.push(name);
   const weights = Object.fromEntries(kept.map((n) => [n, weightsA[n]]));
@@ -58,24 +63,38 @@ export function mountSwap(root, app) {
 
   const from = h('p', { class: 'swap-from' });
   const report = h('div', { id: 'swap-report' });
-  const diffPlot = plotBox('Change of each token\'s output vector');
+  const diffPlot = plotBox("Change of each token's output vector");
   const deltaPlot = plotBox('Output of B minus output of A');
   const deltaCaption = h('p', { class: 'caption' });
 
-  fill(body,
-    h('p', { class: 'hint' }, 'Model B takes model A\'s tensors (every one B also has, with the same shape) and initialises only what it adds from the seed. Nothing is re-trained: any difference in the output is the plugin\'s doing.'),
-    h('div', { class: 'swap-grid' },
-      h('div', {},
+  fill(
+    body,
+    h(
+      'p',
+      { class: 'hint' },
+      "Model B takes model A's tensors (every one B also has, with the same shape) and initialises only what it adds from the seed. Nothing is re-trained: any difference in the output is the plugin's doing.",
+    ),
+    h(
+      'div',
+      { class: 'swap-grid' },
+      h(
+        'div',
+        {},
         from,
-        h('div', { class: 'swap-controls' },
+        h(
+          'div',
+          { class: 'swap-controls' },
           h('label', {}, 'B: position', posB),
           h('label', {}, 'B: norm', normB),
           h('label', {}, 'B: placement', placeB),
           h('label', { class: 'check' }, finalB, 'B: final norm'),
         ),
         report,
-        h('div', { style: 'margin-top:10px' }, button)),
-      h('div', {}, diffPlot.box, deltaPlot.box, deltaCaption)));
+        h('div', { style: 'margin-top:10px' }, button),
+      ),
+      h('div', {}, diffPlot.box, deltaPlot.box, deltaCaption),
+    ),
+  );
 
   let state = null;
   let pending = null; // {encoder, config, plan} of the last B
@@ -86,15 +105,26 @@ export function mountSwap(root, app) {
   const rerun = () => app.enqueue(() => state && compare(state));
   posB.addEventListener('change', rerun);
   normB.addEventListener('change', rerun);
-  placeB.addEventListener('change', () => { touched = true; finalB.checked = placeB.value === 'pre'; rerun(); });
-  finalB.addEventListener('change', () => { touched = true; rerun(); });
+  placeB.addEventListener('change', () => {
+    touched = true;
+    finalB.checked = placeB.value === 'pre';
+    rerun();
+  });
+  finalB.addEventListener('change', () => {
+    touched = true;
+    rerun();
+  });
   button.addEventListener('click', () => app.enqueue(() => adoptB()));
 
   async function compare(s) {
     pending?.encoder.dispose();
     pending = null;
-    const A = s.encoder, cA = A.config;
-    if (!touched) { placeB.value = cA.normPlacement; finalB.checked = cA.finalNorm; }
+    const A = s.encoder,
+      cA = A.config;
+    if (!touched) {
+      placeB.value = cA.normPlacement;
+      finalB.checked = cA.finalNorm;
+    }
     fill(from, 'A (current): ', h('strong', {}, describe(cA)), h('span', { class: 'muted' }, ` · ${plural(cA.layers, 'layer')}, dModel ${cA.dModel}`));
     const cB = swapConfig(cA, { position: posB.value, norm: normB.value, normPlacement: placeB.value, finalNorm: finalB.checked });
     let B, plan;
@@ -113,13 +143,20 @@ export function mountSwap(root, app) {
     button.disabled = false;
 
     const same = describe(cA) === describe(B.config);
-    const list = (names) => h('ul', { class: 'tensor-list' }, names.map((n) => h('li', {}, h('code', {}, n), why(n) ? h('span', { class: 'muted' }, ` (${why(n)})`) : null)));
+    const list = (names) =>
+      h(
+        'ul',
+        { class: 'tensor-list' },
+        names.map((n) => h('li', {}, h('code', {}, n), why(n) ? h('span', { class: 'muted' }, ` (${why(n)})`) : null)),
+      );
     const out = {};
     let diff = null;
     if (s.result) {
       try {
-        const oA = s.result, oB = B.forward(s.ids);
-        const T = s.ids.length, C = cA.dModel;
+        const oA = s.result,
+          oB = B.forward(s.ids);
+        const T = s.ids.length,
+          C = cA.dModel;
         const delta = new Float32Array(T * C);
         let max = 0;
         const perToken = Array.from({ length: T }, (_, t) => {
@@ -139,22 +176,63 @@ export function mountSwap(root, app) {
     }
 
     Object.assign(lastReport, {
-      from: describe(cA), to: describe(B.config), kept: plan.kept, dropped: plan.dropped, added: plan.added, reshaped: plan.reshaped,
-      maxDiff: diff?.max ?? null, error: out.error ? { code: out.error.code, message: out.error.message } : null,
+      from: describe(cA),
+      to: describe(B.config),
+      kept: plan.kept,
+      dropped: plan.dropped,
+      added: plan.added,
+      reshaped: plan.reshaped,
+      maxDiff: diff?.max ?? null,
+      error: out.error ? { code: out.error.code, message: out.error.message } : null,
     });
 
-    fill(report,
-      h('p', { class: 'swap-from' }, 'B: ', h('strong', {}, describe(B.config)), same ? h('span', { class: 'muted' }, ' (the same as A: choose another plugin)') : null),
-      h('dl', { class: 'kv' },
-        h('dt', {}, 'kept from A'), h('dd', { id: 'swap-kept' }, `${plan.kept.length} tensors (all shared ones, same values)`),
-        h('dt', {}, 'dropped'), h('dd', { id: 'swap-dropped' }, plan.dropped.length ? `${plan.dropped.length}: ${plan.dropped.slice(0, 3).join(', ')}${plan.dropped.length > 3 ? ', …' : ''}` : 'none'),
-        h('dt', {}, 'added'), h('dd', { id: 'swap-added' }, plan.added.length ? `${plan.added.length}, from seed ${s.seed}: ${plan.added.slice(0, 3).join(', ')}${plan.added.length > 3 ? ', …' : ''}` : 'none'),
-        h('dt', {}, 'output change'), h('dd', { id: 'swap-maxdiff' }, out.error ? h('span', { class: 'bad' }, `B: ${errorText(out.error)}`) : diff ? `max |B − A| = ${formatNumber(diff.max)}${diff.max === 0 ? ' (identical)' : ''}` : '—'),
+    fill(
+      report,
+      h(
+        'p',
+        { class: 'swap-from' },
+        'B: ',
+        h('strong', {}, describe(B.config)),
+        same ? h('span', { class: 'muted' }, ' (the same as A: choose another plugin)') : null,
       ),
-      h('details', {}, h('summary', {}, `Tensor names (${plan.kept.length} kept, ${plan.dropped.length} dropped, ${plan.added.length} added)`),
+      h(
+        'dl',
+        { class: 'kv' },
+        h('dt', {}, 'kept from A'),
+        h('dd', { id: 'swap-kept' }, `${plan.kept.length} tensors (all shared ones, same values)`),
+        h('dt', {}, 'dropped'),
+        h(
+          'dd',
+          { id: 'swap-dropped' },
+          plan.dropped.length ? `${plan.dropped.length}: ${plan.dropped.slice(0, 3).join(', ')}${plan.dropped.length > 3 ? ', …' : ''}` : 'none',
+        ),
+        h('dt', {}, 'added'),
+        h(
+          'dd',
+          { id: 'swap-added' },
+          plan.added.length ? `${plan.added.length}, from seed ${s.seed}: ${plan.added.slice(0, 3).join(', ')}${plan.added.length > 3 ? ', …' : ''}` : 'none',
+        ),
+        h('dt', {}, 'output change'),
+        h(
+          'dd',
+          { id: 'swap-maxdiff' },
+          out.error
+            ? h('span', { class: 'bad' }, `B: ${errorText(out.error)}`)
+            : diff
+              ? `max |B − A| = ${formatNumber(diff.max)}${diff.max === 0 ? ' (identical)' : ''}`
+              : '—',
+        ),
+      ),
+      h(
+        'details',
+        {},
+        h('summary', {}, `Tensor names (${plan.kept.length} kept, ${plan.dropped.length} dropped, ${plan.added.length} added)`),
         plan.dropped.length ? [h('strong', {}, 'dropped'), list(plan.dropped)] : null,
         plan.added.length ? [h('strong', {}, 'added'), list(plan.added)] : null,
-        h('strong', {}, 'kept'), list(plan.kept)));
+        h('strong', {}, 'kept'),
+        list(plan.kept),
+      ),
+    );
 
     if (diff) {
       const labels = s.tokens.map(displayToken);
@@ -162,16 +240,29 @@ export function mountSwap(root, app) {
       deltaPlot.box.hidden = false;
       linePlot(diffPlot.canvas, {
         series: [{ label: '‖output_B − output_A‖ per token', x: labels.map((_, i) => i), y: diff.perToken, color: '#d62728' }],
-        bars: true, yRange: [0, Math.max(...diff.perToken) * 1.1 || 1], height: 200,
-        xTickLabels: labels.map((l, i) => ({ value: i, label: l })), xLabel: 'token', yLabel: 'L2 norm of the change',
+        bars: true,
+        yRange: [0, Math.max(...diff.perToken) * 1.1 || 1],
+        height: 200,
+        xTickLabels: labels.map((l, i) => ({ value: i, label: l })),
+        xLabel: 'token',
+        yLabel: 'L2 norm of the change',
       });
       heatmap(deltaPlot.canvas, {
-        data: diff.delta, rows: diff.T, cols: diff.C, scale: 'diverging', xLabel: 'dimension', yLabel: 'token',
-        colorLabel: 'B − A', yTickLabels: labels, rowHeight: Math.max(6, Math.min(18, 240 / diff.T)), maxHeight: 300,
+        data: diff.delta,
+        rows: diff.T,
+        cols: diff.C,
+        scale: 'diverging',
+        xLabel: 'dimension',
+        yLabel: 'token',
+        colorLabel: 'B − A',
+        yTickLabels: labels,
+        rowHeight: Math.max(6, Math.min(18, 240 / diff.T)),
+        maxHeight: 300,
       });
-      deltaCaption.textContent = diff.max === 0
-        ? 'B computes exactly what A computes.'
-        : `Same tokens, same shared weights: the change comes from ${cA.position !== cB.position ? `position '${cA.position}' → '${cB.position}'` : ''}${cA.position !== cB.position && cA.norm !== cB.norm ? ' and ' : ''}${cA.norm !== cB.norm ? `norm '${cA.norm}' → '${cB.norm}'` : ''}${cA.normPlacement !== cB.normPlacement || cA.finalNorm !== cB.finalNorm ? `${cA.position !== cB.position || cA.norm !== cB.norm ? ' and ' : ''}the norm placement` : ''}${plan.added.length ? ` (and ${plan.added.length} added tensors)` : ''}.`;
+      deltaCaption.textContent =
+        diff.max === 0
+          ? 'B computes exactly what A computes.'
+          : `Same tokens, same shared weights: the change comes from ${cA.position !== cB.position ? `position '${cA.position}' → '${cB.position}'` : ''}${cA.position !== cB.position && cA.norm !== cB.norm ? ' and ' : ''}${cA.norm !== cB.norm ? `norm '${cA.norm}' → '${cB.norm}'` : ''}${cA.normPlacement !== cB.normPlacement || cA.finalNorm !== cB.finalNorm ? `${cA.position !== cB.position || cA.norm !== cB.norm ? ' and ' : ''}the norm placement` : ''}${plan.added.length ? ` (and ${plan.added.length} added tensors)` : ''}.`;
     } else {
       diffPlot.box.hidden = true;
       deltaPlot.box.hidden = true;
@@ -184,7 +275,8 @@ export function mountSwap(root, app) {
     const { encoder, plan } = pending;
     pending = null;
     touched = false;
-    const fromText = lastReport.from, toText = describe(encoder.config);
+    const fromText = lastReport.from,
+      toText = describe(encoder.config);
     // next B: back to where we came from
     posB.value = state.encoder.config.position;
     normB.value = state.encoder.config.norm;

@@ -19,7 +19,9 @@ up down out over under after before then than so if very too also just only more
 time day year way thing word words sentence order position token model attention layer head
 transformer encoder position positions vector vectors same different swap plugin
 . , ! ? ; : ' " ( ) -
-`.trim().split(/\s+/);
+`
+  .trim()
+  .split(/\s+/);
 
 export const WORD_VOCAB_SIZE = 256;
 export const CHAR_VOCAB_SIZE = 96;
@@ -51,7 +53,9 @@ function wordTokenizer() {
         return { text: piece, id: known.size + (fnv1a(piece) % buckets), known: false };
       });
     },
-    label(id) { return id < byId.length ? byId[id] : `#${id}`; },
+    label(id) {
+      return id < byId.length ? byId[id] : `#${id}`;
+    },
   };
 }
 
@@ -66,7 +70,9 @@ function charTokenizer() {
         return { text: ch, id: known ? c - 31 : 0, known };
       });
     },
-    label(id) { return id === 0 ? '<unk>' : String.fromCharCode(id + 31); },
+    label(id) {
+      return id === 0 ? '<unk>' : String.fromCharCode(id + 31);
+    },
   };
 }
 

@@ -66,8 +66,14 @@ export function mountTrained(root, app) {
   const variantNote = h('p', { class: 'lesson', id: 'trained-variant-note' });
 
   const text = h('input', {
-    id: 'trained-text', type: 'text', class: 'mono', spellcheck: false, autocomplete: 'off', autocapitalize: 'off',
-    'aria-describedby': 'trained-input-msg', 'aria-label': 'Input symbols (a to p)',
+    id: 'trained-text',
+    type: 'text',
+    class: 'mono',
+    spellcheck: false,
+    autocomplete: 'off',
+    autocapitalize: 'off',
+    'aria-describedby': 'trained-input-msg',
+    'aria-label': 'Input symbols (a to p)',
   });
   const randomBtn = h('button', { id: 'trained-random', type: 'button', class: 'secondary' }, 'random');
   const inputMsg = h('p', { class: 'input-msg', id: 'trained-input-msg', role: 'status', hidden: true });
@@ -83,7 +89,8 @@ export function mountTrained(root, app) {
   const tokenGrid = h('div', { class: 'tgrid', id: 'trained-tokens', 'aria-label': 'Input, prediction and right answer at each position' });
   const results = h('div', { class: 'trained-results' }, accuracyLine, tokenGrid);
 
-  const layerSel = h('select', { id: 'trained-layer' }), headSel = h('select', { id: 'trained-head' });
+  const layerSel = h('select', { id: 'trained-layer' }),
+    headSel = h('select', { id: 'trained-head' });
   const attn = plotBox('Attention probabilities of the trained model');
   const attnNote = h('p', { class: 'note', hidden: true });
   const attnCaption = h('p', { class: 'caption', id: 'trained-attention-caption' });
@@ -95,45 +102,67 @@ export function mountTrained(root, app) {
   ropeChart.canvas.id = 'trained-rope-chart';
   const ropeLine = h('p', { class: 'lesson', id: 'trained-rope-line' });
 
-  fill(body,
-    h('div', { class: 'trained-grid' },
-      h('article', { class: 'card', id: 'trained-run' },
+  fill(
+    body,
+    h(
+      'div',
+      { class: 'trained-grid' },
+      h(
+        'article',
+        { class: 'card', id: 'trained-run' },
         h('h3', {}, 'Run a trained model'),
-        h('div', { class: 'trained-controls' },
-          h('label', {}, 'Task', taskSel),
-          h('label', {}, 'Position plugin', posSel),
-          scalingLabel),
+        h('div', { class: 'trained-controls' }, h('label', {}, 'Task', taskSel), h('label', {}, 'Position plugin', posSel), scalingLabel),
         taskNote,
-        h('label', { class: 'check ablate' }, ablate,
-          h('span', {}, h('strong', {}, 'Ablate:'), ' run the same weights with position ', h('code', {}, 'none'))),
+        h('label', { class: 'check ablate' }, ablate, h('span', {}, h('strong', {}, 'Ablate:'), ' run the same weights with position ', h('code', {}, 'none'))),
         modelInfo,
         h('div', { class: 'seq-head' }, h('label', { for: 'trained-text' }, 'Input symbols ', h('span', { class: 'muted' }, '(a–p; spaces are ignored)'))),
         h('div', { class: 'seq-input' }, text, randomBtn),
         inputMsg,
         examples,
-        h('div', { class: 'len' },
+        h(
+          'div',
+          { class: 'len' },
           h('label', { for: 'trained-length', class: 'len-label' }, lengthText, ' ', lengthBadge),
-          h('div', { class: 'len-track' }, slider, scale)),
+          h('div', { class: 'len-track' }, slider, scale),
+        ),
         variantNote,
         error,
         results,
-        pytorchLine),
-      h('article', { class: 'card', id: 'trained-attention' },
+        pytorchLine,
+      ),
+      h(
+        'article',
+        { class: 'card', id: 'trained-attention' },
         h('h3', {}, 'Attention of this input'),
         h('div', { class: 'row' }, h('label', {}, 'Layer', layerSel), h('label', {}, 'Head', headSel)),
-        attnNote, attn.box, attnCaption)),
-    h('div', { class: 'trained-grid charts' },
-      h('article', { class: 'card', id: 'trained-accuracy-chart' },
-        h('h3', { id: 'trained-chart-title' }, 'Accuracy against length'),
-        chart.box, chartLine),
-      h('article', { class: 'card', id: 'trained-rope-card' },
+        attnNote,
+        attn.box,
+        attnCaption,
+      ),
+    ),
+    h(
+      'div',
+      { class: 'trained-grid charts' },
+      h('article', { class: 'card', id: 'trained-accuracy-chart' }, h('h3', { id: 'trained-chart-title' }, 'Accuracy against length'), chart.box, chartLine),
+      h(
+        'article',
+        { class: 'card', id: 'trained-rope-card' },
         h('h3', { id: 'trained-rope-title' }, 'RoPE context extension on the same weights'),
-        ropeChart.box, ropeLine)));
+        ropeChart.box,
+        ropeLine,
+      ),
+    ),
+  );
 
   // ---------------------------------------------------------------- data and caches
-  let tasks = null, index = null, table = null; // models/tasks.js, index.json, results.json
-  let trainT = 32, maxT = 128, symbols = 'abcdefghijklmnop';
-  let started = false, loadFailed = false;
+  let tasks = null,
+    index = null,
+    table = null; // models/tasks.js, index.json, results.json
+  let trainT = 32,
+    maxT = 128,
+    symbols = 'abcdefghijklmnop';
+  let started = false,
+    loadFailed = false;
   let randomSeed = 1;
   const bytes = new Map(); // file -> Promise<Uint8Array>
   const encoders = new Map(); // file -> Encoder (the trained model)
@@ -147,7 +176,9 @@ export function mountTrained(root, app) {
 
   function fetchBytes(file) {
     if (!bytes.has(file)) {
-      const p = fetchOk(new URL(file, MODELS)).then((r) => r.arrayBuffer()).then((b) => new Uint8Array(b));
+      const p = fetchOk(new URL(file, MODELS))
+        .then((r) => r.arrayBuffer())
+        .then((b) => new Uint8Array(b));
       p.catch(() => bytes.delete(file));
       bytes.set(file, p);
     }
@@ -178,7 +209,8 @@ export function mountTrained(root, app) {
         scaled = null;
         const encoder = await api.createEncoder(
           { ...base.config, positionOptions: { ...base.config.positionOptions, scaling: sel.scaling } },
-          { weights: base.getWeights() });
+          { weights: base.getWeights() },
+        );
         scaled = { key, encoder };
       }
       return scaled.encoder;
@@ -193,12 +225,21 @@ export function mountTrained(root, app) {
     const chars = Array.from(raw.replace(/\s+/g, ''));
     const bad = [...new Set(chars.filter((c) => !symbols.includes(c)))];
     if (bad.length) {
-      const list = bad.slice(0, 5).map((c) => `'${c}'`).join(', ') + (bad.length > 5 ? ', …' : '');
+      const list =
+        bad
+          .slice(0, 5)
+          .map((c) => `'${c}'`)
+          .join(', ') + (bad.length > 5 ? ', …' : '');
       const upper = bad.some((c) => symbols.includes(c.toLowerCase()));
-      return { error: `${list} ${bad.length === 1 ? 'is not a symbol' : 'are not symbols'} of these models: use the letters ${symbols[0]}–${symbols.at(-1)}${upper ? ' (lower case)' : ''}.` };
+      return {
+        error: `${list} ${bad.length === 1 ? 'is not a symbol' : 'are not symbols'} of these models: use the letters ${symbols[0]}–${symbols.at(-1)}${upper ? ' (lower case)' : ''}.`,
+      };
     }
     if (!chars.length) return { error: `Type at least one symbol (${symbols[0]}–${symbols.at(-1)}), or press random.` };
-    if (chars.length + 2 > maxT) return { error: `${chars.length} symbols is more than this panel runs: at most ${maxT - 2} (T = ${maxT} tokens with the markers, 4× the training length).` };
+    if (chars.length + 2 > maxT)
+      return {
+        error: `${chars.length} symbols is more than this panel runs: at most ${maxT - 2} (T = ${maxT} tokens with the markers, 4× the training length).`,
+      };
     return { symbols: chars.join('') };
   }
 
@@ -221,8 +262,11 @@ export function mountTrained(root, app) {
     const ratio = T / trainT;
     const inside = T >= index.trainLengths.min && T <= trainT;
     lengthBadge.className = `len-badge ${inside ? 'in' : T > trainT ? 'out' : 'short'}`;
-    lengthBadge.textContent = inside ? `within the training lengths ${index.trainLengths.min}–${trainT}`
-      : T > trainT ? `${ratio.toFixed(ratio < 10 ? 2 : 1).replace(/\.?0+$/, '')}× the longest training length` : `shorter than any training input (${index.trainLengths.min}–${trainT})`;
+    lengthBadge.textContent = inside
+      ? `within the training lengths ${index.trainLengths.min}–${trainT}`
+      : T > trainT
+        ? `${ratio.toFixed(ratio < 10 ? 2 : 1).replace(/\.?0+$/, '')}× the longest training length`
+        : `shorter than any training input (${index.trainLengths.min}–${trainT})`;
     slider.classList.toggle('past', T > trainT);
     slider.setAttribute('aria-valuetext', `${T} tokens, ${lengthBadge.textContent}`);
   }
@@ -232,21 +276,37 @@ export function mountTrained(root, app) {
     const at = (T) => (T - MIN_T) / (maxT - MIN_T);
     const pos = (f) => `calc(8px + ${f.toFixed(4)} * (100% - 16px))`;
     const lo = index.trainLengths.min;
-    fill(scale,
-      h('span', { class: 'band', style: `left:${pos(at(lo))};width:calc(${(at(trainT) - at(lo)).toFixed(4)} * (100% - 16px))`, title: `training lengths ${lo}–${trainT}` }),
+    fill(
+      scale,
+      h('span', {
+        class: 'band',
+        style: `left:${pos(at(lo))};width:calc(${(at(trainT) - at(lo)).toFixed(4)} * (100% - 16px))`,
+        title: `training lengths ${lo}–${trainT}`,
+      }),
       h('span', { class: 'mark', style: `left:${pos(at(lo))}` }, String(lo)),
       h('span', { class: 'mark strong', style: `left:${pos(at(trainT))}` }, `${trainT} (1×)`),
       h('span', { class: 'mark', style: `left:${pos(at(2 * trainT))}` }, `${2 * trainT} (2×)`),
-      h('span', { class: 'mark end', style: `left:${pos(1)}` }, `${maxT} (4×)`));
+      h('span', { class: 'mark end', style: `left:${pos(1)}` }, `${maxT} (4×)`),
+    );
   }
 
   /** The model's worked examples from models/index.json (inputs the training run also predicted). */
   function showExamples(model) {
     const list = (model?.examples ?? []).map((e) => ({ ...e, symbols: e.input.replace(/^\^|\$$/g, '') }));
-    const chip = (e) => h('button', {
-      type: 'button', class: 'chip', title: `T = ${e.length}: ${e.symbols}`,
-      onclick: () => { text.value = e.symbols; app.enqueue(refresh); },
-    }, e.symbols.length > 10 ? `${e.symbols.slice(0, 6)}… (T = ${e.length})` : e.symbols);
+    const chip = (e) =>
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'chip',
+          title: `T = ${e.length}: ${e.symbols}`,
+          onclick: () => {
+            text.value = e.symbols;
+            app.enqueue(refresh);
+          },
+        },
+        e.symbols.length > 10 ? `${e.symbols.slice(0, 6)}… (T = ${e.length})` : e.symbols,
+      );
     fill(examples, list.length ? [h('span', { class: 'muted' }, 'Examples:'), list.map(chip)] : null);
     examples.hidden = !list.length;
   }
@@ -254,18 +314,25 @@ export function mountTrained(root, app) {
   /** When the input is one of the model's examples, what PyTorch predicted for it in training. */
   function showPytorch(sel, pred) {
     const e = (sel.model.examples ?? []).find((x) => x.input === `^${sel.parsed.symbols}$`);
-    if (!e || !pred || sel.ablate || sel.scaling) { pytorchLine.hidden = true; return; }
+    if (!e || !pred || sel.ablate || sel.scaling) {
+      pytorchLine.hidden = true;
+      return;
+    }
     const mine = tasks.decode(pred.slice(1, -1), index.vocab);
     const same = mine === e.pytorch;
-    fill(pytorchLine, `PyTorch, at training time, predicted “${e.pytorch}” for this input: `,
-      h('span', { class: same ? 'ok' : 'bad' }, same ? '✓ the same here' : `✗ this page says “${mine}”`));
+    fill(
+      pytorchLine,
+      `PyTorch, at training time, predicted “${e.pytorch}” for this input: `,
+      h('span', { class: same ? 'ok' : 'bad' }, same ? '✓ the same here' : `✗ this page says “${mine}”`),
+    );
     pytorchLine.hidden = false;
   }
 
   // ---------------------------------------------------------------- a run
 
   function readSelection() {
-    const task = taskSel.value, position = posSel.value;
+    const task = taskSel.value,
+      position = posSel.value;
     const model = modelOf(task, position);
     const parsed = parseInput(text.value);
     const T = parsed.symbols ? parsed.symbols.length + 2 : null;
@@ -288,22 +355,24 @@ export function mountTrained(root, app) {
     const T = sel.T;
     let note;
     if (sel.ablate) {
-      note = sel.position === 'none'
-        ? 'This model was trained with no positions, so there is nothing to remove: the ablation of the others looks like this.'
-        : 'Ablation is a debugging tool: the same weights with the positions taken out. If accuracy collapses, the model was using position; attention can no longer tell one place from another.';
+      note =
+        sel.position === 'none'
+          ? 'This model was trained with no positions, so there is nothing to remove: the ablation of the others looks like this.'
+          : 'Ablation is a debugging tool: the same weights with the positions taken out. If accuracy collapses, the model was using position; attention can no longer tell one place from another.';
     } else if (sel.position === 'rope') {
       const f = sel.scaling ? sel.scaling.factor.toFixed(2) : '';
-      note = sel.scaling && T <= trainT
-        ? `Context extension: factor = max(1, T/${trainT}) = 1 at this length, so ${sel.scalingType} scaling changes nothing. Move the slider past ${trainT}.`
-        : sel.scaling
-          ? {
-            linear: `Context extension by position interpolation: every position is divided by factor = T/${trainT} = ${f}, so the angles stay in the trained range, but neighbours move closer together.`,
-            ntk: `Context extension, NTK-aware: the base grows with factor = T/${trainT} = ${f}, stretching the slow rotations while keeping the fast ones that tell neighbours apart.`,
-            yarn: `Context extension with YaRN (originalMaxLen ${trainT}): factor = T/${trainT} = ${f} stretches only the slow rotations, leaves the fast ones as trained, and sharpens the attention a little (mscale).`,
-          }[sel.scalingType] + ' Same weights, no retraining.'
-          : T > trainT
-          ? `RoPE sees only offsets j − i: a rule that is the same at every offset (shift) carries on past ${trainT}; one that needs the end's absolute place (reverse, sort) meets offsets it never saw. Try a scaling (context extension).`
-          : `RoPE sees only offsets j − i. Move the slider past ${trainT} to see what extrapolates, then try a scaling (context extension).`;
+      note =
+        sel.scaling && T <= trainT
+          ? `Context extension: factor = max(1, T/${trainT}) = 1 at this length, so ${sel.scalingType} scaling changes nothing. Move the slider past ${trainT}.`
+          : sel.scaling
+            ? {
+                linear: `Context extension by position interpolation: every position is divided by factor = T/${trainT} = ${f}, so the angles stay in the trained range, but neighbours move closer together.`,
+                ntk: `Context extension, NTK-aware: the base grows with factor = T/${trainT} = ${f}, stretching the slow rotations while keeping the fast ones that tell neighbours apart.`,
+                yarn: `Context extension with YaRN (originalMaxLen ${trainT}): factor = T/${trainT} = ${f} stretches only the slow rotations, leaves the fast ones as trained, and sharpens the attention a little (mscale).`,
+              }[sel.scalingType] + ' Same weights, no retraining.'
+            : T > trainT
+              ? `RoPE sees only offsets j − i: a rule that is the same at every offset (shift) carries on past ${trainT}; one that needs the end's absolute place (reverse, sort) meets offsets it never saw. Try a scaling (context extension).`
+              : `RoPE sees only offsets j − i. Move the slider past ${trainT} to see what extrapolates, then try a scaling (context extension).`;
     } else if (sel.position === 'learned') {
       note = `A learned table has one trained row per position, ${trainT} rows (maxLen): past that there is no vector to add, so swapformer refuses rather than invent one.`;
     } else if (sel.position === 'alibi') {
@@ -317,21 +386,38 @@ export function mountTrained(root, app) {
   }
 
   function showModelInfo(sel, enc) {
-    const m = sel.model, c = m.config, r = rowOf(m.name);
+    const m = sel.model,
+      c = m.config,
+      r = rowOf(m.name);
     const cell = (a) => (!a ? '—' : a.refused ? 'refused' : pct(a.token));
-    const measured = r ? [`1× ${cell(r.accuracy[trainT])}`, `2× ${cell(r.accuracy[2 * trainT])}`, `4× ${cell(r.accuracy[4 * trainT])}`, `ablated ${cell(r.ablatedToNone)}`].join(' · ') : '';
-    fill(modelInfo,
-      h('code', {}, m.file), ` · ${m.parameters.toLocaleString('en-US')} parameters · ${c.layers} layers, dModel ${c.dModel}, ${c.heads} heads, ${c.normPlacement}-${c.norm}, ${c.activation} · `,
+    const measured = r
+      ? [`1× ${cell(r.accuracy[trainT])}`, `2× ${cell(r.accuracy[2 * trainT])}`, `4× ${cell(r.accuracy[4 * trainT])}`, `ablated ${cell(r.ablatedToNone)}`].join(
+          ' · ',
+        )
+      : '';
+    fill(
+      modelInfo,
+      h('code', {}, m.file),
+      ` · ${m.parameters.toLocaleString('en-US')} parameters · ${c.layers} layers, dModel ${c.dModel}, ${c.heads} heads, ${c.normPlacement}-${c.norm}, ${c.activation} · `,
       `trained ${m.training.steps} steps on lengths ${m.training.lengths[0]}–${m.training.lengths[1]} (final loss ${m.training.lastLoss}) · `,
       h('span', { title: `models/results.json: per-token accuracy on ${table.count} random inputs` }, `measured: ${measured}`),
-      enc ? h('span', { class: 'muted' }, ` · running: ${describeVariant(sel)}`) : null);
+      enc ? h('span', { class: 'muted' }, ` · running: ${describeVariant(sel)}`) : null,
+    );
   }
 
   function showError(e) {
-    fill(error, h('span', { class: 'code' }, e.code ?? 'ERROR'), e.message,
+    fill(
+      error,
+      h('span', { class: 'code' }, e.code ?? 'ERROR'),
+      e.message,
       e.code === 'SEQUENCE_TOO_LONG'
-        ? h('span', { class: 'error-more' }, ` The learned table has rows 0–${trainT - 1} only. Shorten the input, tick Ablate (no table), or choose a relative plugin.`)
-        : null);
+        ? h(
+            'span',
+            { class: 'error-more' },
+            ` The learned table has rows 0–${trainT - 1} only. Shorten the input, tick Ablate (no table), or choose a relative plugin.`,
+          )
+        : null,
+    );
     error.hidden = false;
     error.dataset.code = e.code ?? 'ERROR';
   }
@@ -350,21 +436,31 @@ export function mountTrained(root, app) {
 
   function showTokens(ids, pred, want, probs) {
     const T = ids.length;
-    const key = h('div', { class: 'tcell key', 'aria-hidden': 'true' },
-      h('span', { class: 't' }, 't'), h('span', { class: 'in' }, 'input'), h('span', { class: 'out' }, 'model'), h('span', { class: 'want' }, 'answer'));
+    const key = h(
+      'div',
+      { class: 'tcell key', 'aria-hidden': 'true' },
+      h('span', { class: 't' }, 't'),
+      h('span', { class: 'in' }, 'input'),
+      h('span', { class: 'out' }, 'model'),
+      h('span', { class: 'want' }, 'answer'),
+    );
     const cells = Array.from(ids, (id, t) => {
       const marker = t === 0 || t === T - 1;
       const p = pred ? pred[t] : null;
       const ok = p !== null && p === want[t];
       const cls = `tcell${marker ? ' marker' : ''}${p === null ? '' : ok ? ' right' : ' wrong'}`;
-      const title = `position ${t}: input '${tokenText(id)}'`
-        + (p === null ? '' : `, model '${tokenText(p)}'${probs ? ` (p = ${probs[t].toFixed(3)})` : ''}`)
-        + `, right answer '${tokenText(want[t])}'${marker ? ' (a marker: not scored)' : p === null ? '' : ok ? ': right' : ': wrong'}`;
-      return h('div', { class: cls, title, dataset: { t: String(t) } },
+      const title =
+        `position ${t}: input '${tokenText(id)}'` +
+        (p === null ? '' : `, model '${tokenText(p)}'${probs ? ` (p = ${probs[t].toFixed(3)})` : ''}`) +
+        `, right answer '${tokenText(want[t])}'${marker ? ' (a marker: not scored)' : p === null ? '' : ok ? ': right' : ': wrong'}`;
+      return h(
+        'div',
+        { class: cls, title, dataset: { t: String(t) } },
         h('span', { class: 't' }, String(t)),
         h('span', { class: 'in' }, tokenText(id)),
         h('span', { class: 'out' }, p === null ? '·' : tokenText(p)),
-        h('span', { class: 'want' }, tokenText(want[t])));
+        h('span', { class: 'want' }, tokenText(want[t])),
+      );
     });
     fill(tokenGrid, key, cells);
   }
@@ -378,7 +474,9 @@ export function mountTrained(root, app) {
       return;
     }
     const { result, ids, sel } = last;
-    const T = ids.length, layer = Number(layerSel.value) || 0, head = Number(headSel.value) || 0;
+    const T = ids.length,
+      layer = Number(layerSel.value) || 0,
+      head = Number(headSel.value) || 0;
     const heads = result.attentions[layer].shape[1];
     const off = head * T * T;
     const labels = Array.from(ids, tokenText);
@@ -386,13 +484,23 @@ export function mountTrained(root, app) {
     attn.box.hidden = false;
     attnCaption.hidden = false;
     heatmap(attn.canvas, {
-      data: result.attentions[layer].data.subarray(off, off + T * T), rows: T, cols: T, scale: 'sequential', range: [0, 1], square: true,
-      xLabel: 'key (attended to)', yLabel: 'query', colorLabel: 'attention probability',
-      xTickLabels: labels, yTickLabels: labels, maxHeight: 420,
+      data: result.attentions[layer].data.subarray(off, off + T * T),
+      rows: T,
+      cols: T,
+      scale: 'sequential',
+      range: [0, 1],
+      square: true,
+      xLabel: 'key (attended to)',
+      yLabel: 'query',
+      colorLabel: 'attention probability',
+      xTickLabels: labels,
+      yTickLabels: labels,
+      maxHeight: 420,
       valueLabel: (r, c, v) => `query ${labels[r]} (${r}) → key ${labels[c]} (${c}): ${v.toFixed(4)}`,
     });
-    attnCaption.textContent = `Layer ${layer}, head ${head} of ${heads}, ${sel.model.name} ${describeVariant(sel)}: row i is how position i spreads its attention (each row sums to 1). `
-      + (sel.ablate && sel.position !== 'none' ? 'With the positions gone, equal symbols get equal rows wherever they stand.' : ATTENTION_NOTES[sel.task]);
+    attnCaption.textContent =
+      `Layer ${layer}, head ${head} of ${heads}, ${sel.model.name} ${describeVariant(sel)}: row i is how position i spreads its attention (each row sums to 1). ` +
+      (sel.ablate && sel.position !== 'none' ? 'With the positions gone, equal symbols get equal rows wherever they stand.' : ATTENTION_NOTES[sel.task]);
   }
 
   async function refresh() {
@@ -414,8 +522,15 @@ export function mountTrained(root, app) {
       setStale(true);
       showModelInfo(sel, null);
       out.lastPrediction = {
-        task: sel.task, position: sel.position, model: sel.model.name, file: sel.model.file, ablated: sel.ablate,
-        text: text.value, predicted: null, error: null, inputError: sel.parsed.error,
+        task: sel.task,
+        position: sel.position,
+        model: sel.model.name,
+        file: sel.model.file,
+        ablated: sel.ablate,
+        text: text.value,
+        predicted: null,
+        error: null,
+        inputError: sel.parsed.error,
       };
       return;
     }
@@ -433,20 +548,30 @@ export function mountTrained(root, app) {
       showModelInfo(sel, null);
       showError(e.code ? e : panelError('ERROR', e.message));
       last = { sel, ids: [], error: e };
-      out.lastPrediction = { task: sel.task, position: sel.position, model: sel.model.name, error: { code: e.code ?? 'ERROR', message: e.message }, inputError: null };
+      out.lastPrediction = {
+        task: sel.task,
+        position: sel.position,
+        model: sel.model.name,
+        error: { code: e.code ?? 'ERROR', message: e.message },
+        inputError: null,
+      };
       return;
     }
     showModelInfo(sel, enc);
     const ids = tasks.encode(sel.parsed.symbols, symbols);
     const want = tasks.target(sel.task, ids);
-    let pred, result = null, err = null, probs = null;
+    let pred,
+      result = null,
+      err = null,
+      probs = null;
     try {
       pred = enc.predict(ids);
       result = enc.forward(ids, { outputAttentions: true });
       const V = result.logits.shape[2];
       probs = Array.from(pred, (p, t) => {
         const row = result.logits.data.subarray(t * V, (t + 1) * V);
-        let max = -Infinity, sum = 0;
+        let max = -Infinity,
+          sum = 0;
         for (const v of row) max = Math.max(max, v);
         for (const v of row) sum += Math.exp(v - max);
         return Math.exp(row[p] - max) / sum;
@@ -460,12 +585,26 @@ export function mountTrained(root, app) {
     last = { sel, ids, result, error: err };
     const s = pred ? tasks.score(sel.task, ids, pred) : null;
     out.lastPrediction = {
-      task: sel.task, position: sel.position, model: sel.model.name, file: sel.model.file,
-      ablated: sel.ablate, scaling: sel.scaling, variant: describeVariant(sel), config: enc.config,
-      text: sel.parsed.symbols, T: ids.length, ids: Array.from(ids), target: Array.from(want),
+      task: sel.task,
+      position: sel.position,
+      model: sel.model.name,
+      file: sel.model.file,
+      ablated: sel.ablate,
+      scaling: sel.scaling,
+      variant: describeVariant(sel),
+      config: enc.config,
+      text: sel.parsed.symbols,
+      T: ids.length,
+      ids: Array.from(ids),
+      target: Array.from(want),
       predicted: pred ? Array.from(pred) : null,
-      right: s?.right ?? null, total: s?.total ?? ids.length - 2, accuracy: s ? s.right / s.total : null, allRight: s?.allRight ?? false,
-      decoded: pred ? tasks.decode(pred, index.vocab) : null, error: err ? { code: err.code, message: err.message } : null, inputError: null,
+      right: s?.right ?? null,
+      total: s?.total ?? ids.length - 2,
+      accuracy: s ? s.right / s.total : null,
+      allRight: s?.allRight ?? false,
+      decoded: pred ? tasks.decode(pred, index.vocab) : null,
+      error: err ? { code: err.code, message: err.message } : null,
+      inputError: null,
     };
     if (err) {
       showError(err);
@@ -473,10 +612,12 @@ export function mountTrained(root, app) {
     } else {
       clearError();
       const cls = s.right / s.total >= 0.95 ? 'ok' : s.right / s.total >= 0.5 ? 'meh' : 'bad';
-      fill(accuracyLine,
+      fill(
+        accuracyLine,
         h('strong', { class: `big ${cls}`, id: 'trained-accuracy-value' }, pct(s.right / s.total, s.right === s.total || s.right === 0 ? 0 : 1)),
         ` of this input: ${s.right} of ${s.total} positions right${s.allRight ? ' (all of them)' : ''}`,
-        h('span', { class: 'muted' }, ' · the ^ and $ positions predict themselves and are not scored'));
+        h('span', { class: 'muted' }, ' · the ^ and $ positions predict themselves and are not scored'),
+      );
     }
     showTokens(ids, pred, want, probs);
     showPytorch(sel, pred);
@@ -495,26 +636,44 @@ export function mountTrained(root, app) {
     barChart(chart.canvas, {
       groups,
       groupsShort: [...lengths.map((T, i) => `T = ${T}\n${i ? `${T / trainT}×` : '1×'}`), `ablated\nT = ${trainT}`],
-      series: rows.map((r, k) => ({ label: POSITIONS[k], color: COLOURS[POSITIONS[k]], values: r ? [...lengths.map((T) => value(r.accuracy[T])), value(r.ablatedToNone)] : [] })),
-      yRange: [0, 1], yTickFormat: (v) => pct(v), valueFormat: (v) => Math.round(100 * v).toString(),
-      yLabel: 'per-token accuracy', height: 300, separators: [3],
+      series: rows.map((r, k) => ({
+        label: POSITIONS[k],
+        color: COLOURS[POSITIONS[k]],
+        values: r ? [...lengths.map((T) => value(r.accuracy[T])), value(r.ablatedToNone)] : [],
+      })),
+      yRange: [0, 1],
+      yTickFormat: (v) => pct(v),
+      valueFormat: (v) => Math.round(100 * v).toString(),
+      yLabel: 'per-token accuracy',
+      height: 300,
+      separators: [3],
       hlines: [{ y: chance, label: `chance (1 in ${symbols.length})` }],
       highlight: POSITIONS.indexOf(sel.position),
       tooltip: (g, k) => {
-        const r = rows[k], a = g < 3 ? r?.accuracy[lengths[g]] : r?.ablatedToNone;
+        const r = rows[k],
+          a = g < 3 ? r?.accuracy[lengths[g]] : r?.ablatedToNone;
         if (!a) return '';
         const where = g < 3 ? `T = ${lengths[g]}` : `ablated to 'none', T = ${trainT}`;
-        return a.refused ? `${r.name}, ${where}: ${a.refused} (${a.message})` : `${r.name}, ${where}: ${pct(a.token, 1)} of tokens, ${pct(a.sequence)} of inputs entirely right`;
+        return a.refused
+          ? `${r.name}, ${where}: ${a.refused} (${a.message})`
+          : `${r.name}, ${where}: ${pct(a.token, 1)} of tokens, ${pct(a.sequence)} of inputs entirely right`;
       },
     });
     const fmt = (a) => (a && !a.refused ? pct(a.token) : '—');
-    const best4 = rows.filter((r) => r && !r.accuracy[4 * trainT].refused)
+    const best4 = rows
+      .filter((r) => r && !r.accuracy[4 * trainT].refused)
       .reduce((b, r) => (!b || r.accuracy[4 * trainT].token > b.accuracy[4 * trainT].token ? r : b), null);
     const abl = rows.filter((r) => r && r.position !== 'none').map((r) => r.ablatedToNone.token);
-    fill(chartLine,
+    fill(
+      chartLine,
       `${CHART_LEADS[task]} (best at 4×: ${best4.position} ${fmt(best4.accuracy[4 * trainT])}); `,
       `ablating the positions collapses every model to ${pct(Math.min(...abl))}–${pct(Math.max(...abl))}; learned refuses past ${trainT}. `,
-      h('span', { class: 'muted' }, `Bars: models/results.json, per-token accuracy on ${table.count} random inputs per bar (tools/evaluate.mjs, through swapformer); the current choice is outlined.`));
+      h(
+        'span',
+        { class: 'muted' },
+        `Bars: models/results.json, per-token accuracy on ${table.count} random inputs per bar (tools/evaluate.mjs, through swapformer); the current choice is outlined.`,
+      ),
+    );
     document.getElementById('trained-chart-title').textContent = `Accuracy against length: ${task}, every position plugin`;
 
     const rope = table.rows.find((r) => r.task === task && r.position === 'rope');
@@ -527,24 +686,38 @@ export function mountTrained(root, app) {
         color: SCALING_COLOURS[type],
         values: ext.map((T) => value(type === 'none' ? rope.accuracy[T] : rope.ropeScaling?.[type]?.[T])),
       })),
-      yRange: [0, 1], yTickFormat: (v) => pct(v), valueFormat: (v) => Math.round(100 * v).toString(),
-      yLabel: 'per-token accuracy', height: 260,
+      yRange: [0, 1],
+      yTickFormat: (v) => pct(v),
+      valueFormat: (v) => Math.round(100 * v).toString(),
+      yLabel: 'per-token accuracy',
+      height: 260,
       hlines: [{ y: rope.accuracy[trainT].token, label: `at T = ${trainT}: ${pct(rope.accuracy[trainT].token)}` }],
       highlight: sel.position === 'rope' && !sel.ablate ? SCALINGS.indexOf(sel.scalingType) : -1,
       tooltip: (g, k) => {
-        const type = SCALINGS[k], a = type === 'none' ? rope.accuracy[ext[g]] : rope.ropeScaling?.[type]?.[ext[g]];
-        return a ? `${rope.name}, ${type === 'none' ? 'no scaling' : type}, T = ${ext[g]}: ${pct(a.token, 1)} of tokens, ${pct(a.sequence)} of inputs entirely right` : '';
+        const type = SCALINGS[k],
+          a = type === 'none' ? rope.accuracy[ext[g]] : rope.ropeScaling?.[type]?.[ext[g]];
+        return a
+          ? `${rope.name}, ${type === 'none' ? 'no scaling' : type}, T = ${ext[g]}: ${pct(a.token, 1)} of tokens, ${pct(a.sequence)} of inputs entirely right`
+          : '';
       },
     });
-    const bestAt = (T) => SCALINGS.map((type) => [type, type === 'none' ? rope.accuracy[T] : rope.ropeScaling?.[type]?.[T]])
-      .filter(([, a]) => a && !a.refused).sort((a, b) => b[1].token - a[1].token)[0];
+    const bestAt = (T) =>
+      SCALINGS.map((type) => [type, type === 'none' ? rope.accuracy[T] : rope.ropeScaling?.[type]?.[T]])
+        .filter(([, a]) => a && !a.refused)
+        .sort((a, b) => b[1].token - a[1].token)[0];
     const [b2, a2] = bestAt(2 * trainT);
-    fill(ropeLine,
+    fill(
+      ropeLine,
       `${rope.name}: best at 2× is ${b2 === 'none' ? 'no scaling' : b2} (${pct(a2.token)}). `,
       task === 'shift'
         ? 'Shift needs the fast rotations that tell neighbours apart: NTK and YaRN keep them, linear interpolation squeezes them and breaks the rule. '
         : `${task[0].toUpperCase()}${task.slice(1)} needs absolute places: interpolation maps them back into the trained range, which helps, but nothing is perfect without retraining. `,
-      h('span', { class: 'muted' }, `factor = T/${trainT}; YaRN with originalMaxLen ${trainT}. ${sel.position === 'rope' && sel.ablate ? 'Untick Ablate to try a scaling on your input.' : sel.position === 'rope' ? 'Choose a scaling above (and a length past ' + trainT + ') to run it on your input; the outlined bars are the current choice.' : 'Choose rope above, then a scaling, to run it on your input.'}`));
+      h(
+        'span',
+        { class: 'muted' },
+        `factor = T/${trainT}; YaRN with originalMaxLen ${trainT}. ${sel.position === 'rope' && sel.ablate ? 'Untick Ablate to try a scaling on your input.' : sel.position === 'rope' ? 'Choose a scaling above (and a length past ' + trainT + ') to run it on your input; the outlined bars are the current choice.' : 'Choose rope above, then a scaling, to run it on your input.'}`,
+      ),
+    );
     document.getElementById('trained-rope-title').textContent = `RoPE context extension on the same weights: ${task}`;
   }
 
@@ -581,7 +754,15 @@ export function mountTrained(root, app) {
     } catch (e) {
       loadFailed = true;
       index = null;
-      fill(body, h('div', { class: 'errbox', id: 'trained-error' }, h('span', { class: 'code' }, e.code ?? 'NOT_FOUND'), ` The trained models could not be loaded: ${e.message}`));
+      fill(
+        body,
+        h(
+          'div',
+          { class: 'errbox', id: 'trained-error' },
+          h('span', { class: 'code' }, e.code ?? 'NOT_FOUND'),
+          ` The trained models could not be loaded: ${e.message}`,
+        ),
+      );
       return;
     }
     trainT = index.trainLengths.max;
@@ -593,9 +774,16 @@ export function mountTrained(root, app) {
     setOptions(scalingSel, SCALINGS, ['none', 'linear (position interpolation)', 'NTK-aware', 'YaRN']);
     taskSel.value = 'reverse';
     posSel.value = 'rope';
-    const layers = index.hyperparameters.layers, heads = index.hyperparameters.heads;
-    setOptions(layerSel, Array.from({ length: layers }, (_, i) => i));
-    setOptions(headSel, Array.from({ length: heads }, (_, i) => i));
+    const layers = index.hyperparameters.layers,
+      heads = index.hyperparameters.heads;
+    setOptions(
+      layerSel,
+      Array.from({ length: layers }, (_, i) => i),
+    );
+    setOptions(
+      headSel,
+      Array.from({ length: heads }, (_, i) => i),
+    );
     layerSel.value = String(layers - 1); // the second layer is where these models read the answer
     Object.assign(slider, { min: String(MIN_T), max: String(maxT) });
     buildScale();
