@@ -67,8 +67,8 @@ async function cpuProfile(page, call, setup, { runs = 5, interval = 100 } = {}) 
  * once), peaks: false to skip the peak, seed: cases measured already (the
  * start of `cases`), cases: [spec for page.runCase, ...] or a function (results so
  * far) -> next spec | null, profiles: [spec for page.profileSetup, ...], cold:
- * [{name, model, onnx, T, vocab, runs}]}. Returns {version, relaxed, peaks, matrix,
- * cases, profiles, cold, wasmFiles}.
+ * [{name, model, onnx, T, vocab, runs}], endToEnd: spec for e2e-page.run}. Returns {version,
+ * relaxed, peaks, matrix, cases, profiles, cold, endToEnd, wasmFiles}.
  */
 export async function runBrowser(plan, { log = console.log } = {}) {
   const srv = await serve();
@@ -156,6 +156,12 @@ export async function runBrowser(plan, { log = console.log } = {}) {
         }
         log(`  cold start ${c.name}: swapformer ${times.swapformer.map((t) => t.coldMs.toFixed(0)).join(' ')} ms; ORT ${times.ort.map((t) => t.coldMs.toFixed(0)).join(' ')} ms`);
       }
+    }
+    if (plan.endToEnd) { // bench/e2e-page.js in a fresh page: the end-to-end group
+      const ep = await openPage(), meter = cpuMeter();
+      out.endToEnd = await ep.page.evaluate(async (spec) => (await import('/bench/e2e-page.js')).run(spec), plan.endToEnd);
+      out.endToEnd.machine = meter.stop();
+      await ep.close();
     }
   } finally {
     await browser.close();

@@ -15,9 +15,10 @@
 import { readFileSync } from 'node:fs';
 import * as H from './harness.js';
 import { cpuMeter } from './quiet.js';
+import { importOrtWeb } from './context.js';
 
 const spec = JSON.parse(process.argv[2]);
-const ort = await import('onnxruntime-web');
+const ort = await importOrtWeb();
 ort.env.wasm.numThreads = spec.threads;
 const sf = await import('../bindings/index.js');
 

@@ -19,6 +19,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as H from './harness.js';
+import { importOrtWeb } from './context.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const arg = (name, def) => {
@@ -49,7 +50,7 @@ const cpuMs = () => {
 const median = (xs) => H.median(xs);
 const fmt = (v, d = 1) => (Number.isFinite(v) ? v.toFixed(d) : '-');
 
-const ort = await import('onnxruntime-web');
+const ort = await importOrtWeb();
 ort.env.wasm.numThreads = 1;
 const sf = await import('../bindings/index.js');
 

@@ -1,0 +1,164 @@
+// The writers of a run's report: bench/RESULTS.md (the method and the tables of
+// bench/report.js) and the README "Performance" block.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as H from './harness.js';
+import { ROOT, ORT_SETTINGS, plural, fmt0 } from './context.js';
+import { MATRIX_HEAD, matrixRows, scalingRows, SCALING_HEAD, timeSplit, loadMemory, loadMemoryTable, issue11Targets, targets } from './report.js';
+
+export function resultsMd(R, table) {
+  const M = R.machine;
+  return `# swapformer benchmark results
+
+Written by \`npm run bench\` (bench/bench.js) on ${M.date}. Do not edit by hand: rerun.
+
+| | |
+|:--|:--|
+| CPU | ${M.cpu}, ${M.cores} cores (thread counts measured: ${(R.threadCounts ?? [1]).join(', ')}), ${M.memory}; 1-min load average ${M.load?.toFixed(1)} at the start, ${M.loadEnd?.toFixed(1)} at the end |
+| OS | ${M.os} |
+| Node | ${M.node} (V8 ${M.v8}), flags \`${M.nodeFlags}\` |
+| Chromium | ${R.browser ? `${R.browser.version}, headless, via playwright-core ${M.playwright}` : 'not run'} |
+| onnxruntime-web | ${M.ort} |
+| swapformer | ${M.git} |
+| binaries | ${Object.entries(M.dist).map(([k, v]) => `${DIST_NAME[k] ?? k} sha256 ${v}`).join('<br>')} |
+
+## How it was measured
+
+- **Models**: MiniLM-L6 shape (6 layers, dModel 384, 12 heads, ffDim 1536) and BERT-base shape
+  (12, 768, 12, 3072), vocab 30522, learned positions, post-LayerNorm (eps 1e-12), GELU (erf); a
+  modern MiniLM variant (RoPE, pre-RMSNorm, SwiGLU) for swapformer alone. Weights from
+  \`createEncoder(config, {seed})\` with non-zero biases and norm gains, saved to
+  \`bench/.cache/*.safetensors\`; both runtimes load those weights.
+- **ONNX**: \`bench/export_onnx.py\` (Debian's PyTorch ${M.torch}, \`torch.onnx.export\`, opset 17,
+  dynamic T axis, input int64 \`input_ids\` [1, T]). Two graphs with the same weights: *fused*, the
+  graph onnxruntime's offline transformer optimiser produces for BERT (com.microsoft \`Attention\`,
+  \`SkipLayerNormalization\`, \`BiasGelu\`), and *plain*, the module exported as is (native
+  \`LayerNormalization\`), left to ORT's own graph optimiser. MiniLM runs both; BERT-base runs the
+  one that was faster for MiniLM at the same T. "vs ORT" uses the faster ORT graph.
+- **ORT settings**: ${ORT_SETTINGS}. In Node \`import * as ort from 'onnxruntime-web'\`
+  (\`ort.node.min.mjs\`, which loads \`ort-wasm-simd-threaded.wasm\`); in Chromium \`ort.wasm.min.mjs\`.
+- **Builds**: swapformer's SIMD build (\`dist/swapformer.wasm\`) and its relaxed-SIMD build
+  (\`dist/swapformer-relaxed.wasm\`), copied at the start of the run (hashes above). The MiniLM shapes run
+  both everywhere; BERT-base runs each environment's default only: the SIMD build in Node (relaxed SIMD
+  needs \`--experimental-wasm-relaxed-simd\` in Node 20), the relaxed build in Chromium. With more than one
+  thread, their threaded twins (\`dist/swapformer-mt.wasm\`, \`dist/swapformer-relaxed-mt.wasm\`).
+- **Threads x dtypes** (MiniLM-L6, T=128 and T=512, ${(R.threadCounts ?? [1]).map(plural).join(', ')}): one fresh Node
+  process (\`bench/matrix.js\`) and one fresh Chromium page per thread count (onnxruntime-web fixes its threads when
+  its wasm starts), the page cross-origin isolated (COOP/COEP) so that it has SharedArrayBuffer. Runners alternate run by run:
+  ORT's fused and plain f32 graphs and their q8 versions (\`env.wasm.numThreads\`); swapformer's SIMD and relaxed builds in f32
+  and q8, \`loadModel(bytes, {dtype, threads})\` of the f32 file (one thread: \`dist/swapformer.wasm\` /
+  \`-relaxed.wasm\`; more: \`dist/swapformer-mt.wasm\` / \`-relaxed-mt.wasm\` and their worker pool). In the process of the most
+  threads the swapformer runners run again at each smaller count, in the same rounds: the thread scaling, and
+  their outputs must be the same bits. "vs ORT": the fastest ORT graph of the same dtype at the same thread count.
+- **q8 ONNX**: \`bench/export_onnx.py --graph plain-q8 / fused-q8\` writes onnxruntime's dynamic quantization of the
+  f32 graphs with Debian's \`python3-onnx\`: every MatMul with a constant weight becomes DynamicQuantizeLinear (the
+  activation, u8, per tensor) + MatMulInteger with per-column int8 weights (symmetric, zero point 0) + Cast + Mul by
+  the scales (ORT's optimiser fuses them into DynamicQuantizeMatMul); the fused graph's Attention becomes com.microsoft
+  QAttention on the quantized input and QKV weights. swapformer q8: int8 weights per output row, activations per row (u8 in the SIMD build, u7 in
+  the relaxed one), int32 accumulation.
+- **int8 accuracy**: q8 against f32 of the same runtime and build, on the timed ids (the "check" column) and on
+  ${R.accuracy?.[0] ? `${R.accuracy[0].sequences} other sequences (${R.accuracy[0].lengths.join(', ')} tokens)` : 'other sequences'}: cosine of every row (token) of the
+  hidden states (>= 0.99 required), of the mean-pooled embeddings, and max |q8 - f32| / max |f32|.
+- **CPU profile** (Chromium): the relaxed build rebuilt with its name section (build.sh's flags, \`bench.js buildNamed\`),
+  MiniLM-L6 T=512, one thread, CDP \`Profiler\` sampling over a few forwards after warm-up; self time per function.
+- **Other processes**: \`bench/quiet.js\` reads /proc: the CPU time of every process outside the benchmark's own
+  tree over each part of the run, as a share of all cores (this machine is shared); \`--wait-quiet[=LOAD]\` waits for
+  the 1-minute load average to fall below LOAD (0.5) before measuring.
+- **Cross-check**: every f32 output against the first ORT graph's (swapformer-only cases: against the SIMD
+  build's): max |a - b| / max |b| (<= 1e-3 required), on the same ids before timing.
+- **Timing**: warm-up rounds first (V8 starts wasm in its baseline tier), then the runtimes alternate run
+  by run (order reversed every other round), one thread (threads x dtypes: the case's thread count), batch 1; medians. Input copy-in and output
+  copy-out are inside the timed call for both (\`forward(ids)\` / \`await session.run(feeds)\`).
+- **GFLOP/s**: ${H.FLOP_FORMULA}.
+- **Peak**: \`bench/peak.c\` (clang-16, wasm-ld-16): register-only kernels with N independent f32x4
+  accumulators, \`acc = acc*a + b\` (SIMD mul + add) or \`relaxed_madd\` (relaxed SIMD), best N; and an
+  L1-resident matrix-product micro-kernel (splat-load A, vector-load B, 4 x 8 ... accumulators). The
+  peak of a build is the better of the two, measured in the same environment (best of 10 calls each, in Node three passes alternating with the matrix products alone:
+  the machine is noisy, the best is the least disturbed). "% of peak" divides the GFLOP/s of the whole
+  forward (matrix products only counted) by it, so it is a lower bound for the matrix products.
+  The issue's "near 25 GFLOP/s" for a plain mul+add loop is close to the gemm micro-kernel here.
+- **Matrix products alone**: \`bench/gemm.c\` built with \`core/kernels.c\` as each shipped wasm is (emcc;
+  clang-16 + wasm-ld-16 with relaxed SIMD) runs \`matmul_forward\` on one MiniLM layer's Linear shapes
+  (q, k, v, o: four 384 -> 384, up: 384 -> 1536, down: 1536 -> 384) for T=512 in 64-row chunks as the
+  encoder does, weights packed; best of 40 rounds. The peak and this alternate, three passes each, best kept.
+- **Memory**: the byte length of each runtime's wasm memory (caught at instantiation; wasm memory
+  never grows back, so it is the peak) in a fresh Node process after loading the model and one
+  forward. JS-heap copies (the model file bytes, ORT's JS tensors) are not counted for either.
+  Each runtime's memory is caught at instantiation: \`bench/probe.js\` wraps \`WebAssembly.instantiate\`
+  (and \`instantiateStreaming\`) and keeps every \`WebAssembly.Memory\` the instance exports or imports
+  (swapformer exports its memory; onnxruntime-web's module keeps its own private, \`ort.env.wasm\` has no
+  handle to it). Load memory (MiniLM-L6): after loading, after one forward of 128 tokens, and after the
+  encoder is disposed (ORT: the session released) and the same file loaded again with one forward; the
+  weights are the f32 bytes of every tensor (swapformer's \`weightShapes()\`, the same weights in both).
+- **Cold start**: fresh Node processes (and fresh Chromium contexts: no HTTP or code cache) from
+  \`import\` of the runtime to the first output, including reading the model file.
+- **Long sequences**: T=512 and T=${R.long?.at(-1)?.T ?? 8192} with RoPE and ALiBi (same weights), the SIMD build, in a
+  fresh process: five forwards of 16 tokens, then the heap's free space is filled with held
+  allocations (\`sf_alloc\` in 1 MB ... 256 B blocks until the memory grows), so that the next forward
+  must grow the memory for whatever it allocates; one forward of T tokens (timed, a single run), and
+  the growth of the wasm memory across it is its activation memory (to within the last growth's
+  slack, under 1 MB).
+
+## Results
+
+${table}
+`;
+}
+
+/** Puts block into the README's "Performance" section (exported for the owner's use). */
+export function updateReadme(block, path = join(ROOT, 'README.md')) {
+  let md = readFileSync(path, 'utf8');
+  const begin = '<!-- bench:begin -->', end = '<!-- bench:end -->';
+  const body = `${begin}\n${block}\n${end}`;
+  if (md.includes(begin) && md.includes(end)) {
+    md = md.slice(0, md.indexOf(begin)) + body + md.slice(md.indexOf(end) + end.length);
+  } else {
+    const h = md.indexOf('\n## Performance');
+    if (h < 0) md += `\n## Performance\n\n${body}\n`;
+    else {
+      const nextH = md.indexOf('\n## ', h + 3);
+      const at = nextH < 0 ? md.length : nextH;
+      md = `${md.slice(0, at).replace(/\s*$/, '')}\n\n${body}\n${md.slice(at)}`;
+    }
+  }
+  writeFileSync(path, md);
+}
+
+/** The README block: the Node table, sizes, cold start, a pointer to RESULTS.md. */
+export function readmeBlock(R) {
+  const M = R.machine;
+  const lines = [`Measured by \`npm run bench\` on ${M.cpu}, ${M.cores} cores, Node ${M.node}, onnxruntime-web ${M.ort}` +
+    ` (wasm backend, graph optimisations 'all'), same random weights, batch 1, medians; details and the Chromium figures in` +
+    ' [bench/RESULTS.md](https://github.com/swapformer/swapformer/blob/main/bench/RESULTS.md).', ''];
+  const nodeMatrix = R.matrix?.node ?? [];
+  if (nodeMatrix.length) {
+    lines.push(`MiniLM-L6 with ${R.threadCounts.map(plural).join(' and ')}, f32 and q8 (swapformer \`loadModel(bytes, {dtype, threads})\`; ORT: its f32 graphs and their dynamic quantization), Node:`, '');
+    lines.push(H.mdTable(MATRIX_HEAD, matrixRows(nodeMatrix)));
+    const sc = scalingRows(nodeMatrix);
+    if (sc.length) lines.push('', 'Thread scaling, Node:', '', H.mdTable(SCALING_HEAD, sc));
+    lines.push('', 'One thread, f32, Node:', '');
+  }
+  lines.push(H.mdTable(H.COMPARISON_HEAD, H.comparisonRows(R.node ?? [], R.peaks.node)));
+  lines.push('');
+  lines.push(H.mdTable(['file', 'raw', 'gzip -9'], R.sizes.filter((s) => s.what.includes('wasm')).map((s) => [s.what, s.missing ? 'not built' : H.fmt.kb(s.raw), s.missing ? '-' : H.fmt.kb(s.gzip)])));
+  const split = timeSplit(R);
+  if (split.length) {
+    lines.push('', 'Where the time goes (Node, MiniLM-L6 T=512; Linear layers at the speed `matmul_forward` reaches alone on their shapes):', '');
+    lines.push(H.mdTable(['build', 'forward (fastest run)', 'Linear layers: GFLOP/s alone, ms', 'the rest, ms'], split));
+  }
+  for (const [shape, c] of Object.entries(R.cold ?? {})) {
+    lines.push('');
+    lines.push(`Cold start (import to first output, ${shape === 'tiny' ? 'a tiny 2-layer model' : shape}, T=128, Node): swapformer ${fmt0(H.median(c.swapformer.map((p) => p.coldMs)))} ms, ` +
+      `onnxruntime-web ${fmt0(H.median(c.ort.map((p) => p.coldMs)))} ms.`);
+  }
+  const load = loadMemory(R);
+  if (load) {
+    lines.push('', `Wasm memory loading MiniLM-L6 (${H.fmt.mb(load.weights)} of f32 weights; in parentheses, / the weights), Node:`, '');
+    lines.push(loadMemoryTable(load, R));
+  }
+  lines.push('', 'The targets of issue 11 (threads, int8, memory), as measured in this run (Node and Chromium):', '');
+  lines.push(H.mdTable(['target', 'measured', 'status'], issue11Targets(R), ['l', 'l', 'l']));
+  lines.push('', 'The targets of the first performance issue (one thread, f32):', '');
+  lines.push(H.mdTable(['target', 'measured', 'status'], targets(R), ['l', 'l', 'l']));
+  return lines.join('\n');
+}
