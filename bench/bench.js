@@ -8,6 +8,7 @@
 //                       (the others kept) when RESULTS.md is written
 //   --no-end-to-end     skip the end-to-end group
 //   --e2e-runs=N        its timed runs per contender (default 5; --quick 1)
+//   --e2e-texts=N       its corpus size in sentences (default 2000; --quick 128)
 //   --skip-long         skip the long-sequence runs (RoPE / ALiBi at T=512 and T=8192)
 //   --long-T=N          their length (default 8192)
 //   --quick             few runs, and only the threads x dtypes comparison, int8
@@ -53,7 +54,7 @@ import { cpuMeter, waitQuiet } from './quiet.js';
 import { BENCH, CACHE, DIST, ORT_WASM, DIST_NAME, distIds, threadCounts, log } from './context.js';
 import { machine, prepare, sizes } from './setup.js';
 import { report, failures } from './report.js';
-import { resultsMd, readmeBlock, updateReadme } from './write.js';
+import { resultsMd, readmeBlock, updateReadme, updateReadmeHeadline, patchResultsMd } from './write.js';
 import * as peak from './groups/peak.js';
 import * as matrix from './groups/matrix.js';
 import * as chromium from './groups/chromium.js';
@@ -79,7 +80,7 @@ export function parseFlags(argv) {
     only: val('only', 'all'), browser: !flag('no-browser'), write: !flag('no-write'), readme: flag('update-readme'),
     fromJson: flag('from-json'), threads: argv.some((a) => a.startsWith('--threads=')) ? val('threads', '1').split(',').map(Number) : undefined,
     waitQuiet: argv.some((a) => a === '--wait-quiet' || a.startsWith('--wait-quiet=')) ? +(val('wait-quiet', '0.5') || 0.5) : 0,
-    endToEnd: !flag('no-end-to-end'), e2eRuns: +val('e2e-runs', flag('quick') ? 1 : 5),
+    endToEnd: !flag('no-end-to-end'), e2eRuns: +val('e2e-runs', flag('quick') ? 1 : 5), e2eTexts: +val('e2e-texts', flag('quick') ? 128 : 2000),
   };
   // the groups' switches: --only=end-to-end runs that group alone (in Node and Chromium)
   opts.e2eOnly = opts.only === 'end-to-end';
@@ -97,6 +98,7 @@ function write(R, table, opts) {
   }
   if (opts.readme) {
     updateReadme(readmeBlock(R));
+    if (updateReadmeHeadline(R)) log('updated the README\'s end-to-end headline');
     log('updated the README "Performance" block');
   } else if (opts.write) {
     writeFileSync(join(CACHE, 'README-performance.md'), `${readmeBlock(R)}\n`);
@@ -158,7 +160,11 @@ export async function main(argv = process.argv.slice(2)) {
   const table = report(full);
   log('');
   log(table);
-  write(full, table, opts);
+  if (full === R && opts.e2eOnly) { // no full run's results.json to merge into: patch the reports on disk
+    if (opts.write && patchResultsMd(R)) log('\nreplaced the end-to-end section of bench/RESULTS.md (the rest kept)');
+    if (opts.write) writeFileSync(join(CACHE, 'results-e2e.json'), JSON.stringify(R, null, 1));
+    if (opts.readme && updateReadmeHeadline(R)) log('updated the README\'s end-to-end headline');
+  } else write(full, table, opts);
   log(`bench: ${R.machine.minutes.toFixed(1)} min of measuring`);
   const failed = Object.values(failures(full)).flat();
   if (failed.length) {

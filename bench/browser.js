@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import { startServer } from '../web/server.js';
 import { cpuMeter } from './quiet.js';
+import { selfTimes } from './harness.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'];
@@ -30,9 +31,7 @@ async function launch() {
 /**
  * Chromium's CPU profile (CDP Profiler, through playwright's CDP session) of
  * `runs` forwards of one encoder in the page (page.js profileSetup / profileRun),
- * sampled every `interval` us. Resolves to {samples, ms, functions: [{name, url,
- * selfMs}] by self time, heaviest first}: the time of each sample is that of its
- * leaf function (V8 names wasm functions from the module's name section).
+ * sampled every `interval` us. Resolves to harness.selfTimes's {samples, ms, functions}.
  */
 async function cpuProfile(page, call, setup, { runs = 5, interval = 100 } = {}) {
   const info = await call('profileSetup', setup);
@@ -45,20 +44,7 @@ async function cpuProfile(page, call, setup, { runs = 5, interval = 100 } = {}) 
   await cdp.send('Profiler.disable');
   await cdp.detach();
   await call('profileClose');
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const self = new Map();
-  let total = 0;
-  profile.samples.forEach((id, i) => {
-    const n = byId.get(id), dt = (profile.timeDeltas[i] ?? 0) / 1000;
-    const key = `${n.callFrame.functionName || '(anonymous)'}\u0000${n.callFrame.url}`;
-    self.set(key, (self.get(key) ?? 0) + dt);
-    total += dt;
-  });
-  const functions = [...self.entries()].map(([k, ms]) => {
-    const [name, url] = k.split('\u0000');
-    return { name, url: url.replace(/^https?:\/\/[^/]+/, ''), selfMs: ms };
-  }).sort((a, b) => b.selfMs - a.selfMs);
-  return { ...info, runs, wallMs: wall, interval, samples: profile.samples.length, ms: total, functions };
+  return { ...info, runs, wallMs: wall, interval, ...selfTimes(profile) };
 }
 
 /**

@@ -3,6 +3,7 @@
 // Pure functions of R.
 import * as H from './harness.js';
 import { DIST_NAME, ORT_CASES, status, plural, fmt0 } from './context.js';
+import { e2eSection, e2eFailures } from './report-e2e.js';
 
 /** The targets of the first performance issue (one thread, f32): speed, matrix products, long sequences, cold start. */
 export function targets(R) {
@@ -155,6 +156,7 @@ export function failures(R) {
     }
   }
   for (const a of R.accuracy ?? []) if (!(a.minCos >= 0.99)) out.q8.add(`${a.shape} ${a.label}: row cosine ${a.minCos.toFixed(4)}`);
+  for (const f of e2eFailures(R)) out.f32.add(f);
   return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, [...v]]));
 }
 
@@ -265,6 +267,11 @@ export function report(R) {
   p(`Node ${M.node} (V8 ${M.v8}, flags ${M.nodeFlags}); onnxruntime-web ${M.ort}; ${R.browser ? `Chromium ${R.browser.version} (playwright-core ${M.playwright})` : 'Chromium not run'}; swapformer ${M.git}; ${M.date}${R.quick ? '; QUICK RUN (few runs: not for reporting)' : ''}`);
   p(`Binaries: ${Object.entries(M.dist).map(([k, v]) => `${DIST_NAME[k] ?? k} sha256 ${v}`).join('; ')}`);
   p();
+  const e2e = e2eSection(R);
+  if (e2e.length) {
+    for (const l of e2e) p(l);
+    p();
+  }
   p('### Peak (bench/peak.c, GFLOP/s, one core)');
   p();
   p(H.mdTable(['', 'register-only, N accumulators', 'L1 gemm micro-kernels (rows x cols: GFLOP/s)', 'peak (the better)'],

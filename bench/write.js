@@ -3,7 +3,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as H from './harness.js';
-import { ROOT, ORT_SETTINGS, plural, fmt0 } from './context.js';
+import { ROOT, ORT_SETTINGS, DIST_NAME, plural, fmt0 } from './context.js';
+import { e2eHeadline, e2eSection, E2E_BEGIN, E2E_END } from './report-e2e.js';
 import { MATRIX_HEAD, matrixRows, scalingRows, SCALING_HEAD, timeSplit, loadMemory, loadMemoryTable, issue11Targets, targets } from './report.js';
 
 export function resultsMd(R, table) {
@@ -161,4 +162,47 @@ export function readmeBlock(R) {
   lines.push('', 'The targets of the first performance issue (one thread, f32):', '');
   lines.push(H.mdTable(['target', 'measured', 'status'], targets(R), ['l', 'l', 'l']));
   return lines.join('\n');
+}
+
+/** Replaces the text between begin and end in md (true), or leaves it (false). */
+function replaceBetween(md, begin, end, body) {
+  const a = md.indexOf(begin), b = md.indexOf(end);
+  if (a < 0 || b < a) return null;
+  return md.slice(0, a) + body + md.slice(b + end.length);
+}
+
+/**
+ * The README's headline line (between <!-- bench:headline:begin --> and
+ * <!-- bench:headline:end -->, put before the bench block when absent).
+ */
+export function updateReadmeHeadline(R, path = join(ROOT, 'README.md')) {
+  const line = e2eHeadline(R);
+  if (!line) return false;
+  const begin = '<!-- bench:headline:begin -->', end = '<!-- bench:headline:end -->', body = `${begin}\n${line}\n${end}`;
+  let md = readFileSync(path, 'utf8');
+  const next = replaceBetween(md, begin, end, body);
+  if (next !== null) md = next;
+  else if (md.includes('<!-- bench:begin -->')) md = md.replace('<!-- bench:begin -->', `${body}\n\n<!-- bench:begin -->`);
+  else return false;
+  writeFileSync(path, md);
+  return true;
+}
+
+/**
+ * --only=end-to-end without a full run's results.json: the end-to-end section
+ * replaced in (or put at the top of the results of) the RESULTS.md on disk, the rest kept.
+ */
+export function patchResultsMd(R, path = join(ROOT, 'bench', 'RESULTS.md')) {
+  const body = e2eSection(R).join('\n');
+  let md = readFileSync(path, 'utf8');
+  const next = replaceBetween(md, E2E_BEGIN, E2E_END, body);
+  if (next !== null) md = next;
+  else {
+    const at = md.indexOf('## Results\n');
+    if (at < 0) return false;
+    const after = md.indexOf('\n\n', md.indexOf('\n', at) + 1) + 2; // after the run's header paragraph
+    md = `${md.slice(0, after)}${body}\n\n${md.slice(after)}`;
+  }
+  writeFileSync(path, md);
+  return true;
 }

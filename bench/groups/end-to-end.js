@@ -16,7 +16,7 @@
 // installs (/usr/share/doc/nodejs/api/*.md): paragraphs outside code blocks, markdown
 // syntax removed, split into sentences, those of 5 to 100 tokens kept (swapformer's
 // bert-base-uncased tokenizer, [CLS] and [SEP] included), duplicates dropped, in a
-// seeded random order; the first 2000 (--quick: 128).
+// seeded random order; the first 2000 (--e2e-texts; --quick: 128).
 //
 // transformers.js comes from bench/package.json (bench/deps.sh installs it); without
 // it the group runs swapformer alone and says so.
@@ -26,7 +26,9 @@ import { join } from 'node:path';
 import * as H from '../harness.js';
 import { random } from '../../models/tasks.js';
 import { bertBaseUncased } from '../../tests/tokenizers/real.js';
+import { batches } from '../e2e-harness.js';
 import { BENCH, CACHE, PYTHON, SNAP, child, rel, sha, log } from '../context.js';
+import { buildNamed } from '../setup.js';
 
 export const E2E_NAME = 'all-minilm-l6-v2';
 const FOLDER = join(CACHE, 'e2e', E2E_NAME);
@@ -133,7 +135,7 @@ export function sentencesOf(md) {
   }
   flush();
   const clean = (p) => p.replace(/<[^>]+>/g, '').replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/\[([^\]]*)\]\[[^\]]*\]/g, '$1')
-    .replace(/\[([^\]]*)\]/g, '$1').replace(/`/g, '').replace(/\*\*|__/g, '').replace(/\s+/g, ' ').trim();
+    .replace(/\[([^\]]*)\]/g, '$1').replace(/`/g, '').replace(/\*\*|__/g, '').replace(/(^|\W)_([^_]+)_(?=\W|$)/g, '$1$2').replace(/\s+/g, ' ').trim();
   return paragraphs.map(clean).flatMap((p) => p.split(/(?<=[.!?])\s+(?=[A-Z"'(])/)).map((s) => s.trim()).filter((s) => /^[A-Z"'(]/.test(s) && /[.!?]$/.test(s));
 }
 
@@ -141,7 +143,7 @@ export function sentencesOf(md) {
 function ensureCorpus(tokenizer, n) {
   if (existsSync(CORPUS)) {
     const c = JSON.parse(readFileSync(CORPUS, 'utf8'));
-    if (c.n === n && c.version === 1) return c;
+    if (c.n === n && c.version === 2) return c;
   }
   if (!existsSync(DOCS)) return null;
   const files = readdirSync(DOCS).filter((f) => f.endsWith('.md')).sort();
@@ -160,34 +162,49 @@ function ensureCorpus(tokenizer, n) {
   let pkg = 'nodejs';
   try { pkg = `nodejs ${execFileSync('dpkg-query', ['-W', '-f=${Version}', 'nodejs'], { encoding: 'utf8' }).trim()}`; } catch { /* not dpkg */ }
   const c = {
-    version: 1, n, source: `the prose of the Node.js API documentation (${DOCS}/*.md, ${files.length} files, Debian package ${pkg}; MIT licence)`,
+    version: 2, n, source: `the prose of the Node.js API documentation (${DOCS}/*.md, ${files.length} files, from the ${pkg} package; MIT licence)`,
     candidates: pool.length, texts: pick.map(([s]) => s), tokens: pick.map(([, t]) => t),
   };
   writeFileSync(CORPUS, JSON.stringify(c));
   return c;
 }
 
-/** Tokens the transformers.js calls compute: real ones, and with each call padded to its longest. */
+/**
+ * What transformers.js's calls of 32 compute, each padded to its longest text (in
+ * input order or length-sorted, bench/e2e-harness.js batches): {tokens, flops}.
+ */
 function padding(tokens, sorted, texts) {
-  const order = tokens.map((_, i) => i);
-  if (sorted) order.sort((a, b) => texts[b].length - texts[a].length || a - b);
-  let padded = 0;
-  for (let i = 0; i < order.length; i += 32) {
-    const b = order.slice(i, i + 32);
-    padded += b.length * Math.max(...b.map((k) => tokens[k]));
+  let padded = 0, flops = 0;
+  for (const b of batches(texts, sorted)) {
+    const T = Math.max(...b.map((k) => tokens[k]));
+    padded += b.length * T;
+    flops += b.length * H.flops(E2E_CONFIG, T);
   }
-  return padded;
+  return { tokens: padded, flops };
 }
 
-/** R.endToEnd: {corpus, node, browser, tjs}. */
-export async function run({ opts, R, sf, plainModule, relaxedBuilt, section }) {
+/** The relaxed build with its name section, for the CPU profile (setup.buildNamed), or null. */
+function nameBuild(ctx) {
+  if (!ctx.relaxedOn || !ctx.relaxedBuilt) return null;
+  try {
+    ctx.named ??= buildNamed();
+    return ctx.named;
+  } catch (e) {
+    log(`  profile build failed: ${e.message.split('\n')[0]}`);
+    return null;
+  }
+}
+
+/** R.endToEnd: {corpus, node, browser, tjs, profiles}. */
+export async function run(ctx) {
+  const { opts, R, sf, plainModule, relaxedBuilt, section } = ctx;
   if (!opts.endToEnd) return;
   const nodeOn = opts.only !== 'browser', browserOn = opts.browser && opts.only !== 'node';
   await section('end-to-end', async () => {
     log('end-to-end (texts/s of a corpus of real sentences, one thread):');
     await ensureFolder(sf, plainModule);
     const p = await sf.loadPretrained(FOLDER, { wasm: plainModule, threads: 1 });
-    const corpus = ensureCorpus(p.tokenizer, opts.quick ? 128 : 2000);
+    const corpus = ensureCorpus(p.tokenizer, opts.e2eTexts);
     p.dispose();
     if (!corpus) {
       log(`  skipped: no corpus (${DOCS} is missing: the nodejs package's documentation)`);
@@ -199,17 +216,20 @@ export async function run({ opts, R, sf, plainModule, relaxedBuilt, section }) {
       model: 'all-MiniLM-L6-v2 shape (BERT, 6 x 384, 12 heads, FFN 1536, vocab 30522), random weights', folder: rel(FOLDER),
       corpus: { source: corpus.source, candidates: corpus.candidates, texts: corpus.texts.length, tokens: corpus.tokens.reduce((a, b) => a + b, 0),
         min: Math.min(...corpus.tokens), median: H.median(corpus.tokens), max: Math.max(...corpus.tokens),
+        flops: corpus.tokens.reduce((a, T) => a + H.flops(E2E_CONFIG, T), 0),
         padded: { input: padding(corpus.tokens, false, corpus.texts), sorted: padding(corpus.tokens, true, corpus.texts) } },
       runs: opts.e2eRuns,
       tjs: tjsOn ? JSON.parse(readFileSync(TJS, 'utf8')).version : null,
     };
     log(`  corpus: ${E.corpus.texts} sentences, ${E.corpus.tokens} tokens (${E.corpus.min}-${E.corpus.max}, median ${E.corpus.median}); ` +
-      `transformers.js computes ${E.corpus.padded.input} padded tokens in input order, ${E.corpus.padded.sorted} length-sorted`);
+      `transformers.js computes ${E.corpus.padded.input.tokens} padded tokens in input order, ${E.corpus.padded.sorted.tokens} length-sorted`);
     if (!tjsOn) log('  transformers.js is not installed (bench/node_modules: sh bench/deps.sh): swapformer alone');
     if (nodeOn) {
       log(`  node (a fresh process; swapformer ${rel(SNAP.plain)}, transformers.js ${E.tjs ?? '-'} with onnxruntime-node):`);
-      E.node = await child('e2e.js', { folder: FOLDER, corpus: CORPUS, wasm: SNAP.plain, runs: opts.e2eRuns, tjs: tjsOn }, 90 * 60e3);
+      const named = nameBuild(ctx);
+      E.node = await child('e2e.js', { folder: FOLDER, corpus: CORPUS, wasm: SNAP.plain, runs: opts.e2eRuns, tjs: tjsOn, profileWasm: named?.file }, 90 * 60e3);
       if (E.node.error) log(`  node: ${E.node.error}`);
+      E.profiles = E.node.profiles?.map((p) => ({ ...p, sameCode: named.sameCode }));
     }
     if (browserOn) {
       const { runBrowser } = await import('../browser.js');
@@ -237,6 +257,7 @@ export function mergeInto(R) {
   const path = join(CACHE, 'results.json');
   if (!existsSync(path)) return R;
   const last = JSON.parse(readFileSync(path, 'utf8'));
+  if (last.quick !== R.quick) return R; // a quick run's figures and a full run's are not mixed
   last.endToEnd = R.endToEnd;
   last.sections = { ...(last.sections ?? {}), 'end-to-end': R.sections?.['end-to-end'] };
   last.machine.endToEnd = { date: R.machine.date, git: R.machine.git, load: R.machine.load, loadEnd: R.machine.loadEnd, waited: R.machine.waited, chromium: R.machine.chromium };
