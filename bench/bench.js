@@ -5,7 +5,10 @@
 //   --only=browser      Chromium only (still sets up the cache)
 //   --only=end-to-end   the end-to-end group alone (bench/groups/end-to-end.js); its
 //                       figures replace those of bench/.cache/results.json's run
-//                       (the others kept) when RESULTS.md is written
+//                       (the others kept) when RESULTS.md is written; without that
+//                       file, its section of the RESULTS.md on disk is replaced
+//                       (raw figures: bench/.cache/results-e2e.json; with
+//                       --from-json, rewritten from it)
 //   --no-end-to-end     skip the end-to-end group
 //   --e2e-runs=N        its timed runs per contender (default 5; --quick 1)
 //   --e2e-texts=N       its corpus size in sentences (default 2000; --quick 128)
@@ -21,7 +24,8 @@
 //   --no-write          do not write bench/RESULTS.md
 //   --update-readme     also replace the README "Performance" block (between
 //                       <!-- bench:begin --> and <!-- bench:end -->, added at the
-//                       end of the section if absent)
+//                       end of the section if absent) and its end-to-end headline
+//                       (<!-- bench:headline:begin --> ... end, before the block)
 //   --from-json         measure nothing: rewrite RESULTS.md (and with
 //                       --update-readme the README block) from the last run's
 //                       raw figures, bench/.cache/results.json
@@ -108,6 +112,13 @@ function write(R, table, opts) {
 
 export async function main(argv = process.argv.slice(2)) {
   const opts = parseFlags(argv);
+  if (opts.fromJson && opts.e2eOnly && existsSync(join(CACHE, 'results-e2e.json'))) { // the last --only=end-to-end run's, patched in
+    const R = JSON.parse(readFileSync(join(CACHE, 'results-e2e.json'), 'utf8'));
+    patchResultsMd(R);
+    if (opts.readme) updateReadmeHeadline(R);
+    log(`rewrote the end-to-end section of bench/RESULTS.md${opts.readme ? ' and the README headline' : ''} from bench/.cache/results-e2e.json (${R.machine.date})`);
+    return;
+  }
   if (opts.fromJson) { // no measuring: rewrite the reports from the last run's raw figures
     const R = JSON.parse(readFileSync(join(CACHE, 'results.json'), 'utf8'));
     writeFileSync(join(BENCH, 'RESULTS.md'), resultsMd(R, report(R)));

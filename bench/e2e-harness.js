@@ -81,28 +81,33 @@ export function cosines(a, b, N) {
  * Warm-up (each contender embeds the first `warmTexts` texts twice), then `runs`
  * rounds in which every contender embeds the whole corpus once, the order reversed
  * every other round (ABBA). Returns {results: [{label, runtime, dtype, sorted,
- * times (ms), median, textsPerSec}], checks}: checks, the per-text cosines of the
+ * times (ms), median, textsPerSec, cpuPerWall (Node: the process's CPU time / wall
+ * time, median)}], checks}: checks, the per-text cosines of the
  * last round's embeddings (transformers.js f32 and every q8 against swapformer f32;
  * transformers.js q8 against its f32; swapformer q8 against transformers.js q8).
  */
 export async function timeCorpus(contenders, texts, { runs = 5, warmTexts = 64, log = () => {}, onRound } = {}) {
   const warm = texts.slice(0, warmTexts);
   for (let w = 0; w < 2; w++) for (const c of contenders) await c.embed(warm);
-  const times = contenders.map(() => []), last = [];
+  // in Node, the process's CPU time per wall time of each run: 1 for one busy thread
+  const cpu = typeof process !== 'undefined' && process.cpuUsage ? () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e3; } : null;
+  const times = contenders.map(() => []), shares = contenders.map(() => []), last = [];
   for (let r = 0; r < runs; r++) {
     const order = contenders.map((_, k) => k);
     if (r % 2) order.reverse();
     for (const k of order) {
-      const t0 = performance.now();
+      const t0 = performance.now(), c0 = cpu?.();
       last[k] = await contenders[k].embed(texts);
       times[k].push(performance.now() - t0);
+      if (cpu) shares[k].push((cpu() - c0) / times[k].at(-1));
     }
     onRound?.(r);
   }
   const results = contenders.map((c, k) => {
-    const m = median(times[k]);
-    log(`    ${c.label.padEnd(38)} median ${(m / 1000).toFixed(2)} s = ${(texts.length / m * 1000).toFixed(1)} texts/s (runs ${times[k].map((t) => (t / 1000).toFixed(2)).join(' ')} s)`);
-    return { label: c.label, runtime: c.runtime, dtype: c.dtype, sorted: c.sorted, times: times[k], median: m, textsPerSec: texts.length / m * 1000 };
+    const m = median(times[k]), share = cpu ? median(shares[k]) : undefined;
+    log(`    ${c.label.padEnd(38)} median ${(m / 1000).toFixed(2)} s = ${(texts.length / m * 1000).toFixed(1)} texts/s (runs ${times[k].map((t) => (t / 1000).toFixed(2)).join(' ')} s)` +
+      (cpu ? `; CPU time / wall time ${share.toFixed(2)}` : ''));
+    return { label: c.label, runtime: c.runtime, dtype: c.dtype, sorted: c.sorted, times: times[k], median: m, textsPerSec: texts.length / m * 1000, cpuPerWall: share };
   });
   const find = (rt, dtype, sorted) => contenders.findIndex((c) => c.runtime === rt && c.dtype === dtype && (sorted === undefined || c.sorted === sorted));
   const ref = find('swapformer', 'f32');

@@ -43,11 +43,11 @@ export function e2eSection(R) {
       const c = x.checks.find((k) => k.test === r.label && k.ref === ref?.label);
       const flops = r.runtime === 'swapformer' ? C.flops : C.padded[r.sorted ? 'sorted' : 'input'].flops;
       rows.push([`${env} (others ${others(x.machine)})`, r.label, tps(r.textsPerSec), (r.median / 1000).toFixed(2), H.fmt.g(flops / r.median / 1e6),
-        r.times.map((t) => (t / 1000).toFixed(2)).join(' '), c ? `${c.min.toFixed(6)} / ${c.mean.toFixed(6)}` : '-']);
+        r.cpuPerWall === undefined ? '-' : r.cpuPerWall.toFixed(2), r.times.map((t) => (t / 1000).toFixed(2)).join(' '), c ? `${c.min.toFixed(6)} / ${c.mean.toFixed(6)}` : '-']);
     }
   }
-  for (const [env, k] of ENVS) if (E[k]?.error) rows.push([env, '-', E[k].error, '', '', '', '']);
-  lines.push(H.mdTable(['environment', 'runtime', 'texts/s', 'median s', 'GFLOP/s', 'runs, s', 'cosine vs swapformer f32, min / mean'], rows), '');
+  for (const [env, k] of ENVS) if (E[k]?.error) rows.push([env, '-', E[k].error, '', '', '', '', '']);
+  lines.push(H.mdTable(['environment', 'runtime', 'texts/s', 'median s', 'GFLOP/s', 'CPU time / wall time (Node)', 'runs, s', 'cosine vs swapformer f32, min / mean'], rows), '');
   const ratios = e2eRatios(R);
   if (ratios.length) {
     lines.push(H.mdTable(['environment', 'dtype', 'swapformer texts/s', 'transformers.js length-sorted', 'swapformer / it', 'transformers.js input order', 'swapformer / it'],
