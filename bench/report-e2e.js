@@ -31,7 +31,10 @@ export function e2eSection(R) {
   if (!E || E.skipped) return E?.skipped ? ['### End to end', '', `Not run: ${E.skipped}.`, ''] : [];
   const C = E.corpus, lines = [];
   lines.push(`### End to end: texts/s embedding ${C.texts} real sentences (tokenization and pooling included), one thread`, '');
-  if (R.machine.endToEnd) lines.push(`Measured ${R.machine.endToEnd.date} (\`--only=end-to-end\`, swapformer ${R.machine.endToEnd.git}), 1-min load average ${R.machine.endToEnd.load?.toFixed(1)} at its start, ${R.machine.endToEnd.loadEnd?.toFixed(1)} at its end.`, '');
+  const M = R.machine.endToEnd ?? R.machine, sec = R.sections?.['end-to-end'];
+  lines.push(`Measured ${M.date} on ${M.cpu}, Node ${M.node}${M.chromium ? `, Chromium ${M.chromium}` : ''}, swapformer ${M.git}` +
+    `${M.waited ? ` (after waiting for the 1-minute load average to fall below ${M.waited.below}: ${M.waited.load.toFixed(2)})` : ''}; ` +
+    `1-minute load average ${sec ? sec.load.map((l) => l.toFixed(2)).join(' -> ') : '?'}, other processes ${others(sec)} of the CPUs over the group (per environment in the table).`, '');
   lines.push(`Corpus: ${C.texts} sentences of ${C.min} to ${C.max} tokens (median ${C.median}; ${C.tokens} tokens in all, [CLS] and [SEP] included) from ${C.source}. ` +
     `In calls of 32, transformers.js computes ${C.padded.input.tokens} tokens in input order (each call padded to its longest) and ${C.padded.sorted.tokens} length-sorted; ` +
     `swapformer's embed groups by length itself. ${E.model}; medians of ${E.runs} alternating runs over the whole corpus. ` +
@@ -67,7 +70,7 @@ function profileLines(p) {
   if (p.error) return [`CPU profile (${p.label}): ${p.error}`, ''];
   return [`Where swapformer's time goes (${p.label}: ${(p.wallMs / 1000).toFixed(2)} s; V8's sampling profiler, self time of each function` +
     `${p.sameCode === false ? '; this build\'s code section differs from dist/swapformer-relaxed.wasm\'s: read the shares as indicative' : ''}):`, '',
-    H.mdTable(['function', 'share'], p.functions.slice(0, 10).map((f) => [f.name, H.fmt.pct(f.selfMs / p.ms)])), ''];
+    H.mdTable(['function', 'share'], p.functions.slice(0, 6).map((f) => [f.name, H.fmt.pct(f.selfMs / p.ms)])), ''];
 }
 
 /** The README's headline line: texts/s, swapformer vs transformers.js, Node and Chromium, f32 and q8, one thread. */

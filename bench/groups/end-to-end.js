@@ -260,6 +260,7 @@ export function mergeInto(R) {
   if (last.quick !== R.quick) return R; // a quick run's figures and a full run's are not mixed
   last.endToEnd = R.endToEnd;
   last.sections = { ...(last.sections ?? {}), 'end-to-end': R.sections?.['end-to-end'] };
-  last.machine.endToEnd = { date: R.machine.date, git: R.machine.git, load: R.machine.load, loadEnd: R.machine.loadEnd, waited: R.machine.waited, chromium: R.machine.chromium };
+  const { date, git, cpu, node, load, loadEnd, waited, chromium } = R.machine;
+  last.machine.endToEnd = { date, git, cpu, node, load, loadEnd, waited, chromium };
   return last;
 }
