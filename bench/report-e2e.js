@@ -9,13 +9,16 @@ const envs = (E) => ENVS.map(([name, k]) => [name, E?.[k]]).filter(([, x]) => x?
 
 const pick = (x, runtime, dtype, sorted) => x.results.find((r) => r.runtime === runtime && r.dtype === dtype && (sorted === undefined || r.sorted === sorted));
 
-/** swapformer against transformers.js per environment and dtype: [{env, dtype, swap, sorted, input}] (texts/s). */
+/** Texts per CPU second (Node): texts/s / the process's CPU time over wall time. */
+const perCpu = (r) => (r?.cpuPerWall ? r.textsPerSec / r.cpuPerWall : undefined);
+
+/** swapformer against transformers.js per environment and dtype: [{env, dtype, swap, sorted, input, cpu}] (texts/s; cpu: per CPU second). */
 export function e2eRatios(R) {
   const out = [];
   for (const [env, x] of envs(R.endToEnd)) {
     for (const dtype of ['f32', 'q8']) {
       const s = pick(x, 'swapformer', dtype), a = pick(x, 'transformers.js', dtype, true), b = pick(x, 'transformers.js', dtype, false);
-      if (s) out.push({ env, dtype, swap: s.textsPerSec, sorted: a?.textsPerSec, input: b?.textsPerSec });
+      if (s) out.push({ env, dtype, swap: s.textsPerSec, sorted: a?.textsPerSec, input: b?.textsPerSec, cpu: { swap: perCpu(s), sorted: perCpu(a), input: perCpu(b) } });
     }
   }
   return out;
@@ -38,7 +41,8 @@ export function e2eSection(R) {
   lines.push(`Corpus: ${C.texts} sentences of ${C.min} to ${C.max} tokens (median ${C.median}; ${C.tokens} tokens in all, [CLS] and [SEP] included) from ${C.source}. ` +
     `In calls of 32, transformers.js computes ${C.padded.input.tokens} tokens in input order (each call padded to its longest) and ${C.padded.sorted.tokens} length-sorted; ` +
     `swapformer's embed groups by length itself. ${E.model}; medians of ${E.runs} alternating runs over the whole corpus. ` +
-    `GFLOP/s: the matrix products (${H.FLOP_FORMULA}) of the tokens each computes (swapformer: the real ones, a lower bound; transformers.js: with its padding) / its median time.`, '');
+    `GFLOP/s: the matrix products (${H.FLOP_FORMULA}) of the tokens each computes (swapformer: the real ones, a lower bound; transformers.js: with its padding) / its median time. ` +
+    'In Node, the process\'s CPU time over each run / its wall time (median): below 1, the process waited for a core (others\' load); texts per CPU second = texts/s / that share.', '');
   const rows = [];
   for (const [env, x] of envs(E)) {
     const ref = pick(x, 'swapformer', 'f32');
@@ -46,15 +50,17 @@ export function e2eSection(R) {
       const c = x.checks.find((k) => k.test === r.label && k.ref === ref?.label);
       const flops = r.runtime === 'swapformer' ? C.flops : C.padded[r.sorted ? 'sorted' : 'input'].flops;
       rows.push([`${env} (others ${others(x.machine)})`, r.label, tps(r.textsPerSec), (r.median / 1000).toFixed(2), H.fmt.g(flops / r.median / 1e6),
-        r.cpuPerWall === undefined ? '-' : r.cpuPerWall.toFixed(2), r.times.map((t) => (t / 1000).toFixed(2)).join(' '), c ? `${c.min.toFixed(6)} / ${c.mean.toFixed(6)}` : '-']);
+        r.cpuPerWall === undefined ? '-' : `${r.cpuPerWall.toFixed(2)} (${tps(perCpu(r))})`, r.times.map((t) => (t / 1000).toFixed(2)).join(' '), c ? `${c.min.toFixed(6)} / ${c.mean.toFixed(6)}` : '-']);
     }
   }
   for (const [env, k] of ENVS) if (E[k]?.error) rows.push([env, '-', E[k].error, '', '', '', '', '']);
-  lines.push(H.mdTable(['environment', 'runtime', 'texts/s', 'median s', 'GFLOP/s', 'CPU time / wall time (Node)', 'runs, s', 'cosine vs swapformer f32, min / mean'], rows), '');
+  lines.push(H.mdTable(['environment', 'runtime', 'texts/s', 'median s', 'GFLOP/s', 'Node: CPU time / wall time (texts per CPU second)', 'runs, s', 'cosine vs swapformer f32, min / mean'], rows), '');
   const ratios = e2eRatios(R);
   if (ratios.length) {
-    lines.push(H.mdTable(['environment', 'dtype', 'swapformer texts/s', 'transformers.js length-sorted', 'swapformer / it', 'transformers.js input order', 'swapformer / it'],
-      ratios.map((q) => [q.env, q.dtype, tps(q.swap), tps(q.sorted), ratio(q.swap, q.sorted), tps(q.input), ratio(q.swap, q.input)])), '');
+    lines.push(H.mdTable(['environment', 'dtype', 'swapformer texts/s', 'transformers.js length-sorted', 'swapformer / it', 'transformers.js input order', 'swapformer / it',
+      'per CPU second (Node): swapformer / length-sorted, / input order'],
+    ratios.map((q) => [q.env, q.dtype, tps(q.swap), tps(q.sorted), ratio(q.swap, q.sorted), tps(q.input), ratio(q.swap, q.input),
+      q.cpu.swap ? `${ratio(q.cpu.swap, q.cpu.sorted)}, ${ratio(q.cpu.swap, q.cpu.input)}` : '-'])), '');
   }
   const q8 = envs(E).flatMap(([env, x]) => x.checks.filter((k) => k.what !== 'f32 agreement').map((k) => [env, `${k.test} vs ${k.ref}`, k.min.toFixed(6), k.mean.toFixed(6)]));
   if (q8.length) lines.push('int8 against f32 (and the two q8 against each other), per-text cosine of the embeddings:', '', H.mdTable(['environment', 'pair', 'min', 'mean'], q8), '');
