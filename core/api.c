@@ -188,6 +188,8 @@ int SF_EXPORT(sf_position_scores)(sf_encoder *e, const float *q, const float *k,
 /* ---------------------------------------------------------------- embeddings (core/search.c)
  * Buffers in wasm memory from sf_alloc; sizes checked by the bindings (M, N, D, k > 0, k <= N). */
 
+int SF_EXPORT(sf_nonfinite)(const float *x, int n) { return sf_first_nonfinite(x, n); }
+void SF_EXPORT(sf_column_ranges)(float *lo, float *hi, const float *x, int M, int D) { sf_column_ranges_forward(lo, hi, x, M, D); }
 void SF_EXPORT(sf_row_norms)(float *inv, const float *a, int M, int D) { sf_inverse_norms_forward(inv, a, M, D); }
 void SF_EXPORT(sf_similarity)(float *out, const float *a, const float *inv_a, int M, const float *b, const float *inv_b, int N, int D, int fn) {
     sf_similarity_forward(out, a, inv_a, M, b, inv_b, N, D, fn);

@@ -237,9 +237,10 @@ int sf_encoder_create_dtype(sf_encoder **out, const sf_config *cfg, int dtype, s
         p->floats = (f + 3) & ~(size_t)3; /* 16-byte aligned tensors */
         p->offset = total;
         if (total == (size_t)-1 || p->floats < f || !sf_add_size(total, p->floats, &total)) {
+            int rc = sf_fail(err, SF_OUT_OF_MEMORY, "config needs more parameter memory than wasm32 can address (at '%s')", p->name); /* p->name is e's */
             free(slots);
             sf_encoder_free(e);
-            return sf_fail(err, SF_OUT_OF_MEMORY, "config needs more parameter memory than wasm32 can address (at '%s')", p->name);
+            return rc;
         }
     }
     size_t bytes;

@@ -7,6 +7,7 @@
  *   sf_search_forward:     the k best corpus rows of each query, by a score
  *   sf_hamming_search:     the same over packed bits, score = -Hamming distance
  *   sf_quantize_forward:   uint8 / int8 with per-dimension ranges, binary / ubinary bits
+ *   sf_column_ranges_forward, sf_first_nonfinite: calibration ranges, the input check
  *
  * Scores: SF_SCORE_COS (rows normalised x / max(|x|, 1e-12), then dot),
  * SF_SCORE_DOT, SF_SCORE_EUCLID (-|a - b|_2) and SF_SCORE_MANHATTAN
@@ -149,6 +150,32 @@ void sf_hamming_search(int32_t *idx, float *out, const uint8_t *q, int M, const 
             heap_offer(s, ix, &n, k, (float)-d, c);
         }
         heap_sort_desc(s, ix, n);
+    }
+}
+
+/* Exponent bits all ones: NaN or an infinity. Blocks of 256 values OR'ed
+ * branch-free (the compiler vectorizes them), then the block with one is searched. */
+int sf_first_nonfinite(const float *x, int n) {
+    const uint32_t *u = (const uint32_t *)(const void *)x;
+    for (int b = 0; b < n; b += 256) {
+        int e = n - b < 256 ? n : b + 256;
+        uint32_t any = 0;
+        for (int i = b; i < e; i++) any |= ((u[i] & 0x7F800000u) == 0x7F800000u);
+        if (any)
+            for (int i = b; i < e; i++)
+                if ((u[i] & 0x7F800000u) == 0x7F800000u) return i;
+    }
+    return -1;
+}
+
+void sf_column_ranges_forward(float *lo, float *hi, const float *x, int M, int D) {
+    for (int d = 0; d < D; d++) lo[d] = x[d], hi[d] = x[d];
+    for (int m = 1; m < M; m++) {
+        const float *r = x + (size_t)m * D;
+        for (int d = 0; d < D; d++) {
+            lo[d] = r[d] < lo[d] ? r[d] : lo[d];
+            hi[d] = r[d] > hi[d] ? r[d] : hi[d];
+        }
     }
 }
 

@@ -18,6 +18,10 @@ void sf_search_forward(int32_t *idx, float *out, const float *q, const float *in
                        int k, int fn);
 /* The same over rows of packed bits (bytes each): score = -(Hamming distance). */
 void sf_hamming_search(int32_t *idx, float *out, const uint8_t *q, int M, const uint8_t *corpus, int N, int bytes, int k);
+/* The index of x's (n) first value that is not finite (NaN, +-inf), or -1: the bindings refuse such rows. */
+int sf_first_nonfinite(const float *x, int n);
+/* lo, hi (D): each dimension's minimum and maximum over the M rows of x (D): int8 / uint8 calibration. */
+void sf_column_ranges_forward(float *lo, float *hi, const float *x, int M, int D);
 /* out: int8 / uint8 (M, D) from per-dimension starts and steps, or packed bits (M, ceil(D / 8)). */
 void sf_quantize_forward(void *out, const float *x, int M, int D, int precision, const float *starts, const float *steps);
 

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createEncoder, loadModel, listPlugins, SwapformerError, Encoder, features, runtimeInfo } from '../bindings/index.js';
-import { golden, readFixture, assertBitIdentical, rejects, row } from './helpers.js';
+import { golden, readFixture, assertBitIdentical, rejects } from './helpers.js';
 
 const defaultWasm = new URL(features.relaxedSimd ? '../dist/swapformer-relaxed.wasm' : '../dist/swapformer.wasm', import.meta.url);
 const wasmBytes = readFileSync(defaultWasm);
@@ -113,6 +113,47 @@ test('swapping a plugin on the same weights keeps every shared weight', async ()
   for (const k of Object.keys(w)) assertBitIdentical(w2[k], w[k], k);
   // rmsnorm has no biases: passing the layernorm biases is an error, not a silent drop
   await rejects(createEncoder({ ...enc.config, norm: 'rmsnorm' }, { weights: w }), 'BAD_WEIGHTS', /layers\.0\.norm1\.bias/);
+});
+
+test('Encoder.withConfig: the same weights under another scheme; tables dropped, new ones zero, options reset; the source unchanged', async () => {
+  const base = { vocabSize: 50, dModel: 16, heads: 2, layers: 2, ffDim: 32, position: 'learned', maxLen: 24, norm: 'layernorm', normPlacement: 'pre', activation: 'gelu' };
+  const enc = await createEncoder(base, { seed: 3 });
+  const before = enc.getWeights();
+  const rope = await enc.withConfig({ position: 'rope' });
+  assert.deepEqual(rope.config.positionOptions, (await createEncoder({ ...base, position: 'rope' })).config.positionOptions, 'rope with its own defaults');
+  const after = rope.getWeights();
+  assert.ok(!Object.hasOwn(after, 'embed.positions'), "the learned table is dropped");
+  for (const [name, w] of Object.entries(after)) assertBitIdentical(w, before[name], name);
+  // the same as createEncoder on those weights: the swap is the config change alone
+  const direct = await createEncoder({ ...base, position: 'rope' }, { weights: after });
+  assertBitIdentical(rope.forward([1, 2, 3, 4]).data, direct.forward([1, 2, 3, 4]).data, 'rope via withConfig = createEncoder with the weights');
+  const learned = await rope.withConfig({ position: 'learned', maxLen: 40 });
+  assert.ok(learned.getWeights()['embed.positions'].every((x) => x === 0), 'a table swapped in starts at zero, not seeded noise');
+  const longer = await enc.withConfig({ maxLen: 40 }); // the learned table resized: the trained rows kept, zeros after
+  const table = longer.getWeights()['embed.positions'];
+  assertBitIdentical(table.subarray(0, 24 * 16), before['embed.positions'], 'the trained rows');
+  assert.ok(table.subarray(24 * 16).every((x) => x === 0), 'zeros past them');
+  assert.equal((await enc.withConfig({ eps: 1e-6 })).config.eps, 1e-6);
+  await rejects(enc.withConfig({ dModel: 32 }), 'BAD_CONFIG', /resizes the weight/);
+  await rejects(enc.withConfig({ position: 'rope' }, { maxLength: 8 }), 'BAD_ARGUMENT', /unknown option 'maxLength'/);
+  await rejects(enc.withConfig(null), 'BAD_ARGUMENT', /withConfig takes an object/);
+  assertBitIdentical(enc.getWeights()['embed.positions'], before['embed.positions'], 'the source is unchanged');
+  for (const e of [rope, direct, learned, longer]) e.dispose();
+  enc.dispose();
+  await rejects(enc.withConfig({ position: 'rope' }), 'DISPOSED');
+});
+
+test('positionScores reads q and k of the attention width (heads x headDim), not dModel', async () => {
+  const enc = await createEncoder({ vocabSize: 20, dModel: 8, heads: 2, headDim: 8, layers: 1, ffDim: 16, position: 'rope', norm: 'layernorm', normPlacement: 'pre', activation: 'gelu' }, { seed: 1 });
+  const q = Float32Array.from({ length: 16 }, (_, i) => (i % 5) / 4), k = Float32Array.from({ length: 16 }, (_, i) => (i % 3) / 2);
+  const s = enc.positionScores({ q, k, length: 1 }); // one position: no rotation, q.k / sqrt(8) per head
+  for (let h = 0; h < 2; h++) {
+    let dot = 0;
+    for (let d = 0; d < 8; d++) dot += q[h * 8 + d] * k[h * 8 + d];
+    assert.ok(Math.abs(s.data[h] - dot / Math.sqrt(8)) < 1e-5, `head ${h}: ${s.data[h]} vs ${dot / Math.sqrt(8)}`);
+  }
+  await rejects(() => enc.positionScores({ q: new Float32Array(8), length: 2 }), 'BAD_ARGUMENT', /probe\.q must hold heads x headDim = 16 numbers, got 8/);
+  enc.dispose();
 });
 
 test('a batch of different lengths equals each sequence alone, bit for bit; padding rows are zero', async () => {
@@ -294,7 +335,7 @@ test('positionScores: RoPE depends on j - i only; ALiBi bias with q = k = 0; non
   const none = await createEncoder({ ...cfg, position: 'none' });
   const n = none.positionScores({ q, k, length: 6 });
   assert.ok(n.data.subarray(0, 36).every((x) => x === n.data[0]));
-  await rejects(() => none.positionScores({ q: [1, 2], length: 3 }), 'BAD_ARGUMENT', /dModel = 32/);
+  await rejects(() => none.positionScores({ q: [1, 2], length: 3 }), 'BAD_ARGUMENT', /heads x headDim = 32/);
 });
 
 test('outputHead: logits = output @ head^T + bias, predict is their argmax', async () => {

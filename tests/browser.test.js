@@ -24,14 +24,9 @@ import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { createEncoder, listPlugins, loadModel } from '../bindings/index.js';
 import { startServer } from '../web/server.js';
-import { assertClose, golden, goldenTolerance, readFixture } from './helpers.js';
+import { assertClose, golden, goldenTolerance, launchChromium, readFixture } from './helpers.js';
 import { encode, score } from '../models/tasks.js';
 
-const CHROMIUM = process.env.SWAPFORMER_CHROMIUM || '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-  '--disable-quic', '--no-first-run', '--disable-sync', '--disable-dev-shm-usage',
-];
 const OUT_DIR = fileURLToPath(new URL('./out/', import.meta.url));
 const TOLERANCE = 1e-5; // the page against Node, per element (helpers.js elementError)
 
@@ -125,20 +120,13 @@ async function forwardInPage(page, c, wasm) {
 }
 
 test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
-  assert.ok(existsSync(CHROMIUM), `Chromium is missing at ${CHROMIUM}: install it with 'apt-get install chromium' (./build.sh test does)`);
-  let chromium;
-  try {
-    ({ chromium } = await import('playwright-core'));
-  } catch (e) {
-    assert.fail(`playwright-core is missing (run 'npm ci'): ${e.message}`);
-  }
   mkdirSync(OUT_DIR, { recursive: true });
   const server = await startServer({ port: 0 });
   const base = `http://127.0.0.1:${server.port}`;
   let browser;
   const problems = [];
   try {
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 60_000 });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     page.setDefaultTimeout(60_000);

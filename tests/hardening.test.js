@@ -78,6 +78,16 @@ test('3. probes check the length before they reserve', async () => {
   assert.deepEqual(e.positionVectors(16).shape, [16, 4]);
 });
 
+test('3b. a config too large for wasm32 is OUT_OF_MEMORY naming its first tensor that cannot fit (read before the encoder is freed)', async () => {
+  // 2^24 x 1024 floats: embed.tokens alone wraps a 32-bit size_t. The name came from the freed encoder's
+  // parameter list (garbage such as '0@' once emmalloc reused it).
+  const huge = { vocabSize: 16777216, dModel: 1024, heads: 16, layers: 1, ffDim: 512, position: 'rope', norm: 'layernorm', normPlacement: 'pre', activation: 'gelu' };
+  await rejects(createEncoder(huge), 'OUT_OF_MEMORY', /^config needs more parameter memory than wasm32 can address \(at 'embed\.tokens'\)$/);
+  const e = await createEncoder({ ...huge, vocabSize: 50, dModel: 16, heads: 2, ffDim: 32 }); // and the runtime still works
+  assert.equal(e.forward([1, 2, 3]).shape[2], 16);
+  e.dispose();
+});
+
 test('4. nothing ignored or truncated: Maps, NUL, scaling none, inherited properties, duplicate keys', async () => {
   const e = await createEncoder(ropeCfg, { seed: 5 });
   const weights = e.getWeights();
@@ -110,7 +120,7 @@ test('4. nothing ignored or truncated: Maps, NUL, scaling none, inherited proper
   // inherited properties are never read
   const ref = (await createEncoder(ropeCfg)).forward([1, 2, 3]);
   for (const [key, value] of [['seed', 5], ['weights', { 'embed.tokens': new Float32Array(50 * 64) }], ['wasm', 'nope.wasm'], ['outputAttentions', true], ['outputHiddenStates', true]]) {
-    Object.prototype[key] = value; // eslint-disable-line no-extend-native
+    Object.prototype[key] = value;
     try {
       const enc = await createEncoder(ropeCfg);
       const out = enc.forward([1, 2, 3]);

@@ -1,5 +1,5 @@
 // Shared test helpers.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import assert from 'node:assert/strict';
 
 export const fixture = (name) => new URL(`./fixtures/${name}`, import.meta.url);
@@ -88,4 +88,19 @@ export async function rejects(promiseOrFn, code, fieldRe) {
   assert.equal(err.code, code, `expected ${code}, got ${err.code}: ${err.message}`);
   if (fieldRe) assert.match(err.message, fieldRe);
   return err;
+}
+
+/** Debian's Chromium (or $SWAPFORMER_CHROMIUM) headless through playwright-core: missing either is a failure, not a skip. */
+export async function launchChromium() {
+  const executablePath = process.env.SWAPFORMER_CHROMIUM || '/usr/bin/chromium';
+  assert.ok(existsSync(executablePath), `Chromium is missing at ${executablePath}: install it with 'apt-get install chromium' (./build.sh test does)`);
+  let chromium;
+  try {
+    ({ chromium } = await import('playwright-core'));
+  } catch (e) {
+    assert.fail(`playwright-core is missing (run 'npm ci'): ${e.message}`);
+  }
+  const args = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+    '--disable-quic', '--no-first-run', '--disable-sync', '--disable-dev-shm-usage'];
+  return chromium.launch({ executablePath, headless: true, args, timeout: 60_000 });
 }

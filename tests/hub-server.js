@@ -7,14 +7,23 @@
 //   await hub.close();
 //
 // API: startHub({repos, port = 0, host = '127.0.0.1', slow = false, failOnce = [], cache = true, lfs,
-// stall = {}, hang = [], headers = {}}) resolves to {url, port, requests, received, active(),
-// maxActive, failNext(path, status = 500), close()}.
+// stall = {}, hang = [], headers = {}, tokens = {}, lfsOrigin}) resolves to {url, port, requests,
+// requestHeaders, received, active(), maxActive, failNext(path, status = 500), close()}.
 //  - repos: {'owner/name': folder}; each folder is served as that repository's
 //    `main` (and as any 40-hex commit).
 //  - url: 'http://127.0.0.1:PORT', no trailing slash (the loader appends
 //    `/${owner}/${name}/resolve/${revision}/${file}`).
 //  - requests: one {method, path, status} per answer (path: the request's
 //    path as sent, without the query), pushed when the status is written.
+//  - requestHeaders: one {method, path, headers} per request received (the
+//    headers as Node gives them: lower-case names), pushed on arrival.
+//  - tokens: {'owner/name': token}: that repository is private: its resolve
+//    URLs answer 401 (x-error-code RepoNotFound, as the Hub answers a client
+//    without access) unless the request has `Authorization: Bearer <token>`.
+//    The LFS CDN path does not ask for it (the Hub's CDN URLs are signed).
+//  - lfsOrigin: the origin the LFS redirect points to (default: this server),
+//    e.g. the url of a second stand-in serving the same repos: the Hub's CDN
+//    is another host, where a client must not send the token.
 //  - slow: true, or {chunks = 8, delayMs = 25}: every file body (200 and 206)
 //    goes out in `chunks` writes `delayMs` apart, so progress events can be seen.
 //  - failOnce: a path or list of paths (as in `requests`) whose next request
@@ -64,7 +73,7 @@
 //    ETag, x-error-code and the Hub's other headers), and
 //    Cross-Origin-Resource-Policy: cross-origin so a cross-origin-isolated
 //    (COEP require-corp) page can load it too; OPTIONS preflights get 204.
-// Not mimicked: tokens and gated repos, the /api/ endpoints, the Xet headers
+// Not mimicked: gated repos, the /api/ endpoints, the Xet headers
 // (X-Xet-Hash, Link rel=xet-auth), the /api/resolve-cache/ relative redirect
 // the Hub now sometimes gives for small files (a loader that follows
 // redirects handles both), repo types other than models.
@@ -210,7 +219,7 @@ async function sendSlowly(res, fh, start, end, { chunks, delayMs }) {
  * Resolves to {url, port, requests, failNext(path, status), close()}.
  */
 export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow = false, failOnce = [], cache = true, lfs = ['.safetensors', '.bin'],
-  stall = {}, hang = [], headers: extraHeaders = {} } = {}) {
+  stall = {}, hang = [], headers: extraHeaders = {}, tokens = {}, lfsOrigin } = {}) {
   const hubCache = freshHubCache();
   const folders = new Map();
   for (const [id, folder] of Object.entries(repos)) {
@@ -220,7 +229,7 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
   const slowOpts = slow ? { chunks: 8, delayMs: 25, ...(typeof slow === 'object' ? slow : {}) } : null;
   const lfsExt = new Set(lfs.map((e) => e.toLowerCase()));
   const failing = new Map([].concat(failOnce).map((p) => [p, 500]));
-  const requests = [];
+  const requests = [], requestHeaders = [];
   const hashCache = new Map();
   const hanging = new Set(hang);
   let active = 0, maxActive = 0, received = 0;
@@ -278,6 +287,7 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
   async function handle(req, res) {
     const raw = requestPath(req.url);
     const logPath = raw ?? String(req.url).slice(0, 200);
+    requestHeaders.push({ method: req.method, path: logPath, headers: { ...req.headers } });
     if (raw === null) return json(req, res, logPath, 400, 'Bad request');
     if (hanging.has(raw)) return requests.push({ method: req.method, path: logPath, status: null }); // never answered
     if (req.method === 'OPTIONS') {
@@ -327,6 +337,7 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
       const id = `${s[0]}/${s[1]}`;
       const repo = folders.get(id);
       if (!repo) return json(req, res, logPath, 401, 'Repository not found', 'RepoNotFound');
+      if (Object.hasOwn(tokens, id) && req.headers.authorization !== `Bearer ${tokens[id]}`) return json(req, res, logPath, 401, 'Repository not found', 'RepoNotFound');
       const revision = s[3];
       if (revision !== 'main' && !COMMIT_RE.test(revision)) return json(req, res, logPath, 404, `Invalid rev id: ${revision}`, 'RevisionNotFound');
       const commit = revision === 'main' ? repo.commit : revision;
@@ -338,7 +349,7 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
       const h = await fileHashes(o.real, o.info);
       if (lfsExt.has(path.extname(file.at(-1)).toLowerCase())) {
         await o.fh.close().catch(() => {});
-        const location = `${base}/cdn-lfs/${[s[0], s[1], ...file].map(encodeURIComponent).join('/')}`;
+        const location = `${lfsOrigin ?? base}/cdn-lfs/${[s[0], s[1], ...file].map(encodeURIComponent).join('/')}`;
         const body = `Found. Redirecting to ${location}`;
         head(req, res, 302, {
           Location: location,
@@ -380,6 +391,7 @@ export async function startHub({ repos = {}, port = 0, host = '127.0.0.1', slow 
     url: base,
     port: actual,
     requests,
+    requestHeaders,
     active: () => active,
     get maxActive() { return maxActive; },
     get received() { return received; },

@@ -74,3 +74,16 @@ test('the bindings are layered by folder: utils <- runtime, tokenizers <- tasks 
   const index = readFileSync(path.join(REPO, 'bindings/index.js'), 'utf8').replace(/^\s*\/\/.*$/gm, '').trim();
   for (const stmt of index.split(/;\s*/).filter(Boolean)) assert.match(stmt, /^export \{[^}]+\} from '\.\/[a-z]+\/[a-z-]+\.js'$/, `bindings/index.js: ${stmt}`);
 });
+
+// Node 22 and later refuse --experimental-wasm-relaxed-simd as a bad option: a process
+// started with it must take it from tools/node-flags.js, which passes it to Node 20 only.
+test('no Node process is started with a literal --experimental-wasm-relaxed-simd (tools/node-flags.js decides)', () => {
+  const literal = /(['"`])--experimental-wasm-relaxed-simd\1|node --experimental-wasm-relaxed-simd/;
+  const scripts = [...files, 'build.sh', 'package.json', 'bench/package.json'].filter((f) => f !== 'tools/node-flags.js' && f !== 'tests/layers.test.js');
+  const offenders = scripts.filter((f) => {
+    let text;
+    try { text = readFileSync(path.join(REPO, f), 'utf8'); } catch { return false; }
+    return literal.test(text.replace(/^\s*(\/\/|#).*$/gm, ''));
+  });
+  assert.deepEqual(offenders, [], `use NODE_FLAGS from tools/node-flags.js (or tools/node.mjs) in: ${offenders.join(', ')}`);
+});

@@ -8,7 +8,7 @@
 // The model has MiniLM-L6's shapes (about 86 MB of f32 weights).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, copyFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync, copyFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEncoder, loadModel, loadPretrained, runtimeInfo } from '../bindings/index.js';

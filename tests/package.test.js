@@ -14,6 +14,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { configure, createEncoder, runtimeInfo, ERROR_CODES, SwapformerError, features } from '../bindings/index.js';
 import { REPO, pack, installPacked, writeFiles, CHECK_CONFIG, CHECK_SEED, CHECK_IDS, reference, rejects } from './packaging.js';
+import { NODE_FLAGS } from '../tools/node-flags.js';
 
 const read = (p) => readFileSync(path.join(REPO, p), 'utf8');
 const pkg = JSON.parse(read('package.json'));
@@ -24,7 +25,7 @@ test('the packed tarball: the files a user needs, nothing else, <= 450 KB', (t) 
   try {
     const info = pack('.', dest);
     const files = info.files.map((f) => f.path).sort();
-    const must = ['LICENSE', 'README.md', 'package.json', 'bindings/index.js', 'bindings/index.d.ts', 'bindings/utils/errors.js',
+    const must = ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json', 'bin/swapformer.js', ...readdirSync(path.join(REPO, 'bin/cli')).map((f) => `bin/cli/${f}`), 'bindings/index.js', 'bindings/index.d.ts', 'bindings/utils/errors.js',
       'bindings/runtime/wasm.js', 'bindings/runtime/encoder.js', 'bindings/utils/platform.js', 'bindings/tokenizers/tokenizer.js',
       'bindings/runtime/thread.js', 'bindings/pretrained/pretrained.js', 'dist/swapformer.wasm', 'dist/swapformer-relaxed.wasm'];
     for (const f of must) assert.ok(files.includes(f), `${f} is in the tarball`);
@@ -32,7 +33,7 @@ test('the packed tarball: the files a user needs, nothing else, <= 450 KB', (t) 
     const walk = (dir) => readdirSync(path.join(REPO, dir), { withFileTypes: true })
       .flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : [`${dir}/${e.name}`]));
     for (const f of walk('bindings').filter((f) => f.endsWith('.js') || f.endsWith('.d.ts'))) assert.ok(files.includes(f), `${f} is in the tarball`);
-    const allowed = /^(LICENSE|README\.md|package\.json|bindings\/.+\.(js|d\.ts)|bin\/swapformer\.js|dist\/swapformer(-relaxed)?(-mt)?\.wasm)$/;
+    const allowed = /^(LICENSE|README\.md|CHANGELOG\.md|package\.json|bindings\/.+\.(js|d\.ts)|bin\/(swapformer|serve)\.js|bin\/(cli|serve)\/[a-z-]+\.js|dist\/swapformer(-relaxed)?(-mt)?\.wasm)$/;
     for (const f of files) assert.match(f, allowed, `${f} does not belong in the tarball`);
     // four wasm builds (about 43 KB each gzipped), the JS layers, the CLI and the README
     assert.ok(info.size <= 450 * 1024, `the tarball is ${info.size} bytes (limit 450 KB)`);
@@ -44,8 +45,12 @@ test('the packed tarball: the files a user needs, nothing else, <= 450 KB', (t) 
     const models = pack('models', dest);
     const modelFiles = models.files.map((f) => f.path);
     for (const f of ['tasks.js', 'tasks.d.ts', 'index.json', 'results.json', 'LICENSE', 'README.md', 'reverse-rope.safetensors']) assert.ok(modelFiles.includes(f), `swapformer-models has ${f}`);
-    assert.equal(modelFiles.filter((f) => f.endsWith('.safetensors')).length, 15);
-    assert.ok(!modelFiles.includes('golden.json'), 'test data stays out of swapformer-models');
+    assert.equal(modelFiles.filter((f) => f.endsWith('.safetensors') && !f.includes('/')).length, 15);
+    // the masked-LM BERT as a Hugging Face folder, its model card carrying the WordNet license
+    for (const f of ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'vocab.txt', 'README.md']) {
+      assert.ok(modelFiles.includes(`wordnet-bert/${f}`), `swapformer-models has wordnet-bert/${f}`);
+    }
+    for (const f of ['golden.json', 'wordnet-bert-golden.json', 'wordnet-bert-heldout.json']) assert.ok(!modelFiles.includes(f), `test data stays out of swapformer-models: ${f}`);
     t.diagnostic(`swapformer-models-${models.version}.tgz: ${(models.size / 1024).toFixed(1)} KB packed`);
   } finally {
     rmSync(dest, { recursive: true, force: true });
@@ -68,6 +73,19 @@ test('package.json: license, repository, homepage, bugs, keywords, ESM entry wit
   assert.equal(models.exports['./tasks.js'].types, './tasks.d.ts');
 });
 
+test('CHANGELOG.md (Keep a Changelog): an Unreleased section, then the package\'s version with a date, every version with a compare link', () => {
+  const log = read('CHANGELOG.md');
+  const versions = [...log.matchAll(/^## \[([^\]]+)\](?: - (\d{4}-\d{2}-\d{2}))?$/gm)].map((m) => ({ version: m[1], date: m[2] }));
+  assert.equal(versions[0]?.version, 'Unreleased', 'the first section is [Unreleased]');
+  assert.equal(versions[1]?.version, pkg.version, `the newest release section is package.json's version ${pkg.version}`);
+  for (const { version, date } of versions.slice(1)) {
+    assert.ok(date, `[${version}] has a date`);
+    assert.match(log, new RegExp(`^\\[${version.replace(/\./g, '\\.')}\\]: https://github\\.com/swapformer/swapformer/`, 'm'), `[${version}] has a link`);
+  }
+  const dates = versions.slice(1).map((v) => v.date);
+  assert.deepEqual(dates, [...dates].sort().reverse(), 'newest first');
+});
+
 test('README links work on the npm page: relative links only to packed files, repository links to files that exist, anchors to headings', () => {
   const repoBlob = /^https:\/\/github\.com\/swapformer\/swapformer\/(?:blob|tree)\/main\/(.+)$/;
   const anchors = new Set([...README.matchAll(/^#{1,6} (.+)$/gm)].map(([, h]) => h.toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')));
@@ -76,7 +94,7 @@ test('README links work on the npm page: relative links only to packed files, re
   assert.ok(links.length > 5);
   for (const href of links) {
     if (href.startsWith('#')) assert.ok(anchors.has(href.slice(1)), `README anchor ${href} has a heading`);
-    else if (repoBlob.test(href)) assert.ok(existsSync(path.join(REPO, href.match(repoBlob)[1].replace(/#.*$/, ''))), `${href}: the file exists in the repository`);
+    else if (repoBlob.test(href)) assert.ok(existsSync(path.join(REPO, href.match(repoBlob)[1].replace(/[?#].*$/, ''))), `${href}: the file exists in the repository`);
     else if (/^https?:\/\//.test(href)) continue;
     else assert.ok(pkg.files.includes(href.replace(/#.*$/, '')), `README links to ${href}, which is not in the tarball: use an absolute repository link`);
   }
@@ -100,7 +118,7 @@ function producibleCodes() {
   return codes;
 }
 
-test('error codes: every code the C core and the bindings can produce is in ERROR_CODES, the ErrorCode type and the README, and nothing else', () => {
+test('error codes: every code the C core and the bindings can produce is in ERROR_CODES, the ErrorCode type and the errors guide, and nothing else', () => {
   const producible = producibleCodes();
   // NETWORK comes with the pretrained-model loader (bindings/pretrained/); listed ahead of it
   if (!producible.has('NETWORK') && !existsSync(path.join(REPO, 'bindings/pretrained'))) producible.add('NETWORK');
@@ -108,9 +126,9 @@ test('error codes: every code the C core and the bindings can produce is in ERRO
   assert.deepEqual(sorted(ERROR_CODES), sorted(producible), 'ERROR_CODES = the codes the sources can produce');
   const dts = read('bindings/index.d.ts').match(/export type ErrorCode =([^;]+);/)[1];
   assert.deepEqual(sorted(dts.match(/'([A-Z_]+)'/g).map((s) => s.slice(1, -1))), sorted(producible), 'ErrorCode in index.d.ts');
-  const section = README.match(/\n## Errors\n([\s\S]*?)\n## /)[1];
-  const documented = [...section.matchAll(/^\| (`[A-Z_]+`(?:, `[A-Z_]+`)*) \|/gm)].flatMap(([, cell]) => cell.match(/[A-Z_]+/g));
-  assert.deepEqual(sorted(documented), sorted(producible), 'the README table of codes');
+  const section = read('docs/errors-and-security.md').match(/\n## The error codes\n([\s\S]*?)\n## /)[1];
+  const documented = [...section.matchAll(/^\| \[?(`[A-Z_]+`(?:, `[A-Z_]+`)*)\]?(?:\(#[a-z_-]+\))? \|/gm)].flatMap(([, cell]) => cell.match(/[A-Z_]+/g));
+  assert.deepEqual(sorted(documented), sorted(producible), 'the table of codes in docs/errors-and-security.md');
   assert.ok(Object.isFrozen(ERROR_CODES));
 });
 
@@ -210,15 +228,15 @@ const { createEncoder, runtimeInfo } = await import(${JSON.stringify(pathToFileU
 const before = (await runtimeInfo()).memoryBytes;
 for (let i = 0; i < 200; i++) { const e = await createEncoder(${JSON.stringify(CHECK_CONFIG)}); e.forward([1, 2, 3]); e.dispose(); }
 console.log(JSON.stringify({ before, after: (await runtimeInfo()).memoryBytes }));`;
-  const out = execFileSync(process.execPath, ['--experimental-wasm-relaxed-simd', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  const out = execFileSync(process.execPath, [...NODE_FLAGS, '--input-type=module', '-e', script], { encoding: 'utf8' });
   const { before, after } = JSON.parse(out);
   assert.equal(after, before, 'memory flat over 200 create/dispose cycles');
 });
 
-test("swapformer-models from its tarball, beside swapformer's: the README's example predicts '^olleh$'", () => {
+test("swapformer-models from its tarball, beside swapformer's: its README's example predicts '^olleh$'", () => {
   const app = installPacked({ models: true, prefix: 'swapformer-models-' });
   try {
-    const example = README.match(/```js\n(import \{ readFileSync \} from 'node:fs';\nimport \{ loadModel \} from 'swapformer';\nimport \{ encode, decode \} from 'swapformer-models\/tasks\.js';[\s\S]*?)```/)[1];
+    const example = read('models/README.md').match(/```js\n(import \{ readFileSync \} from 'node:fs';\nimport \{ loadModel \} from 'swapformer';\nimport \{ encode, decode \} from 'swapformer-models\/tasks\.js';[\s\S]*?)```/)[1];
     writeFiles(app.dir, { 'example.js': example.replace(/^decode\((.*)\);.*$/m, 'console.log(decode($1));') });
     assert.equal(execFileSync(process.execPath, ['example.js'], { cwd: app.dir, encoding: 'utf8' }).trim(), '^olleh$');
   } finally {

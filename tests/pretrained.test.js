@@ -18,6 +18,7 @@ import { parseSafetensors } from '../bindings/pretrained/safetensors.js';
 import { readCheckpoint } from '../bindings/pretrained/checkpoint.js';
 import { startHub } from './hub-server.js';
 import { assertBitIdentical, rejects } from './helpers.js';
+import { NODE_FLAGS } from '../tools/node-flags.js';
 
 const ROOT = fileURLToPath(new URL('./pretrained/', import.meta.url));
 const CASES = readdirSync(path.join(ROOT, 'expected')).filter((f) => f.endsWith('.json'))
@@ -173,7 +174,7 @@ test('the converter: one file with tokenizer and recipe; f32 identical, f16 with
       const want = ref.embed(texts).data;
       for (const dtype of ['f32', 'f16']) {
         const out = path.join(tmp, `${c.case}-${dtype}.safetensors`);
-        execFileSync(process.execPath, ['--experimental-wasm-relaxed-simd', bin, 'convert', folder(c), out, '--dtype', dtype], { stdio: 'pipe' });
+        execFileSync(process.execPath, [...NODE_FLAGS, bin, 'convert', folder(c), out, '--dtype', dtype], { stdio: 'pipe' });
         const p = await loadPretrained(out);
         const got = p.embed(texts).data;
         if (dtype === 'f32') assertBitIdentical(got, want, `${c.case} f32`);
@@ -238,7 +239,7 @@ test("the converter's --dtype f16 tensors are numpy's astype(float16) of the F32
   const tmp = mkdtempSync(path.join(tmpdir(), 'swapformer-f16-'));
   try {
     const out = path.join(tmp, 'f16.safetensors');
-    execFileSync(process.execPath, ['--experimental-wasm-relaxed-simd', fileURLToPath(new URL('../bin/swapformer.js', import.meta.url)), 'convert', path.join(ROOT, 'bert-minilm'), out, '--dtype', 'f16'], { stdio: 'pipe' });
+    execFileSync(process.execPath, [...NODE_FLAGS, fileURLToPath(new URL('../bin/swapformer.js', import.meta.url)), 'convert', path.join(ROOT, 'bert-minilm'), out, '--dtype', 'f16'], { stdio: 'pipe' });
     const written = parseSafetensors(new Uint8Array(readFileSync(out)), 'f16.safetensors').tensors;
     const { tensors } = await readCheckpoint(path.join(ROOT, 'bert-minilm'));
     assert.equal(written.size, tensors.length);

@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { createEncoder, loadModel, loadPretrained, runtimeInfo, configure } from '../bindings/index.js';
 import { pool, applyRecipe } from '../bindings/pretrained/recipe.js';
 import { golden, readFixture, assertClose, assertBitIdentical, elementError, rejects, GOLDEN_TOLERANCE } from './helpers.js';
+import { NODE_FLAGS } from '../tools/node-flags.js';
 
 const REF = JSON.parse(readFileSync(new URL('./fixtures/q8/reference.json', import.meta.url), 'utf8'));
 const builds = {
@@ -275,7 +276,7 @@ test('the converter --dtype q8: one file that loads as q8 with the same bits as 
     for (const name of ['bert-minilm', 'nomic-embed', 'modernbert-embed', 'sentence-t5']) {
       const c = PRETRAINED_CASES.find((x) => x.case === name);
       const out = path.join(tmp, `${name}.safetensors`);
-      execFileSync(process.execPath, ['--experimental-wasm-relaxed-simd', bin, 'convert', path.join(PRETRAINED, c.folder), out, '--dtype', 'q8'], { stdio: 'pipe' });
+      execFileSync(process.execPath, [...NODE_FLAGS, bin, 'convert', path.join(PRETRAINED, c.folder), out, '--dtype', 'q8'], { stdio: 'pipe' });
       const ref = await loadPretrained(path.join(PRETRAINED, c.folder), { dtype: 'q8' });
       const p = await loadPretrained(out);
       assert.equal(p.encoder.dtype, 'q8', `${name}: the file's dtype`);

@@ -139,7 +139,7 @@ const worker :Workerd.Worker = (
           assert.equal(r.status, 200, `workerd ${p}: HTTP ${r.status}\n${text}\n${log}`);
           return JSON.parse(text);
         } catch (e) {
-          if (i > 100 || child.exitCode !== null || e.code === 'ERR_ASSERTION') throw new Error(`workerd ${p}: ${e.message}\n${log}`);
+          if (i > 100 || child.exitCode !== null || e.code === 'ERR_ASSERTION') throw new Error(`workerd ${p}: ${e.message}\n${log}`, { cause: e });
           await new Promise((r) => setTimeout(r, 100));
         }
       }

@@ -157,7 +157,7 @@ function encodingOf(p) {
 
 test('token classification: classifyTokenLogits as TokenClassificationPipeline (every strategy), special-tokens mask as Rust', () => {
   const n = checkKind('token-classification', (p, options) => {
-    const { view, enc, u } = encodingOf(p);
+    const { view, enc } = encodingOf(p);
     assert.deepEqual(view.specialTokensMask(enc), p.encoding.specialTokensMask, `${p.id}: the mask is Rust's special_tokens_mask`);
     const { logits, shape } = logitsOf(p);
     const cp = codePointsOf(p.text);

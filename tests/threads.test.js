@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { loadModel, createEncoder, runtimeInfo, configure, loadPretrained } from '../bindings/index.js';
 import { golden, readFixture, assertBitIdentical, assertClose, goldenTolerance } from './helpers.js';
+import { NODE_FLAGS } from '../tools/node-flags.js';
 
 const BINDINGS = fileURLToPath(new URL('../bindings/index.js', import.meta.url));
 
@@ -75,7 +76,7 @@ test('the pool stops with the last encoder, and a Node process with an undispose
     // no dispose: the workers must not keep the process alive
   `;
   const t0 = Date.now();
-  const r = spawnSync(process.execPath, ['--experimental-wasm-relaxed-simd', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30000 });
+  const r = spawnSync(process.execPath, [...NODE_FLAGS, '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30000 });
   assert.equal(r.status, 0, r.stderr);
   assert.equal(JSON.parse(r.stdout.trim()).threaded, true);
   assert.ok(Date.now() - t0 < 20000, 'exited promptly');

@@ -12,6 +12,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { Tokenizer } from '../bindings/tokenizers/tokenizer.js';
 import { SwapformerError } from '../bindings/utils/errors.js';
 import * as real from './tokenizers/real.js';
+import { randomInts } from './tokenizers/random.js';
 
 const require = createRequire(import.meta.url);
 const { Tokenizer: RustTokenizer } = require('tokenizers');
@@ -149,23 +150,27 @@ for (const name of Object.keys(FIXTURES)) {
       assertCorpus(name, ours, await rustCorpus(truncating, { pairs }), { pairs, maxLength });
       counts.truncated += corpus.length;
     }
+    // only_first / only_second cut one sequence of a pair; when the other alone leaves no room Rust
+    // refuses (the zero-shot pipeline then encodes whole): ours is SEQUENCE_TOO_LONG there
+    for (const strategy of ['only_first', 'only_second']) {
+      for (const extra of [1, 6, 11]) {
+        const maxLength = nPair + extra;
+        truncating.setTruncation(maxLength, { strategy: strategy === 'only_first' ? 'OnlyFirst' : 'OnlySecond' });
+        for (const [i, text] of corpus.entries()) {
+          const o = { pair: partner(i), maxLength, truncation: strategy };
+          const want = await rustEncode(truncating, text, partner(i), true).then((e) => e, () => null);
+          if (want === null) assert.throws(() => ours.encode(text, o), (e) => e.code === 'SEQUENCE_TOO_LONG', label(name, text, o));
+          else assert.deepStrictEqual(ourEncode(ours, text, o), want, label(name, text, o));
+          counts.truncated++;
+        }
+      }
+    }
     // Without special tokens, maxLength counts the content only.
     truncating.setTruncation(3);
     assertCorpus(name, ours, await rustCorpus(truncating, { addSpecialTokens: false }), { maxLength: 3, addSpecialTokens: false });
     counts.truncated += corpus.length;
     truncating.disableTruncation();
   });
-}
-
-/** A deterministic stream of integers in [0, n) (mulberry32). */
-function randomInts(seed) {
-  let a = seed >>> 0;
-  return (n) => {
-    a = (a + 0x6D2B79F5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) % n;
-  };
 }
 
 test('decoding arbitrary id sequences agrees with Rust', async () => {
@@ -200,7 +205,7 @@ test('the comparison covered every case', () => {
   assert.equal(counts.single, n * corpus.length * 2);
   assert.equal(counts.pair, n * corpus.length * 2);
   assert.equal(counts.decode, n * corpus.length * 4);
-  assert.equal(counts.truncated, n * corpus.length * 5);
+  assert.equal(counts.truncated, n * corpus.length * (5 + 6)); // longest_first x 5, only_first and only_second x 3 lengths
   console.log(`# ${n} tokenizers x ${corpus.length} strings: ${counts.single} single, ${counts.pair} pair, `
     + `${counts.truncated} truncated encodings and ${counts.decode} decodes equal to Rust`);
 });

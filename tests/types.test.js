@@ -14,8 +14,8 @@ import { BIN, REPO, installPacked } from './packaging.js';
 const TYPES = path.join(REPO, 'tests', 'types');
 
 const PROJECTS = {
-  browser: { lib: ['ES2022', 'DOM'], types: [], module: 'ESNext', moduleResolution: 'Bundler', files: ['api.ts', 'browser.ts'] },
-  node: { lib: ['ES2022'], types: ['node'], typeRoots: [path.join(REPO, 'node_modules', '@types')], module: 'NodeNext', moduleResolution: 'NodeNext', files: ['api.ts', 'node.ts', 'models.ts'] },
+  browser: { lib: ['ES2022', 'DOM'], types: [], module: 'ESNext', moduleResolution: 'Bundler', files: ['api.ts', 'browser.ts', 'embeddings.ts'] },
+  node: { lib: ['ES2022'], types: ['node'], typeRoots: [path.join(REPO, 'node_modules', '@types')], module: 'NodeNext', moduleResolution: 'NodeNext', files: ['api.ts', 'node.ts', 'models.ts', 'embeddings.ts'] },
   esnext: { lib: ['ESNext', 'DOM'], types: [], module: 'ESNext', moduleResolution: 'Bundler', files: ['api.ts', 'disposable.ts'] },
 };
 
@@ -37,9 +37,32 @@ test('types: tsc --strict in a browser project, a Node project and with lib esne
   }
   // the expected errors are real: the same file without its @ts-expect-error lines has one error per mark
   const marks = readdirSync(TYPES).flatMap((f) => [...(f.endsWith('.ts') ? readFileSync(path.join(TYPES, f), 'utf8') : '').matchAll(/^\s*\/\/ @ts-expect-error/gm)]).length;
-  for (const f of ['api.ts', 'models.ts']) writeFileSync(path.join(app.dir, f), readFileSync(path.join(TYPES, f), 'utf8').replace(/\/\/ @ts-expect-error.*$/gm, ''));
+  for (const f of ['api.ts', 'models.ts', 'embeddings.ts']) writeFileSync(path.join(app.dir, f), readFileSync(path.join(TYPES, f), 'utf8').replace(/\/\/ @ts-expect-error.*$/gm, ''));
   const r = spawnSync(BIN('tsc'), ['-p', 'tsconfig.node.json'], { cwd: app.dir, encoding: 'utf8' });
   const errors = r.stdout.split('\n').filter((l) => /error TS\d+/.test(l));
   assert.ok(errors.length >= marks, `${errors.length} errors without the marks, ${marks} marks:\n${r.stdout}`);
   t.diagnostic(`${marks} @ts-expect-error marks; without them tsc reports ${errors.length} errors`);
+});
+
+// Every value the package exports, and every public method and getter of its classes, is declared
+// in bindings/index.d.ts: a function added to the bindings without its type fails here.
+test('types: every export of bindings/index.js and every public member of Encoder, Pretrained and Tokenizer is declared in index.d.ts', async () => {
+  const api = await import('../bindings/index.js');
+  const dts = readFileSync(path.join(REPO, 'bindings', 'index.d.ts'), 'utf8');
+  const declared = (name) => new RegExp(`^export (declare )?(function|class|const|let|type|interface|enum) ${name}\\b`, 'm').test(dts);
+  const missing = Object.keys(api).filter((name) => !declared(name));
+  const body = (cls) => {
+    const start = dts.search(new RegExp(`^export (declare )?class ${cls}\\b`, 'm'));
+    assert.ok(start >= 0, `class ${cls} is declared`);
+    const end = dts.indexOf('\n}\n', start);
+    return dts.slice(start, end);
+  };
+  for (const [cls, ctor] of [['Encoder', api.Encoder], ['Pretrained', api.Pretrained], ['Tokenizer', api.Tokenizer]]) {
+    const text = body(cls);
+    for (const name of Object.getOwnPropertyNames(ctor.prototype)) {
+      if (name === 'constructor' || name.startsWith('_')) continue; // _name: internal, between the bindings' modules
+      if (!new RegExp(`^\\s+(readonly |get |static |async )*\\*?${name}\\b[(<:?]`, 'm').test(text)) missing.push(`${cls}.${name}`);
+    }
+  }
+  assert.deepEqual(missing, [], `declare these in bindings/index.d.ts: ${missing.join(', ')}`);
 });

@@ -1,6 +1,6 @@
 // The trained models' accuracy table, through swapformer's own forward pass.
 //
-//   node tools/evaluate.mjs [--count N]     (npm run evaluate)
+//   node tools/evaluate.mjs [--count N] [--mlm-only]     (npm run evaluate)
 //
 // For every model in models/index.json: token and sequence accuracy on fresh
 // random inputs at the training length (T = 32 tokens with the markers), 2x
@@ -9,10 +9,14 @@
 // context-extension variants (positionOptions.scaling linear / ntk / yarn with
 // factor = T / 32) at 2x and 4x. Learned positions at 2x and 4x are refused
 // with SEQUENCE_TOO_LONG: reported as such, never as a number.
+// Then the masked-LM BERT (models/wordnet-bert, tools/evaluate-mlm.mjs): its
+// fill-mask accuracy on the held-out sentences with its learned positions,
+// without them, and with other plugins swapped in ("mlm" in results.json).
 // Writes models/RESULTS.md and models/results.json (read by the demo).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createEncoder, loadModel } from '../bindings/index.js';
 import { accuracy, sampleInputs, TASKS } from '../models/tasks.js';
+import { evaluateMlm } from './evaluate-mlm.mjs';
 
 const MODELS = new URL('../models/', import.meta.url);
 
@@ -69,7 +73,7 @@ export async function evaluate({ count = 256, only } = {}) {
 
 const pct = (a) => (a.refused ? 'SEQUENCE_TOO_LONG' : `${(100 * a.token).toFixed(1)}% (${(100 * a.sequence).toFixed(0)}%)`);
 
-export function markdown({ trainT, lengths, count, rows }) {
+export function markdown({ trainT, lengths, count, rows, mlm }) {
   const out = [];
   out.push('# Trained models: accuracy through swapformer', '');
   out.push(`Written by \`npm run evaluate\` (tools/evaluate.mjs), through swapformer's own forward pass; do not edit by hand.`);
@@ -93,13 +97,34 @@ export function markdown({ trainT, lengths, count, rows }) {
       for (const [type, byT] of Object.entries(r.ropeScaling)) out.push(`| ${r.name} | ${type} | ${ext.map((T) => pct(byT[T])).join(' | ')} |`);
     }
   }
+  if (mlm) out.push('', ...mlmMarkdown(mlm));
   return out.join('\n') + '\n';
+}
+
+/** The masked-LM section: accuracy per variant, then the word-order examples' best tokens. */
+function mlmMarkdown(mlm) {
+  const p1 = (x) => `${(100 * x).toFixed(1)}%`;
+  const out = [`## Masked-LM BERT (${mlm.name}): fill-mask on held-out sentences`, ''];
+  out.push(`${mlm.items} held-out WordNet segments (synsets never trained on); ${mlm.how}; the same weights with each position`);
+  out.push(`scheme (Pretrained.withConfig). Always answering the most common word ('${mlm.baseline.token}') gets ${p1(mlm.baseline.top1)}.`, '');
+  out.push('| positions | top-1 | top-5 |', '| :-- | --: | --: |');
+  for (const v of Object.values(mlm.variants)) out.push(`| ${v.label} | ${p1(v.top1)} | ${p1(v.top5)} |`);
+  out.push('', 'Word order: the best three tokens at the mask (probabilities), per variant.', '');
+  const names = Object.keys(mlm.variants);
+  out.push(`| text | ${names.map((k) => mlm.variants[k].label).join(' | ')} |`, `| :-- |${names.map(() => ' :-- |').join('')}`);
+  for (const ex of mlm.examples) {
+    ex.texts.forEach((text, i) => out.push(`| \`${text}\` | ${names.map((k) => ex.variants[k][i].map((b) => `${b.token} ${b.score.toFixed(2)}`).join(', ')).join(' | ')} |`));
+  }
+  return out;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const i = process.argv.indexOf('--count'), count = i > 0 ? Number(process.argv[i + 1]) : 256;
   const t0 = performance.now();
-  const result = await evaluate({ count });
+  // --mlm-only: measure the masked-LM BERT again and keep the other rows as they are
+  const result = process.argv.includes('--mlm-only')
+    ? { ...JSON.parse(readFileSync(new URL('results.json', MODELS), 'utf8')), mlm: await evaluateMlm() }
+    : { ...(await evaluate({ count })), mlm: await evaluateMlm() };
   writeFileSync(new URL('results.json', MODELS), JSON.stringify(result, null, 1) + '\n');
   const md = markdown(result);
   writeFileSync(new URL('RESULTS.md', MODELS), md);

@@ -16,6 +16,7 @@ import { mountSwap } from './swap.js';
 import { mountExperiments } from './experiments-panel.js';
 import { mountTrained } from './trained.js';
 import { mountPretrained } from './pretrained.js';
+import { mountPositionsReal } from './positions-real.js';
 
 /** Keeps the page responsive: beyond these the demo refuses (the library does not). */
 export const LIMITS = { layers: 48, dModel: 512, heads: 64, ffDim: 2048, maxLen: 4096, tokens: 512 };
@@ -28,6 +29,7 @@ const SECTIONS = [
   { id: 'experiments', mount: mountExperiments, deferred: true },
   { id: 'trained', mount: mountTrained, deferred: true },
   { id: 'pretrained', mount: mountPretrained, deferred: true },
+  { id: 'positions-real', mount: mountPositionsReal, deferred: true },
 ];
 
 const $ = (id) => document.getElementById(id);
@@ -401,6 +403,8 @@ class App {
       trained: app.trained,
       /** The "Your model" panel: whenIdle() (loads included), info(), progressLog. */
       pretrained: app.pretrained,
+      /** The "Positions on a real model" panel: whenIdle() (loads included), info(), load(source). */
+      positionsReal: app.positionsReal,
       /** Sets the controls to `config` (request form) and the text, runs, returns the snapshot. */
       async runConfig(config, text, { seed, tokenizer } = {}) {
         app.writeForm(config, { seed: seed ?? config.seed, text, mode: tokenizer });

@@ -159,7 +159,7 @@ const isHidden = (path) => path.split('/').some((s) => s.startsWith('.')); // .g
 // ------------------------------------------------------------------ dropped folders
 
 /** The files of a drop as a Map path -> File (folders walked), read from the event synchronously. */
-function dropReader(dataTransfer) {
+export function dropReader(dataTransfer) {
   const items = Array.from(dataTransfer.items ?? []).filter((i) => i.kind === 'file');
   const entries = items.map((i) => (typeof i.webkitGetAsEntry === 'function' ? i.webkitGetAsEntry() : null));
   const files = Array.from(dataTransfer.files ?? []);
@@ -191,7 +191,7 @@ async function walkEntry(entry, prefix, map) {
 }
 
 /** A source for loadPretrained from path -> File: one swapformer file's bytes, or the map. */
-async function sourceFromFiles(map) {
+export async function sourceFromFiles(map) {
   if (!map.size) throw panelError('NOT_FOUND', 'nothing to read: the drop held no files (hidden files such as .git are skipped)');
   const names = [...map.keys()];
   if (names.length === 1 && /\.safetensors$/i.test(names[0])) {

@@ -439,7 +439,7 @@ export function mountTrained(root, app) {
     showModelInfo(sel, enc);
     const ids = tasks.encode(sel.parsed.symbols, symbols);
     const want = tasks.target(sel.task, ids);
-    let pred = null, result = null, err = null, probs = null;
+    let pred, result = null, err = null, probs = null;
     try {
       pred = enc.predict(ids);
       result = enc.forward(ids, { outputAttentions: true });

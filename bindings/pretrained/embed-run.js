@@ -95,18 +95,46 @@ export function embedSettings(model, options, call = 'embed') {
   };
 }
 
+/** Python's str.isspace (what str.strip removes): JS's trim differs (it keeps \x1c-\x1f and \x85, strips \ufeff). */
+const isPySpace = (c) => (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20) || c === 0x85 || c === 0xa0 || c === 0x1680
+  || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000;
+
+/** str.strip() as Transformer.tokenize applies it. */
+function pyStrip(s) {
+  let a = 0, b = s.length;
+  while (a < b && isPySpace(s.charCodeAt(a))) a++;
+  while (b > a && isPySpace(s.charCodeAt(b - 1))) b--;
+  return s.slice(a, b);
+}
+
+/** Python's len(): code points (a surrogate pair counts once). */
+function codePoints(s) {
+  let n = s.length;
+  for (let i = 0; i + 1 < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c < 0xdc00 && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) { n--; i++; }
+  }
+  return n;
+}
+
 /** A text as sentence-transformers tokenizes it: the prompt prepended, stripped, lowercased where the folder says. */
 export const prepareText = (model, text, prompt = '') => {
-  const t = (prompt + text).trim();
+  const t = pyStrip(prompt + text);
   return model.recipe.doLowerCase ? t.toLowerCase() : t;
 };
 
-/** _get_prompt_length: the prompt's tokens (stripped and tokenized alone), minus a final special token. */
-function promptLength(model, prompt) {
+/**
+ * _get_prompt_length: the prompt tokenized alone as any text is (stripped,
+ * truncated at maxLength), minus one when its last id is one of the
+ * tokenizer's special tokens (all_special_ids: the pad, cls, sep, unk, mask,
+ * bos, eos tokens the configs name).
+ */
+function promptLength(model, prompt, cut) {
   if (!prompt) return 0;
-  const encoding = model.tokenizer.encode(prepareText(model, prompt));
-  const special = model.tokenizerView.specialTokensMask(encoding);
-  return encoding.ids.length - (special[encoding.ids.length - 1] ? 1 : 0);
+  const { ids } = model.tokenizer.encode(prepareText(model, prompt), { maxLength: cut });
+  const t = model.tokenizer;
+  const special = [t.padTokenId, t.clsTokenId, t.sepTokenId, t.unkTokenId, t.maskTokenId, t.bosTokenId, t.eosTokenId];
+  return ids.length - (ids.length && special.includes(ids[ids.length - 1]) ? 1 : 0);
 }
 
 /**
@@ -115,15 +143,15 @@ function promptLength(model, prompt) {
  * sharing `overlap` tokens (0 by default), offsets into `text` (UTF-16).
  * A word is never split between windows unless it alone is longer than one.
  */
-export function chunkText(model, text, options, where = 'chunk') {
+export function chunkText(model, text, options, where = 'chunk', limit = model.maxLength, why = 'maxLength') {
   if (typeof text !== 'string') fail('BAD_ARGUMENT', 'text must be a string');
   const o = options && typeof options === 'object' && !Array.isArray(options) && Object.hasOwn(options, 'pool') ? { ...options } : options;
   if (o && Object.hasOwn(o, 'pool')) delete o.pool; // chunking's pool is embed's business
   const c = readOptions(o, 'chunk', where === 'chunk' ? 'options' : 'options.chunking');
   const specials = model.tokenizer.encode('').ids.length;
-  const maxTokens = own(c, 'maxTokens') === undefined ? model.maxLength : positiveInt(own(c, 'maxTokens'), `${where === 'chunk' ? 'options' : 'options.chunking'}.maxTokens`);
+  const maxTokens = own(c, 'maxTokens') === undefined ? limit : positiveInt(own(c, 'maxTokens'), `${where === 'chunk' ? 'options' : 'options.chunking'}.maxTokens`);
   if (!Number.isFinite(maxTokens)) fail('BAD_ARGUMENT', `${where}: this model has no length limit; give maxTokens`);
-  if (maxTokens > model.maxLength) fail('SEQUENCE_TOO_LONG', `maxTokens = ${maxTokens}: this model takes at most ${model.maxLength} tokens (maxLength)`);
+  if (maxTokens > limit) fail('SEQUENCE_TOO_LONG', `maxTokens = ${maxTokens}: this model takes at most ${limit} tokens (${why})`);
   const room = maxTokens - specials;
   if (room < 1) fail('BAD_ARGUMENT', `maxTokens = ${maxTokens} leaves no room besides the ${specials} special tokens`);
   const overlap = own(c, 'overlap') ?? 0;
@@ -144,8 +172,16 @@ export function chunkText(model, text, options, where = 'chunk') {
     const start = offsets[s][0], end = offsets[e - 1][1];
     chunks.push({ text: text.slice(start, end), start, end, tokens: e - s + specials });
     if (e >= n) break;
-    let next = Math.max(s + 1, e - overlap);
-    while (next > s + 1 && !wordStart[next]) next--; // overlaps start on a word too
+    // overlaps start on a word too: the last word start at or before e - overlap, else (a
+    // window of few words) the first after it; inside a word longer than a window, e - overlap
+    const want = Math.max(s + 1, e - overlap);
+    let next = want;
+    while (next > s + 1 && !wordStart[next]) next--;
+    if (!wordStart[next]) {
+      next = want;
+      while (next < e && !wordStart[next]) next++;
+      if (!wordStart[next]) next = want;
+    }
     s = next;
   }
   return chunks;
@@ -168,13 +204,14 @@ function outputWidth(model, s) {
  * {data: Float32Array, shape} (float32; the caller quantizes), or for
  * pooling 'none' the last hidden states [B, T, dModel].
  */
-export function* embedRun(model, list, s) {
+export function* embedRun(model, list, s, first = 0) { // first: list[0]'s index in the caller's texts (embedStream's batches)
   const cut = Number.isFinite(s.maxLength) ? s.maxLength : undefined; // resolved by the caller (Pretrained)
   const { typeVocabSize } = model.encoder.config;
-  const prompt = s.prompt, skip = model.recipe.includePrompt ? 0 : promptLength(model, prompt);
+  const prompt = s.prompt, skip = model.recipe.includePrompt ? 0 : promptLength(model, prompt, cut);
   const prepared = list.map((t) => prepareText(model, t, prompt));
-  // longest first, as encode's np.argsort(-lengths) (by characters), restored at the end
-  const order = prepared.map((_, i) => i).sort((a, b) => prepared[b].length - prepared[a].length || a - b);
+  // longest first, as encode's np.argsort(-lengths) (code points of prompt + text, before the strip), restored at the end
+  const chars = list.map((t) => codePoints(prompt + t));
+  const order = chars.map((_, i) => i).sort((a, b) => chars[b] - chars[a] || a - b);
   const modes = s.pooling && s.pooling !== 'none' ? [s.pooling] : model.recipe.pooling;
   const N = list.length, C = model.encoder.config.dModel;
   let D = s.pooling === 'none' ? 0 : outputWidth(model, s), data = null, T = 0;
@@ -187,7 +224,7 @@ export function* embedRun(model, list, s) {
       if (!s.truncate) {
         const whole = model.tokenizer.encode(prepared[i]);
         if (cut !== undefined && whole.ids.length > cut) {
-          fail('SEQUENCE_TOO_LONG', `texts[${i}] has ${whole.ids.length} tokens; the model takes at most ${cut} (maxLength): truncate: true cuts it, chunking splits it`);
+          fail('SEQUENCE_TOO_LONG', `texts[${first + i}] has ${whole.ids.length} tokens; the model takes at most ${cut} (maxLength): truncate: true cuts it, chunking splits it`);
         }
         return whole;
       }
@@ -220,7 +257,10 @@ export function* embedRun(model, list, s) {
  * again when the recipe normalises), or returned with their offsets (pool 'none').
  */
 export function* embedChunkedRun(model, list, s) {
-  const pieces = list.map((t) => chunkText(model, t, s.chunks, 'chunking'));
+  // windows that fit the call's maxLength with the prompt prepended: a longer one would be truncated, its tail lost
+  const prompt = s.prompt ? model.tokenizer.encode(prepareText(model, s.prompt), { addSpecialTokens: false }).ids.length : 0;
+  const why = prompt ? `maxLength ${s.maxLength} less the prompt's ${prompt}` : 'maxLength';
+  const pieces = list.map((t) => chunkText(model, t, s.chunks, 'chunking', s.maxLength - prompt, why));
   const flat = pieces.flat();
   const total = flat.length;
   const inner = { ...s, chunks: null, onProgress: s.onProgress && (({ done }) => s.onProgress({ done, total, unit: 'chunks' })) };

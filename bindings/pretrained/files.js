@@ -15,8 +15,9 @@
 //
 // Downloads stream their body and report progress; in browsers each downloaded
 // file is kept in the Cache API (cache 'swapformer-models-v1', keyed by the
-// resolved URL) and later reads are served from it. Node has no Cache API and
-// nothing is written to disk there.
+// resolved URL) and later reads are served from it. In Node a Hub download goes to
+// the Hugging Face hub cache on disk (hub-cache.js: huggingface_hub's layout, shared
+// with Python), and later loads of the same id and revision read it from there.
 //
 // Everything read is untrusted, so every kind of source caps what it reads
 // (limitOf: 64 MB for tokenizer.json, 16 MB for other JSON, 2 GB for the rest,
@@ -192,7 +193,7 @@ function checkOptions({ hubUrl = 'https://huggingface.co', revision = 'main', fe
     bad('hubUrl', `'${hubUrl}' is not a URL`);
   }
   if (hub.protocol !== 'http:' && hub.protocol !== 'https:') bad('hubUrl', `'${hubUrl}' is not an http(s) URL`);
-  if (typeof revision !== 'string' || revision === '' || revision.includes('\0')) bad('revision', 'must be a non-empty string (a branch, tag or commit)');
+  checkRevision(revision);
   if (fetch !== undefined && typeof fetch !== 'function') bad('fetch', 'must be a function like globalThis.fetch');
   if (typeof cache !== 'boolean') bad('cache', 'must be true or false');
   if (onProgress !== undefined && onProgress !== null && typeof onProgress !== 'function') bad('onProgress', 'must be a function');
@@ -204,6 +205,19 @@ function checkOptions({ hubUrl = 'https://huggingface.co', revision = 'main', fe
   // a plain call (no `this`): window.fetch called as a method of another object throws "Illegal invocation"
   const fetchFn = fetch === globalThis.fetch && fetch ? (url, init) => globalThis.fetch(url, init) : fetch;
   return { hubUrl: hub.href.replace(/\/+$/, ''), revision, fetchFn, cache, onProgress: onProgress || null, signal, stallTimeout, token, offline, cacheDir };
+}
+
+/**
+ * A revision: a branch, tag or commit name as git allows them (check-ref-format:
+ * no '..', no empty or dot-first part, no backslash or control character). It
+ * names a file under refs/ in the hub cache: '../' would write outside it.
+ */
+function checkRevision(revision, what = 'option revision') {
+  if (typeof revision !== 'string' || revision === '') throw new SwapformerError('BAD_ARGUMENT', `${what}: must be a non-empty string (a branch, tag or commit)`);
+  // eslint-disable-next-line no-control-regex -- git refuses control characters in a ref name
+  if (revision.includes('..') || revision.includes('\\') || /[\0-\x1f\x7f]/.test(revision) || revision.split('/').some((p) => p === '' || p.startsWith('.'))) {
+    throw new SwapformerError('BAD_ARGUMENT', `${what}: ${JSON.stringify(revision)} is not a branch, tag or commit name (git refuses '..', empty or dot-first parts, backslashes)`);
+  }
 }
 
 const looksLikePath = (s) => /^(\.{1,2}([/\\]|$)|[/\\~]|[A-Za-z]:)/.test(s) || s.includes('\\');
@@ -242,6 +256,7 @@ export async function openSource(source, options = {}) {
   if (typeof source === 'string') {
     if (/^https?:\/\//i.test(source)) {
       const page = hubPage(source, opts.hubUrl); // https://huggingface.co/owner/name[/tree/revision]: the repository
+      if (page?.revision) checkRevision(page.revision, `${source}: the revision`);
       return page ? openHub(page.id, page.revision ? { ...opts, revision: page.revision } : opts) : openUrl(source, opts);
     }
     if (source === '') throw new SwapformerError('BAD_ARGUMENT', 'source is an empty string');
@@ -487,7 +502,13 @@ function hubPage(href, hubUrl) {
   if (url.origin !== new URL(hubUrl).origin) return null;
   const m = /^\/([\w.-]+\/[\w.-]+)(?:\/tree\/([^/]+))?\/?$/.exec(url.pathname);
   if (!m || !isHubId(m[1])) return null;
-  return { id: m[1], revision: m[2] ? decodeURIComponent(m[2]) : null };
+  let revision = null;
+  try {
+    if (m[2]) revision = decodeURIComponent(m[2]);
+  } catch {
+    throw new SwapformerError('BAD_ARGUMENT', `${href}: the revision after /tree/ is not valid percent-encoding`);
+  }
+  return { id: m[1], revision };
 }
 
 async function openHub(id, opts) {
@@ -569,10 +590,15 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
     throw new SwapformerError('NETWORK', `${path}: more than 5 redirects from ${url}`);
   };
 
-  /** Offline: a file not in a cache is absent (optional) or NOT_FOUND saying why. */
-  const offlineMiss = (path, optional) => {
-    if (optional) return null;
-    throw new SwapformerError('NOT_FOUND', `${path} of ${label} is not in the ${disk ? `hub cache (${disk.repo})` : 'cache'}, and downloads are off (the offline option, or HF_HUB_OFFLINE)`);
+  /**
+   * Offline: a file not in a cache is absent (optional) or NOT_FOUND saying
+   * why; with no snapshot of the revision at all, any file is NOT_FOUND (else
+   * an empty cache reads as a repository without config.json).
+   */
+  const offlineMiss = async (path, optional) => {
+    const snapshot = !disk || await disk.hasSnapshot();
+    if (optional && snapshot) return null;
+    throw new SwapformerError('NOT_FOUND', `${path} of ${label} is not in the ${disk ? `hub cache (${disk.repo}${snapshot ? '' : `: no snapshot of '${opts.revision}'`})` : 'cache'}, and downloads are off (the offline option, or HF_HUB_OFFLINE)`);
   };
 
   const readRaw = async (path, optional, { limit, signal }) => {
@@ -632,7 +658,10 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
     }
     const cache = await openCache();
     if (cache && await cache.match(url).catch(() => undefined)) return true;
-    if (opts.offline) return false;
+    if (opts.offline) {
+      await offlineMiss(path, true); // throws when nothing of the revision is cached
+      return false;
+    }
     const guard = downloadGuard(path, url, [opts.signal, signal], opts.stallTimeout);
     try {
       const { res } = await fetchHubOrUrl(guard, url, path, { method: 'HEAD' });
@@ -691,7 +720,10 @@ function downloadGuard(path, url, signals, stallTimeout) {
     get failure() { return failure; },
     stop,
     async step(promise) {
-      if (failure) throw failure;
+      if (failure) { // the request may have started already (with the aborted signal): its rejection is ours to drop
+        promise?.catch?.(() => {});
+        throw failure;
+      }
       clearTimeout(timer);
       if (stallTimeout < 2 ** 31) timer = setTimeout(stall, stallTimeout); // setTimeout takes 32-bit delays: longer is no limit
       try {

@@ -133,20 +133,6 @@ export function detectHead(family, hf, names) {
 
 const matchName = (pattern, name) => pattern.replace('{p}', 'weight') === name || pattern.replace('{p}', 'bias') === name;
 
-/** Hugging Face's id2label (string keys) as an array of labels, LABEL_i where absent (configuration_utils). */
-export function labelsOf(hf, count) {
-  const map = Object.hasOwn(hf, 'id2label') && hf.id2label !== null && typeof hf.id2label === 'object' && !Array.isArray(hf.id2label) ? hf.id2label : {};
-  const labels = Array.from({ length: count }, (_, i) => `LABEL_${i}`);
-  for (const key of Object.keys(map)) {
-    const i = Number(key);
-    if (!(Number.isInteger(i) && i >= 0 && String(i) === key)) throw unsupported(`config.json: id2label has the key ${JSON.stringify(key)}, not a label index`);
-    if (i >= count) throw unsupported(`config.json: id2label names label ${i}, but the classifier has ${count} outputs`);
-    if (typeof map[key] !== 'string') throw unsupported(`config.json: id2label[${key}] must be a string`);
-    labels[i] = map[key];
-  }
-  return labels;
-}
-
 /**
  * config.head for a detected head: the task, the family's setup, and the
  * label count from the classifier's rows (labels are the vocabulary for mlm).

@@ -35,7 +35,8 @@ async function hfHome() {
 
 /**
  * What the environment adds to the hub options (Node): the endpoint
- * (HF_ENDPOINT), the token (HF_TOKEN, HUGGING_FACE_HUB_TOKEN, $HF_HOME/token),
+ * (HF_ENDPOINT), the token (HF_TOKEN, HUGGING_FACE_HUB_TOKEN, the file
+ * $HF_TOKEN_PATH or $HF_HOME/token; none with HF_HUB_DISABLE_IMPLICIT_TOKEN),
  * offline mode (HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE) and the cache folder.
  * Options given win.
  */
@@ -43,13 +44,14 @@ export async function hubEnvironment({ hubUrl, token, offline, cacheDir, cache }
   const out = { hubUrl: hubUrl ?? env('HF_ENDPOINT') ?? 'https://huggingface.co', token, offline: offline ?? false, cacheDir: null };
   if (!isNode) return out;
   out.offline = offline ?? (truthy(env('HF_HUB_OFFLINE')) || truthy(env('TRANSFORMERS_OFFLINE')));
-  if (token === undefined) {
-    out.token = env('HF_TOKEN') ?? env('HUGGING_FACE_HUB_TOKEN');
+  // an implicit token (the environment's, the saved one) unless HF_HUB_DISABLE_IMPLICIT_TOKEN; cleaned as _clean_token
+  if (token === undefined && !truthy(env('HF_HUB_DISABLE_IMPLICIT_TOKEN'))) {
+    const clean = (t) => (typeof t === 'string' ? t.replace(/[\r\n]/g, '').trim() || undefined : undefined);
+    out.token = clean(env('HF_TOKEN') ?? env('HUGGING_FACE_HUB_TOKEN'));
     if (out.token === undefined) {
       const fs = await nodeBuiltin('node:fs/promises');
       const path = await nodeBuiltin('node:path');
-      const saved = await fs.readFile(path.join(await hfHome(), 'token'), 'utf8').catch(() => null);
-      if (saved && saved.trim()) out.token = saved.trim();
+      out.token = clean(await fs.readFile(env('HF_TOKEN_PATH') ?? path.join(await hfHome(), 'token'), 'utf8').catch(() => null));
     }
   }
   if (cache !== false) {
@@ -110,6 +112,11 @@ export async function openRepoCache(cacheDir, id, revision) {
       const dir = path.join(repo, 'snapshots', c);
       const st = await fs.stat(path.join(dir, ...p.split('/'))).catch(() => null);
       return st?.isFile() ? dir : null;
+    },
+    /** Whether the cached commit has a snapshot folder. */
+    async hasSnapshot() {
+      const c = await commitOf();
+      return !!c && !!(await fs.stat(path.join(repo, 'snapshots', c)).catch(() => null))?.isDirectory();
     },
     /** Whether `path` is known absent at the cached commit. */
     async knownAbsent(p) {

@@ -8,7 +8,7 @@
 //             strict loader as every model, without the file built in memory.
 import { SwapformerError, fail } from '../utils/errors.js';
 import { readOptions } from '../utils/options.js';
-import { deriveEncoder, loadModel, Encoder, EXCLUSIVE, RUNTIME } from '../runtime/encoder.js';
+import { loadModel, Encoder, EXCLUSIVE, RUNTIME } from '../runtime/encoder.js';
 import { similarityOn, quantizeOn } from '../runtime/embeddings.js';
 import { Tokenizer } from '../tokenizers/tokenizer.js';
 import { readFile, checkSignal } from './files.js';
@@ -43,7 +43,7 @@ export class Pretrained {
     this.tokenizer = tokenizer;
     /** The embedding recipe: pooling modes, Dense layers, normalisation, max sequence length. */
     this.recipe = recipe;
-    /** The family it was read as ('bert', 'roberta', 'distilbert', 'nomic-bert', 'jina-bert', 'modernbert', 't5'). */
+    /** The family it was read as ('bert', 'roberta', 'mpnet', 'distilbert', 'nomic-bert', 'jina-bert', 'modernbert', 't5'). */
     this.family = family;
     /** The checkpoint's config.json. */
     this.hfConfig = hfConfig;
@@ -163,7 +163,7 @@ export class Pretrained {
     }
     let batch = [], index = 0;
     const flush = async () => {
-      const embeddings = this.#precision(await this.#async(embedRun(this, batch, s)), s);
+      const embeddings = this.#precision(await this.#async(embedRun(this, batch, s, index)), s);
       const out = { index, embeddings };
       index += batch.length;
       batch = [];
@@ -221,7 +221,7 @@ export class Pretrained {
    * {relativeBias: 'none'} (a plugin swapped in without its options gets its
    * defaults). The tensors of a plugin
    * swapped out are dropped, every other weight is kept bit for bit, a new
-   * plugin's table starts at zero (Encoder deriveEncoder); the head and the
+   * plugin's table starts at zero (Encoder.withConfig); the head and the
    * recipe still apply. options: {maxLength?, dtype?, threads?, wasm?}.
    * A new Pretrained (dispose both).
    */
@@ -230,12 +230,7 @@ export class Pretrained {
     if (changes === null || typeof changes !== 'object' || Array.isArray(changes)) fail('BAD_ARGUMENT', 'withConfig takes an object of config fields');
     const { maxLength, ...encoderOptions } = readOptions(options, 'withConfig', 'withConfig: options');
     const before = this.encoder.config;
-    const config = { ...before, ...changes };
-    // a plugin swapped in without options gets its defaults, not the old plugin's options
-    for (const [slot, opts] of [['position', 'positionOptions'], ['relativeBias', 'relativeBiasOptions']]) {
-      if (Object.hasOwn(changes, slot) && changes[slot] !== before[slot] && !Object.hasOwn(changes, opts)) delete config[opts];
-    }
-    const encoder = await deriveEncoder(this.encoder, config, encoderOptions);
+    const encoder = await this.encoder.withConfig(changes, encoderOptions);
     const after = encoder.config;
     const moved = POSITION_FIELDS.some((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
     try {
@@ -262,6 +257,16 @@ if (typeof Symbol.dispose === 'symbol') Pretrained.prototype[Symbol.dispose] = P
 function smallest(...limits) {
   const ok = limits.filter((n) => Number.isFinite(n) && n > 0);
   return ok.length ? Math.min(...ok) : Infinity;
+}
+
+/** config.json's id2label against the classifier's outputs, at load: never a model whose .labels and tasks fail later. */
+function checkLabels(hfConfig, head, label) {
+  if (!head || head.task === 'mlm') return;
+  try {
+    labelNames(hfConfig ?? {}, head.labels);
+  } catch (e) {
+    throw new SwapformerError('UNSUPPORTED_MODEL', `${label}: ${e.message} (the classifier's rows)`);
+  }
 }
 
 /**
@@ -306,6 +311,7 @@ export async function loadPretrained(source, options) {
   try {
     const m = pretrainedMetadata(meta, { dModel: encoder.config.dModel, folder: bytes ? undefined : label });
     const tokenizer = Tokenizer.fromJSON(m.tokenizer, { tokenizerConfig: m.tokenizerConfig, specialTokensMap: m.specialTokensMap });
+    checkLabels(m.hfConfig, encoder.config.head, label);
     return new Pretrained({ encoder, tokenizer, tokenizerFiles: { tokenizerJson: m.tokenizer, tokenizerConfig: m.tokenizerConfig }, recipe: m.recipe, family: m.family, hfConfig: m.hfConfig, label, maxLength,
       checkpointLimits: [m.recipe.maxSeqLength, tokenizer.modelMaxLength] });
   } catch (e) {

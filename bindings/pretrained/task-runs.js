@@ -112,7 +112,14 @@ export function* zeroShotRun(model, text, candidateLabels, options) {
   if (typeof text !== 'string') fail('BAD_ARGUMENT', 'text must be a string');
   const labels = candidateLabelList(candidateLabels);
   // the pipeline truncates the premise only (ONLY_FIRST): the hypotheses stay whole
-  const pairs = hypotheses(hypothesisTemplate, labels).map((h) => model.tokenizer.encode(text, { pair: h, maxLength: limit(model), truncation: 'only_first' }));
+  const pairs = hypotheses(hypothesisTemplate, labels).map((h) => {
+    try {
+      return model.tokenizer.encode(text, { pair: h, maxLength: limit(model), truncation: 'only_first' });
+    } catch (e) { // a hypothesis longer than the limit alone: the pipeline encodes the pair whole
+      if (!(e instanceof SwapformerError && e.code === 'SEQUENCE_TOO_LONG')) throw e;
+      return model.tokenizer.encode(text, { pair: h });
+    }
+  });
   const rows = yield* headLogits(model, pairs);
   return zeroShotResult(text, labels, stack(rows, head.labels), [rows.length, head.labels], model.hfConfig, options);
 }

@@ -50,9 +50,7 @@ function typed(data, rows, width, what) {
   if (data instanceof Uint8Array || data instanceof Int8Array) { // packed bits; int8 'binary' = ubinary - 128: the same Hamming distances
     return { data: data instanceof Int8Array ? Uint8Array.from(data, (b) => (b + 128) & 0xff) : data, rows, width, packed: true };
   }
-  const f = data instanceof Float32Array ? data : Float32Array.from(data);
-  for (let i = 0; i < f.length; i++) if (!Number.isFinite(f[i])) fail('BAD_ARGUMENT', `${what} holds a non-finite value at row ${Math.floor(i / width)}, dimension ${i % width}`);
-  return { data: f, rows, width, packed: false };
+  return { data: data instanceof Float32Array ? data : Float32Array.from(data), rows, width, packed: false, what }; // finite: checked in copyIn
 }
 
 /** The default single-threaded runtime (loaded once). */
@@ -72,9 +70,12 @@ function withBuffers(rt, fn) {
   }
 }
 
+/** rows' data copied into wasm memory; float rows with a NaN or an infinity refused (the scan in the core). */
 const copyIn = (rt, alloc, rows) => {
   const p = alloc(rows.data.byteLength);
   new Uint8Array(rt.memory.buffer, p, rows.data.byteLength).set(new Uint8Array(rows.data.buffer, rows.data.byteOffset, rows.data.byteLength));
+  const i = rows.packed ? -1 : rt.x.sf_nonfinite(p, rows.data.length);
+  if (i >= 0) fail('BAD_ARGUMENT', `${rows.what} holds a non-finite value at row ${Math.floor(i / rows.width)}, dimension ${i % rows.width}`);
   return p;
 };
 
@@ -105,6 +106,10 @@ export function searchOn(rt, queries, corpus, options) {
   const Q = readRows(queries, 'queryEmbeddings'), C = readRows(corpus, 'corpusEmbeddings');
   const k = own(o, 'topK') ?? 10;
   if (!Number.isSafeInteger(k) || k < 1) fail('BAD_ARGUMENT', `options.topK must be a positive integer, got ${String(k)}`);
+  for (const key of ['queryChunkSize', 'corpusChunkSize']) { // ST's memory bounds: this search streams the corpus, the results are the same
+    const v = own(o, key);
+    if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) fail('BAD_ARGUMENT', `options.${key} must be a positive integer, got ${String(v)}`);
+  }
   if (Q.packed !== C.packed) fail('BAD_ARGUMENT', 'queryEmbeddings and corpusEmbeddings must both be floats or both packed bits');
   if (Q.width !== C.width) fail('BAD_ARGUMENT', `the queries have ${Q.width} ${Q.packed ? 'bytes' : 'dimensions'} and the corpus ${C.width}`);
   const fn = own(o, 'scoreFunction') ?? (Q.packed ? 'hamming' : 'cosine');
@@ -143,31 +148,21 @@ export function quantizeOn(rt, embeddings, precision, options) {
   }
   // int8 / uint8: the ranges given, else those of the calibration embeddings, else of these
   const ranges = own(o, 'ranges'), calibration = own(o, 'calibrationEmbeddings');
-  let lo, hi;
-  if (ranges !== undefined) {
-    const R = readRows(ranges, 'options.ranges');
-    if (R.rows !== 2 || R.width !== D) fail('BAD_ARGUMENT', `options.ranges must be [2, ${D}]: the minima, then the maxima`);
-    [lo, hi] = [R.data.subarray(0, D), R.data.subarray(D)];
-  } else {
-    const src = calibration === undefined ? E : readRows(calibration, 'options.calibrationEmbeddings');
-    if (src.width !== D) fail('BAD_ARGUMENT', `options.calibrationEmbeddings has ${src.width} dimensions, the embeddings ${D}`);
-    lo = new Float32Array(D).fill(Infinity);
-    hi = new Float32Array(D).fill(-Infinity);
-    for (let r = 0; r < src.rows; r++) for (let d = 0; d < D; d++) {
-      const v = src.data[r * D + d];
-      if (v < lo[d]) lo[d] = v;
-      if (v > hi[d]) hi[d] = v;
-    }
-  }
-  const steps = new Float32Array(D);
-  for (let d = 0; d < D; d++) {
-    steps[d] = Math.fround(Math.fround(hi[d] - lo[d]) / 255); // float32, as numpy on float32 ranges
-    if (!(steps[d] > 0)) fail('BAD_ARGUMENT', `dimension ${d} has an empty range (min ${lo[d]}, max ${hi[d]}): int8 / uint8 need calibration rows that vary`);
-  }
+  const R = ranges === undefined ? undefined : readRows(ranges, 'options.ranges');
+  if (R && (R.rows !== 2 || R.width !== D)) fail('BAD_ARGUMENT', `options.ranges must be [2, ${D}]: the minima, then the maxima`);
+  const src = R || calibration === undefined ? E : readRows(calibration, 'options.calibrationEmbeddings');
+  if (src.packed || src.width !== D) fail('BAD_ARGUMENT', `options.calibrationEmbeddings must be floats of ${D} dimensions, as the embeddings`);
   return withBuffers(rt, (x, alloc) => {
-    const p = copyIn(rt, alloc, E), s = alloc(D * 4), st = alloc(D * 4), out = alloc(N * D);
-    rt.f32(s, D).set(lo);
-    rt.f32(st, D).set(steps);
+    const p = copyIn(rt, alloc, E), out = alloc(N * D);
+    let s, st; // (minima, maxima) for now: ranges' two rows, or those of the calibration rows
+    if (R) [s, st] = ((r) => [r, r + D * 4])(copyIn(rt, alloc, R));
+    else [s, st] = [alloc(D * 4), alloc(D * 4)], x.sf_column_ranges(s, st, src === E ? p : copyIn(rt, alloc, src), src.rows, D);
+    const lo = rt.f32(s, D), steps = rt.f32(st, D);
+    for (let d = 0; d < D; d++) { // the steps from the maxima in place: float32, as numpy on float32 ranges
+      const hi = steps[d];
+      steps[d] = Math.fround(Math.fround(hi - lo[d]) / 255);
+      if (!(steps[d] > 0)) fail('BAD_ARGUMENT', `dimension ${d} has an empty range (min ${lo[d]}, max ${hi}): int8 / uint8 need calibration rows that vary`);
+    }
     x.sf_quantize(out, p, N, D, PRECISION_CODE[precision], s, st);
     const bytes = new Uint8Array(rt.memory.buffer, out, N * D).slice();
     return { data: precision === 'int8' ? new Int8Array(bytes.buffer) : bytes, shape: [N, D] };

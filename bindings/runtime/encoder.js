@@ -769,11 +769,13 @@ export class Encoder {
   }
 
   /** Raw attention scores q.k/sqrt(headDim) + the plugin's bias when every
-   * position holds the same q and k (dModel each, before rotation):
+   * position holds the same q and k (heads x headDim each, the attention's
+   * width: dModel unless headDim is set; before rotation):
    * {data, shape: [heads, length, length]}. With RoPE a function of j - i
    * alone; with q = k = 0 (the default), ALiBi's bias matrix. */
   positionScores(probe) {
-    const h = this.#handle(), rt = this.#rt, C = this.#config.dModel, H = this.#config.heads;
+    const h = this.#handle(), rt = this.#rt, H = this.#config.heads;
+    const C = H * (this.#config.headDim ?? this.#config.dModel / H); // the attention's width, what the core reads
     if (probe === null || typeof probe !== 'object') fail('BAD_ARGUMENT', `positionScores takes {q?, k?, length}, got ${describe(probe)}`);
     readOptions(probe, 'positionScores', 'positionScores(probe)');
     const length = own(probe, 'length');
@@ -781,7 +783,7 @@ export class Encoder {
     const vec = (v, name) => {
       if (v === undefined) return new Float32Array(C);
       const f = toFloat32(v, `probe.${name}`, 'BAD_ARGUMENT');
-      if (f.length !== C) fail('BAD_ARGUMENT', `probe.${name} must hold dModel = ${C} numbers, got ${f.length}`);
+      if (f.length !== C) fail('BAD_ARGUMENT', `probe.${name} must hold heads x headDim = ${C} numbers, got ${f.length}`);
       if (!f.every(Number.isFinite)) fail('BAD_ARGUMENT', `probe.${name} must be finite`);
       return f;
     };
@@ -825,6 +827,26 @@ export class Encoder {
       out[this.#rt.cstr(x.sf_param_name(h, i))] = shape;
     }
     return out;
+  }
+
+  /**
+   * The same weights under changed config fields, {...config, ...changes}: a
+   * position plugin swapped, removed or rescaled ({position: 'alibi'},
+   * {position: 'rope', positionOptions: {scaling: ...}}), a norm's eps, ...
+   * A plugin swapped in without its options gets its defaults; the tables of a
+   * plugin swapped out are dropped, a new plugin's start at zero, every other
+   * tensor keeps its values bit for bit (deriveEncoder). options: {dtype?,
+   * threads?, wasm?}. A new Encoder (dispose both).
+   */
+  async withConfig(changes, options) {
+    this.#handle();
+    if (changes === null || typeof changes !== 'object' || Array.isArray(changes)) fail('BAD_ARGUMENT', 'withConfig takes an object of config fields');
+    const o = readOptions(options, 'encoderWithConfig', 'withConfig: options');
+    const before = this.#config, config = { ...before, ...changes };
+    for (const [slot, opts] of [['position', 'positionOptions'], ['relativeBias', 'relativeBiasOptions']]) {
+      if (Object.hasOwn(changes, slot) && changes[slot] !== before[slot] && !Object.hasOwn(changes, opts)) delete config[opts];
+    }
+    return deriveEncoder(this, config, o);
   }
 
   /** The model file: safetensors, F32, config in __metadata__.config. */

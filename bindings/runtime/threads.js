@@ -45,7 +45,7 @@ export function threadSupport() {
   if (!isNode && typeof Worker !== 'function') return no('this runtime has no Worker');
   try {
     if (!WebAssembly.validate(THREADS_PROBE)) return no('this WebAssembly engine has no threads (shared memory and atomics)');
-    new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true }); // eslint-disable-line no-new
+    new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
   } catch (e) {
     return no(`this WebAssembly engine cannot make a shared memory (${e.message})`);
   }
@@ -55,7 +55,7 @@ export function threadSupport() {
 /** The default thread count: the machine's cores (capped at MAX_THREADS) where threads can run, else 1. */
 export async function defaultThreads() {
   if (!threadSupport().ok) return 1;
-  let cores = 1;
+  let cores;
   if (isNode) {
     const os = await nodeBuiltin('node:os');
     cores = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;

@@ -110,7 +110,7 @@ export function configure(options) {
 
 // ------------------------------------------------------------------ errors
 
-const SERVE_FIX = "serve swapformer's dist/swapformer.wasm and dist/swapformer-relaxed.wasm (and, for threads, dist/swapformer-mt.wasm and dist/swapformer-relaxed-mt.wasm) (as application/wasm) and point to their folder once with configure({ wasmPaths: 'https://.../folder/' }), or pass them as configure({ wasmPaths: { simd, relaxed } }) (URLs, bytes or compiled WebAssembly.Modules: in a Cloudflare Worker, the imported .wasm modules); README: 'Use in a web page'";
+const SERVE_FIX = "serve swapformer's dist/swapformer.wasm and dist/swapformer-relaxed.wasm (and, for threads, dist/swapformer-mt.wasm and dist/swapformer-relaxed-mt.wasm) (as application/wasm) and point to their folder once with configure({ wasmPaths: 'https://.../folder/' }), or pass them as configure({ wasmPaths: { simd, relaxed } }) (URLs, bytes or compiled WebAssembly.Modules: in a Cloudflare Worker, the imported .wasm modules); see docs/deployment.md";
 
 /** A WASM_LOAD error: what was loaded from where, why it failed, and the fix. */
 function wasmLoad(where, reason, fix, cause) {

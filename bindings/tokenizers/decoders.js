@@ -4,7 +4,7 @@
 import { BYTE_TO_CHAR, prependScheme, replacementChar } from './pre-tokenizers.js';
 import { replacePattern } from './normalizers.js';
 import { utf8 } from './unicode.js';
-import { field, boolField, unsupported } from './json.js';
+import { field, boolField, unsupported, builderOf, sequence } from './json.js';
 
 const CHAR_TO_BYTE = new Map(BYTE_TO_CHAR.map((c, b) => [c, b]));
 
@@ -106,8 +106,11 @@ function replace(json, path) {
   const pattern = replacePattern(json, path);
   const content = field(json, 'content', path, 'string');
   return {
-    decodeChain: (tokens) => tokens.map((t) => pattern.findMatches(t)
-      .map(([a, b, isMatch]) => (isMatch ? content : t.slice(a, b))).join('')),
+    decodeChain: (tokens) => tokens.map((t) => {
+      const parts = [];
+      pattern.segments(t, (a, b, isMatch) => parts.push(isMatch ? content : t.slice(a, b)));
+      return parts.join('');
+    }),
   };
 }
 
@@ -123,8 +126,8 @@ const BUILDERS = {
   Fuse: () => ({ decodeChain: (tokens) => [tokens.join('')] }),
   Strip: strip,
   Replace: replace,
-  Sequence(json, path) {
-    const list = field(json, 'decoders', path, 'array').map((d, i) => buildDecoder(d, `${path}.decoders[${i}]`));
+  Sequence(json, path, depth) {
+    const list = sequence(json, 'decoders', path, depth, buildDecoder);
     return {
       decodeChain(tokens) {
         for (const d of list) tokens = d.decodeChain(tokens);
@@ -134,10 +137,8 @@ const BUILDERS = {
   },
 };
 
-/** Builds a decoder from its tokenizer.json object (null → none). */
-export function buildDecoder(json, path = 'decoder') {
-  if (json == null) return null;
-  const build = BUILDERS[json.type];
-  if (!build) throw unsupported(`${path}.type`, json.type ?? '(missing)');
-  return build(json, path);
+/** Builds a decoder from its tokenizer.json object (null at the top → none); `depth` counts enclosing Sequences. */
+export function buildDecoder(json, path = 'decoder', depth = 0) {
+  if (json == null && depth === 0) return null;
+  return builderOf(BUILDERS, json, path, depth)(json, path, depth);
 }

@@ -5,14 +5,13 @@
 
 import { SwapformerError } from '../utils/errors.js';
 import { utf8 } from './unicode.js';
-import { unsupported, field, boolField, optionalField } from './json.js';
+import { unsupported, field, boolField, optionalField, isId, builderOf, ID_LIMIT } from './json.js';
 
-/** Token → id map from a tokenizer.json vocab object. */
+/** Token → id map from a tokenizer.json vocab object (own entries; ids in [0, 2^31)). */
 function vocabMap(vocab, path) {
   const map = new Map();
-  for (const token in vocab) {
-    const id = vocab[token];
-    if (!Number.isInteger(id) || id < 0) throw unsupported(`${path}.vocab[${JSON.stringify(token)}]`, id);
+  for (const [token, id] of Object.entries(vocab)) {
+    if (!isId(id)) throw unsupported(`${path}.vocab[${JSON.stringify(token.slice(0, 80))}]`, id, 'an id must be an integer in [0, 2^31)');
     map.set(token, id);
   }
   return map;
@@ -23,6 +22,13 @@ function reverse(map) {
   const r = new Map();
   for (const [token, id] of map) r.set(id, token);
   return r;
+}
+
+/** One past the largest id of a vocab map (ids may have holes). */
+function idLimitOf(map) {
+  let limit = 0;
+  for (const id of map.values()) if (id >= limit) limit = id + 1;
+  return limit;
 }
 
 const missingUnk = (path, what) => new SwapformerError('UNSUPPORTED_MODEL',
@@ -55,7 +61,7 @@ function wordPiece(json, path) {
     return [{ id: vocab.get(unk), value: unk, start: 0, end: s.length }];
   };
   return {
-    vocab, byId,
+    vocab, byId, idLimit: idLimitOf(vocab),
     /** Greedy longest match first; a word with an unmatched piece becomes one unknown token. */
     tokenize(s) {
       const spans = charSpans(s);
@@ -244,7 +250,7 @@ function bpe(json, path) {
 
   const cache = new Map();
   return {
-    vocab, byId,
+    vocab, byId, idLimit: idLimitOf(vocab),
     tokenize(w) {
       if (w.length === 0) return [];
       if (ignoreMerges && vocab.has(w)) return [{ id: vocab.get(w), value: w, start: 0, end: w.length }];
@@ -292,7 +298,8 @@ function unigram(json, path) {
     minScore = Math.min(minScore, e[1]);
   });
   const unkId = optionalField(json, 'unk_id', path, 'integer');
-  if (unkId !== null && unkId >= entries.length) throw unsupported(`${path}.unk_id`, unkId);
+  if (unkId !== null && unkId >= entries.length) throw unsupported(`${path}.unk_id`, unkId, `the vocabulary has ${entries.length} entries`);
+  if (entries.length > ID_LIMIT) throw unsupported(`${path}.vocab`, '(more than 2^31 entries)');
   const byteFallback = boolField(json, 'byte_fallback', path, false);
   const trie = buildTrie(entries.map((e) => e[0]));
   const unkScore = minScore - UNK_PENALTY;
@@ -343,7 +350,7 @@ function unigram(json, path) {
   }
 
   return {
-    vocab, byId,
+    vocab, byId, idLimit: entries.length,
     tokenize(s) {
       if (s.length === 0) return [];
       const out = [];
@@ -371,7 +378,7 @@ function wordLevel(json, path) {
   const vocab = vocabMap(field(json, 'vocab', path, 'object'), path);
   const unk = field(json, 'unk_token', path, 'string', '<unk>');
   return {
-    vocab, byId: reverse(vocab),
+    vocab, byId: reverse(vocab), idLimit: idLimitOf(vocab),
     tokenize(s) {
       const id = vocab.get(s) ?? vocab.get(unk);
       if (id === undefined) throw missingUnk(`${path}.unk_token`, unk);
@@ -385,7 +392,5 @@ const BUILDERS = { WordPiece: wordPiece, BPE: bpe, Unigram: unigram, WordLevel: 
 /** Builds the model from its tokenizer.json object. */
 export function buildModel(json, path = 'model') {
   if (json == null || typeof json !== 'object') throw unsupported(path, json ?? null);
-  const build = BUILDERS[json.type];
-  if (!build) throw unsupported(`${path}.type`, json.type ?? null);
-  return build(json, path);
+  return builderOf(BUILDERS, json, path, 0)(json, path);
 }

@@ -4,11 +4,11 @@
 
 import {
   isWhitespace, isOther, isChineseChar, isNonspacingMark, isCombiningMark,
-  graphemes, utf8, utf8Length,
+  eachGrapheme, utf8, utf8Length,
 } from './unicode.js';
 import { regexPattern } from './normalized-string.js';
-import { compileRegex, literalRegex } from './regex.js';
-import { unsupported, field, boolField } from './json.js';
+import { compileRegex, literalMatcher } from './regex.js';
+import { unsupported, field, boolField, own, show, builderOf, sequence } from './json.js';
 
 // ------------------------------------------------------------------ BertNormalizer
 
@@ -22,7 +22,7 @@ function bertNormalizer(json, path) {
   const cleanText = boolField(json, 'clean_text', path, true);
   const chinese = boolField(json, 'handle_chinese_chars', path, true);
   const lowercase = boolField(json, 'lowercase', path, true);
-  const stripAccents = json.strip_accents == null ? lowercase : boolField(json, 'strip_accents', path);
+  const stripAccents = own(json, 'strip_accents') == null ? lowercase : boolField(json, 'strip_accents', path);
   return {
     normalize(ns) {
       if (cleanText) {
@@ -102,35 +102,92 @@ function precompiled(json, path) {
   };
   const transform = (chunk) => {
     let r = cache.get(chunk);
-    if (r === undefined) { r = lookup(chunk); cache.set(chunk, r); }
+    if (r === undefined) {
+      r = lookup(chunk);
+      if (cache.size < 65536) cache.set(chunk, r);
+    }
     return r;
-  };
-
-  /** Appends `replacement` for `part` to the changes as Rust's precompiled.rs does. */
-  const replace = (dest, part, replacement) => {
-    const diff = Array.from(replacement).length - Array.from(part).length;
-    for (const c of replacement) dest.push([c, 0]);
-    if (diff > 0) for (let k = dest.length - diff; k < dest.length; k++) dest[k][1] = 1;
-    else if (diff < 0 && dest.length > 0) dest[dest.length - 1][1] += diff;
   };
 
   return {
     normalize(ns) {
-      const dest = [];
-      let modified = false;
-      for (const g of graphemes(ns.get())) {
+      const changes = new LazyChanges(ns);
+      /** The changes for `replacement` in place of `part`, as Rust's precompiled.rs computes them. */
+      const replace = (part, replacement) => {
+        const diff = Array.from(replacement).length - Array.from(part).length;
+        let k = 0;
+        const kept = Array.from(replacement).length - Math.max(diff, 0);
+        for (const c of replacement) changes.push(c, k++ < kept ? 0 : 1);
+        if (diff < 0) changes.adjustLast(diff);
+      };
+      eachGrapheme(ns.get(), (g) => {
         if (utf8Length(g) < 6) {
           const r = transform(g);
-          if (r !== null) { modified = true; replace(dest, g, r); continue; }
+          if (r !== null) { replace(g, r); return; }
         }
         for (const c of g) {
           const r = transform(c);
-          if (r !== null) { modified = true; replace(dest, c, r); } else dest.push([c, 0]);
+          if (r !== null) replace(c, r); else changes.plain(c);
         }
-      }
-      if (modified) ns.transform(dest, 0);
+      });
+      changes.finish();
     },
   };
+}
+
+/**
+ * [char, change] pairs for Rust's transform over a whole NormalizedString, fed one
+ * behind (the last pair can still be adjusted, as precompiled.rs does), and
+ * written only from the first pair that changes something: unchanged characters
+ * before it cost nothing, and a text the charsmap leaves alone is not rewritten.
+ */
+class LazyChanges {
+  constructor(ns) {
+    this.ns = ns;
+    this.rewrite = null;
+    this.started = false;
+    this.plainUnits = 0;   // unchanged characters [c, 0] not written yet (before the first change)
+    this.last = null;      // the pending [c, change]
+  }
+
+  /** A [c, 0] pair. */
+  plain(c) {
+    if (this.rewrite === null) this.plainUnits += c.length; else this.push(c, 0);
+  }
+
+  push(c, change) {
+    this.start();
+    if (this.last !== null) this.rewrite?.push(this.last[0], this.last[1]);
+    this.last = [c, change];
+  }
+
+  /** Adds delta to the change of the last pair, if there is one. */
+  adjustLast(delta) {
+    this.start();
+    if (this.last !== null) this.last[1] += delta;
+  }
+
+  start() {
+    if (this.started) return;
+    this.started = true;
+    this.rewrite = this.ns.rewrite();
+    const src = this.ns.get();
+    if (this.plainUnits === 0) return;
+    // The unchanged prefix, its last character pending.
+    let lastStart = this.plainUnits - 1;
+    if (lastStart > 0 && (src.charCodeAt(lastStart) & 0xFC00) === 0xDC00 && (src.charCodeAt(lastStart - 1) & 0xFC00) === 0xD800) lastStart--;
+    if (this.rewrite !== null) {
+      if (this.rewrite.offset === 0) this.rewrite.keepUnits(lastStart);
+      else for (const c of src.slice(0, lastStart)) this.rewrite.push(c, 0);
+    }
+    this.last = [src.slice(lastStart, this.plainUnits), 0];
+  }
+
+  finish() {
+    if (this.rewrite === null) return;
+    if (this.last !== null) this.rewrite.push(this.last[0], this.last[1]);
+    this.rewrite.finish();
+  }
 }
 
 // ------------------------------------------------------------------ the others
@@ -138,9 +195,9 @@ function precompiled(json, path) {
 /** Replace: a literal ({String}) or an Oniguruma regex ({Regex}) by `content`. */
 export function replacePattern(json, path) {
   const p = field(json, 'pattern', path, 'object');
-  if (typeof p.String === 'string') return regexPattern(literalRegex(p.String));
-  if (typeof p.Regex === 'string') return regexPattern(compileRegex(p.Regex, `${path}.pattern.Regex`));
-  throw unsupported(`${path}.pattern`, JSON.stringify(p));
+  if (typeof own(p, 'String') === 'string') return regexPattern(literalMatcher(p.String));
+  if (typeof own(p, 'Regex') === 'string') return regexPattern(compileRegex(p.Regex, `${path}.pattern.Regex`));
+  throw unsupported(`${path}.pattern`, show(p));
 }
 
 function stripNormalizer(json, path) {
@@ -182,16 +239,14 @@ const BUILDERS = {
     const prefix = field(json, 'prepend', path, 'string');
     return { normalize: (ns) => { if (!ns.isEmpty()) ns.prepend(prefix); } };
   },
-  Sequence(json, path) {
-    const list = field(json, 'normalizers', path, 'array').map((n, i) => buildNormalizer(n, `${path}.normalizers[${i}]`));
+  Sequence(json, path, depth) {
+    const list = sequence(json, 'normalizers', path, depth, buildNormalizer);
     return { normalize: (ns) => { for (const n of list) n.normalize(ns); } };
   },
 };
 
-/** Builds a normalizer from its tokenizer.json object (null → none). */
-export function buildNormalizer(json, path = 'normalizer') {
-  if (json == null) return null;
-  const build = BUILDERS[json.type];
-  if (!build) throw unsupported(`${path}.type`, json.type ?? '(missing)');
-  return build(json, path);
+/** Builds a normalizer from its tokenizer.json object (null at the top → none); `depth` counts enclosing Sequences. */
+export function buildNormalizer(json, path = 'normalizer', depth = 0) {
+  if (json == null && depth === 0) return null;
+  return builderOf(BUILDERS, json, path, depth)(json, path, depth);
 }

@@ -1,100 +1,14 @@
-// PreTokenizedString and the pre-tokenizers of tokenizer.json (Rust:
-// tokenizers/src/tokenizer/pre_tokenizer.rs and pre_tokenizers/*.rs). A
-// pre-tokenizer is { preTokenize(preTokenizedString) } and splits the pieces
-// further; pieces that already carry tokens (added tokens) are left alone.
+// The pre-tokenizers of tokenizer.json (Rust: tokenizers/src/pre_tokenizers/*.rs).
+// A pre-tokenizer is { preTokenize(ns, emit) }: it splits one NormalizedString
+// piece further and calls emit(piece) for each non-empty piece, in order (Rust
+// splits every piece with the first pre-tokenizer, then with the next...; a piece
+// never depends on the others, so going depth first gives the same pieces
+// without a list of all of them).
 
-import { NormalizedString, charPattern, regexPattern, invertPattern } from './normalized-string.js';
-import { isWhitespace, isPunctuation, isNumeric, utf8 } from './unicode.js';
-import { compileRegex, literalRegex } from './regex.js';
-import { unsupported, field, boolField } from './json.js';
-
-// ------------------------------------------------------------------ PreTokenizedString
-
-/** The pieces of one input sequence, each a NormalizedString with optional tokens. */
-export class PreTokenizedString {
-  constructor(original) {
-    this.original = original;
-    this.splits = [{ ns: NormalizedString.from(original), tokens: null }];
-  }
-
-  /**
-   * Replaces each piece without tokens by what `fn(index, ns)` returns: a list of
-   * NormalizedString or { ns, tokens }. Empty pieces are dropped.
-   */
-  split(fn) {
-    const out = [];
-    this.splits.forEach((piece, i) => {
-      if (piece.tokens !== null) { out.push(piece); return; }
-      for (const r of fn(i, piece.ns)) {
-        const next = r instanceof NormalizedString ? { ns: r, tokens: null } : r;
-        if (!next.ns.isEmpty()) out.push(next);
-      }
-    });
-    this.splits = out;
-  }
-
-  /** Applies `fn(ns)` to each piece without tokens. */
-  normalize(fn) {
-    for (const piece of this.splits) if (piece.tokens === null) fn(piece.ns);
-  }
-
-  /**
-   * Sets the tokens of each piece without tokens to `fn(normalizedText)`. With a
-   * `limit`, stops after the piece that brings the count to at least `limit` and
-   * drops the rest (Rust's tokenize_with_limit, its early exit when truncating;
-   * like Rust, only a newly tokenized piece can stop it, not an added token).
-   */
-  tokenize(fn, limit = Infinity) {
-    let total = 0;
-    for (let i = 0; i < this.splits.length; i++) {
-      const piece = this.splits[i];
-      if (piece.tokens !== null) { total += piece.tokens.length; continue; }
-      piece.tokens = fn(piece.ns.get());
-      total += piece.tokens.length;
-      if (total >= limit) { this.splits.length = i + 1; break; }
-    }
-  }
-
-  /**
-   * The tokens of sequence `seq` with their offsets in it, as Rust's into_encoding:
-   * a token's normalized range is mapped back through the alignments of its piece.
-   * Offsets are converted to code point units here, as the Node binding of Rust
-   * does before post-processing (offset trimming counts characters).
-   */
-  intoEncoding(typeId, seq) {
-    const enc = { ids: [], tokens: [], offsets: [], typeIds: [], seqs: [] };
-    const toChar = codePointIndex(this.original);
-    for (const { ns, tokens } of this.splits) {
-      for (const t of tokens) {
-        const [s, e] = ns.normalizedToOriginal(t.start, t.end) ?? [t.start, t.end];
-        enc.ids.push(t.id);
-        enc.tokens.push(t.value);
-        enc.offsets.push([toChar[s], toChar[e]]);
-        enc.typeIds.push(typeId);
-        enc.seqs.push(seq);
-      }
-    }
-    return enc;
-  }
-}
-
-/**
- * For each UTF-16 position of s, the index of the code point it falls in (a
- * position inside a surrogate pair counts as its code point, as Rust maps a byte
- * inside a character to that character).
- */
-export function codePointIndex(s) {
-  const map = new Int32Array(s.length + 1);
-  let k = 0;
-  for (let i = 0; i < s.length; i++) {
-    map[i] = k;
-    const u = s.charCodeAt(i);
-    if (u >= 0xD800 && u <= 0xDBFF && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xFC00) === 0xDC00) map[++i] = k;
-    k++;
-  }
-  map[s.length] = k;
-  return map;
-}
+import { charPattern, regexPattern, regExpMatcher, invertPattern, unitsAt } from './normalized-string.js';
+import { isWhitespace, isPunctuation, isNumeric } from './unicode.js';
+import { compileRegex, literalMatcher } from './regex.js';
+import { unsupported, field, boolField, own, show, builderOf, sequence } from './json.js';
 
 // ------------------------------------------------------------------ byte-level alphabet
 
@@ -108,6 +22,36 @@ export const BYTE_TO_CHAR = (() => {
   }
   return table;
 })();
+const BYTE_UNIT = Uint16Array.from(BYTE_TO_CHAR, (c) => c.charCodeAt(0));
+
+/**
+ * Each character becomes one alphabet character per UTF-8 byte, the first
+ * replacing it, the others inserted (a lone surrogate is U+FFFD, as TextEncoder
+ * and Rust's strings have it).
+ */
+function toByteAlphabet(ns) {
+  const s = ns.get();
+  ns.transformWith((r) => {
+    for (let i = 0; i < s.length;) {
+      const m = unitsAt(s, i);
+      let cp = m === 2 ? s.codePointAt(i) : s.charCodeAt(i);
+      i += m;
+      if (cp < 0x80) { r.pushUnit(BYTE_UNIT[cp], 0); continue; }
+      if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;
+      if (cp < 0x800) {
+        r.pushUnit(BYTE_UNIT[0xC0 | (cp >> 6)], 0);
+      } else if (cp < 0x10000) {
+        r.pushUnit(BYTE_UNIT[0xE0 | (cp >> 12)], 0);
+        r.pushUnit(BYTE_UNIT[0x80 | ((cp >> 6) & 63)], 1);
+      } else {
+        r.pushUnit(BYTE_UNIT[0xF0 | (cp >> 18)], 0);
+        r.pushUnit(BYTE_UNIT[0x80 | ((cp >> 12) & 63)], 1);
+        r.pushUnit(BYTE_UNIT[0x80 | ((cp >> 6) & 63)], 1);
+      }
+      r.pushUnit(BYTE_UNIT[0x80 | (cp & 63)], 1);
+    }
+  });
+}
 
 const BYTE_LEVEL_REGEX = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 
@@ -116,17 +60,10 @@ function byteLevel(json, path) {
   const useRegex = boolField(json, 'use_regex', path, true);
   const pattern = regexPattern(compileRegex(BYTE_LEVEL_REGEX, `${path} (GPT-2 split)`));
   return {
-    preTokenize(pts) {
-      pts.split((_, ns) => {
-        if (addPrefixSpace && !ns.get().startsWith(' ')) ns.prepend(' ');
-        return useRegex ? ns.split(pattern, 'Isolated') : [ns];
-      });
-      // Each character becomes one alphabet character per UTF-8 byte.
-      pts.normalize((ns) => {
-        const dest = [];
-        for (const c of ns.get()) utf8(c).forEach((b, i) => dest.push([BYTE_TO_CHAR[b], i > 0 ? 1 : 0]));
-        ns.transform(dest, 0);
-      });
+    preTokenize(ns, emit) {
+      if (addPrefixSpace && !ns.get().startsWith(' ')) ns.prepend(' ');
+      const bytes = (piece) => { toByteAlphabet(piece); emit(piece); };
+      if (useRegex) ns.split(pattern, 'Isolated', bytes); else bytes(ns);
     },
   };
 }
@@ -138,9 +75,9 @@ function byteLevel(json, path) {
  * only next to prepend_scheme "never", as Rust does (it refuses the file otherwise).
  */
 export function prependScheme(json, path) {
-  const scheme = json.prepend_scheme ?? 'always';
+  const scheme = own(json, 'prepend_scheme') ?? 'always';
   if (!['always', 'first', 'never'].includes(scheme)) throw unsupported(`${path}.prepend_scheme`, scheme);
-  if (json.add_prefix_space === false && scheme !== 'never') throw unsupported(`${path}.add_prefix_space`, false);
+  if (own(json, 'add_prefix_space') === false && scheme !== 'never') throw unsupported(`${path}.add_prefix_space`, false);
   return scheme;
 }
 
@@ -158,13 +95,11 @@ function metaspace(json, path) {
   const spaces = charPattern((c) => c === ' ');
   const marks = charPattern((c) => c === replacement);
   return {
-    preTokenize(pts) {
-      pts.split((_, ns) => {
-        ns.replace(spaces, replacement);
-        const prepend = scheme === 'always' || (scheme === 'first' && ns.offsetsOriginal()[0] === 0);
-        if (prepend && !ns.get().startsWith(replacement)) ns.prepend(replacement);
-        return split ? ns.split(marks, 'MergedWithNext') : [ns];
-      });
+    preTokenize(ns, emit) {
+      ns.replace(spaces, replacement);
+      const prepend = scheme === 'always' || (scheme === 'first' && ns.offsetsOriginal()[0] === 0);
+      if (prepend && !ns.get().startsWith(replacement)) ns.prepend(replacement);
+      if (split) ns.split(marks, 'MergedWithNext', emit); else if (!ns.isEmpty()) emit(ns);
     },
   };
 }
@@ -174,38 +109,40 @@ function metaspace(json, path) {
 const BEHAVIORS = ['Removed', 'Isolated', 'MergedWithPrevious', 'MergedWithNext', 'Contiguous'];
 
 function behaviorField(json, path, fallback) {
-  const b = json.behavior ?? fallback;
-  if (!BEHAVIORS.includes(b)) throw unsupported(`${path}.behavior`, json.behavior);
+  const b = own(json, 'behavior') ?? fallback;
+  if (!BEHAVIORS.includes(b)) throw unsupported(`${path}.behavior`, own(json, 'behavior') ?? '(missing)');
   return b;
 }
 
 /** A pre-tokenizer that splits every piece on `pattern` with `behavior`. */
 const splitter = (pattern, behavior) => ({
-  preTokenize(pts) { pts.split((_, ns) => ns.split(pattern, behavior)); },
+  preTokenize(ns, emit) { ns.split(pattern, behavior, emit); },
 });
 
 // Rust's regex crate \w (Alphabetic, M, Nd, Pc, Join_Control) and \s.
 const RUST_WORD = '\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}';
-const WHITESPACE_WORDS = new RegExp(`[${RUST_WORD}]+|[^${RUST_WORD}\\p{White_Space}]+`, 'gu');
+const WHITESPACE_WORDS = regExpMatcher(new RegExp(`[${RUST_WORD}]+|[^${RUST_WORD}\\p{White_Space}]+`, 'gu'));
 
 function splitPreTokenizer(json, path) {
   const p = field(json, 'pattern', path, 'object');
-  let regex;
-  if (typeof p.String === 'string') regex = literalRegex(p.String);
-  else if (typeof p.Regex === 'string') regex = compileRegex(p.Regex, `${path}.pattern.Regex`);
-  else throw unsupported(`${path}.pattern`, p);
-  const pattern = regexPattern(regex);
+  let matcher;
+  if (typeof own(p, 'String') === 'string') matcher = literalMatcher(p.String);
+  else if (typeof own(p, 'Regex') === 'string') matcher = compileRegex(p.Regex, `${path}.pattern.Regex`);
+  else throw unsupported(`${path}.pattern`, show(p));
+  const pattern = regexPattern(matcher);
   const invert = boolField(json, 'invert', path, false);
   return splitter(invert ? invertPattern(pattern) : pattern, behaviorField(json, path));
 }
 
 const BUILDERS = {
-  BertPreTokenizer: () => ({
-    preTokenize(pts) {
-      pts.split((_, ns) => ns.split(charPattern(isWhitespace), 'Removed'));
-      pts.split((_, ns) => ns.split(charPattern(isPunctuation), 'Isolated'));
-    },
-  }),
+  BertPreTokenizer: () => {
+    const spaces = charPattern(isWhitespace), punctuation = charPattern(isPunctuation);
+    return {
+      preTokenize(ns, emit) {
+        ns.split(spaces, 'Removed', (word) => word.split(punctuation, 'Isolated', emit));
+      },
+    };
+  },
   Whitespace: () => splitter(invertPattern(regexPattern(WHITESPACE_WORDS)), 'Removed'),
   WhitespaceSplit: () => splitter(charPattern(isWhitespace), 'Removed'),
   Punctuation: (json, path) => splitter(charPattern(isPunctuation), behaviorField(json, path, 'Isolated')),
@@ -219,16 +156,17 @@ const BUILDERS = {
   Split: splitPreTokenizer,
   Metaspace: metaspace,
   ByteLevel: byteLevel,
-  Sequence(json, path) {
-    const list = field(json, 'pretokenizers', path, 'array').map((p, i) => buildPreTokenizer(p, `${path}.pretokenizers[${i}]`));
-    return { preTokenize: (pts) => { for (const p of list) p.preTokenize(pts); } };
+  Sequence(json, path, depth) {
+    const list = sequence(json, 'pretokenizers', path, depth, buildPreTokenizer);
+    const run = (k, ns, emit) => {
+      if (k === list.length) emit(ns); else list[k].preTokenize(ns, (piece) => run(k + 1, piece, emit));
+    };
+    return { preTokenize: (ns, emit) => run(0, ns, emit) };
   },
 };
 
-/** Builds a pre-tokenizer from its tokenizer.json object (null → none). */
-export function buildPreTokenizer(json, path = 'pre_tokenizer') {
-  if (json == null) return null;
-  const build = BUILDERS[json.type];
-  if (!build) throw unsupported(`${path}.type`, json.type ?? '(missing)');
-  return build(json, path);
+/** Builds a pre-tokenizer from its tokenizer.json object (null at the top → none); `depth` counts enclosing Sequences. */
+export function buildPreTokenizer(json, path = 'pre_tokenizer', depth = 0) {
+  if (json == null && depth === 0) return null;
+  return builderOf(BUILDERS, json, path, depth)(json, path, depth);
 }

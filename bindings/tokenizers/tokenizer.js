@@ -3,7 +3,7 @@
 // `tokenizers`. No dependencies, no `node:` imports: it runs the same in Node and
 // in browsers.
 //
-// The pipeline, one module per stage under ./tokenizer/:
+// The pipeline, one module per stage in this folder:
 //   added-vocabulary.js   added tokens split out of the raw / normalized text
 //   normalizers.js        BertNormalizer, Precompiled (SentencePiece), NF*, Replace...
 //   pre-tokenizers.js     BertPreTokenizer, ByteLevel, Metaspace, Split...
@@ -11,6 +11,10 @@
 //   post-processors.js    TemplateProcessing, BertProcessing, RobertaProcessing...
 //   decoders.js           WordPiece, ByteLevel, Metaspace, ByteFallback...
 //   normalized-string.js  the string + alignment bookkeeping behind the offsets
+//   regex.js              the patterns of Split and Replace (regex-stock.js, regex-vm.js)
+//   json.js               reading the file's fields (own properties, ids, nesting)
+// A text goes through piece by piece (an added token, or a piece of normalized
+// text through the pre-tokenizer and the model), its tokens into typed arrays.
 // Offsets are in UTF-16 code units of the JS string they came from.
 
 import { SwapformerError } from '../utils/errors.js';
@@ -20,20 +24,91 @@ import { buildModel } from './models.js';
 import { buildPostProcessor, postProcess } from './post-processors.js';
 import { buildDecoder } from './decoders.js';
 import { AddedVocabulary } from './added-vocabulary.js';
+import { own, unsupported } from './json.js';
+import { readOptions } from '../utils/options.js';
 
 const badArgument = (message) => new SwapformerError('BAD_ARGUMENT', message);
 
 /** Keeps the first `n` tokens of an encoding. */
 function truncated(enc, n) {
-  return Object.fromEntries(Object.entries(enc).map(([k, v]) => [k, v.slice(0, n)]));
+  return { ...enc, ids: enc.ids.subarray(0, n), tokens: enc.tokens.slice(0, n), offsets: enc.offsets.subarray(0, 2 * n) };
 }
 
-/** Code point offsets in `text` → UTF-16 offsets. */
-function utf16Offsets(text) {
-  const map = [0];
-  let u = 0;
-  for (const c of text) { u += c.length; map.push(u); }
-  return (i) => map[i] ?? i;
+/**
+ * Sets result.offsets, the [start, end] pair of each token, made from the flat
+ * Int32Array when first read: a pair array costs 72 bytes in V8 (more than
+ * everything else of a token together), and embedding never reads them. The
+ * property is an own enumerable one, so copies, JSON and deep comparisons see it.
+ */
+function withOffsetPairs(result, flat) {
+  let pairs = null;
+  return Object.defineProperty(result, 'offsets', {
+    enumerable: true,
+    configurable: true,
+    get() {
+      if (pairs === null) {
+        pairs = new Array(flat.length / 2);
+        for (let i = 0; i < pairs.length; i++) pairs[i] = [flat[2 * i], flat[2 * i + 1]];
+      }
+      return pairs;
+    },
+    set(v) { pairs = v; },
+  });
+}
+
+/** The start of the code point that s[i] is in (an offset inside a surrogate pair moves to its start, as Rust's do). */
+const codePointStart = (s, i) => (i > 0 && (s.charCodeAt(i) & 0xFC00) === 0xDC00 && (s.charCodeAt(i - 1) & 0xFC00) === 0xD800 ? i - 1 : i);
+
+/**
+ * The tokens of one sequence as they come (added tokens and model pieces), with
+ * their offsets in the sequence, in growable typed arrays: a long text's
+ * encoding costs 12 bytes and a string reference a token, not an object and
+ * two arrays each.
+ * Once `limit` tokens are in (truncation), Rust stops after the model piece
+ * that reached it; `done` says so.
+ */
+class SequenceEncoding {
+  constructor(text, limit) {
+    this.text = text;
+    this.limit = limit;
+    this.n = 0;
+    this.ids = new Int32Array(64);
+    this.offsets = new Int32Array(128);
+    this.tokens = [];
+    this.done = false;
+  }
+
+  push(id, value, start, end) {
+    if (this.n === this.ids.length) {
+      const ids = new Int32Array(2 * this.n); ids.set(this.ids); this.ids = ids;
+      const offsets = new Int32Array(4 * this.n); offsets.set(this.offsets); this.offsets = offsets;
+    }
+    this.ids[this.n] = id;
+    this.offsets[2 * this.n] = codePointStart(this.text, start);
+    this.offsets[2 * this.n + 1] = codePointStart(this.text, end);
+    this.tokens.push(value);
+    this.n++;
+  }
+
+  /** An added token: the whole piece. */
+  added(piece, id) {
+    const [start, end] = piece.normalizedToOriginal(0, piece.length);
+    this.push(id, piece.get(), start, end);
+  }
+
+  /** The model's tokens of a piece ({ id, value, start, end } in units of the piece). */
+  model(piece, tokens) {
+    for (const t of tokens) {
+      const [start, end] = piece.normalizedToOriginal(t.start, t.end) ?? [t.start, t.end];
+      this.push(t.id, t.value, start, end);
+    }
+    if (this.n >= this.limit) this.done = true;
+  }
+
+  /** The encoding of sequence `seq` (its type id too, before post-processing). */
+  finish(seq) {
+    return { ids: this.ids.subarray(0, this.n), tokens: this.tokens, offsets: this.offsets.subarray(0, 2 * this.n), typeIds: seq, seqs: seq };
+  }
 }
 
 /**
@@ -46,49 +121,80 @@ function truncateLongestFirst(a, b, max) {
   if (b === null) return [a.ids.length > max ? truncated(a, max) : a, null];
   if (max === 0) return [truncated(a, 0), truncated(b, 0)];
   if (a.ids.length + b.ids.length <= max) return [a, b];
-  let n1 = a.ids.length, n2 = b.ids.length;
-  const swap = n1 > n2;
-  if (swap) [n1, n2] = [n2, n1];
-  n2 = n1 > max ? n1 : Math.max(n1, max - n1);
+  const swap = a.ids.length > b.ids.length; // n1 the shorter's length, n2 the longer's share
+  let n1 = Math.min(a.ids.length, b.ids.length);
+  let n2 = n1 > max ? n1 : Math.max(n1, max - n1);
   if (n1 + n2 > max) { n1 = Math.floor(max / 2); n2 = n1 + (max % 2); }
   if (swap) [n1, n2] = [n2, n1];
   return [truncated(a, n1), truncated(b, n2)];
 }
 
+const TRUNCATIONS = ['longest_first', 'only_first', 'only_second'];
+
+/**
+ * Rust's only_first / only_second: the one sequence cut so that both fit in
+ * `max`; when the other alone is longer than that, the error Rust raises
+ * (the zero-shot pipeline then encodes without truncation).
+ */
+function truncateOnly(a, b, max, strategy) {
+  const [cut, whole] = strategy === 'only_first' ? [a, b] : [b, a];
+  if (cut.ids.length + whole.ids.length <= max) return [a, b];
+  const keep = max - whole.ids.length; // Rust keeps at least one token of the sequence it cuts (SequenceTooShort otherwise)
+  if (keep < 1) throw new SwapformerError('SEQUENCE_TOO_LONG', `truncation '${strategy}': the ${strategy === 'only_first' ? 'second' : 'first'} sequence alone has ${whole.ids.length} tokens, leaving none of the ${max} maxLength allows besides the special tokens`);
+  const short = truncated(cut, keep);
+  return strategy === 'only_first' ? [short, b] : [a, short];
+}
+
 /** The content of a special-token entry of tokenizer_config.json / special_tokens_map.json. */
-const tokenContent = (v) => (typeof v === 'string' ? v : typeof v?.content === 'string' ? v.content : null);
+const tokenContent = (v) => (typeof v === 'string' ? v : typeof own(v, 'content') === 'string' ? v.content : null);
+
+/**
+ * A JSON object given as an object, read once into plain data (what its JSON text
+ * would parse to): getters run once, Proxies and class instances become plain
+ * objects, holes become null.
+ */
+function plainCopy(value, name) {
+  let text;
+  try { text = JSON.stringify(value); } catch (e) { throw badArgument(`${name} cannot be read as JSON: ${e.message}`); }
+  return JSON.parse(text);
+}
 
 export class Tokenizer {
   /**
    * Builds a tokenizer from tokenizer.json (an object or its text) and, when present,
    * tokenizer_config.json / special_tokens_map.json objects.
    */
-  static fromJSON(tokenizerJson, { tokenizerConfig, specialTokensMap } = {}) {
+  static fromJSON(tokenizerJson, options) {
+    const { tokenizerConfig, specialTokensMap } = readOptions(options, 'fromJSON');
     let json = tokenizerJson;
     if (typeof json === 'string') {
       try { json = JSON.parse(json); } catch (e) { throw badArgument(`tokenizerJson is not valid JSON: ${e.message}`); }
+    } else if (json !== null && typeof json === 'object' && !Array.isArray(json)) {
+      json = plainCopy(json, 'tokenizerJson');
     }
     if (json === null || typeof json !== 'object' || Array.isArray(json)) throw badArgument('tokenizerJson must be an object or a JSON string');
-    for (const [name, v] of [['tokenizerConfig', tokenizerConfig], ['specialTokensMap', specialTokensMap]]) {
+    const configs = [['tokenizerConfig', tokenizerConfig], ['specialTokensMap', specialTokensMap]].map(([name, v]) => {
       if (v != null && (typeof v !== 'object' || Array.isArray(v))) throw badArgument(`${name} must be an object`);
-    }
-    return new Tokenizer(json, tokenizerConfig ?? {}, specialTokensMap ?? {});
+      return v == null ? {} : plainCopy(v, name);
+    });
+    return new Tokenizer(json, ...configs);
   }
 
   /** @private use Tokenizer.fromJSON */
   constructor(json, config, specialTokensMap) {
-    if (json.version !== undefined && json.version !== '1.0') {
-      throw new SwapformerError('UNSUPPORTED_MODEL', `tokenizer.json: version = ${JSON.stringify(json.version)} is not supported`);
-    }
-    this._normalizer = buildNormalizer(json.normalizer);
-    this._preTokenizer = buildPreTokenizer(json.pre_tokenizer);
-    this._model = buildModel(json.model);
-    this._postProcessor = buildPostProcessor(json.post_processor);
-    this._decoder = buildDecoder(json.decoder);
-    if (json.added_tokens != null && !Array.isArray(json.added_tokens)) {
-      throw new SwapformerError('UNSUPPORTED_MODEL', `tokenizer.json: added_tokens = ${JSON.stringify(json.added_tokens)} is not supported`);
-    }
-    this._added = new AddedVocabulary(json.added_tokens ?? [], this._model, this._normalizer);
+    const version = own(json, 'version');
+    if (version !== undefined && version !== '1.0') throw unsupported('version', version);
+    this._normalizer = buildNormalizer(own(json, 'normalizer'));
+    this._preTokenizer = buildPreTokenizer(own(json, 'pre_tokenizer'));
+    this._model = buildModel(own(json, 'model'));
+    this._modelType = own(own(json, 'model'), 'type'); // checked by buildModel
+    this._postProcessor = buildPostProcessor(own(json, 'post_processor'));
+    this._decoder = buildDecoder(own(json, 'decoder'));
+    const addedTokens = own(json, 'added_tokens');
+    if (addedTokens != null && !Array.isArray(addedTokens)) throw unsupported('added_tokens', addedTokens);
+    this._added = new AddedVocabulary(addedTokens ?? [], this._model, this._normalizer);
+    // The processors' ids were read before the vocabulary was known: each must be one of its ids.
+    this._postProcessor?.checkIds(Math.max(this._model.idLimit, this._added.idLimit));
     this._config = config;
     this._specialTokensMap = specialTokensMap;
   }
@@ -96,30 +202,31 @@ export class Tokenizer {
   /**
    * Encodes `text` (and `pair`). With `maxLength`, the content is truncated first
    * (longest_first for a pair) so that, with the special tokens added afterwards,
-   * the result has at most `maxLength` tokens, as Hugging Face does with truncation=True.
+   * the result has at most `maxLength` tokens, as Hugging Face does with truncation=True;
+   * `truncation: 'only_first'` / `'only_second'` cuts only that sequence of a pair (Hugging
+   * Face's ONLY_FIRST, what the zero-shot pipeline asks for; ONLY_SECOND).
    * @returns {{ids: Int32Array, typeIds: Int32Array, tokens: string[], offsets: [number, number][]}}
    */
-  encode(text, { pair, addSpecialTokens = true, maxLength } = {}) {
+  encode(text, options) {
+    const { pair, addSpecialTokens = true, maxLength, truncation = 'longest_first' } = readOptions(options, 'encode');
     if (typeof text !== 'string') throw badArgument('text must be a string');
     if (pair != null && typeof pair !== 'string') throw badArgument('pair must be a string');
     if (typeof addSpecialTokens !== 'boolean') throw badArgument('addSpecialTokens must be a boolean');
+    if (!TRUNCATIONS.includes(truncation)) throw badArgument(`truncation must be one of ${TRUNCATIONS.join(', ')} (got ${JSON.stringify(truncation)})`);
     const isPair = pair != null;
     const added = addSpecialTokens && this._postProcessor ? this._postProcessor.addedTokens(isPair) : 0;
     if (maxLength != null) {
       if (!Number.isInteger(maxLength) || maxLength < 0) throw badArgument(`maxLength must be a non-negative integer (got ${maxLength})`);
       if (maxLength < added) throw badArgument(`maxLength must be at least ${added}, the number of special tokens (got ${maxLength})`);
     }
-    let a = this._encodeSequence(text, 0, maxLength);
+    // Rust stops tokenizing a sequence once it has maxLength tokens: the first unless the strategy
+    // keeps it whole (only_second), the second always (measured against tokenizers 0.23: with
+    // only_first and an empty first sequence, a long second one comes back cut, not refused)
+    let a = this._encodeSequence(text, 0, truncation === 'only_second' ? undefined : maxLength);
     let b = isPair ? this._encodeSequence(pair, 1, maxLength) : null;
-    if (maxLength != null) [a, b] = truncateLongestFirst(a, b, maxLength - added);
-    const enc = postProcess(this._postProcessor, b === null ? [a] : [a, b], addSpecialTokens);
-    const units = [utf16Offsets(text), isPair ? utf16Offsets(pair) : null];
-    return {
-      ids: Int32Array.from(enc.ids),
-      typeIds: Int32Array.from(enc.typeIds),
-      tokens: enc.tokens,
-      offsets: enc.offsets.map(([s, e], i) => (enc.seqs[i] < 0 ? [s, e] : [units[enc.seqs[i]](s), units[enc.seqs[i]](e)])),
-    };
+    if (maxLength != null) [a, b] = truncation === 'longest_first' || !isPair ? truncateLongestFirst(a, b, maxLength - added) : truncateOnly(a, b, maxLength - added, truncation);
+    const enc = postProcess(this._postProcessor, b === null ? [a] : [a, b], addSpecialTokens, [text, isPair ? pair : null]);
+    return withOffsetPairs({ ids: enc.ids, typeIds: enc.typeIds, tokens: enc.tokens }, enc.offsets);
   }
 
   /**
@@ -129,14 +236,21 @@ export class Tokenizer {
    * the longer, so we stop at the same place.
    */
   _encodeSequence(text, seq, maxLength) {
-    const pts = this._added.extractAndNormalize(this._normalizer, text);
-    if (this._preTokenizer) this._preTokenizer.preTokenize(pts);
-    pts.tokenize((s) => this._model.tokenize(s), maxLength ?? Infinity);
-    return pts.intoEncoding(seq, seq);
+    const out = new SequenceEncoding(text, maxLength ?? Infinity);
+    const model = (piece) => { if (!out.done) out.model(piece, this._model.tokenize(piece.get())); };
+    const pre = this._preTokenizer;
+    this._added.extractAndNormalize(this._normalizer, text, (piece, id) => {
+      if (out.done) return;
+      if (id !== null) out.added(piece, id);
+      else if (pre) pre.preTokenize(piece, model);
+      else model(piece);
+    }, () => out.done);
+    return out.finish(seq);
   }
 
   /** The text of `ids` (unknown ids are skipped; special tokens too unless skipSpecialTokens is false). */
-  decode(ids, { skipSpecialTokens = true } = {}) {
+  decode(ids, options) {
+    const { skipSpecialTokens = true } = readOptions(options, 'decode');
     if (!(Array.isArray(ids) || ArrayBuffer.isView(ids))) throw badArgument('ids must be an array of integers');
     if (typeof skipSpecialTokens !== 'boolean') throw badArgument('skipSpecialTokens must be a boolean');
     const tokens = [];
@@ -150,11 +264,12 @@ export class Tokenizer {
     return this._decoder ? this._decoder.decodeChain(tokens).join('') : tokens.join(' ');
   }
 
+  /** The tokenizer.json model: 'WordPiece', 'BPE', 'Unigram' or 'WordLevel'. */
+  get modelType() { return this._modelType; }
+
   /** Number of ids, added tokens included (an added token already in the model vocabulary counts once). */
   get vocabSize() {
-    let extra = 0;
-    for (const content of this._added.byContent.keys()) if (!this._model.vocab.has(content)) extra++;
-    return this._model.vocab.size + extra;
+    return this._model.vocab.size + this._added.extra;
   }
 
   /** The id of a token (added tokens first), or null. */
@@ -171,18 +286,18 @@ export class Tokenizer {
 
   /** tokenizer_config.json's model_max_length, or null when unset (HF writes 1e30 for "no limit"). */
   get modelMaxLength() {
-    const n = this._config.model_max_length;
+    const n = own(this._config, 'model_max_length');
     return Number.isInteger(n) && n > 0 && n <= 2 ** 31 ? n : null;
   }
 
   /** The id of the named special token ("pad", "cls", "sep", "unk", "mask", "bos", "eos"), from the configs, else the post-processor. */
   _specialId(name) {
     const key = `${name}_token`;
-    const content = tokenContent(this._config[key]) ?? tokenContent(this._specialTokensMap[key]);
+    const content = tokenContent(own(this._config, key)) ?? tokenContent(own(this._specialTokensMap, key));
     if (content !== null) return this.tokenToId(content);
     const pp = this._postProcessor;
     if (name === 'cls' || name === 'sep') {
-      if (pp?.[name] !== undefined) return pp[name];
+      if (pp !== null && Object.hasOwn(pp, name)) return pp[name];
       const template = pp?.specialTokens?.get(name === 'cls' ? '[CLS]' : '[SEP]');
       if (template?.ids.length === 1) return template.ids[0];
     }

@@ -47,7 +47,11 @@ const COMBINING_MARK = /^\p{M}$/u;
 const cp0 = (c) => c.codePointAt(0);
 
 /** Rust's char::is_whitespace (the White_Space property). */
-export const isWhitespace = (c) => WHITE_SPACE.test(c);
+export function isWhitespace(c) {
+  const u = c.charCodeAt(0);
+  if (u < 0x80) return u === 0x20 || (u >= 0x09 && u <= 0x0D);
+  return WHITE_SPACE.test(c);
+}
 
 /** Rust's char::is_numeric (general category N). */
 export const isNumeric = (c) => NUMERIC.test(c);
@@ -55,12 +59,13 @@ export const isNumeric = (c) => NUMERIC.test(c);
 /** A combining mark (Mn, Mc, Me) of Unicode 9.0: the StripAccents normalizer's test. */
 export const isCombiningMark = (c) => COMBINING_MARK.test(c) && !inRanges(NEWER_MARK, cp0(c));
 
-/** unicode_categories' is_mark_nonspacing (Unicode 8.0). */
-export const isNonspacingMark = (c) => inRanges(NONSPACING_MARK, cp0(c));
+/** unicode_categories' is_mark_nonspacing (Unicode 8.0; the first is U+0300). */
+export const isNonspacingMark = (c) => c.charCodeAt(0) >= 0x300 && inRanges(NONSPACING_MARK, cp0(c));
 
 /** unicode_categories' is_other: Cc, Cf (Unicode 8.0) or private use. */
 export function isOther(c) {
   const cp = cp0(c);
+  if (cp < 0x80) return cp < 0x20 || cp === 0x7F;
   return inRanges(CONTROL_FORMAT, cp) || (cp >= 0xE000 && cp <= 0xF8FF)
     || (cp >= 0xF0000 && cp <= 0xFFFFD) || (cp >= 0x100000 && cp <= 0x10FFFD);
 }
@@ -102,14 +107,26 @@ const utf8Encoder = new TextEncoder();
 export const utf8 = (s) => utf8Encoder.encode(s);
 
 let graphemeSegmenter = null;
-/** Extended grapheme clusters (Rust uses unicode-segmentation; Intl.Segmenter follows the same UAX #29). */
-export function graphemes(s) {
-  // Printable ASCII never joins a cluster with a following ASCII character.
-  if (/^[\x20-\x7e]*$/.test(s)) return Array.from(s);
-  graphemeSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
-  const out = [];
-  for (const { segment } of graphemeSegmenter.segment(s)) out.push(segment);
-  return out;
+const isAscii = (s, i) => i < s.length && s.charCodeAt(i) < 0x80;
+/** Whether UAX #29 always breaks between s[i - 1] and s[i]: two ASCII characters other than CR LF. */
+const asciiBreak = (s, i) => isAscii(s, i - 1) && isAscii(s, i) && !(s.charCodeAt(i - 1) === 13 && s.charCodeAt(i) === 10);
+
+/**
+ * Calls fn(cluster) for each extended grapheme cluster of s, in order (Rust uses
+ * unicode-segmentation; Intl.Segmenter follows the same UAX #29). An ASCII
+ * character between two breaks is a cluster by itself; only the stretches around
+ * other characters go through Intl.Segmenter, so a long text needs no list.
+ */
+export function eachGrapheme(s, fn) {
+  const n = s.length;
+  for (let i = 0; i < n;) {
+    if (isAscii(s, i) && (i + 1 === n || asciiBreak(s, i + 1))) { fn(s[i]); i++; continue; }
+    let p = i + 1;
+    while (p < n && !asciiBreak(s, p)) p++;
+    graphemeSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+    for (const { segment } of graphemeSegmenter.segment(s.slice(i, p))) fn(segment);
+    i = p;
+  }
 }
 
 // ------------------------------------------------------------------ normalization with alignments
@@ -175,7 +192,7 @@ function composeWithChanges(decomposed, composedText) {
   return out;
 }
 
-/** Normalizes a run of characters that contains no opaque character. */
+/** Normalizes a run of characters that contains no opaque character, as [char, change] pairs. */
 function normalizeRun(chars, form) {
   const text = chars.join('');
   const normalized = text.normalize(form);
@@ -184,20 +201,36 @@ function normalizeRun(chars, form) {
   return form === 'NFD' || form === 'NFKD' ? decomposed : composeWithChanges(decomposed, normalized);
 }
 
-/**
- * Unicode normalization (form NFC, NFD, NFKC or NFKD) of `s` as a list of
- * [char, change] pairs for NormalizedString.transform, as Rust computes them, or
- * null when the string is already normalized (every change would be 0).
- * Characters newer than Unicode 9 stay untouched and block composition, as in Rust.
- */
-export function normalizeWithChanges(s, form) {
-  if (s.normalize(form) === s) return null;
-  const out = [];
+/** Feeds the [char, change] pairs of a window to `out` (runs split at opaque characters). */
+function normalizeWindow(window, form, out) {
   let run = [];
-  const flush = () => { if (run.length) { for (const pair of normalizeRun(run, form)) out.push(pair); run = []; } };
-  for (const c of s) {
-    if (inRanges(NORMALIZATION_OPAQUE, cp0(c))) { flush(); out.push([c, 0]); } else run.push(c);
+  const flush = () => { if (run.length) { for (const [c, change] of normalizeRun(run, form)) out.push(c, change); run = []; } };
+  for (const c of window) {
+    if (inRanges(NORMALIZATION_OPAQUE, cp0(c))) { flush(); out.push(c, 0); } else run.push(c);
   }
   flush();
-  return out;
+}
+
+/**
+ * Unicode normalization (form NFC, NFD, NFKC or NFKD) of `s` as the [char,
+ * change] pairs that Rust computes, fed to `out.push(char, change)`, with
+ * `out.keepUnits(n)` for n units that stay as they are (NormalizedString's
+ * rewrite). Characters newer than Unicode 9 stay untouched and block composition,
+ * as in Rust. ASCII is left as it is by every form and never composes with what
+ * precedes it, so each run of other characters, with the ASCII character before
+ * it, is normalized on its own: no per-character list of the whole text.
+ */
+export function normalizeWithChanges(s, form, out) {
+  const n = s.length;
+  for (let i = 0; i < n;) {
+    let j = i;
+    while (j < n && s.charCodeAt(j) < 0x80) j++;
+    if (j === n) { out.keepUnits(n - i); break; }
+    const start = j > i ? j - 1 : j;
+    if (start > i) out.keepUnits(start - i);
+    let k = j;
+    while (k < n && s.charCodeAt(k) >= 0x80) k++;
+    normalizeWindow(s.slice(start, k), form, out);
+    i = k;
+  }
 }

@@ -4,7 +4,7 @@
 // ('normalise' -> did you mean 'normalize'?) or what to use instead.
 import { fail } from './errors.js';
 
-/** The known keys of every public call's options (tests/options.test.js calls each with an unknown one). */
+/** The known keys of every public call's options (tests/st.test.js calls each with an unknown one). */
 export const OPTION_KEYS = Object.freeze({
   createEncoder: ['weights', 'seed', 'init', 'dtype', 'threads', 'wasm'],
   loadModel: ['dtype', 'threads', 'wasm'],
@@ -21,6 +21,7 @@ export const OPTION_KEYS = Object.freeze({
   chunk: ['maxTokens', 'overlap'],
   chunking: ['maxTokens', 'overlap', 'pool'],
   withConfig: ['maxLength', 'dtype', 'threads', 'wasm'],
+  encoderWithConfig: ['dtype', 'threads', 'wasm'],
   encode: ['pair', 'addSpecialTokens', 'maxLength', 'truncation'],
   decode: ['skipSpecialTokens'],
   fromJSON: ['tokenizerConfig', 'specialTokensMap'],
@@ -41,7 +42,7 @@ const ALIASES = { normalizeEmbeddings: 'normalize', normalize_embeddings: 'norma
   skip_special_tokens: 'skipSpecialTokens', max_length: 'maxLength' };
 
 /** Damerau-Levenshtein distance (optimal string alignment), for suggestions. */
-function distance(a, b) {
+export function distance(a, b) {
   const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array(b.length).fill(0)]);
   for (let j = 1; j <= b.length; j++) d[0][j] = j;
   for (let i = 1; i <= a.length; i++) {

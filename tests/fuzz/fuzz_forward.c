@@ -19,6 +19,15 @@ static const char *const configs[] = {
     "{\"vocabSize\":8,\"dModel\":6,\"heads\":3,\"layers\":2,\"ffDim\":4,\"position\":\"alibi\",\"norm\":\"rmsnorm\",\"normPlacement\":\"pre\",\"activation\":\"gelu\"}",
     "{\"vocabSize\":8,\"dModel\":4,\"heads\":2,\"layers\":1,\"ffDim\":4,\"position\":\"learned\",\"maxLen\":70,\"norm\":\"layernorm\",\"normPlacement\":\"pre\",\"activation\":\"geglu\"}",
     "{\"vocabSize\":8,\"dModel\":4,\"heads\":1,\"layers\":0,\"ffDim\":4,\"position\":\"sinusoidal\",\"norm\":\"layernorm\",\"normPlacement\":\"pre\",\"activation\":\"relu\"}",
+    /* config.head (core/heads.c) and config.relativeBias: flag 4 asks for the head's logits */
+    "{\"vocabSize\":8,\"dModel\":4,\"heads\":2,\"layers\":1,\"ffDim\":4,\"position\":\"learned\",\"maxLen\":70,\"norm\":\"layernorm\",\"normPlacement\":\"post\",\"activation\":\"gelu\","
+    "\"head\":{\"task\":\"sequence\",\"labels\":3,\"dense\":true,\"activation\":\"tanh\"}}",
+    "{\"vocabSize\":8,\"dModel\":4,\"heads\":2,\"layers\":1,\"ffDim\":4,\"position\":\"rope\",\"norm\":\"layernorm\",\"normPlacement\":\"pre\",\"activation\":\"geglu\","
+    "\"head\":{\"task\":\"sequence\",\"labels\":1,\"pooling\":\"mean\",\"dense\":true,\"activation\":\"gelu\",\"norm\":\"layernorm\"}}",
+    "{\"vocabSize\":8,\"dModel\":4,\"heads\":1,\"layers\":1,\"ffDim\":4,\"position\":\"none\",\"relativeBias\":\"t5\",\"relativeBiasOptions\":{\"buckets\":8,\"maxDistance\":16},"
+    "\"norm\":\"rmsnorm\",\"normPlacement\":\"pre\",\"activation\":\"relu\",\"head\":{\"task\":\"token\",\"labels\":5}}",
+    "{\"vocabSize\":8,\"dModel\":4,\"heads\":2,\"layers\":1,\"ffDim\":4,\"position\":\"learned\",\"maxLen\":70,\"relativeBias\":\"t5\",\"norm\":\"layernorm\",\"normPlacement\":\"post\","
+    "\"activation\":\"gelu\",\"head\":{\"task\":\"mlm\",\"dense\":true,\"activation\":\"gelu\",\"norm\":\"layernorm\"}}",
 };
 #define NCONFIGS (sizeof configs / sizeof *configs)
 #ifndef MAX_FORWARD_TOKENS /* beyond: reserve only (forward would be slow, not wrong); ./build.sh sets 512 under qemu */
@@ -56,7 +65,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 static int run(sf_encoder *e, const uint8_t *data, size_t size) {
-    int flags = data[1] & 3;
+    int flags = data[1] & 7, R = 0; /* an mlm head runs at R chosen rows (data[1] >> 3); one out of range when R > 16 */
+    if ((flags & SF_OUT_HEAD) && e->cfg.head.task == SF_HEAD_MLM) R = (data[1] >> 3) + 1;
     const uint8_t *p = data + 2, *end = data + size;
     /* the batch as the bindings would compute it: B, T = longest, N = total, in 64 bits */
     uint64_t B = 0, T = 0, N = 0, count, len;
@@ -72,7 +82,8 @@ static int run(sf_encoder *e, const uint8_t *data, size_t size) {
     }
     if (!B) return 0;
     sf_error err;
-    int rc = sf_encoder_reserve(e, (int)B, (int)T, (int)N, flags, &err);
+    int rc = sf_encoder_reserve_rows(e, (int)B, (int)T, (int)N, flags, R, &err);
+    if (rc == SF_BAD_ARGUMENT && (flags & SF_OUT_HEAD) && !e->cfg.head.task) return 0; /* no head to run: refused */
     if (rc) {
         if (rc != SF_OUT_OF_MEMORY && rc != SF_BAD_ARGUMENT) abort();
         if (!err.msg[0]) abort();
@@ -85,6 +96,9 @@ static int run(sf_encoder *e, const uint8_t *data, size_t size) {
     if (flags & SF_OUT_HIDDEN) need += (double)(c->layers + 1) * (double)B * (double)T * c->d_model;
     if (flags & SF_OUT_ATTENTIONS) need += (double)(c->layers ? c->layers : 1) * (double)B * c->heads * (double)T * (double)T;
     if (c->output_head) need += (double)B * (double)T * c->vocab_size;
+    if (flags & SF_OUT_HEAD) need += c->head.task == SF_HEAD_SEQUENCE ? (double)B * c->head.labels
+                                   : c->head.task == SF_HEAD_TOKEN  ? (double)B * (double)T * c->head.labels
+                                                                    : (double)R * c->head.labels;
     if ((double)e->act_floats < need) abort();
     if (N > MAX_FORWARD_TOKENS || need > 1 << 24) return 0; /* big outputs: memset-bound, nothing new */
     int32_t *l = e->lens, *ids = e->ids;
@@ -93,7 +107,13 @@ static int run(sf_encoder *e, const uint8_t *data, size_t size) {
             *l++ = lens[r];
             for (int32_t t = 0; t < lens[r]; t++) *ids++ = (int32_t)((t * 5 + r) % e->cfg.vocab_size);
         }
+    for (int r = 0; r < R; r++) { /* the mlm head's rows: tokens of the batch, spread over it, one past it when R > 16 */
+        int32_t b = (int32_t)((uint64_t)r * 7919 % B), len = e->lens[b];
+        e->head_rows[r] = R > 16 && r == R - 1 ? (int32_t)(B * T) : b * (int32_t)T + (r * 5) % len;
+    }
     rc = sf_encoder_forward(e, (int)B, flags, &err);
+    if (rc == SF_BAD_ARGUMENT && R > 16) return 0; /* the row out of range: refused */
     if (rc && rc != SF_SEQUENCE_TOO_LONG) abort(); /* learned positions refuse T > maxLen; nothing else may fail */
+    if (!rc && R > 16) abort();                    /* a row past the batch must be refused */
     return 0;
 }

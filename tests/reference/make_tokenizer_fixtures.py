@@ -40,12 +40,19 @@ MODELS = {
 
 
 def train(name, options):
-    spm.SentencePieceTrainer.train(
-        input=os.path.join(SPM, "train.txt"), model_prefix=os.path.join(SPM, name),
-        model_type="unigram", character_coverage=0.98, num_threads=1,
-        input_sentence_size=0, shuffle_input_sentence=False, hard_vocab_limit=False,
-        minloglevel=2, **options)
-    os.remove(os.path.join(SPM, name + ".vocab"))
+    # Relative paths: the .model records them, so that a run in any checkout
+    # writes the same bytes.
+    cwd = os.getcwd()
+    os.chdir(SPM)
+    try:
+        spm.SentencePieceTrainer.train(
+            input="train.txt", model_prefix=name,
+            model_type="unigram", character_coverage=0.98, num_threads=1,
+            input_sentence_size=0, shuffle_input_sentence=False, hard_vocab_limit=False,
+            minloglevel=2, **options)
+        os.remove(name + ".vocab")
+    finally:
+        os.chdir(cwd)
 
 
 def main():

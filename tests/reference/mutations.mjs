@@ -22,6 +22,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { NODE_FLAGS } from '../../tools/node-flags.js';
 
 /** id, file, where (shown in the table), the bug, and [old, new] exact replacements
  * (applied in order; each old text must occur exactly once in the unmutated file). */
@@ -273,7 +274,7 @@ function build() {
 
 /** Runs a test file; returns the names of the failing tests (top level and subtests). */
 function runTest(file) {
-  const r = sh(process.execPath, ['--experimental-wasm-relaxed-simd', '--test', '--test-reporter=tap', file], { timeout: 600_000 });
+  const r = sh(process.execPath, [...NODE_FLAGS, '--test', '--test-reporter=tap', file], { timeout: 600_000 });
   const failed = [];
   let last = null;
   for (const line of r.stdout.split('\n')) {

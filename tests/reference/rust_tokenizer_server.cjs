@@ -9,6 +9,7 @@
 // One request per stdin line, one answer per stdout line:
 //   {"tokenizer": {"file": "tests/pretrained/x/tokenizer.json"} | {"real": "bert-base-uncased" | "roberta"},
 //    "op": "info" | "encode" | "decode" | "tokensToString" | "tokenToId" | "idToToken" | "vocabSize", ...}
+//   (encode: text, pair?, addSpecialTokens?, truncation?: {maxLength, strategy: "LongestFirst" | "OnlyFirst"})
 //   -> {"ok": <result>} or {"error": "<message>"}
 // "real" tokenizers are tests/tokenizers/real.js's tokenizer.json objects.
 'use strict';
@@ -33,19 +34,25 @@ async function load(spec) {
     json = JSON.stringify(build());
   }
   const parsed = JSON.parse(json);
-  const entry = { tok: Tokenizer.fromString(json), model: parsed.model, decoder: parsed.decoder ?? null };
+  const entry = { tok: Tokenizer.fromString(json), json, model: parsed.model, decoder: parsed.decoder ?? null };
   cache.set(key, entry);
   return entry;
 }
 
 async function answer(req) {
-  const { tok, model } = await load(req.tokenizer);
+  const { tok, json, model } = await load(req.tokenizer);
   switch (req.op) {
     case 'info':
       // what transformers reads off the Rust model: its type, continuing_subword_prefix
       return { modelType: model.type, continuingSubwordPrefix: model.type === 'WordPiece' ? (model.continuing_subword_prefix ?? '##') : (model.continuing_subword_prefix ?? null) };
     case 'encode': {
-      const e = await tok.encode(req.text, req.pair ?? null, { addSpecialTokens: req.addSpecialTokens !== false });
+      // truncation: {maxLength, strategy: 'LongestFirst' | 'OnlyFirst'} on a fresh copy (the cached one stays untruncated)
+      let t = tok;
+      if (req.truncation) {
+        t = Tokenizer.fromString(json);
+        t.setTruncation(req.truncation.maxLength, { strategy: req.truncation.strategy });
+      }
+      const e = await t.encode(req.text, req.pair ?? null, { addSpecialTokens: req.addSpecialTokens !== false });
       return { ids: e.getIds(), typeIds: e.getTypeIds(), tokens: e.getTokens(), offsets: e.getOffsets(), specialTokensMask: e.getSpecialTokensMask() };
     }
     case 'decode': return tok.decode(req.ids, req.skipSpecialTokens === true);

@@ -108,7 +108,7 @@ const selected = MUTATIONS.filter((m) => !only || only.includes(m.id));
 const originals = new Map();
 for (const m of selected) if (!originals.has(m.file)) originals.set(m.file, readFileSync(m.file, 'utf8'));
 for (const m of selected) {
-  let src = originals.get(m.file);
+  const src = originals.get(m.file);
   for (const [from] of m.edits) {
     const n = src.split(from).length - 1;
     if (n !== 1) { console.error(`${m.id}: '${from.slice(0, 70)}' occurs ${n} times in ${m.file}: update the mutation`); process.exit(1); }

@@ -5,6 +5,7 @@
 import {
   createEncoder, loadModel, listPlugins, runtimeInfo, configure, features, ERROR_CODES, SwapformerError, Encoder,
   loadPretrained, Tokenizer, Pretrained, type Encoding, type PretrainedFamily,
+  cosSim, dotScore, semanticSearch, quantizeEmbeddings, type Embeddings, type SearchHit, type Chunk,
   type Config, type Dtype, type ErrorCode, type Ids, type Sequence, type Batch, type ForwardResult, type ResolvedConfig, type WasmSource,
 } from 'swapformer';
 
@@ -205,6 +206,26 @@ export async function api(): Promise<void> {
   // @ts-expect-error a number is no source
   await loadPretrained(42);
   void fam; void first; void text; void id;
+  // sentence-transformers' encode options, similarity and search
+  const q = p.embed('query', { prompt: 'query: ', batchSize: 8, onProgress: ({ done, total }) => console.log(done / total), truncate: false });
+  const packed: Embeddings = p.embed(['a', 'b'], { precision: 'ubinary' });
+  const chunked = p.embed(['a long text'], { chunking: { maxTokens: 64, overlap: 8, pool: 'none' } });
+  const firstChunk: string = chunked[0].chunks[0].text;
+  const windows: Chunk[] = p.chunk('a long text', { maxTokens: 32 });
+  const hits: SearchHit[][] = await semanticSearch(q, packed.shape[0] > 0 ? p.embed(['x', 'y']) : q, { topK: 2, scoreFunction: 'dot' });
+  const best: number = hits[0][0].corpusId;
+  const m: number = (await cosSim(q, [[1, 2, 3]])).shape[0] + (await dotScore([1, 2], [[3, 4]])).shape[1] + p.similarity(q, q).shape[0];
+  const i8 = await quantizeEmbeddings(q, 'int8', { calibrationEmbeddings: q });
+  for await (const { index, embeddings } of p.embedStream(['a', 'b', 'c'], { batchSize: 2, precision: 'binary' })) console.log(index, embeddings.shape);
+  const fn: 'cosine' | 'dot' | 'euclidean' | 'manhattan' = p.similarityFnName;
+  void firstChunk; void windows; void best; void m; void i8; void fn;
+  // @ts-expect-error not a precision
+  p.embed('x', { precision: 'float16' });
+  // @ts-expect-error topK is a number
+  await semanticSearch(q, q, { topK: '3' });
+  // @ts-expect-error ranges are rows of numbers
+  await quantizeEmbeddings(q, 'uint8', { ranges: 'auto' });
+  await loadPretrained('owner/private-model', { token: 'hf_xxx', offline: false, cacheDir: '/tmp/hub' });
   swappedModel.dispose();
   p.dispose();
   rope.dispose();

@@ -1,0 +1,60 @@
+// Files for the command line: atomic writes, download progress, sizes.
+import { readFileSync } from 'node:fs';
+import { writeFile, rename, rm, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+
+/** A temporary name beside `file` (same folder: the rename stays on one file system). */
+export const tempBeside = (file) => path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+
+/** swapformer's version (package.json). */
+export const version = () => JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+
+/** --revision and --hub-url, for a model given as a Hub id (convert, embed, info). */
+export const HUB_OPTIONS = [
+  { name: 'revision', value: 'R', help: 'for a Hub id: the branch, tag or commit to read (default: main)' },
+  { name: 'hub-url', value: 'URL', help: 'for a Hub id: the Hub to read from (default: $HF_ENDPOINT, else https://huggingface.co);\nfiles come from <URL>/<owner>/<name>/resolve/<revision>/<file>' },
+];
+
+/** Writes bytes to a temporary file in out's folder, then renames it over out. */
+export async function writeAtomically(out, bytes) {
+  const tmp = tempBeside(out);
+  try {
+    await writeFile(tmp, bytes, { flag: 'wx' });
+    await rename(tmp, out);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    if (e.path === tmp) e.path = out; // name the file the user asked for
+    throw e;
+  }
+}
+
+/** Whether p names an existing regular file (not a folder). */
+export async function isLocalFile(p) {
+  const info = await stat(p).catch(() => null);
+  return Boolean(info?.isFile());
+}
+
+/** onProgress for downloads: a line per large file (rewritten in place on a TTY). */
+export function downloadProgress(stream = process.stderr) {
+  let last = '', shown = false;
+  return {
+    update: ({ file, loaded, total }) => {
+      if ((total ?? loaded) < 2 ** 20) return; // small files: nothing worth a line
+      const line = `  ${file} ${(loaded / 2 ** 20).toFixed(1)}${total ? ` / ${(total / 2 ** 20).toFixed(1)}` : ''} MB`;
+      if (stream.isTTY) stream.write(`\r${line}`);
+      else if (loaded === total && line !== last) stream.write(`${line}\n`);
+      last = line;
+      shown = true;
+    },
+    done: () => { if (shown && stream.isTTY) stream.write('\n'); },
+  };
+}
+
+/** Bytes as a short figure: 1.5 MB, 22.7 MB, 890 KB. */
+export function formatBytes(n) {
+  if (n < 1024) return `${n} B`;
+  if (n < 2 ** 20) return `${(n / 1024).toFixed(1)} KB`;
+  if (n < 2 ** 30) return `${(n / 2 ** 20).toFixed(1)} MB`;
+  return `${(n / 2 ** 30).toFixed(2)} GB`;
+}

@@ -1,0 +1,214 @@
+#!/usr/bin/env node
+// swapformer serve: a Hugging Face encoder behind Text Embeddings Inference's
+// HTTP API and OpenAI's embeddings API (README "Server").
+//
+//   swapformer serve <model> [--port 8080] [--host 127.0.0.1] [--threads N] [--dtype f32|q8] ...
+//
+// main(argv) parses its own flags (argv: what follows `serve`; a leading
+// 'serve' is skipped), loads the model, listens, and on SIGTERM or SIGINT
+// drains (no new connection, every request received answered) and resolves
+// to the exit code: 0 after a full drain, 1 if --shutdown-timeout cut it
+// short or the model did not load, 2 for bad flags. The HTTP layer is
+// bin/serve/ (router.js over engine.js, the one file that calls the library).
+import { readFileSync, realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { loadPretrained, SwapformerError } from '../bindings/index.js';
+import { Engine } from './serve/engine.js';
+import { createServer } from './serve/router.js';
+
+export const USAGE = `usage: swapformer serve <model> [options]
+
+  <model>   a Hugging Face model folder, its URL, a Hub id (owner/name),
+            or a file written by \`swapformer convert\`
+
+  --host H                       address to listen on (default 127.0.0.1)
+  --port N                       port (default 8080; 0: any free port)
+  --threads N                    threads per forward pass (default: the cores, at most 8)
+  --dtype f32|q8                 weights as loaded (default: the file's)
+  --max-length N                 longest input in tokens (default: the model's)
+  --revision R, --hub-url URL    for a Hub id
+  --max-concurrent-requests N    inputs in flight before 429 (default 512)
+  --max-batch-tokens N           padded tokens per batch: longest x inputs (default 16384)
+  --max-batch-requests N         inputs per batch (default: no limit; 1: no batching)
+  --max-client-batch-size N      inputs per request before 422 (default 32)
+  --auto-truncate [true|false]   truncate inputs past the longest (default true; false: 422)
+  --payload-limit BYTES          request body limit before 413 (default 2000000)
+  --body-timeout MS              time for a request's headers and body before 408 (default 10000)
+  --shutdown-timeout MS          time to finish in-flight requests on SIGTERM (default 30000)
+  --api-key KEY                  require Authorization: Bearer KEY (or SWAPFORMER_API_KEY);
+                                 /health and /metrics stay public
+  --served-model-name NAME       the model name in answers (default: <model>)
+
+Routes: POST /embed /predict /rerank /tokenize /decode /v1/embeddings /embeddings,
+GET /info /health /metrics.`;
+
+const DEFAULTS = {
+  host: '127.0.0.1', port: 8080, maxConcurrentRequests: 512, maxBatchTokens: 16384, maxBatchRequests: Infinity,
+  maxClientBatchSize: 32, autoTruncate: true, payloadLimit: 2_000_000, bodyTimeout: 10_000, shutdownTimeout: 30_000,
+};
+
+/** --flag -> [option, reader]. */
+const FLAGS = {
+  '--host': ['host', String],
+  '--port': ['port', (v) => count(v, '--port', 0, 65535)],
+  '--threads': ['threads', (v) => count(v, '--threads', 1, 64)],
+  '--dtype': ['dtype', (v) => oneOf(v, '--dtype', ['f32', 'q8'])],
+  '--max-length': ['maxLength', (v) => count(v, '--max-length', 2)],
+  '--revision': ['revision', String],
+  '--hub-url': ['hubUrl', String],
+  '--max-concurrent-requests': ['maxConcurrentRequests', (v) => count(v, '--max-concurrent-requests', 1)],
+  '--max-batch-tokens': ['maxBatchTokens', (v) => count(v, '--max-batch-tokens', 1)],
+  '--max-batch-requests': ['maxBatchRequests', (v) => count(v, '--max-batch-requests', 1)],
+  '--max-client-batch-size': ['maxClientBatchSize', (v) => count(v, '--max-client-batch-size', 1)],
+  '--payload-limit': ['payloadLimit', (v) => count(v, '--payload-limit', 1)],
+  '--body-timeout': ['bodyTimeout', (v) => count(v, '--body-timeout', 1)],
+  '--shutdown-timeout': ['shutdownTimeout', (v) => count(v, '--shutdown-timeout', 0)],
+  '--api-key': ['apiKey', String],
+  '--served-model-name': ['servedModelName', String],
+};
+
+function count(v, flag, min, max = Number.MAX_SAFE_INTEGER) {
+  const n = /^\d+$/.test(v) ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new Error(`${flag} must be an integer in [${min}, ${max}], got '${v}'`);
+  return n;
+}
+
+function oneOf(v, flag, values) {
+  if (!values.includes(v)) throw new Error(`${flag} must be ${values.join(', ')}, got '${v}'`);
+  return v;
+}
+
+/** The options of argv (throws an Error naming the flag). */
+export function parseArgs(argv, env = process.env) {
+  const args = argv[0] === 'serve' ? argv.slice(1) : argv;
+  const o = { ...DEFAULTS, apiKey: env.SWAPFORMER_API_KEY || undefined };
+  const positional = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--help' || a === '-h') return { help: true };
+    const [flag, inline] = a.startsWith('--') && a.includes('=') ? a.split(/=(.*)/s, 2) : [a, undefined];
+    if (flag === '--auto-truncate') { // TEI's: a bare flag is true
+      const v = inline ?? (['true', 'false'].includes(args[i + 1]) ? args[++i] : 'true');
+      o.autoTruncate = oneOf(v, '--auto-truncate', ['true', 'false']) === 'true';
+    } else if (Object.hasOwn(FLAGS, flag)) {
+      const v = inline ?? args[++i];
+      if (v === undefined) throw new Error(`${flag} needs a value`);
+      const [key, read] = FLAGS[flag];
+      o[key] = read(v);
+    } else if (a.startsWith('-')) throw new Error(`unknown option '${flag}'`);
+    else positional.push(a);
+  }
+  if (positional.length !== 1) throw new Error(positional.length ? `serve takes one model, got ${positional.length}: ${positional.join(' ')}` : 'serve needs a <model>');
+  o.model = positional[0];
+  o.servedModelName ??= o.model;
+  return o;
+}
+
+const VERSION = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+
+/**
+ * The model, with its longest input within --max-batch-tokens as TEI keeps it
+ * (router/src/lib.rs): longer than a batch, it is cut to one batch with
+ * --auto-truncate, else the server does not start.
+ */
+async function load(o) {
+  const options = { threads: o.threads, dtype: o.dtype, maxLength: o.maxLength, revision: o.revision, hubUrl: o.hubUrl };
+  for (const k of Object.keys(options)) if (options[k] === undefined) delete options[k];
+  const model = await loadPretrained(o.model, options);
+  if (model.maxLength <= o.maxBatchTokens) return model;
+  const longest = model.maxLength;
+  model.dispose();
+  if (!o.autoTruncate) throw new Error(`the longest input (${longest} tokens) exceeds --max-batch-tokens ${o.maxBatchTokens}: raise --max-batch-tokens, or allow --auto-truncate`);
+  return loadPretrained(o.model, { ...options, maxLength: o.maxBatchTokens });
+}
+
+const listen = (server, port, host) => new Promise((resolve, reject) => {
+  server.once('error', reject);
+  server.listen(port, host, () => {
+    server.off('error', reject);
+    resolve(server.address());
+  });
+});
+
+/** Resolves on the first SIGTERM or SIGINT (the handlers removed after). */
+function shutdownSignal() {
+  return new Promise((resolve) => {
+    const on = (signal) => {
+      process.off('SIGTERM', on);
+      process.off('SIGINT', on);
+      resolve(signal);
+    };
+    process.on('SIGTERM', on);
+    process.on('SIGINT', on);
+  });
+}
+
+/**
+ * Loads the model and listens (options: parseArgs's): {url, server, svc,
+ * engine, model, stop(timeoutMs) -> whether every request was answered}.
+ * Used by main and, in-process, by tests/serve.test.js.
+ */
+export async function startServer(o) {
+  let model, engine;
+  try {
+    model = await load(o);
+    engine = new Engine(model, { maxInputLength: model.maxLength, autoTruncate: o.autoTruncate });
+    await engine.warmUp();
+  } catch (e) {
+    model?.dispose();
+    throw e;
+  }
+  const { server, svc, drain } = createServer(engine, { ...o, modelId: o.model, version: VERSION });
+  let address;
+  try {
+    address = await listen(server, o.port, o.host);
+  } catch (e) {
+    model.dispose();
+    throw new Error(`cannot listen on ${o.host}:${o.port}: ${e.message}`, { cause: e });
+  }
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const stop = async (timeoutMs = o.shutdownTimeout) => {
+    const answered = await drain(timeoutMs);
+    model.dispose();
+    return answered;
+  };
+  return { url: `http://${host}:${address.port}`, server, svc, engine, model, stop };
+}
+
+export async function main(argv = process.argv.slice(2)) {
+  let o;
+  try {
+    o = parseArgs(argv);
+  } catch (e) {
+    console.error(`swapformer serve: ${e.message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (o.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  let s;
+  try {
+    s = await startServer(o);
+  } catch (e) {
+    console.error(`swapformer serve: ${o.model}: ${e instanceof SwapformerError ? `${e.code}: ` : ''}${e.message}`);
+    return 1;
+  }
+  const stop = shutdownSignal();
+  console.log(`swapformer serve: ${o.model} (${s.engine.kind}, ${s.engine.dtype}, max input ${s.engine.maxInputLength} tokens) listening on ${s.url}`);
+  const signal = await stop;
+  console.log(`swapformer serve: ${signal}: draining`);
+  const answered = await s.stop(o.shutdownTimeout);
+  console.log(`swapformer serve: ${answered ? 'every request answered' : `--shutdown-timeout ${o.shutdownTimeout} ms passed: connections cut`}; stopped`);
+  return answered ? 0 : 1;
+}
+
+/** Whether this file is the process's script (node bin/serve.js), not a module imported by the CLI. */
+const isScript = () => {
+  try {
+    return !!process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+};
+if (isScript()) process.exitCode = await main();
