@@ -1,5 +1,6 @@
-// swapformer vs onnxruntime-web: `npm run bench`
-// (node --experimental-wasm-relaxed-simd bench/bench.js). A benchmark, not a test.
+// swapformer vs onnxruntime-web: `npm run bench -- [flags]` (node tools/node.mjs
+// bench/bench.js, which adds --experimental-wasm-relaxed-simd on Node 20 only;
+// Node 22+ refuses that flag). A benchmark, not a test.
 //
 //   --no-browser        Node only (skip headless Chromium)
 //   --only=browser      Chromium only (still sets up the cache)
@@ -22,10 +23,11 @@
 //   --wait-quiet[=L]    wait (up to an hour) for the 1-minute load average to fall
 //                       below L (0.5) before measuring
 //   --no-write          do not write bench/RESULTS.md
-//   --update-readme     also replace the README "Performance" block (between
-//                       <!-- bench:begin --> and <!-- bench:end -->, added at the
-//                       end of the section if absent) and its end-to-end headline
-//                       (<!-- bench:headline:begin --> ... end, before the block)
+//   --update-readme     also replace the README's end-to-end headline (between
+//                       <!-- bench:headline:begin --> and end, in "Why it is fast
+//                       and small") and its block of tables between
+//                       <!-- bench:begin --> and <!-- bench:end --> if it has one
+//                       (never added: the tables live in docs/performance.md)
 //   --from-json         measure nothing: rewrite RESULTS.md (and with
 //                       --update-readme the README block) from the last run's
 //                       raw figures, bench/.cache/results.json
@@ -55,7 +57,7 @@ import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import * as H from './harness.js';
 import { cpuMeter, waitQuiet } from './quiet.js';
-import { BENCH, CACHE, DIST, ORT_WASM, DIST_NAME, distIds, threadCounts, log } from './context.js';
+import { BENCH, CACHE, DIST, ORT_WASM, distIds, threadCounts, log } from './context.js';
 import { machine, prepare, sizes } from './setup.js';
 import { report, failures } from './report.js';
 import { resultsMd, readmeBlock, updateReadme, updateReadmeHeadline, patchResultsMd } from './write.js';
@@ -101,12 +103,13 @@ function write(R, table, opts) {
     log(`\nwrote bench/RESULTS.md (raw figures: bench/.cache/results.json)`);
   }
   if (opts.readme) {
-    updateReadme(readmeBlock(R));
     if (updateReadmeHeadline(R)) log('updated the README\'s end-to-end headline');
-    log('updated the README "Performance" block');
-  } else if (opts.write) {
+    if (updateReadme(readmeBlock(R))) log('updated the README "Performance" block');
+    else log('the README has no <!-- bench:begin --> block: not added (bench/.cache/README-performance.md has it)');
+  }
+  if (opts.write) {
     writeFileSync(join(CACHE, 'README-performance.md'), `${readmeBlock(R)}\n`);
-    log('README block: bench/.cache/README-performance.md (apply with --update-readme)');
+    log('README block: bench/.cache/README-performance.md (--update-readme puts it between a README\'s <!-- bench:begin --> and end)');
   }
 }
 

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as H from './harness.js';
+import { NODE_FLAGS } from '../tools/node-flags.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const BENCH = join(ROOT, 'bench');
@@ -49,7 +50,7 @@ export const RUNS = {
 export const ORT_CASES = [['MiniLM-L6', 128], ['MiniLM-L6', 512], ['BERT-base', 128], ['BERT-base', 512]];
 export const SWAP_CASES = [['MiniLM-L6 modern', 128], ['MiniLM-L6 modern', 512], ['MiniLM-L6 modern ALiBi', 512]];
 export const GRAPHS = ['fused', 'plain'];
-/** The threads x dtype comparison (issue 11): MiniLM-L6 at these T, [warm-up rounds, timed rounds]. */
+/** The threads x dtype comparison: MiniLM-L6 at these T, [warm-up rounds, timed rounds]. */
 export const MATRIX_SHAPE = 'MiniLM-L6';
 export const MATRIX_RUNS = { 128: [3, 15], 512: [2, 10] };
 /** Thread counts compared: 1, 2 and 4 where the machine has the cores. */
@@ -104,10 +105,14 @@ export const modelPath = (shape) => join(CACHE, `${H.stem(shape)}.safetensors`);
 export const onnxPath = (shape, graph) => join(CACHE, `${H.stem(shape)}-${graph}.onnx`);
 
 
-/** Runs a bench script in a fresh Node process (same flags), its log lines passed on; resolves to its last line's JSON. */
+/**
+ * Runs a bench script in a fresh Node process (NODE_FLAGS, then this process's other
+ * flags), its log lines passed on; resolves to its last line's JSON.
+ */
 export function child(script, spec, timeoutMs = 30 * 60e3) {
+  const flags = [...NODE_FLAGS, ...process.execArgv.filter((f) => !NODE_FLAGS.includes(f))];
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, [...process.execArgv, join(BENCH, script), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [...flags, join(BENCH, script), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let last = '', err = '', buf = '';
     const timer = setTimeout(() => p.kill(), timeoutMs);
     p.stdout.setEncoding('utf8').on('data', (d) => {
@@ -145,6 +150,5 @@ export async function importOrtWeb() {
   const pkg = JSON.parse(readFileSync(join(ORT_DIR, 'package.json'), 'utf8'));
   return import(pathToFileURL(join(ORT_DIR, pkg.exports['.'].node.import)).href);
 }
-export const status = (v, ok) => (v === undefined ? 'not measured' : ok ? 'met' : 'SHORT');
 export const plural = (t) => `${t} thread${t > 1 ? 's' : ''}`;
 export const fmt0 = (x) => (Number.isFinite(x) ? x.toFixed(0) : '-');

@@ -1,7 +1,7 @@
 // The end-to-end comparison in Node, in a fresh process (bench/groups/end-to-end.js
 // runs it as a child). Prints log lines, then one JSON line: {results, checks, versions}.
 //
-//   node --experimental-wasm-relaxed-simd bench/e2e.js '{"folder": PATH, "corpus": PATH,
+//   node tools/node.mjs bench/e2e.js '{"folder": PATH, "corpus": PATH,
 //        "wasm": PATH, "runs": 5, "tjs": true, "profileWasm": PATH?}'
 //
 // swapformer: loadPretrained(folder, {dtype, threads: 1, wasm}) and embed(texts,

@@ -3,7 +3,7 @@
 // they load, they agree with f32 within quantization error, and how fast each is
 // at one thread. Swapformer's f32 forward (dist/) runs alongside for scale.
 //
-//   node --experimental-wasm-relaxed-simd bench/ort-q8.mjs [--dir bench/.cache] [--models minilm-l6,bert-base]
+//   node tools/node.mjs bench/ort-q8.mjs [--dir bench/.cache] [--models minilm-l6,bert-base]
 //        [--T 128,512] [--runs 10] [--graphs plain,plain-q8,fused,fused-q8]
 //
 // --dir holds <stem>.safetensors as bench/bench.js writes them (ensureModel);

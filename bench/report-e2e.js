@@ -3,9 +3,19 @@
 import * as H from './harness.js';
 
 const ENVS = [['Node', 'node'], ['Chromium', 'browser']];
+const major = (x) => Number(x.nodeVersion?.replace(/^v/, '').split('.')[0]);
+/** A Node run's name: "Node 20" (a run of an older version of this file: "Node"). */
+const nodeName = (x) => (x.nodeVersion ? `Node ${major(x)}` : 'Node');
 
-/** The environments that ran: [[name, {results, checks, machine, versions}]]. */
-const envs = (E) => ENVS.map(([name, k]) => [name, E?.[k]]).filter(([, x]) => x?.results?.length);
+/**
+ * The environments that ran: [[name, {results, checks, machine, versions}]], every
+ * Node major measured (this run's and those carried over, E.otherNodes) by version, then Chromium.
+ */
+const envs = (E) => [
+  ...[E?.node, ...(E?.otherNodes ?? [])].filter((x) => x?.results?.length).sort((a, b) => major(a) - major(b)).map((x) => [nodeName(x), x]),
+  ...(E?.browser?.results?.length ? [['Chromium', E.browser]] : []),
+];
+const isNode = (env) => env.startsWith('Node');
 
 const pick = (x, runtime, dtype, sorted) => x.results.find((r) => r.runtime === runtime && r.dtype === dtype && (sorted === undefined || r.sorted === sorted));
 
@@ -38,6 +48,8 @@ export function e2eSection(R) {
   lines.push(`Measured ${M.date} on ${M.cpu}, Node ${M.node}${M.chromium ? `, Chromium ${M.chromium}` : ''}, swapformer ${M.git}` +
     `${M.waited ? ` (after waiting for the 1-minute load average to fall below ${M.waited.below}: ${M.waited.load.toFixed(2)})` : ''}; ` +
     `1-minute load average ${sec ? sec.load.map((l) => l.toFixed(2)).join(' -> ') : '?'}, other processes ${others(sec)} of the CPUs over the group (per environment in the table).`, '');
+  const runs = envs(E).filter(([, x]) => x.date).map(([env, x]) => `${env}${x.nodeVersion ? ` (${x.nodeVersion}, swapformer's ${x.build} build, the one it picks with no flag)` : ''} on ${x.date}`);
+  if (runs.length) lines.push(`Runs: ${runs.join('; ')}.`, '');
   lines.push(`Corpus: ${C.texts} sentences of ${C.min} to ${C.max} tokens (median ${C.median}; ${C.tokens} tokens in all, [CLS] and [SEP] included) from ${C.source}. ` +
     `In calls of 32, transformers.js computes ${C.padded.input.tokens} tokens in input order (each call padded to its longest) and ${C.padded.sorted.tokens} length-sorted; ` +
     `swapformer's embed groups by length itself. ${E.model}; medians of ${E.runs} alternating runs over the whole corpus. ` +
@@ -79,19 +91,23 @@ function profileLines(p) {
     H.mdTable(['function', 'share'], p.functions.slice(0, 6).map((f) => [f.name, H.fmt.pct(f.selfMs / p.ms)])), ''];
 }
 
-/** The README's headline line: texts/s, swapformer vs transformers.js, Node and Chromium, f32 and q8, one thread. */
+/** The README's headline: texts/s, swapformer vs transformers.js, each Node and Chromium, f32 and q8, one thread, and what shapes the ratios. */
 export function e2eHeadline(R) {
   const E = R.endToEnd, ratios = e2eRatios(R);
   if (!ratios.length) return null;
-  const M = R.machine;
+  const M = R.machine, C = E.corpus;
   const cell = (q) => `${q.dtype} ${tps(q.swap)} vs ${tps(q.sorted)} length-sorted (${ratio(q.swap, q.sorted)}), ${tps(q.input)} in input order (${ratio(q.swap, q.input)})`;
   const load = envs(E).map(([env, x]) => `${env} ${others(x.machine)}`).join(', ');
-  const byEnv = ENVS.map(([env]) => [env, ratios.filter((q) => q.env === env)]).filter(([, q]) => q.length);
-  return `**End to end, texts/s, swapformer vs transformers.js ${E.tjs ?? '(not installed)'}, one thread**: ` +
-    byEnv.map(([env, q]) => `${env}${env === 'Node' ? ' (onnxruntime-node)' : ' (its wasm device)'}: ${q.map(cell).join('; ')}`).join('. ') +
-    `. ${E.corpus.texts} real sentences (${E.corpus.min}-${E.corpus.max} tokens, median ${E.corpus.median}; Node.js's API documentation), all-MiniLM-L6-v2's shape with random weights, ` +
-    `tokenization and mean pooling included, calls of 32; medians of ${E.runs} alternating runs; ${M.cpu}, Node ${M.node}${R.machine.chromium ? `, Chromium ${R.machine.chromium}` : ''}; ` +
-    `other processes' share of the CPUs meanwhile: ${load}.`;
+  const byEnv = envs(E).map(([env, x]) => [env, x, ratios.filter((q) => q.env === env)]).filter(([, , q]) => q.length);
+  const where = (env, x) => (isNode(env) ? [x.build && `swapformer's ${x.build} build`, 'transformers.js on onnxruntime-node'].filter(Boolean).join('; ') : 'both on WebAssembly');
+  return `**End to end, texts/s, swapformer vs transformers.js ${E.tjs ?? '(not installed)'}, one thread** ` +
+    `(${C.texts} real sentences of ${C.min}-${C.max} tokens, median ${C.median}, from Node.js's API documentation; all-MiniLM-L6-v2's shape, random weights; ` +
+    `tokenization and mean pooling included, calls of 32; medians of ${E.runs} alternating runs):\n\n` +
+    byEnv.map(([env, x, q]) => `- ${env} (${where(env, x)}): ${q.map(cell).join('; ')}.`).join('\n') +
+    `\n\nIn Node, transformers.js runs ONNX Runtime's native CPU kernels where swapformer runs WebAssembly; in Chromium both run WebAssembly. ` +
+    `transformers.js pads each call to its longest text: ${C.padded.input.tokens} tokens computed in input order, ${C.padded.sorted.tokens} length-sorted, ` +
+    `where swapformer computes the ${C.tokens} real ones. ${M.cpu}${R.machine.chromium ? `, Chromium ${R.machine.chromium}` : ''}; ` +
+    `other processes' share of the CPUs meanwhile: ${load} ([bench/RESULTS.md](https://github.com/swapformer/swapformer/blob/main/bench/RESULTS.md)).`;
 }
 
 /** The method, as a list item. */

@@ -196,7 +196,7 @@ export async function prepare(opts, sf) {
   buildGemm();
   const relaxedOn = await relaxedAvailable();
   const relaxedBuilt = existsSync(DIST.relaxed);
-  if (!relaxedOn) log('note: this Node has no relaxed SIMD (run with --experimental-wasm-relaxed-simd)');
+  if (!relaxedOn) log('note: this Node has no relaxed SIMD (on Node 20: node tools/node.mjs bench/bench.js, or npm run bench, adds its flag)');
   log(`swapformer relaxed build: ${relaxedBuilt ? rel(DIST.relaxed) : 'not built'}`);
   let named = null;
   if (relaxedBuilt && opts.browserOn) {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import * as H from './harness.js';
 import { ROOT, ORT_SETTINGS, DIST_NAME, plural, fmt0 } from './context.js';
 import { e2eHeadline, e2eSection, E2E_BEGIN, E2E_END } from './report-e2e.js';
-import { MATRIX_HEAD, matrixRows, scalingRows, SCALING_HEAD, timeSplit, loadMemory, loadMemoryTable, issue11Targets, targets } from './report.js';
+import { MATRIX_HEAD, matrixRows, scalingRows, SCALING_HEAD, SUMMARY_HEAD, timeSplit, loadMemory, loadMemoryTable, threadsSummary, oneThreadSummary } from './report.js';
 
 export function resultsMd(R, table) {
   const M = R.machine;
@@ -77,7 +77,6 @@ Written by \`npm run bench\` (bench/bench.js) on ${M.date}. Do not edit by hand:
   peak of a build is the better of the two, measured in the same environment (best of 10 calls each, in Node three passes alternating with the matrix products alone:
   the machine is noisy, the best is the least disturbed). "% of peak" divides the GFLOP/s of the whole
   forward (matrix products only counted) by it, so it is a lower bound for the matrix products.
-  The issue's "near 25 GFLOP/s" for a plain mul+add loop is close to the gemm micro-kernel here.
 - **Matrix products alone**: \`bench/gemm.c\` built with \`core/kernels.c\` as each shipped wasm is (emcc;
   clang-16 + wasm-ld-16 with relaxed SIMD) runs \`matmul_forward\` on one MiniLM layer's Linear shapes
   (q, k, v, o: four 384 -> 384, up: 384 -> 1536, down: 1536 -> 384) for T=512 in 64-row chunks as the
@@ -106,23 +105,16 @@ ${table}
 `;
 }
 
-/** Puts block into the README's "Performance" section (exported for the owner's use). */
+/**
+ * Puts block between the README's <!-- bench:begin --> and <!-- bench:end --> (true), or
+ * leaves a README without them as it is (false: the README is a short front door whose
+ * tables live in docs/performance.md; the block stays in bench/.cache/README-performance.md).
+ */
 export function updateReadme(block, path = join(ROOT, 'README.md')) {
-  let md = readFileSync(path, 'utf8');
-  const begin = '<!-- bench:begin -->', end = '<!-- bench:end -->';
-  const body = `${begin}\n${block}\n${end}`;
-  if (md.includes(begin) && md.includes(end)) {
-    md = md.slice(0, md.indexOf(begin)) + body + md.slice(md.indexOf(end) + end.length);
-  } else {
-    const h = md.indexOf('\n## Performance');
-    if (h < 0) md += `\n## Performance\n\n${body}\n`;
-    else {
-      const nextH = md.indexOf('\n## ', h + 3);
-      const at = nextH < 0 ? md.length : nextH;
-      md = `${md.slice(0, at).replace(/\s*$/, '')}\n\n${body}\n${md.slice(at)}`;
-    }
-  }
+  const md = replaceBetween(readFileSync(path, 'utf8'), '<!-- bench:begin -->', '<!-- bench:end -->', `<!-- bench:begin -->\n${block}\n<!-- bench:end -->`);
+  if (md === null) return false;
   writeFileSync(path, md);
+  return true;
 }
 
 /** The README block: the Node table, sizes, cold start, a pointer to RESULTS.md. */
@@ -157,14 +149,14 @@ export function readmeBlock(R) {
     lines.push('', `Wasm memory loading MiniLM-L6 (${H.fmt.mb(load.weights)} of f32 weights; in parentheses, / the weights), Node:`, '');
     lines.push(loadMemoryTable(load, R));
   }
-  lines.push('', 'The targets of issue 11 (threads, int8, memory), as measured in this run (Node and Chromium):', '');
-  lines.push(H.mdTable(['target', 'measured', 'status'], issue11Targets(R), ['l', 'l', 'l']));
-  lines.push('', 'The targets of the first performance issue (one thread, f32):', '');
-  lines.push(H.mdTable(['target', 'measured', 'status'], targets(R), ['l', 'l', 'l']));
+  lines.push('', 'Threads, int8 and memory in figures (Node and Chromium), and what limits each:', '');
+  lines.push(H.mdTable(SUMMARY_HEAD, threadsSummary(R), ['l', 'l', 'l']));
+  lines.push('', 'One thread, f32, in figures:', '');
+  lines.push(H.mdTable(SUMMARY_HEAD, oneThreadSummary(R), ['l', 'l', 'l']));
   return lines.join('\n');
 }
 
-/** Replaces the text between begin and end in md (true), or leaves it (false). */
+/** md with the text from begin to end replaced by body, or null when md lacks them. */
 function replaceBetween(md, begin, end, body) {
   const a = md.indexOf(begin), b = md.indexOf(end);
   if (a < 0 || b < a) return null;
@@ -172,8 +164,8 @@ function replaceBetween(md, begin, end, body) {
 }
 
 /**
- * The README's headline line (between <!-- bench:headline:begin --> and
- * <!-- bench:headline:end -->, put before the bench block when absent).
+ * The README's end-to-end headline (between <!-- bench:headline:begin --> and
+ * <!-- bench:headline:end -->, in "Why it is fast and small"; put before the bench block when absent).
  */
 export function updateReadmeHeadline(R, path = join(ROOT, 'README.md')) {
   const line = e2eHeadline(R);

@@ -29,6 +29,7 @@ import { bertBaseUncased } from '../../tests/tokenizers/real.js';
 import { batches } from '../e2e-harness.js';
 import { BENCH, CACHE, PYTHON, SNAP, child, rel, sha, log } from '../context.js';
 import { buildNamed } from '../setup.js';
+import { NODE_FLAGS } from '../../tools/node-flags.js';
 
 export const E2E_NAME = 'all-minilm-l6-v2';
 const FOLDER = join(CACHE, 'e2e', E2E_NAME);
@@ -225,9 +226,12 @@ export async function run(ctx) {
       `transformers.js computes ${E.corpus.padded.input.tokens} padded tokens in input order, ${E.corpus.padded.sorted.tokens} length-sorted`);
     if (!tjsOn) log('  transformers.js is not installed (bench/node_modules: sh bench/deps.sh): swapformer alone');
     if (nodeOn) {
-      log(`  node (a fresh process; swapformer ${rel(SNAP.plain)}, transformers.js ${E.tjs ?? '-'} with onnxruntime-node):`);
+      // the build this Node picks with no flag: the relaxed one where relaxed SIMD needs none (Node 22+)
+      const wasm = relaxedBuilt && !NODE_FLAGS.length ? SNAP.relaxed : SNAP.plain;
+      log(`  node ${process.version} (a fresh process; swapformer ${rel(wasm)}, transformers.js ${E.tjs ?? '-'} with onnxruntime-node):`);
       const named = nameBuild(ctx);
-      E.node = await child('e2e.js', { folder: FOLDER, corpus: CORPUS, wasm: SNAP.plain, runs: opts.e2eRuns, tjs: tjsOn, profileWasm: named?.file }, 90 * 60e3);
+      E.node = await child('e2e.js', { folder: FOLDER, corpus: CORPUS, wasm, runs: opts.e2eRuns, tjs: tjsOn, profileWasm: named?.file }, 90 * 60e3);
+      Object.assign(E.node, { nodeVersion: process.version, build: wasm === SNAP.plain ? 'SIMD' : 'relaxed', date: new Date().toISOString() });
       if (E.node.error) log(`  node: ${E.node.error}`);
       E.profiles = E.node.profiles?.map((p) => ({ ...p, sameCode: named.sameCode }));
     }
@@ -239,14 +243,48 @@ export async function run(ctx) {
           folder: `/${rel(FOLDER)}/`, modelRoot: `/${rel(join(CACHE, 'e2e'))}/`, name: E2E_NAME, texts: corpus.texts, runs: opts.e2eRuns, tjs: tjsOn,
           wasm: `/${rel(relaxedBuilt ? SNAP.relaxed : SNAP.plain)}`,
         } }, { log });
-        E.browser = b.endToEnd;
+        E.browser = { ...b.endToEnd, date: new Date().toISOString() };
         R.machine.chromium ??= b.version;
       } catch (e) {
         E.browser = { error: e.message.split('\n')[0] };
         log(`  chromium: ${E.browser.error}`);
       }
     }
+    carryOver(R, previousRun());
   });
+}
+
+const major = (v) => v?.replace(/^v/, '').split('.')[0];
+
+/** The last end-to-end figures on disk (bench/.cache/results-e2e.json, else results.json's), or null. */
+function previousRun() {
+  for (const f of ['results-e2e.json', 'results.json']) {
+    const path = join(CACHE, f);
+    if (existsSync(path)) return JSON.parse(readFileSync(path, 'utf8'));
+  }
+  return null;
+}
+
+/**
+ * Figures of the last run on the same corpus that this one did not remeasure: its
+ * Node runs on other Node majors (E.otherNodes, beside this Node's), and its Chromium
+ * run when this one skipped Chromium (--no-browser: Chromium's figures do not depend
+ * on the Node that drives it). A quick run's and a full run's are never mixed.
+ */
+export function carryOver(R, prev) {
+  const E = R.endToEnd, P = prev?.endToEnd;
+  if (!E?.corpus || !P?.corpus || prev.quick !== R.quick || P.corpus.texts !== E.corpus.texts || P.corpus.tokens !== E.corpus.tokens || P.runs !== E.runs) return;
+  const mine = major(E.node?.nodeVersion), seen = new Set([mine]);
+  E.otherNodes = [P.node, ...(P.otherNodes ?? [])].filter((x) => {
+    const m = major(x?.nodeVersion);
+    if (!x?.results?.length || !m || seen.has(m)) return false;
+    seen.add(m);
+    return true;
+  }).sort((a, b) => major(a.nodeVersion) - major(b.nodeVersion));
+  if (!E.browser && P.browser?.results?.length) {
+    E.browser = P.browser;
+    R.machine.chromium ??= prev.machine?.endToEnd?.chromium ?? prev.machine?.chromium;
+  }
 }
 
 /**
