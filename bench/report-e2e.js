@@ -122,8 +122,8 @@ function e2eMethod(R) {
   \`bench/export_hf.py\` (a transcription of transformers' BertModel exported by \`torch.onnx.export\`, opset 14, inputs
   input_ids / attention_mask / token_type_ids [batch, sequence]; q8: onnxruntime's dynamic quantization with the settings of
   transformers.js's conversion script: int8 weights with one scale per MatMul, uint8 activations, the embedding Gathers on uint8 tables).
-  swapformer: \`loadPretrained(folder, {dtype, threads: 1, wasm})\` then \`embed(texts, {batchSize: 32})\` (Node: the SIMD build,
-  Node's default; Chromium: the relaxed build, Chromium's default). transformers.js ${E.tjs ?? '(not installed)'} (bench/package.json):
+  swapformer: \`loadPretrained(folder, {dtype, threads: 1, wasm})\` then \`embed(texts, {batchSize: 32})\` (Node: the build it picks
+  with no flag, the SIMD build on Node 20 and the relaxed one on Node 22 and later; Chromium: the relaxed build, its default). transformers.js ${E.tjs ?? '(not installed)'} (bench/package.json):
   \`env.allowRemoteModels = false\`, \`env.localModelPath\`, \`pipeline('feature-extraction', name, {dtype: 'fp32' | 'q8', device})\`, then
   \`extractor(batch, {pooling: 'mean', normalize: true})\` per call of 32 texts, in input order and after sorting by length (longest first);
   in Node its default backend, onnxruntime-node${v.onnxruntimeNode ? ` ${v.onnxruntimeNode}` : ''}, \`device: 'cpu'\`, \`session_options: {intraOpNumThreads: 1,

@@ -10,7 +10,7 @@ import { e2eSection, e2eFailures } from './report-e2e.js';
 function rateCause(c, s, o, peaks, relaxed, threads = 1) {
   if (!c?.flops || !s || !o) return '';
   const g = (ms) => c.flops / ms / 1e6, pk = peaks && H.peakOf(relaxed ? peaks.relaxed : peaks.plain) * threads;
-  return `swapformer ${H.fmt.g(g(s.median))} GFLOP/s${pk ? ` (${H.fmt.pct(g(s.median) / pk)} of the ${plural(threads)}' peak)` : ''}, ORT ${H.fmt.g(g(o.median))}`;
+  return `swapformer ${H.fmt.g(g(s.median))} GFLOP/s${pk ? ` (${H.fmt.pct(g(s.median) / pk)} of ${threads > 1 ? `${threads} cores'` : "one core's"} peak)` : ''}, ORT ${H.fmt.g(g(o.median))}`;
 }
 
 /** Where swapformer's cold start goes, and ORT's total. */
