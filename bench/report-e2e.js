@@ -47,8 +47,8 @@ export function e2eSection(R) {
   const M = R.machine.endToEnd ?? R.machine, sec = R.sections?.['end-to-end'];
   lines.push(`Measured ${M.date} on ${M.cpu}, Node ${M.node}${M.chromium ? `, Chromium ${M.chromium}` : ''}, swapformer ${M.git}` +
     `${M.waited ? ` (after waiting for the 1-minute load average to fall below ${M.waited.below}: ${M.waited.load.toFixed(2)})` : ''}; ` +
-    `1-minute load average ${sec ? sec.load.map((l) => l.toFixed(2)).join(' -> ') : '?'}, other processes ${others(sec)} of the CPUs over the group (per environment in the table).`, '');
-  const runs = envs(E).filter(([, x]) => x.date).map(([env, x]) => `${env}${x.nodeVersion ? ` (${x.nodeVersion}, swapformer's ${x.build} build, the one it picks with no flag)` : ''} on ${x.date}`);
+    `1-minute load average ${sec ? sec.load.map((l) => l.toFixed(2)).join(' -> ') : '?'}, other processes ${others(sec)} of the CPUs over this run of the group (per environment in the table).`, '');
+  const runs = envs(E).filter(([, x]) => x.date).map(([env, x]) => `${env}${x.nodeVersion ? ` (${x.nodeVersion}, swapformer's ${x.build} build, the one it picks with no flag)` : ''} on ${x.date.replace(/\.\d+Z$/, 'Z')}`);
   if (runs.length) lines.push(`Runs: ${runs.join('; ')}.`, '');
   lines.push(`Corpus: ${C.texts} sentences of ${C.min} to ${C.max} tokens (median ${C.median}; ${C.tokens} tokens in all, [CLS] and [SEP] included) from ${C.source}. ` +
     `In calls of 32, transformers.js computes ${C.padded.input.tokens} tokens in input order (each call padded to its longest) and ${C.padded.sorted.tokens} length-sorted; ` +
@@ -105,6 +105,8 @@ export function e2eHeadline(R) {
     `tokenization and mean pooling included, calls of 32; medians of ${E.runs} alternating runs):\n\n` +
     byEnv.map(([env, x, q]) => `- ${env} (${where(env, x)}): ${q.map(cell).join('; ')}.`).join('\n') +
     `\n\nIn Node, transformers.js runs ONNX Runtime's native CPU kernels where swapformer runs WebAssembly; in Chromium both run WebAssembly. ` +
+    (byEnv.some(([, x]) => x.build === 'SIMD') ? 'Node 20 picks swapformer\'s SIMD128 build (relaxed SIMD needs a flag there), whose int8 product widens to 16 bits; ' +
+      'Node 22+ and Chromium pick the relaxed build and its int8 dot product. ' : '') +
     `transformers.js pads each call to its longest text: ${C.padded.input.tokens} tokens computed in input order, ${C.padded.sorted.tokens} length-sorted, ` +
     `where swapformer computes the ${C.tokens} real ones. ${M.cpu}${R.machine.chromium ? `, Chromium ${R.machine.chromium}` : ''}; ` +
     `other processes' share of the CPUs meanwhile: ${load} ([bench/RESULTS.md](https://github.com/swapformer/swapformer/blob/main/bench/RESULTS.md)).`;
