@@ -76,7 +76,7 @@ export function e2eSection(R) {
   }
   const q8 = envs(E).flatMap(([env, x]) => x.checks.filter((k) => k.what !== 'f32 agreement').map((k) => [env, `${k.test} vs ${k.ref}`, k.min.toFixed(6), k.mean.toFixed(6)]));
   if (q8.length) lines.push('int8 against f32 (and the two q8 against each other), per-text cosine of the embeddings:', '', H.mdTable(['environment', 'pair', 'min', 'mean'], q8), '');
-  for (const p of E.profiles ?? []) lines.push(...profileLines(p));
+  for (const p of E.profiles ?? []) lines.push(...profileLines(E.node?.nodeVersion ? { ...p, label: p.label.replace(/^Node\b/, nodeName(E.node)) } : p));
   lines.push('How it was measured:', '', e2eMethod(R));
   return [E2E_BEGIN, ...lines, E2E_END];
 }
