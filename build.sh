@@ -286,11 +286,13 @@ build() {
   build_mt
 }
 
-# The benchmark exports its ONNX models with Debian's PyTorch (bench/export_onnx.py
+# The benchmark exports its ONNX models with Debian's PyTorch and python3-onnx (bench/export_onnx.py
 # runs under /usr/bin/python3; a python3 earlier on PATH may lack torch) and builds
 # its peak kernels with clang-16 + wasm-ld-16 (setup_build installs them).
 setup_bench() {
   /usr/bin/python3 -c 'import torch' 2>/dev/null || apt_install python3-torch
+  /usr/bin/python3 -c 'import onnx' 2>/dev/null || apt_install python3-onnx
+  sh bench/deps.sh # the end-to-end group's transformers.js (bench/package.json)
 }
 
 cmd="${1:-build}"

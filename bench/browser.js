@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import { startServer } from '../web/server.js';
 import { cpuMeter } from './quiet.js';
+import { selfTimes } from './harness.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'];
@@ -30,9 +31,7 @@ async function launch() {
 /**
  * Chromium's CPU profile (CDP Profiler, through playwright's CDP session) of
  * `runs` forwards of one encoder in the page (page.js profileSetup / profileRun),
- * sampled every `interval` us. Resolves to {samples, ms, functions: [{name, url,
- * selfMs}] by self time, heaviest first}: the time of each sample is that of its
- * leaf function (V8 names wasm functions from the module's name section).
+ * sampled every `interval` us. Resolves to harness.selfTimes's {samples, ms, functions}.
  */
 async function cpuProfile(page, call, setup, { runs = 5, interval = 100 } = {}) {
   const info = await call('profileSetup', setup);
@@ -45,20 +44,7 @@ async function cpuProfile(page, call, setup, { runs = 5, interval = 100 } = {}) 
   await cdp.send('Profiler.disable');
   await cdp.detach();
   await call('profileClose');
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const self = new Map();
-  let total = 0;
-  profile.samples.forEach((id, i) => {
-    const n = byId.get(id), dt = (profile.timeDeltas[i] ?? 0) / 1000;
-    const key = `${n.callFrame.functionName || '(anonymous)'}\u0000${n.callFrame.url}`;
-    self.set(key, (self.get(key) ?? 0) + dt);
-    total += dt;
-  });
-  const functions = [...self.entries()].map(([k, ms]) => {
-    const [name, url] = k.split('\u0000');
-    return { name, url: url.replace(/^https?:\/\/[^/]+/, ''), selfMs: ms };
-  }).sort((a, b) => b.selfMs - a.selfMs);
-  return { ...info, runs, wallMs: wall, interval, samples: profile.samples.length, ms: total, functions };
+  return { ...info, runs, wallMs: wall, interval, ...selfTimes(profile) };
 }
 
 /**
@@ -67,8 +53,8 @@ async function cpuProfile(page, call, setup, { runs = 5, interval = 100 } = {}) 
  * once), peaks: false to skip the peak, seed: cases measured already (the
  * start of `cases`), cases: [spec for page.runCase, ...] or a function (results so
  * far) -> next spec | null, profiles: [spec for page.profileSetup, ...], cold:
- * [{name, model, onnx, T, vocab, runs}]}. Returns {version, relaxed, peaks, matrix,
- * cases, profiles, cold, wasmFiles}.
+ * [{name, model, onnx, T, vocab, runs}], endToEnd: spec for e2e-page.run}. Returns {version,
+ * relaxed, peaks, matrix, cases, profiles, cold, endToEnd, wasmFiles}.
  */
 export async function runBrowser(plan, { log = console.log } = {}) {
   const srv = await serve();
@@ -156,6 +142,12 @@ export async function runBrowser(plan, { log = console.log } = {}) {
         }
         log(`  cold start ${c.name}: swapformer ${times.swapformer.map((t) => t.coldMs.toFixed(0)).join(' ')} ms; ORT ${times.ort.map((t) => t.coldMs.toFixed(0)).join(' ')} ms`);
       }
+    }
+    if (plan.endToEnd) { // bench/e2e-page.js in a fresh page: the end-to-end group
+      const ep = await openPage(), meter = cpuMeter();
+      out.endToEnd = await ep.page.evaluate(async (spec) => (await import('/bench/e2e-page.js')).run(spec), plan.endToEnd);
+      out.endToEnd.machine = meter.stop();
+      await ep.close();
     }
   } finally {
     await browser.close();

@@ -71,15 +71,13 @@ torch.set_num_threads(1)
 
 # ------------------------------------------------------------------ file
 
-def read_model(path):
+def read_safetensors(path):
+    """A safetensors file of F32 tensors -> (its __metadata__, {name: tensor})."""
     with open(path, "rb") as f:
         data = f.read()
     n = struct.unpack("<Q", data[:8])[0]
     hdr = json.loads(data[8:8 + n].decode("utf-8"))
     meta = hdr.pop("__metadata__", {}) or {}
-    if meta.get("format") != "swapformer" or "config" not in meta:
-        sys.exit("export_onnx: %s has no swapformer config in its metadata" % path)
-    cfg = json.loads(meta["config"])
     body = memoryview(data)[8 + n:]
     W = {}
     for name, t in hdr.items():
@@ -87,7 +85,14 @@ def read_model(path):
             sys.exit("export_onnx: %s is %s; only F32 files are supported" % (name, t["dtype"]))
         b, e = t["data_offsets"]
         W[name] = torch.from_numpy(np.frombuffer(body[b:e], "<f4").copy().reshape(t["shape"]))
-    return cfg, W
+    return meta, W
+
+
+def read_model(path):
+    meta, W = read_safetensors(path)
+    if meta.get("format") != "swapformer" or "config" not in meta:
+        sys.exit("export_onnx: %s has no swapformer config in its metadata" % path)
+    return json.loads(meta["config"]), W
 
 
 def resolve(cfg):
@@ -367,9 +372,30 @@ def quantize_weight_columns(w):
     return q.astype(np.int8), s
 
 
-def quantize_dynamic_onnx(src, dst):
+def quantize_weight_tensor(w):
+    """quantize_weight_columns with one scale for the whole tensor (per_channel=False)."""
+    q, s = quantize_weight_columns(np.asarray(w, dtype=np.float32).reshape(-1, 1))
+    return q.reshape(np.shape(w)), s.reshape(())
+
+
+def quantize_table_u8(w):
+    """An embedding table as onnxruntime quantizes a Gather's constant input (an
+    activation: uint8, per tensor, asymmetric): the range [min(w, 0), max(w, 0)],
+    s = (max - min) / 255, zero point round(-min / s), q = clip(round(w / s) + zp, 0, 255)."""
+    w = np.asarray(w, dtype=np.float32)
+    lo, hi = min(float(w.min()), 0.0), max(float(w.max()), 0.0)
+    s = np.float32((hi - lo) / 255.0) if hi > lo else np.float32(1.0)
+    zp = np.uint8(np.clip(np.rint(-lo / s), 0, 255))
+    q = np.clip(np.rint(w / s) + float(zp), 0, 255).astype(np.uint8)
+    return q, s, zp
+
+
+def quantize_dynamic_onnx(src, dst, per_channel=True, gather=False):
     """The f32 ONNX graph src -> dst as onnxruntime's quantize_dynamic writes it
-    (see the module docstring). Returns the number of quantized nodes."""
+    (see the module docstring). per_channel=False: one weight scale per MatMul;
+    gather=True: a Gather of a constant table (the embeddings) reads its uint8
+    quantization and a DequantizeLinear follows, as GatherQuant does in
+    onnxruntime's IntegerOps registry. Returns the number of quantized nodes."""
     import onnx
     from onnx import helper, numpy_helper, TensorProto
 
@@ -390,14 +416,26 @@ def quantize_dynamic_onnx(src, dst):
             quantized_inputs[x] = (q, sc, zp)
         return quantized_inputs[x]
 
-    def quantized_weight(name):
-        q, s = quantize_weight_columns(numpy_helper.to_array(inits[name]))
-        new_inits.append(numpy_helper.from_array(q, name + "_quantized"))
-        new_inits.append(numpy_helper.from_array(s, name + "_scale"))
-        new_inits.append(numpy_helper.from_array(np.zeros(s.shape, np.int8), name + "_zero_point"))
+    def use_up(name):
         uses[name] -= 1
         if uses[name] == 0:
             dropped.add(name)
+
+    def quantized_weight(name):
+        w = numpy_helper.to_array(inits[name])
+        q, s = quantize_weight_columns(w) if per_channel else quantize_weight_tensor(w)
+        new_inits.append(numpy_helper.from_array(q, name + "_quantized"))
+        new_inits.append(numpy_helper.from_array(s, name + "_scale"))
+        new_inits.append(numpy_helper.from_array(np.zeros(s.shape, np.int8), name + "_zero_point"))
+        use_up(name)
+        return name + "_quantized", name + "_scale", name + "_zero_point"
+
+    def quantized_table(name):
+        q, s, zp = quantize_table_u8(numpy_helper.to_array(inits[name]))
+        new_inits.append(numpy_helper.from_array(q, name + "_quantized"))
+        new_inits.append(numpy_helper.from_array(np.array(s, np.float32), name + "_scale"))
+        new_inits.append(numpy_helper.from_array(np.array(zp, np.uint8), name + "_zero_point"))
+        use_up(name)
         return name + "_quantized", name + "_scale", name + "_zero_point"
 
     for n in g.node:
@@ -418,6 +456,14 @@ def quantize_dynamic_onnx(src, dst):
                                  (n.name or n.output[0]) + "_quant", domain="com.microsoft")
             q.attribute.extend(n.attribute)
             nodes.append(q)
+            count += 1
+        elif gather and n.op_type == "Gather" and n.input[0] in inits and inits[n.input[0]].data_type == TensorProto.FLOAT:
+            tq, ts, tz = quantized_table(n.input[0])
+            out = n.output[0] + "_quantized"
+            q = helper.make_node("Gather", [tq, n.input[1]], [out], n.name or n.output[0])
+            q.attribute.extend(n.attribute)
+            nodes.append(q)
+            nodes.append(helper.make_node("DequantizeLinear", [out, ts, tz], [n.output[0]], n.output[0] + "_DequantizeLinear"))
             count += 1
         else:
             nodes.append(n)

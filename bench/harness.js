@@ -360,3 +360,25 @@ export function matrixRunners({ threads, graphs, relaxed, scaling = [] }) {
   }
   return { onnx, swap };
 }
+
+/**
+ * A V8 CPU profile (CDP Profiler.stop's, or node:inspector's) by function: {samples,
+ * ms, functions: [{name, url, selfMs}] by self time, heaviest first}: the time of each
+ * sample is that of its leaf function (V8 names wasm functions from the module's name section).
+ */
+export function selfTimes(profile) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map();
+  let total = 0;
+  profile.samples.forEach((id, i) => {
+    const n = byId.get(id), dt = (profile.timeDeltas[i] ?? 0) / 1000;
+    const key = `${n.callFrame.functionName || '(anonymous)'}\u0000${n.callFrame.url}`;
+    self.set(key, (self.get(key) ?? 0) + dt);
+    total += dt;
+  });
+  const functions = [...self.entries()].map(([k, ms]) => {
+    const [name, url] = k.split('\u0000');
+    return { name, url: url.replace(/^https?:\/\/[^/]+/, ''), selfMs: ms };
+  }).sort((a, b) => b.selfMs - a.selfMs);
+  return { samples: profile.samples.length, ms: total, functions };
+}

@@ -3,7 +3,7 @@
 // when its wasm starts, so every thread count needs its own process). Prints
 // log lines, then one JSON line: {cases: [...], ort: {...}}.
 //
-//   node --experimental-wasm-relaxed-simd bench/matrix.js '{"threads": 2, "shape": "MiniLM-L6",
+//   node tools/node.mjs bench/matrix.js '{"threads": 2, "shape": "MiniLM-L6",
 //        "model": PATH, "onnx": {graph: PATH}, "Ts": [[128, warmup, runs], ...],
 //        "snap": {simd, relaxed, simdThreads, relaxedThreads}, "relaxed": true, "scaling": [1]}'
 //
@@ -15,9 +15,10 @@
 import { readFileSync } from 'node:fs';
 import * as H from './harness.js';
 import { cpuMeter } from './quiet.js';
+import { importOrtWeb } from './context.js';
 
 const spec = JSON.parse(process.argv[2]);
-const ort = await import('onnxruntime-web');
+const ort = await importOrtWeb();
 ort.env.wasm.numThreads = spec.threads;
 const sf = await import('../bindings/index.js');
 

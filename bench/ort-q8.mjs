@@ -3,7 +3,7 @@
 // they load, they agree with f32 within quantization error, and how fast each is
 // at one thread. Swapformer's f32 forward (dist/) runs alongside for scale.
 //
-//   node --experimental-wasm-relaxed-simd bench/ort-q8.mjs [--dir bench/.cache] [--models minilm-l6,bert-base]
+//   node tools/node.mjs bench/ort-q8.mjs [--dir bench/.cache] [--models minilm-l6,bert-base]
 //        [--T 128,512] [--runs 10] [--graphs plain,plain-q8,fused,fused-q8]
 //
 // --dir holds <stem>.safetensors as bench/bench.js writes them (ensureModel);
@@ -19,6 +19,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as H from './harness.js';
+import { importOrtWeb } from './context.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const arg = (name, def) => {
@@ -49,7 +50,7 @@ const cpuMs = () => {
 const median = (xs) => H.median(xs);
 const fmt = (v, d = 1) => (Number.isFinite(v) ? v.toFixed(d) : '-');
 
-const ort = await import('onnxruntime-web');
+const ort = await importOrtWeb();
 ort.env.wasm.numThreads = 1;
 const sf = await import('../bindings/index.js');
 

@@ -27,6 +27,7 @@
 // under 1 MB).
 import { readFileSync, existsSync } from 'node:fs';
 import { makeIds, ORT_SESSION, ortFeeds } from './harness.js';
+import { importOrtWeb } from './context.js';
 
 const t0 = performance.now();
 const spec = JSON.parse(process.argv[2]);
@@ -121,7 +122,7 @@ if (spec.runtime === 'swapformer') {
     }
   }
 } else if (spec.runtime === 'ort') {
-  const ort = await import('onnxruntime-web');
+  const ort = await importOrtWeb();
   ort.env.wasm.numThreads = spec.threads ?? 1;
   out.threads = ort.env.wasm.numThreads;
   const tImport = performance.now();

@@ -1,7 +1,8 @@
 // The int8 matrix product (core/qgemm.c) against the f32 matmul_forward, alone, in
 // both wasm builds:
 //
-//   node --experimental-wasm-relaxed-simd bench/qgemm.mjs [--chromium] [options]
+//   node tools/node.mjs bench/qgemm.mjs [--chromium] [options]
+//   (tools/node.mjs adds --experimental-wasm-relaxed-simd on Node 20 only)
 //
 // Builds bench/qgemm.c with core/qgemm.c, core/kernels.c and core/error.c as the
 // shipped wasm files are built (emcc 3.1.6 -msimd128; clang-16 -msimd128
