@@ -3,8 +3,8 @@
 #
 #   ./build.sh            set up what is missing, build dist/swapformer.wasm
 #   ./build.sh test       set-up (incl. Chromium for the browser test, TypeDoc for the API reference's, Node 22, 24
-#                         and 26) + build + npm test on the machine's Node, the Node suites again on 22, 24 and 26
-#                         + sanitize + a fuzz smoke run (what CI runs)
+#                         and 26, clang-format) + build + npm run lint + npm test on the machine's Node, the Node
+#                         suites again on 22, 24 and 26 + sanitize + a fuzz smoke run (what CI runs)
 #   ./build.sh sanitize   the C core built natively under ASan + UBSan (64-bit, and 32-bit as in wasm32),
 #                         running the golden fixtures
 #   ./build.sh fuzz [s]   libFuzzer on the model file, the config and forward shapes, 64- and 32-bit,
@@ -86,6 +86,13 @@ setup_docs() {
     say "build.sh: npm ci --prefix docs/tools"
     npm ci --prefix docs/tools --no-audit --no-fund --loglevel=error >/dev/null
   fi
+}
+
+# npm run lint (tools/lint.sh): ESLint and Prettier from the devDependencies, Debian's clang-format.
+lint() {
+  command -v clang-format >/dev/null || apt_install clang-format
+  say "build.sh: npm run lint"
+  npm run --silent lint
 }
 
 # The browser test (tests/browser.test.js) drives Debian's Chromium through
@@ -305,6 +312,7 @@ case "$cmd" in
     setup_docs
     setup_chromium
     setup_nodes
+    lint
     npm test
     for v in "${NODE_MAJORS[@]}"; do test_on_node "$(node_for "$v")"; done
     sanitize

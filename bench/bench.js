@@ -82,11 +82,19 @@ export function parseFlags(argv) {
   const flag = (n) => argv.includes(`--${n}`);
   const val = (n, d) => (argv.find((a) => a.startsWith(`--${n}=`)) ?? `=${d}`).split('=')[1];
   const opts = {
-    quick: flag('quick'), skipLong: flag('skip-long') || flag('quick'), longT: +val('long-T', 8192),
-    only: val('only', 'all'), browser: !flag('no-browser'), write: !flag('no-write'), readme: flag('update-readme'),
-    fromJson: flag('from-json'), threads: argv.some((a) => a.startsWith('--threads=')) ? val('threads', '1').split(',').map(Number) : undefined,
+    quick: flag('quick'),
+    skipLong: flag('skip-long') || flag('quick'),
+    longT: +val('long-T', 8192),
+    only: val('only', 'all'),
+    browser: !flag('no-browser'),
+    write: !flag('no-write'),
+    readme: flag('update-readme'),
+    fromJson: flag('from-json'),
+    threads: argv.some((a) => a.startsWith('--threads=')) ? val('threads', '1').split(',').map(Number) : undefined,
     waitQuiet: argv.some((a) => a === '--wait-quiet' || a.startsWith('--wait-quiet=')) ? +(val('wait-quiet', '0.5') || 0.5) : 0,
-    endToEnd: !flag('no-end-to-end'), e2eRuns: +val('e2e-runs', flag('quick') ? 1 : 5), e2eTexts: +val('e2e-texts', flag('quick') ? 128 : 2000),
+    endToEnd: !flag('no-end-to-end'),
+    e2eRuns: +val('e2e-runs', flag('quick') ? 1 : 5),
+    e2eTexts: +val('e2e-texts', flag('quick') ? 128 : 2000),
   };
   // the groups' switches: --only=end-to-end runs that group alone (in Node and Chromium)
   opts.e2eOnly = opts.only === 'end-to-end';
@@ -103,26 +111,30 @@ function write(R, table, opts) {
     log(`\nwrote bench/RESULTS.md (raw figures: bench/.cache/results.json)`);
   }
   if (opts.readme) {
-    if (updateReadmeHeadline(R)) log('updated the README\'s end-to-end headline');
+    if (updateReadmeHeadline(R)) log("updated the README's end-to-end headline");
     if (updateReadme(readmeBlock(R))) log('updated the README "Performance" block');
     else log('the README has no <!-- bench:begin --> block: not added (bench/.cache/README-performance.md has it)');
   }
   if (opts.write) {
     writeFileSync(join(CACHE, 'README-performance.md'), `${readmeBlock(R)}\n`);
-    log('README block: bench/.cache/README-performance.md (--update-readme puts it between a README\'s <!-- bench:begin --> and end)');
+    log("README block: bench/.cache/README-performance.md (--update-readme puts it between a README's <!-- bench:begin --> and end)");
   }
 }
 
 export async function main(argv = process.argv.slice(2)) {
   const opts = parseFlags(argv);
-  if (opts.fromJson && opts.e2eOnly && existsSync(join(CACHE, 'results-e2e.json'))) { // the last --only=end-to-end run's, patched in
+  if (opts.fromJson && opts.e2eOnly && existsSync(join(CACHE, 'results-e2e.json'))) {
+    // the last --only=end-to-end run's, patched in
     const R = JSON.parse(readFileSync(join(CACHE, 'results-e2e.json'), 'utf8'));
     patchResultsMd(R);
     if (opts.readme) updateReadmeHeadline(R);
-    log(`rewrote the end-to-end section of bench/RESULTS.md${opts.readme ? ' and the README headline' : ''} from bench/.cache/results-e2e.json (${R.machine.date})`);
+    log(
+      `rewrote the end-to-end section of bench/RESULTS.md${opts.readme ? ' and the README headline' : ''} from bench/.cache/results-e2e.json (${R.machine.date})`,
+    );
     return;
   }
-  if (opts.fromJson) { // no measuring: rewrite the reports from the last run's raw figures
+  if (opts.fromJson) {
+    // no measuring: rewrite the reports from the last run's raw figures
     const R = JSON.parse(readFileSync(join(CACHE, 'results.json'), 'utf8'));
     writeFileSync(join(BENCH, 'RESULTS.md'), resultsMd(R, report(R)));
     if (opts.readme) updateReadme(readmeBlock(R));
@@ -149,13 +161,16 @@ export async function main(argv = process.argv.slice(2)) {
   R.machine.load = os.loadavg()[0];
   const whole = cpuMeter();
   const section = async (name, fn) => {
-    const m = cpuMeter(), t = performance.now();
+    const m = cpuMeter(),
+      t = performance.now();
     try {
       return await fn();
     } finally {
       (R.sections ??= {})[name] = { ...m.stop(), minutes: (performance.now() - t) / 60e3 };
       const x = R.sections[name];
-      log(`  [${name}: ${x.minutes.toFixed(1)} min; other processes ${x.foreign === undefined ? '?' : H.fmt.pct(x.foreign)} of the CPUs; load ${x.load.map((l) => l.toFixed(2)).join(' -> ')}]`);
+      log(
+        `  [${name}: ${x.minutes.toFixed(1)} min; other processes ${x.foreign === undefined ? '?' : H.fmt.pct(x.foreign)} of the CPUs; load ${x.load.map((l) => l.toFixed(2)).join(' -> ')}]`,
+      );
     }
   };
   const ctx = { opts, R, sf, counts, section, ...built };
@@ -174,10 +189,11 @@ export async function main(argv = process.argv.slice(2)) {
   const table = report(full);
   log('');
   log(table);
-  if (full === R && opts.e2eOnly) { // no full run's results.json to merge into: patch the reports on disk
+  if (full === R && opts.e2eOnly) {
+    // no full run's results.json to merge into: patch the reports on disk
     if (opts.write && patchResultsMd(R)) log('\nreplaced the end-to-end section of bench/RESULTS.md (the rest kept)');
     if (opts.write) writeFileSync(join(CACHE, 'results-e2e.json'), JSON.stringify(R, null, 1));
-    if (opts.readme && updateReadmeHeadline(R)) log('updated the README\'s end-to-end headline');
+    if (opts.readme && updateReadmeHeadline(R)) log("updated the README's end-to-end headline");
   } else write(full, table, opts);
   log(`bench: ${R.machine.minutes.toFixed(1)} min of measuring`);
   const failed = Object.values(failures(full)).flat();

@@ -62,9 +62,14 @@ export async function runBrowser(plan, { log = console.log } = {}) {
   const out = { version: browser.version(), cases: [], cold: null, wasmFiles: new Set() };
   const newPage = async (ctx) => {
     const page = await ctx.newPage();
-    page.on('console', (m) => { if (m.type() === 'log') log(`  [chromium] ${m.text()}`); else if (m.type() === 'error') log(`  [chromium error] ${m.text()}`); });
+    page.on('console', (m) => {
+      if (m.type() === 'log') log(`  [chromium] ${m.text()}`);
+      else if (m.type() === 'error') log(`  [chromium error] ${m.text()}`);
+    });
     page.on('pageerror', (e) => log(`  [chromium page error] ${e.message}`));
-    page.on('request', (r) => { if (r.url().endsWith('.wasm')) out.wasmFiles.add(new URL(r.url()).pathname); });
+    page.on('request', (r) => {
+      if (r.url().endsWith('.wasm')) out.wasmFiles.add(new URL(r.url()).pathname);
+    });
     await page.goto(`${srv.url}/bench/page.html`);
     if (!(await page.evaluate(() => self.crossOriginIsolated))) log('  [chromium] warning: page is not cross-origin isolated');
     return page;
@@ -94,7 +99,8 @@ export async function runBrowser(plan, { log = console.log } = {}) {
     if (plan.peaks !== false) {
       out.peaks = { plain: await call('peak', 'peak') };
       if (out.relaxed) out.peaks.relaxed = await call('peak', 'peak-relaxed');
-      for (const [k, p] of Object.entries(out.peaks)) log(`  peak ${k}: reg ${p.reg.toFixed(1)} GFLOP/s (N=${p.regN}), gemm ${p.gemm.toFixed(1)} (${p.gemmKernel})`);
+      for (const [k, p] of Object.entries(out.peaks))
+        log(`  peak ${k}: reg ${p.reg.toFixed(1)} GFLOP/s (N=${p.regN}), gemm ${p.gemm.toFixed(1)} (${p.gemmKernel})`);
     }
     out.matrix = [];
     for (const m of plan.matrix ?? []) {
@@ -107,12 +113,18 @@ export async function runBrowser(plan, { log = console.log } = {}) {
       await mp.close();
     }
     out.profiles = [];
-    for (const spec of plan.profiles ?? []) { // each in a fresh page
+    for (const spec of plan.profiles ?? []) {
+      // each in a fresh page
       const pp = await openPage();
       log(`  profile: ${spec.label} T=${spec.T}, ${spec.runs} forwards (chromium, CDP Profiler)`);
       try {
         const p = await cpuProfile(pp.page, pp.call, spec, { runs: spec.runs });
-        log(`    ${p.ms.toFixed(0)} ms sampled in ${p.samples} samples; heaviest: ${p.functions.slice(0, 6).map((f) => `${f.name} ${(100 * f.selfMs / p.ms).toFixed(0)}%`).join(', ')}`);
+        log(
+          `    ${p.ms.toFixed(0)} ms sampled in ${p.samples} samples; heaviest: ${p.functions
+            .slice(0, 6)
+            .map((f) => `${f.name} ${((100 * f.selfMs) / p.ms).toFixed(0)}%`)
+            .join(', ')}`,
+        );
         out.profiles.push({ ...spec, ...p });
       } catch (e) {
         log(`    profile failed: ${e.message.split('\n')[0]}`);
@@ -132,19 +144,25 @@ export async function runBrowser(plan, { log = console.log } = {}) {
       // every cold start in a new browser context: no HTTP cache, no wasm code cache
       out.cold = {};
       for (const c of plan.cold) {
-        const times = out.cold[c.name] = { swapformer: [], ort: [] };
+        const times = (out.cold[c.name] = { swapformer: [], ort: [] });
         for (let i = 0; i < c.runs; i++) {
           for (const rt of i % 2 ? ['ort', 'swapformer'] : ['swapformer', 'ort']) {
             const cp = await openPage();
-            times[rt].push(await cp.call('coldStart', { runtime: rt, model: rt === 'ort' ? c.onnx : c.model, T: c.T, vocab: c.vocab, relaxedBuilt: c.relaxedBuilt }));
+            times[rt].push(
+              await cp.call('coldStart', { runtime: rt, model: rt === 'ort' ? c.onnx : c.model, T: c.T, vocab: c.vocab, relaxedBuilt: c.relaxedBuilt }),
+            );
             await cp.close();
           }
         }
-        log(`  cold start ${c.name}: swapformer ${times.swapformer.map((t) => t.coldMs.toFixed(0)).join(' ')} ms; ORT ${times.ort.map((t) => t.coldMs.toFixed(0)).join(' ')} ms`);
+        log(
+          `  cold start ${c.name}: swapformer ${times.swapformer.map((t) => t.coldMs.toFixed(0)).join(' ')} ms; ORT ${times.ort.map((t) => t.coldMs.toFixed(0)).join(' ')} ms`,
+        );
       }
     }
-    if (plan.endToEnd) { // bench/e2e-page.js in a fresh page: the end-to-end group
-      const ep = await openPage(), meter = cpuMeter();
+    if (plan.endToEnd) {
+      // bench/e2e-page.js in a fresh page: the end-to-end group
+      const ep = await openPage(),
+        meter = cpuMeter();
       out.endToEnd = await ep.page.evaluate(async (spec) => (await import('/bench/e2e-page.js')).run(spec), plan.endToEnd);
       out.endToEnd.machine = meter.stop();
       await ep.close();

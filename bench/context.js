@@ -17,17 +17,25 @@ export const PYTHON = process.env.BENCH_PYTHON || '/usr/bin/python3';
 export const ORT_DIR = join(ROOT, 'node_modules', 'onnxruntime-web');
 export const ORT_WASM = join(ORT_DIR, 'dist', 'ort-wasm-simd-threaded.wasm');
 export const DIST = {
-  plain: join(ROOT, 'dist', 'swapformer.wasm'), relaxed: join(ROOT, 'dist', 'swapformer-relaxed.wasm'),
-  plainMt: join(ROOT, 'dist', 'swapformer-mt.wasm'), relaxedMt: join(ROOT, 'dist', 'swapformer-relaxed-mt.wasm'),
+  plain: join(ROOT, 'dist', 'swapformer.wasm'),
+  relaxed: join(ROOT, 'dist', 'swapformer-relaxed.wasm'),
+  plainMt: join(ROOT, 'dist', 'swapformer-mt.wasm'),
+  relaxedMt: join(ROOT, 'dist', 'swapformer-relaxed-mt.wasm'),
 };
-export const DIST_NAME = { plain: 'dist/swapformer.wasm', relaxed: 'dist/swapformer-relaxed.wasm', plainMt: 'dist/swapformer-mt.wasm', relaxedMt: 'dist/swapformer-relaxed-mt.wasm' };
+export const DIST_NAME = {
+  plain: 'dist/swapformer.wasm',
+  relaxed: 'dist/swapformer-relaxed.wasm',
+  plainMt: 'dist/swapformer-mt.wasm',
+  relaxedMt: 'dist/swapformer-relaxed-mt.wasm',
+};
 // The binaries measured: copied from dist/ at the start, so that Node, the child
 // processes and Chromium all run the same ones even if dist/ is rebuilt meanwhile.
 export const SNAP_DIR = join(CACHE, 'dist');
 export const SNAP = Object.fromEntries(Object.entries(DIST).map(([k, f]) => [k, join(SNAP_DIR, f.split('/').pop())]));
 /** configure()'s wasmPaths keys -> the copies. */
 export const SNAP_PATHS = { simd: SNAP.plain, relaxed: SNAP.relaxed, simdThreads: SNAP.plainMt, relaxedThreads: SNAP.relaxedMt };
-export const ORT_SETTINGS = "onnxruntime-web wasm backend: env.wasm.numThreads = 1 (the threads x dtypes comparison: its thread count), executionProviders ['wasm'], " +
+export const ORT_SETTINGS =
+  "onnxruntime-web wasm backend: env.wasm.numThreads = 1 (the threads x dtypes comparison: its thread count), executionProviders ['wasm'], " +
   "graphOptimizationLevel 'all' (defaults otherwise: CPU memory arena and memory pattern on, sequential execution)";
 
 export const log = (...a) => console.log(...a);
@@ -35,8 +43,12 @@ export const rel = (p) => p.replace(ROOT, '').replace(/^\//, '');
 export const mtime = (p) => (existsSync(p) ? statSync(p).mtimeMs : -1);
 export const sha = (s) => createHash('sha256').update(s).digest('hex').slice(0, 16);
 /** Which swapformer binaries are measured (another engineer may rebuild them meanwhile). */
-export const distIds = () => Object.fromEntries(Object.entries(DIST).filter(([, f]) => existsSync(f))
-  .map(([k, f]) => [k, `${sha(readFileSync(f)).slice(0, 12)} (${new Date(mtime(f)).toISOString().slice(0, 19)}Z)`]));
+export const distIds = () =>
+  Object.fromEntries(
+    Object.entries(DIST)
+      .filter(([, f]) => existsSync(f))
+      .map(([k, f]) => [k, `${sha(readFileSync(f)).slice(0, 12)} (${new Date(mtime(f)).toISOString().slice(0, 19)}Z)`]),
+  );
 
 // ------------------------------------------------------------------ plan
 
@@ -47,8 +59,17 @@ export const RUNS = {
   'MiniLM-L6 modern': { 128: [3, 15], 512: [2, 10] },
   'MiniLM-L6 modern ALiBi': { 512: [2, 10] },
 };
-export const ORT_CASES = [['MiniLM-L6', 128], ['MiniLM-L6', 512], ['BERT-base', 128], ['BERT-base', 512]];
-export const SWAP_CASES = [['MiniLM-L6 modern', 128], ['MiniLM-L6 modern', 512], ['MiniLM-L6 modern ALiBi', 512]];
+export const ORT_CASES = [
+  ['MiniLM-L6', 128],
+  ['MiniLM-L6', 512],
+  ['BERT-base', 128],
+  ['BERT-base', 512],
+];
+export const SWAP_CASES = [
+  ['MiniLM-L6 modern', 128],
+  ['MiniLM-L6 modern', 512],
+  ['MiniLM-L6 modern ALiBi', 512],
+];
 export const GRAPHS = ['fused', 'plain'];
 /** The threads x dtype comparison: MiniLM-L6 at these T, [warm-up rounds, timed rounds]. */
 export const MATRIX_SHAPE = 'MiniLM-L6';
@@ -63,11 +84,12 @@ export const MATRIX_GRAPHS = [...GRAPHS, ...GRAPHS.map((g) => `${g}-q8`)];
  * rounds, timed rounds], and in the one of the most threads the smaller counts swapformer
  * runs at too (the scaling).
  */
-export const matrixPlan = (opts, counts) => counts.map((threads) => ({
-  threads,
-  Ts: Object.entries(MATRIX_RUNS).map(([T, [w, n]]) => [+T, ...(opts.quick ? [1, 3] : [w, n])]),
-  scaling: threads === counts.at(-1) ? counts.filter((x) => x < threads) : [],
-}));
+export const matrixPlan = (opts, counts) =>
+  counts.map((threads) => ({
+    threads,
+    Ts: Object.entries(MATRIX_RUNS).map(([T, [w, n]]) => [+T, ...(opts.quick ? [1, 3] : [w, n])]),
+    scaling: threads === counts.at(-1) ? counts.filter((x) => x < threads) : [],
+  }));
 
 /**
  * The one-thread cases' MiniLM-L6 rows (f32) out of the thread-count comparison's
@@ -75,9 +97,16 @@ export const matrixPlan = (opts, counts) => counts.map((threads) => ({
  * once), failed ones included: they stand first in planner()'s order.
  */
 export function oneThreadF32(matrix) {
-  return (matrix ?? []).filter((c) => c.threads === 1).map((c) => (c.error ? c : {
-    ...c, results: c.results.filter((r) => r.dtype === 'f32' && r.threads === 1),
-  }));
+  return (matrix ?? [])
+    .filter((c) => c.threads === 1)
+    .map((c) =>
+      c.error
+        ? c
+        : {
+            ...c,
+            results: c.results.filter((r) => r.dtype === 'f32' && r.threads === 1),
+          },
+    );
 }
 export const graphLabel = (g) => `ORT ${g}`;
 
@@ -104,7 +133,6 @@ export function planner(make) {
 export const modelPath = (shape) => join(CACHE, `${H.stem(shape)}.safetensors`);
 export const onnxPath = (shape, graph) => join(CACHE, `${H.stem(shape)}-${graph}.onnx`);
 
-
 /**
  * Runs a bench script in a fresh Node process (NODE_FLAGS, then this process's other
  * flags), its log lines passed on; resolves to its last line's JSON.
@@ -113,7 +141,9 @@ export function child(script, spec, timeoutMs = 30 * 60e3) {
   const flags = [...NODE_FLAGS, ...process.execArgv.filter((f) => !NODE_FLAGS.includes(f))];
   return new Promise((resolve) => {
     const p = spawn(process.execPath, [...flags, join(BENCH, script), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let last = '', err = '', buf = '';
+    let last = '',
+      err = '',
+      buf = '';
     const timer = setTimeout(() => p.kill(), timeoutMs);
     p.stdout.setEncoding('utf8').on('data', (d) => {
       buf += d;
@@ -125,7 +155,9 @@ export function child(script, spec, timeoutMs = 30 * 60e3) {
         else log(line);
       }
     });
-    p.stderr.setEncoding('utf8').on('data', (d) => { err += d; });
+    p.stderr.setEncoding('utf8').on('data', (d) => {
+      err += d;
+    });
     p.on('close', (code) => {
       clearTimeout(timer);
       if (buf.startsWith('{')) last = buf;

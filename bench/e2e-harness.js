@@ -31,23 +31,40 @@ export function batches(texts, sorted) {
 export async function openContenders({ sf, tjs, swapSource, swapWasm, tjsId, device, sessionOptions, dtypes = ['f32', 'q8'] }) {
   const out = [];
   for (const dtype of dtypes) {
-    const p = await sf.loadPretrained(swapSource, { dtype, threads: 1, wasm: swapWasm, ...(typeof swapSource === 'string' && /^https?:/.test(swapSource) ? { cache: false } : {}) });
+    const p = await sf.loadPretrained(swapSource, {
+      dtype,
+      threads: 1,
+      wasm: swapWasm,
+      ...(typeof swapSource === 'string' && /^https?:/.test(swapSource) ? { cache: false } : {}),
+    });
     out.push({
-      label: `swapformer ${dtype}`, runtime: 'swapformer', dtype,
+      label: `swapformer ${dtype}`,
+      runtime: 'swapformer',
+      dtype,
       embed: async (texts) => p.embed(texts, { batchSize: BATCH }).data,
       close: () => p.dispose(),
     });
   }
   if (tjs) {
     for (const dtype of dtypes) {
-      const extractor = await tjs.pipeline('feature-extraction', tjsId, { dtype: dtype === 'f32' ? 'fp32' : 'q8', device, ...(sessionOptions ? { session_options: sessionOptions } : {}) });
+      const extractor = await tjs.pipeline('feature-extraction', tjsId, {
+        dtype: dtype === 'f32' ? 'fp32' : 'q8',
+        device,
+        ...(sessionOptions ? { session_options: sessionOptions } : {}),
+      });
       for (const sorted of [false, true]) {
         out.push({
-          label: `transformers.js ${dtype}${sorted ? ', length-sorted' : ', input order'}`, runtime: 'transformers.js', dtype, sorted,
+          label: `transformers.js ${dtype}${sorted ? ', length-sorted' : ', input order'}`,
+          runtime: 'transformers.js',
+          dtype,
+          sorted,
           embed: async (texts) => {
             let res = null;
             for (const idx of batches(texts, sorted)) {
-              const t = await extractor(idx.map((i) => texts[i]), { pooling: 'mean', normalize: true });
+              const t = await extractor(
+                idx.map((i) => texts[i]),
+                { pooling: 'mean', normalize: true },
+              );
               const D = t.dims.at(-1);
               res ??= new Float32Array(texts.length * D);
               idx.forEach((i, r) => res.set(t.data.subarray(r * D, (r + 1) * D), i * D));
@@ -66,10 +83,17 @@ export async function openContenders({ sf, tjs, swapSource, swapWasm, tjsId, dev
 /** Per-text cosine of two [N * D] embedding sets: {min, mean}. */
 export function cosines(a, b, N) {
   const D = a.length / N;
-  let min = 1, sum = 0;
+  let min = 1,
+    sum = 0;
   for (let i = 0; i < N; i++) {
-    let ab = 0, aa = 0, bb = 0;
-    for (let j = i * D; j < (i + 1) * D; j++) { ab += a[j] * b[j]; aa += a[j] * a[j]; bb += b[j] * b[j]; }
+    let ab = 0,
+      aa = 0,
+      bb = 0;
+    for (let j = i * D; j < (i + 1) * D; j++) {
+      ab += a[j] * b[j];
+      aa += a[j] * a[j];
+      bb += b[j] * b[j];
+    }
     const c = ab / Math.sqrt(aa * bb);
     if (!(c >= min)) min = c; // NaN propagates
     sum += c;
@@ -90,13 +114,22 @@ export async function timeCorpus(contenders, texts, { runs = 5, warmTexts = 64, 
   const warm = texts.slice(0, warmTexts);
   for (let w = 0; w < 2; w++) for (const c of contenders) await c.embed(warm);
   // in Node, the process's CPU time per wall time of each run: 1 for one busy thread
-  const cpu = typeof process !== 'undefined' && process.cpuUsage ? () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e3; } : null;
-  const times = contenders.map(() => []), shares = contenders.map(() => []), last = [];
+  const cpu =
+    typeof process !== 'undefined' && process.cpuUsage
+      ? () => {
+          const u = process.cpuUsage();
+          return (u.user + u.system) / 1e3;
+        }
+      : null;
+  const times = contenders.map(() => []),
+    shares = contenders.map(() => []),
+    last = [];
   for (let r = 0; r < runs; r++) {
     const order = contenders.map((_, k) => k);
     if (r % 2) order.reverse();
     for (const k of order) {
-      const t0 = performance.now(), c0 = cpu?.();
+      const t0 = performance.now(),
+        c0 = cpu?.();
       last[k] = await contenders[k].embed(texts);
       times[k].push(performance.now() - t0);
       if (cpu) shares[k].push((cpu() - c0) / times[k].at(-1));
@@ -104,10 +137,22 @@ export async function timeCorpus(contenders, texts, { runs = 5, warmTexts = 64, 
     onRound?.(r);
   }
   const results = contenders.map((c, k) => {
-    const m = median(times[k]), share = cpu ? median(shares[k]) : undefined;
-    log(`    ${c.label.padEnd(38)} median ${(m / 1000).toFixed(2)} s = ${(texts.length / m * 1000).toFixed(1)} texts/s (runs ${times[k].map((t) => (t / 1000).toFixed(2)).join(' ')} s)` +
-      (cpu ? `; CPU time / wall time ${share.toFixed(2)}` : ''));
-    return { label: c.label, runtime: c.runtime, dtype: c.dtype, sorted: c.sorted, times: times[k], median: m, textsPerSec: texts.length / m * 1000, cpuPerWall: share };
+    const m = median(times[k]),
+      share = cpu ? median(shares[k]) : undefined;
+    log(
+      `    ${c.label.padEnd(38)} median ${(m / 1000).toFixed(2)} s = ${((texts.length / m) * 1000).toFixed(1)} texts/s (runs ${times[k].map((t) => (t / 1000).toFixed(2)).join(' ')} s)` +
+        (cpu ? `; CPU time / wall time ${share.toFixed(2)}` : ''),
+    );
+    return {
+      label: c.label,
+      runtime: c.runtime,
+      dtype: c.dtype,
+      sorted: c.sorted,
+      times: times[k],
+      median: m,
+      textsPerSec: (texts.length / m) * 1000,
+      cpuPerWall: share,
+    };
   });
   const find = (rt, dtype, sorted) => contenders.findIndex((c) => c.runtime === rt && c.dtype === dtype && (sorted === undefined || c.sorted === sorted));
   const ref = find('swapformer', 'f32');
@@ -118,7 +163,9 @@ export async function timeCorpus(contenders, texts, { runs = 5, warmTexts = 64, 
     checks.push({ test: contenders[k].label, ref: contenders[j].label, what, ...c });
     log(`    cosine ${contenders[k].label} vs ${contenders[j].label}: min ${c.min.toFixed(6)}, mean ${c.mean.toFixed(6)}`);
   };
-  contenders.forEach((c, k) => { if (k !== ref) check(k, ref, c.dtype === 'f32' ? 'f32 agreement' : 'q8 against f32'); });
+  contenders.forEach((c, k) => {
+    if (k !== ref) check(k, ref, c.dtype === 'f32' ? 'f32 agreement' : 'q8 against f32');
+  });
   check(find('transformers.js', 'q8', false), find('transformers.js', 'f32', false), 'q8 against f32');
   check(find('swapformer', 'q8'), find('transformers.js', 'q8', false), 'q8 against q8');
   return { results, checks };

@@ -26,7 +26,14 @@ export async function run(spec) {
   const contenders = await openContenders({ sf, tjs, swapSource: `${location.origin}${spec.folder}`, swapWasm: wasm, tjsId: spec.name, device: 'wasm' });
   const out = await timeCorpus(contenders, spec.texts, { runs: spec.runs, log });
   for (const c of contenders) await c.close();
-  out.versions = tjs ? { transformers: tjs.env.version, onnxruntimeWeb: tjs.env.backends.onnx.versions?.web ?? null, wasmPaths: tjs.env.backends.onnx.wasm.wasmPaths, numThreads: tjs.env.backends.onnx.wasm.numThreads } : null;
+  out.versions = tjs
+    ? {
+        transformers: tjs.env.version,
+        onnxruntimeWeb: tjs.env.backends.onnx.versions?.web ?? null,
+        wasmPaths: tjs.env.backends.onnx.wasm.wasmPaths,
+        numThreads: tjs.env.backends.onnx.wasm.numThreads,
+      }
+    : null;
   out.page = { crossOriginIsolated: self.crossOriginIsolated, hardwareConcurrency: navigator.hardwareConcurrency, relaxedSimd: sf.features?.relaxedSimd };
   return out;
 }

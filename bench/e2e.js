@@ -30,15 +30,26 @@ if (spec.tjs) {
 }
 const SESSION = { intraOpNumThreads: 1, interOpNumThreads: 1 };
 const contenders = await openContenders({
-  sf, tjs, swapSource: spec.folder, swapWasm: await WebAssembly.compile(readFileSync(spec.wasm)),
-  tjsId: basename(spec.folder), device: 'cpu', sessionOptions: SESSION,
+  sf,
+  tjs,
+  swapSource: spec.folder,
+  swapWasm: await WebAssembly.compile(readFileSync(spec.wasm)),
+  tjsId: basename(spec.folder),
+  device: 'cpu',
+  sessionOptions: SESSION,
 });
 const meter = cpuMeter();
 const out = await timeCorpus(contenders, texts, { runs: spec.runs, log: (s) => console.log(s) });
 out.machine = meter.stop();
 for (const c of contenders) await c.close();
 if (spec.profileWasm) out.profiles = await profiles(await WebAssembly.compile(readFileSync(spec.profileWasm)));
-out.versions = tjs ? { transformers: tjs.env.version, onnxruntimeNode: tjs.env.backends.onnx?.versions?.node ?? null, onnxruntimeCommon: tjs.env.backends.onnx?.versions?.common ?? null } : null;
+out.versions = tjs
+  ? {
+      transformers: tjs.env.version,
+      onnxruntimeNode: tjs.env.backends.onnx?.versions?.node ?? null,
+      onnxruntimeCommon: tjs.env.backends.onnx?.versions?.common ?? null,
+    }
+  : null;
 out.sessionOptions = SESSION;
 console.log(JSON.stringify(out));
 
@@ -60,7 +71,12 @@ async function profiles(wasm) {
     p.dispose();
     const r = { label: `Node, swapformer ${dtype}, the relaxed build with its name section, embed of the corpus`, dtype, wallMs, ...selfTimes(profile) };
     r.functions = r.functions.slice(0, 20);
-    console.log(`    profile ${dtype}: ${r.functions.slice(0, 6).map((f) => `${f.name} ${(100 * f.selfMs / r.ms).toFixed(0)}%`).join(', ')}`);
+    console.log(
+      `    profile ${dtype}: ${r.functions
+        .slice(0, 6)
+        .map((f) => `${f.name} ${((100 * f.selfMs) / r.ms).toFixed(0)}%`)
+        .join(', ')}`,
+    );
     res.push(r);
   }
   session.disconnect();

@@ -6,24 +6,59 @@ import { random } from '../models/tasks.js';
 /** The encoders of the issue. vocabSize and eps as in the real checkpoints. */
 export const SHAPES = {
   'MiniLM-L6': {
-    vocabSize: 30522, dModel: 384, heads: 12, layers: 6, ffDim: 1536, maxLen: 512,
-    position: 'learned', norm: 'layernorm', normPlacement: 'post', activation: 'gelu', eps: 1e-12,
+    vocabSize: 30522,
+    dModel: 384,
+    heads: 12,
+    layers: 6,
+    ffDim: 1536,
+    maxLen: 512,
+    position: 'learned',
+    norm: 'layernorm',
+    normPlacement: 'post',
+    activation: 'gelu',
+    eps: 1e-12,
   },
   'BERT-base': {
-    vocabSize: 30522, dModel: 768, heads: 12, layers: 12, ffDim: 3072, maxLen: 512,
-    position: 'learned', norm: 'layernorm', normPlacement: 'post', activation: 'gelu', eps: 1e-12,
+    vocabSize: 30522,
+    dModel: 768,
+    heads: 12,
+    layers: 12,
+    ffDim: 3072,
+    maxLen: 512,
+    position: 'learned',
+    norm: 'layernorm',
+    normPlacement: 'post',
+    activation: 'gelu',
+    eps: 1e-12,
   },
   // the modern variant of the MiniLM shape (swapformer only: RoPE, pre-RMSNorm, SwiGLU)
   'MiniLM-L6 modern': {
-    vocabSize: 30522, dModel: 384, heads: 12, layers: 6, ffDim: 1536,
-    position: 'rope', norm: 'rmsnorm', normPlacement: 'pre', activation: 'swiglu', eps: 1e-6,
+    vocabSize: 30522,
+    dModel: 384,
+    heads: 12,
+    layers: 6,
+    ffDim: 1536,
+    position: 'rope',
+    norm: 'rmsnorm',
+    normPlacement: 'pre',
+    activation: 'swiglu',
+    eps: 1e-6,
   },
 };
 SHAPES['MiniLM-L6 modern ALiBi'] = { ...SHAPES['MiniLM-L6 modern'], position: 'alibi', positionOptions: {} };
 // a tiny BERT, for the cold start of the runtimes themselves (model loading ~ nothing)
 SHAPES.tiny = {
-  vocabSize: 1000, dModel: 64, heads: 4, layers: 2, ffDim: 256, maxLen: 512,
-  position: 'learned', norm: 'layernorm', normPlacement: 'post', activation: 'gelu', eps: 1e-12,
+  vocabSize: 1000,
+  dModel: 64,
+  heads: 4,
+  layers: 2,
+  ffDim: 256,
+  maxLen: 512,
+  position: 'learned',
+  norm: 'layernorm',
+  normPlacement: 'post',
+  activation: 'gelu',
+  eps: 1e-12,
 };
 
 export const SEEDS = { 'MiniLM-L6': 1, 'BERT-base': 2, 'MiniLM-L6 modern': 3, tiny: 4 };
@@ -37,11 +72,11 @@ export const FLOP_FORMULA =
 
 /** Multiply-adds x 2 of the matrix products of one forward of T tokens. */
 export function flops(cfg, T) {
-  const d = cfg.dModel, ff = cfg.ffDim;
+  const d = cfg.dModel,
+    ff = cfg.ffDim;
   const ffnMats = cfg.activation === 'swiglu' || cfg.activation === 'geglu' ? 3 : 2;
   return cfg.layers * (2 * T * (4 * d * d + ffnMats * d * ff) + 4 * T * T * d);
 }
-
 
 /** T token ids in [1, vocab), the same for every runtime. */
 export function makeIds(T, vocab, seed = 7) {
@@ -61,14 +96,16 @@ export function perturb(weights, seed) {
 }
 
 export function median(xs) {
-  const a = [...xs].sort((x, y) => x - y), n = a.length;
+  const a = [...xs].sort((x, y) => x - y),
+    n = a.length;
   return n ? (n % 2 ? a[n >> 1] : (a[n / 2 - 1] + a[n / 2]) / 2) : NaN;
 }
 
 /** max |a - b| / max |b|. */
 export function relDiff(a, b) {
   if (a.length !== b.length) return Infinity;
-  let d = 0, s = 0;
+  let d = 0,
+    s = 0;
   for (let i = 0; i < a.length; i++) {
     const x = Math.abs(a[i] - b[i]);
     if (!(x <= d)) d = x; // NaN propagates
@@ -105,8 +142,10 @@ export async function timeAlternating(runners, { warmup = 3, runs = 10, log = ()
   }
   for (const r of res) {
     r.median = median(r.times);
-    log(`    ${r.label.padEnd(26)} warm-up ${r.warm.map((t) => t.toFixed(0)).join(' ')} ms; median ${r.median.toFixed(1)} ms ` +
-        `(min ${Math.min(...r.times).toFixed(1)}, max ${Math.max(...r.times).toFixed(1)}, n=${r.times.length})`);
+    log(
+      `    ${r.label.padEnd(26)} warm-up ${r.warm.map((t) => t.toFixed(0)).join(' ')} ms; median ${r.median.toFixed(1)} ms ` +
+        `(min ${Math.min(...r.times).toFixed(1)}, max ${Math.max(...r.times).toFixed(1)}, n=${r.times.length})`,
+    );
   }
   return res;
 }
@@ -141,23 +180,32 @@ export function runPeak(x, { ms = 50, tries = 10 } = {}) {
   }
   x.fill();
   const gemm = {};
-  for (const [mr, nv] of [[4, 2], [6, 2], [4, 3]]) {
+  for (const [mr, nv] of [
+    [4, 2],
+    [6, 2],
+    [4, 3],
+  ]) {
     const k = Math.floor(4096 / Math.max(mr, 4 * nv));
-    const per = k * mr * 4 * nv * 2, reps = Math.max(1, Math.round(target / per));
+    const per = k * mr * 4 * nv * 2,
+      reps = Math.max(1, Math.round(target / per));
     gemm[`${mr}x${4 * nv}`] = best(() => x[`gemm${mr}x${nv}`](reps, k), reps * per);
   }
-  const [regN, regG] = top(reg), [gemmK, gemmG] = top(gemm);
+  const [regN, regG] = top(reg),
+    [gemmK, gemmG] = top(gemm);
   return { reg: regG, regN: +regN, gemm: gemmG, gemmKernel: gemmK, all: { reg, gemm } };
 }
 
 /** The better of two runPeak results per build, kernel by kernel. */
 export function bestPeaks(a, b) {
   const max = (x, y) => Object.fromEntries(Object.keys(x).map((k) => [k, Math.max(x[k], y[k] ?? 0)]));
-  return Object.fromEntries(Object.entries(a).map(([build, pa]) => {
-    const all = { reg: max(pa.all.reg, b[build].all.reg), gemm: max(pa.all.gemm, b[build].all.gemm) };
-    const [regN, reg] = top(all.reg), [gemmKernel, gemm] = top(all.gemm);
-    return [build, { reg, regN: +regN, gemm, gemmKernel, all }];
-  }));
+  return Object.fromEntries(
+    Object.entries(a).map(([build, pa]) => {
+      const all = { reg: max(pa.all.reg, b[build].all.reg), gemm: max(pa.all.gemm, b[build].all.gemm) };
+      const [regN, reg] = top(all.reg),
+        [gemmKernel, gemm] = top(all.gemm);
+      return [build, { reg, regN: +regN, gemm, gemmKernel, all }];
+    }),
+  );
 }
 
 /**
@@ -168,26 +216,33 @@ export function bestPeaks(a, b) {
  */
 export function agreement(a, b, C) {
   const T = a.length / C;
-  let minCos = 1, sumCos = 0;
-  const pa = new Float64Array(C), pb = new Float64Array(C);
+  let minCos = 1,
+    sumCos = 0;
+  const pa = new Float64Array(C),
+    pb = new Float64Array(C);
   for (let t = 0; t < T; t++) {
-    let ab = 0, aa = 0, bb = 0;
+    let ab = 0,
+      aa = 0,
+      bb = 0;
     for (let c = 0, i = t * C; c < C; c++, i++) {
-      ab += a[i] * b[i], aa += a[i] * a[i], bb += b[i] * b[i];
-      pa[c] += a[i], pb[c] += b[i];
+      ((ab += a[i] * b[i]), (aa += a[i] * a[i]), (bb += b[i] * b[i]));
+      ((pa[c] += a[i]), (pb[c] += b[i]));
     }
     const cos = ab / Math.sqrt(aa * bb);
-    minCos = Math.min(minCos, cos), sumCos += cos;
+    ((minCos = Math.min(minCos, cos)), (sumCos += cos));
   }
-  let ab = 0, aa = 0, bb = 0;
-  for (let c = 0; c < C; c++) ab += pa[c] * pb[c], aa += pa[c] * pa[c], bb += pb[c] * pb[c];
+  let ab = 0,
+    aa = 0,
+    bb = 0;
+  for (let c = 0; c < C; c++) ((ab += pa[c] * pb[c]), (aa += pa[c] * pa[c]), (bb += pb[c] * pb[c]));
   return { rel: relDiff(a, b), minCos, meanCos: sumCos / T, pooledCos: ab / Math.sqrt(aa * bb) };
 }
 
 /** Whether two outputs are the same bits. */
 export function identical(a, b) {
   if (a.length !== b.length) return false;
-  const x = new Uint32Array(a.buffer, a.byteOffset, a.length), y = new Uint32Array(b.buffer, b.byteOffset, b.length);
+  const x = new Uint32Array(a.buffer, a.byteOffset, a.length),
+    y = new Uint32Array(b.buffer, b.byteOffset, b.length);
   for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
   return true;
 }
@@ -225,16 +280,37 @@ export async function runCase(spec, { openOrt, openSwap, log = () => {} }) {
       if (r.same !== undefined && at(r.same) >= 0) c.identical = identical(outs[k], outs[at(r.same)]);
       return c;
     });
-    log(`    cross-check: ${runners.map((r, k) => [k, checks[k]]).filter(([, c]) => c.diff !== undefined || c.identical !== undefined).map(([k, c]) =>
-      `${runners[k].label}${c.diff !== undefined ? ` ${c.diff.toExponential(2)} vs ${c.diffRef}` : ''}` +
-      `${c.agree ? ` (min row cos ${c.agree.minCos.toFixed(5)}, pooled ${c.agree.pooledCos.toFixed(6)})` : ''}` +
-      `${c.identical !== undefined ? ` ${c.identical ? 'same bits as' : 'DIFFERENT bits from'} ${runners[k].same}` : ''}`).join('; ') || '-'}`);
+    log(
+      `    cross-check: ${
+        runners
+          .map((r, k) => [k, checks[k]])
+          .filter(([, c]) => c.diff !== undefined || c.identical !== undefined)
+          .map(
+            ([k, c]) =>
+              `${runners[k].label}${c.diff !== undefined ? ` ${c.diff.toExponential(2)} vs ${c.diffRef}` : ''}` +
+              `${c.agree ? ` (min row cos ${c.agree.minCos.toFixed(5)}, pooled ${c.agree.pooledCos.toFixed(6)})` : ''}` +
+              `${c.identical !== undefined ? ` ${c.identical ? 'same bits as' : 'DIFFERENT bits from'} ${runners[k].same}` : ''}`,
+          )
+          .join('; ') || '-'
+      }`,
+    );
     const res = await timeAlternating(runners, { warmup: spec.warmup, runs: spec.runs, log });
     return {
-      shape: spec.shape, T: spec.T, threads: spec.threads ?? 1, flops: flops(spec.cfg, spec.T), ortGraphs: spec.onnx.filter((g) => (g.dtype ?? 'f32') === 'f32').length,
+      shape: spec.shape,
+      T: spec.T,
+      threads: spec.threads ?? 1,
+      flops: flops(spec.cfg, spec.T),
+      ortGraphs: spec.onnx.filter((g) => (g.dtype ?? 'f32') === 'f32').length,
       results: res.map((r, k) => ({
-        ...r, ...checks[k], relaxed: !!runners[k].relaxed, ort: !!runners[k].ort, dtype: runners[k].dtype ?? 'f32',
-        threads: runners[k].threads ?? spec.threads ?? 1, graph: runners[k].graph, same: runners[k].same, ...(runners[k].info ? { info: runners[k].info } : {}),
+        ...r,
+        ...checks[k],
+        relaxed: !!runners[k].relaxed,
+        ort: !!runners[k].ort,
+        dtype: runners[k].dtype ?? 'f32',
+        threads: runners[k].threads ?? spec.threads ?? 1,
+        graph: runners[k].graph,
+        same: runners[k].same,
+        ...(runners[k].info ? { info: runners[k].info } : {}),
       })),
     };
   } finally {
@@ -250,7 +326,8 @@ export const ortFeeds = (ort, ids) => ({ input_ids: new ort.Tensor('int64', BigI
 
 /** An onnxruntime-web runner of a comparison (ort: the module, bytes: the ONNX file): {run: () => the output for ids, close}. */
 export async function openOrtRunner(ort, bytes, ids) {
-  const session = await ort.InferenceSession.create(bytes, ORT_SESSION), feeds = ortFeeds(ort, ids);
+  const session = await ort.InferenceSession.create(bytes, ORT_SESSION),
+    feeds = ortFeeds(ort, ids);
   return { run: async () => (await session.run(feeds)).last_hidden_state.data, close: () => session.release() };
 }
 
@@ -287,7 +364,8 @@ export function comparisonRows(cases, peaks) {
       rows.push([`${c.shape} T=${c.T}`, '-', c.error, '', '', '', '', '']);
       continue;
     }
-    const best = ortBest(c), ortMs = best?.median;
+    const best = ortBest(c),
+      ortMs = best?.median;
     for (const r of c.results) {
       const peak = r.relaxed ? peaks.relaxed : peaks.plain;
       const g = c.flops / r.median / 1e6;
@@ -323,7 +401,8 @@ export const peakOf = (p) => Math.max(p.reg, p.gemm);
  */
 export async function openSwapformer(sf, s, ids, { bytes, wasmPaths }) {
   sf.configure({ wasmPaths, build: s.relaxed ? 'relaxed-simd' : 'simd128' });
-  const threads = s.threads ?? 1, dtype = s.dtype ?? 'f32';
+  const threads = s.threads ?? 1,
+    dtype = s.dtype ?? 'f32';
   const enc = await sf.loadModel(bytes, { threads, dtype });
   if (enc.dtype !== dtype) throw new Error(`${s.label}: loadModel gave a ${enc.dtype} encoder`);
   const info = await sf.runtimeInfo({ threads });
@@ -352,8 +431,12 @@ export function matrixRunners({ threads, graphs, relaxed, scaling = [] }) {
     for (const q8 of [false, true]) {
       for (const rx of builds) {
         swap.push({
-          label: name(rx, q8, t), relaxed: rx, dtype: q8 ? 'q8' : 'f32', threads: t,
-          ...(q8 ? { ref: name(rx, false, t) } : {}), ...(t === threads ? {} : { same: name(rx, q8, threads) }),
+          label: name(rx, q8, t),
+          relaxed: rx,
+          dtype: q8 ? 'q8' : 'f32',
+          threads: t,
+          ...(q8 ? { ref: name(rx, false, t) } : {}),
+          ...(t === threads ? {} : { same: name(rx, q8, threads) }),
         });
       }
     }
@@ -371,14 +454,17 @@ export function selfTimes(profile) {
   const self = new Map();
   let total = 0;
   profile.samples.forEach((id, i) => {
-    const n = byId.get(id), dt = (profile.timeDeltas[i] ?? 0) / 1000;
+    const n = byId.get(id),
+      dt = (profile.timeDeltas[i] ?? 0) / 1000;
     const key = `${n.callFrame.functionName || '(anonymous)'}\u0000${n.callFrame.url}`;
     self.set(key, (self.get(key) ?? 0) + dt);
     total += dt;
   });
-  const functions = [...self.entries()].map(([k, ms]) => {
-    const [name, url] = k.split('\u0000');
-    return { name, url: url.replace(/^https?:\/\/[^/]+/, ''), selfMs: ms };
-  }).sort((a, b) => b.selfMs - a.selfMs);
+  const functions = [...self.entries()]
+    .map(([k, ms]) => {
+      const [name, url] = k.split('\u0000');
+      return { name, url: url.replace(/^https?:\/\/[^/]+/, ''), selfMs: ms };
+    })
+    .sort((a, b) => b.selfMs - a.selfMs);
   return { samples: profile.samples.length, ms: total, functions };
 }

@@ -26,18 +26,26 @@ const compile = async (f) => (f ? WebAssembly.compile(readFileSync(f)) : undefin
 const wasmPaths = Object.fromEntries(await Promise.all(Object.entries(spec.snap).map(async ([k, f]) => [k, await compile(f)])));
 const cfg = H.SHAPES[spec.shape];
 const bytes = readFileSync(spec.model);
-const { onnx, swap } = H.matrixRunners({ threads: spec.threads, graphs: Object.keys(spec.onnx).filter((g) => !g.endsWith('-q8')), relaxed: spec.relaxed, scaling: spec.scaling });
+const { onnx, swap } = H.matrixRunners({
+  threads: spec.threads,
+  graphs: Object.keys(spec.onnx).filter((g) => !g.endsWith('-q8')),
+  relaxed: spec.relaxed,
+  scaling: spec.scaling,
+});
 
 const cases = [];
 for (const [T, warmup, runs] of spec.Ts) {
   console.log(`  ${spec.shape} T=${T}, ${spec.threads} thread${spec.threads > 1 ? 's' : ''} (node)`);
   const meter = cpuMeter();
   try {
-    const c = await H.runCase({ shape: spec.shape, cfg, T, warmup, runs, threads: spec.threads, onnx, swap }, {
-      log: (s) => console.log(s),
-      openOrt: (g, ids) => H.openOrtRunner(ort, readFileSync(spec.onnx[g.graph]), ids),
-      openSwap: (s, ids) => H.openSwapformer(sf, s, ids, { bytes, wasmPaths }),
-    });
+    const c = await H.runCase(
+      { shape: spec.shape, cfg, T, warmup, runs, threads: spec.threads, onnx, swap },
+      {
+        log: (s) => console.log(s),
+        openOrt: (g, ids) => H.openOrtRunner(ort, readFileSync(spec.onnx[g.graph]), ids),
+        openSwap: (s, ids) => H.openSwapformer(sf, s, ids, { bytes, wasmPaths }),
+      },
+    );
     c.machine = meter.stop();
     cases.push(c);
   } catch (e) {

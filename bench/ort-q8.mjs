@@ -34,7 +34,8 @@ const GRAPHS = arg('graphs', 'plain,plain-q8,fused,fused-q8').split(',');
 const SHAPE_OF = Object.fromEntries(Object.keys(H.SHAPES).map((s) => [H.stem(s), s]));
 
 function onnxFile(stem, graph) {
-  const out = join(DIR, `${stem}-${graph}.onnx`), model = join(DIR, `${stem}.safetensors`);
+  const out = join(DIR, `${stem}-${graph}.onnx`),
+    model = join(DIR, `${stem}.safetensors`);
   if (existsSync(out)) return out;
   if (!existsSync(model)) throw new Error(`no ${model}: run npm run bench once (or bench/bench.js) to write the model files`);
   console.log(`export: ${out}`);
@@ -55,9 +56,11 @@ ort.env.wasm.numThreads = 1;
 const sf = await import('../bindings/index.js');
 
 for (const stem of STEMS) {
-  const shape = SHAPE_OF[stem], cfg = H.SHAPES[shape];
+  const shape = SHAPE_OF[stem],
+    cfg = H.SHAPES[shape];
   const sessions = {};
-  for (const g of GRAPHS) sessions[g] = await ort.InferenceSession.create(readFileSync(onnxFile(stem, g)), { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+  for (const g of GRAPHS)
+    sessions[g] = await ort.InferenceSession.create(readFileSync(onnxFile(stem, g)), { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
   const enc = await sf.loadModel(readFileSync(join(DIR, `${stem}.safetensors`)), { wasm: readFileSync(join(ROOT, 'dist', 'swapformer.wasm')) });
   for (const T of TS) {
     const ids = H.makeIds(T, cfg.vocabSize);
@@ -69,11 +72,15 @@ for (const stem of STEMS) {
     for (const [k, run] of Object.entries(runners)) outs[k] = await run();
     const C = cfg.dModel;
     const agree = (a, b) => {
-      let e = 0, m = 0, cmin = 1;
-      for (let i = 0; i < a.length; i++) e = Math.max(e, Math.abs(a[i] - b[i])), m = Math.max(m, Math.abs(b[i]));
+      let e = 0,
+        m = 0,
+        cmin = 1;
+      for (let i = 0; i < a.length; i++) ((e = Math.max(e, Math.abs(a[i] - b[i]))), (m = Math.max(m, Math.abs(b[i]))));
       for (let t = 0; t < T; t++) {
-        let ab = 0, aa = 0, bb = 0;
-        for (let c = t * C; c < (t + 1) * C; c++) ab += a[c] * b[c], aa += a[c] * a[c], bb += b[c] * b[c];
+        let ab = 0,
+          aa = 0,
+          bb = 0;
+        for (let c = t * C; c < (t + 1) * C; c++) ((ab += a[c] * b[c]), (aa += a[c] * a[c]), (bb += b[c] * b[c]));
         cmin = Math.min(cmin, ab / Math.sqrt(aa * bb));
       }
       return { rel: e / m, cmin };
@@ -84,21 +91,25 @@ for (const stem of STEMS) {
     for (let r = 0; r < RUNS; r++) {
       const keys = Object.keys(runners);
       for (const k of r % 2 ? keys.reverse() : keys) {
-        const c = cpuMs(), t = performance.now();
+        const c = cpuMs(),
+          t = performance.now();
         await runners[k]();
-        times[k].cpu.push(cpuMs() - c), times[k].wall.push(performance.now() - t);
+        (times[k].cpu.push(cpuMs() - c), times[k].wall.push(performance.now() - t));
       }
     }
     console.log(`${shape}, T=${T} (onnxruntime-web ${ort.env.versions?.web ?? ''}, 1 thread; ${RUNS} runs each, alternating):`);
     console.log('  runtime                  CPU ms median (best)   wall ms median   GFLOP/s   vs ORT plain   vs ORT fused   agreement with its f32 graph');
     const flops = H.flops(cfg, T);
     for (const k of Object.keys(runners)) {
-      const cm = median(times[k].cpu), best = Math.min(...times[k].cpu);
+      const cm = median(times[k].cpu),
+        best = Math.min(...times[k].cpu);
       const base = k.startsWith('ORT ') && k.endsWith('-q8') ? `ORT ${k.slice(4, -3)}` : null;
       const a = base ? agree(outs[k], outs[base]) : k.startsWith('swapformer') ? agree(outs[k], outs['ORT plain'] ?? outs[k]) : null;
       const vs = (g) => (times[g] ? `${fmt(median(times[g].cpu) / cm, 2)}x` : '-');
-      console.log(`  ${k.padEnd(24)} ${fmt(cm).padStart(8)} (${fmt(best)})      ${fmt(median(times[k].wall)).padStart(8)}      ${fmt(flops / cm / 1e6).padStart(6)}    ${vs('ORT plain').padStart(8)}       ${vs('ORT fused').padStart(8)}       ` +
-        (a ? `max|d|/max|ref| ${a.rel.toExponential(2)}, min row cosine ${a.cmin.toFixed(5)}${base ? '' : ' (vs ORT plain)'}` : ''));
+      console.log(
+        `  ${k.padEnd(24)} ${fmt(cm).padStart(8)} (${fmt(best)})      ${fmt(median(times[k].wall)).padStart(8)}      ${fmt(flops / cm / 1e6).padStart(6)}    ${vs('ORT plain').padStart(8)}       ${vs('ORT fused').padStart(8)}       ` +
+          (a ? `max|d|/max|ref| ${a.rel.toExponential(2)}, min row cosine ${a.cmin.toFixed(5)}${base ? '' : ' (vs ORT plain)'}` : ''),
+      );
     }
   }
   for (const s of Object.values(sessions)) await s.release();

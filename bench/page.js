@@ -95,8 +95,10 @@ export async function coldStart({ runtime, model, T, vocab, relaxedBuilt }) {
 
 // The swapformer builds the comparison of thread counts and dtypes uses (URLs of the copies).
 const WASM_PATHS = {
-  simd: `${SWAP_DIST}swapformer.wasm`, relaxed: `${SWAP_DIST}swapformer-relaxed.wasm`,
-  simdThreads: `${SWAP_DIST}swapformer-mt.wasm`, relaxedThreads: `${SWAP_DIST}swapformer-relaxed-mt.wasm`,
+  simd: `${SWAP_DIST}swapformer.wasm`,
+  relaxed: `${SWAP_DIST}swapformer-relaxed.wasm`,
+  simdThreads: `${SWAP_DIST}swapformer-mt.wasm`,
+  relaxedThreads: `${SWAP_DIST}swapformer-relaxed-mt.wasm`,
 };
 
 /**
@@ -110,12 +112,20 @@ export async function runMatrix(spec) {
   const sf = await import('/bindings/index.js');
   const ort = await loadOrt();
   const bytes = await bytesOf(spec.model);
-  const { onnx, swap } = matrixRunners({ threads: spec.threads, graphs: Object.keys(spec.onnx).filter((g) => !g.endsWith('-q8')), relaxed: spec.relaxed, scaling: spec.scaling });
-  const c = await harnessRunCase({ shape: spec.shape, cfg: SHAPES[spec.shape], T: spec.T, warmup: spec.warmup, runs: spec.runs, threads: spec.threads, onnx, swap }, {
-    log,
-    openOrt: async (g, ids) => openOrtRunner(ort, await bytesOf(spec.onnx[g.graph]), ids),
-    openSwap: (s, ids) => openSwapformer(sf, s, ids, { bytes, wasmPaths: WASM_PATHS }),
+  const { onnx, swap } = matrixRunners({
+    threads: spec.threads,
+    graphs: Object.keys(spec.onnx).filter((g) => !g.endsWith('-q8')),
+    relaxed: spec.relaxed,
+    scaling: spec.scaling,
   });
+  const c = await harnessRunCase(
+    { shape: spec.shape, cfg: SHAPES[spec.shape], T: spec.T, warmup: spec.warmup, runs: spec.runs, threads: spec.threads, onnx, swap },
+    {
+      log,
+      openOrt: async (g, ids) => openOrtRunner(ort, await bytesOf(spec.onnx[g.graph]), ids),
+      openSwap: (s, ids) => openSwapformer(sf, s, ids, { bytes, wasmPaths: WASM_PATHS }),
+    },
+  );
   c.page = { crossOriginIsolated: self.crossOriginIsolated, hardwareConcurrency: navigator.hardwareConcurrency, ortThreads: ort.env.wasm.numThreads };
   return c;
 }

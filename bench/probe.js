@@ -66,9 +66,11 @@ if (spec.runtime === 'swapformer') {
   // spec.wasm: a binary to use; spec.distDir: where the feature-detected default is taken from
   const relaxed = sf.features?.relaxedSimd && spec.distDir && existsSync(`${spec.distDir}/swapformer-relaxed.wasm`);
   const file = spec.wasm ?? (spec.distDir && `${spec.distDir}/${relaxed ? 'swapformer-relaxed.wasm' : 'swapformer.wasm'}`);
-  const threads = spec.threads ?? 1, dtype = spec.dtype ?? 'f32';
+  const threads = spec.threads ?? 1,
+    dtype = spec.dtype ?? 'f32';
   let opts = file ? { wasm: readFileSync(file) } : {};
-  if (threads > 1) { // the threaded build, as a user gets it: no wasm option (it would mean one thread)
+  if (threads > 1) {
+    // the threaded build, as a user gets it: no wasm option (it would mean one thread)
     sf.configure({ wasmPaths: Object.fromEntries(Object.entries(spec.snap).map(([k, f]) => [k, readFileSync(f)])), build: 'simd128' });
     opts = { threads };
   }
@@ -84,7 +86,8 @@ if (spec.runtime === 'swapformer') {
   if (spec.long) {
     const short = makeIds(16, enc.config.vocabSize);
     for (let i = 0; i < 5; i++) enc.forward(short);
-    const x = instances.find((i) => i.exports.sf_alloc).exports, mem = x.memory;
+    const x = instances.find((i) => i.exports.sf_alloc).exports,
+      mem = x.memory;
     out.heapFill = 0;
     for (const size of [1 << 20, 1 << 16, 1 << 12, 1 << 8]) {
       const s0 = mem.buffer.byteLength;
@@ -113,7 +116,8 @@ if (spec.runtime === 'swapformer') {
     out.memAfter = wasmBytes();
     // the weights' bytes as float32 (what the memory is compared with)
     out.weightBytes = Object.values(enc.weightShapes()).reduce((s, sh) => s + 4 * sh.reduce((a, b) => a * b, 1), 0);
-    if (spec.reload) { // dispose, load the same file again, one forward: does the memory grow?
+    if (spec.reload) {
+      // dispose, load the same file again, one forward: does the memory grow?
       enc.dispose();
       const again = await sf.loadModel(bytes, { ...opts, dtype });
       again.forward(ids);
@@ -136,7 +140,8 @@ if (spec.runtime === 'swapformer') {
   if (!(y.last_hidden_state.data.length > 0)) throw new Error('no output');
   Object.assign(out, { coldMs: t1 - t0, importMs: tImport - t0, fetchMs: tFetch - tImport, loadMs: tLoad - tFetch, firstMs: t1 - tLoad });
   out.memAfter = wasmBytes();
-  if (spec.reload) { // release the session, create it again, one run
+  if (spec.reload) {
+    // release the session, create it again, one run
     await session.release();
     const again = await ort.InferenceSession.create(bytes, ORT_SESSION);
     await again.run(ortFeeds(ort, ids));

@@ -39,9 +39,13 @@ const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`);
   return i < 0 ? def : process.argv[i + 1];
 };
-const ROUNDS = +arg('rounds', 40), T = +arg('T', 512), OPT = arg('opt', '-O3');
+const ROUNDS = +arg('rounds', 40),
+  T = +arg('T', 512),
+  OPT = arg('opt', '-O3');
 const MODELS = { minilm: { name: 'MiniLM-L6', C: 384, F: 1536 }, bert: { name: 'BERT-base', C: 768, F: 3072 } };
-const models = arg('models', 'minilm,bert').split(',').map((m) => MODELS[m]);
+const models = arg('models', 'minilm,bert')
+  .split(',')
+  .map((m) => MODELS[m]);
 const builds = arg('builds', 'plain,relaxed').split(',');
 const variants = (arg('variants', null) ?? '').split(';').map((v) => v.split(' ').filter(Boolean));
 const CHROME = process.argv.includes('--chromium');
@@ -61,14 +65,41 @@ function build(kind, cflags) {
   const obj = (i) => join(CACHE, `qgemm-${tag}-${i}.o`);
   if (kind === 'plain') {
     SRCS.forEach((f, i) => execFileSync('emcc', [opt(f), ...c, '-c', f, '-o', obj(i)], { stdio: 'inherit', env: EMCC_ENV }));
-    execFileSync('emcc', ['-O3', '-msimd128', '-sSTANDALONE_WASM', '--no-entry', '-sALLOW_MEMORY_GROWTH', '-sMALLOC=emmalloc',
-      ...SRCS.map((f, i) => obj(i)), '-o', out], { stdio: 'inherit', env: EMCC_ENV });
+    execFileSync(
+      'emcc',
+      ['-O3', '-msimd128', '-sSTANDALONE_WASM', '--no-entry', '-sALLOW_MEMORY_GROWTH', '-sMALLOC=emmalloc', ...SRCS.map((f, i) => obj(i)), '-o', out],
+      { stdio: 'inherit', env: EMCC_ENV },
+    );
   } else {
-    const sys = '/usr/share/emscripten/cache/sysroot', lib = `${sys}/lib/wasm32-emscripten`;
-    SRCS.forEach((f, i) => execFileSync('clang-16', ['--target=wasm32-unknown-emscripten', `--sysroot=${sys}`, opt(f), ...c,
-      '-mrelaxed-simd', '-mbulk-memory', '-c', f, '-o', obj(i)], { stdio: 'inherit' }));
-    execFileSync('wasm-ld-16', ['-o', out, ...SRCS.map((f, i) => obj(i)), `${lib}/crt1_reactor.o`, `-L${lib}`, '-lstandalonewasm-memgrow',
-      '-lstubs', '-lnoexit', '-lc', '-lemmalloc', '-lcompiler_rt', '--gc-sections', '--entry=_initialize', '--max-memory=2147483648'], { stdio: 'inherit' });
+    const sys = '/usr/share/emscripten/cache/sysroot',
+      lib = `${sys}/lib/wasm32-emscripten`;
+    SRCS.forEach((f, i) =>
+      execFileSync(
+        'clang-16',
+        ['--target=wasm32-unknown-emscripten', `--sysroot=${sys}`, opt(f), ...c, '-mrelaxed-simd', '-mbulk-memory', '-c', f, '-o', obj(i)],
+        { stdio: 'inherit' },
+      ),
+    );
+    execFileSync(
+      'wasm-ld-16',
+      [
+        '-o',
+        out,
+        ...SRCS.map((f, i) => obj(i)),
+        `${lib}/crt1_reactor.o`,
+        `-L${lib}`,
+        '-lstandalonewasm-memgrow',
+        '-lstubs',
+        '-lnoexit',
+        '-lc',
+        '-lemmalloc',
+        '-lcompiler_rt',
+        '--gc-sections',
+        '--entry=_initialize',
+        '--max-memory=2147483648',
+      ],
+      { stdio: 'inherit' },
+    );
   }
   return out;
 }
@@ -77,30 +108,58 @@ function build(kind, cflags) {
  * bins: wasm bytes per configuration; shapes: [[K, N], ...]. */
 async function measure({ bins, shapes, T, rounds }) {
   const cpu = typeof process !== 'undefined' && process.cpuUsage;
-  const now = cpu ? () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e3; } : () => performance.now();
+  const now = cpu
+    ? () => {
+        const u = process.cpuUsage();
+        return (u.user + u.system) / 1e3;
+      }
+    : () => performance.now();
   const stub = new Proxy({}, { get: () => () => 0 });
   const xs = [];
   for (const b of bins) {
     const { instance } = await WebAssembly.instantiate(new Uint8Array(b), { wasi_snapshot_preview1: stub, env: stub });
     const x = instance.exports;
     x._initialize?.();
-    const fails = x.check(), p = x.kernel(), mem = new Uint8Array(x.memory.buffer);
+    const fails = x.check(),
+      p = x.kernel(),
+      mem = new Uint8Array(x.memory.buffer);
     xs.push({ x, fails, kernel: new TextDecoder().decode(mem.slice(p, mem.indexOf(0, p))) });
   }
   // best ms per call of fn(reps), reps such that one timing takes >= 4 ms (the faster of two
   // tries: a single slow one, a disturbance, would leave samples under the browser's clock resolution)
   const timer = (fn) => {
-    let reps = 1, best = Infinity;
-    const time = () => { const t = now(); fn(reps); return now() - t; };
+    let reps = 1,
+      best = Infinity;
+    const time = () => {
+      const t = now();
+      fn(reps);
+      return now() - t;
+    };
     while (Math.min(time(), time()) < 4) reps *= 2;
-    return { once() { const t = now(); fn(reps); best = Math.min(best, (now() - t) / reps); }, get best() { return best; } };
+    return {
+      once() {
+        const t = now();
+        fn(reps);
+        best = Math.min(best, (now() - t) / reps);
+      },
+      get best() {
+        return best;
+      },
+    };
   };
   const res = [];
   for (const [K, N] of shapes) {
     const runs = xs.map(({ x }) => {
       if (!x.setup(T, K, N)) throw new Error('setup: out of memory');
-      return { err: x.maxerr(T, K, N), t: { f32: timer((r) => x.f32(T, K, N, r)), q8: timer((r) => x.q8(T, K, N, r)),
-        q8gemm: timer((r) => x.q8gemm(T, K, N, r)), quant: timer((r) => x.quant(T, K, r)) } };
+      return {
+        err: x.maxerr(T, K, N),
+        t: {
+          f32: timer((r) => x.f32(T, K, N, r)),
+          q8: timer((r) => x.q8(T, K, N, r)),
+          q8gemm: timer((r) => x.q8gemm(T, K, N, r)),
+          quant: timer((r) => x.quant(T, K, r)),
+        },
+      };
     });
     for (let i = 0; i < rounds; i++)
       for (const r of i % 2 ? [...runs].reverse() : runs)
@@ -132,12 +191,18 @@ const fmt = (v, d = 1) => v.toFixed(d);
 const results = [];
 let printed = false;
 for (const m of models) {
-  const out = await run([[m.C, m.C], [m.C, m.F], [m.F, m.C]]);
+  const out = await run([
+    [m.C, m.C],
+    [m.C, m.F],
+    [m.F, m.C],
+  ]);
   if (!printed) {
     console.log(out.env);
     configs.forEach((c, i) => {
       const { fails, kernel } = out.checks[i];
-      console.log(`${c.label} (${c.file.replace(ROOT, '')}, ${readFileSync(c.file).length} bytes): kernel ${kernel}; int32 check ${fails ? `FAILED in ${fails} cases` : 'exact'}`);
+      console.log(
+        `${c.label} (${c.file.replace(ROOT, '')}, ${readFileSync(c.file).length} bytes): kernel ${kernel}; int32 check ${fails ? `FAILED in ${fails} cases` : 'exact'}`,
+      );
       if (fails) process.exitCode = 1;
     });
     printed = true;
@@ -148,13 +213,17 @@ for (const m of models) {
     console.log(`${c.label}: ${m.name}, T=${T} in 64-row chunks`);
     console.log('    K -> N       f32 GFLOP/s   q8 GFLOP/s-eq (gemm alone)   speed-up (gemm alone)   quantize ms   max |q8-f32|/max|f32|');
     for (const s of [cc, cf, fc]) {
-      console.log(`    ${`${s.K} -> ${s.N}`.padEnd(12)} ${fmt(gf(s, s.f32)).padStart(8)}      ${fmt(gf(s, s.q8)).padStart(8)} (${fmt(gf(s, s.q8gemm))})` +
-        `          ${fmt(s.f32 / s.q8, 2)}x (${fmt(s.f32 / s.q8gemm, 2)}x)          ${fmt(s.quant, 3)}        ${s.err.toExponential(2)}`);
+      console.log(
+        `    ${`${s.K} -> ${s.N}`.padEnd(12)} ${fmt(gf(s, s.f32)).padStart(8)}      ${fmt(gf(s, s.q8)).padStart(8)} (${fmt(gf(s, s.q8gemm))})` +
+          `          ${fmt(s.f32 / s.q8, 2)}x (${fmt(s.f32 / s.q8gemm, 2)}x)          ${fmt(s.quant, 3)}        ${s.err.toExponential(2)}`,
+      );
     }
     const f32 = 4 * cc.f32 + cf.f32 + fc.f32;
     const q8 = 4 * cc.q8gemm + cf.q8gemm + fc.q8gemm + 3 * cc.quant + fc.quant; // inputs: x (q, k, v), attention (o), LN (up), GELU (down)
     const flops = 2 * T * (4 * m.C * m.C + 2 * m.C * m.F);
-    console.log(`    layer        ${fmt(flops / f32 / 1e6).padStart(8)}      ${fmt(flops / q8 / 1e6).padStart(8)}                      ${fmt(f32 / q8, 2)}x   (${fmt(f32, 2)} ms -> ${fmt(q8, 2)} ms)`);
+    console.log(
+      `    layer        ${fmt(flops / f32 / 1e6).padStart(8)}      ${fmt(flops / q8 / 1e6).padStart(8)}                      ${fmt(f32 / q8, 2)}x   (${fmt(f32, 2)} ms -> ${fmt(q8, 2)} ms)`,
+    );
     results.push({ config: c.label, kernel: out.checks[ci].kernel, model: m.name, T, shapes: [cc, cf, fc], layer: { f32, q8, speedup: f32 / q8 } });
   });
 }

@@ -23,13 +23,19 @@ function busyTicks() {
 }
 
 function treeTicks() {
-  const kids = new Map(), ticks = new Map();
+  const kids = new Map(),
+    ticks = new Map();
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     let s;
-    try { s = readFileSync(`/proc/${d}/stat`, 'utf8'); } catch { continue; }
+    try {
+      s = readFileSync(`/proc/${d}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
     const f = s.slice(s.lastIndexOf(')') + 2).split(' '); // f[0] = state (field 3)
-    const pid = +d, ppid = +f[1];
+    const pid = +d,
+      ppid = +f[1];
     ticks.set(pid, +f[11] + +f[12] + +f[13] + +f[14]); // utime stime cutime cstime (fields 14-17)
     if (!kids.has(ppid)) kids.set(ppid, []);
     kids.get(ppid).push(pid);
@@ -64,12 +70,13 @@ export function cpuMeter() {
   const a = sample();
   return {
     stop() {
-      const b = sample(), cap = ((b.t - a.t) / 1000) * TICK * os.cpus().length;
+      const b = sample(),
+        cap = ((b.t - a.t) / 1000) * TICK * os.cpus().length;
       const out = { load: [a.load, b.load], seconds: (b.t - a.t) / 1000 };
       if (a.busy !== undefined && b.busy !== undefined && out.seconds >= MIN_SECONDS) {
         const share = (ticks) => Math.min(1, Math.max(0, ticks / cap));
         out.busy = share(b.busy - a.busy);
-        out.foreign = share((b.busy - a.busy) - (b.ours - a.ours));
+        out.foreign = share(b.busy - a.busy - (b.ours - a.ours));
       }
       return out;
     },

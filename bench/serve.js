@@ -22,7 +22,9 @@ const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? process.argv[i + 1] : fallback;
 };
-const REQUESTS = Number(arg('--requests', 2000)), CONNECTIONS = Number(arg('--connections', 64)), THREADS = arg('--threads', undefined);
+const REQUESTS = Number(arg('--requests', 2000)),
+  CONNECTIONS = Number(arg('--connections', 64)),
+  THREADS = arg('--threads', undefined);
 
 /** The fixture's folder with its config scaled to MiniLM-L6's shape and random weights of that shape (safetensors written here). */
 function miniLmShaped(dir) {
@@ -39,15 +41,20 @@ function miniLmShaped(dir) {
     const layer = name.match(/^encoder\.layer\.(\d+)\./);
     const copies = layer ? (Number(layer[1]) === 0 ? 6 : 0) : 1; // layer 0's tensors as the template of all six
     for (let l = 0; l < copies; l++) {
-      const shape = info.shape.map((d, i) => (name.startsWith('embeddings.word') && i === 0 ? d : name.includes('token_type') && i === 0 ? d : scale[d] ?? d));
+      const shape = info.shape.map((d, i) =>
+        name.startsWith('embeddings.word') && i === 0 ? d : name.includes('token_type') && i === 0 ? d : (scale[d] ?? d),
+      );
       tensors.push({ name: layer ? name.replace(/^encoder\.layer\.0\./, `encoder.layer.${l}.`) : name, shape, norm: name.includes('LayerNorm') });
     }
   }
-  let seed = 1, offset = 0;
+  let seed = 1,
+    offset = 0;
   const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32 - 0.5) * 0.08;
-  const out = {}, blobs = [];
+  const out = {},
+    blobs = [];
   for (const t of tensors) {
-    const n = t.shape.reduce((a, b) => a * b, 1), data = new Float32Array(n);
+    const n = t.shape.reduce((a, b) => a * b, 1),
+      data = new Float32Array(n);
     for (let i = 0; i < n; i++) data[i] = t.norm && t.name.endsWith('weight') ? 1 : random();
     out[t.name] = { dtype: 'F32', shape: t.shape, data_offsets: [offset, offset + n * 4] };
     offset += n * 4;
@@ -64,38 +71,72 @@ async function server(model, flags) {
   const args = [...NODE_FLAGS, path.join(REPO, 'bin', 'serve.js'), model, '--port', '0', ...(THREADS ? ['--threads', THREADS] : []), ...flags];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let log = '';
-  child.stdout.on('data', (d) => { log += d; });
+  child.stdout.on('data', (d) => {
+    log += d;
+  });
   for (let i = 0; i < 600 && !/listening on/.test(log); i++) await new Promise((r) => setTimeout(r, 50));
   const url = log.match(/listening on (\S+)/)?.[1];
   if (!url) throw new Error(`the server did not start:\n${log}`);
-  return { url, stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }) };
+  return {
+    url,
+    stop: () =>
+      new Promise((r) => {
+        child.once('exit', r);
+        child.kill('SIGTERM');
+      }),
+  };
 }
 
 const WORDS = 'the quick brown fox jumps over a lazy dog while servers batch many small requests into one pass'.split(' ');
-const texts = Array.from({ length: 64 }, (_, i) => Array.from({ length: 4 + (i * 5) % 29 }, (_, k) => WORDS[(i + k * 3) % WORDS.length]).join(' '));
+const texts = Array.from({ length: 64 }, (_, i) => Array.from({ length: 4 + ((i * 5) % 29) }, (_, k) => WORDS[(i + k * 3) % WORDS.length]).join(' '));
 
 async function run(model, name, flags, amount) {
   const s = await server(model, flags);
   const requests = texts.map((t) => ({ method: 'POST', body: JSON.stringify({ inputs: t }) }));
   await autocannon({ url: `${s.url}/embed`, method: 'POST', headers: { 'content-type': 'application/json' }, connections: 8, amount: 200, requests }); // warm-up
   const before = await (await fetch(`${s.url}/metrics`)).text();
-  const r = await autocannon({ url: `${s.url}/embed`, method: 'POST', headers: { 'content-type': 'application/json' }, connections: CONNECTIONS, amount, requests, timeout: 120 });
+  const r = await autocannon({
+    url: `${s.url}/embed`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    connections: CONNECTIONS,
+    amount,
+    requests,
+    timeout: 120,
+  });
   const after = await (await fetch(`${s.url}/metrics`)).text();
   await s.stop();
   const batches = (m) => Number(m.match(/^te_batch_next_size_count (\S+)$/m)[1]);
   const n = batches(after) - batches(before);
-  return { name, amount, rps: amount / r.duration, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx + r.timeouts, batches: n, mean: amount / n };
+  return {
+    name,
+    amount,
+    rps: amount / r.duration,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.non2xx + r.timeouts,
+    batches: n,
+    mean: amount / n,
+  };
 }
 
 const dir = mkdtempSync(path.join(tmpdir(), 'swapformer-bench-serve-'));
 try {
   // the MiniLM shape computes about 70 ms per text here: fewer requests keep its runs near a minute
-  const models = [['fixture (2 layers, dModel 32)', FIXTURE, REQUESTS], ['MiniLM-L6 shape (6 layers, dModel 384)', miniLmShaped(path.join(dir, 'minilm')), Math.ceil(REQUESTS / 4)]];
-  console.log(`${CONNECTIONS} connections, one text each (5-32 words, 10-96 tokens, mean 51); ${cpus().length} cores shared by the server and autocannon; threads ${THREADS ?? 'default'}\n`);
+  const models = [
+    ['fixture (2 layers, dModel 32)', FIXTURE, REQUESTS],
+    ['MiniLM-L6 shape (6 layers, dModel 384)', miniLmShaped(path.join(dir, 'minilm')), Math.ceil(REQUESTS / 4)],
+  ];
+  console.log(
+    `${CONNECTIONS} connections, one text each (5-32 words, 10-96 tokens, mean 51); ${cpus().length} cores shared by the server and autocannon; threads ${THREADS ?? 'default'}\n`,
+  );
   console.log('| model | server | requests | requests/s (= texts/s) | p50 ms | p99 ms | errors | batches | inputs per batch |');
   console.log('|:--|:--|--:|--:|--:|--:|--:|--:|--:|');
   for (const [label, model, amount] of models) {
-    for (const [name, flags] of [['batched', []], ['unbatched (--max-batch-requests 1)', ['--max-batch-requests', '1']]]) {
+    for (const [name, flags] of [
+      ['batched', []],
+      ['unbatched (--max-batch-requests 1)', ['--max-batch-requests', '1']],
+    ]) {
       const r = await run(model, name, flags, amount);
       console.log(`| ${label} | ${r.name} | ${r.amount} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.batches} | ${r.mean.toFixed(1)} |`);
     }

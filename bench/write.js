@@ -5,7 +5,18 @@ import { join } from 'node:path';
 import * as H from './harness.js';
 import { ROOT, ORT_SETTINGS, DIST_NAME, plural, fmt0 } from './context.js';
 import { e2eHeadline, e2eSection, E2E_BEGIN, E2E_END } from './report-e2e.js';
-import { MATRIX_HEAD, matrixRows, scalingRows, SCALING_HEAD, SUMMARY_HEAD, timeSplit, loadMemory, loadMemoryTable, threadsSummary, oneThreadSummary } from './report.js';
+import {
+  MATRIX_HEAD,
+  matrixRows,
+  scalingRows,
+  SCALING_HEAD,
+  SUMMARY_HEAD,
+  timeSplit,
+  loadMemory,
+  loadMemoryTable,
+  threadsSummary,
+  oneThreadSummary,
+} from './report.js';
 
 export function resultsMd(R, table) {
   const M = R.machine;
@@ -21,7 +32,9 @@ Written by \`npm run bench\` (bench/bench.js) on ${M.date}. Do not edit by hand:
 | Chromium | ${R.browser ? `${R.browser.version}, headless, via playwright-core ${M.playwright}` : 'not run'} |
 | onnxruntime-web | ${M.ort} |
 | swapformer | ${M.git} |
-| binaries | ${Object.entries(M.dist).map(([k, v]) => `${DIST_NAME[k] ?? k} sha256 ${v}`).join('<br>')} |
+| binaries | ${Object.entries(M.dist)
+    .map(([k, v]) => `${DIST_NAME[k] ?? k} sha256 ${v}`)
+    .join('<br>')} |
 
 ## How it was measured
 
@@ -120,12 +133,18 @@ export function updateReadme(block, path = join(ROOT, 'README.md')) {
 /** The README block: the Node table, sizes, cold start, a pointer to RESULTS.md. */
 export function readmeBlock(R) {
   const M = R.machine;
-  const lines = [`Measured by \`npm run bench\` on ${M.cpu}, ${M.cores} cores, Node ${M.node}, onnxruntime-web ${M.ort}` +
-    ` (wasm backend, graph optimisations 'all'), same random weights, batch 1, medians; details and the Chromium figures in` +
-    ' [bench/RESULTS.md](https://github.com/swapformer/swapformer/blob/main/bench/RESULTS.md).', ''];
+  const lines = [
+    `Measured by \`npm run bench\` on ${M.cpu}, ${M.cores} cores, Node ${M.node}, onnxruntime-web ${M.ort}` +
+      ` (wasm backend, graph optimisations 'all'), same random weights, batch 1, medians; details and the Chromium figures in` +
+      ' [bench/RESULTS.md](https://github.com/swapformer/swapformer/blob/main/bench/RESULTS.md).',
+    '',
+  ];
   const nodeMatrix = R.matrix?.node ?? [];
   if (nodeMatrix.length) {
-    lines.push(`MiniLM-L6 with ${R.threadCounts.map(plural).join(' and ')}, f32 and q8 (swapformer \`loadModel(bytes, {dtype, threads})\`; ORT: its f32 graphs and their dynamic quantization), Node:`, '');
+    lines.push(
+      `MiniLM-L6 with ${R.threadCounts.map(plural).join(' and ')}, f32 and q8 (swapformer \`loadModel(bytes, {dtype, threads})\`; ORT: its f32 graphs and their dynamic quantization), Node:`,
+      '',
+    );
     lines.push(H.mdTable(MATRIX_HEAD, matrixRows(nodeMatrix)));
     const sc = scalingRows(nodeMatrix);
     if (sc.length) lines.push('', 'Thread scaling, Node:', '', H.mdTable(SCALING_HEAD, sc));
@@ -133,7 +152,12 @@ export function readmeBlock(R) {
   }
   lines.push(H.mdTable(H.COMPARISON_HEAD, H.comparisonRows(R.node ?? [], R.peaks.node)));
   lines.push('');
-  lines.push(H.mdTable(['file', 'raw', 'gzip -9'], R.sizes.filter((s) => s.what.includes('wasm')).map((s) => [s.what, s.missing ? 'not built' : H.fmt.kb(s.raw), s.missing ? '-' : H.fmt.kb(s.gzip)])));
+  lines.push(
+    H.mdTable(
+      ['file', 'raw', 'gzip -9'],
+      R.sizes.filter((s) => s.what.includes('wasm')).map((s) => [s.what, s.missing ? 'not built' : H.fmt.kb(s.raw), s.missing ? '-' : H.fmt.kb(s.gzip)]),
+    ),
+  );
   const split = timeSplit(R);
   if (split.length) {
     lines.push('', 'Where the time goes (Node, MiniLM-L6 T=512; Linear layers at the speed `matmul_forward` reaches alone on their shapes):', '');
@@ -141,8 +165,10 @@ export function readmeBlock(R) {
   }
   for (const [shape, c] of Object.entries(R.cold ?? {})) {
     lines.push('');
-    lines.push(`Cold start (import to first output, ${shape === 'tiny' ? 'a tiny 2-layer model' : shape}, T=128, Node): swapformer ${fmt0(H.median(c.swapformer.map((p) => p.coldMs)))} ms, ` +
-      `onnxruntime-web ${fmt0(H.median(c.ort.map((p) => p.coldMs)))} ms.`);
+    lines.push(
+      `Cold start (import to first output, ${shape === 'tiny' ? 'a tiny 2-layer model' : shape}, T=128, Node): swapformer ${fmt0(H.median(c.swapformer.map((p) => p.coldMs)))} ms, ` +
+        `onnxruntime-web ${fmt0(H.median(c.ort.map((p) => p.coldMs)))} ms.`,
+    );
   }
   const load = loadMemory(R);
   if (load) {
@@ -158,7 +184,8 @@ export function readmeBlock(R) {
 
 /** md with the text from begin to end replaced by body, or null when md lacks them. */
 function replaceBetween(md, begin, end, body) {
-  const a = md.indexOf(begin), b = md.indexOf(end);
+  const a = md.indexOf(begin),
+    b = md.indexOf(end);
   if (a < 0 || b < a) return null;
   return md.slice(0, a) + body + md.slice(b + end.length);
 }
@@ -170,7 +197,9 @@ function replaceBetween(md, begin, end, body) {
 export function updateReadmeHeadline(R, path = join(ROOT, 'README.md')) {
   const line = e2eHeadline(R);
   if (!line) return false;
-  const begin = '<!-- bench:headline:begin -->', end = '<!-- bench:headline:end -->', body = `${begin}\n${line}\n${end}`;
+  const begin = '<!-- bench:headline:begin -->',
+    end = '<!-- bench:headline:end -->',
+    body = `${begin}\n${line}\n${end}`;
   let md = readFileSync(path, 'utf8');
   const next = replaceBetween(md, begin, end, body);
   if (next !== null) md = next;

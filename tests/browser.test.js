@@ -60,61 +60,77 @@ const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 3, isM
 
 /** What a person would see wrong at the page's width, every <details> as it is: a list of lines (empty: nothing).
  * A box that scrolls sideways is one of them; one that says so under it ends in 'hinted'. */
-const layoutProblems = (page) => page.evaluate(() => {
-  const out = [];
-  const where = (el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${typeof el.className === 'string' && el.className.trim() ? `.${el.className.trim().split(/\s+/).join('.')}` : ''}`
-    + (el.id ? '' : ` in #${el.parentElement.closest('[id]')?.id}`);
-  const page = document.scrollingElement.scrollWidth;
-  if (page > innerWidth) out.push(`the page is ${page} px wide on a ${innerWidth} px screen`);
-  for (const el of document.querySelectorAll('body *')) {
-    if (!el.getClientRects().length || !/auto|scroll/.test(getComputedStyle(el).overflowX) || el.scrollWidth <= el.clientWidth) continue;
-    // a wide table may scroll when it says so, in words on the screen (and then says 'hinted')
-    const hint = el.closest('.table-scroll')?.querySelector(':scope > .scroll-hint');
-    out.push(`${where(el)} scrolls sideways (${el.scrollWidth} px in ${el.clientWidth}) ${hint?.getClientRects().length ? 'hinted' : 'with nothing to show it'}`);
-  }
-  for (const c of document.querySelectorAll('canvas')) {
-    if (!c.getClientRects().length) continue;
-    const r = c.getBoundingClientRect(), box = c.parentElement.getBoundingClientRect();
-    if (r.right > box.right + 0.5) out.push(`${where(c)} is cut at its right by ${Math.ceil(r.right - box.right)} px`);
-    if (c.getAttribute('role') !== 'img' || (c.getAttribute('aria-label') ?? '').length < 20) out.push(`${where(c)} has no text alternative (role ${c.getAttribute('role')}, aria-label '${c.getAttribute('aria-label')}')`);
-    if (!c.plotTexts) { out.push(`${where(c)}: plots.js recorded none of its texts (?debug=1)`); continue; }
-    const w = parseFloat(c.style.width), h = parseFloat(c.style.height);
-    for (const t of c.plotTexts) {
-      if (t.x0 < -0.5 || t.y0 < -0.5 || t.x1 > w + 0.5 || t.y1 > h + 0.5) out.push(`${where(c)}: '${t.text}' (${t.kind}) is drawn at x ${t.x0.toFixed(1)}..${t.x1.toFixed(1)}, y ${t.y0.toFixed(1)}..${t.y1.toFixed(1)}, outside its ${w} x ${h}`);
-      if (t.kind === 'axis' && t.text.endsWith('…')) out.push(`${where(c)}: the axis label '${t.text}' is cut short`);
+const layoutProblems = (page) =>
+  page.evaluate(() => {
+    const out = [];
+    const where = (el) =>
+      `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${typeof el.className === 'string' && el.className.trim() ? `.${el.className.trim().split(/\s+/).join('.')}` : ''}` +
+      (el.id ? '' : ` in #${el.parentElement.closest('[id]')?.id}`);
+    const page = document.scrollingElement.scrollWidth;
+    if (page > innerWidth) out.push(`the page is ${page} px wide on a ${innerWidth} px screen`);
+    for (const el of document.querySelectorAll('body *')) {
+      if (!el.getClientRects().length || !/auto|scroll/.test(getComputedStyle(el).overflowX) || el.scrollWidth <= el.clientWidth) continue;
+      // a wide table may scroll when it says so, in words on the screen (and then says 'hinted')
+      const hint = el.closest('.table-scroll')?.querySelector(':scope > .scroll-hint');
+      out.push(
+        `${where(el)} scrolls sideways (${el.scrollWidth} px in ${el.clientWidth}) ${hint?.getClientRects().length ? 'hinted' : 'with nothing to show it'}`,
+      );
     }
-    // no two texts drawn over each other (more than a pixel each way)
-    const ts = c.plotTexts;
-    for (let i = 0; i < ts.length; i++) {
-      for (let j = i + 1; j < ts.length; j++) {
-        const a = ts[i], b = ts[j];
-        if (Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0) > 1 && Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0) > 1) out.push(`${where(c)}: '${a.text}' and '${b.text}' are drawn over each other`);
+    for (const c of document.querySelectorAll('canvas')) {
+      if (!c.getClientRects().length) continue;
+      const r = c.getBoundingClientRect(),
+        box = c.parentElement.getBoundingClientRect();
+      if (r.right > box.right + 0.5) out.push(`${where(c)} is cut at its right by ${Math.ceil(r.right - box.right)} px`);
+      if (c.getAttribute('role') !== 'img' || (c.getAttribute('aria-label') ?? '').length < 20)
+        out.push(`${where(c)} has no text alternative (role ${c.getAttribute('role')}, aria-label '${c.getAttribute('aria-label')}')`);
+      if (!c.plotTexts) {
+        out.push(`${where(c)}: plots.js recorded none of its texts (?debug=1)`);
+        continue;
+      }
+      const w = parseFloat(c.style.width),
+        h = parseFloat(c.style.height);
+      for (const t of c.plotTexts) {
+        if (t.x0 < -0.5 || t.y0 < -0.5 || t.x1 > w + 0.5 || t.y1 > h + 0.5)
+          out.push(
+            `${where(c)}: '${t.text}' (${t.kind}) is drawn at x ${t.x0.toFixed(1)}..${t.x1.toFixed(1)}, y ${t.y0.toFixed(1)}..${t.y1.toFixed(1)}, outside its ${w} x ${h}`,
+          );
+        if (t.kind === 'axis' && t.text.endsWith('…')) out.push(`${where(c)}: the axis label '${t.text}' is cut short`);
+      }
+      // no two texts drawn over each other (more than a pixel each way)
+      const ts = c.plotTexts;
+      for (let i = 0; i < ts.length; i++) {
+        for (let j = i + 1; j < ts.length; j++) {
+          const a = ts[i],
+            b = ts[j];
+          if (Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0) > 1 && Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0) > 1)
+            out.push(`${where(c)}: '${a.text}' and '${b.text}' are drawn over each other`);
+        }
       }
     }
-  }
-  // an empty field's placeholder (the example it shows) is not cut
-  const ctx = document.createElement('canvas').getContext('2d');
-  const fontOf = (cs) => `${cs.fontStyle} ${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
-  for (const input of document.querySelectorAll('input[placeholder]')) {
-    if (!input.getClientRects().length || input.value) continue;
-    const cs = getComputedStyle(input);
-    ctx.font = fontOf(getComputedStyle(input, '::placeholder'));
-    const w = ctx.measureText(input.placeholder).width, room = input.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
-    if (w > room) out.push(`${where(input)}: the placeholder '${input.placeholder}' is cut (${Math.ceil(w)} px in ${Math.floor(room)})`);
-  }
-  // a select whose longest option does not fit shows it cut when chosen
-  for (const s of document.querySelectorAll('select')) {
-    if (!s.getClientRects().length) continue;
-    const cs = getComputedStyle(s);
-    ctx.font = fontOf(cs);
-    const room = s.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 20; // the arrow
-    for (const o of s.options) {
-      const w = ctx.measureText(o.text).width;
-      if (w > room) out.push(`${where(s)}: '${o.text}' is cut (${Math.ceil(w)} px in ${Math.floor(room)})`);
+    // an empty field's placeholder (the example it shows) is not cut
+    const ctx = document.createElement('canvas').getContext('2d');
+    const fontOf = (cs) => `${cs.fontStyle} ${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+    for (const input of document.querySelectorAll('input[placeholder]')) {
+      if (!input.getClientRects().length || input.value) continue;
+      const cs = getComputedStyle(input);
+      ctx.font = fontOf(getComputedStyle(input, '::placeholder'));
+      const w = ctx.measureText(input.placeholder).width,
+        room = input.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+      if (w > room) out.push(`${where(input)}: the placeholder '${input.placeholder}' is cut (${Math.ceil(w)} px in ${Math.floor(room)})`);
     }
-  }
-  return out;
-});
+    // a select whose longest option does not fit shows it cut when chosen
+    for (const s of document.querySelectorAll('select')) {
+      if (!s.getClientRects().length) continue;
+      const cs = getComputedStyle(s);
+      ctx.font = fontOf(cs);
+      const room = s.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 20; // the arrow
+      for (const o of s.options) {
+        const w = ctx.measureText(o.text).width;
+        if (w > room) out.push(`${where(s)}: '${o.text}' is cut (${Math.ceil(w)} px in ${Math.floor(room)})`);
+      }
+    }
+    return out;
+  });
 const MODELS = new URL('../models/', import.meta.url);
 
 /** The number of canvas pixels that are not white (a drawn plot has thousands). */
@@ -1266,182 +1282,234 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
       },
     );
 
-    await t.test('a phone (390 and 360 px) and the desktop: every card fits, every chart has a text alternative and draws its texts inside, taps show the readouts, the Hub examples load', async () => {
-      const t0 = performance.now();
-      const { startHub } = await import('./hub-server.js');
-      const bert = fileURLToPath(new URL('./pretrained/bert-minilm', import.meta.url));
-      const EXAMPLE = 'sentence-transformers/all-MiniLM-L6-v2';
-      const hub = await startHub({ repos: { [EXAMPLE]: bert } });
-      const phone = await browser.newPage(PHONE);
-      phone.setDefaultTimeout(60_000);
-      // the stand-in's 404s for the optional files the loader probes are checked apart (they must be absent from the folder)
-      const hubOrigin = new URL(hub.url).origin, probed = [];
-      const fromHub = (url) => url.startsWith(`${hubOrigin}/`);
-      phone.on('console', (m) => { if (m.type() === 'error' && !(fromHub(m.location()?.url ?? '') && /status of 404/.test(m.text()))) problems.push(`phone console error: ${m.text()}`); });
-      phone.on('pageerror', (e) => problems.push(`phone page error: ${e.message}`));
-      phone.on('requestfailed', (r) => problems.push(`phone request failed: ${r.url()} (${r.failure()?.errorText})`));
-      phone.on('response', (r) => {
-        if (r.status() === 404 && fromHub(r.url())) probed.push(decodeURIComponent(new URL(r.url()).pathname.split('/resolve/main/')[1] ?? r.url()));
-        else if (r.status() >= 400) problems.push(`phone HTTP ${r.status()}: ${r.url()}`);
-      });
-      const failures = []; // every check runs; the failures are listed together at the end
-      const check = (ok, what) => { if (!ok) failures.push(what); };
-      const pIdle = () => phone.evaluate(() => window.swapformerDemo.pretrained.whenIdle());
-      const allIdle = () => phone.evaluate(async () => {
-        const d = window.swapformerDemo;
-        await Promise.all([d.whenIdle(), d.pretrained.whenIdle(), d.positionsReal.whenIdle()]);
-        await d.whenIdle();
-      });
-      try {
-        await phone.goto(`${base}/web/?debug=1`);
-        await phone.waitForSelector('body[data-ready="true"]');
-        await allIdle();
-        // every card's default experiment ran (section 7 loads its shipped BERT by itself)
-        const results = await phone.evaluate(() => JSON.parse(JSON.stringify(window.swapformerDemo.experiments)));
-        assert.equal(Object.values(results).filter((r) => r.pass).length, 9, 'the nine experiment cards pass at phone width');
-        assert.equal(await phone.locator('#positions-real').getAttribute('data-state'), 'ready');
-
-        // "Your model": Load with nothing typed is a hint, not an error code
-        const status = () => phone.locator('#pretrained-status').textContent();
-        check((await phone.getAttribute('#pretrained-id', 'placeholder')).startsWith('e.g. '), 'the id field\'s placeholder reads as an example (e.g. …)');
-        await phone.click('#pretrained-load-button');
-        check(!(await visible(phone, '#pretrained-error')), `Load with an empty field shows an error: ${await phone.locator('#pretrained-error').textContent()}`);
-        const hint = async (id) => (await phone.locator(id).count()) && await phone.locator(id).isVisible() ? phone.locator(id).textContent() : '(no hint shown)';
-        check(/type a model id/i.test(await hint('#pretrained-id-hint')), `Load with an empty field says what to do: '${await hint('#pretrained-id-hint')}'`);
-        await phone.click('#pr-hub-load');
-        check(!(await visible(phone, '#pr-error')), `section 7's Load with an empty field shows an error: ${await phone.locator('#pr-error').textContent()}`);
-        check(/type a model id/i.test(await hint('#pr-hub-hint')), `section 7's Load with an empty field says what to do: '${await hint('#pr-hub-hint')}'`);
-        // one dropped file that is no model: "1 dropped file" (and a folder of one file)
-        await phone.evaluate(() => {
-          const dt = new DataTransfer();
-          dt.items.add(new File(['{}'], 'config.json'));
-          for (const type of ['dragenter', 'dragover', 'drop']) document.getElementById('pretrained-drop').dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+    await t.test(
+      'a phone (390 and 360 px) and the desktop: every card fits, every chart has a text alternative and draws its texts inside, taps show the readouts, the Hub examples load',
+      async () => {
+        const t0 = performance.now();
+        const { startHub } = await import('./hub-server.js');
+        const bert = fileURLToPath(new URL('./pretrained/bert-minilm', import.meta.url));
+        const EXAMPLE = 'sentence-transformers/all-MiniLM-L6-v2';
+        const hub = await startHub({ repos: { [EXAMPLE]: bert } });
+        const phone = await browser.newPage(PHONE);
+        phone.setDefaultTimeout(60_000);
+        // the stand-in's 404s for the optional files the loader probes are checked apart (they must be absent from the folder)
+        const hubOrigin = new URL(hub.url).origin,
+          probed = [];
+        const fromHub = (url) => url.startsWith(`${hubOrigin}/`);
+        phone.on('console', (m) => {
+          if (m.type() === 'error' && !(fromHub(m.location()?.url ?? '') && /status of 404/.test(m.text()))) problems.push(`phone console error: ${m.text()}`);
         });
-        await pIdle();
-        check(/^1 dropped file could not be loaded\./.test(await status()), `one dropped file: '${await status()}'`);
-        check(await visible(phone, '#pretrained-error'), 'the refused drop shows its error');
-        const folderOfOne = await phone.evaluate(async () => (await import('/web/pretrained-shared.js')).sourceFromFiles(new Map([['minilm/config.json', new File(['{}'], 'config.json')]])).then((s) => s.label, (e) => e.message));
-        check(folderOfOne === 'folder minilm (1 file)', `a folder of one file: '${folderOfOne}'`);
-        // an example id: fills the field, loads it (from the stand-in), the stale error goes
-        await phone.click('#pretrained-advanced summary');
-        await phone.fill('#pretrained-hub', hub.url);
-        await phone.locator('#pretrained-examples button.chip').first().tap();
-        await pIdle();
-        check(await phone.inputValue('#pretrained-id') === EXAMPLE, 'the example fills the field');
-        const loaded = await phone.locator('#pretrained').getAttribute('data-state') === 'ready';
-        check(loaded, `the example loads: state ${await phone.locator('#pretrained').getAttribute('data-state')}, '${await status()}'`);
-        check(!(await visible(phone, '#pretrained-error')), 'the example clears the stale error');
-        if (!loaded) { // go on with the same checkpoint, loaded by id
-          await phone.fill('#pretrained-id', EXAMPLE);
-          await phone.click('#pretrained-load-button');
-          await pIdle();
-        }
-        assert.equal(await phone.locator('#pretrained').getAttribute('data-state'), 'ready');
-        assert.match(await phone.locator('#pretrained-source').textContent(), new RegExp(EXAMPLE));
-        await allIdle(); // the layer-removal card measures the checkpoint
-
-        // a tap on a heat-map cell shows the readout a hover shows
-        check(/tap a cell/.test(await phone.locator('#pretrained-matrix-caption').textContent()), `the caption says tap on a touch screen: '${await phone.locator('#pretrained-matrix-caption').textContent()}'`);
-        await phone.locator('#pretrained-matrix').scrollIntoViewIfNeeded();
-        const cell = await phone.$eval('#pretrained-matrix', (c) => { const r = c.getBoundingClientRect(), hit = c._hit; return { x: r.left + hit.left + 1.5 * hit.cellW, y: r.top + hit.top + 0.5 * hit.cellH }; });
-        await phone.touchscreen.tap(cell.x, cell.y);
-        const tip = phone.locator('.plot-tooltip');
-        const tipShown = await tip.count() === 1 && await tip.isVisible();
-        check(tipShown && /^the checkpoint: 1 · 2: cos -?\d\.\d{4}$/.test(await tip.textContent()), `a tap on cell (1, 2) shows its value: ${tipShown ? `'${await tip.textContent()}'` : 'nothing shown'}`);
-        // a tap on a bar of card 9 shows its value
-        await phone.locator('#layers-chart').scrollIntoViewIfNeeded();
-        const bar = await phone.$eval('#layers-chart', (c) => { const r = c.getBoundingClientRect(), b = c._bars; return { x: r.left + b.slot(0, 0) + b.bw / 2, y: r.top + b.top + b.plotH - 4 }; });
-        await phone.touchscreen.tap(bar.x, bar.y);
-        const barTip = await tip.isVisible() ? await tip.textContent() : 'nothing shown';
-        check(/^reverse-sinusoidal: full \d+%$/.test(barTip), `a tap on card 9's first bar shows its value: '${barTip}'`);
-
-        // card 9 names its blocks and its bars
-        const texts9 = (await phone.$eval('#layers-chart', (c) => (c.plotTexts ?? []).map((x) => x.text))).join(' ');
-        for (const w of ['reverse', 'sort', 'shift', 'sinusoidal', 'learned', 'rope', 'alibi']) check(texts9.includes(w), `card 9's chart names '${w}': it draws '${texts9}'`);
-        // a chart's text alternative states its values and follows a redraw
-        const qk = await phone.evaluate(() => window.swapformerDemo.experiments.qknorm.runs.map((r) => r.entropy));
-        const entropyLabel = await phone.locator('#exp-qknorm canvas').nth(1).getAttribute('aria-label');
-        for (const x of qk.flat()) check(entropyLabel.includes(x.toFixed(3)), `the entropy chart's text alternative states ${x.toFixed(3)}: '${entropyLabel}'`);
-        const matrixLabel = () => phone.locator('#pretrained-matrix').getAttribute('aria-label');
-        const before = await matrixLabel();
-        await phone.fill('#pretrained-sentences', 'The sun is shining.\nIt rains all day.\nA bright and sunny afternoon.');
-        await pIdle();
-        const after = await matrixLabel();
-        check(after !== before && /3 (sentences|rows)/.test(after), `the matrix's text alternative follows the new sentences: '${before}' then '${after}'`);
-        await phone.fill('#pretrained-sentences', (await phone.evaluate(() => window.swapformerDemo.pretrained.info().sentences)).join('\n') + '\nA chef is cooking pasta in the kitchen.\nThe stock market fell sharply today.\nShares dropped as investors sold off.');
-        await pIdle();
-
-        // the layout, every <details> open: nothing wider than the screen, nothing cut
-        const layout = async (label) => {
-          await phone.evaluate(() => { for (const d of document.querySelectorAll('details')) d.open = true; });
-          await allIdle();
-          await phone.waitForTimeout(200); // the plots redraw for their new widths in the next frame
-          for (const p of await layoutProblems(phone)) failures.push(`${label}: ${p}`);
+        phone.on('pageerror', (e) => problems.push(`phone page error: ${e.message}`));
+        phone.on('requestfailed', (r) => problems.push(`phone request failed: ${r.url()} (${r.failure()?.errorText})`));
+        phone.on('response', (r) => {
+          if (r.status() === 404 && fromHub(r.url())) probed.push(decodeURIComponent(new URL(r.url()).pathname.split('/resolve/main/')[1] ?? r.url()));
+          else if (r.status() >= 400) problems.push(`phone HTTP ${r.status()}: ${r.url()}`);
+        });
+        const failures = []; // every check runs; the failures are listed together at the end
+        const check = (ok, what) => {
+          if (!ok) failures.push(what);
         };
-        await layout('390 px');
-        // a finger finds every control: 40 px high at least (a checkbox or radio by its label)
-        const small = await phone.evaluate(() => [...document.querySelectorAll('button, select, summary, input, .top nav a')]
-          .filter((el) => el.getClientRects().length && !/^(checkbox|radio|hidden|file)$/.test(el.type) && el.getBoundingClientRect().height < 39.5)
-          .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''} '${(el.textContent || el.value || '').trim().slice(0, 30)}' ${Math.round(el.getBoundingClientRect().height)} px high`));
-        check(small.length === 0, `controls too small for a finger at 390 px: ${small.join('; ')}`);
-        const tinyLabels = await phone.evaluate(() => [...document.querySelectorAll('input[type=checkbox], input[type=radio]')]
-          .filter((el) => el.getClientRects().length && (el.closest('label')?.getBoundingClientRect().height ?? 0) < 39.5).map((el) => el.id || el.value));
-        check(tinyLabels.length === 0, `checkboxes and radios whose label is under 40 px high: ${tinyLabels.join(', ')}`);
-        // the widest table (both models' numbers), the longest options: RoPE (+ linear scaling) swapped in, the builder's RoPE pairs
-        await phone.selectOption('#pretrained-position', 'rope');
-        await phone.selectOption('#pretrained-scaling', 'linear');
-        await phone.selectOption('#position', 'rope');
-        await layout('390 px, RoPE swapped in and built');
-        // pictures of every section at phone width, to look at (tests/out/phone-*.png)
-        const shots = [];
-        for (const id of ['model', 'pictures', 'swap', 'experiments', 'trained', 'pretrained', 'positions-real']) {
-          const path = `${OUT_DIR}phone-${id}.png`;
-          await phone.locator(`#${id}`).screenshot({ path });
-          shots.push(path);
-        }
-        for (const p of shots) t.diagnostic(`screenshot: ${p}`);
-        console.log(`browser.test.js: screenshots ${OUT_DIR}phone-{${['model', 'pictures', 'swap', 'experiments', 'trained', 'pretrained', 'positions-real'].join(',')}}.png`);
-        // a smaller phone (360 px): the plots redraw for it
-        await phone.setViewportSize({ width: 360, height: 780 });
-        await layout('360 px');
-        // twelve sentences: a table too wide for any phone scrolls, and says so
-        await phone.fill('#pretrained-sentences', Array.from({ length: 12 }, (_, i) => `Sentence number ${i + 1}.`).join('\n'));
-        await pIdle();
-        const wide = (await layoutProblems(phone)).filter((p) => /in #pretrained-numbers scrolls/.test(p));
-        check(wide.length === 1 && wide[0].endsWith('hinted'), `twelve sentences: the numbers scroll sideways and say so: ${JSON.stringify(wide)}`);
-        t.diagnostic(`phone checks: ${failures.length} failures`);
-
-        // the desktop keeps its layout: the same checks at 1280 px (a checkpoint dropped, RoPE + linear swapped in)
-        const desk = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-        watch(desk, problems, 'desktop (debug)');
-        try {
-          await desk.goto(`${base}/web/?debug=1`);
-          await desk.waitForSelector('body[data-ready="true"]');
-          await desk.setInputFiles('#pretrained-folder', bert);
-          await desk.evaluate(() => window.swapformerDemo.pretrained.whenIdle());
-          await desk.selectOption('#pretrained-position', 'rope');
-          await desk.selectOption('#pretrained-scaling', 'linear');
-          await desk.selectOption('#position', 'rope');
-          await desk.evaluate(async () => {
-            for (const d of document.querySelectorAll('details')) d.open = true;
-            const demo = window.swapformerDemo;
-            await Promise.all([demo.whenIdle(), demo.pretrained.whenIdle(), demo.positionsReal.whenIdle()]);
-            await demo.whenIdle();
+        const pIdle = () => phone.evaluate(() => window.swapformerDemo.pretrained.whenIdle());
+        const allIdle = () =>
+          phone.evaluate(async () => {
+            const d = window.swapformerDemo;
+            await Promise.all([d.whenIdle(), d.pretrained.whenIdle(), d.positionsReal.whenIdle()]);
+            await d.whenIdle();
           });
-          await desk.waitForTimeout(200);
-          for (const p of await layoutProblems(desk)) failures.push(`1280 px: ${p}`);
-          for (const id of ['experiments', 'pretrained']) await desk.locator(`#${id}`).screenshot({ path: `${OUT_DIR}desktop-${id}.png` });
+        try {
+          await phone.goto(`${base}/web/?debug=1`);
+          await phone.waitForSelector('body[data-ready="true"]');
+          await allIdle();
+          // every card's default experiment ran (section 7 loads its shipped BERT by itself)
+          const results = await phone.evaluate(() => JSON.parse(JSON.stringify(window.swapformerDemo.experiments)));
+          assert.equal(Object.values(results).filter((r) => r.pass).length, 9, 'the nine experiment cards pass at phone width');
+          assert.equal(await phone.locator('#positions-real').getAttribute('data-state'), 'ready');
+
+          // "Your model": Load with nothing typed is a hint, not an error code
+          const status = () => phone.locator('#pretrained-status').textContent();
+          check((await phone.getAttribute('#pretrained-id', 'placeholder')).startsWith('e.g. '), "the id field's placeholder reads as an example (e.g. …)");
+          await phone.click('#pretrained-load-button');
+          check(
+            !(await visible(phone, '#pretrained-error')),
+            `Load with an empty field shows an error: ${await phone.locator('#pretrained-error').textContent()}`,
+          );
+          const hint = async (id) =>
+            (await phone.locator(id).count()) && (await phone.locator(id).isVisible()) ? phone.locator(id).textContent() : '(no hint shown)';
+          check(/type a model id/i.test(await hint('#pretrained-id-hint')), `Load with an empty field says what to do: '${await hint('#pretrained-id-hint')}'`);
+          await phone.click('#pr-hub-load');
+          check(!(await visible(phone, '#pr-error')), `section 7's Load with an empty field shows an error: ${await phone.locator('#pr-error').textContent()}`);
+          check(/type a model id/i.test(await hint('#pr-hub-hint')), `section 7's Load with an empty field says what to do: '${await hint('#pr-hub-hint')}'`);
+          // one dropped file that is no model: "1 dropped file" (and a folder of one file)
+          await phone.evaluate(() => {
+            const dt = new DataTransfer();
+            dt.items.add(new File(['{}'], 'config.json'));
+            for (const type of ['dragenter', 'dragover', 'drop'])
+              document.getElementById('pretrained-drop').dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+          });
+          await pIdle();
+          check(/^1 dropped file could not be loaded\./.test(await status()), `one dropped file: '${await status()}'`);
+          check(await visible(phone, '#pretrained-error'), 'the refused drop shows its error');
+          const folderOfOne = await phone.evaluate(async () =>
+            (await import('/web/pretrained-shared.js')).sourceFromFiles(new Map([['minilm/config.json', new File(['{}'], 'config.json')]])).then(
+              (s) => s.label,
+              (e) => e.message,
+            ),
+          );
+          check(folderOfOne === 'folder minilm (1 file)', `a folder of one file: '${folderOfOne}'`);
+          // an example id: fills the field, loads it (from the stand-in), the stale error goes
+          await phone.click('#pretrained-advanced summary');
+          await phone.fill('#pretrained-hub', hub.url);
+          await phone.locator('#pretrained-examples button.chip').first().tap();
+          await pIdle();
+          check((await phone.inputValue('#pretrained-id')) === EXAMPLE, 'the example fills the field');
+          const loaded = (await phone.locator('#pretrained').getAttribute('data-state')) === 'ready';
+          check(loaded, `the example loads: state ${await phone.locator('#pretrained').getAttribute('data-state')}, '${await status()}'`);
+          check(!(await visible(phone, '#pretrained-error')), 'the example clears the stale error');
+          if (!loaded) {
+            // go on with the same checkpoint, loaded by id
+            await phone.fill('#pretrained-id', EXAMPLE);
+            await phone.click('#pretrained-load-button');
+            await pIdle();
+          }
+          assert.equal(await phone.locator('#pretrained').getAttribute('data-state'), 'ready');
+          assert.match(await phone.locator('#pretrained-source').textContent(), new RegExp(EXAMPLE));
+          await allIdle(); // the layer-removal card measures the checkpoint
+
+          // a tap on a heat-map cell shows the readout a hover shows
+          check(
+            /tap a cell/.test(await phone.locator('#pretrained-matrix-caption').textContent()),
+            `the caption says tap on a touch screen: '${await phone.locator('#pretrained-matrix-caption').textContent()}'`,
+          );
+          await phone.locator('#pretrained-matrix').scrollIntoViewIfNeeded();
+          const cell = await phone.$eval('#pretrained-matrix', (c) => {
+            const r = c.getBoundingClientRect(),
+              hit = c._hit;
+            return { x: r.left + hit.left + 1.5 * hit.cellW, y: r.top + hit.top + 0.5 * hit.cellH };
+          });
+          await phone.touchscreen.tap(cell.x, cell.y);
+          const tip = phone.locator('.plot-tooltip');
+          const tipShown = (await tip.count()) === 1 && (await tip.isVisible());
+          check(
+            tipShown && /^the checkpoint: 1 · 2: cos -?\d\.\d{4}$/.test(await tip.textContent()),
+            `a tap on cell (1, 2) shows its value: ${tipShown ? `'${await tip.textContent()}'` : 'nothing shown'}`,
+          );
+          // a tap on a bar of card 9 shows its value
+          await phone.locator('#layers-chart').scrollIntoViewIfNeeded();
+          const bar = await phone.$eval('#layers-chart', (c) => {
+            const r = c.getBoundingClientRect(),
+              b = c._bars;
+            return { x: r.left + b.slot(0, 0) + b.bw / 2, y: r.top + b.top + b.plotH - 4 };
+          });
+          await phone.touchscreen.tap(bar.x, bar.y);
+          const barTip = (await tip.isVisible()) ? await tip.textContent() : 'nothing shown';
+          check(/^reverse-sinusoidal: full \d+%$/.test(barTip), `a tap on card 9's first bar shows its value: '${barTip}'`);
+
+          // card 9 names its blocks and its bars
+          const texts9 = (await phone.$eval('#layers-chart', (c) => (c.plotTexts ?? []).map((x) => x.text))).join(' ');
+          for (const w of ['reverse', 'sort', 'shift', 'sinusoidal', 'learned', 'rope', 'alibi'])
+            check(texts9.includes(w), `card 9's chart names '${w}': it draws '${texts9}'`);
+          // a chart's text alternative states its values and follows a redraw
+          const qk = await phone.evaluate(() => window.swapformerDemo.experiments.qknorm.runs.map((r) => r.entropy));
+          const entropyLabel = await phone.locator('#exp-qknorm canvas').nth(1).getAttribute('aria-label');
+          for (const x of qk.flat())
+            check(entropyLabel.includes(x.toFixed(3)), `the entropy chart's text alternative states ${x.toFixed(3)}: '${entropyLabel}'`);
+          const matrixLabel = () => phone.locator('#pretrained-matrix').getAttribute('aria-label');
+          const before = await matrixLabel();
+          await phone.fill('#pretrained-sentences', 'The sun is shining.\nIt rains all day.\nA bright and sunny afternoon.');
+          await pIdle();
+          const after = await matrixLabel();
+          check(after !== before && /3 (sentences|rows)/.test(after), `the matrix's text alternative follows the new sentences: '${before}' then '${after}'`);
+          await phone.fill(
+            '#pretrained-sentences',
+            (await phone.evaluate(() => window.swapformerDemo.pretrained.info().sentences)).join('\n') +
+              '\nA chef is cooking pasta in the kitchen.\nThe stock market fell sharply today.\nShares dropped as investors sold off.',
+          );
+          await pIdle();
+
+          // the layout, every <details> open: nothing wider than the screen, nothing cut
+          const layout = async (label) => {
+            await phone.evaluate(() => {
+              for (const d of document.querySelectorAll('details')) d.open = true;
+            });
+            await allIdle();
+            await phone.waitForTimeout(200); // the plots redraw for their new widths in the next frame
+            for (const p of await layoutProblems(phone)) failures.push(`${label}: ${p}`);
+          };
+          await layout('390 px');
+          // a finger finds every control: 40 px high at least (a checkbox or radio by its label)
+          const small = await phone.evaluate(() =>
+            [...document.querySelectorAll('button, select, summary, input, .top nav a')]
+              .filter((el) => el.getClientRects().length && !/^(checkbox|radio|hidden|file)$/.test(el.type) && el.getBoundingClientRect().height < 39.5)
+              .map(
+                (el) =>
+                  `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''} '${(el.textContent || el.value || '').trim().slice(0, 30)}' ${Math.round(el.getBoundingClientRect().height)} px high`,
+              ),
+          );
+          check(small.length === 0, `controls too small for a finger at 390 px: ${small.join('; ')}`);
+          const tinyLabels = await phone.evaluate(() =>
+            [...document.querySelectorAll('input[type=checkbox], input[type=radio]')]
+              .filter((el) => el.getClientRects().length && (el.closest('label')?.getBoundingClientRect().height ?? 0) < 39.5)
+              .map((el) => el.id || el.value),
+          );
+          check(tinyLabels.length === 0, `checkboxes and radios whose label is under 40 px high: ${tinyLabels.join(', ')}`);
+          // the widest table (both models' numbers), the longest options: RoPE (+ linear scaling) swapped in, the builder's RoPE pairs
+          await phone.selectOption('#pretrained-position', 'rope');
+          await phone.selectOption('#pretrained-scaling', 'linear');
+          await phone.selectOption('#position', 'rope');
+          await layout('390 px, RoPE swapped in and built');
+          // pictures of every section at phone width, to look at (tests/out/phone-*.png)
+          const shots = [];
+          for (const id of ['model', 'pictures', 'swap', 'experiments', 'trained', 'pretrained', 'positions-real']) {
+            const path = `${OUT_DIR}phone-${id}.png`;
+            await phone.locator(`#${id}`).screenshot({ path });
+            shots.push(path);
+          }
+          for (const p of shots) t.diagnostic(`screenshot: ${p}`);
+          console.log(
+            `browser.test.js: screenshots ${OUT_DIR}phone-{${['model', 'pictures', 'swap', 'experiments', 'trained', 'pretrained', 'positions-real'].join(',')}}.png`,
+          );
+          // a smaller phone (360 px): the plots redraw for it
+          await phone.setViewportSize({ width: 360, height: 780 });
+          await layout('360 px');
+          // twelve sentences: a table too wide for any phone scrolls, and says so
+          await phone.fill('#pretrained-sentences', Array.from({ length: 12 }, (_, i) => `Sentence number ${i + 1}.`).join('\n'));
+          await pIdle();
+          const wide = (await layoutProblems(phone)).filter((p) => /in #pretrained-numbers scrolls/.test(p));
+          check(wide.length === 1 && wide[0].endsWith('hinted'), `twelve sentences: the numbers scroll sideways and say so: ${JSON.stringify(wide)}`);
+          t.diagnostic(`phone checks: ${failures.length} failures`);
+
+          // the desktop keeps its layout: the same checks at 1280 px (a checkpoint dropped, RoPE + linear swapped in)
+          const desk = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+          watch(desk, problems, 'desktop (debug)');
+          try {
+            await desk.goto(`${base}/web/?debug=1`);
+            await desk.waitForSelector('body[data-ready="true"]');
+            await desk.setInputFiles('#pretrained-folder', bert);
+            await desk.evaluate(() => window.swapformerDemo.pretrained.whenIdle());
+            await desk.selectOption('#pretrained-position', 'rope');
+            await desk.selectOption('#pretrained-scaling', 'linear');
+            await desk.selectOption('#position', 'rope');
+            await desk.evaluate(async () => {
+              for (const d of document.querySelectorAll('details')) d.open = true;
+              const demo = window.swapformerDemo;
+              await Promise.all([demo.whenIdle(), demo.pretrained.whenIdle(), demo.positionsReal.whenIdle()]);
+              await demo.whenIdle();
+            });
+            await desk.waitForTimeout(200);
+            for (const p of await layoutProblems(desk)) failures.push(`1280 px: ${p}`);
+            for (const id of ['experiments', 'pretrained']) await desk.locator(`#${id}`).screenshot({ path: `${OUT_DIR}desktop-${id}.png` });
+          } finally {
+            await desk.close();
+          }
+          for (const f of probed) assert.equal(existsSync(`${bert}/${f}`), false, `the stand-in answered 404 for ${f}, which exists`);
+          assert.deepEqual(failures, []);
+          t.diagnostic(`phone checks in ${Math.round(performance.now() - t0)} ms`);
         } finally {
-          await desk.close();
+          await phone.close();
+          await hub.close();
         }
-        for (const f of probed) assert.equal(existsSync(`${bert}/${f}`), false, `the stand-in answered 404 for ${f}, which exists`);
-        assert.deepEqual(failures, []);
-        t.diagnostic(`phone checks in ${Math.round(performance.now() - t0)} ms`);
-      } finally {
-        await phone.close();
-        await hub.close();
-      }
-    });
+      },
+    );
 
     await t.test('no console error, page error, failed request or HTTP error', () => {
       assert.deepEqual(problems, []);

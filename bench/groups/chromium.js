@@ -18,13 +18,32 @@ export async function matrix({ opts, R, counts, relaxedBuilt, named, section }) 
     const onnx = Object.fromEntries(MATRIX_GRAPHS.map((g) => [g, url(onnxPath(MATRIX_SHAPE, g))]));
     const plan = matrixPlan(opts, counts).map(({ threads, Ts, scaling }) => ({
       threads,
-      cases: Ts.map(([T, warmup, runs]) => ({ threads, shape: MATRIX_SHAPE, T, warmup, runs, model: url(modelPath(MATRIX_SHAPE)), onnx, relaxed: relaxedBuilt, scaling })),
+      cases: Ts.map(([T, warmup, runs]) => ({
+        threads,
+        shape: MATRIX_SHAPE,
+        T,
+        warmup,
+        runs,
+        model: url(modelPath(MATRIX_SHAPE)),
+        onnx,
+        relaxed: relaxedBuilt,
+        scaling,
+      })),
     }));
     // where the relaxed build's time goes at T=512, one thread, f32 and q8 (the build with its name section)
-    const profiles = named ? ['f32', 'q8'].map((dtype) => ({
-      label: `swapformer relaxed ${dtype}`, dtype, T: 512, vocab: H.SHAPES[MATRIX_SHAPE].vocabSize, model: url(modelPath(MATRIX_SHAPE)), wasm: url(named.file),
-      sameCode: named.sameCode, runs: opts.quick ? 2 : 5, warmup: 2,
-    })) : [];
+    const profiles = named
+      ? ['f32', 'q8'].map((dtype) => ({
+          label: `swapformer relaxed ${dtype}`,
+          dtype,
+          T: 512,
+          vocab: H.SHAPES[MATRIX_SHAPE].vocabSize,
+          model: url(modelPath(MATRIX_SHAPE)),
+          wasm: url(named.file),
+          sameCode: named.sameCode,
+          runs: opts.quick ? 2 : 5,
+          warmup: 2,
+        }))
+      : [];
     try {
       R.browser = await runBrowser({ matrix: plan, profiles }, { log });
       R.machine.chromium = R.browser.version;
@@ -45,8 +64,16 @@ export async function oneThread({ opts, R, relaxedBuilt, section }) {
     log('chromium: one thread, cold start:');
     const make = (shape, T, graphs) => {
       const [warmup, runs] = RUNS[shape][T];
-      return { shape, T, cfg: H.SHAPES[shape], model: url(modelPath(shape)), warmup, runs,
-               onnx: graphs.map((g) => ({ label: graphLabel(g), url: url(onnxPath(shape, g)) })), swap: [] };
+      return {
+        shape,
+        T,
+        cfg: H.SHAPES[shape],
+        model: url(modelPath(shape)),
+        warmup,
+        runs,
+        onnx: graphs.map((g) => ({ label: graphLabel(g), url: url(onnxPath(shape, g)) })),
+        swap: [],
+      };
     };
     const browserBuilds = [{ label: 'swapformer', file: 'swapformer.wasm' }];
     if (relaxedBuilt) browserBuilds.push({ label: 'swapformer relaxed', file: 'swapformer-relaxed.wasm', relaxed: true });
@@ -60,8 +87,13 @@ export async function oneThread({ opts, R, relaxedBuilt, section }) {
         return spec;
       },
       cold: ['MiniLM-L6', 'tiny'].map((name) => ({
-        name, model: url(modelPath(name)), onnx: url(onnxPath(name, name === 'tiny' ? 'fused' : R.cold?.[name]?.graph ?? 'fused')),
-        T: 128, vocab: H.SHAPES[name].vocabSize, runs: 5, relaxedBuilt,
+        name,
+        model: url(modelPath(name)),
+        onnx: url(onnxPath(name, name === 'tiny' ? 'fused' : (R.cold?.[name]?.graph ?? 'fused'))),
+        T: 128,
+        vocab: H.SHAPES[name].vocabSize,
+        runs: 5,
+        relaxedBuilt,
       })),
     };
     try {

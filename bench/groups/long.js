@@ -11,7 +11,9 @@ async function longRuns(opts) {
       log(`  ${shape} T=${T} (fresh process)`);
       const p = await probe({ runtime: 'swapformer', T, model: modelPath(shape), wasm: SNAP.plain, long: true }, 30 * 60e3);
       Object.assign(p, { shape, T });
-      log(`    ${p.error ?? `${(p.ms / 1000).toFixed(1)} s, activation ${H.fmt.mb(p.memAfter - p.memBefore)} (wasm memory ${H.fmt.mb(p.memBefore)} -> ${H.fmt.mb(p.memAfter)})`}`);
+      log(
+        `    ${p.error ?? `${(p.ms / 1000).toFixed(1)} s, activation ${H.fmt.mb(p.memAfter - p.memBefore)} (wasm memory ${H.fmt.mb(p.memBefore)} -> ${H.fmt.mb(p.memAfter)})`}`,
+      );
       out.push(p);
     }
   }

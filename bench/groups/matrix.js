@@ -3,7 +3,6 @@
 import { existsSync } from 'node:fs';
 import { SNAP_PATHS, MATRIX_SHAPE, MATRIX_GRAPHS, matrixPlan, modelPath, onnxPath, child, log } from '../context.js';
 
-
 /** The thread-count x dtype comparison in Node: one child process (bench/matrix.js) per thread count. */
 async function nodeMatrix(opts, counts, relaxedOn) {
   const out = [];
@@ -21,8 +20,10 @@ async function nodeMatrix(opts, counts, relaxedOn) {
 /** R.matrix.node. */
 export async function run({ opts, R, counts, relaxedOn, builds, section }) {
   if (!opts.nodeOn) return;
-  R.matrix = { node: await section('node threads x dtypes', async () => {
-    log(`threads x dtypes (node, ${MATRIX_SHAPE}, ${counts.join(' and ')} thread(s), a fresh process each):`);
-    return nodeMatrix(opts, counts, relaxedOn && builds.some((b) => b.relaxed));
-  }) };
+  R.matrix = {
+    node: await section('node threads x dtypes', async () => {
+      log(`threads x dtypes (node, ${MATRIX_SHAPE}, ${counts.join(' and ')} thread(s), a fresh process each):`);
+      return nodeMatrix(opts, counts, relaxedOn && builds.some((b) => b.relaxed));
+    }),
+  };
 }

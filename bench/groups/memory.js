@@ -12,14 +12,25 @@ import { SNAP, SNAP_DIR, MATRIX_SHAPE, GRAPHS, ORT_CASES, SWAP_CASES, modelPath,
  */
 async function loadMemoryRuns(counts, graph) {
   const rows = [];
-  const shape = MATRIX_SHAPE, snap = { simd: SNAP.plain, simdThreads: SNAP.plainMt };
+  const shape = MATRIX_SHAPE,
+    snap = { simd: SNAP.plain, simdThreads: SNAP.plainMt };
   for (const t of [...new Set([1, counts.at(-1)])]) {
     for (const dtype of ['f32', 'q8']) {
-      const sw = await probe({ runtime: 'swapformer', T: 128, model: modelPath(shape), reload: true, dtype, threads: t, ...(t > 1 ? { snap } : { wasm: SNAP.plain }) });
+      const sw = await probe({
+        runtime: 'swapformer',
+        T: 128,
+        model: modelPath(shape),
+        reload: true,
+        dtype,
+        threads: t,
+        ...(t > 1 ? { snap } : { wasm: SNAP.plain }),
+      });
       const g = dtype === 'q8' ? `${graph}-q8` : graph;
       const o = await probe({ runtime: 'ort', T: 128, model: onnxPath(shape, g), reload: true, threads: t });
       rows.push({ runtime: 'swapformer', dtype, threads: t, ...sw }, { runtime: 'ort', graph: g, dtype, threads: t, ...o });
-      log(`  load memory ${shape} ${dtype}, ${t} thread${t > 1 ? 's' : ''}: swapformer ${sw.error ?? H.fmt.mb(sw.memAfter)}, ORT ${g} ${o.error ?? H.fmt.mb(o.memAfter)}`);
+      log(
+        `  load memory ${shape} ${dtype}, ${t} thread${t > 1 ? 's' : ''}: swapformer ${sw.error ?? H.fmt.mb(sw.memAfter)}, ORT ${g} ${o.error ?? H.fmt.mb(o.memAfter)}`,
+      );
     }
   }
   return rows;
@@ -33,21 +44,30 @@ async function coldAndMemory(nodeCases, relaxedFile) {
   };
   // cold start, T=128, alternating, a fresh process each: MiniLM-L6, and a tiny
   // BERT whose loading costs ~nothing (the runtimes' own start-up)
-  const coldRuns = 5, cold = {};
+  const coldRuns = 5,
+    cold = {};
   const memory = [];
   for (const shape of ['MiniLM-L6', 'tiny']) {
-    const c = cold[shape] = { swapformer: [], ort: [], graph: shape === 'tiny' ? 'fused' : chosen(shape, 128) };
+    const c = (cold[shape] = { swapformer: [], ort: [], graph: shape === 'tiny' ? 'fused' : chosen(shape, 128) });
     const last = {};
     for (let i = 0; i < coldRuns; i++) {
       for (const rt of i % 2 ? ['ort', 'swapformer'] : ['swapformer', 'ort']) {
-        const p = await probe({ runtime: rt, T: 128, vocab: H.SHAPES[shape].vocabSize, model: rt === 'ort' ? onnxPath(shape, c.graph) : modelPath(shape), distDir: SNAP_DIR });
+        const p = await probe({
+          runtime: rt,
+          T: 128,
+          vocab: H.SHAPES[shape].vocabSize,
+          model: rt === 'ort' ? onnxPath(shape, c.graph) : modelPath(shape),
+          distDir: SNAP_DIR,
+        });
         if (p.error) log(`  cold start ${shape} ${rt}: ${p.error}`);
         else c[rt].push(p);
         last[rt] = p;
       }
     }
     c.build = last.swapformer?.build;
-    log(`  cold start ${shape}: swapformer ${c.swapformer.map((p) => p.coldMs.toFixed(0)).join(' ')} ms; ORT ${c.ort.map((p) => p.coldMs.toFixed(0)).join(' ')} ms`);
+    log(
+      `  cold start ${shape}: swapformer ${c.swapformer.map((p) => p.coldMs.toFixed(0)).join(' ')} ms; ORT ${c.ort.map((p) => p.coldMs.toFixed(0)).join(' ')} ms`,
+    );
   }
   // wasm memory per case: one fresh process per runtime and case (MiniLM-L6 T=128: the load memory rows)
   for (const [shape, T] of [...ORT_CASES.slice(1), ...SWAP_CASES]) {
@@ -59,8 +79,10 @@ async function coldAndMemory(nodeCases, relaxedFile) {
       m.graph = chosen(shape, T);
       m.ort = await probe({ runtime: 'ort', T, model: onnxPath(shape, m.graph) });
     }
-    log(`  memory ${shape} T=${T}: swapformer ${m.swapformer.error ?? H.fmt.mb(m.swapformer.memAfter)}` +
-        (m.ort ? `, ORT ${m.ort.error ?? H.fmt.mb(m.ort.memAfter)}` : ''));
+    log(
+      `  memory ${shape} T=${T}: swapformer ${m.swapformer.error ?? H.fmt.mb(m.swapformer.memAfter)}` +
+        (m.ort ? `, ORT ${m.ort.error ?? H.fmt.mb(m.ort.memAfter)}` : ''),
+    );
     memory.push(m);
   }
   return { cold, memory };

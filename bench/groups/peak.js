@@ -41,7 +41,8 @@ export async function run({ opts, R, relaxedOn, section }) {
       R.gemm.plain = Math.max(R.gemm.plain, runGemm('gemm.wasm', mm));
       if (relaxedOn) R.gemm.relaxed = Math.max(R.gemm.relaxed ?? 0, runGemm('gemm-relaxed.wasm', mm));
     }
-    for (const [k, v] of Object.entries(R.peaks.node)) log(`  ${k}: reg ${v.reg.toFixed(1)} GFLOP/s (N=${v.regN}), gemm ${v.gemm.toFixed(1)} (${v.gemmKernel})`);
+    for (const [k, v] of Object.entries(R.peaks.node))
+      log(`  ${k}: reg ${v.reg.toFixed(1)} GFLOP/s (N=${v.regN}), gemm ${v.gemm.toFixed(1)} (${v.gemmKernel})`);
     log(`  matmul_forward: SIMD ${R.gemm.plain.toFixed(1)} GFLOP/s${R.gemm.relaxed ? `, relaxed ${R.gemm.relaxed.toFixed(1)}` : ''}`);
   });
 }
