@@ -115,7 +115,23 @@ Written by \`npm run bench\` (bench/bench.js) on ${M.date}. Do not edit by hand:
 ## Results
 
 ${table}
-`;
+${keptStandalone()}`;
+}
+
+/** The standalone scripts' section (search, tokenizing, the server; filled by hand from their
+ * output, between STANDALONE_BEGIN and STANDALONE_END) of the RESULTS.md on disk, kept by a full run. */
+export const STANDALONE_BEGIN = '<!-- standalone:begin -->';
+export const STANDALONE_END = '<!-- standalone:end -->';
+function keptStandalone(path = join(ROOT, 'bench', 'RESULTS.md')) {
+  let md;
+  try {
+    md = readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+  const a = md.indexOf(STANDALONE_BEGIN),
+    b = md.indexOf(STANDALONE_END);
+  return a >= 0 && b > a ? `\n${md.slice(a, b + STANDALONE_END.length)}\n` : '';
 }
 
 /**
