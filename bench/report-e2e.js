@@ -66,7 +66,7 @@ export function e2eSection(R) {
   lines.push(
     `Measured ${M.date} on ${M.cpu}, Node ${M.node}${M.chromium ? `, Chromium ${M.chromium}` : ''}, swapformer ${M.git}` +
       `${M.waited ? ` (after waiting for the 1-minute load average to fall below ${M.waited.below}: ${M.waited.load.toFixed(2)})` : ''}; ` +
-      `1-minute load average ${sec ? sec.load.map((l) => l.toFixed(2)).join(' -> ') : '?'}, other processes ${others(sec)} of the CPUs over this run of the group (per environment in the table).`,
+      `1-minute load average ${sec ? sec.load.map((l) => l.toFixed(2)).join(' -> ') : '?'}, other processes ${others(sec)} of the CPUs over the latest run of the group (each environment's share is in the table).`,
     '',
   );
   const runs = envs(E)
@@ -157,7 +157,10 @@ export function e2eSection(R) {
       H.mdTable(['environment', 'pair', 'min', 'mean'], q8),
       '',
     );
-  for (const p of E.profiles ?? []) lines.push(...profileLines(E.node?.nodeVersion ? { ...p, label: p.label.replace(/^Node\b/, nodeName(E.node)) } : p));
+  for (const p of E.profiles ?? []) {
+    const v = p.nodeVersion ?? E.node?.nodeVersion; // a carried-over profile keeps the Node it ran on
+    lines.push(...profileLines(v ? { ...p, label: p.label.replace(/^Node\b/, nodeName({ nodeVersion: v })) } : p));
+  }
   lines.push('How it was measured:', '', e2eMethod(R));
   return [E2E_BEGIN, ...lines, E2E_END];
 }

@@ -2,7 +2,7 @@
 // licence texts repeated) and of mixed text (accents, CJK, emoji: tests/tokenizers/corpus.json
 // repeated), with bert-base-uncased's WordPiece and gpt2's byte-level BPE:
 //
-//   node tools/node.mjs bench/tokenize.mjs [--runs 3]
+//   node bench/tokenize.mjs [--runs 3]
 //
 // Each measurement is a fresh child process (tests/tokenizers/measure.mjs: its peak RSS is the
 // process's own, the runtime and the vocabulary included), with the young generation pinned at
@@ -13,6 +13,10 @@ import { fileURLToPath } from 'node:url';
 
 const i = process.argv.indexOf('--runs');
 const RUNS = i > 0 ? Number(process.argv[i + 1]) : 3;
+if (!Number.isInteger(RUNS) || RUNS < 1) {
+  console.error('usage: node bench/tokenize.mjs [--runs N] (N: an integer, at least 1)');
+  process.exit(2);
+}
 const MEASURE = fileURLToPath(new URL('../tests/tokenizers/measure.mjs', import.meta.url));
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 

@@ -22,7 +22,7 @@ export function resultsMd(R, table) {
   const M = R.machine;
   return `# swapformer benchmark results
 
-Written by \`npm run bench\` (bench/bench.js) on ${M.date}. Do not edit by hand: rerun.
+Written by \`npm run bench\` (bench/bench.js) on ${M.date}. Do not edit by hand: rerun (the standalone scripts' section at the end excepted).
 
 | | |
 |:--|:--|

@@ -688,9 +688,9 @@ export class Encoder {
   /** Raw scores q.k x attnScale + the plugin's bias with the same q and k (heads x headDim each, dModel unless headDim is set; default zeros)
    * at every position: RoPE's depend on j - i alone; with q = k = 0, ALiBi's bias matrix. */
   positionScores(probe: {
-    /** The query at every position, dModel numbers (before rotation). Default zeros. */
+    /** The query at every position, heads x headDim numbers (dModel unless headDim is set; before rotation). Default zeros. */
     q?: Numbers;
-    /** The key at every position, dModel numbers (before rotation). Default zeros. */
+    /** The key at every position, heads x headDim numbers (dModel unless headDim is set; before rotation). Default zeros. */
     k?: Numbers;
     /** Positions, at least 1 and at most maxSequenceLength. */
     length: number;
@@ -1475,8 +1475,6 @@ export class Pretrained {
   /** embed, the forward passes run in a worker where the runtime has threads: embeddings in a precision. */
   embedAsync<P extends Precision>(texts: string | readonly string[], options: EmbedOptions & { pooling?: 'mean' | 'cls' | 'max'; precision: P }): Promise<Embeddings<P>>;
   /** embed, the forward passes run in a worker where the runtime has threads. */
-  embedAsync(texts: string | readonly string[], options: EmbedOptions & { chunking: { pool: 'none' } }): Promise<ChunkedEmbeddings[]>;
-  embedAsync(texts: string | readonly string[], options: EmbedOptions & { precision: Exclude<Precision, 'float32'> }): Promise<Embeddings>;
   embedAsync(texts: string | readonly string[], options?: EmbedOptions & { pooling?: 'mean' | 'cls' | 'max' }): Promise<Tensor<[batch: number, dimensions: number]>>;
   /** embed, the forward passes run in a worker where the runtime has threads (options of any shape). */
   embedAsync(texts: string | readonly string[], options?: EmbedOptions): Promise<Tensor<[batch: number, dimensions: number]> | Tensor<[batch: number, tokens: number, dModel: number]> | Embeddings | ChunkedEmbeddings[]>;
@@ -1580,8 +1578,8 @@ export interface TokenizerView {
   /** Tokens joined by the tokenizer's decoder (what a word of sub-word tokens reads as). */
   tokensToString(tokens: readonly string[]): string;
   /** The text of ids, with tokenizer_config.json's clean-up when cleanUp. */
-  decode(ids: ArrayLike<number>, options?: {
-    /** Leave the special tokens out. Default true. */
+  decode(ids: Numbers, options?: {
+    /** Leave the special tokens out. Default false (as transformers' pipelines decode). */
     skipSpecialTokens?: boolean;
   }): string;
   /** 1 for the tokens the post-processor added to a single sequence, 0 for the text's (as Rust's special_tokens_mask). */

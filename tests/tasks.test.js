@@ -288,6 +288,12 @@ test('the tokenizer view: clean-up as tokenizer_config says (never for BPE), tok
   assert.equal(rvForced.cleanUp, true);
   const off = tokenizerView(Tokenizer.fromJSON(real.bertBaseUncased()), { tokenizerJson: real.bertBaseUncased() });
   assert.equal(off.cleanUp, false, 'absent: false (PreTrainedTokenizerBase)');
+  // decode: the special tokens kept unless skipSpecialTokens (transformers' default); options as strict as the Tokenizer's
+  const hello = bert.encode('hello').ids;
+  assert.equal(bert.decode(hello), '[CLS] hello [SEP]');
+  assert.equal(bert.decode(hello, { skipSpecialTokens: true }), 'hello');
+  assert.throws(() => bert.decode(hello, { skipSpecial: true }), { code: 'BAD_ARGUMENT', message: /'skipSpecial'.*skipSpecialTokens/ });
+  assert.throws(() => bert.decode(hello, null), { code: 'BAD_ARGUMENT', message: /decode: options must be an object/ });
   const tok = Tokenizer.fromJSON(roberta);
   assert.throws(() => tokenizerView(null, { tokenizerJson: roberta }), { code: 'BAD_ARGUMENT', message: /tokenizer must be a Tokenizer/ });
   assert.throws(() => tokenizerView(tok, { tokenizerJson: '{' }), { code: 'BAD_ARGUMENT', message: /tokenizerJson/ });

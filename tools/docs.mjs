@@ -37,7 +37,7 @@ export function buildDocs({ out = path.join(REPO, 'docs', 'api') } = {}) {
     timeout: 120_000,
     env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
   });
-  return { status: r.status ?? 1, output: `${r.error?.message ?? ''}${r.stdout}${r.stderr}` };
+  return { status: r.status ?? 1, output: `${r.error?.message ?? ''}${r.stdout ?? ''}${r.stderr ?? ''}` };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {

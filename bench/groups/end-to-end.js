@@ -306,7 +306,7 @@ export async function run(ctx) {
     const corpus = ensureCorpus(p.tokenizer, opts.e2eTexts);
     p.dispose();
     if (!corpus) {
-      log(`  skipped: no corpus (${DOCS} is missing: the nodejs package's documentation)`);
+      log(`  skipped: no corpus (${DOCS} is missing: Node's API documentation, in NodeSource's nodejs package or Debian's nodejs-doc)`);
       R.endToEnd = { skipped: `${DOCS} missing` };
       return;
     }
@@ -337,11 +337,12 @@ export async function run(ctx) {
       // the build this Node picks with no flag: the relaxed one where relaxed SIMD needs none (Node 22+)
       const wasm = relaxedBuilt && !NODE_FLAGS.length ? SNAP.relaxed : SNAP.plain;
       log(`  node ${process.version} (a fresh process; swapformer ${rel(wasm)}, transformers.js ${E.tjs ?? '-'} with onnxruntime-node):`);
-      const named = nameBuild(ctx);
+      // the profile runs a named copy of the relaxed build: only when that is the build timed here
+      const named = wasm === SNAP.relaxed ? nameBuild(ctx) : null;
       E.node = await child('e2e.js', { folder: FOLDER, corpus: CORPUS, wasm, runs: opts.e2eRuns, tjs: tjsOn, profileWasm: named?.file }, 90 * 60e3);
       Object.assign(E.node, { nodeVersion: process.version, build: wasm === SNAP.plain ? 'SIMD' : 'relaxed', date: new Date().toISOString() });
       if (E.node.error) log(`  node: ${E.node.error}`);
-      E.profiles = E.node.profiles?.map((p) => ({ ...p, sameCode: named.sameCode }));
+      E.profiles = E.node.profiles?.map((p) => ({ ...p, sameCode: named?.sameCode, nodeVersion: process.version }));
     }
     if (browserOn) {
       const { runBrowser } = await import('../browser.js');
@@ -405,6 +406,7 @@ export function carryOver(R, prev) {
       return true;
     })
     .sort((a, b) => major(a.nodeVersion) - major(b.nodeVersion));
+  if (!E.profiles?.length && P.profiles?.length) E.profiles = P.profiles.map((p) => ({ nodeVersion: P.node?.nodeVersion, ...p }));
   if (!E.browser && P.browser?.results?.length) {
     E.browser = P.browser;
     R.machine.chromium ??= prev.machine?.endToEnd?.chromium ?? prev.machine?.chromium;

@@ -17,6 +17,7 @@
 //
 //   const view = tokenizerView(tokenizer, { tokenizerJson, tokenizerConfig });
 import { fail } from '../utils/errors.js';
+import { readOptions } from '../utils/options.js';
 import { buildDecoder } from '../tokenizers/decoders.js';
 import { own } from './scores.js';
 
@@ -85,7 +86,8 @@ export function tokenizerView(tokenizer, { tokenizerJson, tokenizerConfig } = {}
     tokenToId: (token) => tokenizer.tokenToId(token),
     encode: (text, options) => tokenizer.encode(text, options),
     tokensToString: (tokens) => (decoder ? decoder.decodeChain(tokens).join('') : tokens.join(' ')),
-    decode(ids, { skipSpecialTokens = false } = {}) {
+    decode(ids, options) {
+      const skipSpecialTokens = own(readOptions(options, 'decode', 'decode: options'), 'skipSpecialTokens') ?? false;
       const text = tokenizer.decode(ids, { skipSpecialTokens });
       return cleanUp ? cleanUpTokenization(text) : text;
     },

@@ -20,7 +20,8 @@ const BUILD = { bert: real.bertBaseUncased, gpt2: real.gpt2, roberta: real.rober
 export function makeText(chars, textKind) {
   let unit;
   const licences = ['GPL-3', 'Apache-2.0', 'GFDL-1.3'].map((f) => `/usr/share/common-licenses/${f}`);
-  if (textKind === 'english' && licences.every(existsSync)) unit = licences.map((f) => readFileSync(f, 'utf8')).join('\n');
+  if (textKind === 'english' && !licences.every(existsSync)) throw new Error(`english: the Debian licence texts are missing (${licences.join(', ')}: the base-files package)`);
+  if (textKind === 'english') unit = licences.map((f) => readFileSync(f, 'utf8')).join('\n');
   else unit = `${JSON.parse(readFileSync(new URL('./corpus.json', import.meta.url), 'utf8')).join(' ')} `;
   return unit.repeat(Math.ceil(chars / unit.length)).slice(0, chars);
 }
