@@ -50,10 +50,20 @@ export function readRows(x, what) {
 function typed(data, rows, width, what) {
   if (rows < 1 || width < 1) fail('BAD_ARGUMENT', `${what} is empty`);
   if (data instanceof Uint8Array || data instanceof Int8Array) {
-    // packed bits; int8 'binary' = ubinary - 128: the same Hamming distances
-    return { data: data instanceof Int8Array ? Uint8Array.from(data, (b) => (b + 128) & 0xff) : data, rows, width, packed: true };
+    // packed bits, as bytes: int8 'binary' is ubinary - 128, the same bits with the top one of each byte flipped
+    return { data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength), rows, width, packed: true, signed: data instanceof Int8Array };
   }
   return { data: data instanceof Float32Array ? data : Float32Array.from(data), rows, width, packed: false, what }; // finite: checked in copyIn
+}
+
+/** Packed 'binary' rows as 'ubinary': each byte's top bit flipped, four bytes a step. */
+function flipTopBits(rows) {
+  const n = rows.data.length,
+    out = new Uint8Array((n + 3) & ~3);
+  out.set(rows.data);
+  const words = new Uint32Array(out.buffer);
+  for (let i = 0; i < words.length; i++) words[i] ^= 0x80808080;
+  return { ...rows, data: out.subarray(0, n), signed: false };
 }
 
 /** The default single-threaded runtime (loaded once). */
@@ -139,9 +149,12 @@ export function searchOn(rt, queries, corpus, options) {
     );
   }
   const kk = Math.min(k, C.rows);
+  // binary against binary (or ubinary against ubinary): the same flip on both sides leaves every Hamming
+  // distance as it is; only a mix needs the binary side as ubinary (b ^ 0x80 = b + 128)
+  const [q, c] = Q.packed && Q.signed !== C.signed ? [Q, C].map((r) => (r.signed ? flipTopBits(r) : r)) : [Q, C];
   return withBuffers(rt, (x, alloc) => {
-    const pq = copyIn(rt, alloc, Q),
-      pc = copyIn(rt, alloc, C),
+    const pq = copyIn(rt, alloc, q),
+      pc = copyIn(rt, alloc, c),
       idx = alloc(Q.rows * kk * 4),
       out = alloc(Q.rows * kk * 4);
     if (Q.packed) x.sf_hamming(idx, out, pq, Q.rows, pc, C.rows, Q.width, kk);
