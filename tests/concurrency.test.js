@@ -81,6 +81,42 @@ test('concurrent async calls wait their turn (FIFO), none is refused, each gives
   assertBitIdentical(rb.data, wantB, 'b');
   assertBitIdentical(ra2.data, wantA, 'a again');
   assert.deepEqual(c.forward(ids).shape, [1, 150, 128]);
+  // async calls while another encoder's pass of the same runtime runs wait too (embedAsync read the
+  // model's length limit, withConfig the source's weights, before queueing: BUSY)
+  const long = Array.from({ length: 4 }, (_, s) => Array.from({ length: 500 }, (_, i) => (i * 13 + s) % 1000));
+  const busy = () => {
+    try {
+      b.weightShapes(); // a sync call: BUSY while a pass runs in the driver
+      return false;
+    } catch (e) {
+      if (e.code !== 'BUSY') throw e;
+      return true;
+    }
+  };
+  let seen = 0;
+  for (let tries = 0; tries < 5 && !seen; tries++) {
+    const pass = a.forwardAsync(long);
+    for (let i = 0; i < 1000 && !busy(); i++) await new Promise((r) => setImmediate(r));
+    if (!busy()) {
+      await pass;
+      continue; // the pass ended before it was seen: again
+    }
+    seen++;
+    const limit = m.maxLength; // a read, not a pass: no BUSY
+    const [emb, swapped, swappedModel] = await Promise.all([
+      m.embedAsync(texts(0)),
+      b.withConfig({ position: 'alibi', positionOptions: {} }), // reads b's weights in its turn
+      m.withConfig({ position: 'alibi', positionOptions: {} }),
+      pass,
+    ]);
+    assertBitIdentical(emb.data, alone[0], "embedAsync behind another encoder's pass");
+    assert.equal(limit, m.maxLength);
+    assert.equal(swapped.config.position, 'alibi');
+    assert.equal(swappedModel.encoder.config.position, 'alibi');
+    swapped.dispose();
+    swappedModel.dispose();
+  }
+  assert.equal(seen, 1, 'a pass was seen running');
   for (const e of [a, b, c]) e.dispose();
   m.dispose();
 });

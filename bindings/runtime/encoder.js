@@ -68,6 +68,7 @@ const noop = () => {};
 export const EXCLUSIVE = Symbol('swapformer.exclusive');
 /** The key of Encoder's runtime accessor (embeddings.js runs similarity and quantization on a model's runtime). */
 export const RUNTIME = Symbol('swapformer.runtime');
+const WEIGHTS = Symbol('swapformer.weights');
 
 class Runtime {
   constructor(instance, build, where, threaded) {
@@ -396,7 +397,7 @@ export async function createEncoder(config, options) {
 export async function deriveEncoder(source, config, options) {
   options = readOptions(options, 'withConfig');
   if (config === null || typeof config !== 'object' || Array.isArray(config)) fail('BAD_CONFIG', 'config must be an object');
-  const weights = source.getWeights();
+  const weights = await Encoder[WEIGHTS](source); // in its runtime's turn: another encoder's pass may be running
   const dtype = readDtype(options, source.dtype);
   let json;
   try {
@@ -643,6 +644,7 @@ export class Encoder {
   #h;
   #config;
   #dtype;
+  #maxLen; // the plugin's limit, read once: a read while another encoder's pass runs needs no turn
 
   constructor(rt, h) {
     this.#rt = rt;
@@ -650,6 +652,8 @@ export class Encoder {
     rt.check(rt.x.sf_config_json(h));
     this.#config = deepFreeze(JSON.parse(fromUtf8.decode(rt.takeResult())));
     this.#dtype = rt.x.sf_dtype(h) === 1 ? 'q8' : 'f32';
+    const n = rt.x.sf_max_len(h);
+    this.#maxLen = n < 0 ? Infinity : n;
     handles?.register(this, { rt, h }, this);
     rt.live++;
   }
@@ -672,8 +676,8 @@ export class Encoder {
 
   /** Longest sequence the position plugin can encode (Infinity when unlimited). */
   get maxSequenceLength() {
-    const n = this.#rt.x.sf_max_len(this.#handle());
-    return n < 0 ? Infinity : n;
+    if (!this.#h) fail('DISPOSED', 'this encoder has been disposed');
+    return this.#maxLen;
   }
 
   forward(ids, options) {
@@ -703,6 +707,12 @@ export class Encoder {
     if (!encoder.#h) fail('DISPOSED', 'this encoder has been disposed');
     encoder.#rt.assertIdle();
     return encoder.#rt;
+  }
+
+  /** The encoder's weights (getWeights), read as an exclusive job of its runtime: after the passes queued or running. */
+  static [WEIGHTS](encoder) {
+    if (!encoder.#h) fail('DISPOSED', 'this encoder has been disposed');
+    return encoder.#rt.exclusive(() => encoder.getWeights());
   }
 
   static [EXCLUSIVE](encoder, job) {
@@ -955,7 +965,7 @@ export class Encoder {
    * threads?, wasm?}. A new Encoder (dispose both).
    */
   async withConfig(changes, options) {
-    this.#handle();
+    if (!this.#h) fail('DISPOSED', 'this encoder has been disposed');
     if (changes === null || typeof changes !== 'object' || Array.isArray(changes)) fail('BAD_ARGUMENT', 'withConfig takes an object of config fields');
     const o = readOptions(options, 'encoderWithConfig', 'withConfig: options');
     const before = this.#config,
