@@ -115,6 +115,13 @@ test('concurrent async calls wait their turn (FIFO), none is refused, each gives
     assert.equal(swappedModel.encoder.config.position, 'alibi');
     swapped.dispose();
     swappedModel.dispose();
+    // a source disposed while its withConfig waits for its turn: DISPOSED, nothing read from freed memory
+    const d = await createEncoder(CFG, { seed: 4, threads: 2 });
+    const next = a.forwardAsync(long);
+    const waiting = d.withConfig({ position: 'alibi', positionOptions: {} });
+    d.dispose();
+    await assert.rejects(waiting, { code: 'DISPOSED' });
+    await next;
   }
   assert.equal(seen, 1, 'a pass was seen running');
   for (const e of [a, b, c]) e.dispose();
