@@ -149,10 +149,11 @@ test("serve /embed with prompts: prompt_name as the library's promptName; /token
   assert.match(bad.body.error, /'passage' is not one of this model's prompts \(query\)/);
 });
 
-/** The Rust tokenizers (npm `tokenizers`) on a text: ids, special-tokens mask, offsets in characters. */
-async function rustEncode(folder, text, addSpecialTokens) {
+/** The Rust tokenizers (npm `tokenizers`) on a text (cut to maxLength tokens, if given): ids, special-tokens mask, offsets in characters. */
+async function rustEncode(folder, text, addSpecialTokens, maxLength) {
   const { Tokenizer } = require('tokenizers');
   const tok = Tokenizer.fromFile(`${folder}/tokenizer.json`);
+  if (maxLength) tok.setTruncation(maxLength);
   const enc = await tok.encode(text, null, { addSpecialTokens });
   return { tok, ids: enc.getIds(), special: enc.getSpecialTokensMask(), offsets: enc.getOffsets() };
 }
@@ -1134,6 +1135,20 @@ test('serve /tokenize: the longest input applies (cut or 422), the answer is bou
   const full = (await rust.encode(long)).getIds().length;
   const refused = await post(`${s.url}/tokenize`, { inputs: ['short', long], truncate: false });
   assert.deepEqual([refused.status, refused.body], [422, { error: `\`inputs\` must have less than ${max} tokens. Given: ${full}`, error_type: 'Validation' }]);
+  // a cut text's offsets, byte-level BPE cutting inside emoji: the Rust offsets, in UTF-8 bytes
+  const bpe = fileURLToPath(new URL('./pretrained/roberta-bpe', import.meta.url));
+  const b = await serve(t, bpe);
+  for (const text of ['🎉'.repeat(300), 'a🎉é'.repeat(100)]) {
+    const got = await post(`${b.url}/tokenize`, { inputs: text });
+    const want = await rustEncode(bpe, text, true, b.engine.maxInputLength);
+    const chars = [...text];
+    const byteAt = (c) => Buffer.byteLength(chars.slice(0, c).join(''));
+    assert.deepEqual(
+      got.body[0].map(({ id, start, stop }) => [id, start, stop]),
+      want.ids.map((id, k) => (want.special[k] ? [id, null, null] : [id, byteAt(want.offsets[k][0]), byteAt(want.offsets[k][1])])),
+      text.slice(0, 10),
+    );
+  }
 
   // 32 texts of 55,000 characters (about 1.9 MB): the event loop is served between them
   const words = ['hello', 'world', 'the', 'quick', 'brown', 'fox', 'jumps'];
