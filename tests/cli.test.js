@@ -177,7 +177,7 @@ test('runtime errors exit 1 as one line: missing files named, SwapformerErrors a
     [['embed', MINILM, at('ok.txt'), '-o', at('nodir/x.npy')], /nodir: no such directory \(for the output/],
     [
       ['embed', MINILM, at('ok.txt'), '-o', at('adir.npy'), '--prompt-name', 'nope'],
-      /^swapformer: BAD_ARGUMENT: options\.promptName 'nope' is not one of this model's prompts/,
+      /^swapformer: BAD_ARGUMENT: --prompt-name 'nope' is not one of this model's prompts/,
     ],
     [['embed', at('nomodel'), at('ok.txt'), '-o', at('x.npy')], /^swapformer: NOT_FOUND: source: no directory '.*nomodel'/],
     [['info', at('nomodel')], /^swapformer: NOT_FOUND: .*nomodel/],
