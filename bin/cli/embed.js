@@ -112,7 +112,7 @@ async function refuseInputAsOutput(input, out) {
   for (const f of Object.values(partialFiles(out))) {
     if (sameFile(await fileId(f), inputId))
       throw new UsageError(
-        `${f}, a partial file of the output ${out}, is ${where}: embed would overwrite its own input; write the output to another file`,
+        `the output ${out} keeps its partial records in ${f}, which is ${where}: embed would overwrite its own input; write the output to another file`,
         spec,
       );
   }
@@ -255,7 +255,7 @@ const FLAGS = {
 
 /** A library error with the options it names said as the command's flags. */
 function asFlags(e) {
-  if (e?.name === 'SwapformerError' && typeof e.message === 'string') e.message = e.message.replace(/\boptions\.(\w+)/g, (m, k) => FLAGS[k] ?? m);
+  if (e?.name === 'SwapformerError' && typeof e.message === 'string') e.message = e.message.replace(/\boptions\.(\w+)( =)?/g, (m, k) => FLAGS[k] ?? m); // 'options.maxLength = 9' -> '--max-length 9'
   return e;
 }
 

@@ -23,7 +23,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { quantizeEmbeddings } from '../../bindings/index.js';
 import { CliError } from './errors.js';
-import { tempBeside } from './io.js';
+import { count, tempBeside } from './io.js';
 
 export const OUTPUT_FORMATS = ['jsonl', 'npy', 'arrow', 'parquet'];
 const EXTENSIONS = { '.jsonl': 'jsonl', '.ndjson': 'jsonl', '.npy': 'npy', '.arrow': 'arrow', '.parquet': 'parquet' };
@@ -145,11 +145,11 @@ async function* linesOf(file) {
 }
 
 /** The byte length of the first `count` lines of a file. */
-async function linesPrefix(file, count) {
-  if (count === 0) return 0;
+async function linesPrefix(file, lines) {
+  if (lines === 0) return 0;
   let seen = 0;
-  for await (const { end } of linesOf(file)) if (++seen === count) return end;
-  throw new CliError(`${file}: fewer than ${count} lines`);
+  for await (const { end } of linesOf(file)) if (++seen === lines) return end;
+  throw new CliError(`${file}: fewer than ${count(lines, 'line')}`);
 }
 
 /** A file of JSON lines (the .jsonl partial, the ids, the checkpoints): whole lines appended; on resume, its complete lines. */
