@@ -2,6 +2,7 @@
 // (cli.test.js, cli-hardening.test.js): every run with a timeout, so a hang fails.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NODE_FLAGS } from '../tools/node-flags.js';
@@ -10,10 +11,20 @@ export const REPO = fileURLToPath(new URL('..', import.meta.url));
 export const BIN = path.join(REPO, 'bin/swapformer.js');
 export const TIMEOUT = 30_000;
 
-/** Runs the CLI: {status, signal, stdout, stderr} (a timeout fails the test). nodeFlags: more flags for Node. */
-export function cli(args, { input, cwd, bin = BIN, env, nodeFlags = [] } = {}) {
+/**
+ * Runs the CLI: {status, signal, stdout, stderr} (a timeout fails the test).
+ * input: standard input's bytes (a pipe), or stdinFile: a file standard input
+ * is redirected from (< file); nodeFlags: more flags for Node.
+ */
+export function cli(args, { input, stdinFile, cwd, bin = BIN, env, nodeFlags = [] } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...NODE_FLAGS, ...nodeFlags, bin, ...args], { cwd, env: { ...process.env, ...env } });
+    const fd = stdinFile === undefined ? null : openSync(stdinFile, 'r');
+    const child = spawn(process.execPath, [...NODE_FLAGS, ...nodeFlags, bin, ...args], {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: [fd ?? 'pipe', 'pipe', 'pipe'],
+    });
+    if (fd !== null) closeSync(fd);
     let stdout = '',
       stderr = '';
     child.stdout.on('data', (d) => {
@@ -30,8 +41,10 @@ export function cli(args, { input, cwd, bin = BIN, env, nodeFlags = [] } = {}) {
       clearTimeout(timer);
       resolve({ status, signal, stdout, stderr });
     });
-    child.stdin.on('error', () => {}); // a run that exits before reading its input
-    child.stdin.end(input ?? '');
+    if (fd === null) {
+      child.stdin.on('error', () => {}); // a run that exits before reading its input
+      child.stdin.end(input ?? '');
+    }
   });
 }
 
@@ -57,7 +70,7 @@ export function killMidRun(args, after, signal = 'SIGKILL', { cwd, input } = {})
     }, TIMEOUT);
     child.stderr.on('data', (d) => {
       stderr += d;
-      const m = /embed: (\d+)[/ ]/.exec(stderr);
+      const m = [...stderr.matchAll(/embed: (\d+)[/ ]/g)].at(-1); // the last progress line
       if (m && Number(m[1]) >= after && !child.signalled) {
         child.signalled = true;
         child.kill(signal);

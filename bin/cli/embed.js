@@ -165,11 +165,11 @@ class InputDigest {
 /**
  * The texts of records after the `resumed.records` the partial output holds,
  * whose input bytes are checked against the checkpoint's (their length and
- * SHA-256); each text's {id, end, state} pushed on `queue` (taken off as the
- * batches come back: end and state say what of the input the records up to
- * it were made from).
+ * SHA-256), verified() called once they are; each text's {id, end, state}
+ * pushed on `queue` (taken off as the batches come back: end and state say
+ * what of the input the records up to it were made from).
  */
-async function* textsOf(records, { resumed, digest, queue, label, partial, signal }) {
+async function* textsOf(records, { resumed, digest, queue, label, partial, verified, signal }) {
   let n = 0;
   const skip = resumed.records;
   for await (const r of records) {
@@ -179,6 +179,7 @@ async function* textsOf(records, { resumed, digest, queue, label, partial, signa
         throw new CliError(
           `--resume: the first ${count(skip, 'record')} of ${label} are not the ones ${partial} was made from (${r.end === resumed.bytes ? `the SHA-256 of their ${count(r.end, 'byte')} differs` : `${count(r.end, 'byte')} now, ${resumed.bytes} then`}): the input changed; delete ${partial} to start over`,
         );
+      if (n === skip) verified();
       continue;
     }
     if (signal?.aborted) return;
@@ -350,10 +351,10 @@ export async function run({ args, options: o }, { signal }) {
     try {
       if (total !== null && skip > total) throw new CliError(`--resume: ${partial} holds ${count(skip, 'record')}, ${input} has ${total}: not the same input`);
       const shown = progress({ total, start: skip, every: o.progressEvery, quiet: o.quiet });
-      if (skip > 0 && !o.quiet) process.stderr.write(`resuming: ${count(skip, 'record')} already in ${partial}\n`);
       const digest = new InputDigest();
       const queue = [];
-      const texts = textsOf(readRecords(input, readOpts, digest.feed), { resumed, digest, queue, label, partial, signal });
+      const verified = () => !o.quiet && process.stderr.write(`resuming: ${count(skip, 'record')} already in ${partial}\n`);
+      const texts = textsOf(readRecords(input, readOpts, digest.feed), { resumed, digest, queue, label, partial, verified, signal });
       for await (const { index, embeddings } of model.embedStream(texts, { ...embedOptions, precision: packed ? o.precision : 'float32' })) {
         const n = embeddings.shape[0];
         const batch = queue.splice(0, n);
