@@ -32,7 +32,7 @@ export const spec = {
       name: 'source',
       help: 'a Hugging Face model folder, its URL, a Hub id (owner/name),\nor a .safetensors file written by swapformer convert (converted again to --dtype)',
     },
-    { name: 'out.safetensors', help: 'the file to write (written beside it, then renamed over it)' },
+    { name: 'out.safetensors', help: 'the file to write (written beside it, then renamed over it);\nnot the source, nor a file of the source folder' },
   ],
   options: [
     {

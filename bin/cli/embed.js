@@ -287,6 +287,10 @@ export async function run({ args, options: o }, { signal }) {
   // resuming: the input as it was when the partial output was started (its size and time; its bytes are checked as they are read again)
   const stamp = await inputStamp(input);
   const saved = o.resume ? await savedSettings(out) : null;
+  if (saved && !['weights', 'inputSize', 'inputModified'].every((k) => Object.hasOwn(saved, k)))
+    throw new CliError(
+      `--resume: ${partial} was written by an earlier swapformer, which kept no record of its input and weights; delete ${partial} to start over`,
+    );
   if (saved) checkInputStamp(saved, stamp, input, partial);
   // the input read through once first (not stdin): every record checked, and the total for the progress
   const total = input === '-' ? null : await countRecords(readRecords(input, readOpts), signal);
