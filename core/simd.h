@@ -31,22 +31,24 @@ static inline v4 v4_madd(v4 a, v4 b, v4 c) { return __builtin_wasm_relaxed_madd_
 static inline v4 v4_madd(v4 a, v4 b, v4 c) { return c + a * b; }
 #endif
 
-/* Lane-wise max / min (no NaN handling: operands are never NaN here). */
+/* Lane-wise max / min with wasm's pseudo-min/max semantics on every target:
+ * pmax(a, b) = a < b ? b : a, pmin(a, b) = b < a ? b : a, so a NaN in a passes
+ * through (v4_exp(NaN) stays NaN, and the finiteness checks see it). */
 #if defined(__wasm_simd128__)
 static inline v4 v4_max(v4 a, v4 b) { return __builtin_wasm_pmax_f32x4(a, b); }
 static inline v4 v4_min(v4 a, v4 b) { return __builtin_wasm_pmin_f32x4(a, b); }
 #elif defined(__SSE__)
-static inline v4 v4_max(v4 a, v4 b) { return __builtin_ia32_maxps(a, b); }
-static inline v4 v4_min(v4 a, v4 b) { return __builtin_ia32_minps(a, b); }
+static inline v4 v4_max(v4 a, v4 b) { return __builtin_ia32_maxps(b, a); } /* maxps(x, y) = x > y ? x : y */
+static inline v4 v4_min(v4 a, v4 b) { return __builtin_ia32_minps(b, a); }
 #else
 typedef int v4i_ __attribute__((vector_size(16)));
 static inline v4 v4_max(v4 a, v4 b) {
-    v4i_ m = a > b;
-    return (v4)((m & (v4i_)a) | (~m & (v4i_)b));
+    v4i_ m = a < b;
+    return (v4)((m & (v4i_)b) | (~m & (v4i_)a));
 }
 static inline v4 v4_min(v4 a, v4 b) {
-    v4i_ m = a < b;
-    return (v4)((m & (v4i_)a) | (~m & (v4i_)b));
+    v4i_ m = b < a;
+    return (v4)((m & (v4i_)b) | (~m & (v4i_)a));
 }
 #endif
 
@@ -110,14 +112,14 @@ static inline float vf_sum(vf v) { /* halves, then v4_sum: a fixed order */
 #endif
 }
 static inline vf vf_madd(vf a, vf b, vf c) { return c + a * b; } /* one expression: contracted to an FMA */
-/* the mask-select form: vmaxps / vminps under clang (operands never NaN here) */
+/* v4_max / v4_min's pseudo-min/max (a NaN in a passes): vmaxps / vminps under clang */
 static inline vf vf_max(vf a, vf b) {
-    vfi m = a > b;
-    return (vf)((m & (vfi)a) | (~m & (vfi)b));
+    vfi m = a < b;
+    return (vf)((m & (vfi)b) | (~m & (vfi)a));
 }
 static inline vf vf_min(vf a, vf b) {
-    vfi m = a < b;
-    return (vf)((m & (vfi)a) | (~m & (vfi)b));
+    vfi m = b < a;
+    return (vf)((m & (vfi)b) | (~m & (vfi)a));
 }
 /* v4_exp at SF_VW lanes: the same reduction, polynomial and rounding trick */
 static inline vf vf_exp(vf x) {
