@@ -21,7 +21,8 @@ static const char *const config_keys[] = {
     "localWindow",  "localLayers",
     "qkNorm",       "residualScale",
     "relativeBias", "relativeBiasOptions",
-    "head",         NULL,
+    "head",         "conv",
+    NULL,
 };
 _Static_assert(sizeof config_keys / sizeof *config_keys <= 33, "parse_root's bitmask of seen keys has 32 bits");
 
@@ -263,6 +264,23 @@ static int member_error(int rc, sf_error *err, const char *path, const char *key
     return rc;
 }
 
+/* conv: null, or {kernel (odd), activation} (DeBERTa-v2's ConvLayer after layer 0; activation: tanh by default, as HF's conv_act). */
+static int parse_conv(sf_config *c, const sf_json *j, sf_error *err) {
+    static const char *const keys[] = {"kernel", "activation", NULL};
+    int rc, act, m = sf_json_member(j, 0, "conv");
+    c->conv_kernel = 0;
+    if (m < 0 || j->nodes[m].type == SF_JNULL) return SF_OK;
+    if (j->nodes[m].type != SF_JOBJECT)
+        return sf_fail(err, SF_BAD_CONFIG, "config.conv must be an object or null, got %s", sf_json_type_name(j->nodes[m].type));
+    if ((rc = sf_opt_only(j, m, "conv", keys, err)) ||
+        (rc = member_error(get_int(j, m, "kernel", -1, 1, 255, &c->conv_kernel, err), err, "conv", "kernel")) ||
+        (rc = sf_opt_enum(j, m, "conv", "activation", head_activation_names, 1, &act, err)))
+        return rc;
+    if (!(c->conv_kernel & 1)) return sf_fail(err, SF_BAD_CONFIG, "config.conv.kernel must be odd (the same padding each side), got %d", c->conv_kernel);
+    c->conv_act = head_activations[act];
+    return SF_OK;
+}
+
 /* head: null, or {task, labels, pooling, dense, activation, norm, normEps, tied}. */
 static int parse_head(sf_config *c, const sf_json *j, sf_error *err) {
     static const char *const keys[] = {"task", "labels", "pooling", "dense", "activation", "norm", "normEps", "tied", NULL};
@@ -387,7 +405,9 @@ static int parse_root(sf_config *c, const sf_json *j, sf_error *err) {
         return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions: position '%s' takes no options", c->position->name);
     }
     if (c->position->check && (rc = c->position->check(c, err))) return rc;
-    if ((rc = parse_bias(c, j, err)) || (rc = parse_head(c, j, err))) return rc;
+    if ((rc = parse_bias(c, j, err)) || (rc = parse_head(c, j, err)) || (rc = parse_conv(c, j, err))) return rc;
+    const sf_disentangled_opts *dis = sf_disentangled(c);
+    if (dis && !c->attn_scale_given) c->attn_scale = 1.0 / sqrt((double)c->head_dim * (1 + dis->c2p + dis->p2c)); /* DeBERTa's scale_factor */
     if (c->head.task && c->output_head)
         return sf_fail(err, SF_BAD_CONFIG,
                        "config.outputHead and config.head are two heads: keep one (head: {task: 'token', labels: vocabSize} is outputHead)");
@@ -478,6 +498,15 @@ void sf_config_write(const sf_config *c, sf_buf *b) {
         c->bias->write_options(&c->bias_options, b);
     else
         sf_buf_str(b, "{}");
+    if (c->conv_kernel) {
+        put_key(b, "conv", 0);
+        sf_buf_str(b, "{");
+        put_key(b, "kernel", 1);
+        sf_buf_json_number(b, c->conv_kernel);
+        for (int a = 0; head_activation_names[a]; a++)
+            if (head_activations[a] == c->conv_act) put_name(b, "activation", head_activation_names[a]);
+        sf_buf_str(b, "}");
+    }
     put_key(b, "head", 0);
     const sf_head_config *h = &c->head;
     if (!h->task)

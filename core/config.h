@@ -64,6 +64,10 @@ typedef struct sf_config {
     int activation;  /* SF_ACT_* */
     int output_head; /* head.weight (V, C) [+ head.bias]: per-position logits */
     double eps;
+    /* conv: DeBERTa-v2's convolution after layer 0, x1 = N(x1 + act(conv(x0))),
+     * x0 the embeddings, each sequence zero-padded on its own; 0: none */
+    int conv_kernel; /* odd: (kernel - 1) / 2 positions each side */
+    int conv_act;    /* SF_ACT_GELU, _GELU_TANH, _RELU, _SILU or SF_HEAD_ACT_TANH */
 } sf_config;
 
 static inline int sf_head_dim(const sf_config *c) { return c->head_dim; }
@@ -72,6 +76,25 @@ static inline int sf_gated(const sf_config *c) {
     return c->activation == SF_ACT_SWIGLU || c->activation == SF_ACT_GEGLU || c->activation == SF_ACT_GEGLU_TANH;
 }
 static inline int sf_has_local(const sf_config *c) { return c->local_window > 0; }
+
+/* The disentangled scheme (DeBERTa-v2/v3, plugins/position/disentangled.c),
+ * in either slot: the options the core reads too (it projects the relative
+ * table by each layer's key and query projections). The table has `rows`
+ * = 2 x span rows, span = buckets, or maxDistance without buckets. */
+typedef struct sf_disentangled_opts {
+    int buckets, max_distance; /* buckets 0: offsets clamped to +-maxDistance */
+    int c2p, p2c;              /* the terms: content to position, position to content */
+    int share_key;             /* the layer's own attn.k / attn.q project the table (else attn.pos_k / attn.pos_q) */
+    int norm_table;            /* the table goes through embed.rel_norm first */
+    int rows;
+} sf_disentangled_opts;
+extern const sf_position_plugin sf_position_disentangled;
+/* Its options when either slot holds it, else NULL. */
+static inline const sf_disentangled_opts *sf_disentangled(const struct sf_config *c) {
+    if (c->position == &sf_position_disentangled) return (const sf_disentangled_opts *)(const void *)c->position_options.bytes;
+    if (c->bias == &sf_position_disentangled) return (const sf_disentangled_opts *)(const void *)c->bias_options.bytes;
+    return NULL;
+}
 
 /* The config as the relativeBias plugin sees it: that plugin and its options in
  * position / positionOptions (so that every plugin reads its options the same

@@ -50,7 +50,7 @@ static void param_name(char *out, size_t cap, int layer, const char *suffix) {
  * the config's sizes, its role (how it is stored and initialised), when it
  * exists, and the pointer it fills (an offset into sf_layer or sf_encoder).
  * Optional tensors (biases) absent from a model file count as zero. */
-enum { D_ONE, D_C, D_A, D_F, D_V, D_TV, D_HD, D_L };    /* dModel, heads x headDim, ffDim, vocabSize, typeVocabSize, headDim, head labels */
+enum { D_ONE, D_C, D_A, D_F, D_V, D_TV, D_HD, D_L, D_CK }; /* dModel, heads x headDim, ffDim, vocabSize, typeVocabSize, headDim, head labels, dModel x conv kernel */
 enum { R_LINEAR, R_BIAS, R_NORM_W, R_NORM_B, R_EMBED }; /* [out, in] packed / optional zeros / ones / optional zeros / N(0, 1) */
 enum {
     W_ALWAYS = 0,
@@ -67,14 +67,19 @@ enum {
     W_HEAD_NORM = 1024,
     W_HEAD_NORM_BIAS = 2048,
     W_HEAD_OUT = 4096,
-    W_HEAD_OUT_W = 8192
+    W_HEAD_OUT_W = 8192,
+    W_REL_NORM = 1 << 14, /* the disentangled scheme's: flagged as a plugin's tensors */
+    W_POS_K = 1 << 15,
+    W_POS_Q = 1 << 16,
+    W_CONV = 1 << 17,
+    W_DISENTANGLED = W_REL_NORM | W_POS_K | W_POS_Q
 };
 
 typedef struct {
     const char *name;
     unsigned char rows, cols;  /* D_*; cols D_ONE: a vector */
     unsigned char role, group; /* R_*, SF_GROUP_* */
-    unsigned short when;       /* W_* */
+    unsigned when;             /* W_* */
     size_t slot;
 } param_row;
 
@@ -107,6 +112,10 @@ static const param_row layer_rows[] = {
     {"ffn.gate.bias", D_F, D_ONE, R_BIAS, N, W_GATED, IN_LAYER(gate_b)},
     {"ffn.down.weight", D_C, D_F, R_LINEAR, O, W_ALWAYS, IN_LAYER(down_w)},
     {"ffn.down.bias", D_C, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(down_b)},
+    {"attn.pos_k.weight", D_A, D_C, R_LINEAR, N, W_POS_K, IN_LAYER(pos_k_w)},
+    {"attn.pos_k.bias", D_A, D_ONE, R_BIAS, N, W_POS_K, IN_LAYER(pos_k_b)},
+    {"attn.pos_q.weight", D_A, D_C, R_LINEAR, N, W_POS_Q, IN_LAYER(pos_q_w)},
+    {"attn.pos_q.bias", D_A, D_ONE, R_BIAS, N, W_POS_Q, IN_LAYER(pos_q_b)},
 };
 static const param_row embed_rows[] = {
     /* before the position plugin's tensors */
@@ -117,6 +126,12 @@ static const param_row embed_norm_rows[] = {
     /* after them */
     {"embed.norm.weight", D_C, D_ONE, R_NORM_W, N, W_EMBED_NORM, IN_ENCODER(embed_norm_w)},
     {"embed.norm.bias", D_C, D_ONE, R_NORM_B, N, W_EMBED_NORM | W_NORM_BIAS, IN_ENCODER(embed_norm_b)},
+    {"embed.rel_norm.weight", D_C, D_ONE, R_NORM_W, N, W_REL_NORM, IN_ENCODER(rel_norm_w)},
+    {"embed.rel_norm.bias", D_C, D_ONE, R_NORM_B, N, W_REL_NORM | W_NORM_BIAS, IN_ENCODER(rel_norm_b)},
+    {"conv.weight", D_C, D_CK, R_LINEAR, N, W_CONV, IN_ENCODER(conv_w)},
+    {"conv.bias", D_C, D_ONE, R_BIAS, N, W_CONV, IN_ENCODER(conv_b)},
+    {"conv.norm.weight", D_C, D_ONE, R_NORM_W, N, W_CONV, IN_ENCODER(conv_norm_w)},
+    {"conv.norm.bias", D_C, D_ONE, R_NORM_B, N, W_CONV | W_NORM_BIAS, IN_ENCODER(conv_norm_b)},
 };
 static const param_row output_rows[] = {
     /* after the layers */
@@ -146,12 +161,17 @@ static int size_of(const sf_config *c, int d) {
     case D_TV: return c->type_vocab_size;
     case D_HD: return c->head_dim;
     case D_L: return c->head.labels;
+    case D_CK: return c->d_model * c->conv_kernel; /* <= 2^20 x 255 */
     default: return 1;
     }
 }
 
 /* Whether a row exists for this config (layer -1: outside the layers). */
 static int exists(const sf_config *c, unsigned when, int layer) {
+    const sf_disentangled_opts *dis = sf_disentangled(c);
+    if ((when & W_REL_NORM) && !(dis && dis->norm_table)) return 0;
+    if ((when & (W_POS_K | W_POS_Q)) && !(dis && !dis->share_key && (when & W_POS_K ? dis->c2p : dis->p2c))) return 0;
+    if ((when & W_CONV) && !c->conv_kernel) return 0;
     return (!(when & W_GATED) || sf_gated(c)) && (!(when & W_NORM_BIAS) || c->norm->has_bias) && (!(when & W_QK_NORM) || c->qk_norm) &&
            (!(when & W_QK_NORM_BIAS) || (c->qk_norm && c->qk_norm->has_bias)) && (!(when & W_ATTN_NORM) || layer > 0 || c->first_attn_norm) &&
            (!(when & W_TYPES) || c->type_vocab_size > 0) && (!(when & W_EMBED_NORM) || c->embed_norm) && (!(when & W_FINAL_NORM) || c->final_norm) &&
@@ -191,6 +211,7 @@ static void add_rows(sf_encoder *e, float ***slots, const param_row *rows, int n
         if (!exists(c, r->when, layer)) continue;
         float **slot = base ? (float **)(void *)((char *)base + r->slot) : NULL;
         add(e, slots, r->name, layer, size_of(c, r->rows), size_of(c, r->cols), r->cols == D_ONE ? 1 : 2, r->role, r->group, 1.0f, slot);
+        if (e->params && (r->when & W_DISENTANGLED)) e->params[e->n_params - 1].plugin = 1; /* dropped with the scheme */
     }
 }
 
@@ -281,6 +302,16 @@ int sf_encoder_create_dtype(sf_encoder **out, const sf_config *cfg, int dtype, s
     for (int i = 0; i < n; i++)
         if (slots[i]) *slots[i] = e->param_arena + e->params[i].offset;
     free(slots);
+    const sf_disentangled_opts *dis = sf_disentangled(cfg);
+    if (dis) { /* each layer's projected tables, and the GEMM's reads past the last row (SF_NR - 1 <= 63 floats) */
+        size_t floats;
+        if (!SF_SIZE(&e->rel_layer, dis->c2p + dis->p2c, sf_attn_width(cfg), dis->rows) ||
+            !SF_SIZE(&floats, e->rel_layer, cfg->layers ? cfg->layers : 1) || !sf_add_size(floats, 64, &floats) ||
+            !sf_mul_size(floats, sizeof(float), &bytes) || bytes > SF_MAX_ALLOC || !(e->rel = calloc(1, bytes))) {
+            sf_encoder_free(e);
+            return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory for the disentangled tables: %z floats a layer", (long long)e->rel_layer);
+        }
+    }
     *out = e;
     return SF_OK;
 }
@@ -295,6 +326,7 @@ void sf_encoder_free(sf_encoder *e) {
     free(e->act_arena);
     free(e->table);
     free(e->bias_table);
+    free(e->rel);
     free(e);
 }
 
@@ -339,6 +371,7 @@ static void q8_write_row(float *dst, const void *src, sf_load_fn load, size_t ba
  * q8 panels (chunks aligned on panels: qgemm.h), q8 rows. */
 static void write_rows(sf_encoder *e, const sf_param *p, size_t r0, size_t n, const void *src, sf_load_fn load) {
     float *base = e->param_arena + p->offset;
+    e->rel_ready = 0; /* the disentangled tables follow the weights */
     size_t K = (size_t)p->cols, count = n * K;
     if (p->q8 == SF_Q8_PANELS) {
         q8_pack_linear((char *)base + (r0 / SF_Q8_NR) * sf_q8_panel_bytes((int)K), src, load, (int)n, (int)K);
@@ -436,6 +469,7 @@ int sf_encoder_set_rows_i8(sf_encoder *e, int i, size_t r0, size_t n, const int8
             return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s': int8 value -128 at index %z (symmetric int8 is in [-127, 127])", p->name,
                            (long long)(r0 * K + k));
     float *base = e->param_arena + p->offset;
+    e->rel_ready = 0;
     if (p->q8 == SF_Q8_PANELS) {
         q8_pack_linear_i8((char *)base + (r0 / SF_Q8_NR) * sf_q8_panel_bytes((int)K), q, scales, (int)n, (int)K);
         return SF_OK;
@@ -546,6 +580,7 @@ int sf_encoder_require_all(sf_encoder *e, const char *what, sf_error *err) {
         if (!p->optional) return sf_fail(err, SF_BAD_WEIGHTS, "%s has no tensor '%s' (shape [%d, %d])", what, p->name, p->rows, p->cols);
         memset(e->param_arena + p->offset, 0, p->floats * sizeof(float));
         p->set = 1;
+        e->rel_ready = 0;
     }
     return SF_OK;
 }
@@ -565,15 +600,23 @@ static int carve(float *base, size_t *at, size_t n, float **out) {
 static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, int rows, size_t *total) {
     const sf_config *c = &e->cfg;
     size_t C = (size_t)c->d_model, A = (size_t)sf_attn_width(c), F = (size_t)c->ff_dim, R = N < SF_CHUNK ? (size_t)N : SF_CHUNK;
-    size_t D = (size_t)sf_head_dim(c), L = (size_t)c->layers;
+    size_t D = (size_t)sf_head_dim(c), L = (size_t)c->layers, CK = C * (size_t)c->conv_kernel; /* <= 2^28 */
     int threads = e->threads > 1 ? e->threads : 1;
-    size_t at = 0, nC, n2A, n2, btc, btv = 0, att = 0, hid = 0;
+    size_t at = 0, nC, n2A, n2, btc, btv = 0, att = 0, hid = 0, x0 = 0, col = 0, scratch;
     float *ids, *types, *lens, *perm, *keys, *xq;
     size_t widest = C > A ? C : A, xq_floats = 0;
     if (F > widest) widest = F;
+    if (CK > widest) widest = CK;
     if (e->dtype == SF_DTYPE_Q8) xq_floats = sf_q8_act_bytes((int)R, (int)widest) / sizeof(float); /* rows of 16-byte multiples */
+    /* one thread's attention scratch: the kernel's, then the disentangled tiles' (queries and keys x the rows they reach) */
+    const sf_disentangled_opts *dis = sf_disentangled(c);
+    size_t reach = SF_CHUNK + SF_ATT_BK - 1;
+    if (dis && (size_t)dis->rows < reach) reach = (size_t)dis->rows;
+    e->att_scratch_floats = sf_attention_scratch(SF_CHUNK, (int)D) + (dis ? (SF_CHUNK + SF_ATT_BK) * reach : 0);
     /* every product of user sizes through SF_SIZE: size_t is 32 bits in wasm32 */
-    int ok = SF_SIZE(&nC, N, C) && SF_SIZE(&n2A, N, 2, A) && sf_add_size(n2A, SF_NR, &n2A) && SF_SIZE(&n2, N, 2) && SF_SIZE(&btc, B, T, C);
+    int ok = SF_SIZE(&nC, N, C) && SF_SIZE(&n2A, N, 2, A) && sf_add_size(n2A, SF_NR, &n2A) && SF_SIZE(&n2, N, 2) && SF_SIZE(&btc, B, T, C) &&
+             SF_SIZE(&scratch, e->att_scratch_floats, threads);
+    if (ok && c->conv_kernel) ok = SF_SIZE(&x0, N, C) && SF_SIZE(&col, R, CK);
     if (ok && (flags & SF_OUT_ATTENTIONS)) ok = SF_SIZE(&att, L ? L : 1, B, c->heads, T, T); /* (L, B, H, T, T); >= 1 layer for the probes */
     if (ok && (flags & SF_OUT_HIDDEN)) ok = SF_SIZE(&hid, L + 1, B, T, C);                   /* (L+1, B, T, C) */
     if (ok && c->output_head) ok = SF_SIZE(&btv, B, T, c->vocab_size);                       /* (B, T, V) */
@@ -592,7 +635,7 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, in
     ok = ok && carve(base, &at, nC, &e->x) && carve(base, &at, n2A, &e->kv) && carve(base, &at, R * C, &e->xn) && carve(base, &at, R * A, &e->q) &&
          carve(base, &at, R * A, &e->ao) && carve(base, &at, R * F, &e->h) && carve(base, &at, sf_gated(c) ? R * F : 0, &e->g) &&
          carve(base, &at, R * C, &e->o) &&
-         carve(base, &at, sf_attention_scratch(SF_CHUNK, (int)D) * (size_t)threads, &e->att_scratch) && /* one per thread */
+         carve(base, &at, scratch, &e->att_scratch) && /* one per thread */ carve(base, &at, x0, &e->x0) && carve(base, &at, col, &e->col) &&
          carve(base, &at, xq_floats, &xq) && carve(base, &at, (size_t)N, &ids) && carve(base, &at, (size_t)N, &types) &&
          carve(base, &at, (size_t)B, &lens) && carve(base, &at, (size_t)N, &perm) && carve(base, &at, n2, &keys) && carve(base, &at, btc, &e->out) &&
          carve(base, &at, att, &e->att) && carve(base, &at, hid, &e->hidden) && carve(base, &at, btv, &e->logits) &&
@@ -677,18 +720,18 @@ static int min_int(int a, int b) { return a < b ? a : b; }
  * order: permuting the input then permutes the output rows bit for bit. */
 static int order_blind(const sf_config *c) {
     const sf_position_plugin *p = c->position;
-    return !p->embed && !p->rotate && !p->score_bias && !c->bias && !sf_has_local(c);
+    return !p->embed && !p->rotate && !p->score_bias && !c->bias && !sf_has_local(c) && !c->conv_kernel;
 }
 
 /* What the position plugin's hooks see in layer l (-1: embed) of a sequence of len tokens. */
 static sf_pos_ctx pos_ctx(const sf_encoder *e, int layer, int len) {
     const sf_config *c = &e->cfg;
-    return (sf_pos_ctx){c, e->table, e->table_T, e->plugin_params, layer, layer >= 0 && c->local[layer], len};
+    return (sf_pos_ctx){.cfg = c, e->table, e->table_T, e->plugin_params, layer, layer >= 0 && c->local[layer], len};
 }
 
 /* The same for the relativeBias plugin: its view of the config, its tensors and table. */
 static sf_pos_ctx bias_ctx(const sf_encoder *e, int layer, int len) {
-    return (sf_pos_ctx){&e->bias_view, e->bias_table, e->bias_table_T, e->bias_params, layer, layer >= 0 && e->cfg.local[layer], len};
+    return (sf_pos_ctx){.cfg = &e->bias_view, e->bias_table, e->bias_table_T, e->bias_params, layer, layer >= 0 && e->cfg.local[layer], len};
 }
 
 /* ---- parallel regions (core/pool.h): only independent outputs are split -- */
@@ -835,14 +878,97 @@ static void activation_parallel(float *h, const float *g, int activation, size_t
     sf_parallel(activation_task, &j, threads);
 }
 
-/* The plugins' score_bias as the attention kernel's bias callback: position's, then relativeBias's. */
+/* The plugins' score_bias as the attention kernel's bias callback: position's, then relativeBias's,
+ * each with this thread's scratch. */
 typedef struct {
     sf_pos_ctx pos, bias;
 } score_biases;
-static void plugin_bias(float *s, size_t ld, const void *ctx, int h, int i0, int ni, int j0, int nj) {
+static void plugin_bias(float *s, size_t ld, const void *ctx, float *scratch, int h, int i0, int ni, int j0, int nj) {
     const score_biases *p = ctx;
-    if (p->pos.cfg->position->score_bias) p->pos.cfg->position->score_bias(s, ld, &p->pos, h, i0, ni, j0, nj);
-    if (p->bias.cfg) p->bias.cfg->position->score_bias(s, ld, &p->bias, h, i0, ni, j0, nj);
+    sf_pos_ctx x = p->pos;
+    x.scratch = scratch;
+    if (x.cfg->position->score_bias) x.cfg->position->score_bias(s, ld, &x, h, i0, ni, j0, nj);
+    if (!p->bias.cfg) return;
+    x = p->bias;
+    x.scratch = scratch;
+    x.cfg->position->score_bias(s, ld, &x, h, i0, ni, j0, nj);
+}
+
+/* What a content-reading score_bias sees in layer l: the queries in e->q (the chunk's, row 0 the chunk's
+ * first), the sequence's kv rows, the layer's disentangled tables. */
+static void content_ctx(const sf_encoder *e, sf_pos_ctx *ctx, const float *kv, int l) {
+    ctx->q = e->q;
+    ctx->kv = kv;
+    ctx->ldq = (size_t)sf_attn_width(&e->cfg);
+    ctx->rel = e->rel ? e->rel + (size_t)l * e->rel_layer : NULL;
+}
+
+/* The disentangled scheme's tables of every layer (core/config.h), in e->rel:
+ * the relative table (normed by embed.rel_norm with normTable) projected by
+ * the layer's key and query projections (attn.k / attn.q with shareKey, else
+ * attn.pos_k / attn.pos_q; biases included), as DisentangledSelfAttention
+ * projects rel_embeddings, stored transposed per head for the tiles' products;
+ * PQ scaled by attnScale, which the queries get in attention and the keys do
+ * not. Chunks of at most `rows` table rows (the reserved e->xn, e->q). */
+static void rel_project(sf_encoder *e, const sf_disentangled_opts *o, int rows) {
+    const sf_config *c = &e->cfg;
+    int C = c->d_model, A = sf_attn_width(c), R = o->rows;
+    const float *table = c->position == &sf_position_disentangled ? e->plugin_params[0] : e->bias_params[0]; /* (R, C) */
+    for (int l = 0; l < c->layers; l++) {
+        const sf_layer *p = &e->layers[l];
+        for (int r0 = 0; r0 < R; r0 += rows) {
+            int M = min_int(rows, R - r0);
+            const float *a = table + (size_t)r0 * C;
+            if (o->norm_table) {
+                c->norm->forward(e->xn, a, e->rel_norm_w, e->rel_norm_b, (float)c->eps, M, C);
+                a = e->xn;
+            }
+            float *dst = e->rel + (size_t)l * e->rel_layer;
+            for (int term = 0; term < 2; term++) {
+                int key = term == 0;
+                if (!(key ? o->c2p : o->p2c)) continue;
+                const float *w = key ? (o->share_key ? p->wk : p->pos_k_w) : (o->share_key ? p->wq : p->pos_q_w);
+                const float *b = key ? (o->share_key ? p->bk : p->pos_k_b) : (o->share_key ? p->bq : p->pos_q_b);
+                float s = key ? 1.0f : (float)c->attn_scale;
+                sf_encoder_linear(e, e->q, (size_t)A, a, (size_t)C, w, b, M, C, A); /* (M, A) */
+                for (int m = 0; m < M; m++)
+                    for (int k = 0; k < A; k++) dst[(size_t)k * R + r0 + m] = e->q[(size_t)m * A + k] * s; /* (A, R) */
+                dst += (size_t)A * R;
+            }
+        }
+    }
+    e->rel_ready = 1;
+}
+
+/* x = N(x + act(conv(x0))) after layer 0 (DeBERTa-v2's ConvLayer, x0 the
+ * embeddings): conv.weight [C, C k] as Conv1d's [C, C, k] with groups 1, on
+ * rows col[t] = (x0[t - pad + kk][ch], ch-major), each sequence zero-padded
+ * on its own (HF zeroes the padded embeddings: the same). */
+static void conv_block(sf_encoder *e, int B) {
+    const sf_config *c = &e->cfg;
+    int C = c->d_model, k = c->conv_kernel, pad = (k - 1) / 2;
+    size_t CK = (size_t)C * k;
+    for (int b = 0, off = 0; b < B; off += e->lens[b++]) {
+        int L = e->lens[b];
+        for (int t0 = 0; t0 < L; t0 += SF_CHUNK) {
+            int M = min_int(SF_CHUNK, L - t0);
+            for (int m = 0; m < M; m++)
+                for (int kk = 0; kk < k; kk++) {
+                    int t = t0 + m + kk - pad;
+                    float *dst = e->col + (size_t)m * CK + kk;
+                    const float *src = e->x0 + (size_t)(off + t) * C;
+                    for (int ch = 0; ch < C; ch++) dst[(size_t)ch * k] = t >= 0 && t < L ? src[ch] : 0.0f;
+                }
+            sf_encoder_linear(e, e->o, (size_t)C, e->col, CK, e->conv_w, e->conv_b, M, (int)CK, C);
+            if (c->conv_act == SF_HEAD_ACT_TANH)
+                sf_tanh_forward(e->o, (size_t)M * C);
+            else if (c->conv_act != SF_HEAD_ACT_IDENTITY)
+                activation_forward(e->o, NULL, c->conv_act, (size_t)M * C);
+            float *x = e->x + (size_t)(off + t0) * C;
+            residual_forward(x, e->o, (size_t)M * C);
+            c->norm->forward(x, x, e->conv_norm_w, e->conv_norm_b, (float)c->eps, M, C);
+        }
+    }
 }
 
 /* x (N, C) = tokens[ids] (x sqrt(C)) + types[type_ids] + the position plugin's
@@ -906,6 +1032,8 @@ static void attention_block(sf_encoder *e, int l, int B, int N, int T, float *at
         score_biases sb = {ctx, c->bias ? bias_ctx(e, l, L) : (sf_pos_ctx){0}};
         sf_attn spec = {c->heads, sf_head_dim(c), (size_t)A, c->local[l] ? c->local_window : 0, pos->score_bias || c->bias ? plugin_bias : NULL, &sb};
         float *kv = e->kv + (size_t)off * A2; /* (L, 2A) */
+        content_ctx(e, &sb.pos, kv, l);
+        if (c->bias) content_ctx(e, &sb.bias, kv, l);
         if (pos->rotate) pos->rotate(kv, A2, &ctx, 0, L);
         const int32_t *perm = order_blind(c) ? e->perm + off : NULL;
         float *ab = att ? att + (size_t)b * c->heads * T * T : NULL;
@@ -917,8 +1045,7 @@ static void attention_block(sf_encoder *e, int l, int B, int N, int T, float *at
             if (c->qk_norm) c->qk_norm->forward(e->q, e->q, p->q_norm_w, p->q_norm_b, (float)c->eps, M * c->heads, sf_head_dim(c)); /* (M H, D) */
             if (pos->rotate) pos->rotate(e->q, A, &ctx, i0, M);
             scale_forward(e->q, (float)c->attn_scale, (size_t)M * A);
-            attention_job aj = {e->ao, e->q, kv, e->att_scratch, sf_attention_scratch(SF_CHUNK, sf_head_dim(c)), ab, (size_t)T, perm, &spec,
-                                i0,    M,    L};
+            attention_job aj = {e->ao, e->q, kv, e->att_scratch, e->att_scratch_floats, ab, (size_t)T, perm, &spec, i0, M, L};
             int nt = sf_pool_threads() < c->heads ? sf_pool_threads() : c->heads;
             if ((long long)M * L * A < SF_PARALLEL_MIN_WORK) nt = 1;
             sf_parallel(attention_task, &aj, nt);                                                        /* heads split between threads */
@@ -1080,18 +1207,23 @@ int sf_encoder_forward(sf_encoder *e, int B, int flags, sf_error *err) {
     if (order_blind(c))
         for (int b = 0, off = 0; b < B; off += e->lens[b++]) canonical_order(e->ids + off, e->type_ids + off, e->perm + off, e->sortkeys, e->lens[b]);
 
+    const sf_disentangled_opts *dis = sf_disentangled(c);
+    if (dis && !e->rel_ready) rel_project(e, dis, N < SF_CHUNK ? N : SF_CHUNK); /* once after the weights change */
     embed_block(e, B, N);
     if ((rc = check_finite(e, B, N, -1, "embeddings", err))) return rc;
     if (hidden) scatter_rows(e, hidden, B, T);
+    if (c->conv_kernel) memcpy(e->x0, e->x, sizeof(float) * (size_t)N * C);
     for (int l = 0; l < c->layers; l++) {
-        if (e->skip[l]) { /* removed: the stream passes through unchanged */
-            if (hidden) scatter_rows(e, hidden + (size_t)(l + 1) * hid_layer, B, T);
-            continue;
+        if (!e->skip[l]) { /* skipped: the stream passes through unchanged */
+            attention_block(e, l, B, N, T, att ? att + (size_t)l * att_layer : NULL);
+            if ((rc = check_finite(e, B, N, l, "attention", err))) return rc;
+            ffn_block(e, &e->layers[l], N);
+            if ((rc = check_finite(e, B, N, l, "feed-forward", err))) return rc;
         }
-        attention_block(e, l, B, N, T, att ? att + (size_t)l * att_layer : NULL);
-        if ((rc = check_finite(e, B, N, l, "attention", err))) return rc;
-        ffn_block(e, &e->layers[l], N);
-        if ((rc = check_finite(e, B, N, l, "feed-forward", err))) return rc;
+        if (l == 0 && c->conv_kernel) { /* the encoder's, after layer 0 (HF: the hidden state after layer 0 includes it) */
+            conv_block(e, B);
+            if ((rc = check_finite(e, B, N, l, "convolution", err))) return rc;
+        }
         if (hidden) scatter_rows(e, hidden + (size_t)(l + 1) * hid_layer, B, T);
     }
     if (c->final_norm) {
@@ -1153,14 +1285,19 @@ int sf_encoder_position_scores(sf_encoder *e, const float *q, const float *k, in
         memcpy(e->kv + (size_t)t * A2, k, sizeof(float) * A);
         memcpy(e->kv + (size_t)t * A2 + A, q, sizeof(float) * A);
     }
-    sf_pos_ctx ctx = pos_ctx(e, 0, T);
+    const sf_disentangled_opts *dis = sf_disentangled(c);
+    if (dis && !e->rel_ready) rel_project(e, dis, T < SF_CHUNK ? T : SF_CHUNK);
+    score_biases sb = {pos_ctx(e, 0, T), c->bias ? bias_ctx(e, 0, T) : (sf_pos_ctx){0}};
+    content_ctx(e, &sb.pos, e->kv, 0); /* the keys at columns 0..A-1 of kv; the query of row i in e->q */
+    if (c->bias) content_ctx(e, &sb.bias, e->kv, 0);
     if (c->position->rotate) {
-        c->position->rotate(e->kv, A2, &ctx, 0, T);
-        c->position->rotate(e->kv + A, A2, &ctx, 0, T);
+        c->position->rotate(e->kv, A2, &sb.pos, 0, T);
+        c->position->rotate(e->kv + A, A2, &sb.pos, 0, T);
     }
-    float scale = (float)c->attn_scale;
-    for (int h = 0; h < H; h++)
-        for (int i = 0; i < T; i++) {
+    float scale = (float)c->attn_scale, *scratch = e->att_scratch + sf_attention_scratch(SF_CHUNK, D);
+    for (int i = 0; i < T; i++) {
+        for (size_t k = 0; k < A; k++) e->q[k] = e->kv[(size_t)i * A2 + A + k] * scale; /* as attention scales it */
+        for (int h = 0; h < H; h++) {
             float *row = e->att + ((size_t)h * T + i) * T; /* (T) */
             const float *qi = e->kv + (size_t)i * A2 + A + (size_t)h * D;
             for (int j = 0; j < T; j++) {
@@ -1169,11 +1306,9 @@ int sf_encoder_position_scores(sf_encoder *e, const float *q, const float *k, in
                 for (int d = 0; d < D; d++) dot += qi[d] * kj[d];
                 row[j] = dot * scale;
             }
-            if (c->position->score_bias) c->position->score_bias(row, 1, &ctx, h, i, 1, 0, T);
-            if (c->bias) {
-                sf_pos_ctx bctx = bias_ctx(e, 0, T);
-                c->bias->score_bias(row, 1, &bctx, h, i, 1, 0, T);
-            }
+            if (c->position->score_bias || c->bias)
+                for (int j0 = 0; j0 < T; j0 += SF_ATT_BK) plugin_bias(row + j0, 1, &sb, scratch, h, i, 1, j0, min_int(SF_ATT_BK, T - j0));
         }
+    }
     return SF_OK;
 }

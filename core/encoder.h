@@ -48,6 +48,7 @@ typedef struct sf_layer {
     float *up_w, *up_b, *gate_w, *gate_b;             /* packed (F, C); (F); gate only when gated */
     float *down_w, *down_b;                           /* packed (C, F); (C) */
     float *q_norm_w, *q_norm_b, *k_norm_w, *k_norm_b; /* (D) shared by the heads, with qkNorm; else NULL */
+    float *pos_k_w, *pos_k_b, *pos_q_w, *pos_q_b;     /* packed (A, C); (A): disentangled without shareKey, else NULL */
 } sf_layer;
 
 typedef struct sf_encoder {
@@ -73,6 +74,16 @@ typedef struct sf_encoder {
     float *head_dense_w, *head_dense_b; /* packed (C, C), (C) */
     float *head_norm_w, *head_norm_b;   /* (C) */
     float *head_out_w, *head_out_b;     /* packed (labels, C), (labels); mlm: (V, C) unless tied, (V) */
+    /* the disentangled scheme (config.h): embed.rel_norm, and each layer's
+     * projections of the relative table, computed before the first forward
+     * after the weights change (rel_ready 0): layer l's block of rel_floats
+     * holds PK^T (H, D, rows) with c2p, then PQ^T (H, D, rows) x attnScale with p2c */
+    float *rel_norm_w, *rel_norm_b; /* (C) */
+    float *rel;
+    size_t rel_layer;
+    int rel_ready;
+    float *conv_w, *conv_b;           /* config.conv: packed (C, C kernel), (C) */
+    float *conv_norm_w, *conv_norm_b; /* (C) */
 
     /* position table (the plugin's constants) for sequences up to table_T */
     float *table;
@@ -95,7 +106,10 @@ typedef struct sf_encoder {
     float *ao;          /* (CHUNK, A) attention output, before the o projection */
     float *h, *g;       /* (CHUNK, F) FFN hidden, gate */
     float *o;           /* (CHUNK, C) sub-layer output */
-    float *att_scratch; /* sf_attention_scratch(CHUNK, D): packed queries, a score tile, ... */
+    float *att_scratch; /* sf_attention_scratch(CHUNK, D) + the bias's: packed queries, a score tile, ... */
+    size_t att_scratch_floats; /* one thread's */
+    float *x0;          /* (N, C) the embeddings, kept for config.conv */
+    float *col;         /* (CHUNK, C kernel) config.conv's input rows */
     int32_t *ids;       /* (N) input, packed */
     int32_t *type_ids;  /* (N) input: token types, read when the config has them */
     int32_t *perm;      /* (N) canonical order -> input position, for order-blind configs */
@@ -169,6 +183,8 @@ float sf_load_f32(const void *src, size_t i);
 /* For core/heads.c: out (M, ldo) = a (M, lda) @ W^T + bias, W (N, K) packed in
  * the encoder's storage (f32 or q8 panels), the columns split between threads. */
 void sf_encoder_linear(sf_encoder *e, float *out, size_t ldo, const float *a, size_t lda, const float *w, const float *bias, int M, int K, int N);
+/* heads.c: x (n) = tanh(x). */
+void sf_tanh_forward(float *x, size_t n);
 /* heads.c: config.head on e->out (B, T, C) into e->head_out; reads e->head_rows for an mlm head. */
 int sf_head_forward(sf_encoder *e, int B, int T, sf_error *err);
 

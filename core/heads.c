@@ -23,7 +23,7 @@
 #include <string.h>
 
 /* tanh(x) = 1 - 2 / (exp(2x) + 1), in vectors (v4_exp clamps, so |x| > 44 gives +-1). */
-static void tanh_forward(float *x, size_t n) {
+void sf_tanh_forward(float *x, size_t n) {
     size_t i = 0;
     for (; i + 4 <= n; i += 4) v4_store(x + i, v4_splat(1.0f) - v4_splat(2.0f) / (v4_exp(v4_splat(2.0f) * v4_load(x + i)) + v4_splat(1.0f)));
     for (; i < n; i++) {
@@ -95,7 +95,7 @@ static const float *transform(sf_encoder *e, const float *rows, size_t ld, int M
     if (h->dense) {
         sf_encoder_linear(e, y, (size_t)C, rows, ld, e->head_dense_w, e->head_dense_b, M, C, C);
         if (h->activation == SF_HEAD_ACT_TANH)
-            tanh_forward(y, (size_t)M * C);
+            sf_tanh_forward(y, (size_t)M * C);
         else if (h->activation != SF_HEAD_ACT_IDENTITY)
             activation_forward(y, NULL, h->activation, (size_t)M * C);
     } else {

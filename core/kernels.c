@@ -280,10 +280,10 @@ static void pack_queries(float *dst, const float *src, size_t ld, int R, int D) 
 /* sT (n, R), row stride R: sT[j][r] = k_h[j0+j] . q_h[r] + bias, the scores of
  * keys j0 .. j0+n-1 against the R queries, transposed so that a softmax over
  * keys is a vector operation across queries. Keys outside the window: -inf. */
-static void score_tile(float *sT, const float *kv, const float *qpack, const sf_attn *a, int h, int i0, int R, int j0, int n) {
+static void score_tile(float *sT, const float *kv, const float *qpack, const sf_attn *a, float *bscratch, int h, int i0, int R, int j0, int n) {
     int D = a->head_dim;
     gemm_forward(sT, (size_t)R, kv + (size_t)j0 * 2 * a->ld + (size_t)h * D, 2 * a->ld, qpack, SF_NR, (size_t)SF_NR * D, NULL, 0, n, D, R);
-    if (a->bias) a->bias(sT, (size_t)R, a->bias_ctx, h, i0, R, j0, n);
+    if (a->bias) a->bias(sT, (size_t)R, a->bias_ctx, bscratch, h, i0, R, j0, n);
     if (a->window)
         for (int j = 0; j < n; j++) {
             /* queries i with |i - (j0 + j)| > window, i.e. r < lo or r > hi */
@@ -336,6 +336,7 @@ __attribute__((noinline)) void attention_forward(float *o, const float *q, const
     float *m = p + (size_t)SF_ATT_BK * R; /* (RW) running max */
     float *l = m + RW;                    /* (RW) running sum */
     float *alpha = l + RW;                /* (RW) rescale of what came before */
+    float *bscratch = scratch + sf_attention_scratch(R, D); /* the bias's own, past ours */
     /* with a window, the first tile starts at i0 - window: every query sees one
      * of its keys there (R <= BK), so no running max stays -inf */
     key_range(a, i0, R, T, &klo, &khi);
@@ -347,7 +348,7 @@ __attribute__((noinline)) void attention_forward(float *o, const float *q, const
         for (int r = 0; r < R; r++) memset(oh + (size_t)r * ld, 0, sizeof(float) * (size_t)D);
         for (int j0 = klo; j0 < khi; j0 += SF_ATT_BK) {
             int n = khi - j0 < SF_ATT_BK ? khi - j0 : SF_ATT_BK;
-            score_tile(sT, kv, qpack, a, h, i0, R, j0, n);
+            score_tile(sT, kv, qpack, a, bscratch, h, i0, R, j0, n);
             /* online softmax, SF_VW queries at a time: new max, rescale factor, p = exp(s - max), sums */
             int r = 0;
             for (; r + SF_VW <= R; r += SF_VW) {
@@ -382,7 +383,7 @@ __attribute__((noinline)) void attention_forward(float *o, const float *q, const
         /* the probabilities, from the final max and sum: a second pass (keys outside the range stay 0) */
         for (int j0 = klo; j0 < khi; j0 += SF_ATT_BK) {
             int n = khi - j0 < SF_ATT_BK ? khi - j0 : SF_ATT_BK;
-            score_tile(sT, kv, qpack, a, h, i0, R, j0, n);
+            score_tile(sT, kv, qpack, a, bscratch, h, i0, R, j0, n);
             for (int r = 0; r < R; r++) {
                 int i = i0 + r;
                 float *ar = att + ((size_t)h * ldatt + (size_t)(perm ? perm[i] : i)) * ldatt;

@@ -74,8 +74,9 @@ static inline size_t sf_attention_scratch(int R, int D) {
     size_t RN = ((size_t)R + SF_NR - 1) / SF_NR * SF_NR, RW = (size_t)R + 15; /* rounded up to a panel, and to any vector */
     return RN * D + 2 * (size_t)SF_ATT_BK * R + 3 * RW;
 }
-/* Adds bias(head h, query i, key j) to scores s[(j - j0)*ld + (i - i0)]. */
-typedef void (*sf_bias_fn)(float *s, size_t ld, const void *ctx, int h, int i0, int ni, int j0, int nj);
+/* Adds bias(head h, query i, key j) to scores s[(j - j0)*ld + (i - i0)]; scratch:
+ * the calling thread's bias_scratch floats (past its attention scratch). */
+typedef void (*sf_bias_fn)(float *s, size_t ld, const void *ctx, float *scratch, int h, int i0, int ni, int j0, int nj);
 typedef struct sf_attn {
     int heads, head_dim; /* H, D */
     size_t ld;           /* row stride of q and o; kv rows are 2 ld */
@@ -83,6 +84,8 @@ typedef struct sf_attn {
     sf_bias_fn bias;     /* NULL: no bias */
     const void *bias_ctx;
 } sf_attn;
+/* The attention scratch is sf_attention_scratch(R, D) floats; a bias that
+ * needs its own gets the floats after it (the caller sizes them). */
 /* Heads h0 .. h1-1 only: a thread's share (each head's arithmetic is the same whoever runs it). */
 void attention_forward(float *o, const float *q, const float *kv, float *scratch, float *att, size_t ldatt, const int32_t *perm, const sf_attn *a,
                        int h0, int h1, int i0, int R, int T);

@@ -49,6 +49,15 @@ typedef struct sf_pos_ctx {
     int layer;                  /* the layer (0 ..), -1 in embed */
     int local;                  /* the layer attends within cfg->local_window (ModernBERT's sliding layers) */
     int len;                    /* tokens in this sequence */
+    /* What a score_bias that reads the content sees, in attention only (NULL
+     * elsewhere): the queries of the tile (row r is query i0 + r, stride ldq,
+     * rotated and scaled by attnScale), the sequence's keys (row j of kv, stride
+     * 2 ldq, rotated), this layer's relative tables (the disentangled scheme's:
+     * core/config.h) and this thread's scratch (score_scratch floats). */
+    const float *q, *kv;
+    size_t ldq;
+    const float *rel;
+    float *scratch;
 } sf_pos_ctx;
 
 typedef struct sf_position_plugin {

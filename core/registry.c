@@ -8,7 +8,7 @@
 
 #include "plugin.h"
 
-#define SF_BUILTIN_POSITIONS(X) X(sinusoidal) X(learned) X(rope) X(alibi) X(t5) X(none)
+#define SF_BUILTIN_POSITIONS(X) X(sinusoidal) X(learned) X(rope) X(alibi) X(t5) X(disentangled) X(none)
 #define SF_BUILTIN_NORMS(X)     X(layernorm) X(rmsnorm)
 
 #define DECLARE_POSITION(n) extern const sf_position_plugin sf_position_##n;

@@ -22,8 +22,8 @@ static float uniform(void) { /* in [-1, 1) */
 
 /* bias(h, i, j) = 0.3 sin(h + 0.7 i - 1.3 j): asymmetric, per head */
 static double bias_value(int h, int i, int j) { return 0.3 * sin(h + 0.7 * i - 1.3 * j); }
-static void test_bias(float *s, size_t ld, const void *ctx, int h, int i0, int ni, int j0, int nj) {
-    (void)ctx;
+static void test_bias(float *s, size_t ld, const void *ctx, float *scratch, int h, int i0, int ni, int j0, int nj) {
+    (void)ctx, (void)scratch;
     for (int j = 0; j < nj; j++)
         for (int i = 0; i < ni; i++) s[(size_t)j * ld + i] += (float)bias_value(h, i0 + i, j0 + j);
 }
