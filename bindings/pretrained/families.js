@@ -4,7 +4,7 @@
 // tensors and a config translator, in the manner of llama.cpp's tensor-name map.
 //
 // Sources (re-read them when a detail matters): huggingface/transformers
-// models/{bert,roberta,xlm_roberta,distilbert,modernbert,t5}/modeling_*.py,
+// models/{bert,roberta,xlm_roberta,distilbert,modernbert,t5,deberta_v2}/modeling_*.py,
 // nomic-ai/contrastors modeling_hf_nomic_bert.py, jina-bert-implementation
 // (through text-embeddings-inference jina.rs); the traps are collected in
 // shared/reference/hf-encoders.md.
@@ -97,6 +97,79 @@ function bertConfig(hf) {
     embedNorm: true,
     eps: field(hf, 'layer_norm_eps', 1e-12),
     activation: activation(hf, 'hidden_act', 'gelu'),
+  };
+}
+
+/** DeBERTa's pos_att_type: a list, or a string "p2c|c2p" (DebertaV2Config splits it), as the terms of the disentangled scheme. */
+function debertaTerms(hf) {
+  let t = field(hf, 'pos_att_type', []);
+  if (typeof t === 'string') t = t.toLowerCase().split('|');
+  if (!Array.isArray(t)) throw unsupported(`config.json: pos_att_type = ${JSON.stringify(t)} is not a list or a "c2p|p2c" string`);
+  const names = t.map((x) => (typeof x === 'string' ? x.trim() : x)).filter((x) => x !== '');
+  const bad = names.find((x) => x !== 'c2p' && x !== 'p2c');
+  if (bad !== undefined) throw unsupported(`config.json: pos_att_type has ${JSON.stringify(bad)}, which swapformer does not compute (c2p, p2c)`);
+  return ['c2p', 'p2c'].filter((x) => names.includes(x));
+}
+
+/** The DeBERTa config's rules for its relative table (modeling_deberta_v2.py DebertaV2Encoder, DisentangledSelfAttention). */
+function debertaRelative(hf) {
+  const relative = field(hf, 'relative_attention', false) === true;
+  const norms = String(field(hf, 'norm_rel_ebd', 'none'))
+    .toLowerCase()
+    .split('|')
+    .map((x) => x.trim());
+  const badNorm = norms.find((x) => x !== 'none' && x !== 'layer_norm');
+  if (badNorm !== undefined) throw unsupported(`config.json: norm_rel_ebd has ${JSON.stringify(badNorm)} (none, layer_norm)`);
+  const maxPos = requireInt(hf, 'max_position_embeddings', 512);
+  const maxRel = Number.isInteger(hf.max_relative_positions) && hf.max_relative_positions >= 1 ? hf.max_relative_positions : maxPos; // < 1: max_position_embeddings
+  const buckets = Number.isInteger(hf.position_buckets) && hf.position_buckets > 0 ? hf.position_buckets : 0;
+  return { relative, normTable: norms.includes('layer_norm'), maxPos, maxRel, buckets, absolute: field(hf, 'position_biased_input', true) === true };
+}
+
+const CONV_ACTIVATIONS = { ...ACTIVATIONS, tanh: 'tanh' };
+
+function debertaConfig(hf) {
+  const dModel = requireInt(hf, 'hidden_size'),
+    heads = requireInt(hf, 'num_attention_heads');
+  if (!heads || dModel % heads) throw unsupported(`config.json: hidden_size = ${dModel} is not a multiple of num_attention_heads = ${heads}`);
+  const headDim = requireInt(hf, 'attention_head_size', dModel / heads);
+  for (const [key, want] of [
+    ['embedding_size', dModel],
+    ['pooler_hidden_size', dModel], // ContextPooler's dense takes the hidden state's CLS row
+    ['conv_groups', 1],
+  ]) {
+    const v = requireInt(hf, key, want);
+    if (v !== want) throw unsupported(`config.json: ${key} = ${v} is not supported (${want})`);
+  }
+  const terms = debertaTerms(hf);
+  const r = debertaRelative(hf);
+  if (r.relative && !terms.length) throw unsupported('config.json: relative_attention = true with no pos_att_type: a relative table that no score reads');
+  const kernel = requireInt(hf, 'conv_kernel_size', 0);
+  const convAct = field(hf, 'conv_act', 'tanh');
+  if (kernel && (kernel % 2 === 0 || !lookup(CONV_ACTIVATIONS, convAct)))
+    throw unsupported(`config.json: conv_kernel_size = ${kernel}, conv_act = ${JSON.stringify(convAct)} is not supported (an odd kernel; ${Object.keys(CONV_ACTIVATIONS).join(', ')})`);
+  return {
+    vocabSize: requireInt(hf, 'vocab_size'),
+    dModel,
+    heads,
+    ...(headDim !== dModel / heads ? { headDim } : {}),
+    layers: requireInt(hf, 'num_hidden_layers'),
+    ffDim: requireInt(hf, 'intermediate_size'),
+    typeVocabSize: requireInt(hf, 'type_vocab_size', 0),
+    position: r.absolute ? 'learned' : 'none', // position_biased_input: DeBERTa-v3 has none
+    maxLen: r.maxPos,
+    ...(r.relative
+      ? { relativeBias: 'disentangled', relativeBiasOptions: { buckets: r.buckets, maxDistance: r.maxRel, terms, shareKey: field(hf, 'share_att_key', false) === true, normTable: r.normTable } }
+      : {}),
+    // every score over sqrt(d x (1 + terms)), whether or not relative_attention computes the terms (scale_factor)
+    ...(terms.length ? { attnScale: 1 / Math.sqrt(headDim * (1 + terms.length)) } : {}),
+    norm: 'layernorm',
+    normPlacement: 'post',
+    finalNorm: false,
+    embedNorm: true,
+    eps: field(hf, 'layer_norm_eps', 1e-7),
+    activation: activation(hf, 'hidden_act', 'gelu'),
+    ...(kernel ? { conv: { kernel, activation: lookup(CONV_ACTIVATIONS, convAct) } } : {}),
   };
 }
 
@@ -353,6 +426,50 @@ export const FAMILIES = [
     },
   },
   {
+    // BERT's post-norm layer; positions by the disentangled scheme (relativeBias), absolute ones only with
+    // position_biased_input; v2's convolution after layer 0 (config.conv)
+    name: 'deberta-v2',
+    description: 'DeBERTa-v2/v3, mDeBERTa-v3 (nli-deberta-v3, mxbai-rerank-v1)',
+    matches: (hf) => hf.model_type === 'deberta-v2',
+    prefixes: ['deberta.'],
+    // lm_predictions / cls: the masked-LM head (heads.js when asked for), mask_predictions: v3's replaced-token
+    // detection; a saved position table without position_biased_input, a LayerNorm without the relative table:
+    // HF ignores them (_keys_to_ignore_on_load_unexpected, DebertaV2Encoder)
+    ignore: (hf) => {
+      const r = debertaRelative(hf);
+      return [
+        /^embeddings\.position_ids$/,
+        /^pooler\./,
+        /^cls\./,
+        /^lm_predictions\./,
+        /^mask_predictions\./,
+        ...(r.absolute ? [] : [/^embeddings\.position_embeddings\.weight$/]),
+        ...(r.relative ? [] : [/^encoder\.(rel_embeddings\.weight|LayerNorm\.(weight|bias))$/]),
+      ];
+    },
+    tensors: [
+      ['embeddings.word_embeddings.weight', 'embed.tokens'],
+      ['embeddings.token_type_embeddings.weight', 'embed.types'],
+      ['embeddings.position_embeddings.weight', 'embed.positions'],
+      ['embeddings.LayerNorm.{p}', 'embed.norm.{p}'],
+      ['encoder.rel_embeddings.weight', 'embed.rel_table'],
+      ['encoder.LayerNorm.{p}', 'embed.rel_norm.{p}'],
+      ['encoder.conv.conv.{p}', 'conv.{p}'], // [C, C, k]: the core's [C, C k], the same bytes
+      ['encoder.conv.LayerNorm.{p}', 'conv.norm.{p}'],
+      ['encoder.layer.{i}.attention.self.query_proj.{p}', 'layers.{i}.attn.q.{p}'],
+      ['encoder.layer.{i}.attention.self.key_proj.{p}', 'layers.{i}.attn.k.{p}'],
+      ['encoder.layer.{i}.attention.self.value_proj.{p}', 'layers.{i}.attn.v.{p}'],
+      ['encoder.layer.{i}.attention.self.pos_key_proj.{p}', 'layers.{i}.attn.pos_k.{p}'],
+      ['encoder.layer.{i}.attention.self.pos_query_proj.{p}', 'layers.{i}.attn.pos_q.{p}'],
+      ['encoder.layer.{i}.attention.output.dense.{p}', 'layers.{i}.attn.o.{p}'],
+      ['encoder.layer.{i}.attention.output.LayerNorm.{p}', 'layers.{i}.norm1.{p}'],
+      ['encoder.layer.{i}.intermediate.dense.{p}', 'layers.{i}.ffn.up.{p}'],
+      ['encoder.layer.{i}.output.dense.{p}', 'layers.{i}.ffn.down.{p}'],
+      ['encoder.layer.{i}.output.LayerNorm.{p}', 'layers.{i}.norm2.{p}'],
+    ],
+    config: debertaConfig,
+  },
+  {
     name: 't5',
     description: 'T5 / mT5 encoder (sentence-t5)',
     matches: (hf) => ['t5', 'mt5'].includes(hf.model_type),
@@ -412,10 +529,10 @@ export const FAMILIES = [
 export function detectFamily(hf) {
   if (hf === null || typeof hf !== 'object' || Array.isArray(hf)) throw new SwapformerError('BAD_FILE', 'config.json must be a JSON object');
   const family = FAMILIES.find((f) => f.matches(hf));
-  if (hf.model_type === 'deberta' || hf.model_type === 'deberta-v2') {
-    // modeling_deberta_v2.py: DisentangledSelfAttention
+  if (hf.model_type === 'deberta') {
+    // modeling_deberta.py: DeBERTa v1's attention (in_proj, q_bias / v_bias, p2p) is not v2's
     throw unsupported(
-      `config.json: model_type = ${JSON.stringify(hf.model_type)} is not supported: DeBERTa's disentangled attention adds content-to-position and position-to-content scores through learned projections of a relative position table (pos_att_type ${JSON.stringify(hf.pos_att_type ?? null)}), which no position plugin computes`,
+      'config.json: model_type = "deberta" (DeBERTa v1) is not supported: its attention (a fused in_proj with separate q and v biases, relative positions through pos_proj / pos_q_proj) is not DeBERTa-v2\'s; model_type "deberta-v2" (v2, v3, mDeBERTa) is',
     );
   }
   if (!family) {
@@ -464,7 +581,7 @@ export function mapTensors(family, tensors, hf = {}) {
   }
   const head = detectHead(family, hf, [...renamed.keys()]);
   const headEntries = head ? compiledHead(head.table) : [];
-  const ignore = [...(head?.table.ignore ?? []), ...family.ignore];
+  const ignore = [...(head?.table.ignore ?? []), ...(typeof family.ignore === 'function' ? family.ignore(hf) : family.ignore)];
   const entries = table(family);
   const out = [],
     seen = new Map(),
@@ -503,7 +620,9 @@ export function mapTensors(family, tensors, hf = {}) {
         }
         return;
       }
-      const entry = { name: canonical, dtype: t.dtype, shape: parts[k].shape, bytes: parts[k].bytes, source: t.source };
+      // a tensor of more dimensions (a convolution's [out, in, k]) is the core's [out, in x k]: the same bytes
+      const dims = parts[k].shape.length > 2 ? [parts[k].shape[0], parts[k].shape.slice(1).reduce((a, b) => a * b, 1)] : parts[k].shape;
+      const entry = { name: canonical, dtype: t.dtype, shape: dims, bytes: parts[k].bytes, source: t.source };
       seen.set(canonical, entry);
       out.push(entry);
     });

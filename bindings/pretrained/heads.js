@@ -7,7 +7,7 @@
 // (all-mpnet-base-v2 says MPNetForMaskedLM and ships the bare encoder).
 //
 // Sources (re-read them when a detail matters): huggingface/transformers
-// models/{bert,roberta,xlm_roberta,distilbert,modernbert,mpnet}/modeling_*.py;
+// models/{bert,roberta,xlm_roberta,distilbert,modernbert,mpnet,deberta_v2}/modeling_*.py;
 // summarised in shared/reference/tasks-and-serving.md section 1.
 //
 //   family      sequence                                   token                mlm (decoder tied to the token table)
@@ -16,6 +16,8 @@
 //   distilbert  pre_classifier + relu, classifier          classifier           vocab_transform + act, vocab_layer_norm, vocab_projector
 //   modernbert  head.{dense, act, norm}, classifier        head, classifier     head + decoder.bias
 //   mpnet       classifier.dense + tanh, .out_proj         classifier           lm_head.{dense, gelu, layer_norm} + lm_head.bias
+//   deberta-v2  pooler.dense + gelu, classifier            classifier           cls.predictions.transform.{dense, LayerNorm} + .bias (legacy),
+//                                                                               lm_predictions.lm_head.{dense, LayerNorm} + .bias (legacy: false)
 import { SwapformerError } from '../utils/errors.js';
 
 const unsupported = (message) => new SwapformerError('UNSUPPORTED_MODEL', message);
@@ -96,6 +98,34 @@ const MODERNBERT_HEAD = [
 ];
 const modernbertHead = (hf) => ({ dense: true, activation: act(hf, 'classifier_activation', 'gelu'), norm: 'layernorm', normEps: num(hf, 'norm_eps', 1e-5) });
 
+// DeBERTa-v2's: ContextPooler (CLS row, dense, pooler_hidden_act: gelu by default) + classifier; the token
+// classifier; the masked-LM head in the layout config.json's legacy (default true) names, as
+// DebertaV2ForMaskedLM builds it (the other layout's tensors would not be loaded there). A checkpoint with
+// mask_predictions.* is a replaced-token detector (DeBERTa-v3): it has no masked-LM head (rtd).
+const debertaMlm = (hf) => ({ dense: true, activation: act(hf, 'hidden_act', 'gelu'), norm: 'layernorm', normEps: num(hf, 'layer_norm_eps', 1e-7) });
+const DEBERTA = {
+  sequence: {
+    tensors: [
+      ['pooler.dense.{p}', 'head.dense.{p}'],
+      ['classifier.{p}', 'head.out.{p}'],
+    ],
+    config: (hf) => ({ dense: true, activation: act(hf, 'pooler_hidden_act', 'gelu') }),
+  },
+  token: { tensors: [['classifier.{p}', 'head.out.{p}']] },
+  mlm: (hf) =>
+    hf.legacy === false
+      ? {
+          tensors: [
+            ['lm_predictions.lm_head.dense.{p}', 'head.dense.{p}'],
+            ['lm_predictions.lm_head.LayerNorm.{p}', 'head.norm.{p}'],
+            ['lm_predictions.lm_head.bias', 'head.out.bias'],
+          ],
+          rtd: /^mask_predictions\./,
+          config: debertaMlm,
+        }
+      : { ...BERT.mlm, rtd: /^mask_predictions\./, config: debertaMlm },
+};
+
 export const HEADS = {
   bert: BERT,
   'jina-bert': BERT,
@@ -120,6 +150,7 @@ export const HEADS = {
       config: (hf) => ({ dense: true, activation: act(hf, 'activation', 'gelu'), norm: 'layernorm', normEps: 1e-12 }), // eps fixed in DistilBertForMaskedLM
     },
   },
+  'deberta-v2': DEBERTA,
   modernbert: {
     sequence: {
       tensors: [...MODERNBERT_HEAD, ['classifier.{p}', 'head.out.{p}']],
@@ -155,7 +186,9 @@ export function detectHead(family, hf, names) {
   const archs = Object.hasOwn(hf, 'architectures') && Array.isArray(hf.architectures) ? hf.architectures : [];
   const task = archs.map(taskOf).find((t) => t) ?? null;
   if (!task) return null;
-  const table = HEADS[family.name]?.[task];
+  let table = HEADS[family.name]?.[task];
+  if (typeof table === 'function') table = table(hf);
+  if (table?.rtd && names.some((n) => table.rtd.test(n))) return null; // a replaced-token detector: no masked-LM head
   if (!table) {
     if (task === 'mlm') return null; // e.g. NomicBertForPreTraining: the encoder alone
     throw unsupported(

@@ -36,7 +36,12 @@ function needHead(model, task, method) {
     token: 'a token-classification head (…ForTokenClassification)',
     mlm: 'a masked-LM head (…ForMaskedLM)',
   }[task];
-  throw new SwapformerError('UNSUPPORTED_MODEL', `${method} needs ${wants}; this model has ${has}${archs}`);
+  // DeBERTa-v3 was pre-trained as ELECTRA is (its mask_predictions.* head tells replaced tokens from original ones)
+  const why =
+    task === 'mlm' && model.family === 'deberta-v2'
+      ? '. DeBERTa-v3 and mDeBERTa-v3 checkpoints are replaced-token detectors: they were pre-trained to tell replaced tokens from original ones, not to predict masked ones, and have no masked-LM head (a DeBERTa-v2 checkpoint saved as DebertaV2ForMaskedLM has one)'
+      : '';
+  throw new SwapformerError('UNSUPPORTED_MODEL', `${method} needs ${wants}; this model has ${has}${archs}${why}`);
 }
 
 /**

@@ -52,6 +52,7 @@ import pipeline_rules  # noqa: E402
 
 REPO = pipeline_rules.REPO
 HEADS = os.path.join(REPO, 'tests', 'heads')
+FOLDER = 'tests/heads'  # HEADS from the repository's root (make_deberta.py points both at tests/deberta)
 OUT = os.path.join(HEADS, 'expected-pipelines.json')
 MARGIN = 1e-4
 RUN = 4  # longest run of tokens whose mean is checked for 'average'
@@ -162,7 +163,7 @@ def zero_shot_calls(b, case, exp, config, logits):
 
 
 def token_calls(b, case, exp, config):
-    spec = {'file': f'tests/heads/{case}/tokenizer.json'}
+    spec = {'file': f'{FOLDER}/{case}/tokenizer.json'}
     for i, inp in enumerate(exp['inputs']):
         logits = np.asarray(exp['logits'][i], dtype=np.float64)
         probs = softmax(logits)
@@ -183,7 +184,7 @@ def token_calls(b, case, exp, config):
 
 
 def fill_mask_calls(b, case, exp, rust):
-    spec = {'file': f'tests/heads/{case}/tokenizer.json'}
+    spec = {'file': f'{FOLDER}/{case}/tokenizer.json'}
     tok = pipeline_rules.FastTokenizer(rust, spec)
     first = exp['inputs'][0]
     words = [t for t, s, m in zip(first['tokens'], first['specialTokensMask'], first['ids']) if not s and m != tok.mask_token_id]
@@ -217,7 +218,7 @@ def truncation_entries(rust):
     out = []
     for case, max_length in TRUNCATIONS:
         exp = read_json(HEADS, 'expected', f'{case}.json')
-        spec = {'file': f'tests/heads/{case}/tokenizer.json'}
+        spec = {'file': f'{FOLDER}/{case}/tokenizer.json'}
         pairs = [(LONG, inp['textPair']) for inp in exp['inputs'] if inp['text'] == exp['inputs'][0]['text']]
         differ = False
         for text, pair in pairs:
@@ -236,7 +237,7 @@ def truncation_entries(rust):
 
 def check_encodings(rust, case, exp):
     """The Rust encodings of the texts are the fixture's ids (pipeline_rules re-encodes them)."""
-    spec = {'file': f'tests/heads/{case}/tokenizer.json'}
+    spec = {'file': f'{FOLDER}/{case}/tokenizer.json'}
     for inp in exp['inputs']:
         if 'textPair' in inp:
             continue
