@@ -196,7 +196,8 @@ static void add(sf_encoder *e, float ***slots, const char *name, int layer, int 
     p->cols = ndim == 2 ? cols : 1;
     p->packed = role == R_LINEAR;
     /* q8: every Linear weight, and the token table (half of a small model's weights) */
-    if (e->dtype == SF_DTYPE_Q8) p->q8 = role == R_LINEAR ? SF_Q8_PANELS : layer < 0 && !strcmp(name, "embed.tokens") ? SF_Q8_ROWS : SF_Q8_NONE;
+    if (e->dtype == SF_DTYPE_Q8) /* the convolution's taps are read as f32 panels (conv_block) */
+        p->q8 = role == R_LINEAR && strcmp(name, "conv.weight") ? SF_Q8_PANELS : layer < 0 && !strcmp(name, "embed.tokens") ? SF_Q8_ROWS : SF_Q8_NONE;
     p->optional = role == R_BIAS || role == R_NORM_B;
     p->init = role == R_LINEAR ? SF_INIT_FANIN_UNIFORM : role == R_NORM_W ? SF_INIT_ONES : role == R_EMBED ? SF_INIT_NORMAL : SF_INIT_ZEROS;
     p->init_std = init_std;
@@ -600,13 +601,12 @@ static int carve(float *base, size_t *at, size_t n, float **out) {
 static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, int rows, size_t *total) {
     const sf_config *c = &e->cfg;
     size_t C = (size_t)c->d_model, A = (size_t)sf_attn_width(c), F = (size_t)c->ff_dim, R = N < SF_CHUNK ? (size_t)N : SF_CHUNK;
-    size_t D = (size_t)sf_head_dim(c), L = (size_t)c->layers, CK = C * (size_t)c->conv_kernel; /* <= 2^28 */
+    size_t D = (size_t)sf_head_dim(c), L = (size_t)c->layers;
     int threads = e->threads > 1 ? e->threads : 1;
-    size_t at = 0, nC, n2A, n2, btc, btv = 0, att = 0, hid = 0, x0 = 0, col = 0, scratch;
+    size_t at = 0, nC, n2A, n2, btc, btv = 0, att = 0, hid = 0, x0 = 0, scratch;
     float *ids, *types, *lens, *perm, *keys, *xq;
     size_t widest = C > A ? C : A, xq_floats = 0;
     if (F > widest) widest = F;
-    if (CK > widest) widest = CK;
     if (e->dtype == SF_DTYPE_Q8) xq_floats = sf_q8_act_bytes((int)R, (int)widest) / sizeof(float); /* rows of 16-byte multiples */
     /* one thread's attention scratch: the kernel's, then the disentangled tiles' (queries and keys x the rows they reach) */
     const sf_disentangled_opts *dis = sf_disentangled(c);
@@ -616,7 +616,7 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, in
     /* every product of user sizes through SF_SIZE: size_t is 32 bits in wasm32 */
     int ok = SF_SIZE(&nC, N, C) && SF_SIZE(&n2A, N, 2, A) && sf_add_size(n2A, SF_NR, &n2A) && SF_SIZE(&n2, N, 2) && SF_SIZE(&btc, B, T, C) &&
              SF_SIZE(&scratch, e->att_scratch_floats, threads);
-    if (ok && c->conv_kernel) ok = SF_SIZE(&x0, N, C) && SF_SIZE(&col, R, CK);
+    if (ok && c->conv_kernel) ok = SF_SIZE(&x0, N, C);
     if (ok && (flags & SF_OUT_ATTENTIONS)) ok = SF_SIZE(&att, L ? L : 1, B, c->heads, T, T); /* (L, B, H, T, T); >= 1 layer for the probes */
     if (ok && (flags & SF_OUT_HIDDEN)) ok = SF_SIZE(&hid, L + 1, B, T, C);                   /* (L+1, B, T, C) */
     if (ok && c->output_head) ok = SF_SIZE(&btv, B, T, c->vocab_size);                       /* (B, T, V) */
@@ -635,7 +635,7 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, in
     ok = ok && carve(base, &at, nC, &e->x) && carve(base, &at, n2A, &e->kv) && carve(base, &at, R * C, &e->xn) && carve(base, &at, R * A, &e->q) &&
          carve(base, &at, R * A, &e->ao) && carve(base, &at, R * F, &e->h) && carve(base, &at, sf_gated(c) ? R * F : 0, &e->g) &&
          carve(base, &at, R * C, &e->o) &&
-         carve(base, &at, scratch, &e->att_scratch) && /* one per thread */ carve(base, &at, x0, &e->x0) && carve(base, &at, col, &e->col) &&
+         carve(base, &at, scratch, &e->att_scratch) && /* one per thread */ carve(base, &at, x0, &e->x0) &&
          carve(base, &at, xq_floats, &xq) && carve(base, &at, (size_t)N, &ids) && carve(base, &at, (size_t)N, &types) &&
          carve(base, &at, (size_t)B, &lens) && carve(base, &at, (size_t)N, &perm) && carve(base, &at, n2, &keys) && carve(base, &at, btc, &e->out) &&
          carve(base, &at, att, &e->att) && carve(base, &at, hid, &e->hidden) && carve(base, &at, btv, &e->logits) &&
@@ -941,25 +941,25 @@ static void rel_project(sf_encoder *e, const sf_disentangled_opts *o, int rows) 
 }
 
 /* x = N(x + act(conv(x0))) after layer 0 (DeBERTa-v2's ConvLayer, x0 the
- * embeddings): conv.weight [C, C k] as Conv1d's [C, C, k] with groups 1, on
- * rows col[t] = (x0[t - pad + kk][ch], ch-major), each sequence zero-padded
- * on its own (HF zeroes the padded embeddings: the same). */
+ * embeddings): conv.weight [C, C k] is Conv1d's [C, C, k] (groups 1), packed
+ * as a Linear weight (f32, also in q8 encoders): tap kk's [C, C] matrix is
+ * every k-th row of each panel, so each tap is one product of x0's rows
+ * shifted by kk - pad, accumulated; rows past a sequence's ends are zeros
+ * (HF zeroes the padded embeddings: the same), i.e. left out. */
 static void conv_block(sf_encoder *e, int B) {
     const sf_config *c = &e->cfg;
     int C = c->d_model, k = c->conv_kernel, pad = (k - 1) / 2;
-    size_t CK = (size_t)C * k;
     for (int b = 0, off = 0; b < B; off += e->lens[b++]) {
         int L = e->lens[b];
         for (int t0 = 0; t0 < L; t0 += SF_CHUNK) {
             int M = min_int(SF_CHUNK, L - t0);
-            for (int m = 0; m < M; m++)
-                for (int kk = 0; kk < k; kk++) {
-                    int t = t0 + m + kk - pad;
-                    float *dst = e->col + (size_t)m * CK + kk;
-                    const float *src = e->x0 + (size_t)(off + t) * C;
-                    for (int ch = 0; ch < C; ch++) dst[(size_t)ch * k] = t >= 0 && t < L ? src[ch] : 0.0f;
-                }
-            sf_encoder_linear(e, e->o, (size_t)C, e->col, CK, e->conv_w, e->conv_b, M, (int)CK, C);
+            for (int m = 0; m < M; m++) memcpy(e->o + (size_t)m * C, e->conv_b, sizeof(float) * (size_t)C);
+            for (int kk = 0; kk < k; kk++) { /* out row m += W_kk x0[t0 + m + kk - pad] where that is in the sequence */
+                int lo = pad - kk - t0 > 0 ? pad - kk - t0 : 0, hi = min_int(M, L + pad - kk - t0);
+                if (lo < hi)
+                    gemm_forward(e->o + (size_t)lo * C, (size_t)C, e->x0 + (size_t)(off + t0 + lo + kk - pad) * C, (size_t)C,
+                                 e->conv_w + (size_t)kk * SF_NR, (size_t)k * SF_NR, (size_t)SF_NR * C * k, NULL, 1, hi - lo, C, C);
+            }
             if (c->conv_act == SF_HEAD_ACT_TANH)
                 sf_tanh_forward(e->o, (size_t)M * C);
             else if (c->conv_act != SF_HEAD_ACT_IDENTITY)

@@ -82,7 +82,7 @@ typedef struct sf_encoder {
     float *rel;
     size_t rel_layer;
     int rel_ready;
-    float *conv_w, *conv_b;           /* config.conv: packed (C, C kernel), (C) */
+    float *conv_w, *conv_b;           /* config.conv: packed (C, C kernel), f32 in q8 encoders too; (C) */
     float *conv_norm_w, *conv_norm_b; /* (C) */
 
     /* position table (the plugin's constants) for sequences up to table_T */
@@ -109,7 +109,6 @@ typedef struct sf_encoder {
     float *att_scratch; /* sf_attention_scratch(CHUNK, D) + the bias's: packed queries, a score tile, ... */
     size_t att_scratch_floats; /* one thread's */
     float *x0;          /* (N, C) the embeddings, kept for config.conv */
-    float *col;         /* (CHUNK, C kernel) config.conv's input rows */
     int32_t *ids;       /* (N) input, packed */
     int32_t *type_ids;  /* (N) input: token types, read when the config has them */
     int32_t *perm;      /* (N) canonical order -> input position, for order-blind configs */

@@ -37,7 +37,7 @@ test('the wasm option takes bytes, a Module, or a URL', async () => {
 });
 
 test('listPlugins reads the C registry', async () => {
-  assert.deepEqual(await listPlugins(), { position: ['sinusoidal', 'learned', 'rope', 'alibi', 't5', 'none'], norm: ['layernorm', 'rmsnorm'] });
+  assert.deepEqual(await listPlugins(), { position: ['sinusoidal', 'learned', 'rope', 'alibi', 't5', 'disentangled', 'none'], norm: ['layernorm', 'rmsnorm'] });
 });
 
 test('config is resolved with every default', async () => {
@@ -308,7 +308,7 @@ test('dispose frees the encoder; later calls throw DISPOSED; Symbol.dispose work
 test('errors are SwapformerError with a stable code and the field named', async () => {
   assert.ok(new SwapformerError('X', 'y') instanceof Error);
   await rejects(createEncoder({ ...cfg, dModel: 30 }), 'BAD_CONFIG', /dModel \(30\) must be divisible by config\.heads \(4\)/);
-  await rejects(createEncoder({ ...cfg, position: 'xpos' }), 'BAD_CONFIG', /config\.position 'xpos'.*sinusoidal, learned, rope, alibi, t5, none/);
+  await rejects(createEncoder({ ...cfg, position: 'xpos' }), 'BAD_CONFIG', /config\.position 'xpos'.*sinusoidal, learned, rope, alibi, t5, disentangled, none/);
   await rejects(createEncoder({ ...cfg, norm: 'batchnorm' }), 'BAD_CONFIG', /config\.norm 'batchnorm'/);
   await rejects(createEncoder({ ...cfg, activation: 'tanh' }), 'BAD_CONFIG', /config\.activation 'tanh'/);
   await rejects(createEncoder({ ...cfg, dmodel: 32 }), 'BAD_CONFIG', /unknown field 'dmodel'/);

@@ -46,6 +46,7 @@ const probe = (normalizer) => ({
 });
 const withParts = (json, parts) => ({ ...json, ...parts });
 const spm = (name) => readJson(`spm/${name}.tokenizer.json`);
+const deberta = (name) => JSON.parse(readFileSync(new URL(`./deberta/${name}/tokenizer.json`, import.meta.url), 'utf8'));
 
 const FIXTURES = {
   'bert-base-uncased': real.bertBaseUncased,
@@ -82,6 +83,15 @@ const FIXTURES = {
   'xlmr_nmt_nfkc_cf (legacy)': () => spm('xlmr_nmt_nfkc_cf'),
   t5_identity_nosplit: () => spm('t5_identity_nosplit'),
   llama_unigram_byte_fallback: () => spm('llama_unigram_byte_fallback'),
+  // DebertaV2Converter's layout (Strip, Precompiled, Replace; Sequence[Metaspace]; [CLS] A [SEP] B:1 [SEP]:1; [MASK] added
+  // past the Unigram vocabulary), as tests/reference/make_deberta.py writes it; v2's lowercase + split_by_punct
+  'deberta-v3 (DebertaV2Converter)': () => deberta('deberta-v3-nli'),
+  'deberta-v2 lowercase + split_by_punct': () => deberta('deberta-v2-mlm'),
+  'deberta-v3 legacy Metaspace (add_prefix_space)': () => {
+    const j = deberta('deberta-v3-nli'),
+      meta = { type: 'Metaspace', replacement: '\u2581', add_prefix_space: true };
+    return withParts(j, { pre_tokenizer: { type: 'Sequence', pretokenizers: [meta] }, decoder: meta });
+  },
   'probe Precompiled nmt_nfkc': () => probe(spm('t5_nmt_nfkc').normalizer.normalizers[0]),
   'probe Precompiled nmt_nfkc_cf': () => probe(spm('xlmr_nmt_nfkc_cf').normalizer.normalizers[0]),
   ...Object.fromEntries(
