@@ -80,7 +80,7 @@ export type WasmSource = URL | string | ArrayBuffer | ArrayBufferView | Compiled
  * The position plugins of the C registry (README "Config"; {@link listPlugins} lists them at run time).
  * @group Config
  */
-export type PositionName = 'sinusoidal' | 'learned' | 'rope' | 'alibi' | 't5' | 'none';
+export type PositionName = 'sinusoidal' | 'learned' | 'rope' | 'alibi' | 't5' | 'disentangled' | 'none';
 /**
  * The norm plugins: LayerNorm (biased variance, weight and bias) or RMSNorm (`x / sqrt(mean(x^2) + eps) * w`).
  * @group Config
@@ -184,6 +184,28 @@ export interface T5Options {
 }
 
 /**
+ * relativeBiasOptions (or positionOptions) of the disentangled plugin, DeBERTa-v2/v3's attention: a
+ * relative table embed.rel_table [rows, dModel] (rows = 2 x buckets, or 2 x maxDistance without buckets),
+ * projected in every layer by that layer's key and query projections; the score of query i and key j
+ * gains q_i . PK[row(i - j)] (c2p) and k_j . PQ[row(i - j)] (p2c), every score over
+ * sqrt(headDim x (1 + terms)) (attnScale's default with this scheme).
+ * @group Config
+ */
+export interface DisentangledOptions {
+  /** DeBERTa's log buckets (position_buckets): distances past buckets / 2 share rows logarithmically
+   * up to maxDistance; 0 for none (distances clamped at maxDistance). An integer in [0, 65536], not 1. Default 256. */
+  buckets?: number;
+  /** max_relative_positions: with buckets, must exceed buckets / 2 + 1. An integer in [1, 65536]. Default 512. */
+  maxDistance?: number;
+  /** The terms (pos_att_type): 'c2p' content to position, 'p2c' position to content. Default both. */
+  terms?: readonly ('c2p' | 'p2c')[];
+  /** share_att_key: the layer's own attn.k / attn.q project the table (else layers.{i}.attn.pos_k / pos_q). Default true. */
+  shareKey?: boolean;
+  /** norm_rel_ebd 'layer_norm': the table goes through embed.rel_norm (the config's norm and eps) first. Default true. */
+  normTable?: boolean;
+}
+
+/**
  * Position plugins that take no options.
  * @group Config
  */
@@ -217,6 +239,12 @@ export type PositionConfig =
     position: 't5';
     /** Its buckets. */
     positionOptions?: T5Options;
+  }
+  | {
+    /** DeBERTa's disentangled attention (usually in relativeBias). */
+    position: 'disentangled';
+    /** Its buckets, terms and projections. */
+    positionOptions?: DisentangledOptions;
   }
   | {
     /** ALiBi: -slope_h * |i - j| added to the scores, the paper's slopes for any head count. */
@@ -254,6 +282,12 @@ export type RelativeBiasConfig =
     relativeBias: 'alibi';
     /** None: `{}` or absent. */
     relativeBiasOptions?: NoOptions;
+  }
+  | {
+    /** DeBERTa-v2/v3's disentangled attention beside the position plugin (v3: none; v2: learned or none). */
+    relativeBias: 'disentangled';
+    /** Its buckets, terms and projections. */
+    relativeBiasOptions?: DisentangledOptions;
   };
 
 /**
@@ -341,6 +375,21 @@ export interface ConfigBase {
   residualScale?: number | 'deepnorm';
   /** A task head after the encoder, or null. Default null. */
   head?: HeadConfig | null;
+  /** DeBERTa-v2's convolution after layer 0: x = N(x + act(conv(embeddings))), conv.weight
+   * [dModel, dModel x kernel] (Conv1d's [out, in, kernel]) + conv.bias, conv.norm; each sequence
+   * zero-padded on its own. Absent or null for none. */
+  conv?: ConvConfig | null;
+}
+
+/**
+ * config.conv: DeBERTa-v2's convolution (conv_kernel_size, conv_act).
+ * @group Config
+ */
+export interface ConvConfig {
+  /** The kernel: an odd integer in [1, 255]. */
+  kernel: number;
+  /** After the convolution. Default 'tanh' (HF's conv_act default). */
+  activation?: HeadActivation;
 }
 
 /**
@@ -388,6 +437,12 @@ export type ResolvedPositionConfig =
     positionOptions: Readonly<Required<T5Options>>;
   }
   | {
+    /** DeBERTa's disentangled attention. */
+    position: 'disentangled';
+    /** Every option. */
+    positionOptions: Readonly<Required<DisentangledOptions>>;
+  }
+  | {
     /** ALiBi. */
     position: 'alibi';
     /** `{}`. */
@@ -429,8 +484,10 @@ export type ResolvedHeadConfig = Readonly<{
  * @group Config
  */
 export type ResolvedConfig = Readonly<
-  Required<Omit<ConfigBase, 'headDim' | 'attnScale' | 'localLayers' | 'head'>> &
+  Required<Omit<ConfigBase, 'headDim' | 'attnScale' | 'localLayers' | 'head' | 'conv'>> &
   Pick<ConfigBase, 'headDim' | 'attnScale'> & {
+    /** The convolution after layer 0, when there is one. */
+    conv?: Readonly<Required<ConvConfig>>;
     /** The local layers ([] for none). */
     localLayers: readonly number[];
     /** The task head, or null. */
@@ -448,6 +505,12 @@ export type ResolvedConfig = Readonly<
     relativeBias: 't5';
     /** Its buckets and maximum distance. */
     relativeBiasOptions: Readonly<Required<T5Options>>;
+  }
+  | {
+    /** DeBERTa's disentangled attention beside the position plugin. */
+    relativeBias: 'disentangled';
+    /** Every option. */
+    relativeBiasOptions: Readonly<Required<DisentangledOptions>>;
   }
 );
 
@@ -682,11 +745,12 @@ export class Encoder {
   /** Argmax of the head's logits per position: an Int32Array for one sequence,
    * one per sequence (unpadded) for a batch. Needs config.outputHead (else BAD_ARGUMENT). */
   predict<I extends Ids>(ids: I): Prediction<I>;
-  /** What the position plugin adds to the embeddings at positions 0..length-1 (zeros for rope, alibi, t5, none).
+  /** What the position plugin adds to the embeddings at positions 0..length-1 (zeros for rope, alibi, t5, disentangled, none).
    * A length past maxSequenceLength is SEQUENCE_TOO_LONG. */
   positionVectors(length: number): Tensor<[length: number, dModel: number]>;
   /** Raw scores q.k x attnScale + the plugin's bias with the same q and k (heads x headDim each, dModel unless headDim is set; default zeros)
-   * at every position: RoPE's depend on j - i alone; with q = k = 0, ALiBi's bias matrix. */
+   * at every position: RoPE's depend on j - i alone; with q = k = 0, ALiBi's bias matrix; the disentangled
+   * scheme's terms of layer 0 read the same q (scaled by attnScale) and k: q.PK[row(i - j)] + k.PQ[row(i - j)]. */
   positionScores(probe: {
     /** The query at every position, heads x headDim numbers (dModel unless headDim is set; before rotation). Default zeros. */
     q?: Numbers;
@@ -1255,7 +1319,7 @@ export function quantizeEmbeddings<P extends Precision>(embeddings: EmbeddingsIn
  * The checkpoint families swapformer maps onto its config (README "Pretrained encoders").
  * @group Pretrained
  */
-export type PretrainedFamily = 'bert' | 'roberta' | 'distilbert' | 'jina-bert' | 'nomic-bert' | 'modernbert' | 't5' | 'mpnet';
+export type PretrainedFamily = 'bert' | 'roberta' | 'distilbert' | 'jina-bert' | 'nomic-bert' | 'modernbert' | 't5' | 'mpnet' | 'deberta-v2';
 
 /**
  * What a checkpoint's head does (transformers.js's pipeline names); every model embeds.

@@ -311,12 +311,22 @@ test('UNSUPPORTED_MODEL: checkpoints swapformer would run wrongly are refused, n
     await rejects(
       loadPretrained(
         variant('deberta', (c) => {
+          c.model_type = 'deberta';
+          c.pos_att_type = ['p2c', 'c2p'];
+        }),
+      ),
+      'UNSUPPORTED_MODEL',
+      /model_type = "deberta" \(DeBERTa v1\) is not supported/,
+    );
+    await rejects(
+      loadPretrained(
+        variant('bert-as-deberta-v2', (c) => {
           c.model_type = 'deberta-v2';
           c.pos_att_type = ['p2c', 'c2p'];
         }),
       ),
       'UNSUPPORTED_MODEL',
-      /model_type = "deberta-v2" is not supported: DeBERTa's disentangled attention/,
+      /weight 'encoder\.layer\.0\.attention\.self\.(query|key|value)\.(weight|bias)' is not part of a DeBERTa-v2/,
     );
     await rejects(
       loadPretrained(

@@ -315,7 +315,7 @@ def v3_config(vocab, **kw):
          "position_biased_input": False, "position_buckets": 8, "relative_attention": True, "share_att_key": True,
          "torch_dtype": "float32", "transformers_version": "4.41.2", "type_vocab_size": 0, "vocab_size": vocab}
     c.update(kw)
-    return c
+    return {k: v for k, v in c.items() if v is not None}  # None: the key left out (the model's getattr default)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -457,10 +457,11 @@ def case_v3_rerank():
 
 
 def case_v3_ner():
-    c = v3_config(0, **label_maps(NER_LABELS), position_buckets=8, max_relative_positions=12)
+    c = v3_config(0, **label_maps(NER_LABELS), position_buckets=8, max_relative_positions=-1, max_position_embeddings=12)
     case = base("deberta-v3-ner", "DebertaV2ForTokenClassification", "token", c,
                 "DebertaV2ForTokenClassification (NER labels O, B/I-PER, ORG, LOC): classifier on every token; "
-                "buckets 8 over max_relative_positions 12, so the rows saturate within the texts.", texts=NER_TEXTS)
+                "buckets 8 over max_relative_positions -1, i.e. max_position_embeddings 12 (no absolute positions: "
+                "it sizes nothing else), so the rows saturate within the texts.", texts=NER_TEXTS)
     head_linear(case, "classifier", len(NER_LABELS))
     case["spec"] = spec()
     return case
@@ -488,14 +489,14 @@ def case_v2_mlm():
 
 def case_v2_lm_head():
     c = v3_config(0, legacy=False, position_biased_input=True, max_position_embeddings=64, position_buckets=-1,
-                  max_relative_positions=10, share_att_key=False, norm_rel_ebd="none", pos_att_type="c2p",
+                  max_relative_positions=10, share_att_key=None, norm_rel_ebd=None, pos_att_type="c2p",
                   type_vocab_size=2, conv_kernel_size=3)
     case = base("deberta-v2-lm-head", "DebertaV2ForMaskedLM", "mlm", c,
                 "DebertaV2ForMaskedLM with legacy false: lm_predictions.lm_head.{dense, LayerNorm, bias} against the "
                 "token table; v2-style absolute positions (position_biased_input, max_position_embeddings 64), "
                 "token types (type_vocab_size 2), no buckets (distances clamped at max_relative_positions 10), "
-                "pos_key_proj (share_att_key false), c2p only (scale sqrt(2d)), no table norm, the convolution with "
-                "conv_act's default tanh.", texts=MLM_TEXTS)
+                "pos_key_proj (share_att_key absent: false), c2p only (scale sqrt(2d)), no table norm (norm_rel_ebd "
+                "absent: none), the convolution with conv_act's default tanh.", texts=MLM_TEXTS)
     head_linear(case, "lm_predictions.lm_head.dense", 32)
     head_norm(case, "lm_predictions.lm_head.LayerNorm")
     case["head"]["lm_predictions.lm_head.bias"] = case["g"].normal((case["config"]["vocab_size"],), 0.3)
@@ -520,11 +521,12 @@ def case_v2_seq_p2c():
 
 def case_v3_rtd():
     c = v3_config(0, position_buckets=256, num_hidden_layers=1, hidden_size=16, intermediate_size=32,
-                  num_attention_heads=2, pooler_hidden_size=16, architectures=["DebertaV2ForMaskedLM"])
+                  num_attention_heads=2, pooler_hidden_size=16, architectures=["DebertaV2ForMaskedLM"], legacy=False)
     case = base("deberta-v3-rtd", None, "embedding", c,
                 "a raw DeBERTa-v3 checkpoint (v3's bucket values: position_buckets 256, max_relative_positions -1 -> "
                 "512), saved with its replaced-token-detection head (mask_predictions.*) and lm_predictions.*, "
-                "config.json naming DebertaV2ForMaskedLM: loads as an encoder, fill-mask refused; a 700-token "
+                "config.json naming DebertaV2ForMaskedLM with legacy false (the lm_predictions layout): loads as an "
+                "encoder all the same, fill-mask refused; a 700-token "
                 "sequence reaches the table's last rows (|i - j| >= 506).", texts=EMBED_TEXTS)
     case["config"]["architectures"] = ["DebertaV2ForMaskedLM"]
     g, C, V = case["g"], 16, case["config"]["vocab_size"]
@@ -539,10 +541,11 @@ def case_v3_rtd():
 
 
 def case_v2_conv_tanh():
-    c = v3_config(0, conv_kernel_size=5, position_biased_input=True, max_position_embeddings=48,
+    c = v3_config(0, conv_kernel_size=5, position_biased_input=None, max_position_embeddings=48,
                   position_buckets=-1, max_relative_positions=6, pos_att_type="c2p|p2c")
     case = base("deberta-v2-conv", None, "embedding", c,
-                "DebertaV2Model with absolute positions and the disentangled terms at once, no buckets "
+                "DebertaV2Model with absolute positions (position_biased_input absent: true) and the disentangled "
+                "terms at once, no buckets "
                 "(max_relative_positions 6), a convolution of kernel 5 with conv_act's default tanh; padded batches "
                 "where the kernel reaches past a short sequence's end.", texts=EMBED_TEXTS)
     return random_batches(case, [[40, 2, 7, 3], [1 + 2]])
