@@ -276,7 +276,8 @@ static int parse_conv(sf_config *c, const sf_json *j, sf_error *err) {
         (rc = member_error(get_int(j, m, "kernel", -1, 1, 255, &c->conv_kernel, err), err, "conv", "kernel")) ||
         (rc = sf_opt_enum(j, m, "conv", "activation", head_activation_names, 1, &act, err)))
         return rc;
-    if (!(c->conv_kernel & 1)) return sf_fail(err, SF_BAD_CONFIG, "config.conv.kernel must be odd (the same padding each side), got %d", c->conv_kernel);
+    if (!(c->conv_kernel & 1))
+        return sf_fail(err, SF_BAD_CONFIG, "config.conv.kernel must be odd (the same padding each side), got %d", c->conv_kernel);
     c->conv_act = head_activations[act];
     return SF_OK;
 }

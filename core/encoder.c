@@ -50,7 +50,8 @@ static void param_name(char *out, size_t cap, int layer, const char *suffix) {
  * the config's sizes, its role (how it is stored and initialised), when it
  * exists, and the pointer it fills (an offset into sf_layer or sf_encoder).
  * Optional tensors (biases) absent from a model file count as zero. */
-enum { D_ONE, D_C, D_A, D_F, D_V, D_TV, D_HD, D_L, D_CK }; /* dModel, heads x headDim, ffDim, vocabSize, typeVocabSize, headDim, head labels, dModel x conv kernel */
+/* dModel, heads x headDim, ffDim, vocabSize, typeVocabSize, headDim, head labels, dModel x conv kernel */
+enum { D_ONE, D_C, D_A, D_F, D_V, D_TV, D_HD, D_L, D_CK };
 enum { R_LINEAR, R_BIAS, R_NORM_W, R_NORM_B, R_EMBED }; /* [out, in] packed / optional zeros / ones / optional zeros / N(0, 1) */
 enum {
     W_ALWAYS = 0,
@@ -612,10 +613,10 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, in
     const sf_disentangled_opts *dis = sf_disentangled(c);
     size_t reach = SF_CHUNK + SF_ATT_BK - 1;
     if (dis && (size_t)dis->rows < reach) reach = (size_t)dis->rows;
-    e->att_scratch_floats = sf_attention_scratch(SF_CHUNK, (int)D) + (dis ? (SF_CHUNK + SF_ATT_BK) * reach : 0);
+    e->att_stride = sf_attention_scratch(SF_CHUNK, (int)D) + (dis ? (SF_CHUNK + SF_ATT_BK) * reach : 0);
     /* every product of user sizes through SF_SIZE: size_t is 32 bits in wasm32 */
     int ok = SF_SIZE(&nC, N, C) && SF_SIZE(&n2A, N, 2, A) && sf_add_size(n2A, SF_NR, &n2A) && SF_SIZE(&n2, N, 2) && SF_SIZE(&btc, B, T, C) &&
-             SF_SIZE(&scratch, e->att_scratch_floats, threads);
+             SF_SIZE(&scratch, e->att_stride, threads);
     if (ok && c->conv_kernel) ok = SF_SIZE(&x0, N, C);
     if (ok && (flags & SF_OUT_ATTENTIONS)) ok = SF_SIZE(&att, L ? L : 1, B, c->heads, T, T); /* (L, B, H, T, T); >= 1 layer for the probes */
     if (ok && (flags & SF_OUT_HIDDEN)) ok = SF_SIZE(&hid, L + 1, B, T, C);                   /* (L+1, B, T, C) */
@@ -634,8 +635,7 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, in
     /* R <= 64 rows of at most 2^20 columns: these products fit */
     ok = ok && carve(base, &at, nC, &e->x) && carve(base, &at, n2A, &e->kv) && carve(base, &at, R * C, &e->xn) && carve(base, &at, R * A, &e->q) &&
          carve(base, &at, R * A, &e->ao) && carve(base, &at, R * F, &e->h) && carve(base, &at, sf_gated(c) ? R * F : 0, &e->g) &&
-         carve(base, &at, R * C, &e->o) &&
-         carve(base, &at, scratch, &e->att_scratch) && /* one per thread */ carve(base, &at, x0, &e->x0) &&
+         carve(base, &at, R * C, &e->o) && carve(base, &at, scratch, &e->att_scratch) && /* one per thread */ carve(base, &at, x0, &e->x0) &&
          carve(base, &at, xq_floats, &xq) && carve(base, &at, (size_t)N, &ids) && carve(base, &at, (size_t)N, &types) &&
          carve(base, &at, (size_t)B, &lens) && carve(base, &at, (size_t)N, &perm) && carve(base, &at, n2, &keys) && carve(base, &at, btc, &e->out) &&
          carve(base, &at, att, &e->att) && carve(base, &at, hid, &e->hidden) && carve(base, &at, btv, &e->logits) &&
@@ -1045,7 +1045,7 @@ static void attention_block(sf_encoder *e, int l, int B, int N, int T, float *at
             if (c->qk_norm) c->qk_norm->forward(e->q, e->q, p->q_norm_w, p->q_norm_b, (float)c->eps, M * c->heads, sf_head_dim(c)); /* (M H, D) */
             if (pos->rotate) pos->rotate(e->q, A, &ctx, i0, M);
             scale_forward(e->q, (float)c->attn_scale, (size_t)M * A);
-            attention_job aj = {e->ao, e->q, kv, e->att_scratch, e->att_scratch_floats, ab, (size_t)T, perm, &spec, i0, M, L};
+            attention_job aj = {e->ao, e->q, kv, e->att_scratch, e->att_stride, ab, (size_t)T, perm, &spec, i0, M, L};
             int nt = sf_pool_threads() < c->heads ? sf_pool_threads() : c->heads;
             if ((long long)M * L * A < SF_PARALLEL_MIN_WORK) nt = 1;
             sf_parallel(attention_task, &aj, nt);                                                        /* heads split between threads */

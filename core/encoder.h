@@ -107,7 +107,7 @@ typedef struct sf_encoder {
     float *h, *g;       /* (CHUNK, F) FFN hidden, gate */
     float *o;           /* (CHUNK, C) sub-layer output */
     float *att_scratch; /* sf_attention_scratch(CHUNK, D) + the bias's: packed queries, a score tile, ... */
-    size_t att_scratch_floats; /* one thread's */
+    size_t att_stride;  /* floats of one thread's att_scratch */
     float *x0;          /* (N, C) the embeddings, kept for config.conv */
     int32_t *ids;       /* (N) input, packed */
     int32_t *type_ids;  /* (N) input: token types, read when the config has them */

@@ -336,6 +336,7 @@ __attribute__((noinline)) void attention_forward(float *o, const float *q, const
     float *m = p + (size_t)SF_ATT_BK * R; /* (RW) running max */
     float *l = m + RW;                    /* (RW) running sum */
     float *alpha = l + RW;                /* (RW) rescale of what came before */
+
     float *bscratch = scratch + sf_attention_scratch(R, D); /* the bias's own, past ours */
     /* with a window, the first tile starts at i0 - window: every query sees one
      * of its keys there (R <= BK), so no running max stays -inf */

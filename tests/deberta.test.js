@@ -175,7 +175,9 @@ for (const runtime of RUNTIMES) {
     const rows = [];
     for (const c of CASES) rows.push({ case: c.case, ...checkCase(c, await model(folder(c), { runtime }), TOLERANCE, `${c.case} [${runtime.name}]`) });
     const worst = (k) => rows.reduce((w, r) => (r[k] > w[0] ? [r[k], r.case] : w), [0, '']);
-    ctx.diagnostic(`worst per-element error: hidden ${worst('hidden')[0].toExponential(2)} (${worst('hidden')[1]}), logits ${worst('logits')[0].toExponential(2)} (${worst('logits')[1]})`);
+    ctx.diagnostic(
+      `worst per-element error: hidden ${worst('hidden')[0].toExponential(2)} (${worst('hidden')[1]}), logits ${worst('logits')[0].toExponential(2)} (${worst('logits')[1]})`,
+    );
   });
 }
 
@@ -183,7 +185,16 @@ test('native and wasm agree within 1e-5 relative on every case', async (ctx) => 
   if (!nativeLoads) return ctx.skip('the native addon does not load here');
   for (const c of CASES) {
     const [a, b] = [await model(folder(c), { runtime: RUNTIMES[2] }), await model(folder(c), { runtime: RUNTIMES[1] })];
-    const [x, y] = [a.encoder.forward(c.inputs.map((i) => i.ids), headOptions(c, a)), b.encoder.forward(c.inputs.map((i) => i.ids), headOptions(c, b))];
+    const [x, y] = [
+      a.encoder.forward(
+        c.inputs.map((i) => i.ids),
+        headOptions(c, a),
+      ),
+      b.encoder.forward(
+        c.inputs.map((i) => i.ids),
+        headOptions(c, b),
+      ),
+    ];
     assert.ok(elementError(x.data, y.data).error <= 1e-5, `${c.case}: hidden states ${elementError(x.data, y.data).error}`);
     if (x.head) assert.ok(elementError(x.head.data, y.head.data).error <= 1e-5, `${c.case}: logits`);
   }
@@ -244,7 +255,8 @@ test("the public methods on the fixtures' texts give the pipelines' outputs (exp
   for (const call of PIPELINES.calls) {
     const m = await model(path.join(ROOT, call.case));
     compare(m[call.method](...call.args, call.options), call.expected, call.id, call.method === 'predict');
-    if (call.id.endsWith('/0')) assert.deepStrictEqual(await m[`${call.method}Async`](...call.args, call.options), m[call.method](...call.args, call.options), `${call.id}: async`);
+    if (call.id.endsWith('/0'))
+      assert.deepStrictEqual(await m[`${call.method}Async`](...call.args, call.options), m[call.method](...call.args, call.options), `${call.id}: async`);
   }
   ctx.diagnostic(`${PIPELINES.calls.length} calls, ${PIPELINES.skipped.length} left out for near-ties; worst score error ${worst.toExponential(2)}`);
 });
@@ -276,7 +288,7 @@ function expand(runs, T) {
   return out;
 }
 
-test('the table row of every distance |i - j| < 4096 is PyTorch\'s float32 make_log_bucket_position (seven configurations, through the score probe)', async () => {
+test("the table row of every distance |i - j| < 4096 is PyTorch's float32 make_log_bucket_position (seven configurations, through the score probe)", async () => {
   const T = BUCKETS.T;
   assert.equal(T, 4096);
   for (const cfg of BUCKETS.configs) {
@@ -331,7 +343,11 @@ test('the scheme in config.position gives the bits of relativeBias; with learned
     const moved = await derive(m, { position: 'disentangled', positionOptions: opts, relativeBias: 'none' });
     try {
       const ids = c.inputs.map((i) => i.ids);
-      assertBitIdentical(moved.encoder.forward(ids, headOptions(c, moved)).head.data, m.encoder.forward(ids, headOptions(c, m)).head.data, `${name}: moved slot`);
+      assertBitIdentical(
+        moved.encoder.forward(ids, headOptions(c, moved)).head.data,
+        m.encoder.forward(ids, headOptions(c, m)).head.data,
+        `${name}: moved slot`,
+      );
     } finally {
       moved.dispose();
     }
@@ -344,7 +360,12 @@ test('swaps: disentangled -> none / alibi / rope keep every other weight bit for
     const m = await model(folder(byName(name)));
     const weights = m.encoder.getWeights();
     assert.ok(Number.isFinite(m.maxLength), `${name}: the checkpoint's limit`);
-    for (const change of [{ relativeBias: 'none' }, { relativeBias: 'none', position: 'none' }, { relativeBias: 'none', position: 'alibi' }, { relativeBias: 'none', position: 'rope' }]) {
+    for (const change of [
+      { relativeBias: 'none' },
+      { relativeBias: 'none', position: 'none' },
+      { relativeBias: 'none', position: 'alibi' },
+      { relativeBias: 'none', position: 'rope' },
+    ]) {
       const what = `${name} ${JSON.stringify(change)}`;
       const d = await derive(m, change);
       try {
@@ -356,7 +377,11 @@ test('swaps: disentangled -> none / alibi / rope keep every other weight bit for
           if (SCHEME_TENSOR.test(k) || (k === 'embed.positions' && change.position)) assert.ok(!Object.hasOwn(after, k), `${what}: ${k} dropped`);
           else assertBitIdentical(after[k], v, `${what}: ${k}`);
         }
-        assert.deepEqual(Object.keys(after).filter((k) => !Object.hasOwn(weights, k)), [], `${what}: no new tensor`);
+        assert.deepEqual(
+          Object.keys(after).filter((k) => !Object.hasOwn(weights, k)),
+          [],
+          `${what}: no new tensor`,
+        );
         assert.equal(d.maxLength, d.encoder.maxSequenceLength, `${what}: the plugin's limit`);
         if (d.encoder.config.position !== 'learned') {
           assert.equal(d.maxLength, Infinity, `${what}: no limit`);
@@ -389,9 +414,18 @@ test('the permutation lesson: a DeBERTa tagger without positions gives the rows 
       return seq.map((_, t) => Buffer.from(out.data.buffer, out.data.byteOffset + 4 * t * L, 4 * L).toString('hex'));
     };
     const a = rows(none.encoder, ids),
-      b = rows(none.encoder, perm.map((k) => ids[k]));
+      b = rows(
+        none.encoder,
+        perm.map((k) => ids[k]),
+      );
     perm.forEach((k, t) => assert.equal(b[t], a[k], `permuted row ${t} is row ${k}, bit for bit`));
-    const [x, y] = [rows(m.encoder, ids), rows(m.encoder, perm.map((k) => ids[k]))];
+    const [x, y] = [
+      rows(m.encoder, ids),
+      rows(
+        m.encoder,
+        perm.map((k) => ids[k]),
+      ),
+    ];
     assert.ok(
       perm.some((k, t) => y[t] !== x[k]),
       'with the disentangled scheme, a token that moves changes its logits',
@@ -407,7 +441,11 @@ test('a replaced-token detector (DeBERTa-v3) loads as an encoder and refuses fil
   const m = await model(folder(byName('deberta-v3-rtd')));
   assert.equal(m.task, 'feature-extraction');
   for (const call of [() => m.fillMask('The [MASK] jumps.'), () => m.fillMaskAsync('The [MASK] jumps.')])
-    await rejects(call, 'UNSUPPORTED_MODEL', /fillMask needs a masked-LM head.*DeBERTa-v3 and mDeBERTa-v3 checkpoints are replaced-token detectors.*no masked-LM head/);
+    await rejects(
+      call,
+      'UNSUPPORTED_MODEL',
+      /fillMask needs a masked-LM head.*DeBERTa-v3 and mDeBERTa-v3 checkpoints are replaced-token detectors.*no masked-LM head/,
+    );
   assert.ok(m.embed('Hello, world!').data.every(Number.isFinite));
 });
 
@@ -436,7 +474,7 @@ test('configs swapformer does not run are refused by name; DeBERTa v1 too', asyn
   }
 });
 
-test('the scheme\'s options are checked by the core: BAD_CONFIG naming the field', async () => {
+test("the scheme's options are checked by the core: BAD_CONFIG naming the field", async () => {
   const base = { vocabSize: 8, dModel: 8, heads: 2, layers: 1, ffDim: 8, position: 'none', norm: 'layernorm', normPlacement: 'post', activation: 'gelu' };
   for (const [opts, re] of [
     [{ buckets: 1 }, /relativeBiasOptions\.buckets must be 0 \(none\) or at least 2/],
@@ -451,7 +489,10 @@ test('the scheme\'s options are checked by the core: BAD_CONFIG naming the field
   await rejects(() => createEncoder({ ...base, conv: { kernel: 3, activation: 'swish' } }), 'BAD_CONFIG', /config\.conv\.activation/);
   // DeBERTa's scale, 1 / sqrt(d (1 + terms)), is the scheme's default: the same bits as given
   const ids = [1, 2, 3, 4, 5, 6, 7];
-  for (const [terms, n] of [[['c2p', 'p2c'], 3], [['p2c'], 2]]) {
+  for (const [terms, n] of [
+    [['c2p', 'p2c'], 3],
+    [['p2c'], 2],
+  ]) {
     const relativeBiasOptions = { buckets: 4, maxDistance: 6, terms };
     const [e, given, plain] = await Promise.all([
       createEncoder({ ...base, relativeBias: 'disentangled', relativeBiasOptions }, { seed: 3 }),

@@ -147,7 +147,9 @@ function debertaConfig(hf) {
   const kernel = requireInt(hf, 'conv_kernel_size', 0);
   const convAct = field(hf, 'conv_act', 'tanh');
   if (kernel && (kernel % 2 === 0 || !lookup(CONV_ACTIVATIONS, convAct)))
-    throw unsupported(`config.json: conv_kernel_size = ${kernel}, conv_act = ${JSON.stringify(convAct)} is not supported (an odd kernel; ${Object.keys(CONV_ACTIVATIONS).join(', ')})`);
+    throw unsupported(
+      `config.json: conv_kernel_size = ${kernel}, conv_act = ${JSON.stringify(convAct)} is not supported (an odd kernel; ${Object.keys(CONV_ACTIVATIONS).join(', ')})`,
+    );
   return {
     vocabSize: requireInt(hf, 'vocab_size'),
     dModel,
@@ -159,7 +161,16 @@ function debertaConfig(hf) {
     position: r.absolute ? 'learned' : 'none', // position_biased_input: DeBERTa-v3 has none
     maxLen: r.maxPos,
     ...(r.relative
-      ? { relativeBias: 'disentangled', relativeBiasOptions: { buckets: r.buckets, maxDistance: r.maxRel, terms, shareKey: field(hf, 'share_att_key', false) === true, normTable: r.normTable } }
+      ? {
+          relativeBias: 'disentangled',
+          relativeBiasOptions: {
+            buckets: r.buckets,
+            maxDistance: r.maxRel,
+            terms,
+            shareKey: field(hf, 'share_att_key', false) === true,
+            normTable: r.normTable,
+          },
+        }
       : {}),
     // every score over sqrt(d x (1 + terms)), whether or not relative_attention computes the terms (scale_factor)
     ...(terms.length ? { attnScale: 1 / Math.sqrt(headDim * (1 + terms.length)) } : {}),

@@ -129,8 +129,8 @@ static void dis_score_bias(float *s, size_t ld, const sf_pos_ctx *ctx, int h, in
     const int32_t *row = (const int32_t *)(const void *)ctx->table + ctx->table_len - 1; /* row[d], d = i - j */
     int D = c->head_dim, R = o->rows, lo = row[i0 - (j0 + nj - 1)], n = row[i0 + ni - 1 - j0] - lo + 1;
     size_t ldq = ctx->ldq;
-    float *cq = ctx->scratch, *ck = cq + (size_t)ni * n; /* (ni, n) queries x rows; (nj, n) keys x rows */
-    const float *rel = ctx->rel + (size_t)h * D * R + lo;  /* head h's table, transposed: (D, R) */
+    float *cq = ctx->scratch, *ck = cq + (size_t)ni * n;  /* (ni, n) queries x rows; (nj, n) keys x rows */
+    const float *rel = ctx->rel + (size_t)h * D * R + lo; /* head h's table, transposed: (D, R) */
     if (o->c2p) {
         gemm_forward(cq, (size_t)n, ctx->q + (size_t)h * D, ldq, rel, (size_t)R, SF_NR, NULL, 0, ni, D, n);
         rel += (size_t)c->heads * D * R;
