@@ -32,8 +32,9 @@ const DEFAULTS = {
   query: 'who bit the man?',
   passages: ['the dog bit the man.', 'the man bit the dog.', 'a dog barked all night.', 'the man walked home.'],
 };
-// swapped in, these plugins start from a zero table: the same as no positions at all
-const ZERO_START = new Set(['learned', 't5', 'none']);
+// swapped in, these plugins start from a zero table: the same as no positions at all (disentangled's zero
+// table leaves only its projections' biases, the same for every distance: no position either)
+const ZERO_START = new Set(['learned', 't5', 'disentangled', 'none']);
 const PREFERRED_SWAP = ['alibi', 'sinusoidal', 'rope'];
 const TYPING_MS = 250;
 const VARIANT_COLORS = ['#1f77b4', '#d62728', '#2ca02c'];

@@ -98,6 +98,20 @@ const CONFIG_MAP = {
     [null, 'embedNorm'],
     [null, 'firstAttnNorm', 'layer 0 has no attention norm'],
   ],
+  'deberta-v2': [
+    ['position_biased_input', 'position', 'true: a learned table (v2); false: none (v3)'],
+    ['relative_attention', 'relativeBias', 'disentangled: c2p and p2c terms from a relative table'],
+    ['position_buckets', 'relativeBiasOptions.buckets', 'log buckets past buckets / 2'],
+    ['max_relative_positions', 'relativeBiasOptions.maxDistance', '< 1: max_position_embeddings'],
+    ['pos_att_type', 'relativeBiasOptions.terms'],
+    ['share_att_key', 'relativeBiasOptions.shareKey', "the layer's own key and query weights project the table"],
+    ['norm_rel_ebd', 'relativeBiasOptions.normTable'],
+    [null, 'attnScale', '1 / sqrt(d x (1 + terms))'],
+    ['conv_kernel_size', 'conv', 'v2 xlarge: a convolution after layer 0'],
+    ['max_position_embeddings', 'maxLen'],
+    ...BERT_SIZE,
+    ...POST_NORM,
+  ],
   t5: [
     [null, 'position', 'relative buckets, shared by every layer'],
     ['relative_attention_num_buckets', 'positionOptions.buckets'],
@@ -217,7 +231,15 @@ export function infoCard() {
           `${plural(c.layers, 'layer')} · dModel ${c.dModel} · ${plural(c.heads, 'head')}${c.headDim ? ` of ${c.headDim}` : ''} · ffDim ${c.ffDim} · vocabulary ${c.vocabSize.toLocaleString('en-US')} · ${params.toLocaleString('en-US')} parameters`,
         ),
         h('dt', {}, 'Positions'),
-        h('dd', {}, h('code', {}, c.position), ` ${POSITION_NOTES[c.position] ?? ''}`),
+        h(
+          'dd',
+          {},
+          // the relativeBias slot (MPNet's t5, DeBERTa's disentangled) with what position does, if anything
+          c.relativeBias !== 'none' && c.position === 'none'
+            ? [h('code', {}, c.relativeBias), ` ${POSITION_NOTES[c.relativeBias] ?? ''} (relativeBias)`]
+            : [h('code', {}, c.position), ` ${POSITION_NOTES[c.position] ?? ''}`],
+          c.relativeBias !== 'none' && c.position !== 'none' ? [', and ', h('code', {}, c.relativeBias), ` ${POSITION_NOTES[c.relativeBias] ?? ''}`] : null,
+        ),
       ),
       h('h4', {}, 'config.json → swapformer config'),
       scrollTable(

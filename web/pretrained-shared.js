@@ -12,6 +12,8 @@ export const POSITION_NOTES = {
   rope: 'rotates q and k by their positions: scores depend on the offset j − i',
   alibi: 'adds −slope·|i − j| to the scores: a distance penalty, no vectors',
   t5: 'a learned bias per relative-distance bucket and head, added to the scores',
+  disentangled:
+    "DeBERTa's: a table of relative distances, projected by each layer's key and query weights, adds content-to-position and position-to-content terms to the scores",
   none: 'no positions at all: the encoder sees a bag of tokens',
 };
 
