@@ -24,11 +24,14 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, mkdtempSync, rmSync, cpSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { loadPretrained, loadModel, createEncoder, configure, runtimeInfo } from '../bindings/index.js';
 import { assertClose, assertBitIdentical, elementError, rejects } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('./deberta/', import.meta.url));
+const BIN = fileURLToPath(new URL('../bin/swapformer.js', import.meta.url));
 const readJson = (...p) => JSON.parse(readFileSync(path.join(...p), 'utf8'));
 const CASES = readdirSync(path.join(ROOT, 'expected'))
   .filter((f) => f.endsWith('.json'))
@@ -276,6 +279,34 @@ test('truncated pairs: zeroShot keeps the hypothesis whole, predict cuts the lon
     } finally {
       m.dispose();
     }
+  }
+});
+
+test("the converter: f32 files give the folder's bits, q8 files those of loading the folder with q8 (the convolution stays f32)", async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swapformer-deberta-convert-'));
+  try {
+    for (const name of ['deberta-v2-mlm', 'deberta-v3-nli', 'deberta-v2-conv']) {
+      const c = byName(name);
+      for (const dtype of ['f32', 'q8']) {
+        const out = path.join(dir, `${name}-${dtype}.safetensors`);
+        await promisify(execFile)(process.execPath, [BIN, 'convert', folder(c), out, '--dtype', dtype]);
+        const [want, file] = [await model(folder(c), { dtype }), await model(out, { dtype })];
+        try {
+          assert.equal(file.encoder.dtype, dtype);
+          assert.deepEqual(file.encoder.config, want.encoder.config, `${name} [${dtype}]: config`);
+          const ids = c.inputs.map((i) => i.ids);
+          const [a, b] = [file.encoder.forward(ids, headOptions(c, file)), want.encoder.forward(ids, headOptions(c, want))];
+          assertBitIdentical(a.data, b.data, `${name} [${dtype} file]: hidden states`);
+          if (a.head) assertBitIdentical(a.head.data, b.head.data, `${name} [${dtype} file]: logits`);
+          assert.equal(file.task, want.task);
+        } finally {
+          models.delete(JSON.stringify([out, RUNTIMES[1].name, dtype, 1]));
+          file.dispose();
+        }
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
