@@ -133,18 +133,15 @@ function debertaConfig(hf) {
     heads = requireInt(hf, 'num_attention_heads');
   if (!heads || dModel % heads) throw unsupported(`config.json: hidden_size = ${dModel} is not a multiple of num_attention_heads = ${heads}`);
   const headDim = requireInt(hf, 'attention_head_size', dModel / heads);
-  for (const [key, want] of [
-    ['embedding_size', dModel],
-    ['pooler_hidden_size', dModel], // ContextPooler's dense takes the hidden state's CLS row
-    ['conv_groups', 1],
-  ]) {
-    const v = requireInt(hf, key, want);
-    if (v !== want) throw unsupported(`config.json: ${key} = ${v} is not supported (${want})`);
-  }
   const terms = debertaTerms(hf);
   const r = debertaRelative(hf);
   if (r.relative && !terms.length) throw unsupported('config.json: relative_attention = true with no pos_att_type: a relative table that no score reads');
   const kernel = requireInt(hf, 'conv_kernel_size', 0);
+  // embed_proj (no checkpoint is known to use it); grouped convolutions
+  for (const [key, want] of [['embedding_size', dModel], ...(kernel ? [['conv_groups', 1]] : [])]) {
+    const v = requireInt(hf, key, want);
+    if (v !== want) throw unsupported(`config.json: ${key} = ${v} is not supported (${want})`);
+  }
   const convAct = field(hf, 'conv_act', 'tanh');
   if (kernel && (kernel % 2 === 0 || !lookup(CONV_ACTIVATIONS, convAct)))
     throw unsupported(

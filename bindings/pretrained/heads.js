@@ -109,7 +109,12 @@ const DEBERTA = {
       ['pooler.dense.{p}', 'head.dense.{p}'],
       ['classifier.{p}', 'head.out.{p}'],
     ],
-    config: (hf) => ({ dense: true, activation: act(hf, 'pooler_hidden_act', 'gelu') }),
+    config: (hf) => {
+      // ContextPooler's dense is [pooler_hidden_size, pooler_hidden_size] on the hidden state's first row
+      const size = num(hf, 'pooler_hidden_size', hf.hidden_size);
+      if (size !== hf.hidden_size) throw unsupported(`config.json: pooler_hidden_size = ${size} is not supported (hidden_size, ${hf.hidden_size})`);
+      return { dense: true, activation: act(hf, 'pooler_hidden_act', 'gelu') };
+    },
   },
   token: { tensors: [['classifier.{p}', 'head.out.{p}']] },
   mlm: (hf) =>

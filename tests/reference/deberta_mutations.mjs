@@ -143,7 +143,7 @@ export const MUTATIONS = [
     id: 'head-pooler-tanh',
     file: 'bindings/pretrained/heads.js',
     what: "ContextPooler's activation tanh (BERT's pooler) instead of pooler_hidden_act",
-    edits: [["config: (hf) => ({ dense: true, activation: act(hf, 'pooler_hidden_act', 'gelu') }),", "config: () => ({ dense: true, activation: 'tanh' }),"]],
+    edits: [["return { dense: true, activation: act(hf, 'pooler_hidden_act', 'gelu') };", "return { dense: true, activation: 'tanh' };"]],
   },
   {
     id: 'head-legacy',
