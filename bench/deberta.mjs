@@ -9,7 +9,8 @@
 //
 //   node tools/node.mjs bench/deberta.mjs [--runs 7] [--lengths 128,512]
 //
-// Prints the median milliseconds of `runs` timed passes after one warm-up, and
+// Prints the median milliseconds of `runs` timed passes after one warm-up (the two
+// models' passes alternated), and
 // DeBERTa's time over BERT's: what the two extra terms of every score cost.
 import { createEncoder, configure, runtimeInfo } from '../bindings/index.js';
 
@@ -45,20 +46,22 @@ const MODELS = {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
-async function time(config, dtype, T) {
-  const e = await createEncoder(config, { seed: 1, dtype, threads: 1 });
+/** Median ms of one forward of T tokens for each config, their passes alternated (the same load on both). */
+async function time(configs, dtype, T) {
+  const encoders = await Promise.all(configs.map((c) => createEncoder(c, { seed: 1, dtype, threads: 1 })));
   try {
     const ids = Array.from({ length: T }, (_, t) => 1 + ((t * 7919) % 8000));
-    e.forward(ids); // warm-up: reserves, projects the disentangled tables once
-    const ms = [];
-    for (let r = 0; r < RUNS; r++) {
-      const t0 = performance.now();
-      e.forward(ids);
-      ms.push(performance.now() - t0);
-    }
-    return median(ms);
+    for (const e of encoders) e.forward(ids); // warm-up: reserves, projects the disentangled tables once
+    const ms = encoders.map(() => []);
+    for (let r = 0; r < RUNS; r++)
+      encoders.forEach((e, k) => {
+        const t0 = performance.now();
+        e.forward(ids);
+        ms[k].push(performance.now() - t0);
+      });
+    return ms.map(median);
   } finally {
-    e.dispose();
+    for (const e of encoders) e.dispose();
   }
 }
 
@@ -75,8 +78,7 @@ for (const backend of ['native', 'wasm']) {
   console.log('dtype  T     deberta-v3-xsmall  bert (same shape)  ratio');
   for (const dtype of ['f32', 'q8'])
     for (const T of LENGTHS) {
-      const d = await time(MODELS['deberta-v3-xsmall'], dtype, T),
-        b = await time(MODELS['bert (same shape)'], dtype, T);
+      const [d, b] = await time([MODELS['deberta-v3-xsmall'], MODELS['bert (same shape)']], dtype, T);
       console.log(`${dtype.padEnd(6)} ${String(T).padEnd(5)} ${d.toFixed(1).padStart(17)}  ${b.toFixed(1).padStart(17)}  ${(d / b).toFixed(2).padStart(5)}`);
     }
 }
