@@ -103,7 +103,7 @@ export interface SinusoidalOptions {
 }
 
 /**
- * positionOptions of the learned plugin (a trained table embed.positions [maxLen, dModel]).
+ * positionOptions of the learned plugin (a trained table embed.positions [maxLen, embedDim], dModel unless embedDim is set).
  * @group Config
  */
 export interface LearnedOptions {
@@ -131,6 +131,13 @@ export type RopeScaling =
     /** NTK-aware: base' = base * factor^(D / (D - 2)), D the head size. */
     type: 'ntk';
     /** How many times longer the context gets, in [1, 1e6]. */
+    factor: number;
+  }
+  | {
+    /** Fixed NTK (GTE's rope_scaling {type: 'ntk'}): base' = base * factor, and every frequency
+     * divided by factor^(2 / D) as well, D the head size; at every length. */
+    type: 'fixed-ntk';
+    /** The scaling factor, in [1, 1e6]. */
     factor: number;
   }
   | {
@@ -263,8 +270,8 @@ export type RelativeBiasConfig =
 export type HeadActivation = 'identity' | 'tanh' | 'relu' | 'gelu' | 'gelu_tanh' | 'silu';
 
 /**
- * config.head: a task head after the encoder (README "Heads"). Its tensors: head.dense [dModel, dModel]
- * (+ bias), head.norm [dModel] (+ bias), head.out [labels, dModel] (+ bias; an mlm head: the token table
+ * config.head: a task head after the encoder (README "Heads"). Its tensors: head.dense [width, dModel]
+ * (+ bias), head.norm [width] (+ bias), head.out [labels, width] (+ bias; an mlm head: the token table
  * itself when tied, head.out.bias [vocabSize]). Biases absent from a file count as zero.
  * @group Config
  */
@@ -273,10 +280,13 @@ export type HeadConfig = {
   task: 'sequence' | 'token' | 'mlm';
   /** Outputs of head.out: classes (sequence, token); for mlm the vocabulary (vocabSize). */
   labels?: number;
-  /** sequence: the first row, or the mean of the real rows. Default 'cls'. */
-  pooling?: 'cls' | 'mean';
-  /** A [dModel, dModel] Linear first. Default false. */
+  /** sequence: the first row, the mean of the real rows, or 'late': every real row through the head and
+   * the mean of their logits (EuroBERT). Default 'cls'. */
+  pooling?: 'cls' | 'mean' | 'late';
+  /** A [width, dModel] Linear first. Default false. */
   dense?: boolean;
+  /** head.dense's outputs, what head.norm and head.out read; a tied decoder's must be embedDim. Default dModel. */
+  width?: number;
   /** After head.dense. Default 'identity'. */
   activation?: HeadActivation;
   /** After the activation. Default 'none'. */
@@ -322,6 +332,15 @@ export interface ConfigBase {
   headDim?: number;
   /** Scores are q.k x attnScale. Default 1 / sqrt(headDim). */
   attnScale?: number;
+  /** Key and value heads (grouped-query attention): they divide heads, query head h reads kv head
+   * h / (heads / kvHeads); attn.k and attn.v are [kvHeads x headDim, dModel]. Default heads. */
+  kvHeads?: number;
+  /** Width of the embeddings (token, type and position tables, embedNorm); when it is not dModel,
+   * embed.proj [dModel, embedDim] (+ bias) maps them to the residual stream (ALBERT, ELECTRA). Default dModel. */
+  embedDim?: number;
+  /** Distinct sets of layer weights, 1 to layers: layer l runs set floor(l x layerGroups / layers), named
+   * layers.{set}.* and held once (ALBERT's num_hidden_groups). Default layers. */
+  layerGroups?: number;
   /** Rows of a token-type (segment) embedding table, at most 256; 0 for none. Default 0. */
   typeVocabSize?: number;
   /** A norm over the embeddings (BERT's embeddings.LayerNorm). Default false. */
@@ -416,7 +435,9 @@ export type ResolvedHeadConfig = Readonly<{
   /** After the activation. */
   norm: NormName | 'none';
   /** A sequence head's pooling. */
-  pooling?: 'cls' | 'mean';
+  pooling?: 'cls' | 'mean' | 'late';
+  /** head.dense's outputs, when not dModel. */
+  width?: number;
   /** The head norm's eps, with a norm. */
   normEps?: number;
   /** An mlm head: whether the vocabulary projection is the token table. */
@@ -425,12 +446,13 @@ export type ResolvedHeadConfig = Readonly<{
 
 /**
  * The config an encoder runs (deeply frozen), every default filled in; headDim
- * and attnScale only when they were given.
+ * and attnScale only when they were given; kvHeads, embedDim and layerGroups only
+ * when they differ from heads, dModel and layers.
  * @group Config
  */
 export type ResolvedConfig = Readonly<
-  Required<Omit<ConfigBase, 'headDim' | 'attnScale' | 'localLayers' | 'head'>> &
-  Pick<ConfigBase, 'headDim' | 'attnScale'> & {
+  Required<Omit<ConfigBase, 'headDim' | 'attnScale' | 'localLayers' | 'head' | 'kvHeads' | 'embedDim' | 'layerGroups'>> &
+  Pick<ConfigBase, 'headDim' | 'attnScale' | 'kvHeads' | 'embedDim' | 'layerGroups'> & {
     /** The local layers ([] for none). */
     localLayers: readonly number[];
     /** The task head, or null. */
@@ -684,7 +706,7 @@ export class Encoder {
   predict<I extends Ids>(ids: I): Prediction<I>;
   /** What the position plugin adds to the embeddings at positions 0..length-1 (zeros for rope, alibi, t5, none).
    * A length past maxSequenceLength is SEQUENCE_TOO_LONG. */
-  positionVectors(length: number): Tensor<[length: number, dModel: number]>;
+  positionVectors(length: number): Tensor<[length: number, embedDim: number]>;
   /** Raw scores q.k x attnScale + the plugin's bias with the same q and k (heads x headDim each, dModel unless headDim is set; default zeros)
    * at every position: RoPE's depend on j - i alone; with q = k = 0, ALiBi's bias matrix. */
   positionScores(probe: {

@@ -21,12 +21,14 @@ static const char *const config_keys[] = {
     "localWindow",  "localLayers",
     "qkNorm",       "residualScale",
     "relativeBias", "relativeBiasOptions",
-    "head",         NULL,
+    "head",         "kvHeads",
+    "embedDim",     "layerGroups",
+    NULL,
 };
-_Static_assert(sizeof config_keys / sizeof *config_keys <= 33, "parse_root's bitmask of seen keys has 32 bits");
+_Static_assert(sizeof config_keys / sizeof *config_keys <= 65, "parse_root's bitmask of seen keys has 64 bits");
 
 static const char *const head_tasks[] = {"none", "sequence", "token", "mlm", NULL}; /* SF_HEAD_* */
-static const char *const head_poolings[] = {"cls", "mean", NULL};                   /* SF_HEAD_POOL_* */
+static const char *const head_poolings[] = {"cls", "mean", "late", NULL};           /* SF_HEAD_POOL_* */
 static const char *const head_activation_names[] = {"identity", "tanh", "relu", "gelu", "gelu_tanh", "silu", NULL};
 static const int head_activations[] = {SF_HEAD_ACT_IDENTITY, SF_HEAD_ACT_TANH, SF_ACT_RELU, SF_ACT_GELU, SF_ACT_GELU_TANH, SF_ACT_SILU};
 
@@ -35,6 +37,11 @@ void sf_config_bias_view(const sf_config *c, sf_config *view) {
     view->position = c->bias;
     view->position_options = c->bias_options;
     view->bias = NULL;
+}
+
+void sf_config_position_view(const sf_config *c, sf_config *view) {
+    *view = *c;
+    view->d_model = c->embed_dim;
 }
 
 int sf_config_max_len(const sf_config *c, const char **who) {
@@ -130,6 +137,11 @@ static int parse_attention(sf_config *c, const sf_json *j, sf_error *err) {
     if ((rc = get_int(j, 0, "headDim", c->d_model / c->heads, 1, SF_MAX_DIM, &c->head_dim, err))) return rc;
     if ((long long)c->heads * c->head_dim > SF_MAX_DIM)
         return sf_fail(err, SF_BAD_CONFIG, "config.heads x config.headDim (%z) must be at most %d", (long long)c->heads * c->head_dim, SF_MAX_DIM);
+    if ((rc = get_int(j, 0, "kvHeads", c->heads, 1, c->heads, &c->kv_heads, err))) return rc;
+    if (c->heads % c->kv_heads)
+        return sf_fail(err, SF_BAD_CONFIG,
+                       "config.kvHeads (%d) must divide config.heads (%d): each key/value head serves a whole group of query heads", c->kv_heads,
+                       c->heads);
     c->attn_scale = 1.0 / sqrt((double)c->head_dim);
     if ((rc = get_positive(j, "attnScale", 1e6, &c->attn_scale, &c->attn_scale_given, err))) return rc;
     if ((float)c->attn_scale == 0) return sf_fail(err, SF_BAD_CONFIG, "config.attnScale (%g) is zero in float32", c->attn_scale);
@@ -158,10 +170,15 @@ static int parse_attention(sf_config *c, const sf_json *j, sf_error *err) {
 static int parse_embeddings(sf_config *c, const sf_json *j, sf_error *err) {
     int rc;
     if ((rc = get_int(j, 0, "typeVocabSize", 0, 0, 256, &c->type_vocab_size, err)) || (rc = get_bool(j, 0, "embedNorm", 0, &c->embed_norm, err)) ||
-        (rc = get_bool(j, 0, "firstAttnNorm", 1, &c->first_attn_norm, err)))
+        (rc = get_bool(j, 0, "firstAttnNorm", 1, &c->first_attn_norm, err)) ||
+        (rc = get_int(j, 0, "embedDim", c->d_model, 1, SF_MAX_DIM, &c->embed_dim, err)) ||
+        (rc = get_int(j, 0, "layerGroups", c->layers, c->layers ? 1 : 0, c->layers, &c->layer_groups, err)))
         return rc;
     if (!c->first_attn_norm && !c->pre_norm)
         return sf_fail(err, SF_BAD_CONFIG, "config.firstAttnNorm: false applies to normPlacement 'pre' (a post-norm layer's norm is on its output)");
+    if (!c->first_attn_norm && c->layer_groups < c->layers)
+        return sf_fail(err, SF_BAD_CONFIG,
+                       "config.firstAttnNorm: false needs a layer of its own, but config.layerGroups (%d) shares layer 0's weights", c->layer_groups);
     return SF_OK;
 }
 
@@ -265,7 +282,7 @@ static int member_error(int rc, sf_error *err, const char *path, const char *key
 
 /* head: null, or {task, labels, pooling, dense, activation, norm, normEps, tied}. */
 static int parse_head(sf_config *c, const sf_json *j, sf_error *err) {
-    static const char *const keys[] = {"task", "labels", "pooling", "dense", "activation", "norm", "normEps", "tied", NULL};
+    static const char *const keys[] = {"task", "labels", "pooling", "dense", "activation", "norm", "normEps", "tied", "width", NULL};
     sf_head_config *h = &c->head;
     memset(h, 0, sizeof *h);
     h->activation = SF_HEAD_ACT_IDENTITY;
@@ -279,7 +296,8 @@ static int parse_head(sf_config *c, const sf_json *j, sf_error *err) {
         (rc = sf_opt_enum(j, m, "head", "pooling", head_poolings, SF_HEAD_POOL_CLS, &h->pooling, err)) ||
         (rc = sf_opt_enum(j, m, "head", "activation", head_activation_names, 0, &act, err)) ||
         (rc = member_error(get_bool(j, m, "dense", 0, &h->dense, err), err, "head", "dense")) ||
-        (rc = member_error(get_bool(j, m, "tied", h->task == SF_HEAD_MLM, &h->tied, err), err, "head", "tied")))
+        (rc = member_error(get_bool(j, m, "tied", h->task == SF_HEAD_MLM, &h->tied, err), err, "head", "tied")) ||
+        (rc = member_error(get_int(j, m, "width", c->d_model, 1, SF_MAX_DIM, &h->width, err), err, "head", "width")))
         return rc;
     if (h->task == SF_HEAD_NONE) {
         if (j->nodes[m].count > 1) return sf_fail(err, SF_BAD_CONFIG, "config.head: task 'none' takes no other field (or use head: null)");
@@ -297,6 +315,12 @@ static int parse_head(sf_config *c, const sf_json *j, sf_error *err) {
     if (h->task != SF_HEAD_SEQUENCE && sf_json_member(j, m, "pooling") >= 0)
         return sf_fail(err, SF_BAD_CONFIG, "config.head.pooling applies to a sequence head");
     if (!h->dense && act) return sf_fail(err, SF_BAD_CONFIG, "config.head.activation follows head.dense, which is false");
+    if (!h->dense && h->width != c->d_model)
+        return sf_fail(err, SF_BAD_CONFIG, "config.head.width (%d) is head.dense's output, but head.dense is false: the rows stay dModel (%d) wide",
+                       h->width, c->d_model);
+    if (h->tied && h->width != c->embed_dim)
+        return sf_fail(err, SF_BAD_CONFIG, "config.head.width (%d) must be the token table's width, embedDim (%d): the tied decoder projects on it",
+                       h->width, c->embed_dim);
     int nm = sf_json_member(j, m, "norm");
     if (nm >= 0) {
         char name[64], choices[256];
@@ -319,15 +343,15 @@ static int parse_root(sf_config *c, const sf_json *j, sf_error *err) {
         return sf_fail(err, SF_BAD_CONFIG, "config must be a JSON object, got %s", sf_json_type_name(j->nodes[0].type));
 
     /* unknown or repeated keys: a typo must not silently fall back to a default */
-    unsigned seen = 0;
+    unsigned long long seen = 0;
     for (int m = j->nodes[0].first; m >= 0; m = j->nodes[m].next) {
         int k = 0;
         while (config_keys[k] && !sf_json_key_is(j, m, config_keys[k])) k++;
         char key[64];
         sf_json_key(j, m, key, sizeof key);
         if (!config_keys[k]) return sf_fail(err, SF_BAD_CONFIG, "config has an unknown field '%s'", key);
-        if (seen & (1u << k)) return sf_fail(err, SF_BAD_CONFIG, "config.%s is given twice", key);
-        seen |= 1u << k;
+        if (seen & (1ull << k)) return sf_fail(err, SF_BAD_CONFIG, "config.%s is given twice", key);
+        seen |= 1ull << k;
     }
 
     if ((rc = get_int(j, 0, "vocabSize", -1, 1, SF_MAX_VOCAB, &c->vocab_size, err)) ||
@@ -386,7 +410,9 @@ static int parse_root(sf_config *c, const sf_json *j, sf_error *err) {
     } else if (opts >= 0 && j->nodes[opts].count) {
         return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions: position '%s' takes no options", c->position->name);
     }
-    if (c->position->check && (rc = c->position->check(c, err))) return rc;
+    sf_config view;
+    sf_config_position_view(c, &view);
+    if (c->position->check && (rc = c->position->check(&view, err))) return rc;
     if ((rc = parse_bias(c, j, err)) || (rc = parse_head(c, j, err))) return rc;
     if (c->head.task && c->output_head)
         return sf_fail(err, SF_BAD_CONFIG,
@@ -447,6 +473,9 @@ void sf_config_write(const sf_config *c, sf_buf *b) {
     put_key(b, "outputHead", 0);
     sf_buf_str(b, c->output_head ? "true" : "false");
     if (c->head_dim_given) put_int(b, "headDim", c->head_dim);
+    if (c->kv_heads != c->heads) put_int(b, "kvHeads", c->kv_heads);
+    if (c->embed_dim != c->d_model) put_int(b, "embedDim", c->embed_dim);
+    if (c->layer_groups != c->layers) put_int(b, "layerGroups", c->layer_groups);
     if (c->attn_scale_given) {
         put_key(b, "attnScale", 0);
         sf_buf_json_number(b, c->attn_scale);
@@ -490,6 +519,7 @@ void sf_config_write(const sf_config *c, sf_buf *b) {
         if (h->task == SF_HEAD_SEQUENCE) put_name(b, "pooling", head_poolings[h->pooling]);
         put_key(b, "dense", 0);
         sf_buf_str(b, h->dense ? "true" : "false");
+        if (h->width != c->d_model) put_int(b, "width", h->width);
         for (int a = 0; head_activation_names[a]; a++)
             if (head_activations[a] == h->activation) put_name(b, "activation", head_activation_names[a]);
         put_name(b, "norm", h->norm ? h->norm->name : "none");

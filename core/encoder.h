@@ -42,7 +42,8 @@ typedef struct sf_param {
 } sf_param;
 
 typedef struct sf_layer {
-    float *wq, *bq, *wk, *bk, *wv, *bv;               /* packed (A, C); (A). A = heads x headDim */
+    float *wq, *bq;                                   /* packed (A, C); (A). A = heads x headDim */
+    float *wk, *bk, *wv, *bv;                         /* packed (K, C); (K). K = kvHeads x headDim */
     float *wo, *bo;                                   /* packed (C, A); (C) */
     float *norm1_w, *norm1_b, *norm2_w, *norm2_b;     /* (C); biases NULL for rmsnorm; norm1 NULL without an attention norm */
     float *up_w, *up_b, *gate_w, *gate_b;             /* packed (F, C); (F); gate only when gated */
@@ -58,14 +59,15 @@ typedef struct sf_encoder {
     /* parameters */
     sf_param *params;
     int n_params;
-    int *layer_start; /* (L + 1): layer l's tensors are params[layer_start[l] .. layer_start[l+1]) */
+    int *layer_start; /* (G + 1): layer set g's tensors are params[layer_start[g] .. layer_start[g+1]), G = layerGroups */
     float *param_arena;
     size_t param_floats;
-    float *tokens;                                    /* (V, C) */
-    float *types;                                     /* (TV, C) token-type (segment) embeddings, or NULL */
-    const float *plugin_params[SF_MAX_PLUGIN_PARAMS]; /* e.g. embed.positions (maxLen, C) */
-    float *embed_norm_w, *embed_norm_b;               /* (C) or NULL */
-    sf_layer *layers;                                 /* (L) */
+    float *tokens;                                    /* (V, E), E = embedDim */
+    float *types;                                     /* (TV, E) token-type (segment) embeddings, or NULL */
+    const float *plugin_params[SF_MAX_PLUGIN_PARAMS]; /* e.g. embed.positions (maxLen, E) */
+    float *embed_norm_w, *embed_norm_b;               /* (E) or NULL */
+    float *embed_proj_w, *embed_proj_b;               /* packed (C, E), (C): embedDim != dModel only */
+    sf_layer *layers;                                 /* (L): layer l's tensors, those of its set (layerGroups: shared) */
     unsigned char *skip;                              /* (L) 1: forward passes the stream through layer l (ablation) */
     float *final_w, *final_b;                         /* (C) or NULL */
     float *head_w, *head_b;                           /* packed (V, C), (V); or NULL (outputHead) */
@@ -74,6 +76,9 @@ typedef struct sf_encoder {
     float *head_norm_w, *head_norm_b;   /* (C) */
     float *head_out_w, *head_out_b;     /* packed (labels, C), (labels); mlm: (V, C) unless tied, (V) */
 
+    /* the config as the position plugin sees it (dModel = embedDim), and as it
+     * rotates the keys (heads = kvHeads) */
+    sf_config pos_view, kv_view;
     /* position table (the plugin's constants) for sequences up to table_T */
     float *table;
     int table_T;
@@ -89,7 +94,8 @@ typedef struct sf_encoder {
     int res_B, res_T, res_N, res_flags, res_threads, res_rows;
     int threads;        /* threads a forward may use (sf_pool.h); the scratch holds one attention scratch each */
     float *x;           /* (N, C) residual stream, all sequences packed */
-    float *kv;          /* (N, 2A) rows [k | v] (+ NR floats of padding) */
+    float *kv;          /* (N, 2K) rows [k | v] (+ NR floats of padding), K = kvHeads x headDim */
+    float *emb;         /* (N, E) the embeddings before embed.proj, or NULL (embedDim = dModel) */
     float *xn;          /* (CHUNK, C) normed rows */
     float *q;           /* (CHUNK, A) queries */
     float *ao;          /* (CHUNK, A) attention output, before the o projection */
@@ -107,7 +113,8 @@ typedef struct sf_encoder {
     float *logits;      /* (B, T, V) when the config has an output head, padded rows zero */
     int32_t *head_rows; /* (R) input, mlm head: the rows of out it runs at, b * T + t */
     float *head_in;     /* (CHUNK, C) rows gathered for the head (pooled, or chosen) */
-    float *head_mid;    /* (CHUNK, C) after head.dense / head.norm */
+    float *head_mid;    /* (CHUNK, W) after head.dense / head.norm, W = head.width */
+    float *head_late;   /* (CHUNK, labels) a chunk's logits before their mean (pooling 'late'), or NULL */
     float *head_out;    /* sequence (B, labels); token (B, T, labels), padded rows zero; mlm (R, V) */
 } sf_encoder;
 

@@ -4,8 +4,14 @@
  *
  *   rows -> [head.dense + activation] -> [head.norm] -> head.out -> e->head_out
  *
+ * head.dense maps C to the head's width W (dModel, or the embeddings' width
+ * for a decoder tied to a narrower token table: ALBERT, RoFormer, ELECTRA's
+ * generator); head.norm and head.out read W.
+ *
  *   sequence  rows: one per sequence, row 0 ([CLS], <s>) or the mean of its rows;
- *             out (B, labels)                 (BERT's pooler + classifier, ...)
+ *             out (B, labels)                 (BERT's pooler + classifier, ...);
+ *             'late': every real row through the head, then the mean of its
+ *             logits (EuroBERT)
  *   token     rows: every token; out (B, T, labels), padded rows zero
  *   mlm       rows: the tokens in e->head_rows (b * T + t); out (R, V): the
  *             projection on the vocabulary, by head.out or, tied, by the token
@@ -86,22 +92,22 @@ static void rowdot_q8_forward(float *out, size_t ldo, const float *a, size_t lda
     }
 }
 
-/* rows (M, ld) -> dense + activation -> norm, in e->head_mid (M, C); rows themselves when the head has neither. */
+/* rows (M, ld) -> dense + activation -> norm, in e->head_mid (M, W); rows themselves when the head has neither. */
 static const float *transform(sf_encoder *e, const float *rows, size_t ld, int M) {
     const sf_head_config *h = &e->cfg.head;
-    int C = e->cfg.d_model;
+    int C = e->cfg.d_model, W = h->width; /* W = C without head.dense */
     if (!h->dense && !h->norm) return rows;
-    float *y = e->head_mid; /* (M, C) */
+    float *y = e->head_mid; /* (M, W) */
     if (h->dense) {
-        sf_encoder_linear(e, y, (size_t)C, rows, ld, e->head_dense_w, e->head_dense_b, M, C, C);
+        sf_encoder_linear(e, y, (size_t)W, rows, ld, e->head_dense_w, e->head_dense_b, M, C, W);
         if (h->activation == SF_HEAD_ACT_TANH)
-            tanh_forward(y, (size_t)M * C);
+            tanh_forward(y, (size_t)M * W);
         else if (h->activation != SF_HEAD_ACT_IDENTITY)
-            activation_forward(y, NULL, h->activation, (size_t)M * C);
+            activation_forward(y, NULL, h->activation, (size_t)M * W);
     } else {
         for (int m = 0; m < M; m++) memcpy(y + (size_t)m * C, rows + (size_t)m * ld, sizeof(float) * (size_t)C);
     }
-    if (h->norm) h->norm->forward(y, y, e->head_norm_w, e->head_norm_b, (float)h->norm_eps, M, C);
+    if (h->norm) h->norm->forward(y, y, e->head_norm_w, e->head_norm_b, (float)h->norm_eps, M, W);
     return y;
 }
 
@@ -116,33 +122,53 @@ typedef struct {
 static void vocab_task(void *ctx, int t, int n) {
     const vocab_job *j = ctx;
     const sf_encoder *e = j->e;
-    int C = e->cfg.d_model, v0 = (int)((long long)j->V * t / n), v1 = (int)((long long)j->V * (t + 1) / n);
+    int W = e->cfg.head.width, v0 = (int)((long long)j->V * t / n), v1 = (int)((long long)j->V * (t + 1) / n); /* W = embedDim, the table's */
     if (e->dtype == SF_DTYPE_Q8)
-        rowdot_q8_forward(j->out, (size_t)j->V, j->a, (size_t)C, e->tokens, sf_q8_row_floats(C), e->head_out_b, j->M, C, v0, v1);
+        rowdot_q8_forward(j->out, (size_t)j->V, j->a, (size_t)W, e->tokens, sf_q8_row_floats(W), e->head_out_b, j->M, W, v0, v1);
     else
-        rowdot_forward(j->out, (size_t)j->V, j->a, (size_t)C, e->tokens, (size_t)C, e->head_out_b, j->M, C, v0, v1);
+        rowdot_forward(j->out, (size_t)j->V, j->a, (size_t)W, e->tokens, (size_t)W, e->head_out_b, j->M, W, v0, v1);
 }
 
 /* out (M, labels) = head.out(transform(rows)), rows (M, ld). */
 static void head_rows_forward(sf_encoder *e, float *out, const float *rows, size_t ld, int M) {
     const sf_head_config *h = &e->cfg.head;
-    int C = e->cfg.d_model;
+    int W = h->width;
     const float *x = transform(e, rows, ld, M);
-    size_t xld = x == rows ? ld : (size_t)C;
+    size_t xld = x == rows ? ld : (size_t)W;
     if (h->tied) {
         vocab_job j = {e, out, x, M, h->labels};
         int tasks = sf_pool_threads() * 4;
-        if ((long long)M * C * h->labels < 65536) tasks = 1; /* as the matrix products: below this, one thread */
+        if ((long long)M * W * h->labels < 65536) tasks = 1; /* as the matrix products: below this, one thread */
         sf_parallel(vocab_task, &j, tasks);
     } else {
-        sf_encoder_linear(e, out, (size_t)h->labels, x, xld, e->head_out_w, e->head_out_b, M, C, h->labels);
+        sf_encoder_linear(e, out, (size_t)h->labels, x, xld, e->head_out_w, e->head_out_b, M, W, h->labels);
+    }
+}
+
+/* out (labels) = the mean over a sequence's n rows (stride C) of their logits,
+ * a chunk of rows at a time, summed in double. */
+static void late_forward(sf_encoder *e, float *out, const float *x, int n) {
+    int C = e->cfg.d_model, L = e->cfg.head.labels;
+    double sum[64];
+    for (int k0 = 0; k0 < L; k0 += 64) { /* labels in blocks of 64 sums (rows run again per block: heads have few labels) */
+        int K = L - k0 < 64 ? L - k0 : 64;
+        memset(sum, 0, sizeof sum);
+        for (int t = 0; t < n; t += SF_CHUNK) {
+            int M = n - t < SF_CHUNK ? n - t : SF_CHUNK;
+            head_rows_forward(e, e->head_late, x + (size_t)t * C, (size_t)C, M);
+            for (int m = 0; m < M; m++)
+                for (int k = 0; k < K; k++) sum[k] += e->head_late[(size_t)m * L + k0 + k];
+        }
+        for (int k = 0; k < K; k++) out[k0 + k] = (float)(sum[k] / n);
     }
 }
 
 int sf_head_forward(sf_encoder *e, int B, int T, sf_error *err) {
     const sf_head_config *h = &e->cfg.head;
     int C = e->cfg.d_model, L = h->labels;
-    if (h->task == SF_HEAD_SEQUENCE) {
+    if (h->task == SF_HEAD_SEQUENCE && h->pooling == SF_HEAD_POOL_LATE) {
+        for (int b = 0; b < B; b++) late_forward(e, e->head_out + (size_t)b * L, e->out + (size_t)b * T * C, e->lens[b]);
+    } else if (h->task == SF_HEAD_SEQUENCE) {
         for (int b0 = 0; b0 < B; b0 += SF_CHUNK) {
             int M = B - b0 < SF_CHUNK ? B - b0 : SF_CHUNK;
             for (int m = 0; m < M; m++) { /* head_in (M, C): each sequence's pooled row */

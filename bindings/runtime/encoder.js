@@ -836,7 +836,7 @@ export class Encoder {
   }
 
   /** What the position plugin adds to the embeddings at positions 0..length-1:
-   * {data, shape: [length, dModel]} (zeros for rope, alibi, none). */
+   * {data, shape: [length, embedDim]} (dModel unless embedDim is set; zeros for rope, alibi, none). */
   positionVectors(length) {
     const h = this.#handle(),
       rt = this.#rt;
@@ -844,7 +844,8 @@ export class Encoder {
     const limit = this.maxSequenceLength;
     if (length > limit) fail('SEQUENCE_TOO_LONG', `length ${length}: position '${this.#config.position}' encodes at most ${limit} (maxLen)`);
     rt.check(rt.x.sf_position_vectors(h, length));
-    return { data: rt.readF32(rt.x.sf_output(h), length * this.#config.dModel), shape: [length, this.#config.dModel] };
+    const E = this.#config.embedDim ?? this.#config.dModel;
+    return { data: rt.readF32(rt.x.sf_output(h), length * E), shape: [length, E] };
   }
 
   /** Raw attention scores q.k/sqrt(headDim) + the plugin's bias when every
