@@ -335,8 +335,8 @@ export interface ConfigBase {
   /** Key and value heads (grouped-query attention): they divide heads, query head h reads kv head
    * h / (heads / kvHeads); attn.k and attn.v are [kvHeads x headDim, dModel]. Default heads. */
   kvHeads?: number;
-  /** Width of the embeddings (token, type and position tables, embedNorm); when it is not dModel,
-   * embed.proj [dModel, embedDim] (+ bias) maps them to the residual stream (ALBERT, ELECTRA). Default dModel. */
+  /** Width of the embeddings (token, type and position tables, embedNorm); when given, embed.proj
+   * [dModel, embedDim] (+ bias) maps them to the residual stream after embedNorm (ALBERT, ELECTRA). Default dModel. */
   embedDim?: number;
   /** Distinct sets of layer weights, 1 to layers: layer l runs set floor(l x layerGroups / layers), named
    * layers.{set}.* and held once (ALBERT's num_hidden_groups). Default layers. */
@@ -446,8 +446,8 @@ export type ResolvedHeadConfig = Readonly<{
 
 /**
  * The config an encoder runs (deeply frozen), every default filled in; headDim
- * and attnScale only when they were given; kvHeads, embedDim and layerGroups only
- * when they differ from heads, dModel and layers.
+ * and attnScale only when they were given; embedDim when given; kvHeads and
+ * layerGroups when they differ from heads and layers.
  * @group Config
  */
 export type ResolvedConfig = Readonly<

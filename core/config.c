@@ -174,6 +174,7 @@ static int parse_embeddings(sf_config *c, const sf_json *j, sf_error *err) {
         (rc = get_int(j, 0, "embedDim", c->d_model, 1, SF_MAX_DIM, &c->embed_dim, err)) ||
         (rc = get_int(j, 0, "layerGroups", c->layers, c->layers ? 1 : 0, c->layers, &c->layer_groups, err)))
         return rc;
+    c->embed_proj = sf_json_member(j, 0, "embedDim") >= 0;
     if (!c->first_attn_norm && !c->pre_norm)
         return sf_fail(err, SF_BAD_CONFIG, "config.firstAttnNorm: false applies to normPlacement 'pre' (a post-norm layer's norm is on its output)");
     if (!c->first_attn_norm && c->layer_groups < c->layers)
@@ -474,7 +475,7 @@ void sf_config_write(const sf_config *c, sf_buf *b) {
     sf_buf_str(b, c->output_head ? "true" : "false");
     if (c->head_dim_given) put_int(b, "headDim", c->head_dim);
     if (c->kv_heads != c->heads) put_int(b, "kvHeads", c->kv_heads);
-    if (c->embed_dim != c->d_model) put_int(b, "embedDim", c->embed_dim);
+    if (c->embed_proj) put_int(b, "embedDim", c->embed_dim);
     if (c->layer_groups != c->layers) put_int(b, "layerGroups", c->layer_groups);
     if (c->attn_scale_given) {
         put_key(b, "attnScale", 0);

@@ -44,16 +44,17 @@ typedef struct sf_config {
     double attn_scale;                    /* attnScale: scores are q.k x attnScale (default 1/sqrt(headDim); T5: 1) */
     int head_dim_given, attn_scale_given; /* written back only when given: otherwise derived */
     int kv_heads;                         /* kvHeads: key and value heads (default heads); query head h reads kv head h / (heads / kvHeads) */
-    int embed_dim;                      /* embedDim: width of the embeddings (default dModel); else embed.proj maps them to dModel after embedNorm */
-    int layer_groups;                   /* layerGroups: distinct layer parameter sets (default layers); layer l runs set l x groups / layers */
-    int type_vocab_size;                /* typeVocabSize: rows of the token-type (segment) table, 0 for none */
-    int embed_norm;                     /* embedNorm: a norm over the embeddings (BERT's embeddings.LayerNorm) */
-    int first_attn_norm;                /* firstAttnNorm: 0 = layer 0 has no attention norm (ModernBERT) */
-    int local_window;                   /* localWindow: local layers attend to keys with |i - j| <= window */
-    unsigned char local[SF_MAX_LAYERS]; /* localLayers: 1 for a local (sliding-window) layer */
-    const sf_norm_plugin *qk_norm;      /* qkNorm: a norm of each head's q and k before RoPE, or NULL ('none') */
-    double residual_scale;              /* residualScale: the residual stream's weight, x = N(a x + f(x)) / x = a x + f(N(x)) */
-    int deepnorm;                       /* residualScale: 'deepnorm', a = (2L)^(1/4), and DeepNet's initialisation */
+    int embed_dim;                        /* embedDim: width of the embeddings (default dModel) */
+    int embed_proj;                       /* embedDim given: embed.proj maps the embeddings to dModel after embedNorm */
+    int layer_groups;                     /* layerGroups: distinct layer parameter sets (default layers); layer l runs set l x groups / layers */
+    int type_vocab_size;                  /* typeVocabSize: rows of the token-type (segment) table, 0 for none */
+    int embed_norm;                       /* embedNorm: a norm over the embeddings (BERT's embeddings.LayerNorm) */
+    int first_attn_norm;                  /* firstAttnNorm: 0 = layer 0 has no attention norm (ModernBERT) */
+    int local_window;                     /* localWindow: local layers attend to keys with |i - j| <= window */
+    unsigned char local[SF_MAX_LAYERS];   /* localLayers: 1 for a local (sliding-window) layer */
+    const sf_norm_plugin *qk_norm;        /* qkNorm: a norm of each head's q and k before RoPE, or NULL ('none') */
+    double residual_scale;                /* residualScale: the residual stream's weight, x = N(a x + f(x)) / x = a x + f(N(x)) */
+    int deepnorm;                         /* residualScale: 'deepnorm', a = (2L)^(1/4), and DeepNet's initialisation */
     const sf_position_plugin *position;
     sf_options position_options;
     /* relativeBias: a second position plugin that only biases the scores (t5,

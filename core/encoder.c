@@ -165,7 +165,7 @@ static int exists(const sf_config *c, unsigned when, int layer) {
            (!(when & W_HEAD) || c->output_head) && (!(when & W_HEAD_DENSE) || (c->head.task && c->head.dense)) &&
            (!(when & W_HEAD_NORM) || (c->head.task && c->head.norm)) && (!(when & W_HEAD_NORM_BIAS) || (c->head.norm && c->head.norm->has_bias)) &&
            (!(when & W_HEAD_OUT) || c->head.task) && (!(when & W_HEAD_OUT_W) || (c->head.task && !c->head.tied)) &&
-           (!(when & W_EMBED_PROJ) || c->embed_dim != c->d_model);
+           (!(when & W_EMBED_PROJ) || c->embed_proj);
 }
 
 /* Appends a parameter; with e->params NULL it only counts. slot: where its pointer goes. */
@@ -593,7 +593,7 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, in
     /* every product of user sizes through SF_SIZE: size_t is 32 bits in wasm32 */
     int ok =
         SF_SIZE(&nC, N, C) && SF_SIZE(&n2A, N, 2, KV) && sf_add_size(n2A, SF_NR, &n2A) && SF_SIZE(&n2, N, 2) && SF_SIZE(&btc, B, T, C > E ? C : E);
-    if (ok && E != C) ok = SF_SIZE(&nE, N, E);                                               /* (N, E) before embed.proj */
+    if (ok && c->embed_proj) ok = SF_SIZE(&nE, N, E);                                        /* (N, E) before embed.proj */
     if (ok && (flags & SF_OUT_ATTENTIONS)) ok = SF_SIZE(&att, L ? L : 1, B, c->heads, T, T); /* (L, B, H, T, T); >= 1 layer for the probes */
     if (ok && (flags & SF_OUT_HIDDEN)) ok = SF_SIZE(&hid, L + 1, B, T, C);                   /* (L+1, B, T, C) */
     if (ok && c->output_head) ok = SF_SIZE(&btv, B, T, c->vocab_size);                       /* (B, T, V) */

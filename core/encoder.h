@@ -66,7 +66,7 @@ typedef struct sf_encoder {
     float *types;                                     /* (TV, E) token-type (segment) embeddings, or NULL */
     const float *plugin_params[SF_MAX_PLUGIN_PARAMS]; /* e.g. embed.positions (maxLen, E) */
     float *embed_norm_w, *embed_norm_b;               /* (E) or NULL */
-    float *embed_proj_w, *embed_proj_b;               /* packed (C, E), (C): embedDim != dModel only */
+    float *embed_proj_w, *embed_proj_b;               /* packed (C, E), (C): with embedDim only */
     sf_layer *layers;                                 /* (L): layer l's tensors, those of its set (layerGroups: shared) */
     unsigned char *skip;                              /* (L) 1: forward passes the stream through layer l (ablation) */
     float *final_w, *final_b;                         /* (C) or NULL */
@@ -95,7 +95,7 @@ typedef struct sf_encoder {
     int threads;        /* threads a forward may use (sf_pool.h); the scratch holds one attention scratch each */
     float *x;           /* (N, C) residual stream, all sequences packed */
     float *kv;          /* (N, 2K) rows [k | v] (+ NR floats of padding), K = kvHeads x headDim */
-    float *emb;         /* (N, E) the embeddings before embed.proj, or NULL (embedDim = dModel) */
+    float *emb;         /* (N, E) the embeddings before embed.proj, or NULL (no embedDim) */
     float *xn;          /* (CHUNK, C) normed rows */
     float *q;           /* (CHUNK, A) queries */
     float *ao;          /* (CHUNK, A) attention output, before the o projection */

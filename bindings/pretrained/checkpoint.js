@@ -12,19 +12,26 @@ import { readRecipe, checkRecipe } from './recipe.js';
 import { detectFamily, mapTensors, translateConfig } from './families.js';
 import { headConfig } from './heads.js';
 import { recipeToJSON } from './model-file.js';
+import { loraTasks } from './lora.js';
 
 /**
  * Everything a checkpoint folder says: the swapformer config, the tensors
  * (canonical names, views of the checkpoint's bytes) and the metadata a
  * model file keeps (tokenizer, recipe, ...). Used by loadPretrained and by the converter.
+ * options.task: the task adapter of jina-embeddings-v3 merged into the weights.
  */
 export async function readCheckpoint(source, options = {}) {
-  const files = await openSource(source, options);
+  const { task, ...fileOptions } = options;
+  const files = await openSource(source, fileOptions);
   const hfRoot = await files.readJSON('config.json', { optional: true });
   // a sentence-transformers folder may keep the model in a sub-folder (old '0_Transformer')
   let model = files,
     hf = hfRoot;
-  const recipe = await readRecipe(files, { modelType: hf?.model_type, nameOrPath: hf?._name_or_path ?? (typeof source === 'string' ? source : undefined) });
+  const recipe = await readRecipe(files, {
+    modelType: hf?.model_type,
+    nameOrPath: hf?._name_or_path ?? (typeof source === 'string' ? source : undefined),
+    customTransformer: loraTasks(hf) !== null, // jina-embeddings-v3's custom_st.Transformer: the task-adapted model itself
+  });
   if (recipe.transformerPath) {
     model = subSource(files, recipe.transformerPath);
     hf = await model.readJSON('config.json');
@@ -32,7 +39,7 @@ export async function readCheckpoint(source, options = {}) {
   if (!hf) fail('NOT_FOUND', `${files.label}: no config.json (a Hugging Face model folder has one)`);
   const family = detectFamily(hf);
   const { tensors } = await readWeights(model);
-  const mapped = mapTensors(family, tensors, hf);
+  const mapped = mapTensors(family, tensors, hf, { task });
   const config = translateConfig(family, hf, mapped.shape);
   if (mapped.head) config.head = headConfig(mapped.head, hf, { shapes: mapped.shape, tied: mapped.tied });
   const tokenizerJson = (await model.readText('tokenizer.json', { optional: true })) ?? (await files.readText('tokenizer.json', { optional: true }));
@@ -52,6 +59,7 @@ export async function readCheckpoint(source, options = {}) {
     metadata: {
       family: family.name,
       hf_config: hf,
+      ...(task !== undefined ? { task } : {}),
       tokenizer: tokenizerJson,
       ...(tokenizerConfig ? { tokenizer_config: tokenizerConfig } : {}),
       ...(specialTokensMap ? { special_tokens_map: specialTokensMap } : {}),

@@ -7,8 +7,10 @@
 // (all-mpnet-base-v2 says MPNetForMaskedLM and ships the bare encoder).
 //
 // Sources (re-read them when a detail matters): huggingface/transformers
-// models/{bert,roberta,xlm_roberta,distilbert,modernbert,mpnet}/modeling_*.py;
-// summarised in shared/reference/tasks-and-serving.md section 1.
+// models/{bert,roberta,xlm_roberta,distilbert,modernbert,mpnet,electra,roformer,
+// albert,eurobert}/modeling_*.py, Alibaba-NLP/new-impl modeling.py,
+// chandar-lab/NeoBERT model.py; summarised in shared/reference/tasks-and-serving.md
+// section 1.
 //
 //   family      sequence                                   token                mlm (decoder tied to the token table)
 //   bert        pooler.dense + tanh, classifier            classifier           cls.predictions.transform.{dense, LayerNorm} + .bias
@@ -16,6 +18,15 @@
 //   distilbert  pre_classifier + relu, classifier          classifier           vocab_transform + act, vocab_layer_norm, vocab_projector
 //   modernbert  head.{dense, act, norm}, classifier        head, classifier     head + decoder.bias
 //   mpnet       classifier.dense + tanh, .out_proj         classifier           lm_head.{dense, gelu, layer_norm} + lm_head.bias
+//   electra     classifier.dense + gelu, .out_proj         classifier           generator_predictions.{dense, gelu, LayerNorm} (to
+//                                                                               embedding_size) + generator_lm_head
+//   roformer    classifier.dense + hidden_act, .out_proj   classifier           cls.predictions.transform (to embedding_size) + .bias
+//   gte         pooler.dense + tanh, classifier            classifier           lm_head.{dense, act, norm} + lm_head.decoder.bias
+//   eurobert    dense + gelu, classifier (pooling bos,     classifier           lm_head (untied unless equal), its bias with mlp_bias
+//               mean, or late: the mean of every token's logits)
+//   neobert     dense + tanh, classifier                   -                    decoder (untied unless equal) + its bias
+//   albert      pooler + tanh, classifier                  classifier           predictions.{dense, act, LayerNorm} (to embedding_size)
+//                                                                               + predictions.bias
 import { SwapformerError } from '../utils/errors.js';
 
 const unsupported = (message) => new SwapformerError('UNSUPPORTED_MODEL', message);
@@ -42,6 +53,7 @@ function act(hf, key, fallback) {
   return ACT[name];
 }
 const num = (hf, key, fallback) => (Object.hasOwn(hf, key) && typeof hf[key] === 'number' ? hf[key] : fallback);
+const lookup = (table, key) => (typeof key === 'string' && Object.hasOwn(table, key) ? table[key] : undefined);
 
 // BERT's (and JinaBERT's: its task models reuse BERT's heads)
 const BERT = {
@@ -96,6 +108,15 @@ const MODERNBERT_HEAD = [
 ];
 const modernbertHead = (hf) => ({ dense: true, activation: act(hf, 'classifier_activation', 'gelu'), norm: 'layernorm', normEps: num(hf, 'norm_eps', 1e-5) });
 
+// RoFormer's and ELECTRA's generator's prediction heads end at the embeddings' width (embedding_size), the tied table's
+const embeddingWidth = (hf) => ((hf.embedding_size ?? hf.hidden_size) !== hf.hidden_size ? { width: hf.embedding_size } : {});
+
+const CLASSIFIER_DENSE = [
+  ['classifier.dense.{p}', 'head.dense.{p}'],
+  ['classifier.out_proj.{p}', 'head.out.{p}'],
+];
+const TOKEN = { tensors: [['classifier.{p}', 'head.out.{p}']], ignore: [/^pooler\./] };
+
 export const HEADS = {
   bert: BERT,
   'jina-bert': BERT,
@@ -133,6 +154,107 @@ export const HEADS = {
     token: { tensors: [...MODERNBERT_HEAD, ['classifier.{p}', 'head.out.{p}']], config: modernbertHead },
     mlm: { tensors: [...MODERNBERT_HEAD, ['decoder.bias', 'head.out.bias'], ['decoder.weight', TIED]], config: modernbertHead },
   },
+  electra: {
+    // ElectraClassificationHead: "although BERT uses tanh here, it seems Electra authors used gelu"
+    sequence: { tensors: CLASSIFIER_DENSE, config: () => ({ dense: true, activation: 'gelu' }) },
+    token: TOKEN,
+    mlm: {
+      tensors: [
+        ['generator_predictions.dense.{p}', 'head.dense.{p}'],
+        ['generator_predictions.LayerNorm.{p}', 'head.norm.{p}'],
+        ['generator_lm_head.bias', 'head.out.bias'],
+        ['generator_lm_head.weight', TIED],
+      ],
+      config: (hf) => ({ dense: true, activation: 'gelu', norm: 'layernorm', normEps: num(hf, 'layer_norm_eps', 1e-12), ...embeddingWidth(hf) }),
+    },
+  },
+  roformer: {
+    sequence: { tensors: CLASSIFIER_DENSE, config: (hf) => ({ dense: true, activation: act(hf, 'hidden_act', 'gelu') }) },
+    token: TOKEN,
+    mlm: {
+      ...BERT.mlm,
+      config: (hf) => ({ ...BERT.mlm.config(hf), ...embeddingWidth(hf) }),
+    },
+  },
+  gte: {
+    sequence: BERT.sequence,
+    token: TOKEN,
+    mlm: {
+      tensors: [
+        ['lm_head.dense.{p}', 'head.dense.{p}'],
+        ['lm_head.norm.{p}', 'head.norm.{p}'],
+        ['lm_head.decoder.bias', 'head.out.bias'],
+        ['lm_head.decoder.weight', TIED],
+      ],
+      ignore: [/^pooler\./],
+      config: (hf) => ({ dense: true, activation: act(hf, 'hidden_act', 'gelu'), norm: 'layernorm', normEps: num(hf, 'layer_norm_eps', 1e-12) }),
+    },
+  },
+  eurobert: {
+    sequence: {
+      tensors: [
+        ['dense.{p}', 'head.dense.{p}'],
+        ['classifier.{p}', 'head.out.{p}'],
+      ],
+      config: (hf) => {
+        // classifier_pooling, or the remote code's clf_pooling; 'late' by default
+        const key = Object.hasOwn(hf, 'classifier_pooling') ? 'classifier_pooling' : 'clf_pooling';
+        const p = Object.hasOwn(hf, key) ? hf[key] : 'late';
+        const pooling = lookup({ bos: 'cls', mean: 'mean', late: 'late' }, p);
+        if (!pooling) throw unsupported(`config.json: ${key} = ${JSON.stringify(p)} is not 'bos', 'mean' or 'late'`);
+        return { dense: true, activation: 'gelu', pooling }; // nn.GELU(): the erf form
+      },
+    },
+    token: { tensors: [['classifier.{p}', 'head.out.{p}']] },
+    mlm: {
+      tensors: [
+        ['lm_head.bias', 'head.out.bias'],
+        ['lm_head.weight', TIED],
+      ],
+    },
+  },
+  neobert: {
+    sequence: {
+      tensors: [
+        ['dense.{p}', 'head.dense.{p}'],
+        ['classifier.{p}', 'head.out.{p}'],
+      ],
+      config: () => ({ dense: true, activation: 'tanh' }),
+    },
+    mlm: {
+      tensors: [
+        ['decoder.bias', 'head.out.bias'],
+        ['decoder.weight', TIED],
+      ],
+    },
+  },
+  albert: {
+    sequence: {
+      tensors: [
+        ['pooler.{p}', 'head.dense.{p}'],
+        ['classifier.{p}', 'head.out.{p}'],
+      ],
+      config: () => ({ dense: true, activation: 'tanh' }), // pooler_activation
+    },
+    token: TOKEN,
+    mlm: {
+      tensors: [
+        ['predictions.dense.{p}', 'head.dense.{p}'],
+        ['predictions.LayerNorm.{p}', 'head.norm.{p}'],
+        ['predictions.bias', 'head.out.bias'],
+        ['predictions.decoder.bias', 'head.out.bias'], // the same Parameter, saved twice by some versions
+        ['predictions.decoder.weight', TIED],
+      ],
+      ignore: [/^pooler\./, /^sop_classifier\./],
+      config: (hf) => ({
+        dense: true,
+        activation: act(hf, 'hidden_act', 'gelu_new'),
+        norm: 'layernorm',
+        normEps: num(hf, 'layer_norm_eps', 1e-12),
+        width: hf.embedding_size ?? 128,
+      }),
+    },
+  },
 };
 
 /** The task an `architectures` entry names, or null. */
@@ -140,7 +262,7 @@ function taskOf(arch) {
   if (typeof arch !== 'string') return null;
   if (/ForSequenceClassification$/.test(arch)) return 'sequence';
   if (/ForTokenClassification$/.test(arch)) return 'token';
-  if (/For(MaskedLM|PreTraining)$/.test(arch)) return 'mlm';
+  if (/For(MaskedLM|PreTraining)$|LMHead$/.test(arch)) return 'mlm'; // NeoBERT's MLM model: NeoBERTLMHead
   return null;
 }
 

@@ -79,7 +79,7 @@ const FLOAT_SIZE = { F64: 8, F32: 4, F16: 2, BF16: 2 };
 /** The dtype a tensor is written as, and its length in bytes then (without encoding it). */
 function encodedLayout(t, dtype) {
   const want = dtype === 'source' ? (t.dtype === 'F64' ? 'F32' : t.dtype) : dtype.toUpperCase();
-  if (want === t.dtype) return { dtype: want, length: t.bytes.length };
+  if (want === t.dtype) return { dtype: want, length: t.byteLength ?? t.bytes.length }; // byteLength: bytes computed when read (lora.js)
   if (!FLOAT_SIZE[t.dtype]) toFloat32(t, t.source ?? t.name); // UNSUPPORTED_MODEL naming the tensor
   return { dtype: want, length: (t.bytes.length / FLOAT_SIZE[t.dtype]) * FLOAT_SIZE[want] };
 }

@@ -332,7 +332,10 @@ export async function loadPretrained(source, options) {
   const wasm = own(opts, 'wasm'),
     maxLength = own(opts, 'maxLength'),
     threads = own(opts, 'threads'),
-    dtype = own(opts, 'dtype');
+    dtype = own(opts, 'dtype'),
+    task = own(opts, 'task');
+  if (task !== undefined && typeof task !== 'string')
+    fail('BAD_ARGUMENT', `options.task must be a string (an adapter of config.json's lora_adaptations), got ${typeof task}`);
   if (maxLength !== undefined && (!Number.isSafeInteger(maxLength) || maxLength < 2))
     fail('BAD_ARGUMENT', `options.maxLength must be an integer >= 2, got ${String(maxLength)}`);
 
@@ -353,8 +356,13 @@ export async function loadPretrained(source, options) {
         'loadPretrained: this swapformer model file has no tokenizer and recipe (write it with `swapformer convert`); use loadModel for a bare encoder',
       );
     label = 'model file';
+    if (task !== undefined && task !== meta.task)
+      fail(
+        'BAD_ARGUMENT',
+        `options.task = ${JSON.stringify(task)}: this model file's weights ${meta.task ? `hold the '${meta.task}' adapter, merged when it was converted` : 'hold no task adapter'}`,
+      );
   } else {
-    const ck = await readCheckpoint(source, fileOptions);
+    const ck = await readCheckpoint(source, { ...fileOptions, task });
     model = checkpointSource(ck.config, ck.tensors); // streamed into wasm: no file built in memory
     meta = metadataStrings(ck.metadata);
     label = ck.label;

@@ -106,8 +106,9 @@ export function defaultRecipe({ modelType, nameOrPath } = {}) {
   };
 }
 
-/** The module class of a modules.json type, or null when it is not one of ST's own. */
-function moduleClass(type) {
+/** The module class of a modules.json type, or null when it is not one of ST's own (or jina-embeddings-v3's Transformer). */
+function moduleClass(type, customTransformer) {
+  if (customTransformer && type === 'custom_st.Transformer') return 'Transformer';
   // 'sentence_transformers.models.Pooling' (ST's own saves) or '...models.Pooling.Pooling'
   const m = /^sentence_transformers\.models\.(\w+)(?:\.(\w+))?$/.exec(type);
   if (!m || (m[2] && m[2] !== m[1])) return null;
@@ -115,7 +116,7 @@ function moduleClass(type) {
 }
 
 /** Reads and checks modules.json: [{cls, path, type}] in file order. */
-function readModules(modules) {
+function readModules(modules, customTransformer) {
   const FILE = 'modules.json';
   if (!Array.isArray(modules) || !modules.length) badFile(FILE, 'must be a non-empty list of modules');
   return modules.map((m, i) => {
@@ -123,7 +124,7 @@ function readModules(modules) {
     const path = m.path ?? '';
     if (typeof path !== 'string') badFile(FILE, `entry ${i} ("${m.type}"): "path" must be a string`);
     if (path) checkPath(path, FILE);
-    const cls = moduleClass(m.type);
+    const cls = moduleClass(m.type, customTransformer);
     if (!['Transformer', 'Pooling', 'Dense', 'Normalize', 'Dropout'].includes(cls))
       unsupported(
         `modules.json: module ${i} has the type '${m.type}'${path ? ` (folder ${path})` : ''}, which swapformer does not run ` +
@@ -271,10 +272,10 @@ async function readPrompts(source) {
  * Resolves to {pooling, includePrompt, dense, normalize, maxSeqLength,
  * doLowerCase, prompts, defaultPromptName, transformerPath, source}.
  */
-export async function readRecipe(source, { modelType, nameOrPath } = {}) {
+export async function readRecipe(source, { modelType, nameOrPath, customTransformer = false } = {}) {
   const modulesJson = await source.readJSON('modules.json', { optional: true });
   if (modulesJson === null) return defaultRecipe({ modelType, nameOrPath });
-  const mods = readModules(modulesJson);
+  const mods = readModules(modulesJson, customTransformer);
   checkOrder(mods);
 
   const transformer = mods.find((m) => m.cls === 'Transformer');

@@ -29,6 +29,7 @@ export const OPTION_KEYS = Object.freeze({
     'token',
     'offline',
     'cacheDir',
+    'task',
   ],
   embed: ['pooling', 'normalize', 'dimensions', 'maxLength', 'prompt', 'promptName', 'batchSize', 'onProgress', 'precision', 'truncate', 'chunking'],
   embedStream: ['pooling', 'normalize', 'dimensions', 'maxLength', 'prompt', 'promptName', 'batchSize', 'precision', 'truncate'],
