@@ -465,8 +465,9 @@ export const FAMILIES = [
       const pet = field(hf, 'position_embedding_type', 'rope');
       if (pet !== 'rope') throw unsupported(`config.json: position_embedding_type = ${JSON.stringify(pet)} is not supported (rope)`);
       if (field(hf, 'logn_attention_scale', false)) throw unsupported('config.json: logn_attention_scale = true is not supported');
-      const norm = lookup({ layer_norm: 'layernorm', rms_norm: 'rmsnorm' }, field(hf, 'layer_norm_type', 'layer_norm'));
-      if (!norm) throw unsupported(`config.json: layer_norm_type = ${JSON.stringify(hf.layer_norm_type)} is not supported (layer_norm, rms_norm)`);
+      // rms_norm would norm the layers only: the embeddings' LayerNorm stays (one norm plugin runs both here)
+      const lnType = field(hf, 'layer_norm_type', 'layer_norm');
+      if (lnType !== 'layer_norm') throw unsupported(`config.json: layer_norm_type = ${JSON.stringify(lnType)} is not supported (layer_norm)`);
       const scaling = field(hf, 'rope_scaling', null);
       let ntk = {};
       if (scaling !== null) {
@@ -483,10 +484,10 @@ export const FAMILIES = [
         typeVocabSize: requireInt(hf, 'type_vocab_size', 1),
         position: 'rope',
         positionOptions: { base: field(hf, 'rope_theta', 10000), style: 'half', ...ntk },
-        norm,
+        norm: 'layernorm',
         normPlacement: 'post',
         finalNorm: false,
-        embedNorm: true, // the embeddings' LayerNorm whatever layer_norm_type says
+        embedNorm: true,
         eps: field(hf, 'layer_norm_eps', 1e-12),
         activation: activation(hf, 'hidden_act', 'gelu', true),
       };
