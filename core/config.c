@@ -25,7 +25,7 @@ static const char *const config_keys[] = {
     "embedDim",     "layerGroups",
     NULL,
 };
-_Static_assert(sizeof config_keys / sizeof *config_keys <= 65, "parse_root's bitmask of seen keys has 64 bits");
+_Static_assert(sizeof config_keys / sizeof *config_keys <= 33, "parse_root's bitmask of seen keys has 32 bits");
 
 static const char *const head_tasks[] = {"none", "sequence", "token", "mlm", NULL}; /* SF_HEAD_* */
 static const char *const head_poolings[] = {"cls", "mean", "late", NULL};           /* SF_HEAD_POOL_* */
@@ -138,10 +138,7 @@ static int parse_attention(sf_config *c, const sf_json *j, sf_error *err) {
     if ((long long)c->heads * c->head_dim > SF_MAX_DIM)
         return sf_fail(err, SF_BAD_CONFIG, "config.heads x config.headDim (%z) must be at most %d", (long long)c->heads * c->head_dim, SF_MAX_DIM);
     if ((rc = get_int(j, 0, "kvHeads", c->heads, 1, c->heads, &c->kv_heads, err))) return rc;
-    if (c->heads % c->kv_heads)
-        return sf_fail(err, SF_BAD_CONFIG,
-                       "config.kvHeads (%d) must divide config.heads (%d): each key/value head serves a whole group of query heads", c->kv_heads,
-                       c->heads);
+    if (c->heads % c->kv_heads) return sf_fail(err, SF_BAD_CONFIG, "config.kvHeads (%d) must divide config.heads (%d)", c->kv_heads, c->heads);
     c->attn_scale = 1.0 / sqrt((double)c->head_dim);
     if ((rc = get_positive(j, "attnScale", 1e6, &c->attn_scale, &c->attn_scale_given, err))) return rc;
     if ((float)c->attn_scale == 0) return sf_fail(err, SF_BAD_CONFIG, "config.attnScale (%g) is zero in float32", c->attn_scale);
@@ -177,9 +174,6 @@ static int parse_embeddings(sf_config *c, const sf_json *j, sf_error *err) {
     c->embed_proj = sf_json_member(j, 0, "embedDim") >= 0;
     if (!c->first_attn_norm && !c->pre_norm)
         return sf_fail(err, SF_BAD_CONFIG, "config.firstAttnNorm: false applies to normPlacement 'pre' (a post-norm layer's norm is on its output)");
-    if (!c->first_attn_norm && c->layer_groups < c->layers)
-        return sf_fail(err, SF_BAD_CONFIG,
-                       "config.firstAttnNorm: false needs a layer of its own, but config.layerGroups (%d) shares layer 0's weights", c->layer_groups);
     return SF_OK;
 }
 
@@ -316,12 +310,10 @@ static int parse_head(sf_config *c, const sf_json *j, sf_error *err) {
     if (h->task != SF_HEAD_SEQUENCE && sf_json_member(j, m, "pooling") >= 0)
         return sf_fail(err, SF_BAD_CONFIG, "config.head.pooling applies to a sequence head");
     if (!h->dense && act) return sf_fail(err, SF_BAD_CONFIG, "config.head.activation follows head.dense, which is false");
-    if (!h->dense && h->width != c->d_model)
-        return sf_fail(err, SF_BAD_CONFIG, "config.head.width (%d) is head.dense's output, but head.dense is false: the rows stay dModel (%d) wide",
-                       h->width, c->d_model);
-    if (h->tied && h->width != c->embed_dim)
-        return sf_fail(err, SF_BAD_CONFIG, "config.head.width (%d) must be the token table's width, embedDim (%d): the tied decoder projects on it",
-                       h->width, c->embed_dim);
+    /* head.dense makes rows of the width; a tied decoder reads them against the token table */
+    if (h->width != (h->tied ? c->embed_dim : h->dense ? h->width : c->d_model))
+        return sf_fail(err, SF_BAD_CONFIG, "config.head.width (%d) must be %s (%d)", h->width,
+                       h->tied ? "embedDim, the tied table's" : "dModel without head.dense", h->tied ? c->embed_dim : c->d_model);
     int nm = sf_json_member(j, m, "norm");
     if (nm >= 0) {
         char name[64], choices[256];
@@ -344,15 +336,15 @@ static int parse_root(sf_config *c, const sf_json *j, sf_error *err) {
         return sf_fail(err, SF_BAD_CONFIG, "config must be a JSON object, got %s", sf_json_type_name(j->nodes[0].type));
 
     /* unknown or repeated keys: a typo must not silently fall back to a default */
-    unsigned long long seen = 0;
+    unsigned seen = 0;
     for (int m = j->nodes[0].first; m >= 0; m = j->nodes[m].next) {
         int k = 0;
         while (config_keys[k] && !sf_json_key_is(j, m, config_keys[k])) k++;
         char key[64];
         sf_json_key(j, m, key, sizeof key);
         if (!config_keys[k]) return sf_fail(err, SF_BAD_CONFIG, "config has an unknown field '%s'", key);
-        if (seen & (1ull << k)) return sf_fail(err, SF_BAD_CONFIG, "config.%s is given twice", key);
-        seen |= 1ull << k;
+        if (seen & (1u << k)) return sf_fail(err, SF_BAD_CONFIG, "config.%s is given twice", key);
+        seen |= 1u << k;
     }
 
     if ((rc = get_int(j, 0, "vocabSize", -1, 1, SF_MAX_VOCAB, &c->vocab_size, err)) ||
@@ -411,9 +403,11 @@ static int parse_root(sf_config *c, const sf_json *j, sf_error *err) {
     } else if (opts >= 0 && j->nodes[opts].count) {
         return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions: position '%s' takes no options", c->position->name);
     }
-    sf_config view;
-    sf_config_position_view(c, &view);
-    if (c->position->check && (rc = c->position->check(&view, err))) return rc;
+    int C = c->d_model; /* the plugin checks the config as it sees it: dModel the embeddings' width */
+    c->d_model = c->embed_dim;
+    rc = c->position->check ? c->position->check(c, err) : SF_OK;
+    c->d_model = C;
+    if (rc) return rc;
     if ((rc = parse_bias(c, j, err)) || (rc = parse_head(c, j, err))) return rc;
     if (c->head.task && c->output_head)
         return sf_fail(err, SF_BAD_CONFIG,

@@ -21,6 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Bookkeeping that runs once per load or reservation, never per token: for
+ * size, as the files of build.sh's COLD list (-Oz); the forward stays -Os. */
+#define COLD __attribute__((minsize))
+
 float sf_load_f32(const void *src, size_t i) {
     float v;
     memcpy(&v, (const char *)src + i * 4, 4);
@@ -169,8 +173,8 @@ static int exists(const sf_config *c, unsigned when, int layer) {
 }
 
 /* Appends a parameter; with e->params NULL it only counts. slot: where its pointer goes. */
-static void add(sf_encoder *e, float ***slots, const char *name, int layer, int rows, int cols, int ndim, int role, int group, float init_std,
-                float **slot) {
+COLD static void add(sf_encoder *e, float ***slots, const char *name, int layer, int rows, int cols, int ndim, int role, int group, float init_std,
+                     float **slot) {
     int i = e->n_params++;
     if (!e->params) return;
     sf_param *p = &e->params[i];
@@ -192,7 +196,7 @@ static void add(sf_encoder *e, float ***slots, const char *name, int layer, int 
     slots[i] = slot;
 }
 
-static void add_rows(sf_encoder *e, float ***slots, const param_row *rows, int n, int layer, void *base) {
+COLD static void add_rows(sf_encoder *e, float ***slots, const param_row *rows, int n, int layer, void *base) {
     const sf_config *c = &e->cfg;
     for (int k = 0; k < n; k++) {
         const param_row *r = &rows[k];
@@ -203,7 +207,7 @@ static void add_rows(sf_encoder *e, float ***slots, const param_row *rows, int n
 }
 
 /* The canonical list of parameters for a config, in file order. */
-static void list_params(sf_encoder *e, float ***slots) {
+COLD static void list_params(sf_encoder *e, float ***slots) {
     const sf_config *c = &e->cfg;
     void *enc = e->params ? e : NULL;
     e->n_params = 0;
@@ -242,7 +246,7 @@ static size_t param_floats(const sf_param *p) {
 
 int sf_encoder_create(sf_encoder **out, const sf_config *cfg, sf_error *err) { return sf_encoder_create_dtype(out, cfg, SF_DTYPE_F32, err); }
 
-int sf_encoder_create_dtype(sf_encoder **out, const sf_config *cfg, int dtype, sf_error *err) {
+COLD int sf_encoder_create_dtype(sf_encoder **out, const sf_config *cfg, int dtype, sf_error *err) {
     *out = NULL;
     sf_encoder *e = calloc(1, sizeof *e);
     if (!e) return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory creating the encoder");
@@ -351,7 +355,7 @@ static void q8_write_row(float *dst, const void *src, sf_load_fn load, size_t ba
  * storage: plain floats, f32 panels (a chunk aligned on panels is packed by the
  * kernels; any other is scattered, the arena's zeroes padding the last panel),
  * q8 panels (chunks aligned on panels: qgemm.h), q8 rows. */
-static void write_rows(sf_encoder *e, const sf_param *p, size_t r0, size_t n, const void *src, sf_load_fn load) {
+COLD static void write_rows(sf_encoder *e, const sf_param *p, size_t r0, size_t n, const void *src, sf_load_fn load) {
     float *base = e->param_arena + p->offset;
     size_t K = (size_t)p->cols, count = n * K;
     if (p->q8 == SF_Q8_PANELS) {
@@ -401,7 +405,7 @@ static size_t first_non_finite(const void *src, sf_load_fn load, size_t count) {
     return count;
 }
 
-int sf_encoder_set_param(sf_encoder *e, int i, const void *src, sf_load_fn load, size_t count, sf_error *err) {
+COLD int sf_encoder_set_param(sf_encoder *e, int i, const void *src, sf_load_fn load, size_t count, sf_error *err) {
     sf_param *p = &e->params[i];
     size_t want = (size_t)p->rows * (size_t)p->cols;
     if (count != want) return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s' has %z values, config needs %z", p->name, (long long)count, (long long)want);
@@ -412,7 +416,7 @@ int sf_encoder_set_param(sf_encoder *e, int i, const void *src, sf_load_fn load,
     return SF_OK;
 }
 
-int sf_encoder_set_rows(sf_encoder *e, int i, size_t r0, size_t n, const void *src, sf_load_fn load, sf_error *err) {
+COLD int sf_encoder_set_rows(sf_encoder *e, int i, size_t r0, size_t n, const void *src, sf_load_fn load, sf_error *err) {
     sf_param *p = &e->params[i];
     size_t count = n * (size_t)p->cols;
     if (r0 > (size_t)p->rows || n > (size_t)p->rows - r0)
@@ -431,7 +435,7 @@ int sf_encoder_set_rows(sf_encoder *e, int i, size_t r0, size_t n, const void *s
  * values in [-127, 127] and n little-endian float scales (>= 0, 127 x scale
  * finite; may be unaligned), row r = q[r] * scales[r]. The q8 storages take them as they are
  * (a q8 file loads bit for bit); float storages get the dequantized values. */
-int sf_encoder_set_rows_i8(sf_encoder *e, int i, size_t r0, size_t n, const int8_t *q, const void *scales, sf_error *err) {
+COLD int sf_encoder_set_rows_i8(sf_encoder *e, int i, size_t r0, size_t n, const int8_t *q, const void *scales, sf_error *err) {
     sf_param *p = &e->params[i];
     size_t K = (size_t)p->cols;
     if (r0 > (size_t)p->rows || n > (size_t)p->rows - r0)
@@ -475,7 +479,7 @@ int sf_encoder_set_rows_i8(sf_encoder *e, int i, size_t r0, size_t n, const int8
 }
 
 /* Parameter i as int8 rows and their scales (a q8 parameter: SF_Q8_PANELS or SF_Q8_ROWS). */
-void sf_encoder_get_param_i8(const sf_encoder *e, int i, int8_t *q, float *scales) {
+COLD void sf_encoder_get_param_i8(const sf_encoder *e, int i, int8_t *q, float *scales) {
     const sf_param *p = &e->params[i];
     const float *src = e->param_arena + p->offset;
     if (p->q8 == SF_Q8_PANELS)
@@ -488,7 +492,7 @@ void sf_encoder_get_param_i8(const sf_encoder *e, int i, int8_t *q, float *scale
         }
 }
 
-void sf_encoder_get_param(const sf_encoder *e, int i, float *dst) {
+COLD void sf_encoder_get_param(const sf_encoder *e, int i, float *dst) {
     const sf_param *p = &e->params[i];
     const float *src = e->param_arena + p->offset;
     if (p->q8 == SF_Q8_PANELS)
@@ -538,7 +542,7 @@ static float init_load(const void *ctx, size_t i) {
     }
 }
 
-void sf_encoder_init_missing(sf_encoder *e, uint64_t seed, double output_scale) {
+COLD void sf_encoder_init_missing(sf_encoder *e, uint64_t seed, double output_scale) {
     const sf_config *c = &e->cfg;
     double beta = c->deepnorm ? 1 / sqrt(sqrt(8.0 * (c->layers ? c->layers : 1))) : 1; /* DeepNet: (8N)^(-1/4) */
     for (int i = 0; i < e->n_params; i++) {
@@ -553,7 +557,7 @@ void sf_encoder_init_missing(sf_encoder *e, uint64_t seed, double output_scale) 
     }
 }
 
-int sf_encoder_require_all(sf_encoder *e, const char *what, sf_error *err) {
+COLD int sf_encoder_require_all(sf_encoder *e, const char *what, sf_error *err) {
     for (int i = 0; i < e->n_params; i++) {
         sf_param *p = &e->params[i];
         if (p->set) continue;
@@ -576,7 +580,7 @@ static int carve(float *base, size_t *at, size_t n, float **out) {
     return sf_add_size(*at, rounded, at);
 }
 
-static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, int rows, size_t *total) {
+COLD static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, int rows, size_t *total) {
     const sf_config *c = &e->cfg;
     size_t C = (size_t)c->d_model, A = (size_t)sf_attn_width(c), F = (size_t)c->ff_dim, R = N < SF_CHUNK ? (size_t)N : SF_CHUNK;
     size_t D = (size_t)sf_head_dim(c), L = (size_t)c->layers, E = (size_t)c->embed_dim, W = (size_t)c->head.width;
@@ -597,12 +601,12 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, in
     if (ok && (flags & SF_OUT_ATTENTIONS)) ok = SF_SIZE(&att, L ? L : 1, B, c->heads, T, T); /* (L, B, H, T, T); >= 1 layer for the probes */
     if (ok && (flags & SF_OUT_HIDDEN)) ok = SF_SIZE(&hid, L + 1, B, T, C);                   /* (L+1, B, T, C) */
     if (ok && c->output_head) ok = SF_SIZE(&btv, B, T, c->vocab_size);                       /* (B, T, V) */
-    size_t hrows = 0, hin = 0, hmid = 0, hlate = 0, hout = 0;                                /* config.head's buffers */
+    size_t hrows = 0, hin = 0, hmid = 0, hout = 0;                                           /* config.head's buffers */
     if (ok && (flags & SF_OUT_HEAD)) {
         const sf_head_config *h = &c->head;
-        hin = R * C;
+        /* head_in: the rows gathered, or with 'late' pooling a chunk's logits (labels < 2^24) */
+        hin = R * (h->pooling == SF_HEAD_POOL_LATE && (size_t)h->labels > C ? (size_t)h->labels : C);
         hmid = R * W;
-        if (h->task == SF_HEAD_SEQUENCE && h->pooling == SF_HEAD_POOL_LATE) hlate = R * (size_t)h->labels; /* labels < 2^24 */
         if (h->task == SF_HEAD_SEQUENCE)
             ok = SF_SIZE(&hout, B, h->labels); /* (B, labels) */
         else if (h->task == SF_HEAD_TOKEN)
@@ -619,7 +623,7 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, in
          carve(base, &at, (size_t)B, &lens) && carve(base, &at, (size_t)N, &perm) && carve(base, &at, n2, &keys) && carve(base, &at, btc, &e->out) &&
          carve(base, &at, att, &e->att) && carve(base, &at, hid, &e->hidden) && carve(base, &at, btv, &e->logits) &&
          carve(base, &at, hrows, (float **)(void *)&e->head_rows) && carve(base, &at, hin, &e->head_in) && carve(base, &at, hmid, &e->head_mid) &&
-         carve(base, &at, hlate, &e->head_late) && carve(base, &at, hout, &e->head_out);
+         carve(base, &at, hout, &e->head_out);
     if (base) {
         e->xq = xq_floats ? (void *)xq : NULL;
         e->ids = (int32_t *)ids;
@@ -632,7 +636,6 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, in
         if (!btv) e->logits = NULL;
         if (!nE) e->emb = NULL;
         if (!hout) e->head_in = e->head_mid = e->head_out = NULL;
-        if (!hlate) e->head_late = NULL;
         if (!hrows) e->head_rows = NULL;
     }
     *total = at;
@@ -655,7 +658,7 @@ static int grow_table(const sf_config *cfg, float **table, int *table_T, int T, 
     return SF_OK;
 }
 
-int sf_encoder_reserve_rows(sf_encoder *e, int B, int T, int N, int flags, int rows, sf_error *err) {
+COLD int sf_encoder_reserve_rows(sf_encoder *e, int B, int T, int N, int flags, int rows, sf_error *err) {
     const sf_config *c = &e->cfg;
     if (B < 1 || T < 1 || N < 1 || N > (long long)B * T) return sf_fail(err, SF_BAD_ARGUMENT, "reserve: bad sizes B=%d T=%d N=%d", B, T, N);
     if ((flags & SF_OUT_HEAD) && !c->head.task) return sf_fail(err, SF_BAD_ARGUMENT, "forward: this model has no head (config.head)");
@@ -895,11 +898,9 @@ static void embed_block(sf_encoder *e, int B, int N) {
         }
     if (c->embed_norm) c->norm->forward(x, x, e->embed_norm_w, e->embed_norm_b, (float)c->eps, N, E);
     if (e->emb)
-        for (int r = 0; r < N; r += SF_CHUNK) {
-            int M = min_int(SF_CHUNK, N - r);
-            const float *a = x + (size_t)r * E;
-            linear_forward(e->x + (size_t)r * C, C, a, E, quantize_input(e, a, E, M, E), e->embed_proj_w, e->embed_proj_b, M, E, C);
-        }
+        for (int r = 0; r < N; r += SF_CHUNK)
+            sf_encoder_linear(e, e->x + (size_t)r * C, (size_t)C, x + (size_t)r * E, (size_t)E, e->embed_proj_w, e->embed_proj_b,
+                              min_int(SF_CHUNK, N - r), E, C);
 }
 
 /* The attention sub-layer's input: N1(x) in xn, or x itself (post-norm, or
@@ -1158,7 +1159,8 @@ int sf_encoder_forward(sf_encoder *e, int B, int flags, sf_error *err) {
     return SF_OK;
 }
 
-void sf_encoder_linear(sf_encoder *e, float *out, size_t ldo, const float *a, size_t lda, const float *w, const float *bias, int M, int K, int N) {
+__attribute__((noinline)) void sf_encoder_linear(sf_encoder *e, float *out, size_t ldo, const float *a, size_t lda, const float *w, const float *bias,
+                                                 int M, int K, int N) {
     linear_forward(out, ldo, a, lda, quantize_input(e, a, lda, M, K), w, bias, M, K, N);
 }
 
@@ -1173,7 +1175,7 @@ static int check_probe_length(const sf_config *c, int T, sf_error *err) {
     return SF_OK;
 }
 
-int sf_encoder_position_vectors(sf_encoder *e, int T, sf_error *err) {
+COLD int sf_encoder_position_vectors(sf_encoder *e, int T, sf_error *err) {
     const sf_config *c = &e->cfg;
     int rc;
     if ((rc = check_probe_length(c, T, err)) || (rc = sf_encoder_reserve(e, 1, T, T, 0, err))) return rc;
@@ -1183,7 +1185,7 @@ int sf_encoder_position_vectors(sf_encoder *e, int T, sf_error *err) {
     return SF_OK;
 }
 
-int sf_encoder_position_scores(sf_encoder *e, const float *q, const float *k, int T, sf_error *err) {
+COLD int sf_encoder_position_scores(sf_encoder *e, const float *q, const float *k, int T, sf_error *err) {
     const sf_config *c = &e->cfg;
     int rc;
     if ((rc = check_probe_length(c, T, err)) || (rc = sf_encoder_reserve(e, 1, T, T, SF_OUT_ATTENTIONS, err))) return rc;

@@ -112,9 +112,8 @@ typedef struct sf_encoder {
     float *hidden;      /* (L+1, B, T, C) or NULL: the residual stream after embeddings and each layer */
     float *logits;      /* (B, T, V) when the config has an output head, padded rows zero */
     int32_t *head_rows; /* (R) input, mlm head: the rows of out it runs at, b * T + t */
-    float *head_in;     /* (CHUNK, C) rows gathered for the head (pooled, or chosen) */
+    float *head_in;     /* (CHUNK, C) rows gathered for the head (pooled, or chosen); pooling 'late': (CHUNK, labels) a chunk's logits */
     float *head_mid;    /* (CHUNK, W) after head.dense / head.norm, W = head.width */
-    float *head_late;   /* (CHUNK, labels) a chunk's logits before their mean (pooling 'late'), or NULL */
     float *head_out;    /* sequence (B, labels); token (B, T, labels), padded rows zero; mlm (R, V) */
 } sf_encoder;
 

@@ -145,30 +145,11 @@ static void head_rows_forward(sf_encoder *e, float *out, const float *rows, size
     }
 }
 
-/* out (labels) = the mean over a sequence's n rows (stride C) of their logits,
- * a chunk of rows at a time, summed in double. */
-static void late_forward(sf_encoder *e, float *out, const float *x, int n) {
-    int C = e->cfg.d_model, L = e->cfg.head.labels;
-    double sum[64];
-    for (int k0 = 0; k0 < L; k0 += 64) { /* labels in blocks of 64 sums (rows run again per block: heads have few labels) */
-        int K = L - k0 < 64 ? L - k0 : 64;
-        memset(sum, 0, sizeof sum);
-        for (int t = 0; t < n; t += SF_CHUNK) {
-            int M = n - t < SF_CHUNK ? n - t : SF_CHUNK;
-            head_rows_forward(e, e->head_late, x + (size_t)t * C, (size_t)C, M);
-            for (int m = 0; m < M; m++)
-                for (int k = 0; k < K; k++) sum[k] += e->head_late[(size_t)m * L + k0 + k];
-        }
-        for (int k = 0; k < K; k++) out[k0 + k] = (float)(sum[k] / n);
-    }
-}
-
 int sf_head_forward(sf_encoder *e, int B, int T, sf_error *err) {
     const sf_head_config *h = &e->cfg.head;
     int C = e->cfg.d_model, L = h->labels;
-    if (h->task == SF_HEAD_SEQUENCE && h->pooling == SF_HEAD_POOL_LATE) {
-        for (int b = 0; b < B; b++) late_forward(e, e->head_out + (size_t)b * L, e->out + (size_t)b * T * C, e->lens[b]);
-    } else if (h->task == SF_HEAD_SEQUENCE) {
+    int late = h->task == SF_HEAD_SEQUENCE && h->pooling == SF_HEAD_POOL_LATE;
+    if (h->task == SF_HEAD_SEQUENCE && !late) {
         for (int b0 = 0; b0 < B; b0 += SF_CHUNK) {
             int M = B - b0 < SF_CHUNK ? B - b0 : SF_CHUNK;
             for (int m = 0; m < M; m++) { /* head_in (M, C): each sequence's pooled row */
@@ -186,12 +167,16 @@ int sf_head_forward(sf_encoder *e, int B, int T, sf_error *err) {
             }
             head_rows_forward(e, e->head_out + (size_t)b0 * L, e->head_in, (size_t)C, M);
         }
-    } else if (h->task == SF_HEAD_TOKEN) {
-        memset(e->head_out, 0, sizeof(float) * (size_t)B * T * L);
+    } else if (h->task == SF_HEAD_TOKEN || late) { /* late: each chunk's logits in head_in, their mean in head_out (B, labels) */
+        memset(e->head_out, 0, sizeof(float) * (size_t)B * (late ? 1 : T) * L);
         for (int b = 0; b < B; b++)
-            for (int t = 0; t < e->lens[b]; t += SF_CHUNK) {
-                int M = e->lens[b] - t < SF_CHUNK ? e->lens[b] - t : SF_CHUNK;
-                head_rows_forward(e, e->head_out + ((size_t)b * T + t) * L, e->out + ((size_t)b * T + t) * C, (size_t)C, M);
+            for (int t = 0, n = e->lens[b]; t < n; t += SF_CHUNK) {
+                int M = n - t < SF_CHUNK ? n - t : SF_CHUNK;
+                float *y = late ? e->head_in : e->head_out + ((size_t)b * T + t) * L;
+                head_rows_forward(e, y, e->out + ((size_t)b * T + t) * C, (size_t)C, M);
+                if (late)
+                    for (int m = 0; m < M; m++)
+                        for (int k = 0; k < L; k++) e->head_out[(size_t)b * L + k] += y[(size_t)m * L + k] / (float)n;
             }
     } else { /* mlm: the chosen rows, checked here: the bindings are not the only caller */
         int R = e->res_rows;
