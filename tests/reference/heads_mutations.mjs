@@ -36,7 +36,7 @@ export const MUTATIONS = [
     id: 'tied-bias-dropped',
     file: 'core/heads.c',
     what: "the tied decoder's bias dropped (f32)",
-    edits: [['e->tokens, (size_t)C, e->head_out_b, j->M, C, v0, v1);', 'e->tokens, (size_t)C, NULL, j->M, C, v0, v1);']],
+    edits: [['e->tokens, (size_t)W, e->head_out_b, j->M, W, v0, v1);', 'e->tokens, (size_t)W, NULL, j->M, W, v0, v1);']],
   },
   {
     id: 'q8-tied-scale',
@@ -48,7 +48,7 @@ export const MUTATIONS = [
     id: 'q8-tied-bias',
     file: 'core/heads.c',
     what: "the q8 tied decoder's bias dropped",
-    edits: [['e->tokens, sf_q8_row_floats(C), e->head_out_b, j->M, C, v0, v1);', 'e->tokens, sf_q8_row_floats(C), NULL, j->M, C, v0, v1);']],
+    edits: [['e->tokens, sf_q8_row_floats(W), e->head_out_b, j->M, W, v0, v1);', 'e->tokens, sf_q8_row_floats(W), NULL, j->M, W, v0, v1);']],
   },
   {
     id: 'token-head-rows',
