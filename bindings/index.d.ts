@@ -996,6 +996,11 @@ export interface PretrainedOptions extends ModelOptions {
   /** The longest input in tokens (special tokens included): replaces the checkpoint's own limits, up to what
    * the position plugin encodes (beyond: SEQUENCE_TOO_LONG). */
   maxLength?: number;
+  /** jina-embeddings-v3: the task adapter (one of config.json's lora_adaptations: 'retrieval.query',
+   * 'retrieval.passage', 'separation', 'classification', 'text-matching') merged into the weights at load.
+   * Default none: the base weights. Another checkpoint, or a model file whose weights hold another
+   * adapter, is BAD_ARGUMENT. */
+  task?: string;
 }
 
 /**
@@ -1277,7 +1282,22 @@ export function quantizeEmbeddings<P extends Precision>(embeddings: EmbeddingsIn
  * The checkpoint families swapformer maps onto its config (README "Pretrained encoders").
  * @group Pretrained
  */
-export type PretrainedFamily = 'bert' | 'roberta' | 'distilbert' | 'jina-bert' | 'nomic-bert' | 'modernbert' | 't5' | 'mpnet';
+export type PretrainedFamily =
+  | 'bert'
+  | 'electra'
+  | 'roformer'
+  | 'albert'
+  | 'roberta'
+  | 'jina-v3'
+  | 'distilbert'
+  | 'jina-bert'
+  | 'nomic-bert'
+  | 'modernbert'
+  | 'gte'
+  | 'eurobert'
+  | 'neobert'
+  | 't5'
+  | 'mpnet';
 
 /**
  * What a checkpoint's head does (transformers.js's pipeline names); every model embeds.

@@ -43,7 +43,7 @@ export class Pretrained {
     this.tokenizer = tokenizer;
     /** The embedding recipe: pooling modes, Dense layers, normalisation, max sequence length. */
     this.recipe = recipe;
-    /** The family it was read as ('bert', 'roberta', 'mpnet', 'distilbert', 'nomic-bert', 'jina-bert', 'modernbert', 't5'). */
+    /** The family it was read as ('bert', 'electra', 'roformer', 'albert', 'roberta', 'jina-v3', 'mpnet', 'distilbert', 'jina-bert', 'nomic-bert', 'modernbert', 'gte', 'eurobert', 'neobert', 't5'). */
     this.family = family;
     /** The checkpoint's config.json. */
     this.hfConfig = hfConfig;
