@@ -102,7 +102,12 @@ export const MUTATIONS = [
     file: 'core/kernels.c',
     where: 'score_tile',
     what: 'keys of the previous tile scored from the second tile on (j0 >= 64)',
-    edits: [['kv + (size_t)j0 * a->kv_ld + (size_t)(h / a->group) * D', 'kv + (size_t)(j0 >= SF_ATT_BK ? j0 - SF_ATT_BK : j0) * a->kv_ld + (size_t)(h / a->group) * D']],
+    edits: [
+      [
+        'kv + (size_t)j0 * a->kv_ld + (size_t)(h / a->group) * D',
+        'kv + (size_t)(j0 >= SF_ATT_BK ? j0 - SF_ATT_BK : j0) * a->kv_ld + (size_t)(h / a->group) * D',
+      ],
+    ],
   },
   {
     id: 'last-partial-chunk-skipped',
