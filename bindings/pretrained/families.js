@@ -141,76 +141,10 @@ export const FAMILIES = [
     config: bertConfig,
   },
   {
-    // BERT's layer; embeddings of embedding_size projected to hidden_size by
-    // embeddings_project after their LayerNorm (ElectraModel). The
-    // discriminator's replaced-token head (ElectraForPreTraining) is not an encoder's.
-    name: 'electra',
-    description: 'ELECTRA',
-    matches: (hf) => hf.model_type === 'electra',
-    prefixes: ['electra.'],
-    ignore: [...BERT_IGNORE, /^discriminator_predictions\./, /^generator_predictions\./, /^generator_lm_head\./],
-    tensors: [...BERT_TENSORS, ['embeddings_project.{p}', 'embed.proj.{p}']],
-    config: (hf) => ({ ...bertConfig(hf), ...embedDim(hf) }),
-  },
-  {
-    // BERT's layout without a position table: RoPE on q and k in RoFormer's
-    // interleaved pairs, base 10000 (RoFormerSinusoidalPositionalEmbedding); the
-    // saved encoder.embed_positions is that fixed sinusoid table, not a weight.
-    name: 'roformer',
-    description: 'RoFormer',
-    matches: (hf) => hf.model_type === 'roformer',
-    prefixes: ['roformer.'],
-    ignore: [...BERT_IGNORE, /^encoder\.embed_positions\.weight$/],
-    tensors: [...BERT_EMBEDDINGS, ...BERT_TENSORS.slice(4), ['embeddings_project.{p}', 'embed.proj.{p}']],
-    config: (hf) => {
-      if (field(hf, 'rotary_value', false)) throw unsupported('config.json: rotary_value = true is not supported (RoPE on q and k only)');
-      const { maxLen: _maxLen, ...rest } = bertConfig({ ...hf, position_embedding_type: 'absolute' });
-      return { ...rest, position: 'rope', positionOptions: { base: 10000, style: 'interleaved' }, ...embedDim(hf) };
-    },
-  },
-  {
-    // jina-embeddings-v3: XLM-RoBERTa with rotary positions, a fused Wqkv, the
-    // flash-attention Block names and task LoRA adapters (lora.js), merged at load
-    name: 'jina-v3',
-    description: 'jina-embeddings-v3 (XLM-RoBERTa with RoPE and task adapters)',
-    matches: (hf) => hf.model_type === 'xlm-roberta' && hf.position_embedding_type === 'rotary',
-    prefixes: ['roberta.'],
-    ignore: [/^pooler\./, /^lm_head\./, /^embeddings\.position_ids$/],
-    prepare: mergeAdapters,
-    tensors: [
-      ['embeddings.word_embeddings.weight', 'embed.tokens'],
-      ['embeddings.token_type_embeddings.weight', 'embed.types'],
-      ['emb_ln.{p}', 'embed.norm.{p}'],
-      ['encoder.layers.{i}.mixer.Wqkv.{p}', ['layers.{i}.attn.q.{p}', 'layers.{i}.attn.k.{p}', 'layers.{i}.attn.v.{p}']],
-      ['encoder.layers.{i}.mixer.out_proj.{p}', 'layers.{i}.attn.o.{p}'],
-      ['encoder.layers.{i}.norm1.{p}', 'layers.{i}.norm1.{p}'],
-      ['encoder.layers.{i}.mlp.fc1.{p}', 'layers.{i}.ffn.up.{p}'],
-      ['encoder.layers.{i}.mlp.fc2.{p}', 'layers.{i}.ffn.down.{p}'],
-      ['encoder.layers.{i}.norm2.{p}', 'layers.{i}.norm2.{p}'],
-    ],
-    config: (hf, shape) => {
-      const H = requireInt(hf, 'hidden_size'),
-        heads = requireInt(hf, 'num_attention_heads');
-      const rot = field(hf, 'rotary_emb_dim', H / heads);
-      if (rot !== H / heads) throw unsupported(`config.json: rotary_emb_dim = ${rot} is not supported (the head size, ${H / heads})`);
-      if (field(hf, 'rotary_emb_scale_base', null) !== null) throw unsupported('config.json: rotary_emb_scale_base (xPos) is not supported');
-      const tokens = shape('embed.tokens');
-      const { maxLen: _maxLen, ...rest } = bertConfig({ ...hf, position_embedding_type: 'absolute' });
-      return {
-        ...rest,
-        vocabSize: tokens ? tokens[0] : rest.vocabSize, // pad_vocab_size_multiple may have grown the table
-        typeVocabSize: requireInt(hf, 'type_vocab_size', 1),
-        position: 'rope',
-        positionOptions: { base: field(hf, 'rotary_emb_base', 10000), style: field(hf, 'rotary_emb_interleaved', false) ? 'interleaved' : 'half' },
-        eps: field(hf, 'layer_norm_eps', 1e-5),
-      };
-    },
-  },
-  {
     // positions count from padding_idx + 1: real tokens at rows 2, 3, ...
     name: 'roberta',
     description: 'RoBERTa, XLM-RoBERTa (multilingual-e5)',
-    matches: (hf) => ['roberta', 'xlm-roberta', 'camembert'].includes(hf.model_type),
+    matches: (hf) => ['roberta', 'xlm-roberta', 'camembert'].includes(hf.model_type) && hf.position_embedding_type !== 'rotary', // rotary: jina-v3
     prefixes: ['roberta.', 'xlm_roberta.'],
     ignore: BERT_IGNORE,
     tensors: BERT_TENSORS,
@@ -443,6 +377,126 @@ export const FAMILIES = [
     },
   },
   {
+    name: 't5',
+    description: 'T5 / mT5 encoder (sentence-t5)',
+    matches: (hf) => ['t5', 'mt5'].includes(hf.model_type),
+    prefixes: [],
+    ignore: [/^decoder\./, /^lm_head\./],
+    tensors: [
+      ['encoder.embed_tokens.weight', 'embed.tokens'], // tied to shared.weight: either may be saved
+      ['shared.weight', 'embed.tokens'],
+      ['encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight', 'embed.relative_bias'], // block 0 only, shared
+      ['encoder.block.{i}.layer.0.SelfAttention.q.weight', 'layers.{i}.attn.q.weight'],
+      ['encoder.block.{i}.layer.0.SelfAttention.k.weight', 'layers.{i}.attn.k.weight'],
+      ['encoder.block.{i}.layer.0.SelfAttention.v.weight', 'layers.{i}.attn.v.weight'],
+      ['encoder.block.{i}.layer.0.SelfAttention.o.weight', 'layers.{i}.attn.o.weight'],
+      ['encoder.block.{i}.layer.0.layer_norm.weight', 'layers.{i}.norm1.weight'],
+      ['encoder.block.{i}.layer.1.DenseReluDense.wi.weight', 'layers.{i}.ffn.up.weight'],
+      ['encoder.block.{i}.layer.1.DenseReluDense.wi_0.weight', 'layers.{i}.ffn.gate.weight'], // activated
+      ['encoder.block.{i}.layer.1.DenseReluDense.wi_1.weight', 'layers.{i}.ffn.up.weight'],
+      ['encoder.block.{i}.layer.1.DenseReluDense.wo.weight', 'layers.{i}.ffn.down.weight'],
+      ['encoder.block.{i}.layer.1.layer_norm.weight', 'layers.{i}.norm2.weight'],
+      ['encoder.final_layer_norm.weight', 'final_norm.weight'],
+    ],
+    config: (hf) => {
+      // feed_forward_proj 'gated-gelu' is forced to the tanh GELU (gelu_new) by transformers
+      // as transformers' T5Config: 'act' or 'gated-act', nothing else
+      const proj = field(hf, 'feed_forward_proj', 'relu');
+      if (typeof proj !== 'string' || !/^(gated-)?[^-]+$/.test(proj))
+        throw unsupported(
+          `config.json: feed_forward_proj = ${JSON.stringify(proj)} is not supported ('relu', 'gelu', 'gated-gelu' or another activation, optionally 'gated-')`,
+        );
+      const gated = proj.startsWith('gated-');
+      const act = hf.dense_act_fn ?? (proj === 'gated-gelu' ? 'gelu_new' : proj.replace(/^gated-/, ''));
+      return {
+        vocabSize: requireInt(hf, 'vocab_size'),
+        dModel: requireInt(hf, 'd_model'),
+        heads: requireInt(hf, 'num_heads'),
+        headDim: requireInt(hf, 'd_kv'),
+        attnScale: 1, // T5 folds 1/sqrt(d) into its initialisation
+        layers: requireInt(hf, 'num_layers'),
+        ffDim: requireInt(hf, 'd_ff'),
+        position: 'none', // T5 has no absolute positions, only the relative bias of block 0, shared by every block
+        relativeBias: 't5',
+        relativeBiasOptions: {
+          buckets: requireInt(hf, 'relative_attention_num_buckets', 32),
+          maxDistance: requireInt(hf, 'relative_attention_max_distance', 128),
+        },
+        norm: 'rmsnorm',
+        normPlacement: 'pre',
+        finalNorm: true,
+        eps: field(hf, 'layer_norm_epsilon', 1e-6),
+        activation: activation({ act }, 'act', undefined, gated),
+      };
+    },
+  },
+  {
+    // BERT's layer; embeddings of embedding_size projected to hidden_size by
+    // embeddings_project after their LayerNorm (ElectraModel). The
+    // discriminator's replaced-token head (ElectraForPreTraining) is not an encoder's.
+    name: 'electra',
+    description: 'ELECTRA',
+    matches: (hf) => hf.model_type === 'electra',
+    prefixes: ['electra.'],
+    ignore: [...BERT_IGNORE, /^discriminator_predictions\./, /^generator_predictions\./, /^generator_lm_head\./],
+    tensors: [...BERT_TENSORS, ['embeddings_project.{p}', 'embed.proj.{p}']],
+    config: (hf) => ({ ...bertConfig(hf), ...embedDim(hf) }),
+  },
+  {
+    // BERT's layout without a position table: RoPE on q and k in RoFormer's
+    // interleaved pairs, base 10000 (RoFormerSinusoidalPositionalEmbedding); the
+    // saved encoder.embed_positions is that fixed sinusoid table, not a weight.
+    name: 'roformer',
+    description: 'RoFormer',
+    matches: (hf) => hf.model_type === 'roformer',
+    prefixes: ['roformer.'],
+    ignore: [...BERT_IGNORE, /^encoder\.embed_positions\.weight$/],
+    tensors: [...BERT_EMBEDDINGS, ...BERT_TENSORS.slice(4), ['embeddings_project.{p}', 'embed.proj.{p}']],
+    config: (hf) => {
+      if (field(hf, 'rotary_value', false)) throw unsupported('config.json: rotary_value = true is not supported (RoPE on q and k only)');
+      const { maxLen: _maxLen, ...rest } = bertConfig({ ...hf, position_embedding_type: 'absolute' });
+      return { ...rest, position: 'rope', positionOptions: { base: 10000, style: 'interleaved' }, ...embedDim(hf) };
+    },
+  },
+  {
+    // jina-embeddings-v3: XLM-RoBERTa with rotary positions, a fused Wqkv, the
+    // flash-attention Block names and task LoRA adapters (lora.js), merged at load
+    name: 'jina-v3',
+    description: 'jina-embeddings-v3 (XLM-RoBERTa with RoPE and task adapters)',
+    matches: (hf) => hf.model_type === 'xlm-roberta' && hf.position_embedding_type === 'rotary',
+    prefixes: ['roberta.'],
+    ignore: [/^pooler\./, /^lm_head\./, /^embeddings\.position_ids$/],
+    prepare: mergeAdapters,
+    tensors: [
+      ['embeddings.word_embeddings.weight', 'embed.tokens'],
+      ['embeddings.token_type_embeddings.weight', 'embed.types'],
+      ['emb_ln.{p}', 'embed.norm.{p}'],
+      ['encoder.layers.{i}.mixer.Wqkv.{p}', ['layers.{i}.attn.q.{p}', 'layers.{i}.attn.k.{p}', 'layers.{i}.attn.v.{p}']],
+      ['encoder.layers.{i}.mixer.out_proj.{p}', 'layers.{i}.attn.o.{p}'],
+      ['encoder.layers.{i}.norm1.{p}', 'layers.{i}.norm1.{p}'],
+      ['encoder.layers.{i}.mlp.fc1.{p}', 'layers.{i}.ffn.up.{p}'],
+      ['encoder.layers.{i}.mlp.fc2.{p}', 'layers.{i}.ffn.down.{p}'],
+      ['encoder.layers.{i}.norm2.{p}', 'layers.{i}.norm2.{p}'],
+    ],
+    config: (hf, shape) => {
+      const H = requireInt(hf, 'hidden_size'),
+        heads = requireInt(hf, 'num_attention_heads');
+      const rot = field(hf, 'rotary_emb_dim', H / heads);
+      if (rot !== H / heads) throw unsupported(`config.json: rotary_emb_dim = ${rot} is not supported (the head size, ${H / heads})`);
+      if (field(hf, 'rotary_emb_scale_base', null) !== null) throw unsupported('config.json: rotary_emb_scale_base (xPos) is not supported');
+      const tokens = shape('embed.tokens');
+      const { maxLen: _maxLen, ...rest } = bertConfig({ ...hf, position_embedding_type: 'absolute' });
+      return {
+        ...rest,
+        vocabSize: tokens ? tokens[0] : rest.vocabSize, // pad_vocab_size_multiple may have grown the table
+        typeVocabSize: requireInt(hf, 'type_vocab_size', 1),
+        position: 'rope',
+        positionOptions: { base: field(hf, 'rotary_emb_base', 10000), style: field(hf, 'rotary_emb_interleaved', false) ? 'interleaved' : 'half' },
+        eps: field(hf, 'layer_norm_eps', 1e-5),
+      };
+    },
+  },
+  {
     // Alibaba's "new" architecture (gte-*-v1.5, gte-multilingual): BERT's
     // post-norm layer with a fused qkv_proj, RoPE (rope_scaling ntk: fixed NTK,
     // at every length), and a GLU whose first half is the up projection and
@@ -617,60 +671,6 @@ export const FAMILIES = [
         embedDim: requireInt(hf, 'embedding_size', 128), // the projection runs even when it equals hidden_size
         layerGroups: G,
         activation: activation(hf, 'hidden_act', 'gelu_new'),
-      };
-    },
-  },
-  {
-    name: 't5',
-    description: 'T5 / mT5 encoder (sentence-t5)',
-    matches: (hf) => ['t5', 'mt5'].includes(hf.model_type),
-    prefixes: [],
-    ignore: [/^decoder\./, /^lm_head\./],
-    tensors: [
-      ['encoder.embed_tokens.weight', 'embed.tokens'], // tied to shared.weight: either may be saved
-      ['shared.weight', 'embed.tokens'],
-      ['encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight', 'embed.relative_bias'], // block 0 only, shared
-      ['encoder.block.{i}.layer.0.SelfAttention.q.weight', 'layers.{i}.attn.q.weight'],
-      ['encoder.block.{i}.layer.0.SelfAttention.k.weight', 'layers.{i}.attn.k.weight'],
-      ['encoder.block.{i}.layer.0.SelfAttention.v.weight', 'layers.{i}.attn.v.weight'],
-      ['encoder.block.{i}.layer.0.SelfAttention.o.weight', 'layers.{i}.attn.o.weight'],
-      ['encoder.block.{i}.layer.0.layer_norm.weight', 'layers.{i}.norm1.weight'],
-      ['encoder.block.{i}.layer.1.DenseReluDense.wi.weight', 'layers.{i}.ffn.up.weight'],
-      ['encoder.block.{i}.layer.1.DenseReluDense.wi_0.weight', 'layers.{i}.ffn.gate.weight'], // activated
-      ['encoder.block.{i}.layer.1.DenseReluDense.wi_1.weight', 'layers.{i}.ffn.up.weight'],
-      ['encoder.block.{i}.layer.1.DenseReluDense.wo.weight', 'layers.{i}.ffn.down.weight'],
-      ['encoder.block.{i}.layer.1.layer_norm.weight', 'layers.{i}.norm2.weight'],
-      ['encoder.final_layer_norm.weight', 'final_norm.weight'],
-    ],
-    config: (hf) => {
-      // feed_forward_proj 'gated-gelu' is forced to the tanh GELU (gelu_new) by transformers
-      // as transformers' T5Config: 'act' or 'gated-act', nothing else
-      const proj = field(hf, 'feed_forward_proj', 'relu');
-      if (typeof proj !== 'string' || !/^(gated-)?[^-]+$/.test(proj))
-        throw unsupported(
-          `config.json: feed_forward_proj = ${JSON.stringify(proj)} is not supported ('relu', 'gelu', 'gated-gelu' or another activation, optionally 'gated-')`,
-        );
-      const gated = proj.startsWith('gated-');
-      const act = hf.dense_act_fn ?? (proj === 'gated-gelu' ? 'gelu_new' : proj.replace(/^gated-/, ''));
-      return {
-        vocabSize: requireInt(hf, 'vocab_size'),
-        dModel: requireInt(hf, 'd_model'),
-        heads: requireInt(hf, 'num_heads'),
-        headDim: requireInt(hf, 'd_kv'),
-        attnScale: 1, // T5 folds 1/sqrt(d) into its initialisation
-        layers: requireInt(hf, 'num_layers'),
-        ffDim: requireInt(hf, 'd_ff'),
-        position: 'none', // T5 has no absolute positions, only the relative bias of block 0, shared by every block
-        relativeBias: 't5',
-        relativeBiasOptions: {
-          buckets: requireInt(hf, 'relative_attention_num_buckets', 32),
-          maxDistance: requireInt(hf, 'relative_attention_max_distance', 128),
-        },
-        norm: 'rmsnorm',
-        normPlacement: 'pre',
-        finalNorm: true,
-        eps: field(hf, 'layer_norm_epsilon', 1e-6),
-        activation: activation({ act }, 'act', undefined, gated),
       };
     },
   },
