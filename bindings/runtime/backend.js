@@ -4,7 +4,8 @@
 // the wasm, with the reason kept for runtimeInfo(). 'native' never falls back:
 // BACKEND_UNAVAILABLE lists each attempt. Deno, Bun and workerd present
 // themselves as Node but run the wasm under 'auto' (their Node-API is partial).
-// SWAPFORMER_ISA (tests) forces a lower variant of the native kernels.
+// SWAPFORMER_ISA (tests) forces a lower variant of the native kernels;
+// SWAPFORMER_NATIVE_PATH loads the addon from another path (a build of one's own).
 
 import { fail } from '../utils/errors.js';
 import { isNode } from '../utils/platform.js';
@@ -54,7 +55,7 @@ export async function nativeRuntime() {
     return { rt: null, reason: why };
   }
   loading ??= importNative().then(
-    (m) => m.loadNative(process.env.SWAPFORMER_ISA || null),
+    (m) => m.loadNative(process.env.SWAPFORMER_ISA || null, process.env.SWAPFORMER_NATIVE_PATH || null),
     (e) => ({ attempts: [{ path: 'bindings/runtime/native.js', error: `the loader is not there (${e.message}): a bundle of the bindings?` }] }),
   );
   const r = await loading;

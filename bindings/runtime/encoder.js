@@ -243,6 +243,7 @@ export async function runtimeInfo(options) {
     threadsFallback: fallback,
     threaded: rt.backend === 'native' || !!rt.pool,
     q8Kernel: rt.cstr(rt.x.sf_q8_kernel()),
+    q8Amax: rt.backend === 'native' ? rt.q8Amax : /relaxed/.test(rt.cstr(rt.x.sf_q8_kernel())) ? 127 : 255,
     poolTasks,
     ...(rt.backend === 'native' ? { nativePath: rt.path } : {}),
   };

@@ -23,6 +23,7 @@ class NativeRuntime extends RuntimeBase {
     this.backend = 'native';
     this.isa = info.isa;
     this.lanes = info.lanes;
+    this.q8Amax = info.q8Amax;
     this.variants = info.variants;
     this.path = path;
     this.maxAlloc = 2 ** 48;
@@ -86,20 +87,24 @@ async function prebuildFolder() {
  * Loads the addon: {rt} on success, {attempts: [{path, error}]} when none loads.
  * isa: the kernels' variant to force (SWAPFORMER_ISA), or null for the best.
  */
-export async function loadNative(isa) {
-  const { folder, reason } = await prebuildFolder();
-  if (!folder) return { attempts: [{ path: null, error: reason }] };
+export async function loadNative(isa, override) {
   const { createRequire } = await nodeBuiltin('node:module');
   const require = createRequire(import.meta.url);
   const { fileURLToPath } = await nodeBuiltin('node:url');
+  let paths;
+  if (override) paths = [override]; // SWAPFORMER_NATIVE_PATH: a build of one's own (or, in tests, none)
+  else {
+    const { folder, reason } = await prebuildFolder();
+    if (!folder) return { attempts: [{ path: null, error: reason }] };
+    paths = [fileURLToPath(new URL(`../../prebuilds/${folder}/swapformer.node`, import.meta.url))];
+  }
   const attempts = [];
-  for (const url of [new URL(`../../prebuilds/${folder}/swapformer.node`, import.meta.url)]) {
-    const path = fileURLToPath(url);
+  for (const path of paths) {
     let addon;
     try {
       addon = require(path);
     } catch (e) {
-      attempts.push({ path, error: e.code === 'MODULE_NOT_FOUND' ? 'not found (build it with ./build.sh native)' : e.message });
+      attempts.push({ path, error: e.code === 'MODULE_NOT_FOUND' ? 'not found (a clone builds it with ./build.sh native)' : e.message });
       continue;
     }
     if (typeof addon?.sf_abi_version !== 'function' || addon.sf_abi_version() !== ABI_VERSION) {

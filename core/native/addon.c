@@ -357,6 +357,8 @@ static napi_value m_init(napi_env env, napi_callback_info info) {
     napi_set_named_property(env, out, "isa", v);
     napi_create_int32(env, sf_isa()->lanes, &v);
     napi_set_named_property(env, out, "lanes", v);
+    napi_create_int32(env, sf_isa()->q8_amax, &v);
+    napi_set_named_property(env, out, "q8Amax", v);
     list = m_variants(env, info);
     napi_set_named_property(env, out, "variants", list);
     return out;
