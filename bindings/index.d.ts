@@ -673,11 +673,23 @@ export class Encoder {
    * @throws {@link SwapformerError} BAD_TOKEN, SEQUENCE_TOO_LONG, BAD_ARGUMENT (options, an empty batch),
    * NON_FINITE, OUT_OF_MEMORY; DISPOSED after dispose(); BUSY while an async pass runs on this runtime.
    */
+  forward(ids: Ids, options: ForwardOptions & { outputAttentions: true; outputHiddenStates: true }): ForwardResult & Required<Pick<ForwardResult, 'attentions' | 'hiddenStates'>>;
+  /** forward with outputAttentions: result.attentions is there. */
+  forward(ids: Ids, options: ForwardOptions & { outputAttentions: true }): ForwardResult & Required<Pick<ForwardResult, 'attentions'>>;
+  /** forward with outputHiddenStates: result.hiddenStates is there. */
+  forward(ids: Ids, options: ForwardOptions & { outputHiddenStates: true }): ForwardResult & Required<Pick<ForwardResult, 'hiddenStates'>>;
+  /** forward with options of any shape. */
   forward(ids: Ids, options?: ForwardOptions): ForwardResult;
   /** forward without blocking the calling thread where the runtime has threads (the pass runs in a
    * worker). The async calls of a runtime run one at a time in the order they were made; a sync call
    * while a pass runs throws BUSY; dispose() meanwhile settles the promise with DISPOSED. Without
    * threads it computes on this thread, in its turn. */
+  forwardAsync(ids: Ids, options: ForwardOptions & { outputAttentions: true; outputHiddenStates: true }): Promise<ForwardResult & Required<Pick<ForwardResult, 'attentions' | 'hiddenStates'>>>;
+  /** forwardAsync with outputAttentions: result.attentions is there. */
+  forwardAsync(ids: Ids, options: ForwardOptions & { outputAttentions: true }): Promise<ForwardResult & Required<Pick<ForwardResult, 'attentions'>>>;
+  /** forwardAsync with outputHiddenStates: result.hiddenStates is there. */
+  forwardAsync(ids: Ids, options: ForwardOptions & { outputHiddenStates: true }): Promise<ForwardResult & Required<Pick<ForwardResult, 'hiddenStates'>>>;
+  /** forwardAsync with options of any shape. */
   forwardAsync(ids: Ids, options?: ForwardOptions): Promise<ForwardResult>;
   /** Argmax of the head's logits per position: an Int32Array for one sequence,
    * one per sequence (unpadded) for a batch. Needs config.outputHead (else BAD_ARGUMENT). */

@@ -7,7 +7,7 @@ import {
   loadPretrained, Tokenizer, Pretrained, type Encoding, type PretrainedFamily,
   type EntityGroup, type TokenEntity, type TokenClassificationOptions, type FillMaskResult,
   cosSim, dotScore, semanticSearch, quantizeEmbeddings, type Embeddings, type SearchHit, type Chunk,
-  type Config, type Dtype, type ErrorCode, type Ids, type Sequence, type Batch, type ForwardResult, type ResolvedConfig, type WasmSource,
+  type Config, type Dtype, type ErrorCode, type Tensor, type Ids, type Sequence, type Batch, type ForwardResult, type ResolvedConfig, type WasmSource,
 } from 'swapformer';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
@@ -63,6 +63,19 @@ export async function api(): Promise<void> {
   expectType(out.shape).is<[batch: number, tokens: number, dModel: number]>(true);
   rope.forward(new Int32Array([1, 2]));
   rope.forward([[1, 2, 3], new Uint16Array([4, 5])], { outputAttentions: true, outputHiddenStates: true });
+  // the outputs asked for are there, not optional
+  const layer0: Float32Array = rope.forward([1, 2], { outputHiddenStates: true }).hiddenStates[0].data;
+  const heads0: number = rope.forward([1, 2], { outputAttentions: true, typeIds: [0, 0] }).attentions[0].shape[1];
+  const both = await rope.forwardAsync([1, 2], { outputAttentions: true, outputHiddenStates: true });
+  const counts: number = both.attentions.length + both.hiddenStates.length;
+  const asked = await rope.forwardAsync([1, 2], { outputHiddenStates: true });
+  expectType(asked.hiddenStates).is<Tensor<[batch: number, tokens: number, dModel: number]>[]>(true);
+  void layer0; void heads0; void counts;
+  // @ts-expect-error not asked for: possibly undefined
+  rope.forward([1, 2], { outputHiddenStates: true }).attentions[0];
+  const flag = Math.random() > 0.5;
+  // @ts-expect-error a flag known only at run time: possibly undefined
+  rope.forward([1, 2], { outputHiddenStates: flag }).hiddenStates[0];
   // @ts-expect-error a string is not ids
   rope.forward('hello');
   // @ts-expect-error BigInt ids are refused (BAD_TOKEN)
