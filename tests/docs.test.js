@@ -61,6 +61,10 @@
 // README links so to files outside the npm tarball) is checked the same way, as /path. Other
 // absolute http(s) and other scheme links are not fetched.
 //
+// Installs and versions: a package an example imports, other than swapformer and Node's built-ins,
+// must be installed by an `npm install <name>` written in the same file; a version pinned as
+// swapformer@x.y.z (a CDN URL) must be package.json's.
+//
 // Self-tests: tests/docs-samples/ holds Markdown that exercises every marker and every failure
 // the runner must report (a wrong output, a wrong code, a type error, an unmapped Hub id, a hang,
 // a broken link, a bad anchor, a skip without a reason...); the tests at the end check that each
@@ -688,6 +692,35 @@ test('docs: every Hub id of tests/docs-hub-ids.json maps to a fixture folder wit
     assert.match(id, /^[\w.-]+\/[\w.-]+$/, `${id}: the stand-in serves owner/name ids`);
     assert.ok(existsSync(path.join(REPO, dir, 'config.json')), `${id}: ${dir}/config.json`);
   }
+});
+
+test("docs: a version pinned in a URL or command (swapformer@x.y.z) is package.json's", () => {
+  const { version } = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8'));
+  const pins = project.docs.flatMap((d) =>
+    readFileSync(d.abs, 'utf8')
+      .split('\n')
+      .flatMap((line, i) => [...line.matchAll(/\bswapformer(?:-models)?@(\d+\.\d+\.\d+[\w.-]*)/g)].map((m) => ({ file: d.rel, line: i + 1, version: m[1] }))),
+  );
+  assert.ok(pins.length > 0, 'deployment.md pins the version in its CDN URLs');
+  const stale = pins.filter((p) => p.version !== version).map((p) => `${p.file}:${p.line}: swapformer@${p.version}, the package is ${version}`);
+  assert.deepEqual(stale, [], stale.join('\n'));
+});
+
+test('docs: a package an example imports (other than swapformer and Node\'s) is installed with npm install in the same file', () => {
+  const missing = [];
+  for (const d of project.docs) {
+    const text = readFileSync(d.abs, 'utf8');
+    const installed = new Set([...text.matchAll(/\bnpm (?:install|i)\b([^\n`]*)/g)].flatMap((m) => m[1].trim().split(/\s+/)));
+    for (const f of d.fences.filter((x) => x.lang)) {
+      const specifiers = [...f.body.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|\bimport\s+|import\.meta\.resolve\(\s*)'([^'./][^']*)'/g)].map((m) => m[1]);
+      for (const spec of specifiers) {
+        const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
+        if (name === 'swapformer' || spec.startsWith('node:') || /^https?:/.test(spec)) continue;
+        if (!installed.has(name)) missing.push(`${d.rel}:${f.line}: imports '${spec}': say \`npm install ${name}\` in the file`);
+      }
+    }
+  }
+  assert.deepEqual(missing, [], missing.join('\n'));
 });
 
 test('docs: markers, relative links and anchors of README.md and docs/', () => {
