@@ -706,7 +706,7 @@ test("docs: a version pinned in a URL or command (swapformer@x.y.z) is package.j
   assert.deepEqual(stale, [], stale.join('\n'));
 });
 
-test('docs: a package an example imports (other than swapformer and Node\'s) is installed with npm install in the same file', () => {
+test("docs: a package an example imports (other than swapformer and Node's) is installed with npm install in the same file", () => {
   const missing = [];
   for (const d of project.docs) {
     const text = readFileSync(d.abs, 'utf8');
@@ -731,7 +731,9 @@ test('docs: markers, relative links and anchors of README.md and docs/', () => {
 test('docs: every example of README.md and docs/ type-checks and runs', { timeout: 300_000 }, async (t) => {
   const started = Date.now();
   const results = await runPrograms(project.programs);
-  const rows = results.slice().sort((a, b) => (a.program.file === b.program.file ? a.program.blocks[0].line - b.program.blocks[0].line : a.program.file < b.program.file ? -1 : 1));
+  const rows = results
+    .slice()
+    .sort((a, b) => (a.program.file === b.program.file ? a.program.blocks[0].line - b.program.blocks[0].line : a.program.file < b.program.file ? -1 : 1));
   for (const r of rows) {
     const typed = r.program.untyped ? 'not type-checked' : 'type-checked';
     if (r.status === 'skip') await t.test(`${r.label} (${typed}, not run)`, { skip: r.program.skip }, () => {});
@@ -870,7 +872,10 @@ test('docs runner: samples pass and fail as they should (tests/docs-samples/exam
     'ts-ok': ['pass'],
     'ts-type-error': ['fail', /type errors \(bindings\/index\.d\.ts\):\ntests\/docs-samples\/examples\.md:\d+:\d+ error TS2322/],
     'ts-runtime-error': ['fail', /threw: SwapformerError BAD_TOKEN: [\s\S]*\(tests\/docs-samples\/examples\.md:139\)/],
-    'js-type-error': ['fail', /type errors \(bindings\/index\.d\.ts\):\ntests\/docs-samples\/examples\.md:\d+:\d+ error TS2345: .*Types of property 'norm' are incompatible/s],
+    'js-type-error': [
+      'fail',
+      /type errors \(bindings\/index\.d\.ts\):\ntests\/docs-samples\/examples\.md:\d+:\d+ error TS2345: .*Types of property 'norm' are incompatible/s,
+    ],
     untyped: ['pass'],
     'skip-ok': ['skip'],
     'skip-type-error': ['fail', /type errors \(bindings\/index\.d\.ts\):\ntests\/docs-samples\/examples\.md:\d+:\d+ error TS2531: Object is possibly 'null'/],

@@ -13,7 +13,20 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { configure, createEncoder, runtimeInfo, ERROR_CODES, SwapformerError, features } from '../bindings/index.js';
-import { REPO, pack, installPacked, writeFiles, CHECK_CONFIG, CHECK_SEED, CHECK_IDS, reference, rejects, checkModule, assertMatchesNode, nodeBinary } from './packaging.js';
+import {
+  REPO,
+  pack,
+  installPacked,
+  writeFiles,
+  CHECK_CONFIG,
+  CHECK_SEED,
+  CHECK_IDS,
+  reference,
+  rejects,
+  checkModule,
+  assertMatchesNode,
+  nodeBinary,
+} from './packaging.js';
 import { NODE_FLAGS } from '../tools/node-flags.js';
 
 const read = (p) => readFileSync(path.join(REPO, p), 'utf8');

