@@ -599,14 +599,27 @@ function makeDownloader(kind, label, urlOf, opts, disk = null, listUrl = null) {
 
   /**
    * The repository's paths from the Hub's file list (GET {hubUrl}/api/models/{id}/revision/{revision}:
-   * its siblings' rfilename), asked for once, when an optional file is not in a cache; null when the
+   * its siblings' rfilename), asked for once, when an optional file is not in a cache, and kept in
+   * the Cache API with the files (a load served from the cache makes no request); null when the
    * list cannot be had (a mirror without the API, an error, a body that is not the list): then
    * optional files are asked for and a 404 says they are absent, as before.
    */
   let listing = null;
+  const namesOf = (bytes) => {
+    const info = parseJSON(utf8.decode(bytes), 'the file list');
+    if (!Array.isArray(info?.siblings)) return null;
+    const names = info.siblings.map((e) => (e && typeof e === 'object' && Object.hasOwn(e, 'rfilename') ? e.rfilename : null));
+    return names.every((n) => typeof n === 'string') ? new Set(names) : null;
+  };
   const listed = () => {
     if (!listUrl) return Promise.resolve(null);
     listing ??= (async () => {
+      const cache = await openCache();
+      const cached = cache ? await cache.match(listUrl).catch(() => undefined) : undefined;
+      if (cached) {
+        const bytes = new Uint8Array(await cached.arrayBuffer());
+        return bytes.length <= LIST_LIMIT ? namesOf(bytes) : null;
+      }
       const guard = downloadGuard('the file list', listUrl, [opts.signal], opts.stallTimeout);
       try {
         const res = await guard.step((async () => opts.fetchFn(listUrl, { headers: auth, signal: guard.signal }))());
@@ -614,16 +627,16 @@ function makeDownloader(kind, label, urlOf, opts, disk = null, listUrl = null) {
           res?.body?.cancel?.()?.catch(() => {});
           return null;
         }
-        const info = parseJSON(utf8.decode(await readBody(res, 'the file list', listUrl, { limit: LIST_LIMIT, guard, label })), 'the file list');
-        if (!Array.isArray(info?.siblings)) return null;
-        const names = info.siblings.map((e) => (e && typeof e === 'object' && Object.hasOwn(e, 'rfilename') ? e.rfilename : null));
-        return names.every((n) => typeof n === 'string') ? new Set(names) : null;
+        const bytes = await readBody(res, 'the file list', listUrl, { limit: LIST_LIMIT, guard, label });
+        const names = namesOf(bytes);
+        if (names && cache) await cache.put(listUrl, new Response(bytes, { headers: { 'Content-Type': 'application/json' } })).catch(() => {});
+        return names;
       } catch {
         return null; // an abort reaches the file's own request next, which reports it
       } finally {
         guard.close();
       }
-    })();
+    })().catch(() => null);
     return listing;
   };
   /** True when the Hub's file list says the repository has no such file. */
