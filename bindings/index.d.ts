@@ -583,7 +583,8 @@ export type ErrorCode =
   | 'BAD_TOKEN'
   /** A sequence longer than the position plugin encodes (or than a maxLength asked for). */
   | 'SEQUENCE_TOO_LONG'
-  /** More memory than wasm32 can give (sizes are checked for 32-bit overflow, never wrapped). */
+  /** More memory than wasm32 can give, or natively than 3/4 of the machine's memory in one allocation
+   * (sizes are checked for overflow, never wrapped). */
   | 'OUT_OF_MEMORY'
   /** A bad argument or option: an empty batch, an unknown option key, a value of the wrong type or range. */
   | 'BAD_ARGUMENT'
@@ -608,7 +609,10 @@ export type ErrorCode =
   /** A download failed or stalled, or the signal option aborted it (`cause`: the signal's reason). */
   | 'NETWORK'
   /** A synchronous call while a forwardAsync / embedAsync pass runs on the same wasm instance. */
-  | 'BUSY';
+  | 'BUSY'
+  /** configure({ backend: 'native' }) or SWAPFORMER_BACKEND=native where the native addon cannot load (each
+   * attempt listed), or SWAPFORMER_ISA naming a variant this CPU cannot run. */
+  | 'BACKEND_UNAVAILABLE';
 
 /**
  * Every error swapformer throws. `code` is stable; `message` names the field at fault.
@@ -757,6 +761,11 @@ export interface WasmPaths {
  * @group Runtime
  */
 export interface ConfigureOptions {
+  /** Which backend runs the core: 'auto' (default: in Node, the native addon where a prebuild loads on this
+   * platform and CPU, else the wasm; everywhere else the wasm), 'native' (BACKEND_UNAVAILABLE where it cannot
+   * load, listing each attempt) or 'wasm'. undefined (or null) restores the default, which the
+   * SWAPFORMER_BACKEND environment variable sets in Node. */
+  backend?: 'auto' | 'native' | 'wasm' | null;
   /** The folder that holds swapformer.wasm and swapformer-relaxed.wasm (a URL,
    * or a string resolved against the page), or each build's source; undefined
    * (or null) restores the default, the files next to the bindings. */
@@ -766,10 +775,12 @@ export interface ConfigureOptions {
 }
 
 /**
- * Where swapformer finds its wasm, once for the page or process (onnxruntime-web's
- * env.wasm.wasmPaths, in one call). Only the options given change; encoders made
- * before keep their runtime. A call's `wasm` option overrides it.
- * @throws {@link SwapformerError} BAD_ARGUMENT for an unknown key, a wasmPaths of the wrong type or naming no build.
+ * Which backend runs the core, and where swapformer finds its wasm, once for the page or
+ * process (onnxruntime-web's env.wasm.wasmPaths, in one call). Only the options given
+ * change; encoders made before keep their runtime. A call's `wasm` option overrides both
+ * (it runs that wasm).
+ * @throws {@link SwapformerError} BAD_ARGUMENT for an unknown key, a backend or build not listed, a wasmPaths of the
+ * wrong type or naming no build.
  * @group Runtime
  */
 export function configure(options: ConfigureOptions): void;
@@ -798,21 +809,40 @@ export interface ModelOptions extends LoadOptions {
  */
 export function loadModel(bytes: Uint8Array | ArrayBuffer, options?: ModelOptions): Promise<Encoder>;
 /**
- * The build a runtime runs ('relaxed-simd' or 'simd128', chosen by feature
- * detection or configure; 'custom' for a call's wasm option) and the bytes of
- * wasm memory its instance holds now.
+ * What runs the core for calls made with these options: the backend (the native addon or
+ * the wasm) and, if the wasm runs in Node under 'auto', why; its kernels and threads; the
+ * memory it holds.
+ * @throws {@link SwapformerError} BACKEND_UNAVAILABLE when configure or SWAPFORMER_BACKEND asks for 'native' and it
+ * cannot load (or SWAPFORMER_ISA names a variant this CPU lacks).
  * @group Runtime
  */
 export function runtimeInfo(options?: LoadOptions): Promise<{
-  /** 'relaxed-simd' or 'simd128' (feature detection or configure); 'custom' for a call's wasm option. */
-  build: 'relaxed-simd' | 'simd128' | 'custom';
-  /** The wasm memory the instance holds now (it grows and never shrinks). */
+  /** 'native': the C core built for this machine as a Node-API addon; 'wasm': the WebAssembly build. */
+  backend: 'native' | 'wasm';
+  /** Why the wasm runs although the native addon was not refused ('auto' in Node): the addon that did not
+   * load and its error, 'not Node', configure({ backend: 'wasm' }) or SWAPFORMER_BACKEND=wasm, a call's
+   * wasm option; null on the native backend. */
+  backendFallback: string | null;
+  /** The native kernels' instruction set ('avx512-vnni', 'avx512', 'avx2-vnni', 'avx2', 'sse2', 'dotprod',
+   * 'neon'), chosen at load from the CPU's own report (SWAPFORMER_ISA forces a lower one, for tests);
+   * 'wasm-simd128' on the wasm. */
+  isa: string;
+  /** 'relaxed-simd' or 'simd128' (feature detection or configure); 'custom' for a call's wasm option;
+   * 'native' on the native backend. */
+  build: 'relaxed-simd' | 'simd128' | 'custom' | 'native';
+  /** The wasm memory the instance holds now (it grows and never shrinks); natively the process's
+   * resident memory. */
   memoryBytes: number;
+  /** The addon file the native backend loaded. */
+  nativePath?: string;
+  /** The largest int8 activation the q8 kernel quantizes to: 255 (u8: SIMD128, SSE2, NEON, VNNI) or 127
+   * (u7: relaxed SIMD, AVX2, AVX-512 BW without VNNI, NEON dotprod), so that its products are exact. */
+  q8Amax: 127 | 255;
   /** Threads an encoder made with these options gets. */
   threads: number;
   /** Why that is 1 although more were asked (no shared memory, no Worker, a wasm option...), else null. */
   threadsFallback: string | null;
-  /** Whether this is a threaded build (shared memory). */
+  /** Whether this is a threaded build (shared memory), or the native backend (its threads). */
   threaded: boolean;
   /** The build and int8 dot product of the q8 kernel: 'simd128 i32x4.dot_i16x8' or 'relaxed i16x8.dot_i8x16_i7x16 + extadd'... */
   q8Kernel: string;

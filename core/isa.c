@@ -90,6 +90,8 @@ static const struct {
 
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
 
+size_t sf_alloc_limit = (size_t)0x7fffffff; /* core/error.h's SF_MAX_ALLOC natively: 2 GB until the addon sets it */
+
 static const sf_kernels *K = &BASELINE; /* the baseline until sf_isa_select */
 int sf_nr = 2 * 4;                      /* K->nr */
 static int chosen = -1;

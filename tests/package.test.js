@@ -29,6 +29,10 @@ import {
 } from './packaging.js';
 import { NODE_FLAGS } from '../tools/node-flags.js';
 
+// The wasm's loading (configure, WASM_LOAD, Workers): the wasm backend, here and in child
+// processes; the native prebuilds in the packed package have their own test below.
+process.env.SWAPFORMER_BACKEND = 'wasm';
+
 const read = (p) => readFileSync(path.join(REPO, p), 'utf8');
 const pkg = JSON.parse(read('package.json'));
 const README = read('README.md');

@@ -47,13 +47,13 @@ async function importNative() {
  * SWAPFORMER_ISA names a variant this CPU lacks.
  */
 export async function nativeRuntime() {
-  const { value, from } = chosen();
-  if (value === 'wasm') return { rt: null, reason: `${from} chose the wasm` };
-  const why = notNode();
+  const why = notNode(); // first: Deno asks for a permission to read the environment
   if (why) {
-    if (value === 'native') fail('BACKEND_UNAVAILABLE', `${from}: the native backend needs Node: ${why}`);
+    if (backendSetting() === 'native') fail('BACKEND_UNAVAILABLE', `configure({ backend: 'native' }): the native backend needs Node: ${why}`);
     return { rt: null, reason: why };
   }
+  const { value, from } = chosen();
+  if (value === 'wasm') return { rt: null, reason: `${from} chose the wasm` };
   loading ??= importNative().then(
     (m) => m.loadNative(process.env.SWAPFORMER_ISA || null, process.env.SWAPFORMER_NATIVE_PATH || null),
     (e) => ({ attempts: [{ path: 'bindings/runtime/native.js', error: `the loader is not there (${e.message}): a bundle of the bindings?` }] }),

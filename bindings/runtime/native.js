@@ -26,8 +26,8 @@ class NativeRuntime extends RuntimeBase {
     this.q8Amax = info.q8Amax;
     this.variants = info.variants;
     this.path = path;
-    this.maxAlloc = 2 ** 48;
-    this.memoryName = 'this process';
+    this.maxAlloc = 2 ** 31; // until loadNative sets 3/4 of the machine's memory
+    this.memoryName = "3/4 of this machine's memory (the native backend's limit on one allocation)";
     this.canOffload = true; // a pass on a libuv thread (napi_async_work)
     this.pool = null;
     this.threads = 1; // the pool's threads with the caller (it only grows)
@@ -88,8 +88,6 @@ async function prebuildFolder() {
  * isa: the kernels' variant to force (SWAPFORMER_ISA), or null for the best.
  */
 export async function loadNative(isa, override) {
-  const { createRequire } = await nodeBuiltin('node:module');
-  const require = createRequire(import.meta.url);
   const { fileURLToPath } = await nodeBuiltin('node:url');
   let paths;
   if (override) paths = [override]; // SWAPFORMER_NATIVE_PATH: a build of one's own (or, in tests, none)
@@ -102,9 +100,11 @@ export async function loadNative(isa, override) {
   for (const path of paths) {
     let addon;
     try {
-      addon = require(path);
+      const module = { exports: {} };
+      process.dlopen(module, path); // what require does for a .node file, without a require here
+      addon = module.exports;
     } catch (e) {
-      attempts.push({ path, error: e.code === 'MODULE_NOT_FOUND' ? 'not found (a clone builds it with ./build.sh native)' : e.message });
+      attempts.push({ path, error: /cannot open shared object file: No such file/.test(e.message) ? 'not found (a clone builds it with ./build.sh native)' : e.message });
       continue;
     }
     if (typeof addon?.sf_abi_version !== 'function' || addon.sf_abi_version() !== ABI_VERSION) {
@@ -118,7 +118,14 @@ export async function loadNative(isa, override) {
       const list = addon.variants().map((v) => `${v.name}${v.supported ? '' : ' (not on this CPU)'}`);
       fail('BACKEND_UNAVAILABLE', `SWAPFORMER_ISA=${isa} is not a variant this CPU runs; this build has ${list.join(', ')}`);
     }
-    return { rt: new NativeRuntime(addon, info, path) };
+    // one allocation of the core at most 3/4 of the machine's memory: a hostile config or
+    // file is OUT_OF_MEMORY, as in wasm, before the kernel's OOM killer would take the process
+    const os = await nodeBuiltin('node:os');
+    const limit = Math.floor((os.totalmem() * 3) / 4);
+    addon.sf_set_alloc_limit(limit);
+    const rt = new NativeRuntime(addon, info, path);
+    rt.maxAlloc = limit; // the buffers the bindings allocate too
+    return { rt };
   }
   return { attempts };
 }

@@ -209,6 +209,15 @@ WRAP(sf_load_chunk, 3, R_INT, sf_load_chunk(A(0), A(1), Z(2)))
 WRAP(sf_load_end, 1, R_PTR, sf_load_end(A(0)))
 WRAP(sf_load_free, 1, R_VOID, sf_load_free(A(0)))
 
+/* sf_set_alloc_limit(bytes): the largest single allocation of the core (core/error.h) */
+static napi_value m_set_alloc_limit(napi_env env, napi_callback_info info) {
+    napi_value argv[MAX_ARGS];
+    call_args a_;
+    if (!read_args(env, info, 1, argv, &a_)) return NULL;
+    if (a_.i[0] > 0) sf_alloc_limit = (size_t)a_.i[0];
+    return ret_void(env);
+}
+
 /* ---------------------------------------------------------------- memory */
 
 /* read(ptr, bytes): a new ArrayBuffer holding a copy of [ptr, ptr + bytes) */
@@ -451,6 +460,7 @@ NAPI_MODULE_INIT() {
         {"sf_forward_async", NULL, m_forward_async, NULL, NULL, NULL, napi_default_jsproperty, NULL},
         {"init", NULL, m_init, NULL, NULL, NULL, napi_default_jsproperty, NULL},
         {"variants", NULL, m_variants, NULL, NULL, NULL, napi_default_jsproperty, NULL},
+        {"sf_set_alloc_limit", NULL, m_set_alloc_limit, NULL, NULL, NULL, napi_default_jsproperty, NULL},
     };
     if (napi_define_properties(env, exports, sizeof d / sizeof d[0], d) != napi_ok) return NULL;
     return exports;
