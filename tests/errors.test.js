@@ -266,7 +266,11 @@ test('BAD_CONFIG in a file, and every config mistake through createEncoder', asy
 });
 
 test('OUT_OF_MEMORY: configs and batches larger than wasm32 can hold, never a trap', async () => {
-  await rejects(createEncoder({ ...cfg, vocabSize: 1 << 24, dModel: 1 << 20, heads: 1 }), 'OUT_OF_MEMORY', /embed\.tokens|parameter memory|the parameters need/);
+  await rejects(
+    createEncoder({ ...cfg, vocabSize: 1 << 24, dModel: 1 << 20, heads: 1 }),
+    'OUT_OF_MEMORY',
+    /embed\.tokens|parameter memory|the parameters need/,
+  );
   await rejects(createEncoder({ ...cfg, vocabSize: 600000, dModel: 1024, heads: 1, layers: 0 }), 'OUT_OF_MEMORY', /out of memory/);
   await rejects(createEncoder({ ...cfg, dModel: 65536, ffDim: 1 << 20, heads: 1, layers: 1024 }), 'OUT_OF_MEMORY');
   const wide = await createEncoder({ ...cfg, position: 'alibi', vocabSize: 4, dModel: 256, heads: 256, ffDim: 4 });

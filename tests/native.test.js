@@ -64,38 +64,42 @@ test('runtimeInfo: the backend, its kernels, threads, and where the addon is', o
   await rejects(() => configure({ backend: 'gpu' }), 'BAD_ARGUMENT', /backend must be one of 'auto', 'native', 'wasm'/);
 });
 
-test('SWAPFORMER_BACKEND, SWAPFORMER_ISA and SWAPFORMER_NATIVE_PATH: wasm, native, auto falls back and says why, native refuses and lists each attempt', opts, () => {
-  const show = `import { runtimeInfo } from ${JSON.stringify(BINDINGS)};
+test(
+  'SWAPFORMER_BACKEND, SWAPFORMER_ISA and SWAPFORMER_NATIVE_PATH: wasm, native, auto falls back and says why, native refuses and lists each attempt',
+  opts,
+  () => {
+    const show = `import { runtimeInfo } from ${JSON.stringify(BINDINGS)};
     try { const i = await runtimeInfo(); console.log(JSON.stringify(i)); } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }`;
-  const run = (env) => {
-    const r = child(show, env);
-    assert.equal(r.status, 0, r.stderr);
-    return JSON.parse(r.stdout);
-  };
-  assert.equal(run({ SWAPFORMER_BACKEND: 'wasm' }).backend, 'wasm');
-  assert.match(run({ SWAPFORMER_BACKEND: 'wasm' }).backendFallback, /SWAPFORMER_BACKEND=wasm/);
-  assert.equal(run({ SWAPFORMER_BACKEND: 'native' }).backend, 'native');
-  assert.equal(run({}).backend, 'native');
-  const bogus = '/nonexistent/swapformer.node';
-  const auto = run({ SWAPFORMER_NATIVE_PATH: bogus });
-  assert.equal(auto.backend, 'wasm');
-  assert.ok(auto.backendFallback.includes(bogus), auto.backendFallback);
-  const forced = run({ SWAPFORMER_NATIVE_PATH: bogus, SWAPFORMER_BACKEND: 'native' });
-  assert.equal(forced.code, 'BACKEND_UNAVAILABLE');
-  assert.ok(forced.message.includes(bogus) && /SWAPFORMER_BACKEND=native/.test(forced.message), forced.message);
-  // a file that is not an addon: its loader's error, listed
-  const notAddon = run({ SWAPFORMER_NATIVE_PATH: fileURLToPath(new URL('./fixtures/golden.json', import.meta.url)), SWAPFORMER_BACKEND: 'native' });
-  assert.equal(notAddon.code, 'BACKEND_UNAVAILABLE');
-  assert.match(notAddon.message, /golden\.json: /);
-  const badEnv = run({ SWAPFORMER_BACKEND: 'gpu' });
-  assert.equal(badEnv.code, 'BAD_ARGUMENT');
-  assert.match(badEnv.message, /SWAPFORMER_BACKEND="gpu"/);
-  const badIsa = run({ SWAPFORMER_ISA: 'avx1024' });
-  assert.equal(badIsa.code, 'BACKEND_UNAVAILABLE');
-  assert.match(badIsa.message, /SWAPFORMER_ISA=avx1024 is not a variant this CPU runs; this build has /);
-  const isa = run({ SWAPFORMER_ISA: info.isa });
-  assert.equal(isa.isa, info.isa);
-});
+    const run = (env) => {
+      const r = child(show, env);
+      assert.equal(r.status, 0, r.stderr);
+      return JSON.parse(r.stdout);
+    };
+    assert.equal(run({ SWAPFORMER_BACKEND: 'wasm' }).backend, 'wasm');
+    assert.match(run({ SWAPFORMER_BACKEND: 'wasm' }).backendFallback, /SWAPFORMER_BACKEND=wasm/);
+    assert.equal(run({ SWAPFORMER_BACKEND: 'native' }).backend, 'native');
+    assert.equal(run({}).backend, 'native');
+    const bogus = '/nonexistent/swapformer.node';
+    const auto = run({ SWAPFORMER_NATIVE_PATH: bogus });
+    assert.equal(auto.backend, 'wasm');
+    assert.ok(auto.backendFallback.includes(bogus), auto.backendFallback);
+    const forced = run({ SWAPFORMER_NATIVE_PATH: bogus, SWAPFORMER_BACKEND: 'native' });
+    assert.equal(forced.code, 'BACKEND_UNAVAILABLE');
+    assert.ok(forced.message.includes(bogus) && /SWAPFORMER_BACKEND=native/.test(forced.message), forced.message);
+    // a file that is not an addon: its loader's error, listed
+    const notAddon = run({ SWAPFORMER_NATIVE_PATH: fileURLToPath(new URL('./fixtures/golden.json', import.meta.url)), SWAPFORMER_BACKEND: 'native' });
+    assert.equal(notAddon.code, 'BACKEND_UNAVAILABLE');
+    assert.match(notAddon.message, /golden\.json: /);
+    const badEnv = run({ SWAPFORMER_BACKEND: 'gpu' });
+    assert.equal(badEnv.code, 'BAD_ARGUMENT');
+    assert.match(badEnv.message, /SWAPFORMER_BACKEND="gpu"/);
+    const badIsa = run({ SWAPFORMER_ISA: 'avx1024' });
+    assert.equal(badIsa.code, 'BACKEND_UNAVAILABLE');
+    assert.match(badIsa.message, /SWAPFORMER_ISA=avx1024 is not a variant this CPU runs; this build has /);
+    const isa = run({ SWAPFORMER_ISA: info.isa });
+    assert.equal(isa.isa, info.isa);
+  },
+);
 
 // Native against wasm: 1e-5 per element (helpers.js elementError), as each is within float32 rounding of
 // PyTorch; the cases whose raw attention scores pass 20 (maxScore: a float32 score of 100 carries an absolute
@@ -271,19 +275,31 @@ test('Worker threads: each loads the addon, passes run side by side with the mai
 test('hostile inputs natively: bad files, shapes and ids are the wasm errors, never a crash; the process lives on', opts, async () => {
   const bytes = readFixture(golden.cases[0].file);
   for (let cut = 0; cut < bytes.length; cut += Math.max(1, Math.floor(bytes.length / 97))) {
-    await assert.rejects(
-      loadModel(bytes.subarray(0, cut)),
-      (e) => e instanceof SwapformerError,
-    );
+    await assert.rejects(loadModel(bytes.subarray(0, cut)), (e) => e instanceof SwapformerError);
   }
   const flipped = bytes.slice();
   for (let i = 8; i < 200; i += 7) flipped[i] ^= 0x5a;
   await assert.rejects(loadModel(flipped), (e) => e instanceof SwapformerError);
   const e = await loadModel(bytes);
-  for (const bad of [[[-1]], [[e.config.vocabSize]], [[1.5]], [[]], []]) assert.throws(() => e.forward(bad), (x) => x instanceof SwapformerError);
+  for (const bad of [[[-1]], [[e.config.vocabSize]], [[1.5]], [[]], []])
+    assert.throws(
+      () => e.forward(bad),
+      (x) => x instanceof SwapformerError,
+    );
   // a terabyte of parameters: refused before any allocation (natively: past 3/4 of the machine's memory), never the OOM killer
   await rejects(
-    () => createEncoder({ vocabSize: 2 ** 24, dModel: 2 ** 14, heads: 1, layers: 1, ffDim: 4, position: 'none', norm: 'rmsnorm', normPlacement: 'pre', activation: 'relu' }),
+    () =>
+      createEncoder({
+        vocabSize: 2 ** 24,
+        dModel: 2 ** 14,
+        heads: 1,
+        layers: 1,
+        ffDim: 4,
+        position: 'none',
+        norm: 'rmsnorm',
+        normPlacement: 'pre',
+        activation: 'relu',
+      }),
     'OUT_OF_MEMORY',
   );
   const ok = e.forward(golden.cases[0].ids[0]);

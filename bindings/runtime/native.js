@@ -90,7 +90,8 @@ async function prebuildFolder() {
 export async function loadNative(isa, override) {
   const { fileURLToPath } = await nodeBuiltin('node:url');
   let paths;
-  if (override) paths = [override]; // SWAPFORMER_NATIVE_PATH: a build of one's own (or, in tests, none)
+  if (override)
+    paths = [override]; // SWAPFORMER_NATIVE_PATH: a build of one's own (or, in tests, none)
   else {
     const { folder, reason } = await prebuildFolder();
     if (!folder) return { attempts: [{ path: null, error: reason }] };
@@ -104,7 +105,10 @@ export async function loadNative(isa, override) {
       process.dlopen(module, path); // what require does for a .node file, without a require here
       addon = module.exports;
     } catch (e) {
-      attempts.push({ path, error: /cannot open shared object file: No such file/.test(e.message) ? 'not found (a clone builds it with ./build.sh native)' : e.message });
+      attempts.push({
+        path,
+        error: /cannot open shared object file: No such file/.test(e.message) ? 'not found (a clone builds it with ./build.sh native)' : e.message,
+      });
       continue;
     }
     if (typeof addon?.sf_abi_version !== 'function' || addon.sf_abi_version() !== ABI_VERSION) {
