@@ -49,8 +49,7 @@ static double cpu_now(void) {
 #define PEAK(N)                                                                                                                                      \
     __attribute__((noinline)) static float peak##N(long iters, float av, float bv) {                                                                 \
         vec a = (vec){0} + av, b = (vec){0} + bv;                                                                                                    \
-        R##N(DECL) for (long it = 0; it < iters; it++) { R##N(STEP) R##N(STEP) R##N(STEP) R##N(STEP) }                                               \
-        vec s = {0};                                                                                                                                 \
+        R##N(DECL) for (long it = 0; it < iters; it++){R##N(STEP) R##N(STEP) R##N(STEP) R##N(STEP)} vec s = {0};                                     \
         R##N(SUM) return s[0] + s[VW - 1];                                                                                                           \
     }
 PEAK(4)
@@ -81,7 +80,8 @@ static void run_peak(void) {
     int bestn = 0;
 #define TRY(N)                                                                                                                                       \
     if ((g = time_peak(peak##N, N)) > best) best = g, bestn = N;
-    TRY(4) TRY(8) TRY(12) TRY(16)
+    TRY(4)
+    TRY(8) TRY(12) TRY(16)
 #if VW == 16
         TRY(20) TRY(24)
 #endif
@@ -138,8 +138,8 @@ static void run_kernels(const char *isa, int T) {
                     if (dt < best[mode]) best[mode] = dt;
                 }
             double flops = 2.0 * T * K * N;
-            printf("%s{\"model\":\"%s\",\"shape\":\"%s\",\"K\":%d,\"N\":%d,\"f32\":%.2f,\"q8\":%.2f}", first ? "" : ",", models[mi].model, shapes[si].name, K, N,
-                   flops / best[0] * 1e-9, flops / best[1] * 1e-9);
+            printf("%s{\"model\":\"%s\",\"shape\":\"%s\",\"K\":%d,\"N\":%d,\"f32\":%.2f,\"q8\":%.2f}", first ? "" : ",", models[mi].model,
+                   shapes[si].name, K, N, flops / best[0] * 1e-9, flops / best[1] * 1e-9);
             first = 0;
             free(x), free(out), free(bias), free(w), free(wp), free(wq), free(xq);
         }

@@ -139,7 +139,7 @@ static int read_args(napi_env env, napi_callback_info info, size_t n, napi_value
 #define Z(k) ((size_t)a_.i[k])
 #define D(k) (a_.d[k])
 #define WRAP(name, n, RET, call)                                                                                                                     \
-    static napi_value w_##name(napi_env env, napi_callback_info info) {                                                                             \
+    static napi_value w_##name(napi_env env, napi_callback_info info) {                                                                              \
         napi_value argv[MAX_ARGS];                                                                                                                   \
         call_args a_;                                                                                                                                \
         if (!read_args(env, info, n, argv, &a_)) return NULL;                                                                                        \
@@ -392,7 +392,8 @@ static napi_value m_variants(napi_env env, napi_callback_info info) {
 
 /* ---------------------------------------------------------------- registration */
 
-#define EXPORT(name) {#name, NULL, w_##name, NULL, NULL, NULL, napi_default_jsproperty, NULL}
+#define EXPORT(name)                                                                                                                                 \
+    { #name, NULL, w_##name, NULL, NULL, NULL, napi_default_jsproperty, NULL }
 
 NAPI_MODULE_INIT() {
     napi_property_descriptor d[] = {
