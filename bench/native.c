@@ -76,16 +76,24 @@ static double time_peak(float (*f)(long, float, float), int n) {
 }
 
 static void run_peak(void) {
-    double best = 0, g;
-    int bestn = 0;
-#define TRY(N)                                                                                                                                       \
-    if ((g = time_peak(peak##N, N)) > best) best = g, bestn = N;
-    TRY(4)
-    TRY(8) TRY(12) TRY(16)
+    float (*const fns[])(long, float, float) = {
+        peak4,
+        peak8,
+        peak12,
+        peak16,
 #if VW == 16
-        TRY(20) TRY(24)
+        peak20,
+        peak24
 #endif
-            printf("{\"lanes\":%d,\"peakGflops\":%.2f,\"chains\":%d}\n", VW, best, bestn);
+    };
+    const int chains[] = {4, 8, 12, 16, 20, 24};
+    double best = 0;
+    int bestn = 0;
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        double g = time_peak(fns[i], chains[i]);
+        if (g > best) best = g, bestn = chains[i];
+    }
+    printf("{\"lanes\":%d,\"peakGflops\":%.2f,\"chains\":%d}\n", VW, best, bestn);
 }
 
 /* ---------------------------------------------------------------- the core's kernels */
