@@ -220,16 +220,21 @@ native_addon() {
   if [ "$arch" = arm64 ]; then target=(--target=aarch64-linux-gnu); variants=("${ARM64_VARIANTS[@]}"); else variants=("${X64_VARIANTS[@]}"); fi
   say "build.sh: clang-16 -> $out (${#variants[@]} kernel variants)"
   rm -rf "$obj" && mkdir -p "$obj" "$(dirname "$out")"
-  local cc=(clang-16 "${target[@]}" "${NATIVE_FLAGS[@]}" "$@" -Inode_modules/node-api-headers/include)
+  local cc=(clang-16 "${target[@]}" "${NATIVE_FLAGS[@]}" "$@" -Inode_modules/node-api-headers/include) job
   for f in core/*.c plugins/position/*.c plugins/norm/*.c core/native/addon.c; do
     [[ " ${KERNEL_SOURCES[*]} " == *" $f "* ]] && continue
-    jobs+=("${cc[*]} -c $f -o $obj/$(echo "$f" | tr / _).o")
+    printf -v job '%q ' "${cc[@]}" -c "$f" -o "$obj/$(echo "$f" | tr / _).o"
+    jobs+=("$job")
   done
   for v in "${variants[@]}"; do
     name="${v%%:*}" flags="${v#*:}"
-    for f in "${KERNEL_SOURCES[@]}"; do jobs+=("${cc[*]} $flags -DSF_VARIANT=$name -c $f -o $obj/${name}_$(basename "$f" .c).o"); done
+    for f in "${KERNEL_SOURCES[@]}"; do
+      # shellcheck disable=SC2086
+      printf -v job '%q ' "${cc[@]}" $flags -DSF_VARIANT="$name" -c "$f" -o "$obj/${name}_$(basename "$f" .c).o"
+      jobs+=("$job")
+    done
   done
-  printf '%s\n' "${jobs[@]}" | xargs -P 2 -I{} sh -c '{}'
+  printf '%s\n' "${jobs[@]}" | xargs -d '\n' -P 2 -I{} bash -c '{}'
   local strip=(-Wl,-s)
   [ $# -gt 0 ] && strip=() # sanitizer builds keep their symbols
   clang-16 "${target[@]}" -fuse-ld=lld -shared -pthread -Wl,--gc-sections -Wl,--as-needed -Wl,-O1 "${strip[@]}" "$@" "$obj"/*.o -lm -o "$out.tmp"
@@ -273,15 +278,51 @@ setup_native() {
 # The core compiled once per width (coverage instrumentation for libFuzzer included,
 # harmless elsewhere), two at a time: build/native64/*.o, build/native32/*.o;
 # again whenever a source or header is newer than the last compile.
+# The 64-bit objects are the addon's core (every kernel variant, native threads: SF_MULTI_ISA,
+# SF_THREADS) with SF_ISA_TESTING, which lets a test switch variants between encoders; the 32-bit
+# ones the single-ISA core (SSE2, as wasm32's size_t is what they test).
+NATIVE64_FLAGS=(-DSF_MULTI_ISA -DSF_THREADS -DSF_ISA_TESTING -pthread)
 native_objects() { # 64 | 32
-  local bits="$1" dir="build/native$1" m=()
+  local bits="$1" dir="build/native$1" m=() jobs=() f v name flags
   [ "$bits" = 32 ] && m=("${M32[@]}")
   if [ -f "$dir/.stamp" ] && [ -z "$(find core plugins build.sh -newer "$dir/.stamp" -type f | head -1)" ]; then return; fi
   rm -rf "$dir"
   mkdir -p "$dir"
-  printf '%s\n' "${SOURCES[@]}" | xargs -P 2 -I{} sh -c 'clang "$@" -c "{}" -o "'"$dir"'/$(echo "{}" | tr / _).o"' _ \
-    "${m[@]}" "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer-no-link
+  local cc=(clang "${m[@]}" "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer-no-link)
+  [ "$bits" = 64 ] && cc+=("${NATIVE64_FLAGS[@]}")
+  local job
+  for f in "${SOURCES[@]}"; do
+    [ "$bits" = 64 ] && [[ " ${KERNEL_SOURCES[*]} " == *" $f "* ]] && continue
+    printf -v job '%q ' "${cc[@]}" -c "$f" -o "$dir/$(echo "$f" | tr / _).o"
+    jobs+=("$job")
+  done
+  if [ "$bits" = 64 ]; then
+    for v in "${X64_VARIANTS[@]}"; do
+      name="${v%%:*}" flags="${v#*:}"
+      for f in "${KERNEL_SOURCES[@]}"; do
+        # shellcheck disable=SC2086
+        printf -v job '%q ' "${cc[@]}" $flags -DSF_VARIANT="$name" -c "$f" -o "$dir/${name}_$(basename "$f" .c).o"
+        jobs+=("$job")
+      done
+    done
+  fi
+  printf '%s\n' "${jobs[@]}" | xargs -d '\n' -P 2 -I{} bash -c '{}'
   touch "$dir/.stamp"
+}
+
+# Whether this CPU runs an x86-64 kernel variant, by the flags Linux reports (those the OS enabled).
+cpu_runs() { # variant
+  local need=() f
+  case "$1" in
+    sse2) need=(sse2) ;;
+    avx2) need=(avx2 fma) ;;
+    avx2_vnni) need=(avx2 fma avx_vnni) ;;
+    avx512) need=(avx2 fma avx512f avx512bw avx512dq avx512vl) ;;
+    avx512_vnni) need=(avx2 fma avx512f avx512bw avx512dq avx512vl avx512_vnni) ;;
+  esac
+  local flags
+  flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+  for f in "${need[@]}"; do [[ "$flags" == *" $f "* ]] || return 1; done
 }
 
 sanitize() {
@@ -289,11 +330,23 @@ sanitize() {
   say "build.sh: clang -fsanitize=address,undefined -> build/attention-asan, build/golden-asan (64-bit), build/golden-asan32 (-m32)"
   native_objects 64
   native_objects 32
-  clang "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer-no-link build/native64/*.o tests/native/attention.c -lm -o build/attention-asan
-  clang "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer-no-link build/native64/*.o tests/native/golden.c -lm -o build/golden-asan
+  clang "${NATIVE_CFLAGS[@]}" "${NATIVE64_FLAGS[@]}" -fsanitize=fuzzer-no-link build/native64/*.o tests/native/attention.c -lm -o build/attention-asan
+  clang "${NATIVE_CFLAGS[@]}" "${NATIVE64_FLAGS[@]}" -fsanitize=fuzzer-no-link build/native64/*.o tests/native/golden.c -lm -o build/golden-asan
   clang "${M32[@]}" "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer-no-link build/native32/*.o tests/native/golden.c -lm -o build/golden-asan32
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./build/attention-asan
   for v in "" -DSF_Q8_EMULATE_RELAXED; do clang "${NATIVE_CFLAGS[@]}" ${v:+"$v"} core/qgemm.c tests/native/qgemm.c -lm -o build/qgemm-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./build/qgemm-asan; done # q8 GEMM, as the SIMD128 and the relaxed builds quantize
+  # the q8 GEMM of every native variant this CPU runs (its own layout, exact integers)
+  local v name flags
+  for v in "${X64_VARIANTS[@]}"; do
+    name="${v%%:*}" flags="${v#*:}"
+    # shellcheck disable=SC2086
+    clang "${NATIVE_CFLAGS[@]}" $flags -DSF_VARIANT="$name" core/qgemm.c core/kernels.c tests/native/qgemm.c -lm -o "build/qgemm-asan-$name"
+    if cpu_runs "$name"; then
+      ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "./build/qgemm-asan-$name"
+    else
+      say "build.sh: this CPU does not run the $name kernels: their q8 GEMM test is left out"
+    fi
+  done
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./build/golden-asan tests/fixtures
   say "build.sh: the golden run with a 32-bit size_t${RUN32[*]:+ (under ${RUN32[*]})}"
   ASAN_OPTIONS=detect_leaks=0:quarantine_size_mb=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "${RUN32[@]}" ./build/golden-asan32 tests/fixtures
@@ -315,7 +368,7 @@ fuzz() { # seconds per target and width
       local run=("./$bin") limits=(-rss_limit_mb=2048)
       leaks=1
       if [ "$bits" = 64 ]; then
-        clang "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer build/native64/*.o "tests/fuzz/fuzz_$target.c" -lm -o "$bin"
+        clang "${NATIVE_CFLAGS[@]}" "${NATIVE64_FLAGS[@]}" -fsanitize=fuzzer build/native64/*.o "tests/fuzz/fuzz_$target.c" -lm -o "$bin"
       else # emulated: forward runs on at most 512 tokens, the rest is reserve only
         clang "${M32[@]}" -DMAX_FORWARD_TOKENS=512 "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer build/native32/*.o "tests/fuzz/fuzz_$target.c" -lm -o "$bin"
         run=("${RUN32[@]}" "./$bin")
