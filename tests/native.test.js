@@ -172,24 +172,7 @@ test('every kernel variant this CPU runs, each in its own process: the golden ca
     child(`const m = await import(${JSON.stringify(new URL('../bindings/runtime/native.js', import.meta.url).href)});
       const { rt } = await m.loadNative(null); console.log(JSON.stringify(rt.variants));`).stdout,
   );
-  const script = `import { loadModel, runtimeInfo } from ${JSON.stringify(BINDINGS)};
-    import { golden, readFixture, assertClose, goldenTolerance } from ${JSON.stringify(new URL('./helpers.js', import.meta.url).href)};
-    import { readFileSync } from 'node:fs';
-    const info = await runtimeInfo();
-    const ref = JSON.parse(readFileSync(${JSON.stringify(fileURLToPath(new URL('./fixtures/q8/reference.json', import.meta.url)))}, 'utf8'));
-    let worst = 0;
-    for (const c of golden.cases) {
-      const e = await loadModel(readFixture(c.file), { threads: 2 });
-      const o = { ...(c.typeIds && { typeIds: c.typeIds }), ...(c.skipLayers && { skipLayers: c.skipLayers }) };
-      worst = Math.max(worst, assertClose(e.forward(c.ids, o).data, c.expected, goldenTolerance(c), c.name));
-      e.dispose();
-    }
-    for (const c of ref.cases) {
-      const e = await loadModel(readFixture(c.file), { dtype: 'q8', threads: 2 });
-      assertClose(e.forward(c.ids).data, c.builds[info.q8Amax === 127 ? 'relaxed' : 'simd128'].output, 1e-5, c.name + ' q8');
-      e.dispose();
-    }
-    console.log(JSON.stringify({ isa: info.isa, q8: info.q8Kernel, worst }));`;
+  const script = `await import(${JSON.stringify(new URL('./native/variant-check.mjs', import.meta.url).href)});`;
   const ran = [];
   for (const v of supported) {
     if (!v.supported) continue;
