@@ -846,7 +846,7 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
             `the weights' progress moved: ${JSON.stringify(weights)}`,
           );
           assert.deepEqual(weights.at(-1), { file: 'model.safetensors', loaded: size, total: size });
-          const served = hub.requests.filter((r) => r.status === 200 && r.path.includes('/resolve/')).map((r) => r.path.split('/resolve/main/')[1]);
+          const served = hub.requests.filter((r) => r.status === 200 && r.path.includes('/resolve/')).map((r) => r.path.replace(/^.*?\/resolve\/[^/]+\//, '')); // at main, then at the commit it named
           assert.deepEqual([...new Set(log.map((ev) => ev.file))].sort(), served.concat('model.safetensors').sort(), 'one progress line per downloaded file');
           const bar = await pg.$eval('#pretrained-total-progress', (el) => ({ value: el.value, max: el.max }));
           assert.equal(bar.value, bar.max, 'the overall bar reached its end');
@@ -1004,7 +1004,7 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
           // the only 404s: files the loader probes for and the checkpoint does not have
           const missing = hub.requests
             .filter((r) => r.status === 404 && r.path.startsWith('/test-org/nomic-embed/'))
-            .map((r) => r.path.split('/resolve/main/')[1]);
+            .map((r) => r.path.replace(/^.*?\/resolve\/[^/]+\//, ''));
           assert.deepEqual(
             hub.requests.filter((r) => r.status >= 400 && !r.path.startsWith('/test-org/nomic-embed/')),
             [],
@@ -1015,7 +1015,7 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
           // Chromium reports a fetch read to its end through body.getReader() from a no-store answer
           // sent in pieces as ERR_ABORTED (microsoft/playwright#42742): those count when the page
           // got the whole file (its last progress event has the size on disk), as do 404 bodies cancelled
-          const fileOf = (url) => decodeURIComponent(new URL(url).pathname.replace(/^\/(test-org\/[^/]+\/resolve\/main|cdn-lfs\/test-org\/[^/]+)\//, ''));
+          const fileOf = (url) => decodeURIComponent(new URL(url).pathname.replace(/^\/(test-org\/[^/]+\/resolve\/[^/]+|cdn-lfs\/test-org\/[^/]+)\//, ''));
           const complete = (url) => {
             const f = fileOf(url),
               last = nomicLog.filter((ev) => ev.file === f).at(-1);
@@ -1302,7 +1302,8 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
         phone.on('pageerror', (e) => problems.push(`phone page error: ${e.message}`));
         phone.on('requestfailed', (r) => problems.push(`phone request failed: ${r.url()} (${r.failure()?.errorText})`));
         phone.on('response', (r) => {
-          if (r.status() === 404 && fromHub(r.url())) probed.push(decodeURIComponent(new URL(r.url()).pathname.split('/resolve/main/')[1] ?? r.url()));
+          if (r.status() === 404 && fromHub(r.url()))
+            probed.push(decodeURIComponent(/\/resolve\/[^/]+\/(.*)$/.exec(new URL(r.url()).pathname)?.[1] ?? r.url()));
           else if (r.status() >= 400) problems.push(`phone HTTP ${r.status()}: ${r.url()}`);
         });
         const failures = []; // every check runs; the failures are listed together at the end

@@ -27,7 +27,7 @@ import { openSource, MAX_JSON_DEPTH } from '../bindings/pretrained/files.js';
 import { readWeights, MAX_SHARDS, SHARD_CONCURRENCY } from '../bindings/pretrained/safetensors.js';
 import { readCheckpoint } from '../bindings/pretrained/checkpoint.js';
 import { writeModelFile } from '../bindings/pretrained/model-file.js';
-import { startHub } from './hub-server.js';
+import { startHub, hubCommit } from './hub-server.js';
 import { rejects, assertBitIdentical } from './helpers.js';
 import { NODE_FLAGS } from '../tools/node-flags.js';
 
@@ -584,7 +584,7 @@ test(`shards: ${SHARD_CONCURRENCY} at a time; the first failure cancels the rest
     assert.ok(hub.maxActive <= SHARD_CONCURRENCY + 1, `at most ${SHARD_CONCURRENCY} downloads at once (+ a redirect closing): ${hub.maxActive}`);
 
     // shard 3 fails: the others in flight are dropped, none starts after
-    const failing = `/test/sharded/resolve/main/${shards[2]}`;
+    const failing = `/test/sharded/resolve/${hubCommit('test/sharded')}/${shards[2]}`; // at the commit the load resolved
     hub.failNext(failing, 500);
     const before = hub.requests.length;
     // the requests the loader starts (its fetch calls): on a loaded machine one sent before the rejection
@@ -776,7 +776,7 @@ test('stallTimeout: a body that stops dripping, an answer that never comes, a fe
     const r = await runChild(
       `${CHILD_IMPORTS}
       // modules.json never answered (it is read before the weights), then the weights' body stopping after 100 bytes
-      const hub = await startHub({ repos: { 'test/stall': ${JSON.stringify(dir)} }, cache: false, hang: ['/test/stall/resolve/main/modules.json'] });
+      const hub = await startHub({ repos: { 'test/stall': ${JSON.stringify(dir)} }, cache: false, hang: ['/test/stall/resolve/${hubCommit('test/stall')}/modules.json'] });
       const body = await timed(loadPretrained('test/stall', { hubUrl: hub.url, stallTimeout: 200 }));
       const hub2 = await startHub({ repos: { 'test/stall': ${JSON.stringify(dir)} }, cache: false, stall: { '/cdn-lfs/test/stall/model.safetensors': 100 } });
       const stalled = await timed(loadPretrained('test/stall', { hubUrl: hub2.url, stallTimeout: 200 }));
@@ -794,7 +794,7 @@ test('stallTimeout: a body that stops dripping, an answer that never comes, a fe
     assert.equal(got.body.code, 'NETWORK', got.body.message);
     assert.match(
       got.body.message,
-      /modules\.json: nothing arrived from http:\/\/127\.0\.0\.1:\d+\/test\/stall\/resolve\/main\/modules\.json for 200 ms \(the stallTimeout option\)/,
+      /modules\.json: nothing arrived from http:\/\/127\.0\.0\.1:\d+\/test\/stall\/resolve\/[0-9a-f]{40}\/modules\.json for 200 ms \(the stallTimeout option\)/,
     );
     assert.equal(got.stalled.code, 'NETWORK', got.stalled.message);
     assert.match(got.stalled.message, /model\.safetensors: nothing arrived .* for 200 ms/);
@@ -814,11 +814,11 @@ test('signal: aborting stops pending answers and body reads (NETWORK, the reason
     const r = await runChild(
       `${CHILD_IMPORTS}
       const hub = await startHub({ repos: { 'test/abort': ${JSON.stringify(dir)} }, cache: false,
-        stall: { '/cdn-lfs/test/abort/model.safetensors': 100 }, hang: ['/test/abort/resolve/main/tokenizer.json'] });
+        stall: { '/cdn-lfs/test/abort/model.safetensors': 100 }, hang: ['/test/abort/resolve/${hubCommit('test/abort')}/tokenizer.json'] });
       // abort once the weights' body is dripping (a fixed delay could land on an earlier file under load)
       const c1 = new AbortController();
       const waiting = setInterval(() => {
-        if (hub.active() > 0 && hub.requests.some((q) => q.path.endsWith('/resolve/main/model.safetensors'))) {
+        if (hub.active() > 0 && hub.requests.some((q) => q.path.endsWith('/model.safetensors'))) {
           clearInterval(waiting);
           setTimeout(() => c1.abort(new Error('the user left')), 100);
         }

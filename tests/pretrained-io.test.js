@@ -21,7 +21,7 @@ import { readFileSync, readdirSync, statSync, mkdtempSync, mkdirSync, writeFileS
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startHub } from './hub-server.js';
+import { startHub, hubCommit } from './hub-server.js';
 import { startServer } from '../web/server.js';
 import { rejects } from './helpers.js';
 import { openSource, checkPath, isHubId, subSource } from '../bindings/pretrained/files.js';
@@ -252,7 +252,9 @@ test('Hub: every fixture file through resolve URLs (LFS redirects followed), laz
       hub.requests.some((r) => r.status === 302 && r.path.endsWith('/model.safetensors')),
       'LFS redirect seen',
     );
-    assert.ok(hub.requests.some((r) => r.path === '/test/bert-minilm/resolve/main/1_Pooling/config.json'));
+    // read in parallel: the first request at main, the others at the commit it named
+    const pooling = hub.requests.filter((r) => r.path.startsWith('/test/bert-minilm/resolve/') && r.path.endsWith('/1_Pooling/config.json'));
+    assert.ok(pooling.length === 1 && ['main', hubCommit('test/bert-minilm')].includes(pooling[0].path.split('/')[4]), pooling[0]?.path);
     // a trailing slash on hubUrl is fine
     const src = await openSource('test/bert-minilm', { hubUrl: `${hub.url}/` });
     assert.deepEqual(await src.read('config.json'), onDisk('bert-minilm', 'config.json'));
@@ -314,12 +316,13 @@ test('Hub: revisions (40-hex, refs/pr/1 encoded), optional files, and error code
     const missing = await openSource('test/no-such-repo', { hubUrl: hub.url, cache: false });
     await rejects(missing.read('config.json'), 'NOT_FOUND', /not found or private/);
     await rejects(missing.read('modules.json', { optional: true }), 'NOT_FOUND', /not found or private.*401/);
-    // 500
-    hub.failNext('/test/bert-minilm/resolve/main/config.json', 500);
-    const url = `${hub.url}/test/bert-minilm/resolve/main/config.json`;
+    // 500 (the source asks at the commit its first answer named)
+    const at = hubCommit('test/bert-minilm');
+    hub.failNext(`/test/bert-minilm/resolve/${at}/config.json`, 500);
+    const url = `${hub.url}/test/bert-minilm/resolve/${at}/config.json`;
     const e500 = await rejects(src.read('config.json'), 'NETWORK', /HTTP 500/);
     assert.ok(e500.message.includes(url), e500.message);
-    hub.failNext('/test/bert-minilm/resolve/main/modules.json', 503);
+    hub.failNext(`/test/bert-minilm/resolve/${at}/modules.json`, 503);
     await rejects(src.read('modules.json', { optional: true }), 'NETWORK', /HTTP 503/);
     assert.deepEqual(await src.read('config.json'), onDisk('bert-minilm', 'config.json'), 'the next try works');
     // fetch itself failing
@@ -584,7 +587,8 @@ test('safetensors: shards give the union, each read once; bad indexes refused', 
   try {
     const viaHub = await readWeights(await openSource(`test/${c}`, { hubUrl: hub.url }));
     assert.equal(viaHub.tensors.size, tensors.size);
-    for (const shard of shards) assert.equal(hub.requests.filter((r) => r.method === 'GET' && r.path === `/test/${c}/resolve/main/${shard}`).length, 1, shard);
+    for (const shard of shards)
+      assert.equal(hub.requests.filter((r) => r.method === 'GET' && r.path === `/test/${c}/resolve/${hubCommit(`test/${c}`)}/${shard}`).length, 1, shard);
   } finally {
     await hub.close();
   }
