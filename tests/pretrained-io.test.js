@@ -763,7 +763,7 @@ test('recipes: the files each setting comes from', async () => {
   assert.deepEqual(bge.pooling, ['cls']);
   assert.equal(bge.maxSeqLength, 128);
   assert.equal(bge.doLowerCase, true);
-  assert.deepEqual(bge.prompts, { query: 'Represent this sentence for searching relevant passages: ' });
+  assert.deepEqual(bge.prompts, { __proto__: null, query: 'Represent this sentence for searching relevant passages: ' }); // no prototype
   assert.equal(bge.defaultPromptName, null);
   // Dense: Tanh with bias; Identity without
   const pairs = await readRecipe(await openSource(path.join(ROOT, 'bert-dense-pairs')));
@@ -920,7 +920,7 @@ test('recipes: ST defaults, the pooling_mode string, include_prompt, an older co
   assert.equal((await read({}, { nameOrPath: 'hkunlp/instructor-large' })).includePrompt, false);
   // default prompt
   const prompted = await read({ 'config_sentence_transformers.json': { prompts: { query: 'search_query: ', document: '' }, default_prompt_name: 'query' } });
-  assert.deepEqual(prompted.prompts, { query: 'search_query: ', document: '' });
+  assert.deepEqual(prompted.prompts, { __proto__: null, query: 'search_query: ', document: '' });
   assert.equal(prompted.defaultPromptName, 'query');
   // an older Transformer config name
   const older = await read({ 'sentence_bert_config.json': null, 'sentence_roberta_config.json': { max_seq_length: 77, do_lower_case: true } });

@@ -103,7 +103,7 @@ test('embed against the reference: prompts, include_prompt, pooling modes, T5, s
 test("prompts: model.prompts, the default one, promptName refused when unknown, '' for none, not a string refused", async () => {
   const m = await model('minilm-prompts');
   const spec = E.models.find((x) => x.name === 'minilm-prompts');
-  assert.deepEqual(m.prompts, spec.prompts);
+  assert.deepEqual(m.prompts, Object.assign(Object.create(null), spec.prompts));
   m.prompts.query = 'changed';
   assert.equal(m.prompts.query, 'query: ', 'model.prompts is a copy');
   const texts = ['hello world', 'what is a transformer?'];
@@ -124,6 +124,36 @@ test("prompts: model.prompts, the default one, promptName refused when unknown, 
   assert.equal(plain.prompts, null);
   await rejects(() => plain.embed(texts, { promptName: 'query' }), 'BAD_ARGUMENT', /it has none/);
   assert.doesNotThrow(() => m.embed(texts), 'the model is still usable');
+});
+
+test('prompt names such as __proto__, constructor, toString are names like any other: model.prompts has no prototype', async () => {
+  const dir = folderOf('minilm-prompts');
+  const named = path.join(TMP, 'prompt-names');
+  cpSync(dir, named, { recursive: true });
+  // own keys, written as JSON: a literal {__proto__: ...} would set the prototype instead
+  const prompts = Object.fromEntries([
+    ['__proto__', 'query: '],
+    ['constructor', 'passage: '],
+  ]);
+  writeFileSync(path.join(named, 'config_sentence_transformers.json'), JSON.stringify({ prompts, default_prompt_name: '__proto__' }));
+  const m = await loadPretrained(named);
+  try {
+    assert.equal(Object.getPrototypeOf(m.prompts), null, 'no prototype');
+    assert.deepEqual(Object.keys(m.prompts), ['__proto__', 'constructor']);
+    assert.equal(m.prompts.__proto__, 'query: ');
+    assert.equal(m.prompts.toString, undefined, 'a name that is not a prompt is undefined');
+    assert.equal(Object.getPrototypeOf(m.recipe.prompts), null, 'the recipe keeps them so too');
+    const texts = ['hello world', 'what is a transformer?'];
+    assertBitIdentical(m.embed(texts).data, m.embed(texts, { prompt: 'query: ' }).data, 'the default prompt, named __proto__');
+    assertBitIdentical(m.embed(texts, { promptName: 'constructor' }).data, m.embed(texts, { prompt: 'passage: ' }).data, 'promptName constructor');
+    await rejects(
+      () => m.embed(texts, { promptName: 'toString' }),
+      'BAD_ARGUMENT',
+      /promptName 'toString' is not one of this model's prompts \(__proto__, constructor\)/,
+    );
+  } finally {
+    m.dispose();
+  }
 });
 
 test('batches: batchSize 1 / 3 / 32 and onProgress (monotone, done === total at the end), bit-identical to one text at a time', async () => {
