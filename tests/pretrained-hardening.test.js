@@ -250,20 +250,34 @@ test('config fields: ModernBERT global_attn_every_n_layers 0 and T5 feed_forward
 test(`JSON nested deeper than ${MAX_JSON_DEPTH} is BAD_FILE naming the file (folders, file maps, the converter)`, async () => {
   const config = readJSON('bert-minilm', 'config.json');
   const tokenizer = readFileSync(path.join(ROOT, 'bert-minilm', 'tokenizer.json'), 'utf8');
+  // a normalizer Sequence nested 100,000 deep (it overflowed the stack once)
+  let sequence = '{"type":"Lowercase"}';
+  for (let i = 0; i < 10 ** 5; i++) sequence = `{"type":"Sequence","normalizers":[${sequence}]}`;
   const cases = [
-    ['config.json', JSON.stringify({ ...config, unused: 0 }).replace('"unused":0', `"unused":${deep(10 ** 5)}`)],
-    ['tokenizer_config.json', `{"unused": ${deep(10 ** 4)}}`],
-    ['tokenizer.json', `{"unused": ${deep(10 ** 4, '[]')}, ${tokenizer.trim().slice(1)}`],
-    ['modules.json', `[${deep(100)}]`],
-    ['1_Pooling/config.json', deep(MAX_JSON_DEPTH + 1)],
+    ['config.json', JSON.stringify({ ...config, unused: 0 }).replace('"unused":0', `"unused":${deep(10 ** 5)}`), 'unused.a.a.a'],
+    ['tokenizer_config.json', `{"unused": ${deep(10 ** 4)}}`, 'unused.a.a.a'],
+    ['tokenizer.json', `{"unused": ${deep(10 ** 4, '[]')}, ${tokenizer.trim().slice(1)}`, 'unused.a.a.a'],
+    [
+      'tokenizer.json',
+      `{"normalizer": ${sequence}, ${tokenizer
+        .trim()
+        .slice(1)
+        .replace(/"normalizer":/, '"was_normalizer":')}`,
+      'normalizer.normalizers[0].normalizers[0]',
+    ],
+    ['modules.json', `[${deep(100)}]`, '[0].a.a.a'],
+    ['1_Pooling/config.json', deep(MAX_JSON_DEPTH + 1), 'a.a.a'],
   ];
-  for (const [file, text] of cases) {
+  for (const [file, text, at] of cases) {
     const dir = copyCase('bert-minilm', { [file]: text });
     try {
+      // the file and where in it (its first 120 characters)
       await rejects(
         loadPretrained(dir),
         'BAD_FILE',
-        new RegExp(`${file.replace(/[./]/g, '\\$&')} \\(in [^)]*\\) nests objects or arrays more than ${MAX_JSON_DEPTH} deep`),
+        new RegExp(
+          `^${file.replace(/[./]/g, '\\$&')} \\(in [^)]*\\) nests objects or arrays more than ${MAX_JSON_DEPTH} deep \\(at ${at.replace(/[.[\]]/g, '\\$&')}[^)]*\\)$`,
+        ),
       );
       const src = await openSource(
         new Map([

@@ -38,6 +38,7 @@
 // module loads unchanged in browsers and bundlers have nothing to resolve.
 import { SwapformerError } from '../utils/errors.js';
 import { isNode, nodeBuiltin } from '../utils/platform.js';
+import { nestedTooDeep } from '../utils/json.js';
 import { hubEnvironment, openRepoCache, blobName, networkError } from './hub-cache.js';
 
 /** The Cache API cache that holds downloaded model files (browsers only). */
@@ -82,7 +83,7 @@ export function checkJSONDepth(text, name) {
   }
 }
 
-/** JSON.parse with the depth limit; BAD_FILE naming `name` for text that is not JSON. */
+/** JSON.parse with the depth limit (the message names where the data goes too deep); BAD_FILE naming `name` for text that is not JSON. */
 export function parseJSON(text, name) {
   let value;
   try {
@@ -90,7 +91,12 @@ export function parseJSON(text, name) {
   } catch (e) {
     throw new SwapformerError('BAD_FILE', `${name} is not valid JSON: ${e.message}`);
   }
-  checkJSONDepth(text, name);
+  try {
+    checkJSONDepth(text, name);
+  } catch (e) {
+    const at = nestedTooDeep(value, MAX_JSON_DEPTH);
+    throw at ? new SwapformerError('BAD_FILE', `${e.message} (at ${at})`) : e;
+  }
   return value;
 }
 
