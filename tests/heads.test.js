@@ -50,11 +50,12 @@ const TOLERANCE = 1e-4; // per element (helpers.js elementError); measured f32: 
 // q8 against the float64 reference, per element: int8 weights per row and 8-bit (SIMD128)
 // or 7-bit (relaxed) activations per row cost ~1/255 (1/127) of each product's inputs;
 // through 2-3 post-norm layers and these fixtures' gain-2 heads the measured worst is
-// 0.14 (logits) / 0.18 (hidden) with SIMD128 and 0.30 / 0.38 with relaxed (ModernBERT
-// token head: 3 layers, GeGLU, the largest pre-activations). A head bug on the q8 path
-// (a row's scale dropped, a wrong row or stride) moves a logit by about its own size,
-// i.e. >= 1 on this measure. The q8 scheme itself is checked exactly in q8.test.js.
-const Q8_BOUND = { simd128: 0.25, 'relaxed-simd': 0.5 };
+// 0.14 (logits) / 0.31 (hidden) with SIMD128 and 0.30 / 0.38 with relaxed (ModernBERT:
+// 3 layers, GeGLU, the largest pre-activations; the hidden states of modernbert-seq-long's
+// 161-token input with SIMD128). A head bug on the q8 path (a row's scale dropped, a wrong
+// row or stride) moves a logit by about its own size, i.e. >= 1 on this measure. The q8
+// scheme itself is checked exactly in q8.test.js.
+const Q8_BOUND = { simd128: 0.4, 'relaxed-simd': 0.5 };
 const BUILDS = ['simd128', 'relaxed-simd'];
 const TASK_NAMES = { sequence: 'text-classification', token: 'token-classification', mlm: 'fill-mask', embedding: 'feature-extraction' };
 const PLUGIN_TENSORS = new Set(['embed.positions', 'embed.relative_bias']); // position plugins' tables (either slot)
@@ -134,7 +135,7 @@ const fmt = (w) => `${w.error.toExponential(2)} (${w.case})`;
 // ------------------------------------------------------------------ every case
 
 test('every case: .task and .labels as its config.json says, our tokenizer gives the fixture ids', async () => {
-  assert.equal(CASES.length, 28);
+  assert.equal(CASES.length, 31);
   for (const c of CASES) {
     const m = await caseModel(c);
     const hf = readJson(folder(c), 'config.json');
