@@ -545,6 +545,66 @@ test("similarity: cosSim, dotScore, and model.similarity with the config's simil
   await rejects(() => m.similarity(A, { data: new Uint8Array(3), shape: [1, 3] }), 'BAD_ARGUMENT', /float embeddings/);
 });
 
+test("widths that leave tails after the core's blocks: 13 and 37 float dimensions, 40 and 312 bits (5 and 39 bytes), against numpy", async () => {
+  const W = E.widths;
+  for (const { dimensions, queries, corpus, scores, results } of W.float) {
+    const Q = rows(queries),
+      C = rows(corpus);
+    assertScores(Array.from((await cosSim(Q, C)).data), scores.cosine, `${dimensions} dims: cosSim`);
+    assertScores(Array.from((await dotScore(Q, C)).data), scores.dot, `${dimensions} dims: dotScore`);
+    for (const [name, fn] of [
+      ['minilm-pool-mix', 'euclidean'],
+      ['minilm-cls-mean', 'manhattan'],
+    ])
+      assertScores(Array.from((await model(name)).similarity(Q, C).data), scores[fn], `${dimensions} dims: similarity (${fn})`);
+    for (const [label, want] of Object.entries(results)) {
+      const [fn, k] = label.split(':');
+      const got = await semanticSearch(Q, C, { topK: Number(k), scoreFunction: fn });
+      got.forEach((hits, q) => {
+        assert.deepEqual(
+          hits.map((h) => h.corpusId),
+          want[q].map((h) => h.corpusId),
+          `${dimensions} dims, ${label}, query ${q}: ids`,
+        );
+        assertScores(
+          hits.map((h) => h.score),
+          want[q].map((h) => h.score),
+          `${dimensions} dims, ${label}, query ${q}: scores`,
+        );
+      });
+    }
+  }
+  const plain = (hits) => hits.map(({ corpusId, score }) => ({ corpusId, score: score + 0 })); // -0 as 0
+  for (const { dimensions, bytes, queries, corpus, ubinaryQueries, ubinaryCorpus, results } of W.bits) {
+    assert.equal(bytes % 4 === 0, false, `${dimensions} dims: a tail of ${bytes % 4} bytes`);
+    const uq = await quantizeEmbeddings(rows(queries), 'ubinary'),
+      uc = await quantizeEmbeddings(rows(corpus), 'ubinary');
+    assert.deepEqual(uq.shape, [3, bytes]);
+    assert.deepEqual(Array.from(uq.data), ubinaryQueries, `${dimensions} dims: packbits`);
+    assert.deepEqual(Array.from(uc.data), ubinaryCorpus, `${dimensions} dims: packbits`);
+    const bq = await quantizeEmbeddings(rows(queries), 'binary'),
+      bc = await quantizeEmbeddings(rows(corpus), 'binary');
+    for (const [k, want] of Object.entries(results))
+      for (const [q, c, what] of [
+        [uq, uc, 'ubinary'],
+        [bq, bc, 'binary'],
+        [uq, bc, 'ubinary x binary'],
+        [bq, uc, 'binary x ubinary'],
+      ])
+        assert.deepEqual((await semanticSearch(q, c, { topK: Number(k) })).map(plain), want.map(plain), `${dimensions} dims, ${what}, top ${k}`);
+    // row 20 differs from query 0 (= rows 9 and 33) in its last 3 bits only: in the tail bytes
+    assert.deepEqual(
+      (await semanticSearch(uq, uc, { topK: 3 }))[0].map((h) => [h.corpusId, h.score + 0]),
+      [
+        [9, 0],
+        [33, 0],
+        [20, -3],
+      ],
+      `${dimensions} dims: a distance all in the tail`,
+    );
+  }
+});
+
 test('semanticSearch: top-k by each score function (ties: the lower corpus id first), topK past the corpus; Hamming over packed bits', async () => {
   const { queries, corpus, results, hamming } = E.search;
   const Q = rows(queries),
