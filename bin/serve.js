@@ -8,11 +8,16 @@
 // 'serve' is skipped), loads the model, listens, and on SIGTERM or SIGINT
 // drains (no new connection, every request received answered) and resolves
 // to the exit code: 0 after a full drain, 1 if --shutdown-timeout cut it
-// short or the model did not load, 2 for bad flags. The HTTP layer is
+// short or the model did not load, 2 for bad flags (reported as the other
+// commands report theirs: bin/cli/args.js, errors.js). The HTTP layer is
 // bin/serve/ (router.js over engine.js, the one file that calls the library).
 import { readFileSync, realpathSync } from 'node:fs';
+import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { loadPretrained, SwapformerError } from '../bindings/index.js';
+import { UsageError, didYouMean } from './cli/args.js';
+import { report } from './cli/errors.js';
+import { downloadProgress } from './cli/io.js';
 import { Engine } from './serve/engine.js';
 import { createServer } from './serve/router.js';
 
@@ -23,7 +28,7 @@ export const USAGE = `usage: swapformer serve <model> [options]
 
   --host H                       address to listen on (default 127.0.0.1)
   --port N                       port (default 8080; 0: any free port)
-  --threads N                    threads per forward pass (default: the cores, at most 8)
+  --threads N                    threads per forward pass (default: the physical cores natively, else at most 8)
   --dtype f32|q8                 weights as loaded (default: the file's)
   --max-length N                 longest input in tokens (default: the model's)
   --revision R, --hub-url URL    for a Hub id
@@ -35,12 +40,17 @@ export const USAGE = `usage: swapformer serve <model> [options]
   --payload-limit BYTES          request body limit before 413 (default 2000000)
   --body-timeout MS              time for a request's headers and body before 408 (default 10000)
   --shutdown-timeout MS          time to finish in-flight requests on SIGTERM (default 30000)
-  --api-key KEY                  require Authorization: Bearer KEY (or SWAPFORMER_API_KEY);
-                                 /health and /metrics stay public
+  --api-key KEY                  require Authorization: Bearer KEY (or SWAPFORMER_API_KEY;
+                                 an empty key is refused); /health and /metrics stay public
   --served-model-name NAME       the model name in answers (default: <model>)
+  -q, --quiet                    no loading line, download progress or shutdown lines
+                                 (the line saying where it listens stays)
 
 Routes: POST /embed /predict /rerank /tokenize /decode /v1/embeddings /embeddings,
-GET /info /health /metrics.`;
+GET (and HEAD) /info /health /metrics.`;
+
+/** What the command line's reports need (args.js's usage line: "usage: swapformer serve <model> [options]"). */
+const SPEC = { name: 'serve', args: [{ name: 'model' }], options: [{ name: 'port', value: 'N' }] };
 
 const DEFAULTS = {
   host: '127.0.0.1',
@@ -71,44 +81,76 @@ const FLAGS = {
   '--payload-limit': ['payloadLimit', (v) => count(v, '--payload-limit', 1)],
   '--body-timeout': ['bodyTimeout', (v) => count(v, '--body-timeout', 1)],
   '--shutdown-timeout': ['shutdownTimeout', (v) => count(v, '--shutdown-timeout', 0)],
-  '--api-key': ['apiKey', String],
+  '--api-key': ['apiKey', (v) => apiKey(v, '--api-key')],
   '--served-model-name': ['servedModelName', String],
 };
+const NAMES = [...Object.keys(FLAGS), '--auto-truncate', '--quiet', '--help'];
+
+const usageError = (message) => new UsageError(message, SPEC);
 
 function count(v, flag, min, max = Number.MAX_SAFE_INTEGER) {
   const n = /^\d+$/.test(v) ? Number(v) : NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) throw new Error(`${flag} must be an integer in [${min}, ${max}], got '${v}'`);
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw usageError(`${flag} must be an integer in [${min}, ${max}], got '${v}'`);
   return n;
 }
 
 function oneOf(v, flag, values) {
-  if (!values.includes(v)) throw new Error(`${flag} must be ${values.join(', ')}, got '${v}'`);
+  if (!values.includes(v)) throw usageError(`${flag} must be one of ${values.join(', ')}, got '${v}'${didYouMean(v, values)}`);
   return v;
 }
 
-/** The options of argv (throws an Error naming the flag). */
+/**
+ * An API key (source: the flag or the variable that gave it). An empty one
+ * would turn the check off, and one with a space at an end or a character
+ * outside printable ASCII could never be sent (HTTP trims a header's value):
+ * both are usage errors, the server never starts open or locked by mistake.
+ */
+function apiKey(v, source) {
+  const unset = source === '--api-key' ? 'leave --api-key out' : `unset ${source}`;
+  if (v.trim() === '') throw usageError(`${source} is empty: give a key (or ${unset} to serve without one)`);
+  if (!/^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(v))
+    throw usageError(`${source} must be printable ASCII without a space at either end: a client could not send it in a header`);
+  return v;
+}
+
+/** The options of argv (throws a UsageError naming the flag); env: SWAPFORMER_API_KEY. */
 export function parseArgs(argv, env = process.env) {
   const args = argv[0] === 'serve' ? argv.slice(1) : argv;
-  const o = { ...DEFAULTS, apiKey: env.SWAPFORMER_API_KEY || undefined };
-  const positional = [];
+  const o = { ...DEFAULTS, quiet: false };
+  const positional = [],
+    seen = new Set();
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     if (a === '--help' || a === '-h') return { help: true };
     const [flag, inline] = a.startsWith('--') && a.includes('=') ? a.split(/=(.*)/s, 2) : [a, undefined];
+    if (a.startsWith('-') && a !== '-') {
+      const name = flag === '-q' ? '--quiet' : flag;
+      if (seen.has(name)) throw usageError(`${name} is given twice`);
+      seen.add(name);
+    }
     if (flag === '--auto-truncate') {
       // TEI's: a bare flag is true
       const v = inline ?? (['true', 'false'].includes(args[i + 1]) ? args[++i] : 'true');
       o.autoTruncate = oneOf(v, '--auto-truncate', ['true', 'false']) === 'true';
+    } else if (flag === '-q' || flag === '--quiet') {
+      if (inline !== undefined) throw usageError(`${flag} takes no value, got '${a}'`);
+      o.quiet = true;
     } else if (Object.hasOwn(FLAGS, flag)) {
       const v = inline ?? args[++i];
-      if (v === undefined) throw new Error(`${flag} needs a value`);
+      if (v === undefined) throw usageError(`${flag} needs a value`);
       const [key, read] = FLAGS[flag];
       o[key] = read(v);
-    } else if (a.startsWith('-')) throw new Error(`unknown option '${flag}'`);
+    } else if (a.startsWith('-') && a !== '-') throw usageError(`unknown option '${flag}' for serve${didYouMean(flag, NAMES)}`);
     else positional.push(a);
   }
-  if (positional.length !== 1)
-    throw new Error(positional.length ? `serve takes one model, got ${positional.length}: ${positional.join(' ')}` : 'serve needs a <model>');
+  if (positional.length === 0) throw usageError('serve needs <model>');
+  if (positional.length > 1) {
+    const extra = positional.slice(1);
+    throw usageError(
+      `serve takes 1 argument, got ${positional.length}: '${extra.join("' '")}' is extra${extra.length === 1 ? didYouMean(extra[0], NAMES) : ''}`,
+    );
+  }
+  if (o.apiKey === undefined && env.SWAPFORMER_API_KEY !== undefined) o.apiKey = apiKey(env.SWAPFORMER_API_KEY, 'SWAPFORMER_API_KEY');
   o.model = positional[0];
   o.servedModelName ??= o.model;
   return o;
@@ -124,7 +166,9 @@ const VERSION = JSON.parse(readFileSync(new URL('../package.json', import.meta.u
 async function load(o) {
   const options = { threads: o.threads, dtype: o.dtype, maxLength: o.maxLength, revision: o.revision, hubUrl: o.hubUrl };
   for (const k of Object.keys(options)) if (options[k] === undefined) delete options[k];
-  const model = await loadPretrained(o.model, options);
+  const downloads = o.quiet ? null : downloadProgress();
+  const model = await loadPretrained(o.model, downloads ? { ...options, onProgress: downloads.update } : options);
+  downloads?.done();
   if (model.maxLength <= o.maxBatchTokens) return model;
   const longest = model.maxLength;
   model.dispose();
@@ -141,6 +185,31 @@ const listen = (server, port, host) =>
       resolve(server.address());
     });
   });
+
+/** listen's error, with what to try. */
+function listenError(e, host, port) {
+  const hint =
+    e.code === 'EADDRINUSE'
+      ? `port ${port} is in use: try another --port, or --port 0 for any free port`
+      : e.code === 'EACCES' && port < 1024
+        ? `ports below 1024 need privileges: try --port ${port + 8000}`
+        : e.code === 'EADDRNOTAVAIL'
+          ? `${host} is not an address of this machine: check --host`
+          : e.message;
+  return new Error(`cannot listen on ${host}:${port}: ${hint}`, { cause: e });
+}
+
+/** Fails early, before the model loads (a download may take minutes), when the port cannot be listened on. */
+async function checkPort(host, port) {
+  if (port === 0) return;
+  const probe = net.createServer();
+  try {
+    await listen(probe, port, host);
+  } catch (e) {
+    throw listenError(e, host, port);
+  }
+  await new Promise((resolve) => probe.close(resolve));
+}
 
 /** Resolves on the first SIGTERM or SIGINT (the handlers removed after). */
 function shutdownSignal() {
@@ -161,22 +230,24 @@ function shutdownSignal() {
  * Used by main and, in-process, by tests/serve.test.js.
  */
 export async function startServer(o) {
-  let model, engine;
+  await checkPort(o.host, o.port);
+  let model, server, svc, drain;
   try {
     model = await load(o);
-    engine = new Engine(model, { maxInputLength: model.maxLength, autoTruncate: o.autoTruncate });
+    const engine = new Engine(model, { maxInputLength: model.maxLength, autoTruncate: o.autoTruncate });
     await engine.warmUp();
+    ({ server, svc, drain } = createServer(engine, { ...o, modelId: o.model, version: VERSION }));
   } catch (e) {
     model?.dispose();
     throw e;
   }
-  const { server, svc, drain } = createServer(engine, { ...o, modelId: o.model, version: VERSION });
+  const { engine } = svc;
   let address;
   try {
     address = await listen(server, o.port, o.host);
   } catch (e) {
     model.dispose();
-    throw new Error(`cannot listen on ${o.host}:${o.port}: ${e.message}`, { cause: e });
+    throw listenError(e, o.host, o.port);
   }
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const stop = async (timeoutMs = o.shutdownTimeout) => {
@@ -192,13 +263,16 @@ export async function main(argv = process.argv.slice(2)) {
   try {
     o = parseArgs(argv);
   } catch (e) {
-    console.error(`swapformer serve: ${e.message}\n\n${USAGE}`);
-    return 2;
+    return report(e); // one line, the usage line and where the options are listed: exit 2
   }
   if (o.help) {
     console.log(USAGE);
     return 0;
   }
+  const say = (line) => {
+    if (!o.quiet) console.log(`swapformer serve: ${line}`);
+  };
+  if (!o.quiet) console.error(`swapformer serve: loading ${o.model}`);
   let s;
   try {
     s = await startServer(o);
@@ -207,11 +281,13 @@ export async function main(argv = process.argv.slice(2)) {
     return 1;
   }
   const stop = shutdownSignal();
-  console.log(`swapformer serve: ${o.model} (${s.engine.kind}, ${s.engine.dtype}, max input ${s.engine.maxInputLength} tokens) listening on ${s.url}`);
+  const { kind, dtype, maxInputLength } = s.engine;
+  console.log(`swapformer serve: ${o.quiet ? '' : `${o.model} (${kind}, ${dtype}, max input ${maxInputLength} tokens) `}listening on ${s.url}`);
   const signal = await stop;
-  console.log(`swapformer serve: ${signal}: draining`);
+  say(`${signal}: draining`);
   const answered = await s.stop(o.shutdownTimeout);
-  console.log(`swapformer serve: ${answered ? 'every request answered' : `--shutdown-timeout ${o.shutdownTimeout} ms passed: connections cut`}; stopped`);
+  if (answered) say('every request answered; stopped');
+  else console.error(`swapformer serve: --shutdown-timeout ${o.shutdownTimeout} ms passed: connections cut; stopped`);
   return answered ? 0 : 1;
 }
 

@@ -24,8 +24,15 @@ void emscripten_notify_memory_growth(size_t memory_index) { (void)memory_index; 
 
 #define SF_ABI_VERSION 3
 
-static sf_error last_error;
-static sf_buf result; /* the last text/bytes a call produced (config JSON, saved file) */
+/* The last error and result: per thread natively, where every Node env
+ * (worker_threads) and the threads running forwardAsync call the core. */
+#if defined(__wasm__)
+#define SF_TLS
+#else
+#define SF_TLS _Thread_local
+#endif
+static SF_TLS sf_error last_error;
+static SF_TLS sf_buf result; /* the last text/bytes a call produced (config JSON, saved file) */
 
 static int done(int rc) {
     if (rc == SF_OK) last_error.code = SF_OK, last_error.msg[0] = 0;
@@ -36,6 +43,16 @@ int SF_EXPORT(sf_abi_version)(void) { return SF_ABI_VERSION; }
 int SF_EXPORT(sf_plugin_api_version)(void) { return SF_PLUGIN_API_VERSION; }
 const char *SF_EXPORT(sf_error_message)(void) { return last_error.msg; }
 int SF_EXPORT(sf_error_code)(void) { return last_error.code; }
+#if !defined(__wasm__)
+/* Natively: the error of a call made on another thread (forwardAsync), made this thread's. */
+void sf_error_restore(int code, const char *msg) {
+    last_error.code = code;
+    size_t n = strlen(msg);
+    if (n >= sizeof last_error.msg) n = sizeof last_error.msg - 1;
+    memcpy(last_error.msg, msg, n);
+    last_error.msg[n] = 0;
+}
+#endif
 
 void *SF_EXPORT(sf_alloc)(size_t n) {
     void *p = malloc(n ? n : 1);

@@ -1,3 +1,10 @@
+/* The f32 kernels, written once over simd.h's vf (SF_VW lanes): built at 4
+ * lanes in the wasm builds, and natively once per instruction set at 4, 8 and
+ * 16 lanes (core/isa.c picks one at load; core/variant.h renames this file's
+ * functions per build). A panel of packed weights is two vectors wide, SF_NR =
+ * 2 SF_VW columns, and the micro-kernel runs SF_MR rows of it at a time. */
+#include "variant.h"
+
 #include "kernels.h"
 
 #include <math.h>
@@ -44,87 +51,120 @@ void unpack_linear(float *w, const float *packed, int N, int K) {
 
 /* ------------------------------------------------------------ matmul */
 
-/* Four rows x 8 columns of out (=, or += when acc) a (4, K) @ one panel of
- * B (K, 8), rows of a of stride lda. Eight named accumulators,
- * two panel vectors and one broadcast: every live value stays in a register
- * under V8 (15 usable xmm). Named, not an array: clang 16 leaves an array of
- * accumulators in memory. */
-static inline void load_acc(v4 *c0, v4 *c1, const float *out, const float *init8, int acc, int ncols) {
+/* SF_MR rows x SF_NR columns of out (=, or += when acc) a (MR, K) @ one panel
+ * of B (K, NR), rows of a of stride lda: two accumulators per row, two panel
+ * vectors and one broadcast live; every value stays in a register (V8: 15
+ * usable xmm at MR 4; AVX2: 16 ymm at MR 6; AVX-512: 32 zmm at MR 8). Named
+ * accumulators, not an array: clang 16 leaves an array of them in memory. */
+#ifndef SF_MR
+#if SF_VW == 16
+#define SF_MR 8
+#elif SF_VW == 8
+#define SF_MR 6
+#else
+#define SF_MR 4
+#endif
+#endif
+
+static inline void load_acc(vf *c0, vf *c1, const float *out, const float *init, int acc, int ncols) {
     if (!acc) {
-        *c0 = v4_load(init8);
-        *c1 = v4_load(init8 + 4);
+        *c0 = vf_load(init);
+        *c1 = vf_load(init + SF_VW);
         return;
     }
-    if (ncols == 8) {
-        *c0 = v4_load(out);
-        *c1 = v4_load(out + 4);
+    if (ncols == SF_NR) {
+        *c0 = vf_load(out);
+        *c1 = vf_load(out + SF_VW);
         return;
     }
-    float t[8] = {0};
+    float t[SF_NR] = {0};
     memcpy(t, out, sizeof(float) * (size_t)ncols);
-    *c0 = v4_load(t);
-    *c1 = v4_load(t + 4);
+    *c0 = vf_load(t);
+    *c1 = vf_load(t + SF_VW);
 }
 
-static inline void store_acc(float *out, v4 c0, v4 c1, int ncols) {
-    if (ncols == 8) {
-        v4_store(out, c0);
-        v4_store(out + 4, c1);
+static inline void store_acc(float *out, vf c0, vf c1, int ncols) {
+    if (ncols == SF_NR) {
+        vf_store(out, c0);
+        vf_store(out + SF_VW, c1);
         return;
     }
-    float t[8];
-    v4_store(t, c0);
-    v4_store(t + 4, c1);
+    float t[SF_NR];
+    vf_store(t, c0);
+    vf_store(t + SF_VW, c1);
     memcpy(out, t, sizeof(float) * (size_t)ncols);
 }
 
-static void kernel_4x8(float *out, size_t ldo, const float *a, size_t lda, const float *b, size_t ldb, int K, const float *init8, int acc,
-                       int ncols) {
-    v4 c00, c01, c10, c11, c20, c21, c30, c31;
-    load_acc(&c00, &c01, out, init8, acc, ncols);
-    load_acc(&c10, &c11, out + ldo, init8, acc, ncols);
-    load_acc(&c20, &c21, out + 2 * ldo, init8, acc, ncols);
-    load_acc(&c30, &c31, out + 3 * ldo, init8, acc, ncols);
-    const float *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
-    for (int k = 0; k < K; k++, a0++, a1++, a2++, a3++, b += ldb) {
-        v4 b0 = v4_load(b), b1 = v4_load(b + 4), x;
-        x = v4_splat(*a0), c00 = v4_madd(x, b0, c00), c01 = v4_madd(x, b1, c01);
-        x = v4_splat(*a1), c10 = v4_madd(x, b0, c10), c11 = v4_madd(x, b1, c11);
-        x = v4_splat(*a2), c20 = v4_madd(x, b0, c20), c21 = v4_madd(x, b1, c21);
-        x = v4_splat(*a3), c30 = v4_madd(x, b0, c30), c31 = v4_madd(x, b1, c31);
+#define K_DECL(r)                                                                                                                                    \
+    vf c##r##0, c##r##1;                                                                                                                             \
+    load_acc(&c##r##0, &c##r##1, out + (size_t)(r)*ldo, init, acc, ncols);                                                                           \
+    const float *a##r = a + (size_t)(r)*lda;
+#define K_STEP(r)  x = vf_splat(a##r[k]), c##r##0 = vf_madd(x, b0, c##r##0), c##r##1 = vf_madd(x, b1, c##r##1);
+#define K_STORE(r) store_acc(out + (size_t)(r)*ldo, c##r##0, c##r##1, ncols);
+#define K_ROWS1(X) X(0)
+#define K_ROWS2(X) K_ROWS1(X) X(1)
+#define K_ROWS3(X) K_ROWS2(X) X(2)
+#define K_ROWS4(X) K_ROWS3(X) X(3)
+#define K_ROWS5(X) K_ROWS4(X) X(4)
+#define K_ROWS6(X) K_ROWS5(X) X(5)
+#define K_ROWS7(X) K_ROWS6(X) X(6)
+#define K_ROWS8(X) K_ROWS7(X) X(7)
+#define K_ROWS(n)  K_ROWS_(n)
+#define K_ROWS_(n) K_ROWS##n
+#define GEMM_KERNEL(name, ROWS)                                                                                                                      \
+    static void name(float *out, size_t ldo, const float *a, size_t lda, const float *b, size_t ldb, int K, const float *init, int acc, int ncols) { \
+        ROWS(K_DECL)                                                                                                                                 \
+        for (int k = 0; k < K; k++, b += ldb) {                                                                                                      \
+            vf b0 = vf_load(b), b1 = vf_load(b + SF_VW), x;                                                                                          \
+            ROWS(K_STEP)                                                                                                                             \
+        }                                                                                                                                            \
+        ROWS(K_STORE)                                                                                                                                \
     }
-    store_acc(out, c00, c01, ncols);
-    store_acc(out + ldo, c10, c11, ncols);
-    store_acc(out + 2 * ldo, c20, c21, ncols);
-    store_acc(out + 3 * ldo, c30, c31, ncols);
-}
+typedef void (*gemm_kernel)(float *out, size_t ldo, const float *a, size_t lda, const float *b, size_t ldb, int K, const float *init, int acc,
+                            int ncols);
+GEMM_KERNEL(kernel_mr, K_ROWS(SF_MR))
+GEMM_KERNEL(kernel_1, K_ROWS1)
+#ifdef SF_VARIANT /* natively: a kernel for each row count below MR (the wasm builds run the last rows one by one: size) */
+GEMM_KERNEL(kernel_2, K_ROWS2)
+GEMM_KERNEL(kernel_3, K_ROWS3)
+#if SF_MR > 4
+GEMM_KERNEL(kernel_4, K_ROWS4)
+GEMM_KERNEL(kernel_5, K_ROWS5)
+#endif
+#if SF_MR > 6
+GEMM_KERNEL(kernel_6, K_ROWS6)
+GEMM_KERNEL(kernel_7, K_ROWS7)
+#endif
+static const gemm_kernel tail_kernels[SF_MR] = {
+    NULL,     kernel_1, kernel_2, kernel_3,
+#if SF_MR > 4
+    kernel_4, kernel_5,
+#endif
+#if SF_MR > 6
+    kernel_6, kernel_7,
+#endif
+};
+#endif
 
-static void kernel_1x8(float *out, const float *a, const float *b, size_t ldb, int K, const float *init8, int acc, int ncols) {
-    v4 c0, c1;
-    load_acc(&c0, &c1, out, init8, acc, ncols);
-    for (int k = 0; k < K; k++, a++, b += ldb) {
-        v4 x = v4_splat(*a);
-        c0 = v4_madd(x, v4_load(b), c0);
-        c1 = v4_madd(x, v4_load(b + 4), c1);
-    }
-    store_acc(out, c0, c1, ncols);
-}
-
-/* Panels of B outer, rows inner: a panel (K, 8) stays in L1 while every
- * group of four rows passes over it. (Measured here and not kept: blocking K
- * and packing the rows, no faster; six rows with relaxed FMA, 2x slower as V8
- * spills the twelve accumulators.)
+/* Panels of B outer, rows inner: a panel (K, NR) stays in L1 (or L2) while
+ * every group of MR rows passes over it. (Measured here and not kept, in wasm:
+ * blocking K and packing the rows, no faster; six rows with relaxed FMA, 2x
+ * slower as V8 spills the twelve accumulators.)
  * noinline: one copy of the microkernels, not one per caller (size). */
 __attribute__((noinline)) void gemm_forward(float *out, size_t ldo, const float *a, size_t lda, const float *b, size_t ldb, size_t bstep,
                                             const float *bias, int acc, int M, int K, int N) {
     for (int p = 0; p < N; p += SF_NR) {
         int ncols = N - p < SF_NR ? N - p : SF_NR;
-        float init8[8] = {0};
-        if (bias) memcpy(init8, bias + p, sizeof(float) * (size_t)ncols);
+        float init[SF_NR] = {0};
+        if (bias) memcpy(init, bias + p, sizeof(float) * (size_t)ncols);
         const float *panel = b + (size_t)(p / SF_NR) * bstep;
         int m = 0;
-        for (; m + 4 <= M; m += 4) kernel_4x8(out + m * ldo + p, ldo, a + m * lda, lda, panel, ldb, K, init8, acc, ncols);
-        for (; m < M; m++) kernel_1x8(out + m * ldo + p, a + m * lda, panel, ldb, K, init8, acc, ncols);
+        for (; m + SF_MR <= M; m += SF_MR) kernel_mr(out + m * ldo + p, ldo, a + m * lda, lda, panel, ldb, K, init, acc, ncols);
+#ifdef SF_VARIANT
+        if (m < M) tail_kernels[M - m](out + m * ldo + p, ldo, a + m * lda, lda, panel, ldb, K, init, acc, ncols);
+#else
+        for (; m < M; m++) kernel_1(out + m * ldo + p, ldo, a + m * lda, lda, panel, ldb, K, init, acc, ncols);
+#endif
     }
 }
 
@@ -148,7 +188,7 @@ void embed_add_forward(float *x, const int32_t *ids, const float *table, int N, 
 
 void residual_forward(float *x, const float *y, size_t n) {
     size_t i = 0;
-    for (; i + 4 <= n; i += 4) v4_store(x + i, v4_load(x + i) + v4_load(y + i));
+    for (; i + SF_VW <= n; i += SF_VW) vf_store(x + i, vf_load(x + i) + vf_load(y + i));
     for (; i < n; i++) x[i] += y[i];
 }
 
@@ -157,56 +197,56 @@ void residual_scaled_forward(float *x, const float *y, float a, size_t n) {
         residual_forward(x, y, n);
         return;
     }
-    v4 a4 = v4_splat(a);
+    vf av = vf_splat(a);
     size_t i = 0;
-    for (; i + 4 <= n; i += 4) v4_store(x + i, v4_madd(a4, v4_load(x + i), v4_load(y + i)));
+    for (; i + SF_VW <= n; i += SF_VW) vf_store(x + i, vf_madd(av, vf_load(x + i), vf_load(y + i)));
     for (; i < n; i++) x[i] = a * x[i] + y[i];
 }
 
 void scale_forward(float *x, float s, size_t n) {
-    v4 s4 = v4_splat(s);
+    vf sv = vf_splat(s);
     size_t i = 0;
-    for (; i + 4 <= n; i += 4) v4_store(x + i, v4_load(x + i) * s4);
+    for (; i + SF_VW <= n; i += SF_VW) vf_store(x + i, vf_load(x + i) * sv);
     for (; i < n; i++) x[i] *= s;
 }
 
 /* gelu(x) = x/2 (1 + erf(x/sqrt2)), erf by Abramowitz & Stegun 7.1.26
  * (|error| <= 1.5e-7): erf(z) = 1 - (a1 t + ... + a5 t^5) exp(-z^2), t = 1/(1 + p z), z >= 0. */
-static v4 v4_gelu(v4 x) {
-    v4 z = v4_max(x, -x) * v4_splat(0.70710678118654752f);
-    v4 t = v4_splat(1.0f) / v4_madd(z, v4_splat(0.3275911f), v4_splat(1.0f));
-    v4 poly = v4_splat(1.061405429f);
-    poly = v4_madd(poly, t, v4_splat(-1.453152027f));
-    poly = v4_madd(poly, t, v4_splat(1.421413741f));
-    poly = v4_madd(poly, t, v4_splat(-0.284496736f));
-    poly = v4_madd(poly, t, v4_splat(0.254829592f));
-    v4 erfc_abs = poly * t * v4_exp(-z * z); /* 1 - erf(|z|) */
-    v4 half_x = v4_splat(0.5f) * x;
+static vf vf_gelu(vf x) {
+    vf z = vf_max(x, -x) * vf_splat(0.70710678118654752f);
+    vf t = vf_splat(1.0f) / vf_madd(z, vf_splat(0.3275911f), vf_splat(1.0f));
+    vf poly = vf_splat(1.061405429f);
+    poly = vf_madd(poly, t, vf_splat(-1.453152027f));
+    poly = vf_madd(poly, t, vf_splat(1.421413741f));
+    poly = vf_madd(poly, t, vf_splat(-0.284496736f));
+    poly = vf_madd(poly, t, vf_splat(0.254829592f));
+    vf erfc_abs = poly * t * vf_exp(-z * z); /* 1 - erf(|z|) */
+    vf half_x = vf_splat(0.5f) * x;
     /* x >= 0: x/2 (2 - erfc); x < 0: x/2 erfc */
-    v4 pos = half_x * (v4_splat(2.0f) - erfc_abs), neg = half_x * erfc_abs;
-    v4i is_neg = x < v4_zero();
-    return (v4)((is_neg & (v4i)neg) | (~is_neg & (v4i)pos));
+    vf pos = half_x * (vf_splat(2.0f) - erfc_abs), neg = half_x * erfc_abs;
+    vfi is_neg = x < vf_zero();
+    return (vf)((is_neg & (vfi)neg) | (~is_neg & (vfi)pos));
 }
 
 /* x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), tanh(u) = 1 - 2/(exp(2u) + 1) */
-static v4 v4_gelu_tanh(v4 x) {
-    v4 u = v4_splat(0.79788456080286536f) * v4_madd(v4_splat(0.044715f) * x, x * x, x);
-    v4 th = v4_splat(1.0f) - v4_splat(2.0f) / (v4_exp(u + u) + v4_splat(1.0f));
-    return v4_splat(0.5f) * x * (v4_splat(1.0f) + th);
+static vf vf_gelu_tanh(vf x) {
+    vf u = vf_splat(0.79788456080286536f) * vf_madd(vf_splat(0.044715f) * x, x * x, x);
+    vf th = vf_splat(1.0f) - vf_splat(2.0f) / (vf_exp(u + u) + vf_splat(1.0f));
+    return vf_splat(0.5f) * x * (vf_splat(1.0f) + th);
 }
 
-/* The activation of a kind, four lanes. One body per function, whatever
+/* The activation of a kind, SF_VW lanes. One body per function, whatever
  * the number of activations built from it (gated or not): size matters. */
-static v4 act4(int kind, v4 x) {
+static vf act_v(int kind, vf x) {
     switch (kind) {
-    case SF_ACT_GELU: return v4_gelu(x);
-    case SF_ACT_GELU_TANH: return v4_gelu_tanh(x);
-    case SF_ACT_RELU: return v4_max(x, v4_zero());
-    default: return x / (v4_splat(1.0f) + v4_exp(-x)); /* silu */
+    case SF_ACT_GELU: return vf_gelu(x);
+    case SF_ACT_GELU_TANH: return vf_gelu_tanh(x);
+    case SF_ACT_RELU: return vf_max(x, vf_zero());
+    default: return x / (vf_splat(1.0f) + vf_exp(-x)); /* silu */
     }
 }
 
-/* h (n) = f(h), or h * f(g) when gated; four at a time, the tail through a padded vector. */
+/* h (n) = f(h), or h * f(g) when gated; SF_VW at a time, the tail through a padded vector. */
 __attribute__((noinline)) void activation_forward(float *h, const float *g, int activation, size_t n) {
     int kind = activation == SF_ACT_SWIGLU       ? SF_ACT_SILU
                : activation == SF_ACT_GEGLU      ? SF_ACT_GELU
@@ -214,27 +254,27 @@ __attribute__((noinline)) void activation_forward(float *h, const float *g, int 
                                                  : activation;
     if (kind == activation) g = NULL; /* not gated */
     size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        v4 y = act4(kind, v4_load((g ? g : h) + i));
-        v4_store(h + i, g ? v4_load(h + i) * y : y);
+    for (; i + SF_VW <= n; i += SF_VW) {
+        vf y = act_v(kind, vf_load((g ? g : h) + i));
+        vf_store(h + i, g ? vf_load(h + i) * y : y);
     }
     if (i < n) {
-        float th[4] = {0}, tg[4] = {0};
+        float th[SF_VW] = {0}, tg[SF_VW] = {0};
         memcpy(th, h + i, sizeof(float) * (n - i));
         if (g) memcpy(tg, g + i, sizeof(float) * (n - i));
-        v4 y = act4(kind, v4_load(g ? tg : th));
-        v4_store(th, g ? v4_load(th) * y : y);
+        vf y = act_v(kind, vf_load(g ? tg : th));
+        vf_store(th, g ? vf_load(th) * y : y);
         memcpy(h + i, th, sizeof(float) * (n - i));
     }
 }
 /* ------------------------------------------------------------ attention */
 
-/* dst (R/8 panels of (D, 8)) = the D columns of rows src (R, ld), as the
- * GEMM's B: dst[(p*D + d)*8 + c] = src[(8p + c)*ld + d], zero-padded. */
+/* dst (R/NR panels of (D, NR)) = the D columns of rows src (R, ld), as the
+ * GEMM's B: dst[(p*D + d)*NR + c] = src[(NR p + c)*ld + d], zero-padded. */
 static void pack_queries(float *dst, const float *src, size_t ld, int R, int D) {
-    for (int p = 0; p < R; p += 8)
+    for (int p = 0; p < R; p += SF_NR)
         for (int d = 0; d < D; d++)
-            for (int c = 0; c < 8; c++) dst[((size_t)p * D + (size_t)d * 8) + c] = p + c < R ? src[(size_t)(p + c) * ld + d] : 0.0f;
+            for (int c = 0; c < SF_NR; c++) dst[((size_t)p * D + (size_t)d * SF_NR) + c] = p + c < R ? src[(size_t)(p + c) * ld + d] : 0.0f;
 }
 
 /* sT (n, R), row stride R: sT[j][r] = k_h[j0+j] . q_h[r] + bias, the scores of
@@ -242,7 +282,7 @@ static void pack_queries(float *dst, const float *src, size_t ld, int R, int D) 
  * keys is a vector operation across queries. Keys outside the window: -inf. */
 static void score_tile(float *sT, const float *kv, const float *qpack, const sf_attn *a, int h, int i0, int R, int j0, int n) {
     int D = a->head_dim;
-    gemm_forward(sT, (size_t)R, kv + (size_t)j0 * 2 * a->ld + (size_t)h * D, 2 * a->ld, qpack, 8, (size_t)8 * D, NULL, 0, n, D, R);
+    gemm_forward(sT, (size_t)R, kv + (size_t)j0 * 2 * a->ld + (size_t)h * D, 2 * a->ld, qpack, SF_NR, (size_t)SF_NR * D, NULL, 0, n, D, R);
     if (a->bias) a->bias(sT, (size_t)R, a->bias_ctx, h, i0, R, j0, n);
     if (a->window)
         for (int j = 0; j < n; j++) {
@@ -289,13 +329,13 @@ static void key_range(const sf_attn *a, int i0, int R, int T, int *lo, int *hi) 
 __attribute__((noinline)) void attention_forward(float *o, const float *q, const float *kv, float *scratch, float *att, size_t ldatt,
                                                  const int32_t *perm, const sf_attn *a, int h0, int h1, int i0, int R, int T) {
     int D = a->head_dim, klo, khi;
-    size_t ld = a->ld, ld2 = 2 * ld, R4 = ((size_t)R + 3) & ~(size_t)3;
-    float *qpack = scratch;                                 /* (R rounded up to 8, D) */
-    float *sT = qpack + (((size_t)R + 7) & ~(size_t)7) * D; /* (BK, R) scores, then probabilities, key-major */
-    float *p = sT + (size_t)SF_ATT_BK * R;                  /* (R, BK) probabilities, query-major */
-    float *m = p + (size_t)SF_ATT_BK * R;                   /* (R4) running max */
-    float *l = m + R4;                                      /* (R4) running sum */
-    float *alpha = l + R4;                                  /* (R4) rescale of what came before */
+    size_t ld = a->ld, ld2 = 2 * ld, RW = ((size_t)R + SF_VW - 1) & ~(size_t)(SF_VW - 1);
+    float *qpack = scratch;                                                    /* (R rounded up to NR, D) */
+    float *sT = qpack + (((size_t)R + SF_NR - 1) / SF_NR * SF_NR) * (size_t)D; /* (BK, R) scores, then probabilities, key-major */
+    float *p = sT + (size_t)SF_ATT_BK * R;                                     /* (R, BK) probabilities, query-major */
+    float *m = p + (size_t)SF_ATT_BK * R;                                      /* (RW) running max */
+    float *l = m + RW;                                                         /* (RW) running sum */
+    float *alpha = l + RW;                                                     /* (RW) rescale of what came before */
     /* with a window, the first tile starts at i0 - window: every query sees one
      * of its keys there (R <= BK), so no running max stays -inf */
     key_range(a, i0, R, T, &klo, &khi);
@@ -303,26 +343,26 @@ __attribute__((noinline)) void attention_forward(float *o, const float *q, const
         const float *v = kv + ld + (size_t)h * D; /* v_h: rows of stride 2 ld */
         float *oh = o + (size_t)h * D;            /* (R, D), rows of stride ld */
         pack_queries(qpack, q + (size_t)h * D, ld, R, D);
-        for (size_t r = 0; r < R4; r++) m[r] = -INFINITY, l[r] = 0;
+        for (size_t r = 0; r < RW; r++) m[r] = -INFINITY, l[r] = 0;
         for (int r = 0; r < R; r++) memset(oh + (size_t)r * ld, 0, sizeof(float) * (size_t)D);
         for (int j0 = klo; j0 < khi; j0 += SF_ATT_BK) {
             int n = khi - j0 < SF_ATT_BK ? khi - j0 : SF_ATT_BK;
             score_tile(sT, kv, qpack, a, h, i0, R, j0, n);
-            /* online softmax, four queries at a time: new max, rescale factor, p = exp(s - max), sums */
+            /* online softmax, SF_VW queries at a time: new max, rescale factor, p = exp(s - max), sums */
             int r = 0;
-            for (; r + 4 <= R; r += 4) {
-                v4 mx = v4_load(m + r);
-                for (int j = 0; j < n; j++) mx = v4_max(mx, v4_load(sT + (size_t)j * R + r));
-                v4 sum = v4_zero();
+            for (; r + SF_VW <= R; r += SF_VW) {
+                vf mx = vf_load(m + r);
+                for (int j = 0; j < n; j++) mx = vf_max(mx, vf_load(sT + (size_t)j * R + r));
+                vf sum = vf_zero();
                 for (int j = 0; j < n; j++) {
-                    v4 e = v4_exp(v4_load(sT + (size_t)j * R + r) - mx);
-                    v4_store(sT + (size_t)j * R + r, e);
+                    vf e = vf_exp(vf_load(sT + (size_t)j * R + r) - mx);
+                    vf_store(sT + (size_t)j * R + r, e);
                     sum += e;
                 }
-                v4 al = v4_exp(v4_load(m + r) - mx);
-                v4_store(alpha + r, al);
-                v4_store(l + r, v4_madd(v4_load(l + r), al, sum));
-                v4_store(m + r, mx);
+                vf al = vf_exp(vf_load(m + r) - mx);
+                vf_store(alpha + r, al);
+                vf_store(l + r, vf_madd(vf_load(l + r), al, sum));
+                vf_store(m + r, mx);
             }
             for (; r < R; r++) {
                 float mx = m[r], sum = 0;
@@ -335,7 +375,7 @@ __attribute__((noinline)) void attention_forward(float *o, const float *q, const
             transpose(p, SF_ATT_BK, sT, (size_t)R, n, R);
             for (r = 0; r < R; r++) scale_forward(oh + (size_t)r * ld, alpha[r], (size_t)D);
             /* o_h (R, D) += p (R, n) @ v_h[j0 .. j0+n) */
-            gemm_forward(oh, ld, p, SF_ATT_BK, v + (size_t)j0 * ld2, ld2, 8, NULL, 1, R, n, D);
+            gemm_forward(oh, ld, p, SF_ATT_BK, v + (size_t)j0 * ld2, ld2, SF_NR, NULL, 1, R, n, D);
         }
         for (int r = 0; r < R; r++) scale_forward(oh + (size_t)r * ld, 1.0f / l[r], (size_t)D);
         if (!att) continue;

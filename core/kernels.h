@@ -6,10 +6,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The kernels' width, SF_VW float lanes: 4 in the wasm builds; natively 4, 8
+ * or 16 by the instruction set core/isa.c picks at load (a kernel file built
+ * for one instruction set sees its own, core/variant.h). */
+#ifndef SF_VW
+#define SF_VW 4
+#endif
 /* Linear weights are packed once at load into panels of SF_NR output columns:
  * panel p holds W[p*NR .. p*NR+NR-1][k] for k = 0..K-1, contiguous per k, the
- * last panel zero-padded. */
-#define SF_NR 8
+ * last panel zero-padded. NR is two vectors: 8 in wasm; natively 8, 16 or 32,
+ * read at run time outside the kernel files. */
+#if defined(SF_MULTI_ISA) && !defined(SF_VARIANT)
+extern int sf_nr; /* core/isa.c: the panel width of the kernels in use */
+#define SF_NR sf_nr
+#else
+#define SF_NR (2 * SF_VW)
+#endif
 size_t sf_packed_floats(int N, int K); /* 0 on overflow */
 /* dst (packed) <- w (N, K), reading element (n, k) with load(src, n*K + k). */
 typedef float (*sf_load_fn)(const void *src, size_t i);
@@ -59,8 +71,8 @@ void activation_forward(float *h, const float *g, int activation, size_t n);
 #define SF_ATT_BK 64 /* keys per tile: p (CHUNK, 64) and 64 rows of v stay in L1 */
 #endif
 static inline size_t sf_attention_scratch(int R, int D) {
-    size_t R8 = ((size_t)R + 7) & ~(size_t)7, R4 = ((size_t)R + 3) & ~(size_t)3;
-    return R8 * D + 2 * (size_t)SF_ATT_BK * R + 3 * R4;
+    size_t RN = ((size_t)R + SF_NR - 1) / SF_NR * SF_NR, RW = (size_t)R + 15; /* rounded up to a panel, and to any vector */
+    return RN * D + 2 * (size_t)SF_ATT_BK * R + 3 * RW;
 }
 /* Adds bias(head h, query i, key j) to scores s[(j - j0)*ld + (i - i0)]. */
 typedef void (*sf_bias_fn)(float *s, size_t ld, const void *ctx, int h, int i0, int ni, int j0, int nj);

@@ -455,7 +455,7 @@ int sf_model_load(const unsigned char *bytes, size_t len, sf_encoder **out, sf_e
     for (int i = 0; i < l->nt && !rc; i++) {
         const size_t *f = l->plan + (size_t)i * SF_PLAN_FIELDS;
         size_t rows = f[3] ? SF_LOAD_CHUNK / f[3] : 1;
-        rows = rows >= SF_NR ? rows / SF_NR * SF_NR : rows ? rows : 1;
+        rows = rows >= (size_t)SF_NR ? rows / SF_NR * SF_NR : rows ? rows : 1;
         for (size_t at = f[1]; at < f[2] && !rc;) {
             size_t n = rows * f[3] < f[2] - at ? rows * f[3] : f[2] - at;
             rc = sf_model_chunk(l, data + at, n, err);

@@ -13,6 +13,9 @@
  * it woke before it returns, so no worker can still be inside a region when
  * the next one is published. Workers check in (arrived++) before JS lets
  * regions use them (sf_pool_start). */
+#if defined(SF_THREADS) && defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* syscall(SYS_futex) */
+#endif
 #include "pool.h"
 
 #if defined(__wasm_atomics__)
@@ -119,6 +122,195 @@ void sf_pool_stop(void) {
         atomic_fetch_add(&wake[i], 1);
         __builtin_wasm_memory_atomic_notify((int *)&wake[i], 1);
     }
+}
+
+int sf_pool_tasks(int id) { return id >= 0 && id <= SF_POOL_MAX ? atomic_load(&tasks_done[id]) : 0; }
+
+#elif defined(SF_THREADS) /* native: the same protocol on pthreads, asleep on a futex (Linux) or a condition variable */
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+#ifndef SF_POOL_SPINS
+#define SF_POOL_SPINS 20000
+#endif
+
+/* The shipped addon loads on glibc older than the one it is linked on: glibc
+ * 2.34 moved pthread_create, pthread_join and pthread_attr_setstacksize into
+ * libc under a new symbol version; these bind to the first one, which every
+ * glibc has (build.sh checks the binary's highest version against its floor). */
+#if defined(SF_GLIBC_COMPAT) && defined(__x86_64__)
+__asm__(".symver pthread_create,pthread_create@GLIBC_2.2.5");
+__asm__(".symver pthread_join,pthread_join@GLIBC_2.2.5");
+__asm__(".symver pthread_attr_setstacksize,pthread_attr_setstacksize@GLIBC_2.2.5");
+#elif defined(SF_GLIBC_COMPAT) && defined(__aarch64__)
+__asm__(".symver pthread_create,pthread_create@GLIBC_2.17");
+__asm__(".symver pthread_join,pthread_join@GLIBC_2.17");
+__asm__(".symver pthread_attr_setstacksize,pthread_attr_setstacksize@GLIBC_2.17");
+#endif
+
+static _Atomic int wake[SF_POOL_MAX + 1];
+static _Atomic int sleeping[SF_POOL_MAX + 1];
+static _Atomic int tasks_done[SF_POOL_MAX + 1];
+static _Atomic int next_task, finished, arrived, stopping, workers, caller_sleeping;
+static _Atomic(sf_task_fn) job_fn;
+static _Atomic(void *) job_ctx;
+static _Atomic int job_n;
+static _Thread_local int limit = 1; /* per calling thread: each Node worker_threads env drives its own encoders */
+/* One region at a time, whoever calls (a libuv thread running forwardAsync, a
+ * JS thread running forward, each env of worker_threads): taken by a region
+ * that uses workers, around the whole region. */
+static pthread_mutex_t region = PTHREAD_MUTEX_INITIALIZER, start_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t threads[SF_POOL_MAX + 1];
+static int started; /* threads[1 .. started] exist */
+
+#if defined(__linux__)
+static void wait_on(_Atomic int *w, int v) { syscall(SYS_futex, (int *)w, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0); }
+static void wake_on(_Atomic int *w) { syscall(SYS_futex, (int *)w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); }
+#else
+static pthread_mutex_t sleep_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sleep_cond = PTHREAD_COND_INITIALIZER;
+static void wait_on(_Atomic int *w, int v) {
+    pthread_mutex_lock(&sleep_lock);
+    if (atomic_load(w) == v) pthread_cond_wait(&sleep_cond, &sleep_lock);
+    pthread_mutex_unlock(&sleep_lock);
+}
+static void wake_on(_Atomic int *w) {
+    (void)w;
+    pthread_mutex_lock(&sleep_lock);
+    pthread_cond_broadcast(&sleep_cond);
+    pthread_mutex_unlock(&sleep_lock);
+}
+#endif
+
+int sf_pool_threads(void) {
+    int w = atomic_load(&workers) + 1;
+    return w < limit ? w : limit;
+}
+void sf_pool_use(int threads) { limit = threads < 1 ? 1 : threads > SF_POOL_MAX + 1 ? SF_POOL_MAX + 1 : threads; }
+
+static void work(int id) {
+    sf_task_fn fn = atomic_load(&job_fn);
+    void *ctx = atomic_load(&job_ctx);
+    int t, n = 0, count = atomic_load(&job_n);
+    while ((t = atomic_fetch_add(&next_task, 1)) < count) {
+        fn(ctx, t, count);
+        n++;
+    }
+    if (n) atomic_fetch_add(&tasks_done[id], n);
+}
+
+static void wake_worker(int i) {
+    atomic_fetch_add(&wake[i], 1);
+    if (atomic_load(&sleeping[i])) wake_on(&wake[i]);
+}
+
+void sf_parallel(sf_task_fn fn, void *ctx, int ntasks) {
+    if (ntasks <= 0) return;
+    int helpers = sf_pool_threads() - 1;
+    if (helpers > ntasks - 1) helpers = ntasks - 1;
+    if (helpers <= 0) {
+        for (int t = 0; t < ntasks; t++) fn(ctx, t, ntasks);
+        atomic_fetch_add(&tasks_done[0], ntasks);
+        return;
+    }
+    pthread_mutex_lock(&region);
+    atomic_store(&job_fn, fn);
+    atomic_store(&job_ctx, ctx);
+    atomic_store(&job_n, ntasks);
+    atomic_store(&next_task, 0);
+    atomic_store(&finished, 0);
+    for (int i = 1; i <= helpers; i++) wake_worker(i);
+    work(0);
+    for (int f, spins = 0; (f = atomic_load(&finished)) < helpers;)
+        if (++spins > SF_POOL_SPINS) { /* a descheduled worker: sleep rather than take its core */
+            atomic_store(&caller_sleeping, 1);
+            if ((f = atomic_load(&finished)) < helpers) wait_on(&finished, f);
+            atomic_store(&caller_sleeping, 0);
+        }
+    pthread_mutex_unlock(&region);
+}
+
+void sf_pool_caller_can_wait(int yes) { (void)yes; }
+
+void sf_worker_run(int id) {
+    if (id < 1 || id > SF_POOL_MAX) return;
+    int seen = atomic_load(&wake[id]);
+    atomic_fetch_add(&arrived, 1);
+    for (;;) {
+        for (int spins = 0; atomic_load(&wake[id]) == seen;)
+            if (++spins > SF_POOL_SPINS) {
+                atomic_store(&sleeping[id], 1);
+                if (atomic_load(&wake[id]) == seen) wait_on(&wake[id], seen);
+                atomic_store(&sleeping[id], 0);
+                spins = 0;
+            }
+        seen = atomic_load(&wake[id]);
+        if (atomic_load(&stopping)) break;
+        work(id);
+        atomic_fetch_add(&finished, 1);
+        if (atomic_load(&caller_sleeping)) wake_on(&finished); /* a system call only when the caller sleeps */
+    }
+    atomic_fetch_sub(&arrived, 1);
+}
+
+static void *worker_main(void *arg) {
+    sf_worker_run((int)(intptr_t)arg);
+    return NULL;
+}
+
+int sf_pool_arrived(void) { return atomic_load(&arrived); }
+
+/* Natively the pool starts its own threads: workers 1 .. n-1 exist after this
+ * (n - 1 workers for n threads; more are started, never fewer). 0, or -1 when a
+ * thread could not be created (the pool keeps those it has). */
+int sf_pool_grow(int n) {
+    int rc = 0;
+    if (n > SF_POOL_MAX + 1) n = SF_POOL_MAX + 1;
+    pthread_mutex_lock(&start_lock);
+    pthread_mutex_lock(&region); /* no region sees the count change */
+    atomic_store(&stopping, 0);
+    while (started < n - 1) {
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 256 << 10);
+        int id = started + 1;
+        int e = pthread_create(&threads[id], &attr, worker_main, (void *)(intptr_t)id);
+        pthread_attr_destroy(&attr);
+        if (e) {
+            rc = -1;
+            break;
+        }
+        started = id;
+    }
+    atomic_store(&workers, started);
+    pthread_mutex_unlock(&region);
+    pthread_mutex_unlock(&start_lock);
+    return rc;
+}
+
+void sf_pool_start(int n) { (void)sf_pool_grow(n + 1); }
+
+/* Every worker returns and is joined (process exit, tests). */
+void sf_pool_stop(void) {
+    pthread_mutex_lock(&start_lock);
+    pthread_mutex_lock(&region);
+    atomic_store(&workers, 0);
+    atomic_store(&stopping, 1);
+    for (int i = 1; i <= started; i++) {
+        atomic_fetch_add(&wake[i], 1);
+        wake_on(&wake[i]);
+    }
+    for (int i = 1; i <= started; i++) pthread_join(threads[i], NULL);
+    started = 0;
+    pthread_mutex_unlock(&region);
+    pthread_mutex_unlock(&start_lock);
 }
 
 int sf_pool_tasks(int id) { return id >= 0 && id <= SF_POOL_MAX ? atomic_load(&tasks_done[id]) : 0; }

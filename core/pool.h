@@ -38,6 +38,10 @@ void sf_pool_start(int n);
 /* For JS, before a call that runs regions: whether that thread may sleep
  * (memory.atomic.wait32) while it waits for the workers; a page's main thread may not. */
 void sf_pool_caller_can_wait(int yes);
+/* Natively (SF_THREADS): starts worker threads until the pool has n threads
+ * with the caller (never fewer than it has); 0, or -1 if a thread could not
+ * be created. */
+int sf_pool_grow(int n);
 /* For JS: every worker returns from sf_worker_run. */
 void sf_pool_stop(void);
 /* For JS and tests: the tasks thread id has run since the instance started (0: the callers). */

@@ -54,6 +54,8 @@
  * - Exactness: |sum_k (x_q - zp) w_q| <= K * 255 * 128 fits int32 for K <=
  *   SF_Q8_MAX_K = 65536, so every partial sum does too (x_q - zp is in [-255,
  *   255], weights in [-128, 127]), and the relaxed form's zp * csum as well. */
+#include "variant.h"
+
 #include "qgemm.h"
 
 #include <float.h>
@@ -189,18 +191,20 @@ size_t sf_q8_act_bytes(int M, int K) {
 static inline void store_block(unsigned char *dst, const v4i *q) {
 #if defined(__wasm_simd128__)
     v128_t lo = wasm_i16x8_narrow_i32x4((v128_t)q[0], (v128_t)q[1]);
-#if SF_Q8_RELAXED
+#if SF_Q8_BYTES
     lo = wasm_u8x16_narrow_i16x8(lo, wasm_i16x8_narrow_i32x4((v128_t)q[2], (v128_t)q[3]));
 #endif
     wasm_v128_store(dst, lo);
+#else /* natively: narrowed four at a time (packs) */
+    for (int i = 0; i < Q8_BLOCK / 4; i++) {
+#if SF_Q8_BYTES
+        typedef unsigned char u8x4 __attribute__((vector_size(4)));
+        u8x4 v = __builtin_convertvector(q[i], u8x4);
 #else
-    for (int i = 0; i < Q8_BLOCK; i++) {
-#if SF_Q8_RELAXED
-        dst[i] = (unsigned char)q[i / 4][i % 4];
-#else
-        int16_t v = (int16_t)q[i / 4][i % 4];
-        memcpy(dst + 2 * i, &v, 2);
+        typedef short i16x4 __attribute__((vector_size(8)));
+        i16x4 v = __builtin_convertvector(q[i], i16x4);
 #endif
+        memcpy(dst + sizeof v * (size_t)i, &v, sizeof v);
     }
 #endif
 }
@@ -253,7 +257,7 @@ static void quantize_row(unsigned char *row, const float *x, int K) {
      * sum to an integer (ulp 1 in [2^23, 2^24)); clamped there, as floats, then read as bits */
     v4 inv4 = v4_splat(inv), base4 = v4_splat(MAGIC + (float)zp), lo_q = v4_splat(MAGIC), hi_q = v4_splat(MAGIC + SF_Q8_AMAX);
     v4i off4 = (v4i){MAGIC_BITS, MAGIC_BITS, MAGIC_BITS, MAGIC_BITS};
-#if !SF_Q8_RELAXED
+#if !SF_Q8_BYTES
     off4 += zp; /* stored: x_q - zp, i16 */
 #endif
     unsigned char *q = row + Q8_ROW_HEAD;
@@ -292,7 +296,7 @@ static inline void store_row(float *out, int32_t *iout, const unsigned char *row
                              int ncols) {
     float sa;
     memcpy(&sa, row, 4);
-#if SF_Q8_RELAXED /* x_q - zp: sum x_q w_q - zp sum w_q */
+#if SF_Q8_BYTES /* x_q - zp: sum x_q w_q - zp sum w_q */
     int32_t zp;
     memcpy(&zp, row + 4, 4);
     v128_t z = wasm_i32x4_splat(zp);
@@ -325,7 +329,7 @@ static inline void store_row(float *out, int32_t *iout, const unsigned char *row
     wasm_i32x4_add(c, wasm_i32x4_extadd_pairwise_i16x8((v128_t)__builtin_wasm_relaxed_dot_i8x16_i7x16_s_i16x8((__i8x16)(b), (__i8x16)(x))))
 /* b: 8 weights widened to i16, 2 consecutive k of 4 columns; x: a row's 2 values, splat */
 #define Q8_DOT_I32(b, x, c) wasm_i32x4_add(c, wasm_i32x4_dot_i16x8(x, b))
-#if SF_Q8_RELAXED
+#if SF_Q8_BYTES
 #define Q8_LOADB(w) v128_t b0 = wasm_v128_load(w), b1 = wasm_v128_load((w) + 16)
 #else
 #define Q8_LOADB(w) v128_t b0 = wasm_i16x8_load8x8(w), b1 = wasm_i16x8_load8x8((w) + 8)
@@ -365,7 +369,7 @@ static inline void store_row(float *out, int32_t *iout, const unsigned char *row
 #define Q8_RX(n)  Q8_RX_(n)
 #define Q8_RX_(n) Q8_R##n
 
-#if SF_Q8_RELAXED
+#if SF_Q8_BYTES
 #define Q8_DOT Q8_DOT_ADD
 Q8_KERNEL(kernel_mr_add, Q8_RX(Q8_MR))
 Q8_KERNEL(kernel_1_add, Q8_R1)
@@ -429,6 +433,181 @@ const char *q8_kernel_name(void) { return "simd128 i32x4.dot_i16x8"; }
 #endif
 #define Q8_TILE_ROWS Q8_MR
 
+#elif defined(SF_VARIANT) /* native, one instruction set of core/isa.c: SF_VW i32 lanes, a column each */
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#endif
+
+typedef signed char vfb __attribute__((vector_size(SF_VW * 4))); /* the bytes of one vector */
+typedef short vfs __attribute__((vector_size(SF_VW * 4)));       /* its i16 lanes */
+
+/* c + the dot products of one vector: lane n gets the KR products of column n
+ *   bytes: x (the row's 4 values of a k group, splat) . w (4 k of column n)
+ *   i16:   x (the row's 2 values, splat) . w (2 k of column n, widened) */
+static inline vfi q8_dot(vfi c, vfi x, vfi w) {
+#if SF_Q8_BYTES && SF_VW == 16 && defined(__AVX512VNNI__)
+    return (vfi)_mm512_dpbusd_epi32((__m512i)c, (__m512i)x, (__m512i)w);
+#elif SF_Q8_BYTES && SF_VW == 8 && defined(__AVXVNNI__)
+    return (vfi)_mm256_dpbusd_avx_epi32((__m256i)c, (__m256i)x, (__m256i)w);
+#elif SF_Q8_BYTES && SF_VW == 16 /* u7: a pair of products never saturates i16 */
+    return c + (vfi)_mm512_madd_epi16(_mm512_maddubs_epi16((__m512i)x, (__m512i)w), _mm512_set1_epi16(1));
+#elif SF_Q8_BYTES && SF_VW == 8
+    return c + (vfi)_mm256_madd_epi16(_mm256_maddubs_epi16((__m256i)x, (__m256i)w), _mm256_set1_epi16(1));
+#elif SF_Q8_BYTES && defined(__ARM_FEATURE_DOTPROD) /* u7 activations are s8 too */
+    return (vfi)vdotq_s32((int32x4_t)c, (int8x16_t)x, (int8x16_t)w);
+#elif !SF_Q8_BYTES && defined(__SSE2__) && SF_VW == 4
+    return c + (vfi)__builtin_ia32_pmaddwd128((vfs)x, (vfs)w);
+#elif !SF_Q8_BYTES && defined(__aarch64__) && SF_VW == 4
+    int16x8_t a = (int16x8_t)x, b = (int16x8_t)w;
+    return c + (vfi)vpaddq_s32(vmull_s16(vget_low_s16(a), vget_low_s16(b)), vmull_high_s16(a, b));
+#else
+#error "no q8 dot product for this variant"
+#endif
+}
+
+/* One group's half of a panel as the vector q8_dot takes: bytes as they are;
+ * i16: SF_VW * 2 weights widened (the load8x8_s of SIMD128) */
+static inline vfi q8_loadw(const unsigned char *w) {
+#if SF_Q8_BYTES
+    vfi v;
+    memcpy(&v, w, sizeof v);
+    return v;
+#else
+    typedef signed char half __attribute__((vector_size(SF_VW * 2)));
+    half h;
+    memcpy(&h, w, sizeof h);
+    return (vfi) __builtin_convertvector(h, vfs);
+#endif
+}
+
+/* The row's values of one k group, in every lane: four bytes, or two i16 */
+static inline vfi q8_splat(const unsigned char *a) {
+    int32_t v;
+    memcpy(&v, a, 4);
+    return (vfi){0} + v;
+}
+
+/* The NR int32 results of one row (two vectors) -> out (or iout). tail: the
+ * panel's NR scales then NR column sums; row: the quantized row's head. */
+static inline void store_row(float *out, int32_t *iout, const unsigned char *row, vfi c0, vfi c1, const unsigned char *tail, const float *bias,
+                             int ncols) {
+    float sa;
+    memcpy(&sa, row, 4);
+#if SF_Q8_BYTES /* x_q - zp: sum x_q w_q - zp sum w_q */
+    int32_t zp;
+    memcpy(&zp, row + 4, 4);
+    vfi s0, s1;
+    memcpy(&s0, tail + SF_Q8_NR * 4, sizeof s0), memcpy(&s1, tail + SF_Q8_NR * 4 + sizeof s0, sizeof s1);
+    c0 -= zp * s0, c1 -= zp * s1;
+#endif
+    if (iout) {
+        int32_t t[SF_Q8_NR];
+        memcpy(t, &c0, sizeof c0), memcpy(t + SF_VW, &c1, sizeof c1);
+        memcpy(iout, t, sizeof(int32_t) * (size_t)ncols);
+        return;
+    }
+    vf s = vf_splat(sa);
+    vf f0 = __builtin_convertvector(c0, vf) * (s * vf_load((const float *)tail));
+    vf f1 = __builtin_convertvector(c1, vf) * (s * vf_load((const float *)tail + SF_VW));
+    f0 = f0 + vf_load(bias), f1 = f1 + vf_load(bias + SF_VW);
+    if (ncols == SF_Q8_NR) {
+        vf_store(out, f0), vf_store(out + SF_VW, f1);
+        return;
+    }
+    float t[SF_Q8_NR];
+    vf_store(t, f0), vf_store(t + SF_VW, f1);
+    memcpy(out, t, sizeof(float) * (size_t)ncols);
+}
+
+/* Rows of the tile, each with two accumulators (named: clang leaves an array in memory) */
+#define Q8_GROUP_BYTES (SF_Q8_NR * SF_Q8_KR)
+#define Q8_DECL(r)                                                                                                                                   \
+    vfi c##r##0 = {0}, c##r##1 = {0};                                                                                                                \
+    const unsigned char *a##r = rows + (size_t)(r)*rb + Q8_ROW_HEAD;
+#define Q8_STEP(r)                                                                                                                                   \
+    {                                                                                                                                                \
+        vfi x = q8_splat(a##r + 4 * (size_t)g);                                                                                                      \
+        c##r##0 = q8_dot(c##r##0, x, b0);                                                                                                            \
+        c##r##1 = q8_dot(c##r##1, x, b1);                                                                                                            \
+    }
+#define Q8_STORE(r)                                                                                                                                  \
+    store_row(out ? out + (size_t)(r)*ldo : NULL, iout ? iout + (size_t)(r)*ldo : NULL, rows + (size_t)(r)*rb, c##r##0, c##r##1, tail, bias8, ncols);
+#define Q8_KERNEL(name, ROWS)                                                                                                                        \
+    static void name(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G,                     \
+                     const unsigned char *tail, const float *bias8, int ncols) {                                                                     \
+        ROWS(Q8_DECL)                                                                                                                                \
+        for (int g = 0; g < G; g++, w += Q8_GROUP_BYTES) {                                                                                           \
+            vfi b0 = q8_loadw(w), b1 = q8_loadw(w + Q8_GROUP_BYTES / 2);                                                                             \
+            ROWS(Q8_STEP)                                                                                                                            \
+        }                                                                                                                                            \
+        ROWS(Q8_STORE)                                                                                                                               \
+    }
+#define Q8_R1(X) X(0)
+#define Q8_R2(X) Q8_R1(X) X(1)
+#define Q8_R3(X) Q8_R2(X) X(2)
+#define Q8_R4(X) Q8_R3(X) X(3)
+#define Q8_R5(X) Q8_R4(X) X(4)
+#define Q8_R6(X) Q8_R5(X) X(5)
+#define Q8_R7(X) Q8_R6(X) X(6)
+#define Q8_R8(X) Q8_R7(X) X(7)
+/* rows per tile: every accumulator, the two weight vectors, the splat (and
+ * vpmaddubsw's temporaries) in registers: 16 ymm, 32 zmm */
+#if SF_VW == 16
+#define Q8_NMR 8
+#elif SF_VW == 8 && SF_Q8_AMAX == 255
+#define Q8_NMR 6
+#else
+#define Q8_NMR 4
+#endif
+typedef void (*q8_kernel)(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G,
+                          const unsigned char *tail, const float *bias8, int ncols);
+Q8_KERNEL(kernel_1, Q8_R1)
+Q8_KERNEL(kernel_2, Q8_R2)
+Q8_KERNEL(kernel_3, Q8_R3)
+Q8_KERNEL(kernel_4, Q8_R4)
+#if Q8_NMR > 4
+Q8_KERNEL(kernel_5, Q8_R5)
+Q8_KERNEL(kernel_6, Q8_R6)
+#endif
+#if Q8_NMR > 6
+Q8_KERNEL(kernel_7, Q8_R7)
+Q8_KERNEL(kernel_8, Q8_R8)
+#endif
+static const q8_kernel q8_kernels[Q8_NMR + 1] = {
+    NULL,     kernel_1, kernel_2, kernel_3, kernel_4,
+#if Q8_NMR > 4
+    kernel_5, kernel_6,
+#endif
+#if Q8_NMR > 6
+    kernel_7, kernel_8,
+#endif
+};
+#define Q8_TILE_ROWS    Q8_NMR
+#define Q8_PROBE(seed)  ((void)(seed))
+static void kernel_mr(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G,
+                      const unsigned char *tail, const float *bias8, int ncols) {
+    q8_kernels[Q8_NMR](out, iout, ldo, rows, rb, w, G, tail, bias8, ncols);
+}
+#define Q8_TAIL_KERNELS q8_kernels /* the last M % tile rows in one call */
+const char *q8_kernel_name(void) {
+#if SF_Q8_BYTES && (defined(__AVX512VNNI__) || defined(__AVXVNNI__))
+    return SF_VW == 16 ? "avx512-vnni vpdpbusd (u8)" : "avx-vnni vpdpbusd (u8)";
+#elif SF_Q8_BYTES && SF_VW == 16
+    return "avx512bw vpmaddubsw (u7)";
+#elif SF_Q8_BYTES && SF_VW == 8
+    return "avx2 vpmaddubsw (u7)";
+#elif SF_Q8_BYTES
+    return "neon sdot (u7)";
+#elif defined(__aarch64__)
+    return "neon smull (u8)";
+#else
+    return "sse2 pmaddwd (u8)";
+#endif
+}
+
 #else /* native: plain C on the same layout, the same integers and floats */
 
 /* The f32 epilogue, as the vector code computes it lane by lane:
@@ -448,7 +627,7 @@ static void kernel_rows(float *out, int32_t *iout, size_t ldo, const unsigned ch
         for (int c = 0; c < ncols; c++) {
             int32_t acc = 0;
             for (int k = 0; k < G * SF_Q8_KR; k++) {
-#if SF_Q8_RELAXED
+#if SF_Q8_BYTES
                 int32_t a = row[Q8_ROW_HEAD + k];
 #else
                 int16_t a;
@@ -456,7 +635,7 @@ static void kernel_rows(float *out, int32_t *iout, size_t ldo, const unsigned ch
 #endif
                 acc += a * (int8_t)w[woff(c, k)];
             }
-#if SF_Q8_RELAXED
+#if SF_Q8_BYTES
             acc -= zp * cs[c];
 #else
             (void)zp, (void)cs;
@@ -470,7 +649,7 @@ static void kernel_rows(float *out, int32_t *iout, size_t ldo, const unsigned ch
 }
 #define Q8_TILE_ROWS   4
 #define Q8_PROBE(seed) ((void)(seed))
-const char *q8_kernel_name(void) { return SF_Q8_RELAXED ? "c (relaxed layout)" : "c (simd128 layout)"; }
+const char *q8_kernel_name(void) { return SF_Q8_BYTES ? "c (relaxed layout)" : "c (simd128 layout)"; }
 static void kernel_mr(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G,
                       const unsigned char *tail, const float *bias8, int ncols) {
     kernel_rows(out, iout, ldo, rows, rb, w, G, tail, bias8, ncols, Q8_TILE_ROWS);
@@ -490,7 +669,7 @@ __attribute__((noinline)) static void q8_gemm(float *out, int32_t *iout, size_t 
     Q8_PROBE(K);
     for (int p = 0; p < N; p += SF_Q8_NR) {
         int ncols = N - p < SF_Q8_NR ? N - p : SF_Q8_NR;
-        float bias8[8] = {0};
+        float bias8[SF_Q8_NR] = {0};
         if (bias) memcpy(bias8, bias + p, sizeof(float) * (size_t)ncols);
         const unsigned char *w = (const unsigned char *)wq + (size_t)(p / SF_Q8_NR) * pb, *tail = w + kpad(K) * SF_Q8_NR;
         float *o = out ? out + p : NULL;
@@ -498,7 +677,11 @@ __attribute__((noinline)) static void q8_gemm(float *out, int32_t *iout, size_t 
         int m = 0;
         for (; m + Q8_TILE_ROWS <= M; m += Q8_TILE_ROWS)
             kernel_mr(o ? o + m * ldo : NULL, io ? io + m * ldo : NULL, ldo, rows + m * rb, rb, w, G, tail, bias8, ncols);
+#ifdef Q8_TAIL_KERNELS
+        if (m < M) Q8_TAIL_KERNELS[M - m](o ? o + m * ldo : NULL, io ? io + m * ldo : NULL, ldo, rows + m * rb, rb, w, G, tail, bias8, ncols);
+#else
         for (; m < M; m++) kernel_1(o ? o + m * ldo : NULL, io ? io + m * ldo : NULL, ldo, rows + m * rb, rb, w, G, tail, bias8, ncols);
+#endif
     }
 }
 

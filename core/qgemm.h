@@ -44,20 +44,33 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels.h" /* sf_load_fn */
+#include "kernels.h" /* sf_load_fn, SF_NR */
 
-#if defined(__wasm_relaxed_simd__) || defined(SF_Q8_EMULATE_RELAXED)
-#define SF_Q8_RELAXED 1
-#define SF_Q8_AMAX    127 /* activations u7: deterministic relaxed dot, 1 bit less precision */
-#define SF_Q8_KR      4   /* k interleave: one relaxed dot lane sums 4 consecutive k */
-#define SF_Q8_AESIZE  1   /* bytes per quantized activation: u7 */
+/* Three schemes, by the instruction that multiplies (core/variant.h lists the native ones):
+ *   bytes, u7 (relaxed SIMD; natively vpmaddubsw, whose pairs of products saturate
+ *             i16 past 127 x 128 x 2, and sdot, signed on both sides): x_q in [0, 127]
+ *   bytes, u8 (natively vpdpbusd, AVX-VNNI or AVX512-VNNI: u8 x s8 in four-product
+ *             groups, no intermediate saturation): x_q in [0, 255]
+ *   i16       (SIMD128; natively pmaddwd on SSE2 and NEON): x_q - zp stored as i16 */
+#if defined(__wasm_relaxed_simd__) || defined(SF_Q8_EMULATE_RELAXED) ||                                                                              \
+    (defined(SF_VARIANT) && !defined(__AVX512VNNI__) && !defined(__AVXVNNI__) && (defined(__AVX2__) || defined(__ARM_FEATURE_DOTPROD)))
+#define SF_Q8_BYTES 1
+#define SF_Q8_AMAX  127 /* activations u7: deterministic relaxed dot, 1 bit less precision */
+#elif defined(SF_VARIANT) && (defined(__AVX512VNNI__) || defined(__AVXVNNI__))
+#define SF_Q8_BYTES 1
+#define SF_Q8_AMAX  255 /* activations u8 */
 #else
-#define SF_Q8_RELAXED 0
-#define SF_Q8_AMAX    255 /* activations u8 */
-#define SF_Q8_KR      2   /* k interleave: one i32x4.dot_i16x8_s lane sums 2 consecutive k */
-#define SF_Q8_AESIZE  2   /* stored widened to i16 as x_q - zp, in [-255, 255] */
+#define SF_Q8_BYTES 0
+#define SF_Q8_AMAX  255 /* activations u8 */
 #endif
-#define SF_Q8_NR 8 /* output columns per panel */
+#if SF_Q8_BYTES
+#define SF_Q8_KR     4 /* k interleave: one dot lane sums 4 consecutive k */
+#define SF_Q8_AESIZE 1 /* bytes per quantized activation: x_q */
+#else
+#define SF_Q8_KR     2 /* k interleave: one i32x4.dot_i16x8_s lane sums 2 consecutive k */
+#define SF_Q8_AESIZE 2 /* stored widened to i16 as x_q - zp, in [-255, 255] */
+#endif
+#define SF_Q8_NR SF_NR /* output columns per panel: the f32 kernels' (threads split both alike) */
 /* The largest K: |sum_k (x_q - zp) w_q| <= K * 255 * 128 must fit int32,
  * 65536 * 32640 = 2139095040 < 2^31 - 1 (and so every partial sum and zp * colsum). */
 #define SF_Q8_MAX_K 65536

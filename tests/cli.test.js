@@ -6,58 +6,25 @@
 // bit for bit with Pretrained.embed in this process.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, appendFileSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { loadPretrained, loadModel } from '../bindings/index.js';
 import { progress } from '../bin/cli/progress.js';
 import { npyHeader, float32Text } from '../bin/cli/outputs.js';
-import { NODE_FLAGS } from '../tools/node-flags.js';
+import { REPO, TIMEOUT, cli as runCli, killMidRun as killRun, oneLine } from './cli-run.js';
 
-const REPO = fileURLToPath(new URL('..', import.meta.url));
-const BIN = path.join(REPO, 'bin/swapformer.js');
 const FIX = path.join(REPO, 'tests/pretrained');
 const MINILM = path.join(FIX, 'bert-minilm');
 const PY = '/usr/bin/python3';
-const TIMEOUT = 30_000;
 const tmp = mkdtempSync(path.join(tmpdir(), 'swapformer-cli-'));
 const at = (f) => path.join(tmp, f);
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 
-/** Runs the CLI: {status, stdout, stderr} (a timeout fails the test). */
-function cli(args, { input, cwd = tmp, bin = BIN, env } = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...NODE_FLAGS, bin, ...args], { cwd, env: { ...process.env, ...env } });
-    let stdout = '',
-      stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`swapformer ${args.join(' ')}: no exit within ${TIMEOUT} ms`));
-    }, TIMEOUT);
-    child.on('close', (status, signal) => {
-      clearTimeout(timer);
-      resolve({ status, signal, stdout, stderr });
-    });
-    child.stdin.end(input ?? '');
-  });
-}
-
-/** One line on stderr, "swapformer: ...", naming what it should, with no stack trace or raw errno. */
-function oneLine(r, re) {
-  const lines = r.stderr.trim().split('\n');
-  assert.match(lines[0], /^swapformer: /, r.stderr);
-  assert.match(lines[0], re, r.stderr);
-  assert.doesNotMatch(r.stderr, /\n\s+at |ENOENT|EISDIR|Error:/, `no stack trace or raw error code: ${r.stderr}`);
-}
+/** Runs the CLI in the test folder: {status, stdout, stderr} (a timeout fails the test). */
+const cli = (args, options = {}) => runCli(args, { cwd: tmp, ...options });
 
 const python = (code, ...args) => {
   const r = spawnSync(PY, ['-c', code, ...args], { encoding: 'utf8', timeout: TIMEOUT });
@@ -104,7 +71,8 @@ test("usage: no arguments (exit 2), --help, --version, help <command>, every com
     cli(['info', '--help']),
   ]);
   assert.equal(version.status, 0);
-  assert.equal(version.stdout, `${pkg.version}\n`);
+  assert.equal(version.stdout.split('\n')[0], pkg.version);
+  assert.match(version.stdout.split('\n')[1], /^backend: (native \S+ \(\d+ threads?; q8 .+\), \/\S+\.node|wasm (relaxed-simd|simd128) \(.*)$/);
   assert.equal(help.status, 0);
   assert.match(help.stdout, /^usage: swapformer <command>/);
   assert.equal(helpEmbed.status, 0);
@@ -177,7 +145,7 @@ test('runtime errors exit 1 as one line: missing files named, SwapformerErrors a
     [['embed', MINILM, at('ok.txt'), '-o', at('nodir/x.npy')], /nodir: no such directory \(for the output/],
     [
       ['embed', MINILM, at('ok.txt'), '-o', at('adir.npy'), '--prompt-name', 'nope'],
-      /^swapformer: BAD_ARGUMENT: options\.promptName 'nope' is not one of this model's prompts/,
+      /^swapformer: BAD_ARGUMENT: --prompt-name 'nope' is not one of this model's prompts/,
     ],
     [['embed', at('nomodel'), at('ok.txt'), '-o', at('x.npy')], /^swapformer: NOT_FOUND: source: no directory '.*nomodel'/],
     [['info', at('nomodel')], /^swapformer: NOT_FOUND: .*nomodel/],
@@ -401,29 +369,7 @@ test('embed --threads 2 writes the bytes of --threads 1', async () => {
   assert.ok(readFileSync(at('t1.npy')).equals(readFileSync(at('t2.npy'))));
 });
 
-/** Runs embed and sends it `signal` (SIGKILL) once its progress shows `after` records written; resolves when it has exited. */
-function killMidRun(args, after, signal = 'SIGKILL') {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...NODE_FLAGS, BIN, ...args], { cwd: tmp });
-    let stderr = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`no progress line within ${TIMEOUT} ms: ${stderr}`));
-    }, TIMEOUT);
-    child.stderr.on('data', (d) => {
-      stderr += d;
-      const m = /embed: (\d+)\//.exec(stderr);
-      if (m && Number(m[1]) >= after && !child.signalled) {
-        child.signalled = true;
-        child.kill(signal);
-      }
-    });
-    child.on('close', (status, signal) => {
-      clearTimeout(timer);
-      resolve({ status, signal, stderr });
-    });
-  });
-}
+const killMidRun = (args, after, signal) => killRun(args, after, signal, { cwd: tmp });
 
 test('embed --resume after SIGKILL or Ctrl-C (exit 130): the final file has the bytes of an uninterrupted run (.npy, .jsonl, int8 .parquet); a cut last record is dropped', async () => {
   const words = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'];

@@ -65,6 +65,12 @@
 //    to its LFS CDN on another host), X-Linked-Size (the file's size),
 //    X-Linked-Etag "<sha256>" (the LFS object id), ETag, X-Repo-Commit; the
 //    CDN path answers 200 with the bytes, ETag "<sha256>", Accept-Ranges.
+//  - GET /api/models/{owner}/{name}/revision/{revision}: the repository's
+//    info, {id, sha, siblings: [{rfilename}]} (every regular file of the
+//    folder, sub-folders as a/b, dot files left out), as the Hub's API answers
+//    it; sha is the commit the revision names, and a repository with history
+//    lists the folder of that commit; the same 401 / 404 as below for an
+//    unknown repository or revision.
 //  - Missing file or a folder: 404, x-error-code EntryNotFound,
 //    x-error-message, body {"error":"Entry not found"}.
 //  - Unknown repository: 401 (what the Hub answers an anonymous client, so
@@ -80,7 +86,7 @@
 //    ETag, x-error-code and the Hub's other headers), and
 //    Cross-Origin-Resource-Policy: cross-origin so a cross-origin-isolated
 //    (COEP require-corp) page can load it too; OPTIONS preflights get 204.
-// Not mimicked: gated repos, the /api/ endpoints, the Xet headers
+// Not mimicked: gated repos, the other /api/ endpoints, the Xet headers
 // (X-Xet-Hash, Link rel=xet-auth), the /api/resolve-cache/ relative redirect
 // the Hub now sometimes gives for small files (a loader that follows
 // redirects handles both), repo types other than models.
@@ -110,6 +116,7 @@ import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { requestPath, pathSegments, openInside, sendFile, clientErrorAnswer } from '../web/server.js';
 
@@ -175,6 +182,23 @@ async function hashes(file) {
   sha1.update(`blob ${size}\0`);
   for (const c of chunks) sha1.update(c);
   return { blob: sha1.digest('hex'), sha256: sha256.digest('hex'), size };
+}
+
+/** The files a repository folder serves, as the Hub lists them (a/b, sorted): regular files, and symlinks to a file inside the folder; dot files left out. */
+async function listFiles(folder) {
+  const root = await realpath(folder);
+  const out = [];
+  for (const e of await readdir(folder, { recursive: true, withFileTypes: true })) {
+    const full = path.join(e.parentPath ?? e.path, e.name);
+    const rel = path.relative(folder, full).split(path.sep).join('/');
+    if (rel.split('/').some((part) => part.startsWith('.'))) continue;
+    if (e.isFile()) out.push(rel);
+    else if (e.isSymbolicLink()) {
+      const target = await realpath(full).catch(() => null);
+      if (target && target.startsWith(root + path.sep) && (await stat(target)).isFile()) out.push(rel);
+    }
+  }
+  return out.sort();
 }
 
 /** Parses a single "bytes=a-b" range against a size: {start, end}, 'unsatisfiable', or null (ignore, send all). */
@@ -378,6 +402,23 @@ export async function startHub({
       const name = pathSegments(`/${parts[1]}`).segments ?? [];
       if (owner.length !== 1 || name.length !== 1) return json(req, res, logPath, 401, 'Repository not found', 'RepoNotFound');
       s = [owner[0], name[0], 'resolve', revision, ...s.slice(2)];
+    }
+
+    // the file list: /api/models/{owner}/{name}/revision/{revision}
+    if (!isResolve && s[0] === 'api' && s[1] === 'models' && s[4] === 'revision' && s.length === 6) {
+      const id = `${s[2]}/${s[3]}`;
+      const repo = folders.get(id);
+      if (!repo || (Object.hasOwn(tokens, id) && req.headers.authorization !== `Bearer ${tokens[id]}`))
+        return json(req, res, logPath, 401, 'Repository not found', 'RepoNotFound');
+      const revision = s[5];
+      if (revision !== 'main' && !COMMIT_RE.test(revision)) return json(req, res, logPath, 404, `Invalid rev id: ${revision}`, 'RevisionNotFound');
+      const commit = revision === 'main' ? repo.commit : revision;
+      const folder = folderAt(repo, commit);
+      if (!folder) return json(req, res, logPath, 404, `Invalid rev id: ${revision}`, 'RevisionNotFound');
+      const files = await listFiles(folder);
+      const body = JSON.stringify({ id, sha: commit, siblings: files.map((rfilename) => ({ rfilename })) });
+      head(req, res, 200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) }, logPath);
+      return res.end(req.method === 'HEAD' ? undefined : body);
     }
 
     // the LFS "CDN": /cdn-lfs/{owner}/{name}/{path...} (a repository with history: /{commit}/{path...})

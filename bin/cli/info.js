@@ -3,9 +3,10 @@
 // What a model is, as loadPretrained reads it: family and task (labels), the
 // config as swapformer's plugins (position, relative bias, norm and its
 // placement, activation, head), the tokenizer, the embedding recipe, the
-// length limit and what sets it, and the weights' size in f32 and q8.
-import { loadPretrained } from '../../bindings/index.js';
-import { downloadProgress, formatBytes, HUB_OPTIONS } from './io.js';
+// length limit and what sets it, the weights' size in f32 and q8, and what runs the core
+// here (backend, kernels, threads).
+import { loadPretrained, runtimeInfo } from '../../bindings/index.js';
+import { backendLine, count, downloadProgress, formatBytes, HUB_OPTIONS } from './io.js';
 
 export const spec = {
   name: 'info',
@@ -115,20 +116,24 @@ function text(info) {
   const c = info.config;
   row('model', info.source);
   row('family', info.family);
-  row('task', `${info.task}${info.labels ? ` (${info.labels.length} label${info.labels.length === 1 ? '' : 's'}: ${info.labels.join(', ')})` : ''}`);
+  row('task', `${info.task}${info.labels ? ` (${count(info.labels.length, 'label')}: ${info.labels.join(', ')})` : ''}`);
   section('config');
   row(
     'size',
-    `${c.layers} layers, dModel ${c.dModel}, ${c.heads} heads, ffDim ${c.ffDim}, vocab ${c.vocabSize}${c.typeVocabSize ? `, ${c.typeVocabSize} token types` : ''}`,
+    `${count(c.layers, 'layer')}, dModel ${c.dModel}, ${count(c.heads, 'head')}, ffDim ${c.ffDim}, vocab ${c.vocabSize}${c.typeVocabSize ? `, ${count(c.typeVocabSize, 'token type')}` : ''}`,
   );
-  row('position', `${c.position.plugin}${opts(c.position.options)}${c.position.limit ? ` (up to ${c.position.limit} tokens)` : ''}`);
+  row('position', `${c.position.plugin}${opts(c.position.options)}${c.position.limit ? ` (up to ${count(c.position.limit, 'token')})` : ''}`);
   row('relativeBias', `${c.relativeBias.plugin}${opts(c.relativeBias.options)}`);
   row(
     'norm',
     `${c.norm.plugin}, ${c.norm.placement}-norm, eps ${c.norm.eps}${c.norm.embedNorm ? ', embedding norm' : ''}${c.norm.finalNorm ? ', final norm' : ''}${c.norm.qkNorm && c.norm.qkNorm !== 'none' ? `, qk ${c.norm.qkNorm}` : ''}`,
   );
   row('activation', c.activation);
-  if (c.attention.localWindow) row('attention', `local window ${c.attention.localWindow} in layers ${c.attention.localLayers.join(', ')}, global elsewhere`);
+  if (c.attention.localWindow)
+    row(
+      'attention',
+      `local window ${c.attention.localWindow} in ${c.attention.localLayers.length === 1 ? 'layer' : 'layers'} ${c.attention.localLayers.join(', ')}, global elsewhere`,
+    );
   row(
     'head',
     c.head
@@ -139,7 +144,7 @@ function text(info) {
   );
   section('tokenizer');
   const t = info.tokenizer;
-  row('kind', `${t.kind}, ${t.vocabSize} tokens`);
+  row('kind', `${t.kind}, ${count(t.vocabSize, 'token')}`);
   row(
     'special',
     Object.entries(t.special)
@@ -164,12 +169,14 @@ function text(info) {
   row('similarity', r.similarity);
   section('limits');
   const l = info.limits;
-  row('maxLength', l.maxLength === null ? 'none' : `${l.maxLength} tokens, set by ${l.setBy.join(' and ')}`);
+  row('maxLength', l.maxLength === null ? 'none' : `${count(l.maxLength, 'token')}, set by ${l.setBy.join(' and ')}`);
   for (const x of l.limits) row('', x.limit === null ? x.from : `${x.limit}: ${x.from}`);
   section('weights');
-  row('f32', `${formatBytes(info.weights.f32)} (${info.weights.f32} bytes)`);
-  row('q8', `${formatBytes(info.weights.q8)} (${info.weights.q8} bytes, ${(info.weights.q8 / info.weights.f32).toFixed(2)}x)`);
+  row('f32', `${formatBytes(info.weights.f32)} (${count(info.weights.f32, 'byte')})`);
+  row('q8', `${formatBytes(info.weights.q8)} (${count(info.weights.q8, 'byte')}, ${(info.weights.q8 / info.weights.f32).toFixed(2)}x)`);
   row('loaded as', info.weights.loaded);
+  section('runtime');
+  row('backend', backendLine(info.runtime));
   const width = Math.max(...rows.filter((x) => x.length === 2).map(([k]) => k.length));
   let indent = ''; // rows before the first section are not indented
   return rows
@@ -202,6 +209,7 @@ export async function run({ args, options: o }, { signal }) {
       recipe: recipeInfo(model),
       limits: limitsInfo(model, o.maxLength),
       weights: await sizes(model),
+      runtime: await runtimeInfo(), // what the commands run on by default (embed --threads and serve may ask for others)
     };
     process.stdout.write(`${o.json ? JSON.stringify(info, null, 2) : text(info)}\n`);
     return 0;

@@ -5,8 +5,9 @@
 //   .csv    RFC 4180: a header row, fields separated by commas, "quoted" with ""
 //           for a quote (quoted fields may hold commas and line breaks)
 //   -       standard input, in the --format given (default txt)
-// Every error names the file and the line. Read as untrusted: UTF-8 checked,
-// fields taken as own properties only, a record capped at MAX_RECORD characters.
+// Every error names the file and the line (a UTF-8 error its byte too). Read
+// as untrusted: UTF-8 checked, fields taken as own properties only, a record
+// capped at MAX_RECORD characters.
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { CliError } from './errors.js';
@@ -23,45 +24,71 @@ export function inputFormat(file, given) {
   return EXTENSIONS[path.extname(file).toLowerCase()] ?? null;
 }
 
-/** Decoded text chunks of a file or of stdin, UTF-8 checked (a BOM dropped). */
-async function* textChunks(file, label) {
-  const stream = file === '-' ? process.stdin : createReadStream(file);
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  let lines = 1;
-  const decode = (chunk, stream) => {
-    try {
-      return decoder.decode(chunk, { stream });
-    } catch {
-      throw new CliError(`${label}:${lines}: not valid UTF-8`);
+/** The offset of the first byte of `bytes` that does not start (or continue) a valid UTF-8 sequence, or -1. */
+export function invalidUtf8At(bytes) {
+  for (let i = 0; i < bytes.length;) {
+    const c = bytes[i];
+    if (c < 0x80) {
+      i++;
+      continue;
     }
-  };
-  for await (const chunk of stream) {
-    const s = decode(chunk, true);
-    for (let i = s.indexOf('\n'); i >= 0; i = s.indexOf('\n', i + 1)) lines++;
-    yield s;
+    const n = c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : 0;
+    if (n === 0) return i;
+    // the second byte's range excludes overlong forms, surrogates and code points past U+10FFFF
+    const lo = c === 0xe0 ? 0xa0 : c === 0xf0 ? 0x90 : 0x80,
+      hi = c === 0xed ? 0x9f : c === 0xf4 ? 0x8f : 0xbf;
+    if (!(bytes[i + 1] >= lo && bytes[i + 1] <= hi)) return i;
+    for (let k = 2; k <= n; k++) if (i + k >= bytes.length || (bytes[i + k] & 0xc0) !== 0x80) return i;
+    i += n + 1;
   }
-  const tail = decode(undefined, false);
-  if (tail) yield tail;
+  return -1;
 }
 
 const tooLong = (label, line) => new CliError(`${label}:${line}: a record longer than ${MAX_RECORD / 2 ** 20} MiB characters`);
 
-/** Lines of text (without their \n or \r\n), numbered from 1. */
-async function* lines(file, label) {
-  let rest = '',
-    n = 0;
-  for await (const s of textChunks(file, label)) {
-    rest += s;
-    let start = 0;
-    for (let i = rest.indexOf('\n'); i >= 0; i = rest.indexOf('\n', start)) {
-      const end = i > start && rest.charCodeAt(i - 1) === 13 ? i - 1 : i;
-      yield { line: ++n, text: rest.slice(start, end) };
-      start = i + 1;
+/**
+ * The lines of a file or of stdin, split on their bytes and decoded one at a
+ * time: {line (from 1), text (without its \n, a \r kept), newline (whether a
+ * \n ended it), end (the byte offset just past it)}. UTF-8 is checked a line
+ * at a time, so an error names its own line and byte; a BOM at the start is
+ * dropped. onBytes(chunk) sees every byte read, in order (the resume digest).
+ */
+async function* lines(file, label, onBytes) {
+  const stream = file === '-' ? process.stdin : createReadStream(file);
+  const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }); // a U+FEFF inside the text is kept
+  let n = 0,
+    at = 0, // the offset of the line being read
+    parts = [],
+    partsLength = 0;
+  const line = (bytes, newline) => {
+    n++;
+    let text;
+    try {
+      text = utf8.decode(bytes);
+    } catch {
+      throw new CliError(`${label}:${n}: not valid UTF-8 (byte ${at + invalidUtf8At(bytes)} of the input, counted from 0)`);
     }
-    rest = rest.slice(start);
-    if (rest.length > MAX_RECORD) throw tooLong(label, n + 1);
+    if (n === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    if (text.length > MAX_RECORD) throw tooLong(label, n);
+    at += bytes.length + (newline ? 1 : 0);
+    return { line: n, text, newline, end: at };
+  };
+  for await (const chunk of stream) {
+    onBytes?.(chunk);
+    let start = 0;
+    for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, start)) {
+      const piece = chunk.subarray(start, i);
+      yield line(parts.length ? Buffer.concat([...parts, piece]) : piece, true);
+      [parts, partsLength, start] = [[], 0, i + 1];
+    }
+    if (start < chunk.length) {
+      parts.push(chunk.subarray(start));
+      partsLength += chunk.length - start;
+      // every UTF-16 unit takes at least one byte and at most three: more than 3 x MAX_RECORD bytes is too long
+      if (partsLength > 3 * MAX_RECORD) throw tooLong(label, n + 1);
+    }
   }
-  if (rest.length) yield { line: n + 1, text: rest.endsWith('\r') ? rest.slice(0, -1) : rest };
+  if (partsLength) yield line(Buffer.concat(parts), false);
 }
 
 /**
@@ -148,18 +175,75 @@ export async function* csvRows(chunks, label) {
   if (content) yield endRow();
 }
 
-/** A record's id from a JSON object or a CSV row: a string or a finite number. */
-function readId(value, where, name) {
-  if (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))) return value;
+const isSpace = (c) => c === 32 || c === 9 || c === 10 || c === 13;
+
+/** The end of the JSON string token starting at i (its opening quote). */
+function stringEnd(text, i) {
+  for (let j = i + 1; ; j++) {
+    const c = text.charCodeAt(j);
+    if (c === 92) j++;
+    else if (c === 34) return j + 1;
+  }
+}
+
+/** The end of the JSON value starting at i: a string, an object or array (brackets counted outside strings), a number or a literal. */
+function valueEnd(text, i) {
+  const c = text.charCodeAt(i);
+  if (c === 34) return stringEnd(text, i);
+  if (c !== 123 && c !== 91) {
+    let j = i;
+    while (j < text.length && !isSpace(text.charCodeAt(j)) && text[j] !== ',' && text[j] !== '}' && text[j] !== ']') j++;
+    return j;
+  }
+  let depth = 0;
+  for (let j = i; ; j++) {
+    const d = text.charCodeAt(j);
+    if (d === 34) j = stringEnd(text, j) - 1;
+    else if (d === 123 || d === 91) depth++;
+    else if ((d === 125 || d === 93) && --depth === 0) return j + 1;
+  }
+}
+
+/**
+ * The source text of member `name` of the JSON object `text` (text that
+ * JSON.parse accepted), the last one when a name repeats (as JSON.parse keeps
+ * it). JSON.parse reads a number into a double, rounding integers past 2^53
+ * (1234567890123456781 and ...82 both become 1234567890123456800); the id
+ * keeps the number as it is written. (JSON.parse's reviver sees the source
+ * text only from Node 21: this scan works on every Node.)
+ */
+export function memberSource(text, name) {
+  let i = text.indexOf('{') + 1,
+    found = null;
+  for (;;) {
+    while (isSpace(text.charCodeAt(i)) || text[i] === ',') i++;
+    if (text[i] !== '"') return found;
+    const keyEnd = stringEnd(text, i);
+    const key = JSON.parse(text.slice(i, keyEnd));
+    i = keyEnd;
+    while (isSpace(text.charCodeAt(i)) || text[i] === ':') i++;
+    const end = valueEnd(text, i);
+    if (key === name) found = text.slice(i, end);
+    i = end;
+  }
+}
+
+/**
+ * A record's id as the JSON text written for it: a string's JSON, or a
+ * number's text as the input wrote it (source: the member's source text).
+ */
+function readId(value, where, name, source) {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' && Number.isFinite(value)) return source;
   throw new CliError(`${where}: the id field '${name}' must be a string or a number, got ${value === null ? 'null' : typeof value}`);
 }
 
-async function* txtRecords(file, label) {
-  for await (const { text } of lines(file, label)) yield { text };
+async function* txtRecords(file, label, onBytes) {
+  for await (const { text, end } of lines(file, label, onBytes)) yield { text: text.endsWith('\r') ? text.slice(0, -1) : text, end };
 }
 
-async function* jsonlRecords(file, label, { field, idField }) {
-  for await (const { line, text } of lines(file, label)) {
+async function* jsonlRecords(file, label, { field, idField }, onBytes) {
+  for await (const { line, text, end } of lines(file, label, onBytes)) {
     if (text.trim() === '') continue;
     const where = `${label}:${line}`;
     let obj;
@@ -174,10 +258,13 @@ async function* jsonlRecords(file, label, { field, idField }) {
     const t = obj[field];
     if (typeof t !== 'string')
       throw new CliError(`${where}: field '${field}' must be a string, got ${t === null ? 'null' : Array.isArray(t) ? 'an array' : typeof t}`);
-    if (idField === undefined) yield { text: t };
+    if (idField === undefined) yield { text: t, end };
     else if (!Object.hasOwn(obj, idField))
       throw new CliError(`${where}: no id field '${idField}'${didYouMean(idField, Object.keys(obj), (k) => `--id-field ${k}`)}`);
-    else yield { text: t, id: readId(obj[idField], where, idField) };
+    else {
+      const v = obj[idField];
+      yield { text: t, id: readId(v, where, idField, typeof v === 'number' ? memberSource(text, idField) : null), end };
+    }
   }
 }
 
@@ -197,11 +284,19 @@ function columnIndex(header, wanted, label, option) {
   return k;
 }
 
-async function* csvRecords(file, label, { column, idField }) {
+async function* csvRecords(file, label, { column, idField }, onBytes) {
   let header = null,
     col = -1,
     idCol = -1;
-  for await (const { line, fields } of csvRows(textChunks(file, label), label)) {
+  // the rows read from the lines (a row's line break is the end of the line that holds it)
+  let end = 0;
+  async function* chunks() {
+    for await (const l of lines(file, label, onBytes)) {
+      end = l.end;
+      yield l.newline ? `${l.text}\n` : l.text;
+    }
+  }
+  for await (const { line, fields } of csvRows(chunks(), label)) {
     if (header === null) {
       header = fields;
       if (column === undefined) {
@@ -218,14 +313,19 @@ async function* csvRecords(file, label, { column, idField }) {
       throw new CliError(
         `${label}:${line}: ${fields.length} field${fields.length === 1 ? '' : 's'}, the header has ${header.length} (RFC 4180: every row has as many)`,
       );
-    yield idCol < 0 ? { text: fields[col] } : { text: fields[col], id: fields[idCol] };
+    yield idCol < 0 ? { text: fields[col], end } : { text: fields[col], id: JSON.stringify(fields[idCol]), end };
   }
 }
 
-/** The records {text, id?} of an input: an async iterator, errors naming file:line. */
-export function readRecords(file, { format, field = 'text', column, idField }) {
+/**
+ * The records of an input: an async iterator of {text, id?, end}, errors
+ * naming file:line. id: the JSON text written for the record's id (a string's
+ * JSON; a number as the input wrote it); end: the byte offset of the input
+ * just past the record. onBytes(chunk) sees every byte read, in order.
+ */
+export function readRecords(file, { format, field = 'text', column, idField }, onBytes) {
   const label = file === '-' ? '<stdin>' : file;
-  if (format === 'txt') return txtRecords(file, label);
-  if (format === 'jsonl') return jsonlRecords(file, label, { field, idField });
-  return csvRecords(file, label, { column, idField });
+  if (format === 'txt') return txtRecords(file, label, onBytes);
+  if (format === 'jsonl') return jsonlRecords(file, label, { field, idField }, onBytes);
+  return csvRecords(file, label, { column, idField }, onBytes);
 }

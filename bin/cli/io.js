@@ -1,6 +1,7 @@
-// Files for the command line: atomic writes, download progress, sizes.
-import { readFileSync } from 'node:fs';
-import { writeFile, rename, rm, stat } from 'node:fs/promises';
+// Files for the command line: atomic writes, download progress, sizes, which
+// paths name the same file, counts in words.
+import { readFileSync, fstatSync } from 'node:fs';
+import { writeFile, rename, rm, stat, realpath } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 
@@ -9,6 +10,13 @@ export const tempBeside = (file) => path.join(path.dirname(file), `.${path.basen
 
 /** swapformer's version (package.json). */
 export const version = () => JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+
+/** What runs the core here, in a line: the backend, its kernels, the threads, and why the wasm if it runs under 'auto'. */
+export function backendLine(r) {
+  const threads = count(r.threads, 'thread');
+  if (r.backend === 'native') return `native ${r.isa} (${threads}; q8 ${r.q8Kernel}), ${r.nativePath}`;
+  return `wasm ${r.build} (${threads}; q8 ${r.q8Kernel})${r.backendFallback ? `: ${r.backendFallback}` : ''}`;
+}
 
 /** --revision and --hub-url, for a model given as a Hub id (convert, embed, info). */
 export const HUB_OPTIONS = [
@@ -32,6 +40,32 @@ export async function writeAtomically(out, bytes) {
     throw e;
   }
 }
+
+/** n and a noun, singular for 1: count(1, 'text') is '1 text', count(2, 'text') '2 texts'. */
+export const count = (n, noun, plural = `${noun}s`) => `${n} ${n === 1 ? noun : plural}`;
+
+/**
+ * What an existing path is, links followed: {dev, ino, real} (real: its real
+ * path), or null when nothing is there. Two paths name the same file when
+ * sameFile says so: the same device and inode (hard links, symlinks, bind
+ * mounts) or the same real path (where a file system reports no inodes).
+ */
+export async function fileId(p) {
+  const info = await stat(p, { bigint: true }).catch(() => null); // inodes past 2^53 exist (XFS, btrfs)
+  return info && { dev: info.dev, ino: info.ino, real: await realpath(p).catch(() => path.resolve(p)) };
+}
+
+/** The file standard input reads when it is redirected from one (< file), else null (a terminal, a pipe). */
+export function stdinId() {
+  try {
+    const info = fstatSync(0, { bigint: true });
+    return info.isFile() ? { dev: info.dev, ino: info.ino, real: null } : null;
+  } catch {
+    return null;
+  }
+}
+
+export const sameFile = (a, b) => Boolean(a && b && ((a.ino !== 0n && a.dev === b.dev && a.ino === b.ino) || (a.real !== null && a.real === b.real)));
 
 /** Whether p names an existing regular file (not a folder). */
 export async function isLocalFile(p) {

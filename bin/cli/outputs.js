@@ -6,12 +6,16 @@
 //   <out>.partial       .jsonl (float32, binary, ubinary): the JSON lines themselves;
 //                       anything else: a .npy of the rows (float32, or the packed
 //                       bits), its header's row count written at the end
-//   <out>.partial.ids   the --id-field values, a JSON value a line (formats with an id column)
-//   <out>.partial.json  the run's settings: --resume refuses other ones
+//   <out>.partial.ids   the --id-field values, each id's JSON text a line (formats with an id column)
+//   <out>.partial.json  the run's settings, the input's size and time, the model's
+//                       weights' digest: --resume refuses other ones
+//   <out>.partial.input a checkpoint a batch: the records written so far and
+//                       the SHA-256 of the input bytes they were made from
 // At the end: .jsonl renamed; .npy its header rewritten, renamed; int8 / uint8
 // (ranges over the whole corpus), .arrow and .parquet written from the
-// partial rows into a temporary file renamed over <out>. On resume, a last
-// record cut by the kill (a line without its \n, a row short of its bytes) is dropped.
+// partial rows into a new temporary file renamed over <out>. On resume, a
+// record cut by the kill (a line without its \n, a row short of its bytes) is
+// dropped, and the records are cut to the last checkpoint they all reach.
 import { createWriteStream } from 'node:fs';
 import { open, rename, rm, readFile, writeFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -19,7 +23,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { quantizeEmbeddings } from '../../bindings/index.js';
 import { CliError } from './errors.js';
-import { tempBeside } from './io.js';
+import { count, tempBeside } from './io.js';
 
 export const OUTPUT_FORMATS = ['jsonl', 'npy', 'arrow', 'parquet'];
 const EXTENSIONS = { '.jsonl': 'jsonl', '.ndjson': 'jsonl', '.npy': 'npy', '.arrow': 'arrow', '.parquet': 'parquet' };
@@ -76,16 +80,16 @@ export function float32Text(x) {
   return String(Number(x.toPrecision(9)));
 }
 
-/** One JSON line: {"id": id, "embedding": [...]}. */
+/** One JSON line: {"id": id, "embedding": [...]} (id: the JSON text of the id). */
 function jsonLine(id, row, float) {
   const values = new Array(row.length);
   for (let i = 0; i < row.length; i++) values[i] = float ? float32Text(row[i]) : String(row[i]);
-  return `{"id":${JSON.stringify(id)},"embedding":[${values.join(',')}]}\n`;
+  return `{"id":${id},"embedding":[${values.join(',')}]}\n`;
 }
 
 // ------------------------------------------------------------------ the partial files
 
-/** Complete lines at the start of a file: {count, bytes} (a last line without \n not counted), reading in chunks. */
+/** Complete lines at the start of a file: {count, bytes, last} (a last line without \n not counted), reading in chunks. */
 async function completeLines(file) {
   const fh = await open(file, 'r');
   try {
@@ -117,7 +121,38 @@ async function completeLines(file) {
   }
 }
 
-/** A JSON-lines partial file: whole lines appended; on resume, complete lines counted and a cut last line dropped. */
+/** The complete lines of a file, in order: {text, end} (end: the byte offset past its \n); a last line without \n left out. */
+async function* linesOf(file) {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(1 << 20);
+    let at = 0,
+      parts = [];
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, at);
+      if (bytesRead === 0) return;
+      let start = 0;
+      for (let i = buf.indexOf(10); i >= 0 && i < bytesRead; i = buf.indexOf(10, start)) {
+        yield { text: Buffer.concat([...parts, buf.subarray(start, i)]).toString('utf8'), end: at + i + 1 };
+        [parts, start] = [[], i + 1];
+      }
+      if (start < bytesRead) parts.push(Buffer.from(buf.subarray(start, bytesRead)));
+      at += bytesRead;
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The byte length of the first `count` lines of a file. */
+async function linesPrefix(file, lines) {
+  if (lines === 0) return 0;
+  let seen = 0;
+  for await (const { end } of linesOf(file)) if (++seen === lines) return end;
+  throw new CliError(`${file}: fewer than ${count(lines, 'line')}`);
+}
+
+/** A file of JSON lines (the .jsonl partial, the ids, the checkpoints): whole lines appended; on resume, its complete lines. */
 class LinesFile {
   constructor(file) {
     this.file = file;
@@ -125,11 +160,12 @@ class LinesFile {
 
   async create() {
     this.fh = await open(this.file, 'w');
-    return 0;
   }
 
-  async resume() {
-    const { count, bytes, last } = await completeLines(this.file);
+  /** The complete lines (a last line cut by a kill not counted); 0 when the file is missing. */
+  async count() {
+    if (!(await stat(this.file).catch(() => null))) return 0;
+    const { count, last } = await completeLines(this.file);
     if (count > 0) {
       try {
         JSON.parse(last);
@@ -137,11 +173,14 @@ class LinesFile {
         throw new CliError(`${this.file}: its last complete line is not JSON: not a partial file of swapformer embed`);
       }
     }
-    this.fh = await open(this.file, 'r+');
-    await this.fh.truncate(bytes);
-    await this.fh.close();
-    this.fh = await open(this.file, 'a');
     return count;
+  }
+
+  /** Cut to its first `count` lines, then opened to append. */
+  async resumeAt(count) {
+    const bytes = (await stat(this.file).catch(() => null)) ? await linesPrefix(this.file, count) : 0;
+    this.fh = await open(this.file, 'a');
+    await this.fh.truncate(bytes);
   }
 
   async append(text) {
@@ -150,27 +189,27 @@ class LinesFile {
 
   async close() {
     if (!this.fh) return;
-    await this.fh.sync().catch(() => {});
-    await this.fh.close();
+    const fh = this.fh;
     this.fh = null;
+    await fh.sync().catch(() => {});
+    await fh.close();
   }
 }
 
 /** A .npy partial file: its header (row count 0 until the end), then whole rows appended. */
 class RowsFile {
   constructor(file, descr, cols) {
-    Object.assign(this, { file, descr, cols, rowBytes: cols * ITEM[descr], header: npyHeader(descr, 0, cols) });
+    Object.assign(this, { file, descr, cols, rowBytes: cols * ITEM[descr], header: npyHeader(descr, 0, cols), rows: 0 });
   }
 
   async create() {
     this.fh = await open(this.file, 'w');
     await this.fh.write(this.header);
-    this.rows = 0;
-    return 0;
   }
 
-  async resume() {
-    const fh = await open(this.file, 'r+');
+  /** The whole rows in the file (a row cut by a kill not counted), its header checked. */
+  async count() {
+    const fh = await open(this.file, 'r');
     try {
       const head = Buffer.alloc(this.header.length);
       await fh.read(head, 0, head.length, 0);
@@ -181,13 +220,17 @@ class RowsFile {
         );
       }
       const { size } = await fh.stat();
-      this.rows = Math.floor((size - h.length) / this.rowBytes);
-      await fh.truncate(h.length + this.rows * this.rowBytes);
+      return Math.floor((size - h.length) / this.rowBytes);
     } finally {
       await fh.close();
     }
+  }
+
+  /** Cut to its first `count` rows, then opened to append. */
+  async resumeAt(count) {
     this.fh = await open(this.file, 'a');
-    return this.rows;
+    await this.fh.truncate(this.header.length + count * this.rowBytes);
+    this.rows = count;
   }
 
   async append(bytes) {
@@ -197,9 +240,10 @@ class RowsFile {
 
   async close() {
     if (!this.fh) return;
-    await this.fh.sync().catch(() => {});
-    await this.fh.close();
+    const fh = this.fh;
     this.fh = null;
+    await fh.sync().catch(() => {});
+    await fh.close();
   }
 
   /** The header's row count set to the rows written (in place: the same length). */
@@ -230,28 +274,21 @@ class RowsFile {
   }
 }
 
-/** The ids file's values in order, in chunks of the sizes given (JSON values, a line each). */
+/** The ids file's lines (each id's JSON text) in order, in chunks of the sizes given. */
 async function* idChunks(file, sizes) {
-  const fh = await open(file, 'r');
+  const lines = linesOf(file);
   try {
-    const buf = Buffer.alloc(1 << 20),
-      decoder = new TextDecoder();
-    const pending = [];
-    let rest = '',
-      at = 0;
     for await (const n of sizes) {
-      while (pending.length < n) {
-        const { bytesRead } = await fh.read(buf, 0, buf.length, at);
-        if (bytesRead === 0) throw new CliError(`${file}: fewer ids than rows`);
-        at += bytesRead;
-        const parts = (rest + decoder.decode(buf.subarray(0, bytesRead), { stream: true })).split('\n');
-        rest = parts.pop();
-        for (const p of parts) pending.push(JSON.parse(p));
+      const ids = [];
+      while (ids.length < n) {
+        const { value, done } = await lines.next();
+        if (done) throw new CliError(`${file}: fewer ids than rows`);
+        ids.push(value.text);
       }
-      yield pending.splice(0, n);
+      yield ids;
     }
   } finally {
-    await fh.close();
+    await lines.return();
   }
 }
 
@@ -286,17 +323,41 @@ export async function checkOutputLibrary(format) {
   if (format === 'parquet') await optionalPackage('hyparquet-writer', 'parquet');
 }
 
-/** Whether the ids are all integers (an int64 column) or else strings (numbers as their JSON text). */
+const INT64_MIN = -(2n ** 63n),
+  INT64_MAX = 2n ** 63n - 1n;
+/** Whether an id's JSON text is an integer an int64 column holds as it is written (no -0, no leading zero, no exponent). */
+const isInt64 = (text) => /^(0|-?[1-9]\d{0,18})$/.test(text) && BigInt(text) >= INT64_MIN && BigInt(text) <= INT64_MAX;
+
+/**
+ * The column the ids go into, from their JSON texts (the ids file): 'int64'
+ * when every id is an integer that fits; else 'text' when they are all
+ * strings or all numbers (a string's value, a number's text as the input wrote
+ * it); else (strings and numbers mixed) 'json', each id's JSON text, so that
+ * the number 5 and the string "5" stay two ids.
+ */
 async function idKind(file, rows) {
-  for await (const ids of idChunks(file, chunkSizes(rows))) if (!ids.every((v) => Number.isSafeInteger(v))) return 'string';
-  return 'int';
+  let ints = true,
+    strings = true,
+    numbers = true;
+  for await (const ids of idChunks(file, chunkSizes(rows))) {
+    for (const t of ids) {
+      const string = t.startsWith('"');
+      strings &&= string;
+      numbers &&= !string;
+      ints &&= !string && isInt64(t);
+    }
+  }
+  return ints ? 'int64' : strings || numbers ? 'text' : 'json';
 }
+
+/** An id's value in a column of its kind (see idKind). */
+const idValue = (text, kind) => (kind === 'int64' ? BigInt(text) : kind === 'text' && text.startsWith('"') ? JSON.parse(text) : text);
 
 async function arrowWriter(out, { precision, cols, ids }) {
   const A = await optionalPackage('apache-arrow', 'arrow');
   const valueType = precision === 'float32' ? new A.Float32() : precision === 'int8' || precision === 'binary' ? new A.Int8() : new A.Uint8();
   const embType = new A.FixedSizeList(cols, new A.Field('item', valueType, false));
-  const idType = ids === 'string' ? new A.Utf8() : new A.Int64();
+  const idType = ids === 'int64' ? new A.Int64() : new A.Utf8();
   const schema = new A.Schema([new A.Field('id', idType, false), new A.Field('embedding', embType, false)]);
   const writer = new A.RecordBatchFileWriter();
   const stream = createWriteStream(out, { flags: 'wx' });
@@ -311,16 +372,21 @@ async function arrowWriter(out, { precision, cols, ids }) {
       written = true;
       const child = A.makeData({ type: valueType, data, length: n * cols, nullCount: 0 });
       const emb = A.makeData({ type: embType, length: n, nullCount: 0, child });
+      const values = idList.map((t) => idValue(t, ids));
       const id =
-        ids === 'string'
-          ? A.vectorFromArray(idList.map(String), new A.Utf8()).data[0]
-          : A.makeData({ type: new A.Int64(), data: BigInt64Array.from(idList, BigInt), length: n, nullCount: 0 });
+        ids === 'int64'
+          ? A.makeData({ type: new A.Int64(), data: BigInt64Array.from(values), length: n, nullCount: 0 })
+          : A.vectorFromArray(values, new A.Utf8()).data[0];
       writer.write(new A.RecordBatch(schema, A.makeData({ type: new A.Struct(schema.fields), length: n, nullCount: 0, children: [id, emb] })));
     },
     async finish() {
       if (!written) self.write([], new valueType.ArrayType(0), 0); // an empty corpus: the schema, no rows
       writer.finish();
       await closed;
+    },
+    async abort() {
+      stream.destroy();
+      await closed.catch(() => {});
     },
   };
   return self;
@@ -332,23 +398,23 @@ async function parquetWriter(out, { precision, ids }) {
     precision === 'float32' ? { type: 'FLOAT' } : { type: 'INT32', converted_type: precision === 'int8' || precision === 'binary' ? 'INT_8' : 'UINT_8' };
   const schema = [
     { name: 'root', num_children: 2 },
-    ids === 'string'
-      ? { name: 'id', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' }
-      : { name: 'id', type: 'INT64', repetition_type: 'REQUIRED' },
+    ids === 'int64'
+      ? { name: 'id', type: 'INT64', repetition_type: 'REQUIRED' }
+      : { name: 'id', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
     { name: 'embedding', repetition_type: 'REQUIRED', num_children: 1, converted_type: 'LIST' },
     { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
     { name: 'element', ...element, repetition_type: 'REQUIRED' },
   ];
   await writeFile(out, '', { flag: 'wx' });
+  // fileWriter appends with writeFileSync: no descriptor stays open between writes
   const writer = new P.ParquetWriter({ writer: P.fileWriter(out), schema, createdBy: 'swapformer embed' });
   return {
     write(idList, data, n, cols) {
       const rows = new Array(n);
       for (let r = 0; r < n; r++) rows[r] = Array.from(data.subarray(r * cols, (r + 1) * cols));
-      const id = ids === 'string' ? idList.map(String) : idList.map(BigInt);
       writer.write({
         columnData: [
-          { name: 'id', data: id },
+          { name: 'id', data: idList.map((t) => idValue(t, ids)) },
           { name: 'embedding', data: rows },
         ],
         rowGroupSize: n,
@@ -357,6 +423,7 @@ async function parquetWriter(out, { precision, ids }) {
     async finish() {
       writer.finish();
     },
+    async abort() {},
   };
 }
 
@@ -372,12 +439,18 @@ async function linesWriter(out, { float }) {
       await fh.sync();
       await fh.close();
     },
+    async abort() {
+      await fh.close();
+    },
   };
 }
 
 async function npyWriter(out, { precision, cols, rows }) {
   const fh = await open(out, 'wx');
-  await fh.write(npyHeader(DESCR[precision], rows, cols));
+  await fh.write(npyHeader(DESCR[precision], rows, cols)).catch(async (e) => {
+    await fh.close();
+    throw e;
+  });
   return {
     async write(_ids, data) {
       await fh.write(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
@@ -386,89 +459,125 @@ async function npyWriter(out, { precision, cols, rows }) {
       await fh.sync();
       await fh.close();
     },
+    async abort() {
+      await fh.close();
+    },
   };
 }
 
 // ------------------------------------------------------------------ the sink
 
+/** The SHA-256 of no bytes: the input digest of a run that has consumed nothing. */
+export const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+
+/** The files a run writes beside <out>: the partial records, their ids, the settings, the checkpoints of the input consumed. */
+export const partialFiles = (out) => ({
+  partial: `${out}.partial`,
+  ids: `${out}.partial.ids`,
+  settings: `${out}.partial.json`,
+  checkpoints: `${out}.partial.input`,
+});
+
+/** The settings a partial output was written with (<out>.partial.json), or null when there is no partial output. */
+export async function savedSettings(out) {
+  const files = partialFiles(out);
+  if (!(await stat(files.partial).catch(() => null))) return null;
+  try {
+    return JSON.parse(await readFile(files.settings, 'utf8'));
+  } catch {
+    throw new CliError(`${files.settings}: missing or not JSON: cannot tell what ${files.partial} was written with (delete both to start over)`);
+  }
+}
+
 /**
  * The output of one embed run: open() (fresh, or --resume: the records
- * already there), add(ids, embeddings) per batch, finish() (the complete
- * <out>), or close() on an interruption (the partial files kept).
+ * already there), add(ids, embeddings, consumed) per batch, finish() (the
+ * complete <out>), or close() on an interruption (the partial files kept).
  *   settings: what makes the output (compared on --resume)
  *   precision: the final one; the partial rows are float32 for int8 / uint8
+ * Before a batch's records, a checkpoint line goes to <out>.partial.input:
+ * {"records", "bytes", "sha256"}, the records the partial output holds after
+ * the batch and the input bytes they were made from (the prefix of the input
+ * and its SHA-256). On resume the records are cut to the last checkpoint
+ * they all reach, which says what of the input they were made from.
  */
 export class Sink {
   constructor(out, { format, precision, cols, withIds, settings }) {
     const packed = precision === 'binary' || precision === 'ubinary';
-    Object.assign(this, { out, format, precision, cols, withIds, settings });
-    this.partial = `${out}.partial`;
-    this.idsFile = `${out}.partial.ids`;
-    this.settingsFile = `${out}.partial.json`;
+    Object.assign(this, { out, format, precision, cols, withIds, settings, files: partialFiles(out) });
     this.direct = format === 'jsonl' && !['int8', 'uint8'].includes(precision); // lines written as they are, renamed at the end
     this.rowsPrecision = packed ? (precision === 'binary' ? 'int8' : 'uint8') : 'float32';
     this.idsApart = withIds && !this.direct && format !== 'npy'; // ids kept beside the rows
-    this.file = this.direct ? new LinesFile(this.partial) : new RowsFile(this.partial, DESCR[this.rowsPrecision], cols);
+    this.file = this.direct ? new LinesFile(this.files.partial) : new RowsFile(this.files.partial, DESCR[this.rowsPrecision], cols);
+    this.ids = this.idsApart ? new LinesFile(this.files.ids) : null;
+    this.checkpoints = new LinesFile(this.files.checkpoints);
     this.count = 0;
   }
 
-  /** Opens the partial files: the number of records they already hold (0 unless resuming). */
+  /**
+   * Opens the partial files: {records, bytes, sha256}, the records they hold
+   * already (0 unless resuming) and the input bytes those were made from.
+   */
   async open({ resume }) {
-    const exists = async (f) => Boolean(await stat(f).catch(() => null));
-    if (resume && (await exists(this.partial))) {
-      let saved;
-      try {
-        saved = JSON.parse(await readFile(this.settingsFile, 'utf8'));
-      } catch {
-        throw new CliError(`${this.settingsFile}: missing or not JSON: cannot tell what ${this.partial} was written with (delete both to start over)`);
-      }
-      const differ = Object.keys({ ...saved, ...this.settings }).filter((k) => JSON.stringify(saved[k]) !== JSON.stringify(this.settings[k]));
-      if (differ.length) {
-        const k = differ[0];
-        throw new CliError(
-          `--resume: ${this.partial} was written with ${k} = ${JSON.stringify(saved[k])}, this run has ${JSON.stringify(this.settings[k])}: run with the same settings, or delete ${this.partial} to start over`,
-        );
-      }
-      let count = await this.file.resume();
-      if (this.idsApart) {
-        const ids = (await exists(this.idsFile)) ? await new LinesFile(this.idsFile).resume() : 0;
-        count = Math.min(count, ids);
-        await this.#truncateTo(count);
-      }
-      this.count = count;
-      return count;
+    const { partial, settings } = this.files;
+    const exists = Boolean(await stat(partial).catch(() => null));
+    if (!resume && exists) throw new CliError(`${partial} exists: an interrupted run of this output; --resume continues it, or delete it to start over`);
+    try {
+      if (resume && exists) return await this.#resume(await savedSettings(this.out));
+      await writeFile(settings, `${JSON.stringify(this.settings, null, 2)}\n`);
+      await this.file.create();
+      await this.ids?.create();
+      await this.checkpoints.create();
+      return { records: 0, bytes: 0, sha256: EMPTY_SHA256 };
+    } catch (e) {
+      await this.close();
+      throw e;
     }
-    if (!resume && (await exists(this.partial))) {
-      throw new CliError(`${this.partial} exists: an interrupted run of this output; --resume continues it, or delete it to start over`);
-    }
-    await writeFile(this.settingsFile, `${JSON.stringify(this.settings, null, 2)}\n`);
-    await this.file.create();
-    if (this.idsApart) {
-      this.ids = new LinesFile(this.idsFile);
-      await this.ids.create();
-    }
-    return 0;
   }
 
-  // rows and ids cut to the same count (a kill between the two writes)
-  async #truncateTo(count) {
-    await this.file.close();
-    const fh = await open(this.partial, 'r+');
-    await fh.truncate(this.file.header.length + count * this.file.rowBytes);
-    await fh.close();
-    this.file.rows = count;
-    this.file.fh = await open(this.partial, 'a');
-    const { bytes } = await linesPrefix(this.idsFile, count);
-    const ih = await open(this.idsFile, 'r+');
-    await ih.truncate(bytes);
-    await ih.close();
-    this.ids = new LinesFile(this.idsFile);
-    this.ids.fh = await open(this.idsFile, 'a');
+  async #resume(saved) {
+    const differ = Object.keys({ ...saved, ...this.settings }).filter((k) => JSON.stringify(saved[k]) !== JSON.stringify(this.settings[k]));
+    if (differ.length) {
+      const k = differ[0];
+      throw new CliError(
+        `--resume: ${this.files.partial} was written with ${k} = ${JSON.stringify(saved[k])}, this run has ${JSON.stringify(this.settings[k])}: run with the same settings, or delete ${this.files.partial} to start over`,
+      );
+    }
+    // the whole records of every file (a record cut by the kill left out), then the last checkpoint they all reach
+    let whole = await this.file.count();
+    if (this.ids) whole = Math.min(whole, await this.ids.count());
+    let at = { records: 0, bytes: 0, sha256: EMPTY_SHA256 },
+      lines = 0;
+    if (await stat(this.files.checkpoints).catch(() => null)) {
+      for await (const { text } of linesOf(this.files.checkpoints)) {
+        let c;
+        try {
+          c = JSON.parse(text);
+        } catch {
+          throw new CliError(`${this.files.checkpoints}: a line is not JSON: not a partial file of swapformer embed`);
+        }
+        if (!(Number.isSafeInteger(c?.records) && Number.isSafeInteger(c.bytes) && /^[0-9a-f]{64}$/.test(c.sha256)))
+          throw new CliError(`${this.files.checkpoints}: not a checkpoint of swapformer embed: ${text.slice(0, 80)}`);
+        if (c.records > whole) break;
+        at = { records: c.records, bytes: c.bytes, sha256: c.sha256 };
+        lines++;
+      }
+    }
+    await this.file.resumeAt(at.records);
+    await this.ids?.resumeAt(at.records);
+    await this.checkpoints.resumeAt(lines);
+    this.count = at.records;
+    return at;
   }
 
-  /** A batch's records: ids (their ids: the input's, or record numbers) and {data, shape: [n, cols]}. */
-  async add(ids, { data, shape }) {
+  /**
+   * A batch's records: ids (the JSON text of each id: the input's, or the
+   * record numbers), {data, shape: [n, cols]}, and consumed: {bytes, sha256},
+   * the input bytes read up to the batch's last record.
+   */
+  async add(ids, { data, shape }, consumed) {
     const [n] = shape;
+    await this.checkpoints.append(`${JSON.stringify({ records: this.count + n, bytes: consumed.bytes, sha256: consumed.sha256 })}\n`);
     if (this.direct) {
       let text = '';
       const float = this.precision === 'float32';
@@ -476,32 +585,32 @@ export class Sink {
       await this.file.append(text);
     } else {
       await this.file.append(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
-      if (this.idsApart) await this.ids.append(ids.map((v) => `${JSON.stringify(v)}\n`).join(''));
+      if (this.ids) await this.ids.append(ids.map((v) => `${v}\n`).join(''));
     }
     this.count += n;
   }
 
-  /** Interrupted: the partial files flushed and kept for --resume. */
+  /** Interrupted: the partial files flushed, closed and kept for --resume. */
   async close() {
     await this.file.close();
     await this.ids?.close();
+    await this.checkpoints.close();
   }
 
   /** The complete output at <out> (renamed over it), the partial files removed. */
   async finish() {
     await this.close();
     if (this.direct) {
-      await rename(this.partial, this.out);
+      await rename(this.files.partial, this.out);
     } else if (this.format === 'npy' && !['int8', 'uint8'].includes(this.precision)) {
       // the rows are the output's
       await this.file.seal();
-      await rename(this.partial, this.out);
+      await rename(this.files.partial, this.out);
     } else {
       await this.#convert();
-      await rm(this.partial, { force: true });
+      await rm(this.files.partial, { force: true });
     }
-    await rm(this.idsFile, { force: true });
-    await rm(this.settingsFile, { force: true });
+    for (const f of [this.files.ids, this.files.checkpoints, this.files.settings]) await rm(f, { force: true });
   }
 
   // the partial rows -> the output format (int8 / uint8 quantized with the ranges of every row), in chunks
@@ -513,24 +622,31 @@ export class Sink {
     if (quantize && rows > 0) ranges = await this.#ranges();
     const stored = quantize ? this.precision : this.precision === 'float32' ? 'float32' : this.rowsPrecision;
     const tmp = tempBeside(this.out);
-    const ids = this.idsApart ? await idKind(this.idsFile, rows) : 'int';
+    const ids = this.idsApart ? await idKind(this.files.ids, rows) : 'int64';
     const make = { jsonl: linesWriter, npy: npyWriter, arrow: arrowWriter, parquet: parquetWriter }[this.format];
+    let writer = null;
     try {
-      const writer = await make(tmp, { precision: this.format === 'jsonl' ? this.precision : stored, cols, rows, ids, float: this.precision === 'float32' });
+      writer = await make(tmp, { precision: this.format === 'jsonl' ? this.precision : stored, cols, rows, ids, float: this.precision === 'float32' });
       const chunks = [];
       for await (const c of this.file.chunks()) chunks.push(c.rows); // sizes first: the ids are read in the same chunks
-      const idIt = this.idsApart ? idChunks(this.idsFile, chunks) : null;
+      const idIt = this.idsApart ? idChunks(this.files.ids, chunks) : null;
       let at = 0;
-      for await (const c of this.file.chunks()) {
-        let values = this.#view(c.data, this.rowsPrecision);
-        if (quantize) values = (await quantizeEmbeddings({ data: values, shape: [c.rows, cols] }, this.precision, { ranges })).data;
-        const idList = idIt ? (await idIt.next()).value : Array.from({ length: c.rows }, (_, k) => at + k);
-        await writer.write(idList, values, c.rows, cols);
-        at += c.rows;
+      try {
+        for await (const c of this.file.chunks()) {
+          let values = this.#view(c.data, this.rowsPrecision);
+          if (quantize) values = (await quantizeEmbeddings({ data: values, shape: [c.rows, cols] }, this.precision, { ranges })).data;
+          const idList = idIt ? (await idIt.next()).value : Array.from({ length: c.rows }, (_, k) => String(at + k));
+          await writer.write(idList, values, c.rows, cols);
+          at += c.rows;
+        }
+      } finally {
+        await idIt?.return();
       }
       await writer.finish();
+      writer = null;
       await rename(tmp, this.out);
     } catch (e) {
+      await writer?.abort().catch(() => {});
       await rm(tmp, { force: true });
       throw e;
     }
@@ -560,26 +676,5 @@ export class Sink {
     data.set(lo);
     data.set(hi, cols);
     return { data, shape: [2, cols] };
-  }
-}
-
-/** The byte length of the first `count` lines of a file. */
-async function linesPrefix(file, count) {
-  const fh = await open(file, 'r');
-  try {
-    const buf = Buffer.alloc(1 << 20);
-    let seen = 0,
-      at = 0;
-    if (count === 0) return { bytes: 0 };
-    for (;;) {
-      const { bytesRead } = await fh.read(buf, 0, buf.length, at);
-      if (bytesRead === 0) return { bytes: at };
-      for (let i = buf.indexOf(10, 0); i >= 0 && i < bytesRead; i = buf.indexOf(10, i + 1)) {
-        if (++seen === count) return { bytes: at + i + 1 };
-      }
-      at += bytesRead;
-    }
-  } finally {
-    await fh.close();
   }
 }

@@ -17,12 +17,14 @@ export function clock(s) {
 
 /**
  * A progress display: tick(n) after n more records, end() when done.
- * total: null when unknown (stdin); start: records done before this run (--resume).
+ * total: null when unknown (stdin); start: records done before this run (--resume);
+ * unit, units: the noun counted, singular and plural.
  */
 export function progress({
   total,
   start = 0,
-  unit = 'texts',
+  unit = 'text',
+  units = `${unit}s`,
   label = 'embed',
   every = 1000,
   seconds = 10,
@@ -34,11 +36,13 @@ export function progress({
   let done = start,
     lastLine = t0,
     lastCount = start,
-    lastDraw = 0;
+    lastDraw = 0,
+    drawn = -1; // the count of the frame on screen
   const rate = () => (done - start) / Math.max((now() - t0) / 1000, 1e-9);
   const eta = () => (total === null || done === start ? NaN : (total - done) / rate());
-  const pct = () => (total ? ` ${((100 * done) / total).toFixed(1).padStart(5)}%` : '');
-  const count = () => `${done}${total === null ? '' : `/${total}`} ${unit}`;
+  const percent = () => (Math.floor((1000 * done) / Math.max(total, 1)) / 10).toFixed(1); // rounded down: 100.0% only when done
+  const pct = () => (total ? ` ${percent().padStart(5)}%` : '');
+  const count = () => `${done}${total === null ? '' : `/${total}`} ${(total ?? done) === 1 ? unit : units}`; // 1/1 text, 0/2 texts
   const tty = Boolean(stream.isTTY);
 
   function draw(force) {
@@ -46,14 +50,15 @@ export function progress({
     if (!force && t - lastDraw < 100) return;
     lastDraw = t;
     const width = 20,
-      filled = total ? Math.round((width * done) / Math.max(total, 1)) : 0;
+      filled = total ? Math.floor((width * done) / Math.max(total, 1)) : 0; // full only when done
     const bar = total ? `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]` : '';
-    const line = `${bar}${pct()}  ${count()}  ${rate().toFixed(1)} ${unit}/s${total === null ? '' : `  ETA ${clock(eta())}`}`;
+    const line = `${bar}${pct()}  ${count()}  ${rate().toFixed(1)} ${units}/s${total === null ? '' : `  ETA ${clock(eta())}`}`;
     stream.write(`\r\x1b[2K${line}`);
+    drawn = done;
   }
 
   function line(final) {
-    const parts = [`${label}: ${count()}${total ? ` (${((100 * done) / Math.max(total, 1)).toFixed(1)}%)` : ''}`, `${rate().toFixed(1)} ${unit}/s`];
+    const parts = [`${label}: ${count()}${total ? ` (${percent()}%)` : ''}`, `${rate().toFixed(1)} ${units}/s`];
     if (!final && total !== null) parts.push(`ETA ${Number.isFinite(eta()) ? `${Math.round(eta())} s` : '?'}`);
     stream.write(`${parts.join(', ')}${final ? `, ${((now() - t0) / 1000).toFixed(1)} s` : ''}\n`);
     lastLine = now();
@@ -70,7 +75,7 @@ export function progress({
     end() {
       if (quiet) return;
       if (tty) {
-        draw(true);
+        if (drawn !== done) draw(true); // the last frame, unless it is on screen already
         stream.write('\n');
       } else line(true);
     },

@@ -115,13 +115,18 @@ export class Engine {
    * TEI's /tokenize tokens of a text: {id, text, special, start, stop} with
    * UTF-8 byte offsets into the text, text the bytes they span; a special
    * token (the template's: the special-tokens mask) has its token as text
-   * and null offsets (core/src/tokenization.rs into_tokens).
+   * and null offsets (core/src/tokenization.rs into_tokens). At most
+   * maxInputLength tokens, as /embed takes a text: cut (truncate) or 422.
    */
-  tokens(text, addSpecialTokens) {
-    const enc = this.#model.tokenizer.encode(text, { addSpecialTokens });
+  tokens(text, addSpecialTokens, truncate) {
+    const enc = this.#model.tokenizer.encode(text, truncate ? { addSpecialTokens, maxLength: this.maxInputLength } : { addSpecialTokens });
+    this.fit(enc.ids.length, truncate);
     const special = addSpecialTokens ? this.#model.tokenizerView.specialTokensMask(enc) : null;
-    const bytes = Buffer.from(text, 'utf8'),
-      at = utf8Offsets(text);
+    // the text up to the last token's end: a text cut to maxInputLength tokens needs no more
+    const end = enc.offsets.reduce((most, [, stop]) => Math.max(most, stop), 0);
+    const head = text.slice(0, end),
+      bytes = Buffer.from(head, 'utf8'),
+      at = utf8Offsets(head);
     return enc.tokens.map((token, i) => {
       const id = enc.ids[i];
       if (special && special[i]) return { id, text: token, special: true, start: null, stop: null };

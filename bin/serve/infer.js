@@ -5,7 +5,28 @@
 // try_acquire_permit), every input measured in tokens (422 when too long and
 // not truncated), then all of them queued for the batcher and awaited
 // together; a failing input fails its request (TEI's join_all + collect).
+// Measuring is tokenizing, which takes a while for long texts (a 2 MB body,
+// about a second): it goes in slices, the event loop served between them.
 import { batchSize, overloaded } from './errors.js';
+import { CLIENT_GONE } from './body.js';
+
+/** The longest a request works before it lets the event loop serve others (ms). */
+const SLICE_MS = 10;
+
+/**
+ * A request's slicer: call it between two pieces of work; once the work since
+ * the last turn has taken SLICE_MS it waits a turn of the event loop, then
+ * throws CLIENT_GONE if the client has left meanwhile.
+ */
+export function slicer(call) {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < SLICE_MS) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    if (call.gone()) throw CLIENT_GONE;
+    since = performance.now();
+  };
+}
 
 /** The permits of --max-concurrent-requests: one per input in flight. */
 export class Permits {
@@ -57,7 +78,10 @@ export async function infer(svc, call, { key, inputs, measure, truncate, task })
     let tokenization = 0,
       tokens = 0,
       characters = 0;
-    const lengths = inputs.map((input) => {
+    const lengths = [],
+      slice = slicer(call);
+    for (const input of inputs) {
+      await slice();
       const t0 = performance.now();
       let n;
       try {
@@ -70,8 +94,8 @@ export async function infer(svc, call, { key, inputs, measure, truncate, task })
       metrics.observe('te_request_input_length', n);
       tokens += n;
       characters += chars(input.text) + (input.pair === undefined ? 0 : chars(input.pair));
-      return n;
-    });
+      lengths.push(n);
+    }
     metrics.count(`te_${task}_count`, {}, inputs.length);
     const settled = await Promise.allSettled(inputs.map((input, i) => batcher.submit(key, lengths[i], input, call.gone)));
     const failed = settled.find((s) => s.status === 'rejected');

@@ -9,7 +9,9 @@
 // Limits (README "Server"): bodies past --payload-limit 413, bodies that do
 // not arrive within --body-timeout 408 (and headers within it: Node's
 // headersTimeout), more inputs in flight than --max-concurrent-requests 429;
-// an answer to a request whose body was not read whole closes the connection.
+// an answer to a request whose body was not read whole closes the connection
+// once the rest of the body has arrived (lingerClose). HEAD answers as GET
+// does, without the body (RFC 9110 9.3.2); a 405 names the methods in Allow.
 // drain: no new connection, every request already received answered (with
 // Connection: close), then the server closes.
 import http from 'node:http';
@@ -26,6 +28,9 @@ import { embeddings } from './openai.js';
 /** The drain: how long a connection without a request stays open, and the ticks without a new connection before the listener closes. */
 const IDLE_MS = 250,
   QUIET_TICKS = 3;
+
+/** The most bytes of a refused body read and thrown away before its connection is cut (or --payload-limit, if more). */
+const LINGER_BYTES = 64 * 2 ** 20;
 
 const METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
@@ -59,7 +64,44 @@ function authorized(req, expected) {
   return typeof got === 'string' && timingSafeEqual(digest(got), expected);
 }
 
-/** Writes an answer; one whose request body was not read whole closes the connection, the rest discarded. */
+/**
+ * An answer written before its request's body arrived whole (413, 401, 415,
+ * 408...) says Connection: close, and the connection closes once the rest of
+ * the body has arrived, read and thrown away: at most LINGER_BYTES (or
+ * --payload-limit) within --body-timeout, else it is cut. Closed at once, the
+ * connection would be reset under a client still writing its body, which then
+ * reads EPIPE or ECONNRESET instead of the answer (fetch's "fetch failed").
+ * Node ends a Connection: close answer with socket.destroySoon(): for this
+ * socket, that waits for the body.
+ */
+function lingerClose(svc, req) {
+  const { socket } = req;
+  const most = Math.max(LINGER_BYTES, svc.options.payloadLimit);
+  let read = 0,
+    written = false;
+  const timer = setTimeout(() => socket.destroy(), svc.options.bodyTimeout);
+  socket.once('close', () => clearTimeout(timer));
+  const close = () => {
+    if (!written || !req.readableEnded) return;
+    clearTimeout(timer);
+    net.Socket.prototype.destroySoon.call(socket);
+  };
+  socket.destroySoon = () => {
+    written = true;
+    close();
+  };
+  req.on('data', (chunk) => {
+    read += chunk.length;
+    if (read > most) socket.destroy();
+  });
+  req.once('end', close);
+  req.resume();
+}
+
+/** Whether some of the request's body has not been read (a request without Content-Length or Transfer-Encoding has none: RFC 9112 6.3). */
+const unread = (req) => !req.complete && (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) !== 0);
+
+/** Writes an answer; one whose request body was not read whole closes the connection (lingerClose). */
 function send(svc, req, res, status, { json, text, type, headers }) {
   const payload = json !== undefined ? JSON.stringify(json) : text;
   const head = {
@@ -67,11 +109,9 @@ function send(svc, req, res, status, { json, text, type, headers }) {
     'content-length': Buffer.byteLength(payload),
     ...headers,
   };
-  if (svc.draining || !req.complete) head.connection = 'close';
-  if (!req.complete) {
-    req.resume();
-    res.once('finish', () => setTimeout(() => req.socket.destroy(), 1000).unref());
-  }
+  const linger = unread(req);
+  if (svc.draining || linger) head.connection = 'close';
+  if (linger) lingerClose(svc, req);
   res.writeHead(status, head);
   res.end(payload);
 }
@@ -83,11 +123,11 @@ async function handle(svc, req, res) {
     gone = !res.writableFinished;
   });
   const path = (req.url ?? '/').split('?')[0];
-  const route = svc.routes.get(`${req.method} ${path}`);
+  const route = svc.routes.get(`${req.method === 'HEAD' ? 'GET' : req.method} ${path}`); // Node sends no body to a HEAD
   const style = path.endsWith('embeddings') ? 'openai' : 'tei';
   try {
     if (!route) {
-      const allowed = ['GET', 'POST'].filter((m) => svc.routes.has(`${m} ${path}`));
+      const allowed = ['GET', 'HEAD', 'POST'].filter((m) => svc.routes.has(`${m === 'HEAD' ? 'GET' : m} ${path}`));
       if (allowed.length)
         throw new HttpError(405, 'MethodNotAllowed', `${req.method} is not allowed on ${path}`, {
           code: 'method_not_allowed',
@@ -116,10 +156,13 @@ async function handle(svc, req, res) {
 /**
  * The server over an engine (engine.js), not yet listening. options:
  * maxConcurrentRequests, maxBatchTokens, maxBatchRequests, maxClientBatchSize,
- * autoTruncate, payloadLimit, bodyTimeout (ms), apiKey, modelId,
+ * autoTruncate, payloadLimit, bodyTimeout (ms), apiKey (null or undefined for none), modelId,
  * servedModelName, version.
  */
 export function createServer(engine, options) {
+  // an empty key would turn the check off (bin/serve.js refuses one as a usage error)
+  if (options.apiKey != null && (typeof options.apiKey !== 'string' || options.apiKey.trim() === ''))
+    throw new TypeError('apiKey must be a non-empty string, or null for none');
   const metrics = new Metrics({ maxInputLength: engine.maxInputLength });
   const svc = {
     engine,

@@ -6,7 +6,7 @@
 // numbers are the library's (engine.js).
 import { empty, modelType, unhealthy, validation, HttpError } from './errors.js';
 import { shape, own, bool, optionalBool, optionalString, optionalCount, string, isIds, list, truncationDirection } from './body.js';
-import { infer, record, checkBatchSize } from './infer.js';
+import { infer, record, checkBatchSize, slicer } from './infer.js';
 
 const describe = 'a string, token ids, or an array of strings and token ids';
 
@@ -160,8 +160,13 @@ export async function rerank(svc, body, call) {
   return { json: ranks, headers: record(svc, meta) };
 }
 
-/** POST /tokenize: [[{id, text, special, start, stop}]], UTF-8 byte offsets, null on special tokens (TEI's into_tokens). */
-export function tokenize(svc, body) {
+/**
+ * POST /tokenize: [[{id, text, special, start, stop}]], UTF-8 byte offsets,
+ * null on special tokens (TEI's into_tokens). Each input within the longest
+ * input as /embed's: cut (truncate, default --auto-truncate) or 422; the
+ * inputs tokenized in slices (infer.js's slicer), the event loop served between them.
+ */
+export async function tokenize(svc, body, call) {
   const v = own(body, 'inputs');
   let texts;
   if (typeof v === 'string') texts = [v];
@@ -171,8 +176,20 @@ export function tokenize(svc, body) {
     texts = v;
   } else throw shape('inputs', v === undefined ? 'is missing' : 'must be a string or an array of strings');
   const addSpecialTokens = bool(body, 'add_special_tokens', true);
+  const truncate = optionalBool(body, 'truncate', svc.options.autoTruncate);
   const prompt = svc.engine.prompt(optionalString(body, 'prompt_name'));
-  return { json: texts.map((t) => svc.engine.tokens(prompt + t, addSpecialTokens)) };
+  const out = [],
+    slice = slicer(call);
+  for (const t of texts) {
+    await slice();
+    try {
+      out.push(svc.engine.tokens(prompt + t, addSpecialTokens, truncate));
+    } catch (e) {
+      svc.metrics.count('te_request_failure', { err: 'validation' });
+      throw e;
+    }
+  }
+  return { json: out };
 }
 
 /** POST /decode: [str]. */

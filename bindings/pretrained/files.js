@@ -13,7 +13,10 @@
 // untrusted files (the shard names of model.safetensors.index.json, the module
 // paths of modules.json).
 //
-// Downloads stream their body and report progress; in browsers each downloaded
+// Downloads stream their body and report progress. In browsers and Workers, a
+// Hub repository's file list (the Hub's API) is read once, at the commit the
+// load reads, when an optional file is not in a cache, so that a file the
+// repository lacks is not asked for: a browser logs every 404 as a console error. In browsers each downloaded
 // file is kept in the Cache API (cache 'swapformer-models-v1', keyed by the
 // resolved URL) and later reads are served from it. In Node a Hub download goes to
 // the Hugging Face hub cache on disk (hub-cache.js: huggingface_hub's layout, shared
@@ -584,7 +587,27 @@ async function openHub(id, opts) {
   const disk = isNode && opts.cache && opts.cacheDir ? await openRepoCache(opts.cacheDir, id, opts.revision) : null;
   // a file at the commit the load resolved (once known), else at the revision asked for
   const urlOf = (path, commit) => `${base}${encodeURIComponent(commit ?? opts.revision)}/${encodePath(path)}`;
-  return makeDownloader('hub', label, urlOf, opts, disk);
+  // elsewhere (a browser): the Hub's list of the files at that commit (or revision), so that an
+  // optional file the repository lacks is not asked for (a browser logs every 404 as a console error)
+  const listUrlOf = isNode ? null : (at) => `${opts.hubUrl}/api/models/${id}/revision/${encodeURIComponent(at)}`;
+  return makeDownloader('hub', label, urlOf, opts, disk, listUrlOf);
+}
+
+/** The most bytes of a Hub file list read (a repository of many thousand files). */
+const LIST_LIMIT = 16 * MB;
+
+/**
+ * Whether a fetch failure in this context may be the browser hiding an answer without CORS
+ * headers: a page or worker (not Node, Deno, Bun) fetching another origin, and fetch's TypeError.
+ */
+function mayBeCors(url, e) {
+  if (isNode || !(e instanceof TypeError)) return false;
+  const here = globalThis.location?.origin;
+  try {
+    return typeof here === 'string' && new URL(url).origin !== here;
+  } catch {
+    return false;
+  }
 }
 
 /** The browser's model cache, or null (Node, cache: false, or a context without the Cache API). */
@@ -598,7 +621,7 @@ function cacheOpener(opts) {
   };
 }
 
-function makeDownloader(kind, label, urlOf, opts, disk = null) {
+function makeDownloader(kind, label, urlOf, opts, disk = null, listUrlOf = null) {
   const openCache = cacheOpener(opts);
   const hub = kind === 'hub';
   const auth = hub && opts.token ? { authorization: `Bearer ${opts.token}` } : {};
@@ -650,6 +673,68 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
       );
   };
 
+  /**
+   * The repository's paths from the Hub's file list (GET {hubUrl}/api/models/{id}/revision/{at}:
+   * its siblings' rfilename, and its sha), asked for once, when an optional file is not in a
+   * cache: at the commit this load reads once that is known; before, at the revision, and then
+   * the commit the list names (its sha) is the one the load reads, as an answer's X-Repo-Commit
+   * would be. Kept in the Cache API with the files (a load served from the cache makes no
+   * request). Null when the list cannot be had (a mirror without the API, an error, a body that
+   * is not the list) or is of another commit: then optional files are asked for and a 404 says
+   * they are absent, as before.
+   */
+  const lists = new Map(); // by the revision or commit asked at: a promise of {names, sha} or null
+  const namesOf = (bytes) => {
+    const info = parseJSON(utf8.decode(bytes), 'the file list');
+    if (!Array.isArray(info?.siblings)) return null;
+    const names = info.siblings.map((e) => (e && typeof e === 'object' && Object.hasOwn(e, 'rfilename') ? e.rfilename : null));
+    if (!names.every((n) => typeof n === 'string')) return null;
+    return { names: new Set(names), sha: typeof info.sha === 'string' && COMMIT_RE.test(info.sha) ? info.sha : null };
+  };
+  const readList = async (listUrl) => {
+    const cache = await openCache();
+    const cached = cache ? await cache.match(listUrl).catch(() => undefined) : undefined;
+    if (cached) {
+      const bytes = new Uint8Array(await cached.arrayBuffer());
+      return bytes.length <= LIST_LIMIT ? namesOf(bytes) : null;
+    }
+    const guard = downloadGuard('the file list', listUrl, [opts.signal], opts.stallTimeout);
+    try {
+      const res = await guard.step((async () => opts.fetchFn(listUrl, { headers: auth, signal: guard.signal }))());
+      if (!isResponse(res) || !res.ok) {
+        res?.body?.cancel?.()?.catch(() => {});
+        return null;
+      }
+      const bytes = await readBody(res, 'the file list', listUrl, { limit: LIST_LIMIT, guard, label });
+      const list = namesOf(bytes);
+      if (list && cache) await cache.put(listUrl, new Response(bytes, { headers: { 'Content-Type': 'application/json' } })).catch(() => {});
+      return list;
+    } catch {
+      return null; // an abort reaches the file's own request next, which reports it
+    } finally {
+      guard.close();
+    }
+  };
+  const listed = async () => {
+    if (!listUrlOf) return null;
+    const at = commit ?? opts.revision;
+    const reading = lists.get(at) ?? readList(listUrlOf(at)).catch(() => null);
+    lists.set(at, reading);
+    const list = await reading;
+    if (!list) return null;
+    if (list.sha && list.sha !== at) {
+      // read at the revision: the commit it names is the one this load reads (unless the server names none)
+      if (commit === null && !unnamed) commit = list.sha;
+      if (!lists.has(list.sha)) lists.set(list.sha, reading);
+    }
+    return commit && list.sha && list.sha !== commit ? null : list.names;
+  };
+  /** True when the Hub's file list says the repository has no such file. */
+  const listedAbsent = async (path) => {
+    const names = await listed();
+    return names !== null && !names.has(path);
+  };
+
   /** Throws for an unusable answer; returns false for an absent optional file. */
   const checkStatus = (res, path, url, optional, asked) => {
     if (res.ok) return true;
@@ -679,7 +764,15 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
       res = await guard.step((async () => opts.fetchFn(url, { ...init, signal: guard.signal }))());
     } catch (e) {
       if (e === guard.failure) throw e;
-      throw networkError(path, url, e);
+      const err = networkError(path, url, e);
+      if (!mayBeCors(url, e)) throw err;
+      // a browser gives no reason: an answer without CORS headers (a 404 too) reads as no answer at all
+      const cors = new SwapformerError(
+        'NETWORK',
+        `${err.message}. A browser does not say why a request to another origin failed: if ${new URL(url).origin} is up, check that it sends CORS headers (Access-Control-Allow-Origin) on every answer, 404s and errors included (the loader asks for optional files a folder may lack)`,
+      );
+      cors.cause = err.cause;
+      throw cors;
     }
     if (!isResponse(res)) throw new SwapformerError('NETWORK', `${path}: the fetch option resolved to ${describe(res)} for ${url}, not a Response`);
     return res;
@@ -743,6 +836,7 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
     const end = await resolveTurn();
     let bytes, res, url, asked;
     try {
+      if (optional && !commit) await listed(); // a file list read at the revision names the commit
       if (disk && commit) {
         // a snapshot on disk: read as a folder is (regular files, symlinks inside the repository's folder, caps)
         const dir = await disk.snapshotWith(path, commit);
@@ -764,6 +858,7 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
         return bytes;
       }
       if (opts.offline) return await offlineMiss(path, optional);
+      if (optional && (await listedAbsent(path))) return null;
       const guard = downloadGuard(path, url, [opts.signal, signal], opts.stallTimeout);
       let meta;
       try {
@@ -805,6 +900,7 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
   const hasRaw = async (path, { signal }) => {
     const end = await resolveTurn();
     try {
+      if (!commit) await listed(); // a file list read at the revision names the commit
       if (disk && commit) {
         if (await disk.snapshotWith(path, commit)) return true;
         if (await disk.knownAbsent(path, commit)) return false;
@@ -817,6 +913,7 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
         await offlineMiss(path, true); // throws when nothing of the revision is cached
         return false;
       }
+      if (await listedAbsent(path)) return false;
       const guard = downloadGuard(path, url, [opts.signal, signal], opts.stallTimeout);
       try {
         const { res, meta } = await fetchHubOrUrl(guard, url, path, { method: 'HEAD' });

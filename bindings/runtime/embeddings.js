@@ -14,8 +14,7 @@
 // Uint8Array rows of D / 8 bytes) search by Hamming distance, score = -distance.
 import { fail } from '../utils/errors.js';
 import { readOptions, own } from '../utils/options.js';
-import { loadRuntime } from './wasm.js';
-import { createRuntimeFor } from './encoder.js';
+import { defaultRuntime } from './encoder.js';
 
 export const SCORE_FUNCTIONS = ['cosine', 'dot', 'euclidean', 'manhattan'];
 const SCORE_CODE = { cosine: 0, dot: 1, euclidean: 2, manhattan: 3 };
@@ -66,8 +65,8 @@ function flipTopBits(rows) {
   return { ...rows, data: out.subarray(0, n), signed: false };
 }
 
-/** The default single-threaded runtime (loaded once). */
-const runtime = () => loadRuntime(undefined, createRuntimeFor);
+/** The default runtime: native in Node where the addon loads, else the single-threaded wasm build (loaded once). */
+const runtime = () => defaultRuntime();
 
 /** Runs fn(x, alloc) on rt with wasm buffers that alloc(bytes) makes, all freed after. */
 function withBuffers(rt, fn) {
@@ -86,7 +85,7 @@ function withBuffers(rt, fn) {
 /** rows' data copied into wasm memory; float rows with a NaN or an infinity refused (the scan in the core). */
 const copyIn = (rt, alloc, rows) => {
   const p = alloc(rows.data.byteLength);
-  new Uint8Array(rt.memory.buffer, p, rows.data.byteLength).set(new Uint8Array(rows.data.buffer, rows.data.byteOffset, rows.data.byteLength));
+  rt.write(p, rows.data);
   const i = rows.packed ? -1 : rt.x.sf_nonfinite(p, rows.data.length);
   if (i >= 0) fail('BAD_ARGUMENT', `${rows.what} holds a non-finite value at row ${Math.floor(i / rows.width)}, dimension ${i % rows.width}`);
   return p;
@@ -123,7 +122,7 @@ export function similarityOn(rt, a, b, scoreFunction = 'cosine') {
       A.width,
       SCORE_CODE[scoreFunction],
     );
-    return { data: rt.f32(out, A.rows * B.rows).slice(), shape: [A.rows, B.rows] };
+    return { data: rt.readF32(out, A.rows * B.rows), shape: [A.rows, B.rows] };
   });
 }
 
@@ -162,8 +161,8 @@ export function searchOn(rt, queries, corpus, options) {
       const cos = fn === 'cosine';
       x.sf_search(idx, out, pq, cos ? norms(rt, x, alloc, Q, pq) : 0, Q.rows, pc, cos ? norms(rt, x, alloc, C, pc) : 0, C.rows, Q.width, kk, SCORE_CODE[fn]);
     }
-    const I = rt.i32(idx, Q.rows * kk),
-      S = rt.f32(out, Q.rows * kk);
+    const I = rt.readI32(idx, Q.rows * kk),
+      S = rt.readF32(out, Q.rows * kk);
     return Array.from({ length: Q.rows }, (_, m) => Array.from({ length: kk }, (_, j) => ({ corpusId: I[m * kk + j], score: S[m * kk + j] })));
   });
 }
@@ -182,7 +181,7 @@ export function quantizeOn(rt, embeddings, precision, options) {
       const p = copyIn(rt, alloc, E),
         out = alloc((N * D) / 8);
       x.sf_quantize(out, p, N, D, PRECISION_CODE[precision], 0, 0);
-      const bytes = new Uint8Array(rt.memory.buffer, out, (N * D) / 8).slice();
+      const bytes = rt.readBytes(out, (N * D) / 8);
       return { data: precision === 'binary' ? new Int8Array(bytes.buffer) : bytes, shape: [N, D / 8] };
     });
   }
@@ -199,16 +198,17 @@ export function quantizeOn(rt, embeddings, precision, options) {
     let s, st; // (minima, maxima) for now: ranges' two rows, or those of the calibration rows
     if (R) [s, st] = ((r) => [r, r + D * 4])(copyIn(rt, alloc, R));
     else (([s, st] = [alloc(D * 4), alloc(D * 4)]), x.sf_column_ranges(s, st, src === E ? p : copyIn(rt, alloc, src), src.rows, D));
-    const lo = rt.f32(s, D),
-      steps = rt.f32(st, D);
+    const lo = rt.readF32(s, D),
+      steps = rt.readF32(st, D);
     for (let d = 0; d < D; d++) {
       // the steps from the maxima in place: float32, as numpy on float32 ranges
       const hi = steps[d];
       steps[d] = Math.fround(Math.fround(hi - lo[d]) / 255);
       if (!(steps[d] > 0)) fail('BAD_ARGUMENT', `dimension ${d} has an empty range (min ${lo[d]}, max ${hi}): int8 / uint8 need calibration rows that vary`);
     }
+    rt.write(st, steps);
     x.sf_quantize(out, p, N, D, PRECISION_CODE[precision], s, st);
-    const bytes = new Uint8Array(rt.memory.buffer, out, N * D).slice();
+    const bytes = rt.readBytes(out, N * D);
     return { data: precision === 'int8' ? new Int8Array(bytes.buffer) : bytes, shape: [N, D] };
   });
 }

@@ -8,10 +8,12 @@
 
 const ABI_VERSION = 3;
 
-import { SwapformerError, fail, CODES } from '../utils/errors.js';
+import { SwapformerError, fail } from '../utils/errors.js';
 import { loadRuntime, wrongWasm } from './wasm.js';
+import { RuntimeBase } from './runtime.js';
 import { Pool, threadSupport, defaultThreads, sharedMemory } from './threads.js';
 import { isNode } from '../utils/platform.js';
+import { nativeRuntime, nativeDefaultThreads } from './backend.js';
 import { readOptions } from '../utils/options.js';
 
 // User input is read once, own properties only, into plain values before any
@@ -57,36 +59,29 @@ function deepFreeze(v) {
   }
   return v;
 }
-const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder();
 
 // ------------------------------------------------------------------ loading
 // (runtime/wasm.js: where the wasm is, configure(), WASM_LOAD errors)
 
-const noop = () => {};
 /** The key of Encoder's exclusive-job entry point, for the layers above (not in the public API). */
 export const EXCLUSIVE = Symbol('swapformer.exclusive');
 /** The key of Encoder's runtime accessor (embeddings.js runs similarity and quantization on a model's runtime). */
 export const RUNTIME = Symbol('swapformer.runtime');
 const WEIGHTS = Symbol('swapformer.weights');
 
-class Runtime {
+/** A wasm instance: views of its memory, its thread pool (the threaded builds). */
+class WasmRuntime extends RuntimeBase {
   constructor(instance, build, where, threaded) {
-    this.x = instance.exports;
-    this.build = build;
-    this.live = 0; // encoders not disposed (nor finalised)
+    super(instance.exports, build);
+    this.backend = 'wasm';
+    this.maxAlloc = 2 ** 31; // wasm32 sizes are 32-bit: a larger request must not wrap into a small one
+    this.memoryName = 'wasm32 memory';
     // the threaded builds import a shared memory and run a pool (runtime/threads.js)
     this.memory = threaded?.memory ?? this.x.memory;
     this.module = threaded?.module;
     this.pool = threaded ? new Pool(this) : null;
-    // The instance's encoders share one memory, one pool and the core's last
-    // error: the calls that wait (forwardAsync, embedAsync, creating an
-    // encoder, growing the pool) run one at a time, in the order they were
-    // made (exclusive); a sync call while a pass runs in the driver throws BUSY.
-    this.queue = Promise.resolve();
-    this.queued = 0; // exclusive jobs waiting or running
-    this.running = 0; // the handle whose pass runs in the driver now, 0 for none
-    this.afterPass = []; // what waits for that pass to end (an encoder disposed under it)
+    this.canOffload = !!this.pool; // a pass in the pool's driver worker
     if (typeof this.x.sf_abi_version !== 'function' || typeof this.x._initialize !== 'function')
       throw wrongWasm(where, 'it exports no swapformer ABI (not a swapformer wasm)');
     this.x._initialize();
@@ -97,58 +92,26 @@ class Runtime {
   get u8() {
     return new Uint8Array(this.memory.buffer);
   }
-  f32(ptr, n) {
-    return new Float32Array(this.memory.buffer, ptr, n);
+  write(ptr, view) {
+    this.u8.set(new Uint8Array(view.buffer, view.byteOffset, view.byteLength), ptr);
   }
-  i32(ptr, n) {
-    return new Int32Array(this.memory.buffer, ptr, n);
+  readBytes(ptr, n) {
+    return new Uint8Array(this.memory.buffer, ptr, n).slice();
   }
-
-  /** A pass runs in the driver: sync calls throw BUSY (async ones queue: exclusive). */
-  assertIdle() {
-    if (this.running)
-      fail(
-        'BUSY',
-        'a forwardAsync or embedAsync pass is running on this runtime (its encoders share one memory and one thread pool): await it, or use the async methods, which wait their turn',
-      );
+  readF32(ptr, n) {
+    return new Float32Array(this.memory.buffer, ptr, n).slice();
   }
-
-  /** Runs job() after every job queued before it on this runtime; resolves or rejects as job does. */
-  exclusive(job) {
-    this.queued++;
-    const run = this.queue.then(job);
-    this.queue = run.then(noop, noop).then(() => {
-      this.queued--;
-    });
-    return run;
+  readI32(ptr, n) {
+    return new Int32Array(this.memory.buffer, ptr, n).slice();
   }
-
-  /**
-   * Runs the export fn(h, ...args) for encoder handle h in the pool's driver
-   * worker (this thread stays free), inside an exclusive job; then, still
-   * before anything else may touch the instance, collect() reads the results.
-   * Resolves to collect's value.
-   */
-  async offload(h, fn, args, collect, release = noop) {
-    this.running = h;
-    try {
-      const rc = await this.pool.call(fn, h, ...args);
-      return collect(rc);
-    } finally {
-      release();
-      this.running = 0;
-      for (const f of this.afterPass.splice(0)) f();
-    }
+  readSizes(ptr, n) {
+    return Array.from(new Uint32Array(this.memory.buffer, ptr, n)); // wasm32: size_t is 32-bit
   }
-
-  /** Frees an encoder's handle now, or after the pass that uses it (a dispose() during forwardAsync). */
-  destroy(h) {
-    const free = () => {
-      this.x.sf_destroy(h);
-      this.released();
-    };
-    if (this.running === h) this.afterPass.push(free);
-    else free();
+  memoryBytes() {
+    return this.memory.buffer.byteLength; // wasm memory grows and never shrinks
+  }
+  callOff(fn, ...args) {
+    return this.pool.call(fn, ...args);
   }
 
   /** An encoder of this runtime was disposed or collected: the last one stops the pool
@@ -166,19 +129,6 @@ class Runtime {
     return this.pool ? this.x.sf_threads_arrived() + 1 : 1;
   }
 
-  error(rc) {
-    const code = CODES[rc] ?? 'INTERNAL';
-    let message = this.cstr(this.x.sf_error_message());
-    // A FinalizationRegistry cannot run while a loop never yields: say what holds the memory.
-    if (code === 'OUT_OF_MEMORY' && this.live > 1) {
-      message += ` (${this.live} encoders of this runtime are alive and hold ${Math.round(this.memory.buffer.byteLength / 2 ** 20)} MB of wasm memory: call dispose() on those you no longer need, or declare them with 'using')`;
-    }
-    return new SwapformerError(code, message);
-  }
-  check(rc) {
-    if (rc !== 0) throw this.error(rc);
-  }
-
   cstr(ptr) {
     if (!ptr) return '';
     const u8 = this.u8;
@@ -186,55 +136,51 @@ class Runtime {
     while (u8[end]) end++;
     return fromUtf8.decode(u8.slice(ptr, end)); // a copy: TextDecoder refuses views of shared memory
   }
-
-  alloc(bytes) {
-    // wasm32 sizes are 32-bit: a larger request must not wrap into a small one
-    if (!(bytes >= 0 && bytes < 2 ** 31)) fail('OUT_OF_MEMORY', `out of memory: ${bytes} bytes do not fit in wasm32 memory`);
-    const p = this.x.sf_alloc(bytes);
-    if (!p) throw this.error(6);
-    return p;
-  }
-
-  // Runs fn(ptr, length) with bytes copied into wasm memory (NUL-terminated).
-  withBytes(bytes, fn) {
-    const p = this.alloc(bytes.length + 1);
-    try {
-      const u8 = this.u8;
-      u8.set(bytes, p);
-      u8[p + bytes.length] = 0;
-      return fn(p, bytes.length);
-    } finally {
-      this.x.sf_dealloc(p);
-    }
-  }
-
-  withString(s, fn) {
-    return this.withBytes(utf8.encode(s), fn);
-  }
-
-  // Takes the result buffer (config JSON, saved file) out of wasm memory.
-  takeResult() {
-    const p = this.x.sf_result_ptr(),
-      n = this.x.sf_result_len();
-    const out = this.u8.slice(p, p + n);
-    this.x.sf_result_free();
-    return out;
-  }
 }
 
-const createRuntime = (instance, build, where, threaded) => new Runtime(instance, build, where, threaded);
+const createRuntime = (instance, build, where, threaded) => new WasmRuntime(instance, build, where, threaded);
 /** The Runtime factory loadRuntime takes (embeddings.js loads the default build through it). */
 export const createRuntimeFor = createRuntime;
 
 /** The Runtime for a call's `wasm` option, or the configured / default build (single-threaded). */
 const runtime = (wasm) => loadRuntime(wasm, createRuntime);
 
-/** options.threads: an integer in [1, 64], or the default (the cores, capped at 8, where threads can run). */
-async function readThreads(options) {
+/** options.threads: an integer in [1, 64], or undefined (the backend's default). */
+function readThreads(options) {
   const t = own(options, 'threads');
-  if (t === undefined) return defaultThreads();
+  if (t === undefined) return undefined;
   if (!Number.isInteger(t) || t < 1 || t > 64) fail('BAD_ARGUMENT', `options.threads must be an integer in [1, 64], got ${describe(t)}`);
   return t;
+}
+
+/**
+ * The runtime a call runs on, {rt, threads, fallback, backendFallback}: the
+ * native addon where runtime/backend.js chooses it (threads: options.threads,
+ * default the physical cores), else the wasm build for the threads asked
+ * (default: the cores, capped at 8, where threads can run). backendFallback
+ * says why the wasm runs (null on native); fallback why fewer threads run.
+ */
+async function runtimeFor(options) {
+  const wasm = own(options, 'wasm'),
+    t = readThreads(options);
+  let backendFallback = 'options.wasm names a wasm build';
+  if (wasm === undefined) {
+    const native = await nativeRuntime();
+    if (native.rt) {
+      const rt = native.rt,
+        want = t ?? (await nativeDefaultThreads());
+      const threads = want > rt.poolSize() ? await rt.exclusive(() => rt.ensureThreads(want)) : want;
+      return { rt, threads, fallback: threads < want ? `the pool could start only ${threads} threads` : null, backendFallback: null };
+    }
+    backendFallback = native.reason;
+  }
+  return { ...(await runtimeWithThreads(wasm, t ?? (await defaultThreads()))), backendFallback };
+}
+
+/** The runtime of calls without options (similarity, search): native or the single-threaded wasm. */
+export async function defaultRuntime() {
+  const native = await nativeRuntime();
+  return native.rt ?? runtime(undefined);
 }
 
 /**
@@ -284,22 +230,28 @@ const handles = typeof FinalizationRegistry === 'function' ? new FinalizationReg
  * (wasm memory grows and never shrinks). */
 export async function runtimeInfo(options) {
   options = readOptions(options, 'runtimeInfo');
-  const { rt, threads, fallback } = await runtimeWithThreads(own(options, 'wasm'), await readThreads(options));
+  const { rt, threads, fallback, backendFallback } = await runtimeFor(options);
   const poolTasks = Array.from({ length: rt.poolSize() }, (_, i) => rt.x.sf_threads_tasks(i));
   return {
+    backend: rt.backend,
+    backendFallback,
+    isa: rt.backend === 'native' ? rt.isa : 'wasm-simd128',
     build: rt.build,
-    memoryBytes: rt.memory.buffer.byteLength,
+    memoryBytes: rt.memoryBytes(),
     threads,
     threadsFallback: fallback,
-    threaded: !!rt.pool,
+    threaded: rt.backend === 'native' || !!rt.pool,
     q8Kernel: rt.cstr(rt.x.sf_q8_kernel()),
+    q8Amax: rt.backend === 'native' ? rt.q8Amax : /relaxed/.test(rt.cstr(rt.x.sf_q8_kernel())) ? 127 : 255,
     poolTasks,
+    ...(rt.backend === 'native' ? { nativePath: rt.path } : {}),
   };
 }
 
 /** Names of the registered position and norm plugins, read from the C registry. */
 export async function listPlugins(options) {
-  const rt = await runtime(own(readOptions(options, 'listPlugins'), 'wasm'));
+  const wasm = own(readOptions(options, 'listPlugins'), 'wasm');
+  const rt = wasm === undefined ? await defaultRuntime() : await runtime(wasm);
   const names = (kind) => Array.from({ length: rt.x.sf_plugin_count(kind) }, (_, i) => rt.cstr(rt.x.sf_plugin_name(kind, i)));
   return { position: names(0), norm: names(1) };
 }
@@ -346,8 +298,7 @@ function readInit(init, layers) {
 /** A new encoder from a config; weights not given are initialised from seed. */
 export async function createEncoder(config, options) {
   options = readOptions(options, 'createEncoder');
-  const seed = own(options, 'seed') ?? 0,
-    wasm = own(options, 'wasm');
+  const seed = own(options, 'seed') ?? 0;
   if (config === null || typeof config !== 'object' || Array.isArray(config)) fail('BAD_CONFIG', 'config must be an object');
   if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0)
     fail('BAD_ARGUMENT', `options.seed must be a non-negative safe integer, got ${describe(seed)}`);
@@ -360,7 +311,7 @@ export async function createEncoder(config, options) {
   const weights = readWeights(own(options, 'weights'));
   const outputScale = readInit(own(options, 'init'), JSON.parse(json).layers);
   const dtype = readDtype(options);
-  const { rt, threads } = await runtimeWithThreads(wasm, await readThreads(options));
+  const { rt, threads } = await runtimeFor(options);
   return rt.exclusive(() => {
     const h = rt.withString(json, (p, n) => rt.x.sf_create(p, n, DTYPE_CODE[dtype]));
     if (!h) throw rt.error(rt.x.sf_error_code());
@@ -369,7 +320,7 @@ export async function createEncoder(config, options) {
       for (const [name, data] of weights) {
         const p = rt.alloc(data.length * 4 || 4);
         try {
-          rt.f32(p, data.length).set(data);
+          rt.write(p, data);
           rt.check(rt.withString(name, (np, nn) => rt.x.sf_set_weight(h, np, nn, p, data.length)));
         } finally {
           rt.x.sf_dealloc(p);
@@ -405,7 +356,7 @@ export async function deriveEncoder(source, config, options) {
   } catch (e) {
     fail('BAD_CONFIG', `config is not serialisable as JSON: ${e.message}`);
   }
-  const { rt, threads } = await runtimeWithThreads(own(options, 'wasm'), await readThreads(options));
+  const { rt, threads } = await runtimeFor(options);
   return rt.exclusive(() => {
     const x = rt.x;
     const h = rt.withString(json, (p, n) => x.sf_create(p, n, DTYPE_CODE[dtype]));
@@ -430,7 +381,7 @@ export async function deriveEncoder(source, config, options) {
         if (!data) continue;
         const p = rt.alloc(data.length * 4 || 4);
         try {
-          rt.f32(p, data.length).set(data);
+          rt.write(p, data);
           rt.check(rt.withString(name, (np, nn) => x.sf_set_weight(h, np, nn, p, data.length)));
         } finally {
           x.sf_dealloc(p);
@@ -462,7 +413,6 @@ export class ModelSource {
 /** An encoder from a model file (safetensors with the config in its metadata). */
 export async function loadModel(bytes, options) {
   options = readOptions(options, 'loadModel');
-  const wasm = own(options, 'wasm');
   let file;
   if (bytes instanceof ModelSource)
     file = bytes; // loadPretrained: a checkpoint's tensors, streamed as a model file
@@ -470,7 +420,7 @@ export async function loadModel(bytes, options) {
   else if (ArrayBuffer.isView(bytes)) file = fileSource(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   else fail('BAD_FILE', 'loadModel: bytes must be a Uint8Array or an ArrayBuffer');
   const dtype = readDtype(options, 'file'); // default: as the file was saved
-  const { rt, threads } = await runtimeWithThreads(wasm, await readThreads(options));
+  const { rt, threads } = await runtimeFor(options);
   return rt.exclusive(() => {
     const h = streamModel(rt, file, DTYPE_CODE[dtype]);
     rt.x.sf_set_threads(h, threads);
@@ -481,10 +431,12 @@ export async function loadModel(bytes, options) {
 // A model is streamed into wasm memory, never copied whole: the header goes
 // into one buffer of LOAD_CHUNK bytes, the core checks it and creates the
 // encoder (sf_load_begin), then the data passes through the same buffer in
-// chunks of whole rows, a multiple of 8 (whole panels of packed weights),
+// chunks of whole rows, a multiple of 32 (whole panels of packed weights),
 // each written into the encoder's arena (sf_load_chunk). Wasm memory then
 // holds the weights and this buffer, not the file as well.
 const LOAD_CHUNK = 2 << 20;
+// A chunk holds whole panels of rows: 32 is a multiple of every panel width (8 in wasm; 8, 16 or 32 natively).
+const PANEL_ROWS = 32;
 
 /** A model file in memory as a ModelSource: the header, and the data as views. */
 function fileSource(bytes) {
@@ -500,24 +452,24 @@ function fileSource(bytes) {
 function streamModel(rt, file, dtype) {
   const x = rt.x,
     { head, fileLength } = file;
-  if (!(fileLength < 2 ** 32)) fail('OUT_OF_MEMORY', `out of memory: a model file of ${fileLength} bytes does not fit in wasm32 memory`);
+  if (!(fileLength < rt.maxAlloc * 2)) fail('OUT_OF_MEMORY', `out of memory: a model file of ${fileLength} bytes does not fit in ${rt.memoryName}`);
   let size = Math.max(LOAD_CHUNK, head.length);
   let buf = rt.alloc(size),
     loader = 0;
   try {
-    rt.u8.set(head, buf);
+    rt.write(buf, head);
     loader = x.sf_load_begin(buf, head.length, fileLength, dtype);
     if (!loader) throw rt.error(x.sf_error_code());
     const n = x.sf_load_tensors(loader);
     // per tensor, in data order: param index, data begin, data end, bytes per row
-    const plan = new Uint32Array(rt.u8.buffer, x.sf_load_plan(loader), 4 * n).slice();
+    const plan = rt.readSizes(x.sf_load_plan(loader), 4 * n);
     let widest = 0;
     for (let i = 0; i < n; i++) widest = Math.max(widest, plan[4 * i + 3]);
-    if (widest > size) {
-      // a row wider than the buffer (rare): one that holds it
+    if (widest * PANEL_ROWS > size) {
+      // rows so wide that a panel of them does not fit the buffer (rare): one that holds a panel
       x.sf_dealloc(buf);
       buf = 0;
-      buf = rt.alloc((size = widest));
+      buf = rt.alloc((size = widest * PANEL_ROWS));
     }
     for (let i = 0; i < n; i++) {
       const begin = plan[4 * i + 1],
@@ -525,10 +477,10 @@ function streamModel(rt, file, dtype) {
         row = plan[4 * i + 3];
       if (begin === end) continue;
       let rows = Math.floor(size / row);
-      if (rows >= 8) rows -= rows % 8;
+      rows -= rows % PANEL_ROWS; // whole panels of packed weights, whatever the kernels' width
       for (let at = begin; at < end;) {
         const len = Math.min(rows * row, end - at);
-        rt.u8.set(file.read(at, at + len), buf);
+        rt.write(buf, file.read(at, at + len));
         rt.check(x.sf_load_chunk(loader, buf, len));
         at += len;
       }
@@ -722,7 +674,7 @@ export class Encoder {
   // A forward pass inside an exclusive job: in the driver where there is a pool, else here.
   async #forwardQueued(ids, options) {
     const rt = this.#rt;
-    if (!rt.pool) return this.#run(ids, options);
+    if (!rt.canOffload) return this.#run(ids, options);
     const pass = this.#prepare(ids, options);
     return rt.offload(
       pass.h,
@@ -779,21 +731,28 @@ export class Encoder {
     });
     const rows = headRows?.map(([b, t]) => b * T + t);
     rt.check(x.sf_reserve(h, B, T, N, flags, rows?.length ?? 0));
-    if (rows?.length) rt.i32(x.sf_head_rows(h), rows.length).set(rows);
-    const idsBuf = rt.i32(x.sf_ids(h), N),
-      lens = rt.i32(x.sf_lens(h), B);
+    if (rows?.length) rt.write(x.sf_head_rows(h), Int32Array.from(rows));
+    const idsBuf = new Int32Array(N),
+      lens = new Int32Array(B);
     let off = 0;
     seqs.forEach((s, b) => {
       idsBuf.set(s, off);
       lens[b] = s.length;
       off += s.length;
     });
+    rt.write(x.sf_ids(h), idsBuf);
+    rt.write(x.sf_lens(h), lens);
     if (types) {
-      const typeBuf = rt.i32(x.sf_type_ids(h), N); // zeroed by sf_reserve
+      const typeBuf = new Int32Array(N); // sf_reserve zeroed the core's
       for (let b = 0, o = 0; b < B; o += seqs[b++].length) typeBuf.set(types[b], o);
+      rt.write(x.sf_type_ids(h), typeBuf);
     }
-    const skipped = () => new Uint8Array(rt.memory.buffer, x.sf_skip_layers(h), this.#config.layers);
-    if (skip) for (const l of skip) skipped()[l] = 1;
+    const skipped = (on) => {
+      const flags = new Uint8Array(this.#config.layers);
+      if (on) for (const l of skip) flags[l] = 1;
+      rt.write(x.sf_skip_layers(h), flags);
+    };
+    if (skip) skipped(true);
     return {
       h,
       B,
@@ -805,7 +764,7 @@ export class Encoder {
       outputHidden,
       headRows: rows?.length ?? (headRows ? 0 : -1),
       release: () => {
-        if (skip) skipped().fill(0);
+        if (skip) skipped(false);
       },
     };
   }
@@ -816,27 +775,25 @@ export class Encoder {
       x = rt.x;
     const C = this.#config.dModel,
       V = this.#config.vocabSize;
-    const result = { data: rt.f32(x.sf_output(h), B * T * C).slice(), shape: [B, T, C] };
+    const result = { data: rt.readF32(x.sf_output(h), B * T * C), shape: [B, T, C] };
     if (headRows >= 0) {
       const { task, labels } = this.#config.head;
       const shape = task === 'sequence' ? [B, labels] : task === 'token' ? [B, T, labels] : [headRows, labels];
       result.head = {
-        data: rt
-          .f32(
-            x.sf_head_output(h),
-            shape.reduce((a, n) => a * n, 1),
-          )
-          .slice(),
+        data: rt.readF32(
+          x.sf_head_output(h),
+          shape.reduce((a, n) => a * n, 1),
+        ),
         shape,
       };
     }
-    if (this.#config.outputHead) result.logits = { data: rt.f32(x.sf_logits(h), B * T * V).slice(), shape: [B, T, V] };
+    if (this.#config.outputHead) result.logits = { data: rt.readF32(x.sf_logits(h), B * T * V), shape: [B, T, V] };
     if (outputAttentions) {
       const { layers, heads } = this.#config,
         per = B * heads * T * T,
         base = x.sf_attentions(h);
       result.attentions = Array.from({ length: layers }, (_, l) => ({
-        data: rt.f32(base + l * per * 4, per).slice(),
+        data: rt.readF32(base + l * per * 4, per),
         shape: [B, heads, T, T],
       }));
     }
@@ -844,7 +801,7 @@ export class Encoder {
       const per = B * T * C,
         base = x.sf_hidden_states(h);
       result.hiddenStates = Array.from({ length: this.#config.layers + 1 }, (_, l) => ({
-        data: rt.f32(base + l * per * 4, per).slice(),
+        data: rt.readF32(base + l * per * 4, per),
         shape: [B, T, C],
       }));
     }
@@ -885,7 +842,7 @@ export class Encoder {
     const limit = this.maxSequenceLength;
     if (length > limit) fail('SEQUENCE_TOO_LONG', `length ${length}: position '${this.#config.position}' encodes at most ${limit} (maxLen)`);
     rt.check(rt.x.sf_position_vectors(h, length));
-    return { data: rt.f32(rt.x.sf_output(h), length * this.#config.dModel).slice(), shape: [length, this.#config.dModel] };
+    return { data: rt.readF32(rt.x.sf_output(h), length * this.#config.dModel), shape: [length, this.#config.dModel] };
   }
 
   /** Raw attention scores q.k/sqrt(headDim) + the plugin's bias when every
@@ -914,13 +871,13 @@ export class Encoder {
     this.#handle();
     const p = rt.alloc(8 * C);
     try {
-      rt.f32(p, C).set(qf);
-      rt.f32(p + 4 * C, C).set(kf);
+      rt.write(p, qf);
+      rt.write(p + 4 * C, kf);
       rt.check(rt.x.sf_position_scores(h, p, p + 4 * C, length));
     } finally {
       rt.x.sf_dealloc(p);
     }
-    return { data: rt.f32(rt.x.sf_attentions(h), H * length * length).slice(), shape: [H, length, length] };
+    return { data: rt.readF32(rt.x.sf_attentions(h), H * length * length), shape: [H, length, length] };
   }
 
   /** Copies of every weight, unpacked, row-major ([out, in] for Linear weights). */
@@ -935,7 +892,7 @@ export class Encoder {
       const p = rt.alloc(n * 4 || 4);
       try {
         rt.check(x.sf_param_read(h, i, p));
-        out[name] = rt.f32(p, n).slice();
+        out[name] = rt.readF32(p, n);
       } finally {
         x.sf_dealloc(p);
       }

@@ -69,7 +69,11 @@ const FILES = Object.freeze({ simd128: 'swapformer.wasm', 'relaxed-simd': 'swapf
 const FILES_MT = Object.freeze({ simd128: 'swapformer-mt.wasm', 'relaxed-simd': 'swapformer-relaxed-mt.wasm' });
 const MT_KEYS = Object.freeze({ simd: 'simdThreads', relaxed: 'relaxedThreads' });
 const BUILDS = ['auto', 'simd128', 'relaxed-simd'];
-const settings = { wasmPaths: undefined, build: 'auto' };
+const BACKENDS = ['auto', 'native', 'wasm'];
+const settings = { wasmPaths: undefined, build: 'auto', backend: undefined };
+
+/** configure({ backend }) as set ('auto', 'native', 'wasm'), or undefined (then SWAPFORMER_BACKEND, else 'auto'). */
+export const backendSetting = () => settings.backend;
 
 const isBytes = (v) => v instanceof ArrayBuffer || ArrayBuffer.isView(v);
 const isModule = (v) => typeof WebAssembly === 'object' && typeof WebAssembly.Module === 'function' && v instanceof WebAssembly.Module;
@@ -79,7 +83,12 @@ const shown = (v) =>
   typeof v === 'string' ? JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}...` : v) : v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v;
 
 /**
- * Where swapformer finds its wasm, set once for the whole page or process:
+ * Which backend runs the core and where swapformer finds its wasm, set once for
+ * the whole page or process:
+ *   backend:   'auto' (default: in Node the native addon where it loads on this
+ *              platform and CPU, else the wasm), 'native' (BACKEND_UNAVAILABLE
+ *              where it cannot load, listing why) or 'wasm'; undefined restores the
+ *              default, which the SWAPFORMER_BACKEND environment variable sets in Node.
  *   wasmPaths: a folder (string or URL) holding swapformer.wasm and
  *              swapformer-relaxed.wasm, or {simd, relaxed}: each a URL, the
  *              bytes or a compiled WebAssembly.Module (in a Worker: the
@@ -94,7 +103,8 @@ export function configure(options) {
   if (options === null || typeof options !== 'object' || Array.isArray(options))
     fail('BAD_ARGUMENT', `configure takes an object, e.g. configure({ wasmPaths: '/assets/' }), got ${shown(options)}`);
   for (const key of Object.keys(options)) {
-    if (key !== 'wasmPaths' && key !== 'build') fail('BAD_ARGUMENT', `configure: unknown option '${key}' (known: wasmPaths, build)`);
+    if (key !== 'wasmPaths' && key !== 'build' && key !== 'backend')
+      fail('BAD_ARGUMENT', `configure: unknown option '${key}' (known: backend, wasmPaths, build)`);
   }
   const next = { ...settings };
   if (Object.hasOwn(options, 'wasmPaths')) {
@@ -129,6 +139,12 @@ export function configure(options) {
     } else {
       fail('BAD_ARGUMENT', `configure: wasmPaths must be a folder URL (string or URL) or { simd, relaxed }, got ${shown(paths)}`);
     }
+  }
+  if (Object.hasOwn(options, 'backend')) {
+    const backend = options.backend;
+    if (backend !== undefined && !BACKENDS.includes(backend))
+      fail('BAD_ARGUMENT', `configure: backend must be one of ${BACKENDS.map((b) => `'${b}'`).join(', ')}, got ${shown(backend)}`);
+    next.backend = backend;
   }
   if (Object.hasOwn(options, 'build')) {
     const build = options.build ?? 'auto';

@@ -34,4 +34,4 @@ export const CODES = [
 ];
 
 /** Every SwapformerError code: the C core's (CODES, core/error.h) and the JS layers'. */
-export const ERROR_CODES = Object.freeze([...CODES.slice(1), 'DISPOSED', 'UNSUPPORTED', 'WASM_LOAD', 'INTERNAL', 'NETWORK', 'BUSY']);
+export const ERROR_CODES = Object.freeze([...CODES.slice(1), 'DISPOSED', 'UNSUPPORTED', 'WASM_LOAD', 'INTERNAL', 'NETWORK', 'BUSY', 'BACKEND_UNAVAILABLE']);

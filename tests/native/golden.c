@@ -17,6 +17,9 @@
 
 #include "../../core/encoder.h"
 #include "../../core/modelfile.h"
+#ifdef SF_MULTI_ISA
+#include "../../core/isa.h"
+#endif
 
 static unsigned char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
@@ -94,6 +97,13 @@ static int run(sf_encoder *e, const sf_json *j, int ids, int types, int skip, in
 
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "tests/fixtures";
+#ifdef SF_MULTI_ISA /* the native build: the variant SWAPFORMER_ISA names, else the best this CPU runs */
+    if (sf_isa_select(getenv("SWAPFORMER_ISA"))) {
+        printf("SWAPFORMER_ISA=%s: not a variant this CPU runs\n", getenv("SWAPFORMER_ISA"));
+        return 2;
+    }
+    printf("kernels: %s, q8 %s\n", sf_isa_current_name(), q8_kernel_name());
+#endif
     char path[4096];
     snprintf(path, sizeof path, "%s/golden.json", dir);
     size_t glen;

@@ -369,7 +369,7 @@ static void edges(void) {
 int main(void) {
     shapes();
     edges();
-    printf("q8 gemm (%s: u%d activations, k %s): %d cases, %d failures\n", SF_Q8_RELAXED ? "relaxed layout" : "SIMD128 layout",
+    printf("q8 gemm (%s: u%d activations, k %s): %d cases, %d failures\n", SF_Q8_BYTES ? "relaxed layout" : "SIMD128 layout",
            SF_Q8_AMAX == 127 ? 7 : 8, SF_Q8_KR == 4 ? "quads" : "pairs", cases, failures);
     return failures ? 1 : 0;
 }
