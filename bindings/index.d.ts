@@ -993,7 +993,8 @@ export interface PretrainedOptions extends ModelOptions {
   onProgress?: (progress: Progress) => void;
   /** Default 'https://huggingface.co' (in Node: HF_ENDPOINT when set). */
   hubUrl?: string;
-  /** A branch, tag or commit (a name git allows). Default 'main'. */
+  /** A branch, tag or commit (a name git allows). Default 'main'. A load reads one commit: a branch or tag is
+   * resolved once (the hub cache's ref, else the Hub's first answer) and every file is read at that commit. */
   revision?: string;
   /** The function every download goes through. Default globalThis.fetch. */
   fetch?: typeof globalThis.fetch;
@@ -1006,8 +1007,9 @@ export interface PretrainedOptions extends ModelOptions {
    * another origin). Default in Node: HF_TOKEN, HUGGING_FACE_HUB_TOKEN, then the file HF_TOKEN_PATH or
    * $HF_HOME/token, unless HF_HUB_DISABLE_IMPLICIT_TOKEN. */
   token?: string;
-  /** No downloads: the caches only (a file not there is NOT_FOUND naming it). Default false; in Node
-   * HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE set to 1 / true / on. */
+  /** No downloads: the caches only (a file not there is NOT_FOUND naming it as not cached). Default false; in Node
+   * HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE set to 1 / true / on. Given, it wins over the environment:
+   * `offline: false` downloads under HF_HUB_OFFLINE=1. */
   offline?: boolean;
   /** Aborting it stops every read and download: NETWORK, the signal's reason as `cause`. */
   signal?: AbortSignal;
@@ -1052,7 +1054,7 @@ export interface Recipe {
   maxSeqLength: number | null;
   /** Whether texts are lowercased before tokenizing (sentence_bert_config.json's do_lower_case). */
   doLowerCase: boolean;
-  /** The prompts of config_sentence_transformers.json (name to text), or null. */
+  /** The prompts of config_sentence_transformers.json (name to text, without a prototype), or null. */
   prompts: Record<string, string> | null;
   /** The prompt used when a call names none (default_prompt_name), or null. */
   defaultPromptName: string | null;
@@ -1502,7 +1504,7 @@ export class Pretrained {
   readonly recipe: Recipe;
   /** The family the checkpoint was read as. */
   readonly family: PretrainedFamily;
-  /** The checkpoint's config.json. */
+  /** The checkpoint's config.json, every object in it without a prototype (a key such as `__proto__` is data). */
   readonly hfConfig: Record<string, unknown>;
   /** The longest input in tokens: the maxLength option; else the smallest of max_seq_length,
    * model_max_length and the position plugin's limit; after a swap of the position scheme, the plugin's. */
@@ -1511,12 +1513,12 @@ export class Pretrained {
   readonly swapped: boolean;
   /** What the checkpoint's head does. */
   readonly task: PretrainedTask;
-  /** The head's labels (config.json id2label), or null without a classifier head. */
+  /** The head's labels (config.json id2label: one per row of the classifier), or null without a classifier head. */
   readonly labels: string[] | null;
   /** The tokenizer as the task pipelines read it: its special ids, sub-word prefix, decoding with
    * tokenizer_config.json's clean-up, and the special-tokens mask of an encoding. */
   readonly tokenizerView: TokenizerView;
-  /** The prompts of config_sentence_transformers.json (name to text; a copy), or null. */
+  /** The prompts of config_sentence_transformers.json (name to text; a copy without a prototype), or null. */
   readonly prompts: Record<string, string> | null;
   /** The checkpoint's similarity function (similarity_fn_name), 'cosine' when it names none. */
   readonly similarityFnName: ScoreFunction;

@@ -845,7 +845,7 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
             `the weights' progress moved: ${JSON.stringify(weights)}`,
           );
           assert.deepEqual(weights.at(-1), { file: 'model.safetensors', loaded: size, total: size });
-          const served = hub.requests.filter((r) => r.status === 200 && r.path.includes('/resolve/')).map((r) => r.path.split('/resolve/main/')[1]);
+          const served = hub.requests.filter((r) => r.status === 200 && r.path.includes('/resolve/')).map((r) => r.path.replace(/^.*?\/resolve\/[^/]+\//, '')); // at main, then at the commit it named
           assert.deepEqual([...new Set(log.map((ev) => ev.file))].sort(), served.concat('model.safetensors').sort(), 'one progress line per downloaded file');
           const bar = await pg.$eval('#pretrained-total-progress', (el) => ({ value: el.value, max: el.max }));
           assert.equal(bar.value, bar.max, 'the overall bar reached its end');
@@ -1007,9 +1007,20 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
             [],
             'no error from the stand-in',
           );
+          // read once: at main when the load's first read is optional (then the list names the commit), else at
+          // the commit the first file named; every other file at that commit
+          const at = hub.commitOf('test-org/nomic-embed');
+          const lists = hub.requests.filter((r) => r.path.startsWith('/api/models/test-org/nomic-embed/'));
+          assert.deepEqual(
+            lists.map((r) => r.status),
+            [200],
+            'the file list was read once',
+          );
+          assert.ok(['main', at].includes(lists[0].path.split('/').at(-1)), lists[0].path);
+          const revisions = hub.requests.filter((r) => r.path.startsWith('/test-org/nomic-embed/resolve/')).map((r) => r.path.split('/')[4]);
           assert.ok(
-            hub.requests.some((r) => r.path === '/api/models/test-org/nomic-embed/revision/main' && r.status === 200),
-            'the file list was read',
+            revisions.length > 0 && revisions.every((r, i) => r === at || (i === 0 && r === 'main' && lists[0].path.endsWith(`/${at}`))),
+            `one load reads one commit (${at}): ${revisions}`,
           );
           assert.equal(existsSync(`${fixture('nomic-embed')}/modules.json`), false);
           assert.ok(!hub.requests.some((r) => r.path.endsWith('/modules.json')), 'modules.json, which nomic-embed lacks, is not asked for');
@@ -1017,7 +1028,7 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
           // Chromium reports a fetch read to its end through body.getReader() from a no-store answer
           // sent in pieces as ERR_ABORTED (microsoft/playwright#42742): those count when the page
           // got the whole file (its last progress event has the size on disk)
-          const fileOf = (url) => decodeURIComponent(new URL(url).pathname.replace(/^\/(test-org\/[^/]+\/resolve\/main|cdn-lfs\/test-org\/[^/]+)\//, ''));
+          const fileOf = (url) => decodeURIComponent(new URL(url).pathname.replace(/^\/(test-org\/[^/]+\/resolve\/[^/]+|cdn-lfs\/test-org\/[^/]+)\//, ''));
           const complete = (url) => {
             const f = fileOf(url),
               last = nomicLog.filter((ev) => ev.file === f).at(-1);
@@ -1301,7 +1312,8 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
         phone.on('pageerror', (e) => problems.push(`phone page error: ${e.message}`));
         phone.on('requestfailed', (r) => problems.push(`phone request failed: ${r.url()} (${r.failure()?.errorText})`));
         phone.on('response', (r) => {
-          if (r.status() === 404 && fromHub(r.url())) probed.push(decodeURIComponent(new URL(r.url()).pathname.split('/resolve/main/')[1] ?? r.url()));
+          if (r.status() === 404 && fromHub(r.url()))
+            probed.push(decodeURIComponent(/\/resolve\/[^/]+\/(.*)$/.exec(new URL(r.url()).pathname)?.[1] ?? r.url()));
           else if (r.status() >= 400) problems.push(`phone HTTP ${r.status()}: ${r.url()}`);
         });
         const failures = []; // every check runs; the failures are listed together at the end

@@ -8,9 +8,16 @@
 //
 // API: startHub({repos, port = 0, host = '127.0.0.1', slow = false, failOnce = [], cache = true, lfs,
 // stall = {}, hang = [], headers = {}, tokens = {}, lfsOrigin}) resolves to {url, port, requests,
-// requestHeaders, received, active(), maxActive, failNext(path, status = 500), close()}.
+// requestHeaders, received, active(), maxActive, failNext(path, status = 500), moveMain(id, commit),
+// commitOf(id), close()}.
 //  - repos: {'owner/name': folder}; each folder is served as that repository's
-//    `main` (and as any 40-hex commit).
+//    `main` (and as any 40-hex commit), main's commit being the sha1 of
+//    'swapformer-test-hub:owner/name' (commitOf(id), and the export hubCommit(id)). Or {'owner/name':
+//    {commits: {<40-hex>: folder, ...}, main: <one of them>}}: a repository
+//    with history: each commit serves its own folder, main is the one named
+//    (moveMain(id, commit) moves it while the server runs, as a push does),
+//    any other commit is RevisionNotFound, and the LFS redirect of a commit's
+//    file points to /cdn-lfs/{owner}/{name}/{commit}/{path...}.
 //  - url: 'http://127.0.0.1:PORT', no trailing slash (the loader appends
 //    `/${owner}/${name}/resolve/${revision}/${file}`).
 //  - requests: one {method, path, status} per answer (path: the request's
@@ -61,7 +68,9 @@
 //  - GET /api/models/{owner}/{name}/revision/{revision}: the repository's
 //    info, {id, sha, siblings: [{rfilename}]} (every regular file of the
 //    folder, sub-folders as a/b, dot files left out), as the Hub's API answers
-//    it; the same 401 / 404 as below for an unknown repository or revision.
+//    it; sha is the commit the revision names, and a repository with history
+//    lists the folder of that commit; the same 401 / 404 as below for an
+//    unknown repository or revision.
 //  - Missing file or a folder: 404, x-error-code EntryNotFound,
 //    x-error-message, body {"error":"Entry not found"}.
 //  - Unknown repository: 401 (what the Hub answers an anonymous client, so
@@ -155,6 +164,8 @@ const TYPES = {
 };
 
 const COMMIT_RE = /^[0-9a-f]{40}$/;
+/** The commit main is at in a repository served from one folder (what X-Repo-Commit names): a load asks for its later files there. */
+export const hubCommit = (id) => createHash('sha1').update(`swapformer-test-hub:${id}`).digest('hex');
 const REPO_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 /** The git blob id of a file's bytes (the Hub's ETag for a regular file) and its sha256 (the LFS oid). */
@@ -263,10 +274,19 @@ export async function startHub({
 } = {}) {
   const hubCache = freshHubCache();
   const folders = new Map();
-  for (const [id, folder] of Object.entries(repos)) {
+  for (const [id, spec] of Object.entries(repos)) {
     if (!REPO_RE.test(id)) throw new Error(`startHub: repo id '${id}' is not 'owner/name'`);
-    folders.set(id, { folder: path.resolve(folder), commit: createHash('sha1').update(`swapformer-test-hub:${id}`).digest('hex') });
+    if (typeof spec === 'string') {
+      folders.set(id, { folder: path.resolve(spec), commit: hubCommit(id), commits: null });
+      continue;
+    }
+    const commits = new Map(Object.entries(spec.commits ?? {}).map(([c, f]) => [c, path.resolve(f)]));
+    if (![...commits.keys()].every((c) => COMMIT_RE.test(c)) || !commits.has(spec.main))
+      throw new Error(`startHub: ${id}: commits must be 40-hex names and main one of them`);
+    folders.set(id, { folder: commits.get(spec.main), commit: spec.main, commits });
   }
+  /** The folder a repository serves at a commit (null: no such commit). */
+  const folderAt = (repo, commit) => (repo.commits ? (repo.commits.get(commit) ?? null) : repo.folder);
   const slowOpts = slow ? { chunks: 8, delayMs: 25, ...(typeof slow === 'object' ? slow : {}) } : null;
   const lfsExt = new Set(lfs.map((e) => e.toLowerCase()));
   const failing = new Map([].concat(failOnce).map((p) => [p, 500]));
@@ -392,17 +412,22 @@ export async function startHub({
         return json(req, res, logPath, 401, 'Repository not found', 'RepoNotFound');
       const revision = s[5];
       if (revision !== 'main' && !COMMIT_RE.test(revision)) return json(req, res, logPath, 404, `Invalid rev id: ${revision}`, 'RevisionNotFound');
-      const files = await listFiles(repo.folder);
-      const body = JSON.stringify({ id, sha: revision === 'main' ? repo.commit : revision, siblings: files.map((rfilename) => ({ rfilename })) });
+      const commit = revision === 'main' ? repo.commit : revision;
+      const folder = folderAt(repo, commit);
+      if (!folder) return json(req, res, logPath, 404, `Invalid rev id: ${revision}`, 'RevisionNotFound');
+      const files = await listFiles(folder);
+      const body = JSON.stringify({ id, sha: commit, siblings: files.map((rfilename) => ({ rfilename })) });
       head(req, res, 200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) }, logPath);
       return res.end(req.method === 'HEAD' ? undefined : body);
     }
 
-    // the LFS "CDN": /cdn-lfs/{owner}/{name}/{path...}
+    // the LFS "CDN": /cdn-lfs/{owner}/{name}/{path...} (a repository with history: /{commit}/{path...})
     if (!isResolve && s[0] === 'cdn-lfs' && s.length >= 4) {
       const repo = folders.get(`${s[1]}/${s[2]}`);
       if (!repo) return json(req, res, logPath, 404, 'Not Found');
-      const o = await openInside(repo.folder, s.slice(3));
+      const folder = repo.commits ? folderAt(repo, s[3]) : repo.folder;
+      if (!folder || (repo.commits && s.length < 5)) return json(req, res, logPath, 404, 'Not Found');
+      const o = await openInside(folder, s.slice(repo.commits ? 4 : 3));
       if (o.status === 403) return json(req, res, logPath, 403, 'Forbidden');
       if (o.status || o.directory) return json(req, res, logPath, 404, 'Not Found');
       const h = await fileHashes(o.real, o.info);
@@ -419,15 +444,17 @@ export async function startHub({
       const revision = s[3];
       if (revision !== 'main' && !COMMIT_RE.test(revision)) return json(req, res, logPath, 404, `Invalid rev id: ${revision}`, 'RevisionNotFound');
       const commit = revision === 'main' ? repo.commit : revision;
+      const folder = folderAt(repo, commit);
+      if (!folder) return json(req, res, logPath, 404, `Invalid rev id: ${revision}`, 'RevisionNotFound');
       const file = s.slice(4);
       if (!file.length) return json(req, res, logPath, 404, 'Entry not found', 'EntryNotFound', { 'X-Repo-Commit': commit });
-      const o = await openInside(repo.folder, file);
+      const o = await openInside(folder, file);
       if (o.status === 403) return json(req, res, logPath, 403, 'Forbidden');
       if (o.status || o.directory) return json(req, res, logPath, 404, 'Entry not found', 'EntryNotFound', { 'X-Repo-Commit': commit });
       const h = await fileHashes(o.real, o.info);
       if (lfsExt.has(path.extname(file.at(-1)).toLowerCase())) {
         await o.fh.close().catch(() => {});
-        const location = `${lfsOrigin ?? base}/cdn-lfs/${[s[0], s[1], ...file].map(encodeURIComponent).join('/')}`;
+        const location = `${lfsOrigin ?? base}/cdn-lfs/${[s[0], s[1], ...(repo.commits ? [commit] : []), ...file].map(encodeURIComponent).join('/')}`;
         const body = `Found. Redirecting to ${location}`;
         head(
           req,
@@ -490,6 +517,15 @@ export async function startHub({
     },
     failNext(p, status = 500) {
       failing.set(p, status);
+    },
+    /** The commit a repository's main is at. */
+    commitOf: (id) => folders.get(id).commit,
+    /** Moves a repository's main to another of its commits (a push). */
+    moveMain(id, commit) {
+      const repo = folders.get(id);
+      if (!repo?.commits?.has(commit)) throw new Error(`moveMain: ${id} has no commit ${commit}`);
+      repo.commit = commit;
+      repo.folder = repo.commits.get(commit);
     },
     /** The hub cache this stand-in's downloads go to (HF_HUB_CACHE while it is the last one started). */
     cacheDir: hubCache,

@@ -561,6 +561,34 @@ describe('tests/hub-server.js', () => {
     assert.equal(rev.headers.get('x-error-code'), 'RevisionNotFound');
   });
 
+  test('the file list of a repository with history: each commit lists its own folder, main the commit it is at (and follows a push); another commit is RevisionNotFound', async () => {
+    const later = path.join(TMP, 'hub-later');
+    mkdirSync(later, { recursive: true });
+    writeFileSync(path.join(later, 'config.json'), '{"hidden_size": 16}\n');
+    writeFileSync(path.join(later, 'modules.json'), '[]\n');
+    const [A, B] = ['a'.repeat(40), 'b'.repeat(40)];
+    const h = await startHub({ repos: { [ID]: { commits: { [A]: HUB, [B]: later }, main: B } } });
+    try {
+      const list = async (rev) => {
+        const r = await fetch(`${h.url}/api/models/${ID}/revision/${rev}`);
+        assert.equal(r.status, 200, rev);
+        const info = await r.json();
+        return [info.sha, info.siblings.map((e) => e.rfilename)];
+      };
+      const atA = [...Object.keys(files), 'alias.json'].sort();
+      assert.deepEqual(await list(A), [A, atA]);
+      assert.deepEqual(await list(B), [B, ['config.json', 'modules.json']]);
+      assert.deepEqual(await list('main'), [B, ['config.json', 'modules.json']]);
+      h.moveMain(ID, A);
+      assert.deepEqual(await list('main'), [A, atA], 'main after the push');
+      const other = await fetch(`${h.url}/api/models/${ID}/revision/${'c'.repeat(40)}`);
+      assert.equal(other.status, 404);
+      assert.equal(other.headers.get('x-error-code'), 'RevisionNotFound');
+    } finally {
+      await h.close();
+    }
+  });
+
   test('a missing file or a folder: 404, x-error-code EntryNotFound, {"error":"Entry not found"}', async () => {
     for (const name of ['missing.json', '1_Pooling/missing.json', 'missing/deeper/x.safetensors', '1_Pooling', 'empty-folder', '']) {
       const r = await fetch(resolveUrl(hub, name));
