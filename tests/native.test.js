@@ -9,8 +9,10 @@
 // SWAPFORMER_REQUIRE_NATIVE=1 (./build.sh test sets it) turns that into a failure.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadModel, createEncoder, runtimeInfo, configure, SwapformerError } from '../bindings/index.js';
 import { golden, readFixture, assertBitIdentical, assertClose, elementError, goldenTolerance, rejects } from './helpers.js';
@@ -287,6 +289,81 @@ test('hostile inputs natively: bad files, shapes and ids are the wasm errors, ne
   );
   const ok = e.forward(golden.cases[0].ids[0]);
   assert.ok(ok.data.every(Number.isFinite));
+});
+
+/** tests/pretrained/bert-minilm with its shapes scaled (hidden 32 -> 256, FFN 64 -> 1024, 2 -> 6 layers,
+ * positions 128 -> 512) and seeded random weights: a model whose passes take long enough to watch. */
+function biggerBert(dir) {
+  const src = fileURLToPath(new URL('./pretrained/bert-minilm', import.meta.url));
+  cpSync(src, dir, { recursive: true });
+  const config = JSON.parse(readFileSync(path.join(src, 'config.json'), 'utf8'));
+  Object.assign(config, { hidden_size: 256, intermediate_size: 1024, num_hidden_layers: 6, num_attention_heads: 8, max_position_embeddings: 512 });
+  writeFileSync(path.join(dir, 'config.json'), JSON.stringify(config));
+  const file = readFileSync(path.join(src, 'model.safetensors'));
+  const header = JSON.parse(file.subarray(8, 8 + Number(file.readBigUInt64LE(0))).toString());
+  const dim = { 32: 256, 64: 1024, 128: 512 };
+  const out = {},
+    blobs = [];
+  let offset = 0,
+    seed = 7;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32 - 0.5) * 0.1;
+  for (const [name, t] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    const layer = name.match(/^encoder\.layer\.(\d+)\./);
+    if (layer && layer[1] !== '0') continue;
+    for (let l = 0; l < (layer ? 6 : 1); l++) {
+      const shape = t.shape.map((d, i) => (i === 0 && /word_embeddings|token_type/.test(name) ? d : (dim[d] ?? d)));
+      const n = shape.reduce((a, b) => a * b, 1),
+        data = new Float32Array(n);
+      for (let i = 0; i < n; i++) data[i] = /LayerNorm\.weight$/.test(name) ? 1 : rnd();
+      out[layer ? name.replace('layer.0.', `layer.${l}.`) : name] = { dtype: 'F32', shape, data_offsets: [offset, offset + n * 4] };
+      offset += n * 4;
+      blobs.push(Buffer.from(data.buffer));
+    }
+  }
+  const head = Buffer.from(JSON.stringify(out)),
+    len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(head.length));
+  writeFileSync(path.join(dir, 'model.safetensors'), Buffer.concat([len, head, ...blobs]));
+}
+
+test('swapformer serve on the native backend answers /health and /metrics while a batch computes', opts, async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swapformer-native-serve-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  biggerBert(dir);
+  const server = spawn(process.execPath, [...NODE_FLAGS, fileURLToPath(new URL('../bin/serve.js', import.meta.url)), dir, '--port', '0', '--threads', '1'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, SWAPFORMER_BACKEND: 'native' },
+  });
+  t.after(() => server.kill('SIGKILL'));
+  let log = '';
+  server.stdout.on('data', (d) => (log += d));
+  for (let i = 0; i < 600 && !/listening on/.test(log); i++) await new Promise((r) => setTimeout(r, 50));
+  const url = log.match(/listening on (\S+)/)?.[1];
+  assert.ok(url, `the server started: ${log}`);
+  const words = 'native passes run off the event loop so that health checks and metrics answer while a batch computes'.split(' ');
+  const inputs = Array.from({ length: 32 }, (_, i) => Array.from({ length: 400 }, (_, k) => words[(i + k) % words.length]).join(' '));
+  const t0 = performance.now();
+  const batch = fetch(`${url}/embed`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs }) });
+  await new Promise((r) => setTimeout(r, 100)); // the batch is tokenized and its pass started
+  const answered = [];
+  for (const route of ['/health', '/metrics', '/health']) {
+    const s = performance.now();
+    const res = await fetch(`${url}${route}`);
+    assert.equal(res.status, 200);
+    await res.text();
+    answered.push({ route, at: performance.now() - t0, took: performance.now() - s });
+  }
+  const res = await batch;
+  assert.equal(res.status, 200);
+  assert.equal((await res.json()).length, 32);
+  const batchMs = performance.now() - t0;
+  const last = answered.at(-1).at;
+  assert.ok(
+    last < batchMs - 50,
+    `the probes answered before the batch ended (${answered.map((a) => `${a.route} at ${a.at.toFixed(0)} ms`).join(', ')}; the batch ${batchMs.toFixed(0)} ms)`,
+  );
+  console.log(`serve, native: /health and /metrics in ${answered.map((a) => `${a.took.toFixed(0)} ms`).join(', ')} during a batch of ${batchMs.toFixed(0)} ms`);
 });
 
 test('a process with an undisposed native encoder and its threads exits', opts, () => {
