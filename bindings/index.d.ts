@@ -491,7 +491,8 @@ export interface CreateOptions {
   };
   /** This call's wasm, overriding configure() (runtimeInfo reports build 'custom'). */
   wasm?: WasmSource;
-  /** Threads for this encoder's forward passes (1 to 64). Default: the machine's cores, capped at 8,
+  /** Threads for this encoder's forward passes (1 to 64). Default: on the native backend the physical cores;
+   * on the wasm the machine's cores, capped at 8,
    * where shared memory exists (Node; a cross-origin-isolated page); 1 elsewhere, silently. */
   threads?: number;
 }
