@@ -122,7 +122,15 @@ export async function api(): Promise<void> {
 
   // ---------------------------------------------------------------- functions, configure, errors
   const info = await runtimeInfo({ threads: 2 });
-  expectType(info.build).is<'relaxed-simd' | 'simd128' | 'custom'>(true);
+  expectType(info.build).is<'relaxed-simd' | 'simd128' | 'custom' | 'native'>(true);
+  expectType(info.backend).is<'native' | 'wasm'>(true);
+  expectType(info.backendFallback).is<string | null>(true);
+  expectType(info.isa).is<string>(true);
+  expectType(info.q8Amax).is<127 | 255>(true);
+  configure({ backend: 'native' });
+  configure({ backend: undefined });
+  // @ts-expect-error a backend this package does not have
+  configure({ backend: 'gpu' });
   expectType(info.threadsFallback).is<string | null>(true);
   const threadsInUse: number = info.threads + info.memoryBytes;
   void threadsInUse;
