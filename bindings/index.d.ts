@@ -824,7 +824,7 @@ export function runtimeInfo(options?: LoadOptions): Promise<{
    * load and its error, 'not Node', configure({ backend: 'wasm' }) or SWAPFORMER_BACKEND=wasm, a call's
    * wasm option; null on the native backend. */
   backendFallback: string | null;
-  /** The native kernels' instruction set ('avx512-vnni', 'avx512', 'avx2-vnni', 'avx2', 'sse2', 'dotprod',
+  /** The native kernels' instruction set ('avx512-vnni', 'avx512', 'avx2-vnni', 'avx2', 'sse2', 'i8mm', 'dotprod',
    * 'neon'), chosen at load from the CPU's own report (SWAPFORMER_ISA forces a lower one, for tests);
    * 'wasm-simd128' on the wasm. */
   isa: string;

@@ -61,14 +61,14 @@ static const struct {
 #define BASELINE sf_kernels_sse2
 
 #elif defined(__aarch64__)
-extern const sf_kernels sf_kernels_neon, sf_kernels_dotprod;
+extern const sf_kernels sf_kernels_neon, sf_kernels_dotprod, sf_kernels_i8mm;
 
-enum { F_DOTPROD = 1 };
+enum { F_DOTPROD = 1, F_I8MM = 2 };
 
 static unsigned cpu_features(void) {
 #if defined(__linux__)
-    unsigned long hw = getauxval(AT_HWCAP);
-    return (hw & (1UL << 20)) ? F_DOTPROD : 0; /* HWCAP_ASIMDDP */
+    unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+    return ((hw & (1UL << 20)) ? F_DOTPROD : 0) | ((hw2 & (1UL << 13)) ? F_I8MM : 0); /* HWCAP_ASIMDDP, HWCAP2_I8MM */
 #else
     return 0;
 #endif
@@ -79,6 +79,7 @@ static const struct {
     const char *name;
     unsigned needs;
 } variants[] = {
+    {&sf_kernels_i8mm, "i8mm", F_DOTPROD | F_I8MM},
     {&sf_kernels_dotprod, "dotprod", F_DOTPROD},
     {&sf_kernels_neon, "neon", 0},
 };

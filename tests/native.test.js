@@ -45,7 +45,7 @@ test('runtimeInfo: the backend, its kernels, threads, and where the addon is', o
   assert.equal(info.backend, 'native');
   assert.equal(info.build, 'native');
   assert.equal(info.backendFallback, null);
-  assert.match(info.isa, /^(sse2|avx2|avx2-vnni|avx512|avx512-vnni|neon|dotprod)$/);
+  assert.match(info.isa, /^(sse2|avx2|avx2-vnni|avx512|avx512-vnni|neon|dotprod|i8mm)$/);
   assert.match(info.nativePath, /prebuilds\/linux-(x64|arm64)\/swapformer\.node$/);
   assert.ok(info.threads >= 1 && info.threaded);
   assert.ok([127, 255].includes(info.q8Amax));
