@@ -836,7 +836,7 @@ export function runtimeInfo(options?: LoadOptions): Promise<{
   memoryBytes: number;
   /** The addon file the native backend loaded. */
   nativePath?: string;
-  /** The largest int8 activation the q8 kernel quantizes to: 255 (u8: SIMD128, SSE2, NEON, VNNI) or 127
+  /** The largest int8 activation the q8 kernel quantizes to: 255 (u8: SIMD128, SSE2, NEON, VNNI, i8mm) or 127
    * (u7: relaxed SIMD, AVX2, AVX-512 BW without VNNI, NEON dotprod), so that its products are exact. */
   q8Amax: 127 | 255;
   /** Threads an encoder made with these options gets. */
