@@ -257,6 +257,26 @@ test('Worker threads: each loads the addon, passes run side by side with the mai
   }
 });
 
+test('a Worker that ends with undisposed native encoders leaves no memory behind (its env frees them)', opts, async () => {
+  const { Worker } = await import('node:worker_threads');
+  const src = `import { parentPort } from 'node:worker_threads';
+    import { createEncoder } from ${JSON.stringify(BINDINGS)};
+    const e = await createEncoder({ vocabSize: 20000, dModel: 512, heads: 8, layers: 1, ffDim: 512, position: 'rope', norm: 'rmsnorm', normPlacement: 'pre', activation: 'swiglu' }, { seed: 1, threads: 1 });
+    e.forward([1, 2, 3]);
+    parentPort.postMessage('made'); // ends without dispose()`;
+  const once = () =>
+    new Promise((resolve, reject) => {
+      const w = new Worker(src, { eval: true });
+      w.once('error', reject);
+      w.once('exit', resolve);
+    });
+  for (let i = 0; i < 3; i++) await once(); // the allocator settles
+  const before = process.memoryUsage().rss;
+  for (let i = 0; i < 25; i++) await once(); // 25 x 45 MB of weights
+  const grew = (process.memoryUsage().rss - before) / 2 ** 20;
+  assert.ok(grew < 250, `RSS grew by ${grew.toFixed(0)} MB over 25 Workers that each left ~45 MB of weights undisposed`);
+});
+
 test('hostile inputs natively: bad files, shapes and ids are the wasm errors, never a crash; the process lives on', opts, async () => {
   const bytes = readFixture(golden.cases[0].file);
   for (let cut = 0; cut < bytes.length; cut += Math.max(1, Math.floor(bytes.length / 97))) {
