@@ -198,6 +198,31 @@ build_mt() {
   clang16_build dist/swapformer-relaxed-mt.wasm -mrelaxed-simd -matomics -- "${MT_LDFLAGS[@]}"
 }
 
+# Compiles the core into a folder of objects, two at a time: the shared sources once, the kernel
+# sources once per variant ("name:flags") with -DSF_VARIANT=name.
+#   compile_core <folder> <variants name> <compiler and flags...> -- <shared sources...>
+compile_core() {
+  local dir="$1" vname="$2" cc=() f v name flags job jobs=()
+  shift 2
+  while [ "$1" != -- ]; do cc+=("$1"); shift; done
+  shift
+  local -n vs="$vname"
+  for f in "$@"; do
+    [ ${#vs[@]} -gt 0 ] && [[ " ${KERNEL_SOURCES[*]} " == *" $f "* ]] && continue
+    printf -v job '%q ' "${cc[@]}" -c "$f" -o "$dir/$(echo "$f" | tr / _).o"
+    jobs+=("$job")
+  done
+  for v in "${vs[@]}"; do
+    name="${v%%:*}" flags="${v#*:}"
+    for f in "${KERNEL_SOURCES[@]}"; do
+      # shellcheck disable=SC2086
+      printf -v job '%q ' "${cc[@]}" $flags -DSF_VARIANT="$name" -c "$f" -o "$dir/${name}_$(basename "$f" .c).o"
+      jobs+=("$job")
+    done
+  done
+  printf '%s\n' "${jobs[@]}" | xargs -d '\n' -P 2 -I{} bash -c '{}'
+}
+
 # The native addon for Node (core/native/addon.c over the same core): the kernel files compiled once
 # per instruction set (core/variant.h), the rest once, native threads (core/pool.c on pthreads), one
 # prebuilds/<platform>-<arch>/swapformer.node per target, Node-API headers from npm's
@@ -218,27 +243,14 @@ setup_native_addon() { # arch
 # native_addon <x64|arm64> [extra cflags...]: prebuilds/linux-<arch>/swapformer.node (again when a source is newer)
 native_addon() {
   local arch="$1"; shift
-  local out="prebuilds/linux-$arch/swapformer.node" obj="build/addon-$arch" target=() variants=() f v name flags jobs=()
+  local out="prebuilds/linux-$arch/swapformer.node" obj="build/addon-$arch" target=() variants=()
   if [ -f "$out" ] && [ -z "$(find core plugins build.sh -newer "$out" -type f | head -1)" ] && [ $# -eq 0 ]; then return; fi
   setup_native_addon "$arch"
   if [ "$arch" = arm64 ]; then target=(--target=aarch64-linux-gnu); variants=("${ARM64_VARIANTS[@]}"); else variants=("${X64_VARIANTS[@]}"); fi
   say "build.sh: clang-16 -> $out (${#variants[@]} kernel variants)"
   rm -rf "$obj" && mkdir -p "$obj" "$(dirname "$out")"
-  local cc=(clang-16 "${target[@]}" "${NATIVE_FLAGS[@]}" "$@" -Inode_modules/node-api-headers/include) job
-  for f in core/*.c plugins/position/*.c plugins/norm/*.c core/native/addon.c; do
-    [[ " ${KERNEL_SOURCES[*]} " == *" $f "* ]] && continue
-    printf -v job '%q ' "${cc[@]}" -c "$f" -o "$obj/$(echo "$f" | tr / _).o"
-    jobs+=("$job")
-  done
-  for v in "${variants[@]}"; do
-    name="${v%%:*}" flags="${v#*:}"
-    for f in "${KERNEL_SOURCES[@]}"; do
-      # shellcheck disable=SC2086
-      printf -v job '%q ' "${cc[@]}" $flags -DSF_VARIANT="$name" -c "$f" -o "$obj/${name}_$(basename "$f" .c).o"
-      jobs+=("$job")
-    done
-  done
-  printf '%s\n' "${jobs[@]}" | xargs -d '\n' -P 2 -I{} bash -c '{}'
+  compile_core "$obj" variants clang-16 "${target[@]}" "${NATIVE_FLAGS[@]}" "$@" -Inode_modules/node-api-headers/include -- \
+    core/*.c plugins/position/*.c plugins/norm/*.c core/native/addon.c
   local strip=(-Wl,-s)
   [ $# -gt 0 ] && strip=() # sanitizer builds keep their symbols
   clang-16 "${target[@]}" -fuse-ld=lld -shared -pthread -Wl,--gc-sections -Wl,--as-needed -Wl,-O1 "${strip[@]}" "$@" "$obj"/*.o -lm -o "$out.tmp"
@@ -321,30 +333,17 @@ setup_native() {
 # ones the single-ISA core (SSE2, as wasm32's size_t is what they test).
 NATIVE64_FLAGS=(-DSF_MULTI_ISA -DSF_THREADS -DSF_ISA_TESTING -pthread)
 native_objects() { # 64 | 32
-  local bits="$1" dir="build/native$1" m=() jobs=() f v name flags
+  local bits="$1" dir="build/native$1" m=()
   [ "$bits" = 32 ] && m=("${M32[@]}")
   if [ -f "$dir/.stamp" ] && [ -z "$(find core plugins build.sh -newer "$dir/.stamp" -type f | head -1)" ]; then return; fi
   rm -rf "$dir"
   mkdir -p "$dir"
-  local cc=(clang "${m[@]}" "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer-no-link)
-  [ "$bits" = 64 ] && cc+=("${NATIVE64_FLAGS[@]}")
-  local job
-  for f in "${SOURCES[@]}"; do
-    [ "$bits" = 64 ] && [[ " ${KERNEL_SOURCES[*]} " == *" $f "* ]] && continue
-    printf -v job '%q ' "${cc[@]}" -c "$f" -o "$dir/$(echo "$f" | tr / _).o"
-    jobs+=("$job")
-  done
+  local cc=(clang "${m[@]}" "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer-no-link) none=()
   if [ "$bits" = 64 ]; then
-    for v in "${X64_VARIANTS[@]}"; do
-      name="${v%%:*}" flags="${v#*:}"
-      for f in "${KERNEL_SOURCES[@]}"; do
-        # shellcheck disable=SC2086
-        printf -v job '%q ' "${cc[@]}" $flags -DSF_VARIANT="$name" -c "$f" -o "$dir/${name}_$(basename "$f" .c).o"
-        jobs+=("$job")
-      done
-    done
+    compile_core "$dir" X64_VARIANTS "${cc[@]}" "${NATIVE64_FLAGS[@]}" -- "${SOURCES[@]}"
+  else
+    compile_core "$dir" none "${cc[@]}" -- "${SOURCES[@]}"
   fi
-  printf '%s\n' "${jobs[@]}" | xargs -d '\n' -P 2 -I{} bash -c '{}'
   touch "$dir/.stamp"
 }
 

@@ -4,6 +4,15 @@
 // callers pass in swapformer's bindings, transformers.js and where the model is.
 import { median } from './harness.js';
 
+/** transformers.js from bench/node_modules, reading the model folder's siblings only (no Hub). */
+export async function importTransformers(folder) {
+  const tjs = await import('@huggingface/transformers');
+  tjs.env.allowRemoteModels = false;
+  tjs.env.allowLocalModels = true;
+  tjs.env.localModelPath = `${folder.replace(/\/[^/]*\/?$/, '')}/`;
+  return tjs;
+}
+
 /** Texts per call, for both: swapformer's embed batchSize, transformers.js's extractor calls. */
 export const BATCH = 32;
 

@@ -9,8 +9,8 @@
 // transformers.js (bench/node_modules, onnxruntime-node) with session_options {intraOpNumThreads:
 // threads, interOpNumThreads: 1}, in input order and length-sorted (bench/e2e-harness.js).
 import { readFileSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
-import { openContenders, timeCorpus } from './e2e-harness.js';
+import { basename } from 'node:path';
+import { openContenders, timeCorpus, importTransformers } from './e2e-harness.js';
 import { cpuMeter } from './quiet.js';
 
 const spec = JSON.parse(process.argv[2]);
@@ -18,13 +18,7 @@ const texts = JSON.parse(readFileSync(spec.corpus, 'utf8')).texts;
 const sf = await import('../bindings/index.js');
 const info = await sf.runtimeInfo({ threads: spec.threads });
 if (info.backend !== 'native') throw new Error(`the native backend does not run here: ${info.backendFallback}`);
-let tjs = null;
-if (spec.tjs) {
-  tjs = await import('@huggingface/transformers');
-  tjs.env.allowRemoteModels = false;
-  tjs.env.allowLocalModels = true;
-  tjs.env.localModelPath = `${dirname(spec.folder)}/`;
-}
+const tjs = spec.tjs ? await importTransformers(spec.folder) : null;
 const SESSION = { intraOpNumThreads: spec.threads, interOpNumThreads: 1 };
 const contenders = await openContenders({
   sf,

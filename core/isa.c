@@ -20,6 +20,13 @@
 #include <sys/auxv.h>
 #endif
 
+/* A variant: its table, its name (SWAPFORMER_ISA's spelling) and the CPU features it needs. */
+typedef struct {
+    const sf_kernels *k;
+    const char *name;
+    unsigned needs;
+} variant;
+
 #if defined(__x86_64__)
 extern const sf_kernels sf_kernels_sse2, sf_kernels_avx2, sf_kernels_avx2_vnni, sf_kernels_avx512, sf_kernels_avx512_vnni;
 
@@ -47,11 +54,7 @@ static unsigned cpu_features(void) {
     return f;
 }
 
-static const struct {
-    const sf_kernels *k;
-    const char *name;
-    unsigned needs;
-} variants[] = {
+static const variant variants[] = {
     {&sf_kernels_avx512_vnni, "avx512-vnni", F_AVX512 | F_AVX512_VNNI},
     {&sf_kernels_avx512, "avx512", F_AVX512},
     {&sf_kernels_avx2_vnni, "avx2-vnni", F_AVX2 | F_AVX_VNNI},
@@ -74,11 +77,7 @@ static unsigned cpu_features(void) {
 #endif
 }
 
-static const struct {
-    const sf_kernels *k;
-    const char *name;
-    unsigned needs;
-} variants[] = {
+static const variant variants[] = {
     {&sf_kernels_i8mm, "i8mm", F_DOTPROD | F_I8MM},
     {&sf_kernels_dotprod, "dotprod", F_DOTPROD},
     {&sf_kernels_neon, "neon", 0},
@@ -111,7 +110,7 @@ int sf_isa_select(const char *name) {
     for (int i = 0; i < NVARIANTS && pick < 0; i++)
         if (name ? !strcmp(name, variants[i].name) : sf_isa_supported(i)) pick = i;
     if (pick < 0 || !sf_isa_supported(pick)) return -1;
-#ifndef SF_ISA_TESTING /* the sanitizer and fuzz builds switch between encoders, never under one */
+#ifndef SF_ISA_TESTING                            /* the sanitizer and fuzz builds switch between encoders, never under one */
     if (chosen >= 0 && chosen != pick) return -1; /* once per process: packed weights follow the variant */
 #endif
     chosen = pick;

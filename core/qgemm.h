@@ -56,7 +56,7 @@
 #if defined(SF_VARIANT) && defined(__ARM_FEATURE_MATMUL_INT8)
 #define SF_Q8_BYTES 1
 #define SF_Q8_AMAX  255 /* activations u8 */
-#elif defined(__wasm_relaxed_simd__) || defined(SF_Q8_EMULATE_RELAXED) ||                                                                              \
+#elif defined(__wasm_relaxed_simd__) || defined(SF_Q8_EMULATE_RELAXED) ||                                                                            \
     (defined(SF_VARIANT) && !defined(__AVX512VNNI__) && !defined(__AVXVNNI__) && (defined(__AVX2__) || defined(__ARM_FEATURE_DOTPROD)))
 #define SF_Q8_BYTES 1
 #define SF_Q8_AMAX  127 /* activations u7: deterministic relaxed dot, 1 bit less precision */

@@ -196,30 +196,18 @@ static void env_end(napi_env env, void *data, void *hint) {
 }
 
 /* the calls that make or free an encoder, tracked */
-static napi_value w_sf_create(napi_env env, napi_callback_info info) {
-    napi_value argv[MAX_ARGS];
-    call_args a_;
-    if (!read_args(env, info, 3, argv, &a_)) return NULL;
-    void *e = sf_create(A(0), Z(1), I(2));
-    track(env, e);
-    return ret_ptr(env, e);
-}
-static napi_value w_sf_load(napi_env env, napi_callback_info info) {
-    napi_value argv[MAX_ARGS];
-    call_args a_;
-    if (!read_args(env, info, 2, argv, &a_)) return NULL;
-    void *e = sf_load(A(0), Z(1));
-    track(env, e);
-    return ret_ptr(env, e);
-}
-static napi_value w_sf_load_end(napi_env env, napi_callback_info info) {
-    napi_value argv[MAX_ARGS];
-    call_args a_;
-    if (!read_args(env, info, 1, argv, &a_)) return NULL;
-    void *e = sf_load_end(A(0));
-    track(env, e);
-    return ret_ptr(env, e);
-}
+#define WRAP_MAKES(name, n, call)                                                                                                                    \
+    static napi_value w_##name(napi_env env, napi_callback_info info) {                                                                              \
+        napi_value argv[MAX_ARGS];                                                                                                                   \
+        call_args a_;                                                                                                                                \
+        if (!read_args(env, info, n, argv, &a_)) return NULL;                                                                                        \
+        void *e = call;                                                                                                                              \
+        track(env, e);                                                                                                                               \
+        return ret_ptr(env, e);                                                                                                                      \
+    }
+WRAP_MAKES(sf_create, 3, sf_create(A(0), Z(1), I(2)))
+WRAP_MAKES(sf_load, 2, sf_load(A(0), Z(1)))
+WRAP_MAKES(sf_load_end, 1, sf_load_end(A(0)))
 static napi_value w_sf_destroy(napi_env env, napi_callback_info info) {
     napi_value argv[MAX_ARGS];
     call_args a_;
