@@ -513,7 +513,8 @@ export interface CreateOptions {
   };
   /** This call's wasm, overriding configure() (runtimeInfo reports build 'custom'). */
   wasm?: WasmSource;
-  /** Threads for this encoder's forward passes (1 to 64). Default: the machine's cores, capped at 8,
+  /** Threads for this encoder's forward passes (1 to 64). Default: on the native backend the physical cores;
+   * on the wasm the machine's cores, capped at 8,
    * where shared memory exists (Node; a cross-origin-isolated page); 1 elsewhere, silently. */
   threads?: number;
 }
@@ -605,7 +606,8 @@ export type ErrorCode =
   | 'BAD_TOKEN'
   /** A sequence longer than the position plugin encodes (or than a maxLength asked for). */
   | 'SEQUENCE_TOO_LONG'
-  /** More memory than wasm32 can give (sizes are checked for 32-bit overflow, never wrapped). */
+  /** More memory than wasm32 can give, or natively than 3/4 of the machine's memory in one allocation
+   * (sizes are checked for overflow, never wrapped). */
   | 'OUT_OF_MEMORY'
   /** A bad argument or option: an empty batch, an unknown option key, a value of the wrong type or range. */
   | 'BAD_ARGUMENT'
@@ -630,7 +632,10 @@ export type ErrorCode =
   /** A download failed or stalled, or the signal option aborted it (`cause`: the signal's reason). */
   | 'NETWORK'
   /** A synchronous call while a forwardAsync / embedAsync pass runs on the same wasm instance. */
-  | 'BUSY';
+  | 'BUSY'
+  /** configure({ backend: 'native' }) or SWAPFORMER_BACKEND=native where the native addon cannot load (each
+   * attempt listed), or SWAPFORMER_ISA naming a variant this CPU cannot run. */
+  | 'BACKEND_UNAVAILABLE';
 
 /**
  * Every error swapformer throws. `code` is stable; `message` names the field at fault.
@@ -695,11 +700,23 @@ export class Encoder {
    * @throws {@link SwapformerError} BAD_TOKEN, SEQUENCE_TOO_LONG, BAD_ARGUMENT (options, an empty batch),
    * NON_FINITE, OUT_OF_MEMORY; DISPOSED after dispose(); BUSY while an async pass runs on this runtime.
    */
+  forward(ids: Ids, options: ForwardOptions & { outputAttentions: true; outputHiddenStates: true }): ForwardResult & Required<Pick<ForwardResult, 'attentions' | 'hiddenStates'>>;
+  /** forward with outputAttentions: result.attentions is there. */
+  forward(ids: Ids, options: ForwardOptions & { outputAttentions: true }): ForwardResult & Required<Pick<ForwardResult, 'attentions'>>;
+  /** forward with outputHiddenStates: result.hiddenStates is there. */
+  forward(ids: Ids, options: ForwardOptions & { outputHiddenStates: true }): ForwardResult & Required<Pick<ForwardResult, 'hiddenStates'>>;
+  /** forward with options of any shape. */
   forward(ids: Ids, options?: ForwardOptions): ForwardResult;
   /** forward without blocking the calling thread where the runtime has threads (the pass runs in a
    * worker). The async calls of a runtime run one at a time in the order they were made; a sync call
    * while a pass runs throws BUSY; dispose() meanwhile settles the promise with DISPOSED. Without
    * threads it computes on this thread, in its turn. */
+  forwardAsync(ids: Ids, options: ForwardOptions & { outputAttentions: true; outputHiddenStates: true }): Promise<ForwardResult & Required<Pick<ForwardResult, 'attentions' | 'hiddenStates'>>>;
+  /** forwardAsync with outputAttentions: result.attentions is there. */
+  forwardAsync(ids: Ids, options: ForwardOptions & { outputAttentions: true }): Promise<ForwardResult & Required<Pick<ForwardResult, 'attentions'>>>;
+  /** forwardAsync with outputHiddenStates: result.hiddenStates is there. */
+  forwardAsync(ids: Ids, options: ForwardOptions & { outputHiddenStates: true }): Promise<ForwardResult & Required<Pick<ForwardResult, 'hiddenStates'>>>;
+  /** forwardAsync with options of any shape. */
   forwardAsync(ids: Ids, options?: ForwardOptions): Promise<ForwardResult>;
   /** Argmax of the head's logits per position: an Int32Array for one sequence,
    * one per sequence (unpadded) for a batch. Needs config.outputHead (else BAD_ARGUMENT). */
@@ -767,6 +784,11 @@ export interface WasmPaths {
  * @group Runtime
  */
 export interface ConfigureOptions {
+  /** Which backend runs the core: 'auto' (default: in Node, the native addon where a prebuild loads on this
+   * platform and CPU, else the wasm; everywhere else the wasm), 'native' (BACKEND_UNAVAILABLE where it cannot
+   * load, listing each attempt) or 'wasm'. undefined (or null) restores the default, which the
+   * SWAPFORMER_BACKEND environment variable sets in Node. */
+  backend?: 'auto' | 'native' | 'wasm' | null;
   /** The folder that holds swapformer.wasm and swapformer-relaxed.wasm (a URL,
    * or a string resolved against the page), or each build's source; undefined
    * (or null) restores the default, the files next to the bindings. */
@@ -776,10 +798,12 @@ export interface ConfigureOptions {
 }
 
 /**
- * Where swapformer finds its wasm, once for the page or process (onnxruntime-web's
- * env.wasm.wasmPaths, in one call). Only the options given change; encoders made
- * before keep their runtime. A call's `wasm` option overrides it.
- * @throws {@link SwapformerError} BAD_ARGUMENT for an unknown key, a wasmPaths of the wrong type or naming no build.
+ * Which backend runs the core, and where swapformer finds its wasm, once for the page or
+ * process (onnxruntime-web's env.wasm.wasmPaths, in one call). Only the options given
+ * change; encoders made before keep their runtime. A call's `wasm` option overrides both
+ * (it runs that wasm).
+ * @throws {@link SwapformerError} BAD_ARGUMENT for an unknown key, a backend or build not listed, a wasmPaths of the
+ * wrong type or naming no build.
  * @group Runtime
  */
 export function configure(options: ConfigureOptions): void;
@@ -808,21 +832,40 @@ export interface ModelOptions extends LoadOptions {
  */
 export function loadModel(bytes: Uint8Array | ArrayBuffer, options?: ModelOptions): Promise<Encoder>;
 /**
- * The build a runtime runs ('relaxed-simd' or 'simd128', chosen by feature
- * detection or configure; 'custom' for a call's wasm option) and the bytes of
- * wasm memory its instance holds now.
+ * What runs the core for calls made with these options: the backend (the native addon or
+ * the wasm) and, if the wasm runs in Node under 'auto', why; its kernels and threads; the
+ * memory it holds.
+ * @throws {@link SwapformerError} BACKEND_UNAVAILABLE when configure or SWAPFORMER_BACKEND asks for 'native' and it
+ * cannot load (or SWAPFORMER_ISA names a variant this CPU lacks).
  * @group Runtime
  */
 export function runtimeInfo(options?: LoadOptions): Promise<{
-  /** 'relaxed-simd' or 'simd128' (feature detection or configure); 'custom' for a call's wasm option. */
-  build: 'relaxed-simd' | 'simd128' | 'custom';
-  /** The wasm memory the instance holds now (it grows and never shrinks). */
+  /** 'native': the C core built for this machine as a Node-API addon; 'wasm': the WebAssembly build. */
+  backend: 'native' | 'wasm';
+  /** Why the wasm runs although the native addon was not refused ('auto' in Node): the addon that did not
+   * load and its error, 'not Node', configure({ backend: 'wasm' }) or SWAPFORMER_BACKEND=wasm, a call's
+   * wasm option; null on the native backend. */
+  backendFallback: string | null;
+  /** The native kernels' instruction set ('avx512-vnni', 'avx512', 'avx2-vnni', 'avx2', 'sse2', 'i8mm', 'dotprod',
+   * 'neon'), chosen at load from the CPU's own report (SWAPFORMER_ISA forces a lower one, for tests);
+   * 'wasm-simd128' on the wasm. */
+  isa: string;
+  /** 'relaxed-simd' or 'simd128' (feature detection or configure); 'custom' for a call's wasm option;
+   * 'native' on the native backend. */
+  build: 'relaxed-simd' | 'simd128' | 'custom' | 'native';
+  /** The wasm memory the instance holds now (it grows and never shrinks); natively the process's
+   * resident memory. */
   memoryBytes: number;
+  /** The addon file the native backend loaded. */
+  nativePath?: string;
+  /** The largest int8 activation the q8 kernel quantizes to: 255 (u8: SIMD128, SSE2, NEON, VNNI, i8mm) or 127
+   * (u7: relaxed SIMD, AVX2, AVX-512 BW without VNNI, NEON dotprod), so that its products are exact. */
+  q8Amax: 127 | 255;
   /** Threads an encoder made with these options gets. */
   threads: number;
   /** Why that is 1 although more were asked (no shared memory, no Worker, a wasm option...), else null. */
   threadsFallback: string | null;
-  /** Whether this is a threaded build (shared memory). */
+  /** Whether this is a threaded build (shared memory), or the native backend (its threads). */
   threaded: boolean;
   /** The build and int8 dot product of the q8 kernel: 'simd128 i32x4.dot_i16x8' or 'relaxed i16x8.dot_i8x16_i7x16 + extadd'... */
   q8Kernel: string;
@@ -973,7 +1016,8 @@ export interface PretrainedOptions extends ModelOptions {
   onProgress?: (progress: Progress) => void;
   /** Default 'https://huggingface.co' (in Node: HF_ENDPOINT when set). */
   hubUrl?: string;
-  /** A branch, tag or commit (a name git allows). Default 'main'. */
+  /** A branch, tag or commit (a name git allows). Default 'main'. A load reads one commit: a branch or tag is
+   * resolved once (the hub cache's ref, else the Hub's first answer) and every file is read at that commit. */
   revision?: string;
   /** The function every download goes through. Default globalThis.fetch. */
   fetch?: typeof globalThis.fetch;
@@ -986,8 +1030,9 @@ export interface PretrainedOptions extends ModelOptions {
    * another origin). Default in Node: HF_TOKEN, HUGGING_FACE_HUB_TOKEN, then the file HF_TOKEN_PATH or
    * $HF_HOME/token, unless HF_HUB_DISABLE_IMPLICIT_TOKEN. */
   token?: string;
-  /** No downloads: the caches only (a file not there is NOT_FOUND naming it). Default false; in Node
-   * HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE set to 1 / true / on. */
+  /** No downloads: the caches only (a file not there is NOT_FOUND naming it as not cached). Default false; in Node
+   * HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE set to 1 / true / on. Given, it wins over the environment:
+   * `offline: false` downloads under HF_HUB_OFFLINE=1. */
   offline?: boolean;
   /** Aborting it stops every read and download: NETWORK, the signal's reason as `cause`. */
   signal?: AbortSignal;
@@ -1037,7 +1082,7 @@ export interface Recipe {
   maxSeqLength: number | null;
   /** Whether texts are lowercased before tokenizing (sentence_bert_config.json's do_lower_case). */
   doLowerCase: boolean;
-  /** The prompts of config_sentence_transformers.json (name to text), or null. */
+  /** The prompts of config_sentence_transformers.json (name to text, without a prototype), or null. */
   prompts: Record<string, string> | null;
   /** The prompt used when a call names none (default_prompt_name), or null. */
   defaultPromptName: string | null;
@@ -1429,6 +1474,18 @@ export interface FillMaskOptions {
 }
 
 /**
+ * A mask token as a text literal writes it: BERT's and ModernBERT's `[MASK]`, RoBERTa's and XLM-R's `<mask>`.
+ * @group Tasks
+ */
+export type MaskToken = '[MASK]' | '<mask>';
+
+/**
+ * A text whose type shows two or more mask tokens: {@link Pretrained.fillMask} gives one array per mask.
+ * @group Tasks
+ */
+export type TwoMasks = `${string}${MaskToken}${string}${MaskToken}${string}`;
+
+/**
  * One candidate of {@link Pretrained.fillMask}, best first.
  * @group Tasks
  */
@@ -1490,7 +1547,7 @@ export class Pretrained {
   readonly recipe: Recipe;
   /** The family the checkpoint was read as. */
   readonly family: PretrainedFamily;
-  /** The checkpoint's config.json. */
+  /** The checkpoint's config.json, every object in it without a prototype (a key such as `__proto__` is data). */
   readonly hfConfig: Record<string, unknown>;
   /** The longest input in tokens: the maxLength option; else the smallest of max_seq_length,
    * model_max_length and the position plugin's limit; after a swap of the position scheme, the plugin's. */
@@ -1499,12 +1556,12 @@ export class Pretrained {
   readonly swapped: boolean;
   /** What the checkpoint's head does. */
   readonly task: PretrainedTask;
-  /** The head's labels (config.json id2label), or null without a classifier head. */
+  /** The head's labels (config.json id2label: one per row of the classifier), or null without a classifier head. */
   readonly labels: string[] | null;
   /** The tokenizer as the task pipelines read it: its special ids, sub-word prefix, decoding with
    * tokenizer_config.json's clean-up, and the special-tokens mask of an encoding. */
   readonly tokenizerView: TokenizerView;
-  /** The prompts of config_sentence_transformers.json (name to text; a copy), or null. */
+  /** The prompts of config_sentence_transformers.json (name to text; a copy without a prototype), or null. */
   readonly prompts: Record<string, string> | null;
   /** The checkpoint's similarity function (similarity_fn_name), 'cosine' when it names none. */
   readonly similarityFnName: ScoreFunction;
@@ -1574,18 +1631,30 @@ export class Pretrained {
   rank(query: string, documents: readonly string[], options?: RankOptions): Ranked[];
   /** rank, the forward passes in a worker where the runtime has threads. */
   rankAsync(query: string, documents: readonly string[], options?: RankOptions): Promise<Ranked[]>;
-  /** A token-classification head's label of every token. */
-  classifyTokens(text: string, options?: TokenClassificationOptions & { aggregationStrategy: 'none' }): TokenEntity[];
-  /** Entities from a token-classification head, with offsets into the text. */
-  classifyTokens(text: string, options?: TokenClassificationOptions): EntityGroup[];
+  /** aggregationStrategy 'none': a token-classification head's label of every token. */
+  classifyTokens(text: string, options: TokenClassificationOptions & { aggregationStrategy: 'none' }): TokenEntity[];
+  /** Entities from a token-classification head (grouped: aggregationStrategy 'simple' by default), with offsets into the text. */
+  classifyTokens(text: string, options?: TokenClassificationOptions & { aggregationStrategy?: 'simple' | 'first' | 'average' | 'max' }): EntityGroup[];
+  /** classifyTokens with a strategy known only at run time: per token for 'none', grouped otherwise. */
+  classifyTokens(text: string, options?: TokenClassificationOptions): TokenEntity[] | EntityGroup[];
   /** classifyTokens per token, the forward passes in a worker where the runtime has threads. */
-  classifyTokensAsync(text: string, options?: TokenClassificationOptions & { aggregationStrategy: 'none' }): Promise<TokenEntity[]>;
-  /** classifyTokens, the forward passes in a worker where the runtime has threads. */
-  classifyTokensAsync(text: string, options?: TokenClassificationOptions): Promise<EntityGroup[]>;
-  /** The best tokens at the mask token(s): one array for one mask, one array per mask otherwise. */
-  fillMask(text: string, options?: FillMaskOptions): FillMaskResult[] | FillMaskResult[][];
-  /** fillMask, the forward passes in a worker where the runtime has threads. */
-  fillMaskAsync(text: string, options?: FillMaskOptions): Promise<FillMaskResult[] | FillMaskResult[][]>;
+  classifyTokensAsync(text: string, options: TokenClassificationOptions & { aggregationStrategy: 'none' }): Promise<TokenEntity[]>;
+  /** classifyTokens, the forward passes in a worker where the runtime has threads: grouped entities. */
+  classifyTokensAsync(text: string, options?: TokenClassificationOptions & { aggregationStrategy?: 'simple' | 'first' | 'average' | 'max' }): Promise<EntityGroup[]>;
+  /** classifyTokens, the forward passes in a worker where the runtime has threads (a strategy known only at run time). */
+  classifyTokensAsync(text: string, options?: TokenClassificationOptions): Promise<TokenEntity[] | EntityGroup[]>;
+  /** A text literal with two or more masks ([MASK] or <mask> written in it): per mask its best tokens. */
+  fillMask(text: TwoMasks, options?: FillMaskOptions): FillMaskResult[][];
+  /**
+   * The best tokens at the mask token, best first. Typed as one mask: a string built at run time
+   * with several masks gives one array per mask, which its type cannot tell (write such a text as
+   * a literal, or check `Array.isArray(result[0])`).
+   */
+  fillMask(text: string, options?: FillMaskOptions): FillMaskResult[];
+  /** fillMask of a text literal with two or more masks, the forward passes in a worker where the runtime has threads. */
+  fillMaskAsync(text: TwoMasks, options?: FillMaskOptions): Promise<FillMaskResult[][]>;
+  /** fillMask (typed as one mask), the forward passes in a worker where the runtime has threads. */
+  fillMaskAsync(text: string, options?: FillMaskOptions): Promise<FillMaskResult[]>;
   /** Zero-shot classification with an NLI classifier. */
   zeroShot(text: string, candidateLabels: string | readonly string[], options?: ZeroShotOptions): ZeroShotResult;
   /** zeroShot, the forward passes in a worker where the runtime has threads. */

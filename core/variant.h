@@ -13,7 +13,8 @@
  *   avx512        16      vpmaddubsw + vpmaddwd on u7 activations (AVX-512 BW)
  *   avx512_vnni   16      vpdpbusd (AVX512-VNNI) on u8 activations
  *   neon          4       the SIMD128 scheme in C (u8)
- *   dotprod       4       sdot on u7 activations (the relaxed scheme) */
+ *   dotprod       4       sdot on u7 activations (the relaxed scheme)
+ *   i8mm          4       usmmla on u8 activations, 8 k of two rows by two columns */
 #ifndef SF_VARIANT_H
 #define SF_VARIANT_H
 

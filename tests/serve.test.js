@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
@@ -257,6 +257,30 @@ test("serve /predict and /rerank: the library's classify and predict, TEI's acti
   assert.deepEqual(Object.keys((await (await fetch(`${r.url}/info`)).json()).model_type), ['reranker']);
   // POST / follows the model's kind, as TEI's
   assert.deepEqual((await post(`${r.url}/`, { query, texts: docs })).body, ranked.body);
+});
+
+test('serve /info: a label named __proto__ (or constructor) is a key of id2label and label2id like any other', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swapformer-serve-labels-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  cpSync(CLS, dir, { recursive: true });
+  const names = ['__proto__', 'constructor', 'positive'];
+  const hf = JSON.parse(readFileSync(path.join(dir, 'config.json'), 'utf8'));
+  // own keys (Object.fromEntries), as config.json writes them
+  const id2label = Object.fromEntries(names.map((n, i) => [String(i), n])),
+    label2id = Object.fromEntries(names.map((n, i) => [n, i]));
+  writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ ...hf, id2label, label2id }));
+  const s = await serve(t, dir);
+  const text = await (await fetch(`${s.url}/info`)).text();
+  assert.match(text, /"label2id":\{"__proto__":0,"constructor":1,"positive":2\}/, text);
+  const { classifier } = JSON.parse(text).model_type;
+  assert.deepEqual(
+    Object.entries(classifier.label2id),
+    names.map((n, i) => [n, i]),
+  );
+  assert.deepEqual(
+    Object.entries(classifier.id2label),
+    names.map((n, i) => [String(i), n]),
+  );
 });
 
 test("serve /health, /info, /metrics: TEI's fields; Prometheus text with TEI's names", async (t) => {

@@ -256,7 +256,12 @@ test('scores: softmax is shifted (no overflow), topIndices keeps ties in index o
 test('labels: id2label string keys, LABEL_i without it, a missing id is a config error', () => {
   assert.deepEqual(labelNames({ id2label: { 1: 'b', 0: 'a' } }, 2), ['a', 'b']);
   assert.deepEqual(labelNames({}, 3), ['LABEL_0', 'LABEL_1', 'LABEL_2']);
-  assert.throws(() => labelNames({ id2label: { 0: 'a' } }, 2), { code: 'BAD_CONFIG', message: /no label for id 1/ });
+  assert.throws(() => labelNames({ id2label: { 0: 'a' } }, 2), { code: 'BAD_CONFIG', message: /config\.id2label has 1 label, but the head has 2 outputs/ });
+  assert.throws(() => labelNames({ id2label: { 0: 'a', 1: 'b', 2: 'c' } }, 2), {
+    code: 'BAD_CONFIG',
+    message: /config\.id2label has 3 labels, but the head has 2 outputs/,
+  });
+  assert.throws(() => labelNames({ id2label: { 0: 'a', 2: 'c' } }, 2), { code: 'BAD_CONFIG', message: /no label for id 1/ });
   assert.throws(() => labelNames({ id2label: { x: 'a' } }, 1), { code: 'BAD_CONFIG', message: /"x" is not an integer/ });
   assert.throws(() => labelNames({ id2label: JSON.parse('{"__proto__": "a"}') }, 1), { code: 'BAD_CONFIG' });
   assert.throws(() => labelNames({ id2label: { 0: 5 } }, 1), { code: 'BAD_CONFIG', message: /id2label\["0"\] must be a string/ });
@@ -421,7 +426,11 @@ test('logits: size, shape and finiteness are checked', () => {
   bad(() => classifyLogits(Float32Array.of(0, NaN), [1, 2], {}), 'logits[1] is NaN', 'NON_FINITE');
   bad(() => crossEncoderScores(Float32Array.of(Infinity), [1, 1], {}), 'logits[0] is Infinity', 'NON_FINITE');
   bad(() => checkLogits([0, 'a'], [2]), 'logits[1] must be a number');
-  bad(() => classifyLogits(new Float32Array(3), [1, 3], { id2label: { 0: 'a', 1: 'b' } }), 'config.id2label has no label for id 2', 'BAD_CONFIG');
+  bad(
+    () => classifyLogits(new Float32Array(3), [1, 3], { id2label: { 0: 'a', 1: 'b' } }),
+    'config.id2label has 2 labels, but the head has 3 outputs',
+    'BAD_CONFIG',
+  );
   bad(() => classifyLogits(new Float32Array(2), [1, 2], 'config'), 'config must be the parsed config.json object');
   bad(() => rankResults(new Float32Array(6), [2, 3], ['a', 'b'], {}), 'rank needs a cross-encoder with one label', 'UNSUPPORTED_MODEL');
 });

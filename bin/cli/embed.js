@@ -42,7 +42,12 @@ export const spec = {
     { name: 'prompt-name', value: 'NAME', help: "one of the model's prompts (config_sentence_transformers.json), e.g. query" },
     { name: 'prompt', value: 'TEXT', help: 'a prompt put before every text (wins over --prompt-name)' },
     { name: 'dtype', value: 'f32|q8', choices: ['f32', 'q8'], help: 'the weights: f32, or q8 (int8 kernels); default: as the model file is' },
-    { name: 'threads', value: 'N', int: { min: 1 }, help: "threads of the model's forward pass (default: the machine's cores, at most 8)" },
+    {
+      name: 'threads',
+      value: 'N',
+      int: { min: 1 },
+      help: "threads of the model's forward pass (default: the physical cores with the native backend, else the cores, at most 8)",
+    },
     { name: 'batch-size', value: 'N', int: { min: 1 }, default: 32, help: 'texts per forward pass (the vectors do not depend on it)' },
     { name: 'normalize', negatable: true, help: "L2-normalize the vectors, or not (default: the model's recipe)" },
     { name: 'dimensions', value: 'N', int: { min: 1 }, help: 'keep the first N dimensions (Matryoshka), before normalizing' },

@@ -69,8 +69,9 @@ export class Engine {
       const pooling = this.#model.recipe.pooling.map((p) => (p === 'lasttoken' ? 'last_token' : p)).join('+');
       return { embedding: { pooling } };
     }
-    const id2label = {},
-      label2id = {};
+    // no prototype: a label named __proto__ is a key like any other (JSON.stringify keeps it)
+    const id2label = Object.create(null),
+      label2id = Object.create(null);
     this.labels.forEach((label, i) => {
       id2label[String(i)] = label;
       label2id[label] = i;

@@ -14,6 +14,9 @@ import { headConfig } from './heads.js';
 import { recipeToJSON } from './model-file.js';
 import { loraTasks } from './lora.js';
 
+/** Offline: the message saying that `path` is not in the cache (of the model's folder, else the root), or null. */
+const notCached = (model, files, path) => model.whyMissing?.(path) ?? (model === files ? null : (files.whyMissing?.(path) ?? null));
+
 /**
  * Everything a checkpoint folder says: the swapformer config, the tensors
  * (canonical names, views of the checkpoint's bytes) and the metadata a
@@ -36,7 +39,7 @@ export async function readCheckpoint(source, options = {}) {
     model = subSource(files, recipe.transformerPath);
     hf = await model.readJSON('config.json');
   }
-  if (!hf) fail('NOT_FOUND', `${files.label}: no config.json (a Hugging Face model folder has one)`);
+  if (!hf) fail('NOT_FOUND', `${files.label}: ${notCached(model, files, 'config.json') ?? 'no config.json (a Hugging Face model folder has one)'}`);
   const family = detectFamily(hf);
   const { tensors } = await readWeights(model);
   const mapped = mapTensors(family, tensors, hf, { task });
@@ -46,7 +49,10 @@ export async function readCheckpoint(source, options = {}) {
   if (tokenizerJson === null)
     fail(
       'NOT_FOUND',
-      `${files.label}: no tokenizer.json (swapformer reads the fast-tokenizer file; save it with AutoTokenizer.from_pretrained(...).save_pretrained(folder))`,
+      `${files.label}: ${
+        notCached(model, files, 'tokenizer.json') ??
+        'no tokenizer.json (swapformer reads the fast-tokenizer file; save it with AutoTokenizer.from_pretrained(...).save_pretrained(folder))'
+      }`,
     );
   const tokenizerConfig = await model.readJSON('tokenizer_config.json', { optional: true });
   const specialTokensMap = await model.readJSON('special_tokens_map.json', { optional: true });

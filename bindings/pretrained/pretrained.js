@@ -45,8 +45,8 @@ export class Pretrained {
     this.recipe = recipe;
     /** The family it was read as ('bert', 'electra', 'roformer', 'albert', 'roberta', 'jina-v3', 'mpnet', 'distilbert', 'jina-bert', 'nomic-bert', 'modernbert', 'gte', 'eurobert', 'neobert', 't5'). */
     this.family = family;
-    /** The checkpoint's config.json. */
-    this.hfConfig = hfConfig;
+    /** The checkpoint's config.json as parsed, every object in it without a prototype (its id2label and label2id maps names). */
+    this.hfConfig = hfConfig ? withoutPrototypes(hfConfig) : hfConfig;
     this.source = label;
     this.#tokenizerFiles = tokenizerFiles;
     this.#checkpointLimits = checkpointLimits;
@@ -217,7 +217,7 @@ export class Pretrained {
 
   /** The prompts of config_sentence_transformers.json (name -> text), or null. */
   get prompts() {
-    return this.recipe.prompts ? { ...this.recipe.prompts } : null;
+    return this.recipe.prompts ? withoutPrototypes(this.recipe.prompts) : null;
   }
 
   /** The checkpoint's similarity function (config_sentence_transformers.json similarity_fn_name; default 'cosine'). */
@@ -309,14 +309,31 @@ function smallest(...limits) {
   return ok.length ? Math.min(...ok) : Infinity;
 }
 
-/** config.json's id2label against the classifier's outputs, at load: never a model whose .labels and tasks fail later. */
+/**
+ * config.json's id2label against the classifier's outputs, at load: never a
+ * model whose .labels and tasks fail later, nor one that keeps some of its
+ * labels (transformers refuses both: its num_labels is len(id2label)).
+ */
 function checkLabels(hfConfig, head, label) {
   if (!head || head.task === 'mlm') return;
   try {
     labelNames(hfConfig ?? {}, head.labels);
   } catch (e) {
-    throw new SwapformerError('UNSUPPORTED_MODEL', `${label}: ${e.message} (the classifier's rows)`);
+    throw new SwapformerError('UNSUPPORTED_MODEL', `${label}: ${e.message} (the classifier's rows; transformers would not load these weights either)`);
   }
+}
+
+/**
+ * JSON data with every object rebuilt without a prototype: a key read from a
+ * file (a label or prompt named __proto__, constructor, toString) is data like
+ * any other, and a name that is not there is undefined, never Object's member.
+ */
+function withoutPrototypes(v) {
+  if (Array.isArray(v)) return v.map(withoutPrototypes);
+  if (v === null || typeof v !== 'object') return v;
+  const out = Object.create(null);
+  for (const k of Object.keys(v)) out[k] = withoutPrototypes(v[k]);
+  return out;
 }
 
 /**

@@ -243,6 +243,9 @@ async function readTransformerConfig(source, dir) {
 /** ST's similarity functions (SimilarityFunction): the names config_sentence_transformers.json may give. */
 export const SIMILARITY_FNS = ['cosine', 'dot', 'euclidean', 'manhattan'];
 
+/** A copy of the prompts (name -> text) without a prototype: a prompt named __proto__ or constructor is a name like any other. */
+const promptMap = (prompts) => Object.assign(Object.create(null), prompts);
+
 /** config_sentence_transformers.json: {prompts, defaultPromptName, similarityFnName}. */
 async function readPrompts(source) {
   const FILE = 'config_sentence_transformers.json';
@@ -263,7 +266,7 @@ async function readPrompts(source) {
   // ST also accepts 'dot_product' and 'cos_sim'-style aliases of SimilarityFunction's values
   const fnName = fn === null ? null : ({ dot_product: 'dot', dot_score: 'dot', cos_sim: 'cosine' }[fn] ?? fn);
   if (fnName !== null && !SIMILARITY_FNS.includes(fnName)) badFile(FILE, `similarity_fn_name ${JSON.stringify(fn)} is not one of ${SIMILARITY_FNS.join(', ')}`);
-  return { prompts: prompts ? { ...prompts } : null, defaultPromptName: name || null, similarityFnName: fnName };
+  return { prompts: prompts ? promptMap(prompts) : null, defaultPromptName: name || null, similarityFnName: fnName };
 }
 
 /**
@@ -405,7 +408,7 @@ export function checkRecipe(recipe, { dModel, where = 'recipe', folder = false }
     normalize: flag('normalize'),
     maxSeqLength,
     doLowerCase: flag('doLowerCase'),
-    prompts: prompts && { ...prompts },
+    prompts: prompts && promptMap(prompts),
     defaultPromptName,
     similarityFnName,
     transformerPath: get('transformerPath') ?? '',

@@ -24,7 +24,7 @@ import { buildModel } from './models.js';
 import { buildPostProcessor, postProcess } from './post-processors.js';
 import { buildDecoder } from './decoders.js';
 import { AddedVocabulary } from './added-vocabulary.js';
-import { own, unsupported } from './json.js';
+import { own, unsupported, checkNesting } from './json.js';
 import { readOptions } from '../utils/options.js';
 
 const badArgument = (message) => new SwapformerError('BAD_ARGUMENT', message);
@@ -190,7 +190,9 @@ export class Tokenizer {
       } catch (e) {
         throw badArgument(`tokenizerJson is not valid JSON: ${e.message}`);
       }
+      checkNesting(json, 'tokenizer.json');
     } else if (json !== null && typeof json === 'object' && !Array.isArray(json)) {
+      checkNesting(json, 'tokenizer.json'); // before the copy: JSON.stringify recurses
       json = plainCopy(json, 'tokenizerJson');
     }
     if (json === null || typeof json !== 'object' || Array.isArray(json)) throw badArgument('tokenizerJson must be an object or a JSON string');
@@ -199,6 +201,7 @@ export class Tokenizer {
       ['specialTokensMap', specialTokensMap],
     ].map(([name, v]) => {
       if (v != null && (typeof v !== 'object' || Array.isArray(v))) throw badArgument(`${name} must be an object`);
+      if (v != null) checkNesting(v, name);
       return v == null ? {} : plainCopy(v, name);
     });
     return new Tokenizer(json, ...configs);

@@ -63,6 +63,30 @@ export const MUTATIONS = [
     edits: [['e->out + (size_t)e->head_rows[r0 + m] * C', 'e->out + (size_t)e->head_rows[r0] * C']],
   },
   {
+    id: 'token-out-chunk',
+    file: 'core/heads.c',
+    what: "the token head writes each 64-token chunk's logits at the sequence's first rows (NER wrong from token 65 on)",
+    edits: [['head_rows_forward(e, e->head_out + ((size_t)b * T + t) * L,', 'head_rows_forward(e, e->head_out + ((size_t)b * T) * L,']],
+  },
+  {
+    id: 'mlm-out-chunk',
+    file: 'core/heads.c',
+    what: 'the mlm head writes each chunk of 64 mask rows at the first rows',
+    edits: [['head_rows_forward(e, e->head_out + (size_t)r0 * L, e->head_in', 'head_rows_forward(e, e->head_out, e->head_in']],
+  },
+  {
+    id: 'seq-out-chunk',
+    file: 'core/heads.c',
+    what: 'the sequence head writes each chunk of 64 sequences at the first rows',
+    edits: [['head_rows_forward(e, e->head_out + (size_t)b0 * L, e->head_in', 'head_rows_forward(e, e->head_out, e->head_in']],
+  },
+  {
+    id: 'mean-pool-64',
+    file: 'core/heads.c',
+    what: "mean pooling over a sequence's first 64 rows only",
+    edits: [['for (int t = 0; t < n; t++) s += x[(size_t)t * C + k];', 'for (int t = 0; t < (n < 64 ? n : 64); t++) s += x[(size_t)t * C + k];']],
+  },
+  {
     id: 'vocab-split',
     file: 'core/heads.c',
     what: 'the tied projection split between threads leaves the last column of each task but the last (with workers only)',

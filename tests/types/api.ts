@@ -5,8 +5,9 @@
 import {
   createEncoder, loadModel, listPlugins, runtimeInfo, configure, features, ERROR_CODES, SwapformerError, Encoder,
   loadPretrained, Tokenizer, Pretrained, type Encoding, type PretrainedFamily,
+  type EntityGroup, type TokenEntity, type TokenClassificationOptions, type FillMaskResult,
   cosSim, dotScore, semanticSearch, quantizeEmbeddings, type Embeddings, type SearchHit, type Chunk,
-  type Config, type Dtype, type ErrorCode, type Ids, type Sequence, type Batch, type ForwardResult, type ResolvedConfig, type WasmSource,
+  type Config, type Dtype, type ErrorCode, type Tensor, type Ids, type Sequence, type Batch, type ForwardResult, type ResolvedConfig, type WasmSource,
 } from 'swapformer';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
@@ -62,6 +63,19 @@ export async function api(): Promise<void> {
   expectType(out.shape).is<[batch: number, tokens: number, dModel: number]>(true);
   rope.forward(new Int32Array([1, 2]));
   rope.forward([[1, 2, 3], new Uint16Array([4, 5])], { outputAttentions: true, outputHiddenStates: true });
+  // the outputs asked for are there, not optional
+  const layer0: Float32Array = rope.forward([1, 2], { outputHiddenStates: true }).hiddenStates[0].data;
+  const heads0: number = rope.forward([1, 2], { outputAttentions: true, typeIds: [0, 0] }).attentions[0].shape[1];
+  const both = await rope.forwardAsync([1, 2], { outputAttentions: true, outputHiddenStates: true });
+  const counts: number = both.attentions.length + both.hiddenStates.length;
+  const asked = await rope.forwardAsync([1, 2], { outputHiddenStates: true });
+  expectType(asked.hiddenStates).is<Tensor<[batch: number, tokens: number, dModel: number]>[]>(true);
+  void layer0; void heads0; void counts;
+  // @ts-expect-error not asked for: possibly undefined
+  rope.forward([1, 2], { outputHiddenStates: true }).attentions[0];
+  const flag = Math.random() > 0.5;
+  // @ts-expect-error a flag known only at run time: possibly undefined
+  rope.forward([1, 2], { outputHiddenStates: flag }).hiddenStates[0];
   // @ts-expect-error a string is not ids
   rope.forward('hello');
   // @ts-expect-error BigInt ids are refused (BAD_TOKEN)
@@ -108,7 +122,15 @@ export async function api(): Promise<void> {
 
   // ---------------------------------------------------------------- functions, configure, errors
   const info = await runtimeInfo({ threads: 2 });
-  expectType(info.build).is<'relaxed-simd' | 'simd128' | 'custom'>(true);
+  expectType(info.build).is<'relaxed-simd' | 'simd128' | 'custom' | 'native'>(true);
+  expectType(info.backend).is<'native' | 'wasm'>(true);
+  expectType(info.backendFallback).is<string | null>(true);
+  expectType(info.isa).is<string>(true);
+  expectType(info.q8Amax).is<127 | 255>(true);
+  configure({ backend: 'native' });
+  configure({ backend: undefined });
+  // @ts-expect-error a backend this package does not have
+  configure({ backend: 'gpu' });
   expectType(info.threadsFallback).is<string | null>(true);
   const threadsInUse: number = info.threads + info.memoryBytes;
   void threadsInUse;
@@ -226,6 +248,36 @@ export async function api(): Promise<void> {
   // @ts-expect-error ranges are rows of numbers
   await quantizeEmbeddings(q, 'uint8', { ranges: 'auto' });
   await loadPretrained('owner/private-model', { token: 'hf_xxx', offline: false, cacheDir: '/tmp/hub' });
+
+  // ---------------------------------------------------------------- task results typed by their call
+  // classifyTokens groups by default ('simple'); one entry per token only with aggregationStrategy 'none'
+  expectType(p.classifyTokens('Ada lives in London')).is<EntityGroup[]>(true);
+  expectType(p.classifyTokens('Ada lives in London', { ignoreLabels: [] })).is<EntityGroup[]>(true);
+  expectType(p.classifyTokens('Ada lives in London', { aggregationStrategy: 'first' })).is<EntityGroup[]>(true);
+  expectType(p.classifyTokens('Ada lives in London', { aggregationStrategy: 'none' })).is<TokenEntity[]>(true);
+  expectType(await p.classifyTokensAsync('Ada lives in London')).is<EntityGroup[]>(true);
+  expectType(await p.classifyTokensAsync('Ada lives in London', { aggregationStrategy: 'none' })).is<TokenEntity[]>(true);
+  const strategy = (Math.random() > 0.5 ? 'none' : 'max') as TokenClassificationOptions['aggregationStrategy'];
+  expectType(p.classifyTokens('Ada', { aggregationStrategy: strategy })).is<TokenEntity[] | EntityGroup[]>(true);
+  const groups = p.classifyTokens('Ada lives in London').map(({ entityGroup, start, end }) => `${entityGroup} ${start}-${end}`);
+  // @ts-expect-error the default call groups: no per-token entity field
+  p.classifyTokens('Ada lives in London')[0].entity;
+  // @ts-expect-error not a strategy
+  p.classifyTokens('Ada', { aggregationStrategy: 'mean' });
+  // fillMask: one mask gives its candidates, a literal with two masks one array per mask
+  const runtimeText: string = ['The capital of France is [MASK].'][0];
+  expectType(p.fillMask(runtimeText)).is<FillMaskResult[]>(true);
+  const words: string[] = p.fillMask(runtimeText, { topK: 3 }).map((c) => `${c.tokenStr} ${c.score.toFixed(2)}`);
+  expectType(p.fillMask('The capital of France is [MASK].')).is<FillMaskResult[]>(true);
+  expectType(p.fillMask('The [MASK] bit the [MASK].')).is<FillMaskResult[][]>(true);
+  expectType(p.fillMask('<mask> and <mask>', { targets: ['a'] })).is<FillMaskResult[][]>(true);
+  expectType(await p.fillMaskAsync(runtimeText)).is<FillMaskResult[]>(true);
+  expectType(await p.fillMaskAsync('[MASK] [MASK]')).is<FillMaskResult[][]>(true);
+  // @ts-expect-error two masks: one array per mask, not one list of candidates
+  const flat: FillMaskResult[] = p.fillMask('The [MASK] bit the [MASK].');
+  // @ts-expect-error the mask token's id may be null (a tokenizer without one)
+  p.tokenizer.idToToken(p.tokenizer.maskTokenId);
+  void groups; void words; void flat; void strategy;
   swappedModel.dispose();
   p.dispose();
   rope.dispose();
