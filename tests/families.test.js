@@ -204,6 +204,38 @@ test("the tokenizers give the Rust ids; embed() with the folder's recipe, prompt
   }
 });
 
+test('threads 1, 2, 3: the same bits (grouped-query attention, late pooling, embed.proj, shared layers, a narrow tied head)', async (ctx) => {
+  const info = await runtimeInfo({ threads: 3 });
+  if (info.threads !== 3) return ctx.skip(`no threads here: ${info.threadsFallback}`);
+  for (const name of ['eurobert-seq-late', 'eurobert-gqa-mlm', 'albert-mlm', 'albert-seq-groups']) {
+    const c = byName(name);
+    const m = await model(c);
+    const file = m.encoder.save();
+    // a batch that splits every product and the heads between threads: 66 sequences and one of 100 tokens
+    const seqs = Array.from({ length: 66 }, (_, i) => c.runs[0].batches[0].ids[i % c.runs[0].batches[0].ids.length]);
+    const body = seqs.flatMap((s) => s.slice(1, -1));
+    const first = seqs[0];
+    const long = [first[0], ...Array.from({ length: Math.min(98, m.encoder.maxSequenceLength - 2) }, (_, i) => body[i % body.length]), first.at(-1)];
+    const ids = [...seqs, long];
+    const options = c.task === 'mlm' ? { headPositions: ids.map((s, b) => (b < 8 || b === ids.length - 1 ? s.map((_, t) => t) : [])) } : { head: true };
+    for (const dtype of ['f32', 'q8']) {
+      const outs = [];
+      for (const threads of [1, 2, 3]) {
+        const e = await loadModel(file, { dtype, threads });
+        try {
+          outs.push(e.forward(ids, options));
+        } finally {
+          e.dispose();
+        }
+      }
+      for (const [i, out] of outs.entries()) {
+        assertBitIdentical(out.data, outs[0].data, `${name} [${dtype}, ${i + 1} threads]: hidden states`);
+        assertBitIdentical(out.head.data, outs[0].head.data, `${name} [${dtype}, ${i + 1} threads]: head`);
+      }
+    }
+  }
+});
+
 // ------------------------------------------------------------------ jina-embeddings-v3's adapters
 
 test('jina-embeddings-v3: each task adapter changes the model; none merged without a task; refusals name the field', async () => {
