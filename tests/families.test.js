@@ -236,6 +236,46 @@ test('threads 1, 2, 3: the same bits (grouped-query attention, late pooling, emb
   }
 });
 
+// ------------------------------------------------------------------ the public methods
+
+const PIPELINES = readJson(ROOT, 'expected-pipelines.json'); // make_family_pipelines.py: pipeline_rules.py on the float64 logits
+const SCORE_KEYS = new Set(['score', 'scores']);
+/** Deep equality; numbers that are scores within 1e-4 (relative past 1). Returns the worst score error. */
+function compareOutput(actual, expected, where, isScore = false) {
+  if (typeof expected === 'number') {
+    assert.equal(typeof actual, 'number', `${where}: a number`);
+    if (!isScore) {
+      assert.equal(actual, expected, where);
+      return 0;
+    }
+    const err = Math.abs(actual - expected) / Math.max(1, Math.abs(expected));
+    assert.ok(err <= TOLERANCE, `${where}: ${actual} vs ${expected}`);
+    return err;
+  }
+  if (Array.isArray(expected)) {
+    assert.ok(Array.isArray(actual) || ArrayBuffer.isView(actual), `${where}: an array, got ${JSON.stringify(actual)}`);
+    assert.equal(actual.length, expected.length, `${where}: length`);
+    return expected.reduce((w, e, i) => Math.max(w, compareOutput(actual[i], e, `${where}[${i}]`, isScore)), 0);
+  }
+  if (expected !== null && typeof expected === 'object') {
+    assert.deepEqual(Object.keys(actual).sort(), Object.keys(expected).sort(), `${where}: keys`);
+    return Object.keys(expected).reduce((w, k) => Math.max(w, compareOutput(actual[k], expected[k], `${where}.${k}`, SCORE_KEYS.has(k))), 0);
+  }
+  assert.equal(actual, expected, where);
+  return 0;
+}
+
+test("the public methods on the task cases' texts give the pipelines' outputs (expected-pipelines.json)", async (ctx) => {
+  assert.ok(PIPELINES.calls.length >= 150, `${PIPELINES.calls.length} calls`);
+  assert.deepEqual([...new Set(PIPELINES.calls.map((x) => x.method))].sort(), ['classify', 'classifyTokens', 'fillMask', 'predict', 'rank']);
+  let worst = 0;
+  for (const call of PIPELINES.calls) {
+    const m = await model(byName(call.case));
+    worst = Math.max(worst, compareOutput(m[call.method](...call.args, call.options), call.expected, call.id, call.method === 'predict'));
+  }
+  ctx.diagnostic(`${PIPELINES.calls.length} calls, worst score error ${worst.toExponential(2)}`);
+});
+
 // ------------------------------------------------------------------ jina-embeddings-v3's adapters
 
 test('jina-embeddings-v3: each task adapter changes the model; none merged without a task; refusals name the field', async () => {

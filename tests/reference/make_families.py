@@ -1079,6 +1079,11 @@ def emit(case):
                 entry["logits"] = tensor_json(logits)
             run["batches"].append(entry)
         out["runs"].append(run)
+    if case["task"] != "embedding":
+        inputs = text_inputs(case, folder, None)
+        logits = [input_logits(case, inp) for inp in inputs]
+        out["inputs"] = inputs
+        out["textLogits"] = [fmt(x.reshape(-1).tolist()) if x.dim() == 1 else [fmt(r) for r in x.tolist()] for x in logits]
     if case.get("texts"):
         res = mp.run_rust([{"tokenizer": os.path.join(folder, "tokenizer.json"),
                             "texts": case["texts"] + [JINA_PROMPTS["retrieval.query"] + t for t in case["texts"]]
@@ -1109,6 +1114,51 @@ def emit(case):
     with open(path, "w", encoding="utf-8") as f:
         json.dump(out, f, separators=(",", ":"))
         f.write("\n")
+
+
+# the texts a task case's pipeline calls run on (make_family_pipelines.py): sequence cases single texts and
+# pairs sharing a query (a reranker ranks them), token cases sentences, mlm cases texts with the mask token
+SEQUENCE_TEXTS = ["Hello, world!", "The quick brown fox jumps over the lazy dog."]
+QUERY = "what is a transformer?"
+PASSAGES = ["a model that encodes text", "the lazy dog", "Hello world"]
+TOKEN_TEXTS = ["The quick brown fox jumps over the lazy dog.", "hello world, what is a transformer?"]
+MLM_TEXTS = ["The quick brown {m} jumps over the lazy dog.", "hello {m}, what is a {m}?"]
+MASK = {"electra": "[MASK]", "roformer": "[MASK]", "gte": "[MASK]", "neobert": "[MASK]", "albert": "[MASK]", "eurobert": "<|mask|>"}
+USES_TYPES = {"electra", "roformer", "albert"}  # the families with a token-type table the pairs' type ids reach
+
+
+def text_inputs(case, folder, rust_json):
+    """[{text, textPair?, ids, typeIds, tokens, specialTokensMask}] of the case's pipeline texts (Rust tokenizers)."""
+    task = case["task"]
+    if task == "sequence":
+        singles, pairs = SEQUENCE_TEXTS, [[QUERY, p] for p in PASSAGES]
+    elif task == "token":
+        singles, pairs = TOKEN_TEXTS, []
+    else:
+        singles, pairs = [t.format(m=MASK[case["family"]]) for t in MLM_TEXTS], []
+    res = mp.run_rust([{"tokenizer": os.path.join(folder, "tokenizer.json"), "texts": singles, "pairs": pairs}])["results"][0]
+    out = []
+    for text, e in zip(singles + pairs, res["texts"] + res["pairs"]):
+        inp = {"text": text} if isinstance(text, str) else {"text": text[0], "textPair": text[1]}
+        inp.update({k: e[k] for k in ("ids", "typeIds", "tokens", "specialTokensMask")})
+        out.append(inp)
+    return out
+
+
+def input_logits(case, inp):
+    """The head's float64 logits for one text as the pipeline sees them: sequence [labels], token [T, labels],
+    mlm [masks, V] at the mask token's positions."""
+    ids = torch.tensor([inp["ids"]])
+    types = torch.tensor([inp["typeIds"] if case["family"] in USES_TYPES else [0] * len(inp["ids"])])
+    hidden = forward(case, ids, types, [len(inp["ids"])])
+    if case["task"] == "mlm":
+        mask_id = case["tok"]["json"]["model"]["vocab"][MASK[case["family"]]] if isinstance(case["tok"]["json"]["model"]["vocab"], dict) \
+            else next(i for i, (t, _) in enumerate(case["tok"]["json"]["model"]["vocab"]) if t == MASK[case["family"]])
+        positions = [[t for t, x in enumerate(inp["ids"]) if x == mask_id]]
+        check(len(positions[0]) >= 1, f"{case['name']}: {inp['text']!r} has its mask token")
+        inp["maskPositions"] = positions[0]
+        return head_logits(case, hidden, [len(inp["ids"])], positions)
+    return head_logits(case, hidden, [len(inp["ids"])], None)[0]
 
 
 def unit_checks():
