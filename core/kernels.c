@@ -99,18 +99,18 @@ static inline void store_acc(float *out, vf c0, vf c1, int ncols) {
     vf c##r##0, c##r##1;                                                                                                                             \
     load_acc(&c##r##0, &c##r##1, out + (size_t)(r)*ldo, init, acc, ncols);                                                                           \
     const float *a##r = a + (size_t)(r)*lda;
-#define K_STEP(r) x = vf_splat(a##r[k]), c##r##0 = vf_madd(x, b0, c##r##0), c##r##1 = vf_madd(x, b1, c##r##1);
+#define K_STEP(r)  x = vf_splat(a##r[k]), c##r##0 = vf_madd(x, b0, c##r##0), c##r##1 = vf_madd(x, b1, c##r##1);
 #define K_STORE(r) store_acc(out + (size_t)(r)*ldo, c##r##0, c##r##1, ncols);
-#define K_ROWS1(X)  X(0)
-#define K_ROWS2(X)  K_ROWS1(X) X(1)
-#define K_ROWS3(X)  K_ROWS2(X) X(2)
-#define K_ROWS4(X)  K_ROWS3(X) X(3)
-#define K_ROWS5(X)  K_ROWS4(X) X(4)
-#define K_ROWS6(X)  K_ROWS5(X) X(5)
-#define K_ROWS7(X)  K_ROWS6(X) X(6)
-#define K_ROWS8(X)  K_ROWS7(X) X(7)
-#define K_ROWS(n)   K_ROWS_(n)
-#define K_ROWS_(n)  K_ROWS##n
+#define K_ROWS1(X) X(0)
+#define K_ROWS2(X) K_ROWS1(X) X(1)
+#define K_ROWS3(X) K_ROWS2(X) X(2)
+#define K_ROWS4(X) K_ROWS3(X) X(3)
+#define K_ROWS5(X) K_ROWS4(X) X(4)
+#define K_ROWS6(X) K_ROWS5(X) X(5)
+#define K_ROWS7(X) K_ROWS6(X) X(6)
+#define K_ROWS8(X) K_ROWS7(X) X(7)
+#define K_ROWS(n)  K_ROWS_(n)
+#define K_ROWS_(n) K_ROWS##n
 #define GEMM_KERNEL(name, ROWS)                                                                                                                      \
     static void name(float *out, size_t ldo, const float *a, size_t lda, const float *b, size_t ldb, int K, const float *init, int acc, int ncols) { \
         ROWS(K_DECL)                                                                                                                                 \
@@ -136,7 +136,7 @@ GEMM_KERNEL(kernel_6, K_ROWS6)
 GEMM_KERNEL(kernel_7, K_ROWS7)
 #endif
 static const gemm_kernel tail_kernels[SF_MR] = {
-    NULL, kernel_1, kernel_2, kernel_3,
+    NULL,     kernel_1, kernel_2, kernel_3,
 #if SF_MR > 4
     kernel_4, kernel_5,
 #endif
@@ -330,12 +330,12 @@ __attribute__((noinline)) void attention_forward(float *o, const float *q, const
                                                  const int32_t *perm, const sf_attn *a, int h0, int h1, int i0, int R, int T) {
     int D = a->head_dim, klo, khi;
     size_t ld = a->ld, ld2 = 2 * ld, RW = ((size_t)R + SF_VW - 1) & ~(size_t)(SF_VW - 1);
-    float *qpack = scratch;                                                   /* (R rounded up to NR, D) */
+    float *qpack = scratch;                                                    /* (R rounded up to NR, D) */
     float *sT = qpack + (((size_t)R + SF_NR - 1) / SF_NR * SF_NR) * (size_t)D; /* (BK, R) scores, then probabilities, key-major */
-    float *p = sT + (size_t)SF_ATT_BK * R;                  /* (R, BK) probabilities, query-major */
-    float *m = p + (size_t)SF_ATT_BK * R; /* (RW) running max */
-    float *l = m + RW;                    /* (RW) running sum */
-    float *alpha = l + RW;                /* (RW) rescale of what came before */
+    float *p = sT + (size_t)SF_ATT_BK * R;                                     /* (R, BK) probabilities, query-major */
+    float *m = p + (size_t)SF_ATT_BK * R;                                      /* (RW) running max */
+    float *l = m + RW;                                                         /* (RW) running sum */
+    float *alpha = l + RW;                                                     /* (RW) rescale of what came before */
     /* with a window, the first tile starts at i0 - window: every query sees one
      * of its keys there (R <= BK), so no running max stays -inf */
     key_range(a, i0, R, T, &klo, &khi);

@@ -479,7 +479,7 @@ static inline vfi q8_loadw(const unsigned char *w) {
     typedef signed char half __attribute__((vector_size(SF_VW * 2)));
     half h;
     memcpy(&h, w, sizeof h);
-    return (vfi)__builtin_convertvector(h, vfs);
+    return (vfi) __builtin_convertvector(h, vfs);
 #endif
 }
 
@@ -577,7 +577,7 @@ Q8_KERNEL(kernel_7, Q8_R7)
 Q8_KERNEL(kernel_8, Q8_R8)
 #endif
 static const q8_kernel q8_kernels[Q8_NMR + 1] = {
-    NULL, kernel_1, kernel_2, kernel_3, kernel_4,
+    NULL,     kernel_1, kernel_2, kernel_3, kernel_4,
 #if Q8_NMR > 4
     kernel_5, kernel_6,
 #endif
@@ -585,8 +585,8 @@ static const q8_kernel q8_kernels[Q8_NMR + 1] = {
     kernel_7, kernel_8,
 #endif
 };
-#define Q8_TILE_ROWS   Q8_NMR
-#define Q8_PROBE(seed) ((void)(seed))
+#define Q8_TILE_ROWS    Q8_NMR
+#define Q8_PROBE(seed)  ((void)(seed))
 static void kernel_mr(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G,
                       const unsigned char *tail, const float *bias8, int ncols) {
     q8_kernels[Q8_NMR](out, iout, ldo, rows, rb, w, G, tail, bias8, ncols);

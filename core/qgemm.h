@@ -52,7 +52,7 @@
  *   bytes, u8 (natively vpdpbusd, AVX-VNNI or AVX512-VNNI: u8 x s8 in four-product
  *             groups, no intermediate saturation): x_q in [0, 255]
  *   i16       (SIMD128; natively pmaddwd on SSE2 and NEON): x_q - zp stored as i16 */
-#if defined(__wasm_relaxed_simd__) || defined(SF_Q8_EMULATE_RELAXED) ||                                                                            \
+#if defined(__wasm_relaxed_simd__) || defined(SF_Q8_EMULATE_RELAXED) ||                                                                              \
     (defined(SF_VARIANT) && !defined(__AVX512VNNI__) && !defined(__AVXVNNI__) && (defined(__AVX2__) || defined(__ARM_FEATURE_DOTPROD)))
 #define SF_Q8_BYTES 1
 #define SF_Q8_AMAX  127 /* activations u7: deterministic relaxed dot, 1 bit less precision */

@@ -24,7 +24,7 @@ test('both single-threaded builds import nothing, instantiate with {} and stay u
     assert.deepEqual(WebAssembly.Module.imports(module), [], file);
     const { exports } = await WebAssembly.instantiate(module, {});
     exports._initialize();
-    assert.equal(exports.sf_abi_version(), 3);
+    assert.equal(exports.sf_abi_version(), 4);
   }
 });
 

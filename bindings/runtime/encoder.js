@@ -6,7 +6,7 @@
 // keeps a typed-array view of wasm memory across a call that may grow it: views
 // are made fresh from memory.buffer each time.
 
-const ABI_VERSION = 3;
+const ABI_VERSION = 4;
 
 import { SwapformerError, fail } from '../utils/errors.js';
 import { loadRuntime, wrongWasm } from './wasm.js';
