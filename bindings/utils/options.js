@@ -10,7 +10,8 @@ export const OPTION_KEYS = Object.freeze({
   loadModel: ['dtype', 'threads', 'wasm'],
   runtimeInfo: ['threads', 'wasm'],
   listPlugins: ['wasm'],
-  forward: ['typeIds', 'outputAttentions', 'outputHiddenStates', 'skipLayers', 'head', 'headPositions'],
+  forward: ['typeIds', 'outputAttentions', 'outputHiddenStates', 'skipLayers', 'head', 'headPositions', 'sparse', 'attentionLengths'],
+  sparse: ['pooling', 'activation'],
   positionScores: ['q', 'k', 'length'],
   init: ['outputScale'],
   configure: ['wasmPaths', 'build'],
@@ -42,6 +43,8 @@ export const OPTION_KEYS = Object.freeze({
   similarity: [],
   semanticSearch: ['topK', 'scoreFunction', 'queryChunkSize', 'corpusChunkSize'],
   quantizeEmbeddings: ['ranges', 'calibrationEmbeddings'],
+  maxSimSearch: ['topK'],
+  sparseSearch: ['topK'],
 });
 
 /** Keys people reach for that swapformer does not need, or spells otherwise (Python's names). */
@@ -67,6 +70,13 @@ const ALIASES = {
   add_special_tokens: 'addSpecialTokens',
   skip_special_tokens: 'skipSpecialTokens',
   max_length: 'maxLength',
+  max_active_dims: 'maxActiveDims',
+  is_query: 'isQuery',
+  doc_stride: 'docStride',
+  max_answer_len: 'maxAnswerLen',
+  max_seq_len: 'maxSeqLen',
+  handle_impossible_answer: 'handleImpossibleAnswer',
+  align_to_words: 'alignToWords',
 };
 
 /** Damerau-Levenshtein distance (optimal string alignment), for suggestions. */
