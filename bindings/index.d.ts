@@ -33,9 +33,7 @@
  * A typed array of numbers. BigInt64Array and BigUint64Array are refused (BigInts are not numbers).
  * @group Encoder
  */
-export type NumberTypedArray =
-  | Int8Array | Uint8Array | Uint8ClampedArray | Int16Array | Uint16Array
-  | Int32Array | Uint32Array | Float32Array | Float64Array;
+export type NumberTypedArray = Int8Array | Uint8Array | Uint8ClampedArray | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array;
 
 /**
  * What the bindings read as numbers: an array of numbers or a typed array of numbers
@@ -118,42 +116,42 @@ export interface LearnedOptions {
  */
 export type RopeScaling =
   | {
-    /** No scaling: the plain base at every length. */
-    type: 'none';
-  }
+      /** No scaling: the plain base at every length. */
+      type: 'none';
+    }
   | {
-    /** Position interpolation: angle = (t / factor) theta_i. */
-    type: 'linear';
-    /** How many times longer the context gets, in [1e-6, 1e6]. */
-    factor: number;
-  }
+      /** Position interpolation: angle = (t / factor) theta_i. */
+      type: 'linear';
+      /** How many times longer the context gets, in [1e-6, 1e6]. */
+      factor: number;
+    }
   | {
-    /** NTK-aware: base' = base * factor^(D / (D - 2)), D the head size. */
-    type: 'ntk';
-    /** How many times longer the context gets, in [1, 1e6]. */
-    factor: number;
-  }
+      /** NTK-aware: base' = base * factor^(D / (D - 2)), D the head size. */
+      type: 'ntk';
+      /** How many times longer the context gets, in [1, 1e6]. */
+      factor: number;
+    }
   | {
-    /** YaRN: slow-turning pairs interpolated, fast ones kept, a linear ramp between; cos and sin scaled by 0.1 ln(factor) + 1. */
-    type: 'yarn';
-    /** How many times longer the context gets, in [1, 1e6]. */
-    factor: number;
-    /** The context length the model was trained at, in tokens (an integer >= 1). */
-    originalMaxLen: number;
-    /** Pairs turning more than this many times over originalMaxLen are kept. Default 32. */
-    betaFast?: number;
-    /** Pairs turning fewer than this many times over originalMaxLen are interpolated. Default 1. */
-    betaSlow?: number;
-  }
+      /** YaRN: slow-turning pairs interpolated, fast ones kept, a linear ramp between; cos and sin scaled by 0.1 ln(factor) + 1. */
+      type: 'yarn';
+      /** How many times longer the context gets, in [1, 1e6]. */
+      factor: number;
+      /** The context length the model was trained at, in tokens (an integer >= 1). */
+      originalMaxLen: number;
+      /** Pairs turning more than this many times over originalMaxLen are kept. Default 32. */
+      betaFast?: number;
+      /** Pairs turning fewer than this many times over originalMaxLen are interpolated. Default 1. */
+      betaSlow?: number;
+    }
   | {
-    /** Dynamic NTK (nomic-embed's rotary_scaling_factor): a sequence longer than originalMaxLen
-     * uses a base grown with its own length; shorter ones the plain base. */
-    type: 'dynamic';
-    /** The scaling factor, in [1, 1e6]. */
-    factor: number;
-    /** The context length the model was trained at, in tokens (an integer >= 1). */
-    originalMaxLen: number;
-  };
+      /** Dynamic NTK (nomic-embed's rotary_scaling_factor): a sequence longer than originalMaxLen
+       * uses a base grown with its own length; shorter ones the plain base. */
+      type: 'dynamic';
+      /** The scaling factor, in [1, 1e6]. */
+      factor: number;
+      /** The context length the model was trained at, in tokens (an integer >= 1). */
+      originalMaxLen: number;
+    };
 
 /**
  * positionOptions of the rope plugin (q and k rotated per head; nothing added to the embeddings).
@@ -195,41 +193,41 @@ export type NoOptions = Record<string, never>;
  */
 export type PositionConfig =
   | {
-    /** Fixed sinusoids added to the token embeddings (Vaswani et al.). */
-    position: 'sinusoidal';
-    /** Its wavelength base. */
-    positionOptions?: SinusoidalOptions;
-  }
+      /** Fixed sinusoids added to the token embeddings (Vaswani et al.). */
+      position: 'sinusoidal';
+      /** Its wavelength base. */
+      positionOptions?: SinusoidalOptions;
+    }
   | {
-    /** A trained table embed.positions [maxLen, dModel] added to the token embeddings (BERT). */
-    position: 'learned';
-    /** Its first row. */
-    positionOptions?: LearnedOptions;
-  }
+      /** A trained table embed.positions [maxLen, dModel] added to the token embeddings (BERT). */
+      position: 'learned';
+      /** Its first row. */
+      positionOptions?: LearnedOptions;
+    }
   | {
-    /** Rotary embeddings: q and k rotated by their position in every layer. */
-    position: 'rope';
-    /** Its base, pair style and context extension. */
-    positionOptions?: RopeOptions;
-  }
+      /** Rotary embeddings: q and k rotated by their position in every layer. */
+      position: 'rope';
+      /** Its base, pair style and context extension. */
+      positionOptions?: RopeOptions;
+    }
   | {
-    /** T5's relative buckets: a learned bias on the attention scores. */
-    position: 't5';
-    /** Its buckets. */
-    positionOptions?: T5Options;
-  }
+      /** T5's relative buckets: a learned bias on the attention scores. */
+      position: 't5';
+      /** Its buckets. */
+      positionOptions?: T5Options;
+    }
   | {
-    /** ALiBi: -slope_h * |i - j| added to the scores, the paper's slopes for any head count. */
-    position: 'alibi';
-    /** None: `{}` or absent. */
-    positionOptions?: NoOptions;
-  }
+      /** ALiBi: -slope_h * |i - j| added to the scores, the paper's slopes for any head count. */
+      position: 'alibi';
+      /** None: `{}` or absent. */
+      positionOptions?: NoOptions;
+    }
   | {
-    /** No position information: the encoder is permutation-equivariant, bit for bit. */
-    position: 'none';
-    /** None: `{}` or absent. */
-    positionOptions?: NoOptions;
-  };
+      /** No position information: the encoder is permutation-equivariant, bit for bit. */
+      position: 'none';
+      /** None: `{}` or absent. */
+      positionOptions?: NoOptions;
+    };
 
 /**
  * A second position slot for schemes that only bias the attention scores, added to what
@@ -238,23 +236,23 @@ export type PositionConfig =
  */
 export type RelativeBiasConfig =
   | {
-    /** No second scheme (the default). */
-    relativeBias?: 'none';
-    /** None: `{}` or absent. */
-    relativeBiasOptions?: NoOptions;
-  }
+      /** No second scheme (the default). */
+      relativeBias?: 'none';
+      /** None: `{}` or absent. */
+      relativeBiasOptions?: NoOptions;
+    }
   | {
-    /** T5's relative buckets beside the position plugin. */
-    relativeBias: 't5';
-    /** Its buckets. */
-    relativeBiasOptions?: T5Options;
-  }
+      /** T5's relative buckets beside the position plugin. */
+      relativeBias: 't5';
+      /** Its buckets. */
+      relativeBiasOptions?: T5Options;
+    }
   | {
-    /** ALiBi's bias beside the position plugin. */
-    relativeBias: 'alibi';
-    /** None: `{}` or absent. */
-    relativeBiasOptions?: NoOptions;
-  };
+      /** ALiBi's bias beside the position plugin. */
+      relativeBias: 'alibi';
+      /** None: `{}` or absent. */
+      relativeBiasOptions?: NoOptions;
+    };
 
 /**
  * A head's activation after head.dense.
@@ -355,50 +353,50 @@ export type Config = ConfigBase & PositionConfig & RelativeBiasConfig;
  */
 export type ResolvedPositionConfig =
   | {
-    /** Sinusoidal positions. */
-    position: 'sinusoidal';
-    /** Its base. */
-    positionOptions: Readonly<Required<SinusoidalOptions>>;
-  }
+      /** Sinusoidal positions. */
+      position: 'sinusoidal';
+      /** Its base. */
+      positionOptions: Readonly<Required<SinusoidalOptions>>;
+    }
   | {
-    /** Learned positions. */
-    position: 'learned';
-    /** Its offset. */
-    positionOptions: Readonly<Required<LearnedOptions>>;
-  }
+      /** Learned positions. */
+      position: 'learned';
+      /** Its offset. */
+      positionOptions: Readonly<Required<LearnedOptions>>;
+    }
   | {
-    /** Rotary embeddings. */
-    position: 'rope';
-    /** base and style; localBase and scaling when they were given. */
-    positionOptions: Readonly<{
-      /** theta_i = base^(-2i/headDim). */
-      base: number;
-      /** The pairs rotated. */
-      style: 'interleaved' | 'half';
-      /** The base on local layers, when given. */
-      localBase?: number;
-      /** The context extension, when given. */
-      scaling?: Readonly<RopeScaling>;
-    }>;
-  }
+      /** Rotary embeddings. */
+      position: 'rope';
+      /** base and style; localBase and scaling when they were given. */
+      positionOptions: Readonly<{
+        /** theta_i = base^(-2i/headDim). */
+        base: number;
+        /** The pairs rotated. */
+        style: 'interleaved' | 'half';
+        /** The base on local layers, when given. */
+        localBase?: number;
+        /** The context extension, when given. */
+        scaling?: Readonly<RopeScaling>;
+      }>;
+    }
   | {
-    /** T5's relative buckets. */
-    position: 't5';
-    /** Its buckets and maximum distance. */
-    positionOptions: Readonly<Required<T5Options>>;
-  }
+      /** T5's relative buckets. */
+      position: 't5';
+      /** Its buckets and maximum distance. */
+      positionOptions: Readonly<Required<T5Options>>;
+    }
   | {
-    /** ALiBi. */
-    position: 'alibi';
-    /** `{}`. */
-    positionOptions: NoOptions;
-  }
+      /** ALiBi. */
+      position: 'alibi';
+      /** `{}`. */
+      positionOptions: NoOptions;
+    }
   | {
-    /** No positions. */
-    position: 'none';
-    /** `{}`. */
-    positionOptions: NoOptions;
-  };
+      /** No positions. */
+      position: 'none';
+      /** `{}`. */
+      positionOptions: NoOptions;
+    };
 
 /**
  * A resolved head: every default filled in (pooling for a sequence head, normEps with a norm, tied for mlm).
@@ -430,26 +428,28 @@ export type ResolvedHeadConfig = Readonly<{
  */
 export type ResolvedConfig = Readonly<
   Required<Omit<ConfigBase, 'headDim' | 'attnScale' | 'localLayers' | 'head'>> &
-  Pick<ConfigBase, 'headDim' | 'attnScale'> & {
-    /** The local layers ([] for none). */
-    localLayers: readonly number[];
-    /** The task head, or null. */
-    head: ResolvedHeadConfig | null;
-  }
-> & ResolvedPositionConfig & (
-  | {
-    /** No second scheme, or ALiBi's bias. */
-    relativeBias: 'none' | 'alibi';
-    /** `{}`. */
-    relativeBiasOptions: NoOptions;
-  }
-  | {
-    /** T5's relative buckets beside the position plugin. */
-    relativeBias: 't5';
-    /** Its buckets and maximum distance. */
-    relativeBiasOptions: Readonly<Required<T5Options>>;
-  }
-);
+    Pick<ConfigBase, 'headDim' | 'attnScale'> & {
+      /** The local layers ([] for none). */
+      localLayers: readonly number[];
+      /** The task head, or null. */
+      head: ResolvedHeadConfig | null;
+    }
+> &
+  ResolvedPositionConfig &
+  (
+    | {
+        /** No second scheme, or ALiBi's bias. */
+        relativeBias: 'none' | 'alibi';
+        /** `{}`. */
+        relativeBiasOptions: NoOptions;
+      }
+    | {
+        /** T5's relative buckets beside the position plugin. */
+        relativeBias: 't5';
+        /** Its buckets and maximum distance. */
+        relativeBiasOptions: Readonly<Required<T5Options>>;
+      }
+  );
 
 // ------------------------------------------------------------------ options and results
 
@@ -561,10 +561,13 @@ export interface ForwardResult extends Tensor<[batch: number, tokens: number, dM
  * per sequence for a batch, and either when the type does not say which (Ids, any[]).
  * @group Encoder
  */
-export type Prediction<I> =
-  I extends Sequence ? (0 extends (1 & I[number]) ? Int32Array | Int32Array[] : Int32Array)
-  : I extends Batch ? Int32Array[]
-  : Int32Array | Int32Array[];
+export type Prediction<I> = I extends Sequence
+  ? 0 extends 1 & I[number]
+    ? Int32Array | Int32Array[]
+    : Int32Array
+  : I extends Batch
+    ? Int32Array[]
+    : Int32Array | Int32Array[];
 
 // ------------------------------------------------------------------ errors
 
@@ -705,7 +708,10 @@ export class Encoder {
   /** The same weights under changed config fields ({...config, ...changes}): a position plugin swapped, removed
    * or rescaled. A plugin swapped in without options gets its defaults; a swapped-out plugin's tables are dropped,
    * a new plugin's start at zero, every other tensor is kept bit for bit. A new Encoder (dispose both). */
-  withConfig(changes: Partial<ConfigBase> & Partial<PositionConfig> & Partial<RelativeBiasConfig>, options?: { dtype?: Dtype; threads?: number; wasm?: WasmSource }): Promise<Encoder>;
+  withConfig(
+    changes: Partial<ConfigBase> & Partial<PositionConfig> & Partial<RelativeBiasConfig>,
+    options?: { dtype?: Dtype; threads?: number; wasm?: WasmSource },
+  ): Promise<Encoder>;
   /** Frees the encoder's wasm memory; idempotent. Later calls throw DISPOSED.
    * Where the runtime has no FinalizationRegistry (Cloudflare Workers), the only way to free it. */
   dispose(): void;
@@ -865,20 +871,26 @@ export class Tokenizer {
    * @throws {@link SwapformerError} BAD_ARGUMENT (not JSON, not an object), UNSUPPORTED_MODEL (a
    * normalizer, model or regular expression it cannot reproduce exactly, naming the field).
    */
-  static fromJSON(tokenizerJson: string | object, options?: {
-    /** tokenizer_config.json, parsed. */
-    tokenizerConfig?: object;
-    /** special_tokens_map.json, parsed. */
-    specialTokensMap?: object;
-  }): Tokenizer;
+  static fromJSON(
+    tokenizerJson: string | object,
+    options?: {
+      /** tokenizer_config.json, parsed. */
+      tokenizerConfig?: object;
+      /** special_tokens_map.json, parsed. */
+      specialTokensMap?: object;
+    },
+  ): Tokenizer;
   /** The tokens of `text` (and `options.pair`), with ids, type ids and offsets. maxLength below the
    * special tokens' count is BAD_ARGUMENT. */
   encode(text: string, options?: EncodeOptions): Encoding;
   /** The text of `ids` (ids not in the vocabulary are skipped). */
-  decode(ids: Numbers, options?: {
-    /** Leave the special tokens out. Default true (as the Rust tokenizers' decode; transformers' Python decode defaults to false). */
-    skipSpecialTokens?: boolean;
-  }): string;
+  decode(
+    ids: Numbers,
+    options?: {
+      /** Leave the special tokens out. Default true (as the Rust tokenizers' decode; transformers' Python decode defaults to false). */
+      skipSpecialTokens?: boolean;
+    },
+  ): string;
   /** The tokenizer.json model. */
   readonly modelType: 'WordPiece' | 'BPE' | 'Unigram' | 'WordLevel';
   /** Including added tokens. */
@@ -919,14 +931,7 @@ export type FileContent = Uint8Array | ArrayBuffer | string | Blob;
  * or a swapformer model file written by `swapformer convert` (its bytes, path or URL).
  * @group Pretrained
  */
-export type PretrainedSource =
-  | string
-  | URL
-  | { readonly [file: string]: FileContent }
-  | Map<string, FileContent>
-  | ArrayLike<File>
-  | Uint8Array
-  | ArrayBuffer;
+export type PretrainedSource = string | URL | { readonly [file: string]: FileContent } | Map<string, FileContent> | ArrayLike<File> | Uint8Array | ArrayBuffer;
 
 /**
  * A download's progress, as {@link PretrainedOptions.onProgress} receives it.
@@ -1133,8 +1138,7 @@ export type Precision = 'float32' | 'int8' | 'uint8' | 'binary' | 'ubinary';
  * (binary = ubinary - 128); Uint8Array for uint8 and ubinary.
  * @group Embeddings and search
  */
-export type PrecisionArray<P extends Precision> =
-  P extends 'float32' ? Float32Array : P extends 'int8' | 'binary' ? Int8Array : Uint8Array;
+export type PrecisionArray<P extends Precision> = P extends 'float32' ? Float32Array : P extends 'int8' | 'binary' ? Int8Array : Uint8Array;
 
 /**
  * Sentence embeddings in a precision: [rows, dimensions], or [rows, dimensions / 8] for the packed
@@ -1169,11 +1173,11 @@ export interface EmbeddedBatch<E> {
  */
 export type EmbeddingsInput =
   | {
-    /** The rows' values, row-major (Int8Array / Uint8Array: packed bits). */
-    readonly data: NumberTypedArray;
-    /** [rows, dimensions], both at least 1. */
-    readonly shape: readonly [rows: number, dimensions: number];
-  }
+      /** The rows' values, row-major (Int8Array / Uint8Array: packed bits). */
+      readonly data: NumberTypedArray;
+      /** [rows, dimensions], both at least 1. */
+      readonly shape: readonly [rows: number, dimensions: number];
+    }
   | readonly Numbers[]
   | Numbers;
 
@@ -1267,12 +1271,14 @@ export type PretrainedTask = 'feature-extraction' | 'text-classification' | 'tok
  * A classifier's input: a text, or a text pair.
  * @group Tasks
  */
-export type ClassifyInput = string | {
-  /** The first text. */
-  text: string;
-  /** The second text of a pair. */
-  textPair?: string;
-};
+export type ClassifyInput =
+  | string
+  | {
+      /** The first text. */
+      text: string;
+      /** The second text of a pair. */
+      textPair?: string;
+    };
 
 /**
  * Options of {@link Pretrained.classify}.
@@ -1473,11 +1479,20 @@ export class Pretrained {
   /** embed, the forward passes run in a worker where the runtime has threads: per text its chunks' embeddings. */
   embedAsync(texts: string | readonly string[], options: EmbedOptions & { chunking: ChunkingOptions & { pool: 'none' } }): Promise<ChunkedEmbeddings[]>;
   /** embed, the forward passes run in a worker where the runtime has threads: embeddings in a precision. */
-  embedAsync<P extends Precision>(texts: string | readonly string[], options: EmbedOptions & { pooling?: 'mean' | 'cls' | 'max'; precision: P }): Promise<Embeddings<P>>;
+  embedAsync<P extends Precision>(
+    texts: string | readonly string[],
+    options: EmbedOptions & { pooling?: 'mean' | 'cls' | 'max'; precision: P },
+  ): Promise<Embeddings<P>>;
   /** embed, the forward passes run in a worker where the runtime has threads. */
-  embedAsync(texts: string | readonly string[], options?: EmbedOptions & { pooling?: 'mean' | 'cls' | 'max' }): Promise<Tensor<[batch: number, dimensions: number]>>;
+  embedAsync(
+    texts: string | readonly string[],
+    options?: EmbedOptions & { pooling?: 'mean' | 'cls' | 'max' },
+  ): Promise<Tensor<[batch: number, dimensions: number]>>;
   /** embed, the forward passes run in a worker where the runtime has threads (options of any shape). */
-  embedAsync(texts: string | readonly string[], options?: EmbedOptions): Promise<Tensor<[batch: number, dimensions: number]> | Tensor<[batch: number, tokens: number, dModel: number]> | Embeddings | ChunkedEmbeddings[]>;
+  embedAsync(
+    texts: string | readonly string[],
+    options?: EmbedOptions,
+  ): Promise<Tensor<[batch: number, dimensions: number]> | Tensor<[batch: number, tokens: number, dModel: number]> | Embeddings | ChunkedEmbeddings[]>;
   /** The last hidden states [B, T, dModel], rows past a text's end 0. */
   embed(texts: string | readonly string[], options: EmbedOptions & { pooling: 'none' }): Tensor<[batch: number, tokens: number, dModel: number]>;
   /** Per text, its chunks' embeddings [chunks, D] and offsets. */
@@ -1492,30 +1507,52 @@ export class Pretrained {
    */
   embed(texts: string | readonly string[], options?: EmbedOptions & { pooling?: 'mean' | 'cls' | 'max' }): Tensor<[batch: number, dimensions: number]>;
   /** Sentence embeddings, hidden states or chunks, as the options say (options of any shape). */
-  embed(texts: string | readonly string[], options?: EmbedOptions): Tensor<[batch: number, dimensions: number]> | Tensor<[batch: number, tokens: number, dModel: number]> | Embeddings | ChunkedEmbeddings[];
+  embed(
+    texts: string | readonly string[],
+    options?: EmbedOptions,
+  ): Tensor<[batch: number, dimensions: number]> | Tensor<[batch: number, tokens: number, dModel: number]> | Embeddings | ChunkedEmbeddings[];
   /** A corpus of any size with bounded memory: texts (an iterable or async iterable of strings) read
    * batchSize at a time, each batch embedded in its turn on the runtime: the last hidden states. */
-  embedStream(texts: (Iterable<string> & object) | AsyncIterable<string>, options: EmbedStreamOptions & { pooling: 'none' }): AsyncGenerator<EmbeddedBatch<Tensor<[batch: number, tokens: number, dModel: number]>>, void, undefined>;
+  embedStream(
+    texts: (Iterable<string> & object) | AsyncIterable<string>,
+    options: EmbedStreamOptions & { pooling: 'none' },
+  ): AsyncGenerator<EmbeddedBatch<Tensor<[batch: number, tokens: number, dModel: number]>>, void, undefined>;
   /** A corpus of any size with bounded memory: texts (an iterable or async iterable of strings) read
    * batchSize at a time, each batch embedded in its turn on the runtime: packed bits. */
-  embedStream<P extends 'binary' | 'ubinary'>(texts: (Iterable<string> & object) | AsyncIterable<string>, options: EmbedStreamOptions & { pooling?: 'mean' | 'cls' | 'max'; precision: P }): AsyncGenerator<EmbeddedBatch<Embeddings<P>>, void, undefined>;
+  embedStream<P extends 'binary' | 'ubinary'>(
+    texts: (Iterable<string> & object) | AsyncIterable<string>,
+    options: EmbedStreamOptions & { pooling?: 'mean' | 'cls' | 'max'; precision: P },
+  ): AsyncGenerator<EmbeddedBatch<Embeddings<P>>, void, undefined>;
   /** A corpus of any size with bounded memory: texts (an iterable or async iterable of strings) read
    * batchSize at a time, each batch embedded in its turn on the runtime and yielded with its index. */
-  embedStream(texts: (Iterable<string> & object) | AsyncIterable<string>, options?: EmbedStreamOptions & { pooling?: 'mean' | 'cls' | 'max'; precision?: 'float32' }): AsyncGenerator<EmbeddedBatch<Tensor<[batch: number, dimensions: number]>>, void, undefined>;
+  embedStream(
+    texts: (Iterable<string> & object) | AsyncIterable<string>,
+    options?: EmbedStreamOptions & { pooling?: 'mean' | 'cls' | 'max'; precision?: 'float32' },
+  ): AsyncGenerator<EmbeddedBatch<Tensor<[batch: number, dimensions: number]>>, void, undefined>;
   /** embedStream with options of any shape. */
-  embedStream(texts: (Iterable<string> & object) | AsyncIterable<string>, options?: EmbedStreamOptions): AsyncGenerator<EmbeddedBatch<Tensor<[batch: number, dimensions: number]> | Tensor<[batch: number, tokens: number, dModel: number]> | Embeddings>, void, undefined>;
+  embedStream(
+    texts: (Iterable<string> & object) | AsyncIterable<string>,
+    options?: EmbedStreamOptions,
+  ): AsyncGenerator<
+    EmbeddedBatch<Tensor<[batch: number, dimensions: number]> | Tensor<[batch: number, tokens: number, dModel: number]> | Embeddings>,
+    void,
+    undefined
+  >;
   /** A text's token windows at word boundaries (a word is split only when it alone is longer than a window). */
   chunk(text: string, options?: ChunkOptions): Chunk[];
   /** SentenceTransformer.similarity: score(a_m, b_n) with the checkpoint's similarityFnName, [M, N]. */
   similarity(a: EmbeddingsInput, b: EmbeddingsInput): Tensor<[rows: number, columns: number]>;
   /** The same weights under changed config fields: a position plugin swapped, removed or rescaled
    * (the swapped-out plugin's tables dropped, every other weight kept bit for bit). A new Pretrained: dispose both. */
-  withConfig(changes: Partial<ConfigBase> & Partial<PositionConfig> & Partial<RelativeBiasConfig>, options?: LoadOptions & {
-    /** The new encoder's dtype. Default: this one's. */
-    dtype?: Dtype;
-    /** As loadPretrained's maxLength. Default: this model's when the position scheme is unchanged. */
-    maxLength?: number;
-  }): Promise<Pretrained>;
+  withConfig(
+    changes: Partial<ConfigBase> & Partial<PositionConfig> & Partial<RelativeBiasConfig>,
+    options?: LoadOptions & {
+      /** The new encoder's dtype. Default: this one's. */
+      dtype?: Dtype;
+      /** As loadPretrained's maxLength. Default: this model's when the position scheme is unchanged. */
+      maxLength?: number;
+    },
+  ): Promise<Pretrained>;
   /** Text classification (a sequence-classification head): for one input its labels, best first. */
   classify(inputs: ClassifyInput, options?: ClassifyOptions): LabelScore[];
   /** Text classification (a sequence-classification head): per input its labels, best first. */
@@ -1578,10 +1615,13 @@ export interface TokenizerView {
   /** Tokens joined by the tokenizer's decoder (what a word of sub-word tokens reads as). */
   tokensToString(tokens: readonly string[]): string;
   /** The text of ids, with tokenizer_config.json's clean-up when cleanUp. */
-  decode(ids: Numbers, options?: {
-    /** Leave the special tokens out. Default false (as transformers' pipelines decode). */
-    skipSpecialTokens?: boolean;
-  }): string;
+  decode(
+    ids: Numbers,
+    options?: {
+      /** Leave the special tokens out. Default false (as transformers' pipelines decode). */
+      skipSpecialTokens?: boolean;
+    },
+  ): string;
   /** 1 for the tokens the post-processor added to a single sequence, 0 for the text's (as Rust's special_tokens_mask). */
   specialTokensMask(encoding: Encoding): number[];
 }

@@ -237,7 +237,8 @@ export async function quantizeEmbeddings(embeddings, precision, options) {
 /** Indices past this are refused: the search scatters a query into a dense scratch of max index + 1 floats. */
 export const SPARSE_MAX_INDEX = 2 ** 24 - 1;
 
-const isList = (v) => Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView) && !(v instanceof BigInt64Array) && !(v instanceof BigUint64Array));
+const isList = (v) =>
+  Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView) && !(v instanceof BigInt64Array) && !(v instanceof BigUint64Array));
 
 /** One sparse vector {indices, values} (any order; a repeated index adds up): Int32Array / Float32Array copies. */
 function readSparseVector(v, what) {

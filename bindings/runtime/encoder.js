@@ -565,7 +565,10 @@ function readSparse(sparse, config) {
     fail('BAD_ARGUMENT', `options.sparse.activation must be 'relu' or 'log1p_relu', got ${describe(activation)}`);
   if (pooling === 'max' && activation === 'log1p_relu') fail('BAD_ARGUMENT', "options.sparse.activation 'log1p_relu' goes with pooling 'sum'");
   if (config?.task !== 'mlm')
-    fail('UNSUPPORTED_MODEL', `options.sparse: sparse vectors need a masked-LM head (…ForMaskedLM); this model has ${config ? `a ${config.task} head` : 'no head'}`);
+    fail(
+      'UNSUPPORTED_MODEL',
+      `options.sparse: sparse vectors need a masked-LM head (…ForMaskedLM); this model has ${config ? `a ${config.task} head` : 'no head'}`,
+    );
   return 8 | (pooling === 'sum' ? 16 : 0) | (activation === 'log1p_relu' ? 32 : 0);
 }
 
