@@ -59,7 +59,6 @@ function deepFreeze(v) {
   }
   return v;
 }
-const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder();
 
 // ------------------------------------------------------------------ loading
@@ -298,8 +297,7 @@ function readInit(init, layers) {
 /** A new encoder from a config; weights not given are initialised from seed. */
 export async function createEncoder(config, options) {
   options = readOptions(options, 'createEncoder');
-  const seed = own(options, 'seed') ?? 0,
-    wasm = own(options, 'wasm');
+  const seed = own(options, 'seed') ?? 0;
   if (config === null || typeof config !== 'object' || Array.isArray(config)) fail('BAD_CONFIG', 'config must be an object');
   if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0)
     fail('BAD_ARGUMENT', `options.seed must be a non-negative safe integer, got ${describe(seed)}`);
@@ -414,7 +412,6 @@ export class ModelSource {
 /** An encoder from a model file (safetensors with the config in its metadata). */
 export async function loadModel(bytes, options) {
   options = readOptions(options, 'loadModel');
-  const wasm = own(options, 'wasm');
   let file;
   if (bytes instanceof ModelSource)
     file = bytes; // loadPretrained: a checkpoint's tensors, streamed as a model file
