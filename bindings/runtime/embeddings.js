@@ -310,6 +310,29 @@ function topKOption(o, call) {
 }
 
 /**
+ * Rows of dense vectors {data, shape: [M, V]} (SPLADE's pooled logits) as
+ * sparse vectors on rt: [{indices: Int32Array (ascending), values:
+ * Float32Array}] of the non-zeros, or of the k largest by |value| (k > 0; ties:
+ * the lower index), as sentence-transformers' max_active_dims.
+ */
+export function sparseRowsOn(rt, dense, k = 0) {
+  const [M, V] = dense.shape;
+  const cap = k > 0 && k < V ? k : V;
+  return withBuffers(rt, (x, alloc) => {
+    const px = alloc(M * V * 4);
+    rt.write(px, dense.data);
+    const idx = alloc(M * cap * 4),
+      val = alloc(M * cap * 4),
+      counts = alloc(M * 4);
+    x.sf_sparse_rows(idx, val, counts, px, M, V, k > 0 ? k : 0);
+    const n = rt.readI32(counts, M),
+      I = rt.readI32(idx, M * cap),
+      S = rt.readF32(val, M * cap);
+    return Array.from({ length: M }, (_, m) => ({ indices: I.slice(m * cap, m * cap + n[m]), values: S.slice(m * cap, m * cap + n[m]) }));
+  });
+}
+
+/**
  * Dot products of sparse vectors on rt: k > 0, per query the k best corpus
  * rows [{corpusId, score}] best first; k = 0, {data, shape: [M, N]}.
  */

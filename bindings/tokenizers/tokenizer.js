@@ -407,6 +407,11 @@ export class Tokenizer {
     return Number.isInteger(n) && n > 0 && n <= 2 ** 31 ? n : null;
   }
 
+  /** tokenizer_config.json's padding_side: 'left', else 'right' (the default of PreTrainedTokenizerBase). */
+  get paddingSide() {
+    return own(this._config, 'padding_side') === 'left' ? 'left' : 'right';
+  }
+
   /** The id of the named special token ("pad", "cls", "sep", "unk", "mask", "bos", "eos"), from the configs, else the post-processor. */
   _specialId(name) {
     const key = `${name}_token`;
