@@ -525,6 +525,28 @@ export interface ForwardOptions {
   head?: boolean;
   /** An mlm head's positions: a number[] for one sequence, one per sequence for a batch: result.head [R, vocabSize]. */
   headPositions?: Numbers | readonly Numbers[];
+  /** An mlm head over every token, pooled in the core into one SPLADE vector a sequence (result.sparse
+   * [B, vocabSize]): true for max of log1p(relu(logit)), or sentence-transformers' SpladePooling
+   * settings. Computed a chunk of tokens at a time, never a [T, vocabSize] buffer. Not with head or headPositions.
+   * A model without an mlm head: UNSUPPORTED_MODEL. */
+  sparse?: boolean | SparsePooling;
+  /** Per sequence, how many of its first tokens are attended to (keys): every token is still computed
+   * (a query), as Hugging Face's attention_mask with zeros at the end does (ColBERT's unattended query
+   * expansion). A number for one sequence, one per sequence for a batch, each in [1, length]. Refused
+   * (BAD_ARGUMENT) on a model with sliding-window layers or without positions. */
+  attentionLengths?: number | Numbers;
+}
+
+/**
+ * sentence-transformers' SpladePooling (1_SpladePooling/config.json): max or sum over the tokens of
+ * log(1 + relu(logit)), log1p applied once more with 'log1p_relu' (opensearch's sum pooling).
+ * @group Encoder
+ */
+export interface SparsePooling {
+  /** Default 'max'. */
+  pooling?: 'max' | 'sum';
+  /** Default 'relu'; 'log1p_relu' goes with 'sum'. */
+  activation?: 'relu' | 'log1p_relu';
 }
 
 /**
@@ -552,8 +574,11 @@ export interface ForwardResult extends Tensor<[batch: number, tokens: number, dM
   /** layers + 1 entries: the embeddings (with positions), then the stream after each layer, before the final norm. */
   hiddenStates?: Tensor<[batch: number, tokens: number, dModel: number]>[];
   /** With options.head / headPositions: the raw logits of config.head: [B, labels] (sequence),
-   * [B, T, labels] (token; padded rows 0) or [R, vocabSize] (mlm, the positions in order). */
+   * [B, T, labels] (token, qa: start and end; padded rows 0), [B, T, labels] L2-normalised rows (colbert)
+   * or [R, vocabSize] (mlm, the positions in order). */
   head?: Tensor;
+  /** With options.sparse: one SPLADE vector a sequence, dense [B, vocabSize]. */
+  sparse?: Tensor<[batch: number, vocabSize: number]>;
 }
 
 /**
@@ -860,6 +885,17 @@ export interface EncodeOptions {
 }
 
 /**
+ * One window of {@link Tokenizer.encodeWindows}: an Encoding with each token's sequence and word.
+ * @group Tokenizer
+ */
+export interface WindowEncoding extends Encoding {
+  /** 0 or 1: the sequence of each token; -1 for a special token. */
+  sequenceIds: Int8Array;
+  /** The word (pre-tokenizer piece) of each token within its sequence; -1 for a special token. */
+  wordIds: Int32Array;
+}
+
+/**
  * A Hugging Face tokenizer.json (WordPiece, byte-level BPE, Unigram), in agreement with the Rust `tokenizers`.
  * @group Tokenizer
  */
@@ -883,6 +919,27 @@ export class Tokenizer {
   /** The tokens of `text` (and `options.pair`), with ids, type ids and offsets. maxLength below the
    * special tokens' count is BAD_ARGUMENT. */
   encode(text: string, options?: EncodeOptions): Encoding;
+  /**
+   * A pair as the question-answering pipeline tokenizes it with return_overflowing_tokens: the sequence
+   * truncation names ('only_second': pair) split into windows of maxLength tokens with the other sequence
+   * and the special tokens, consecutive windows sharing `stride` tokens, until one reaches its end (the
+   * rule of tokenizers up to 0.22).
+   * @throws {@link SwapformerError} BAD_ARGUMENT (a stride Rust refuses), SEQUENCE_TOO_LONG (no room for the split sequence).
+   */
+  encodeWindows(
+    text: string,
+    pair: string,
+    options: {
+      /** Tokens a window holds, the special tokens included. */
+      maxLength: number;
+      /** Tokens consecutive windows share. Default 0. */
+      stride?: number;
+      /** Which sequence is split. Default 'only_second'. */
+      truncation?: 'only_first' | 'only_second';
+    },
+  ): WindowEncoding[];
+  /** tokenizer_config.json's padding_side: 'left', else 'right'. */
+  readonly paddingSide: 'left' | 'right';
   /** The text of `ids` (ids not in the vocabulary are skipped). */
   decode(
     ids: Numbers,
@@ -1054,6 +1111,64 @@ export interface EmbedOptions {
   /** Split every text into windows at word boundaries ({@link Pretrained.chunk}; by default maxLength less the
    * prompt's tokens), embed each and pool them per text, so that no text is cut. Not with pooling 'none'. */
   chunking?: ChunkingOptions;
+  /** What to give: 'dense' (a vector a text), 'sparse' ({@link SparseEmbedding} a text: SPLADE, bge-m3),
+   * 'colbert' ({@link TokenEmbeddings} a text: ColBERT, bge-m3), or a list of them from one pass
+   * ({@link RetrievalOutputs}). Default {@link Pretrained.defaultOutput}. One the model does not give is
+   * UNSUPPORTED_MODEL; pooling, chunking and precision apply to dense alone. */
+  output?: Output | readonly Output[];
+  /** Sparse vectors: keep the k largest weights (sentence-transformers' max_active_dims; equal ones: the lower index). */
+  maxActiveDims?: number;
+  /** A ColBERT model's texts as queries (the query prefix, expanded with mask tokens to query_length) or
+   * documents (the document prefix, the skiplist's tokens dropped). Default true, as PyLate's encode. */
+  isQuery?: boolean;
+}
+
+/**
+ * What {@link Pretrained.embed} can give: a vector a text, a sparse vector a text, a vector a token.
+ * @group Embeddings and search
+ */
+export type Output = 'dense' | 'sparse' | 'colbert';
+
+/**
+ * A sparse vector: the non-zero weights, by index (a vocabulary id), index ascending.
+ * @group Embeddings and search
+ */
+export interface SparseEmbedding {
+  /** The indices, ascending. */
+  indices: Int32Array;
+  /** The weight of each index. */
+  values: Float32Array;
+}
+
+/**
+ * A sparse vector as the search functions take it: indices and values of one length, in any order
+ * (a repeated index adds up), indices below 2^24.
+ * @group Embeddings and search
+ */
+export interface SparseInput {
+  /** Non-negative integers. */
+  indices: Numbers;
+  /** Finite numbers. */
+  values: Numbers;
+}
+
+/**
+ * A text's token vectors (ColBERT): [tokens, dimensions], each row L2-normalised.
+ * @group Embeddings and search
+ */
+export type TokenEmbeddings = Tensor<[tokens: number, dimensions: number]>;
+
+/**
+ * The outputs of {@link Pretrained.embed} with a list of outputs, from one pass (bge-m3's three).
+ * @group Embeddings and search
+ */
+export interface RetrievalOutputs {
+  /** The sentence embeddings, with output 'dense'. */
+  dense?: Tensor<[batch: number, dimensions: number]>;
+  /** A sparse vector a text, with output 'sparse'. */
+  sparse?: SparseEmbedding[];
+  /** A text's token vectors, with output 'colbert'. */
+  colbert?: TokenEmbeddings[];
 }
 
 /**
@@ -1256,6 +1371,54 @@ export function semanticSearch(queryEmbeddings: EmbeddingsInput, corpusEmbedding
 export function quantizeEmbeddings<P extends Precision>(embeddings: EmbeddingsInput, precision: P, options?: QuantizeOptions): Promise<Embeddings<P>>;
 
 /**
+ * Options of {@link maxSimSearch} and {@link sparseSearch}.
+ * @group Embeddings and search
+ */
+export interface TopKOptions {
+  /** The best k documents per query (all of them when there are fewer); a positive integer. Default 10. */
+  topK?: number;
+}
+
+/**
+ * ColBERT's late interaction (PyLate's colbert_scores): for each document, the sum over the query's
+ * vectors of the largest dot product with the document's vectors, over real tokens only, in the core
+ * (the products through the GEMM kernels). A document's score never depends on the others: PyLate and
+ * FlagEmbedding score against documents padded with zero vectors, so that a query vector whose every dot
+ * product is negative scores 0 there, and the scores depend on the batch.
+ * @throws {@link SwapformerError} BAD_ARGUMENT (different widths, a document without vectors, a non-finite value).
+ * @group Embeddings and search
+ */
+export function maxSim(query: EmbeddingsInput, documents: EmbeddingsInput | readonly EmbeddingsInput[]): Promise<Float32Array>;
+/**
+ * Per query its topK documents by MaxSim ({@link maxSim}), best first (ties: the lower corpusId).
+ * @group Embeddings and search
+ */
+export function maxSimSearch(
+  queries: readonly EmbeddingsInput[],
+  documents: EmbeddingsInput | readonly EmbeddingsInput[],
+  options?: TopKOptions,
+): Promise<SearchHit[][]>;
+/**
+ * Dot products of sparse vectors, every row of a with every row of b, [M, N] (SparseEncoder.similarity's
+ * default, bge-m3's lexical matching score), in the core.
+ * @throws {@link SwapformerError} BAD_ARGUMENT (an index past 2^24, a non-finite value), OUT_OF_MEMORY (more than 2^28 scores).
+ * @group Embeddings and search
+ */
+export function sparseSimilarity(
+  a: SparseInput | readonly SparseInput[],
+  b: SparseInput | readonly SparseInput[],
+): Promise<Tensor<[rows: number, columns: number]>>;
+/**
+ * Per query its topK corpus vectors by sparse dot product, best first (ties: the lower corpusId), in the core.
+ * @group Embeddings and search
+ */
+export function sparseSearch(
+  queries: SparseInput | readonly SparseInput[],
+  corpus: SparseInput | readonly SparseInput[],
+  options?: TopKOptions,
+): Promise<SearchHit[][]>;
+
+/**
  * The checkpoint families swapformer maps onto its config (README "Pretrained encoders").
  * @group Pretrained
  */
@@ -1265,7 +1428,108 @@ export type PretrainedFamily = 'bert' | 'roberta' | 'distilbert' | 'jina-bert' |
  * What a checkpoint's head does (transformers.js's pipeline names); every model embeds.
  * @group Pretrained
  */
-export type PretrainedTask = 'feature-extraction' | 'text-classification' | 'token-classification' | 'fill-mask';
+export type PretrainedTask = 'feature-extraction' | 'text-classification' | 'token-classification' | 'fill-mask' | 'question-answering';
+
+/**
+ * The retrieval model a checkpoint is ({@link Pretrained.retrieval}): a SparseEncoder (SPLADE), a ColBERT
+ * model (PyLate or colbert-ai's layout, with PyLate's settings) or bge-m3.
+ * @group Pretrained
+ */
+export type RetrievalSettings =
+  | {
+      /** A SparseEncoder. */
+      kind: 'splade';
+      /** 1_SpladePooling's pooling_strategy. */
+      pooling: 'max' | 'sum';
+      /** 1_SpladePooling's activation_function. */
+      activation: 'relu' | 'log1p_relu';
+    }
+  | {
+      /** A ColBERT model. */
+      kind: 'colbert';
+      /** Where its settings come from: PyLate's config_sentence_transformers.json, or colbert-ai's artifact.metadata. */
+      layout: 'pylate' | 'stanford';
+      /** The token inserted after the first one of a query ('' for none). */
+      queryPrefix: string;
+      /** The token inserted after the first one of a document ('' for none). */
+      documentPrefix: string;
+      /** A query's tokens, the prefix included. */
+      queryLength: number;
+      /** A document's most tokens, the prefix included. */
+      documentLength: number;
+      /** Queries padded with the mask token to queryLength. */
+      doQueryExpansion: boolean;
+      /** The padding attended to. */
+      attendToExpansionTokens: boolean;
+      /** The words whose tokens a document's vectors leave out. */
+      skiplistWords: string[];
+    }
+  | {
+      /** bge-m3. */
+      kind: 'bge-m3';
+      /** colbert_linear's outputs. */
+      colbertDim: number;
+    };
+
+/**
+ * Options of {@link Pretrained.answerQuestion}, as the question-answering pipeline's parameters.
+ * @group Tasks
+ */
+export interface QuestionAnsweringOptions {
+  /** The answers returned; 1 gives the best answer itself. Default 1. */
+  topK?: number;
+  /** The longest answer in tokens. Default 15. */
+  maxAnswerLen?: number;
+  /** Tokens a window holds, question and special tokens included. Default min(the model's maxLength, 384). */
+  maxSeqLen?: number;
+  /** Tokens consecutive windows of the context share. Default min(maxSeqLen / 2, 128); at most maxSeqLen. */
+  docStride?: number;
+  /** Also the empty answer {score: the lowest of p_start[0] p_end[0] over the windows, start 0, end 0, answer ''}. Default false. */
+  handleImpossibleAnswer?: boolean;
+  /** Answers snapped to whole words of their window. Default true. */
+  alignToWords?: boolean;
+}
+
+/**
+ * An answer of {@link Pretrained.answerQuestion}: `context.slice(start, end) === answer`.
+ * @group Tasks
+ */
+export interface QuestionAnswer {
+  /** The span's probability (p_start p_end within its window), summed over the windows that give the same text (ignoring case). */
+  score: number;
+  /** Where it starts in the context, in UTF-16 units (String.prototype.slice's; Python's pipeline counts code points). */
+  start: number;
+  /** Where it ends (exclusive), in UTF-16 units. */
+  end: number;
+  /** The text. */
+  answer: string;
+}
+
+/**
+ * Options of {@link Pretrained.computeScore}.
+ * @group Tasks
+ */
+export interface ComputeScoreOptions {
+  /** The weights of the dense, sparse and colbert scores in the combined ones. Default [1, 1, 1]. */
+  weights?: readonly [dense: number, sparse: number, colbert: number];
+}
+
+/**
+ * bge-m3's compute_score: one score a pair for each mode and combination.
+ * @group Tasks
+ */
+export interface M3Scores {
+  /** Dot products of the normalised CLS vectors. */
+  dense: Float32Array;
+  /** Lexical matching: the products of the shared tokens' weights, summed. */
+  sparse: Float32Array;
+  /** MaxSim over the real tokens divided by the query's vectors. */
+  colbert: Float32Array;
+  /** (w_sparse sparse + w_dense dense) / (w_dense + w_sparse). */
+  sparseDense: Float32Array;
+  /** (w_dense dense + w_sparse sparse + w_colbert colbert) / the weights' sum. */
+  colbertSparseDense: Float32Array;
+}
 
 /**
  * A classifier's input: a text, or a text pair.
@@ -1320,6 +1584,8 @@ export interface RankOptions extends PredictOptions {
   topK?: number | null;
   /** Include each document's text. Default false. */
   returnDocuments?: boolean;
+  /** bge-m3: the weights of its dense, sparse and colbert scores. Default [1, 1, 1]. */
+  weights?: readonly [dense: number, sparse: number, colbert: number];
 }
 
 /**
@@ -1470,10 +1736,22 @@ export class Pretrained {
   readonly tokenizerView: TokenizerView;
   /** The prompts of config_sentence_transformers.json (name to text; a copy), or null. */
   readonly prompts: Record<string, string> | null;
-  /** The checkpoint's similarity function (similarity_fn_name), 'cosine' when it names none. */
+  /** The checkpoint's similarity function (similarity_fn_name), 'cosine' when it names none ('dot' for a SparseEncoder). */
   readonly similarityFnName: ScoreFunction;
+  /** The retrieval model it is (SPLADE, ColBERT, bge-m3), or null. */
+  readonly retrieval: RetrievalSettings | null;
+  /** The outputs embed gives: 'dense' (a sentence embedding), 'sparse' (a masked-LM head, SPLADE, bge-m3), 'colbert' (ColBERT, bge-m3). */
+  readonly outputs: Output[];
+  /** The output embed gives by default: 'sparse' for a SparseEncoder, 'colbert' for a ColBERT model, else 'dense'. */
+  readonly defaultOutput: Output;
   /** Whether dispose() has been called (or the encoder disposed). */
   readonly disposed: boolean;
+  /** embed, the forward passes run in a worker where the runtime has threads: sparse vectors. */
+  embedAsync(texts: string | readonly string[], options: EmbedOptions & { output: 'sparse' }): Promise<SparseEmbedding[]>;
+  /** embed, the forward passes run in a worker where the runtime has threads: token vectors. */
+  embedAsync(texts: string | readonly string[], options: EmbedOptions & { output: 'colbert' }): Promise<TokenEmbeddings[]>;
+  /** embed, the forward passes run in a worker where the runtime has threads: several outputs. */
+  embedAsync(texts: string | readonly string[], options: EmbedOptions & { output: readonly Output[] }): Promise<RetrievalOutputs>;
   /** embed, the forward passes run in a worker where the runtime has threads: the last hidden states. */
   embedAsync(texts: string | readonly string[], options: EmbedOptions & { pooling: 'none' }): Promise<Tensor<[batch: number, tokens: number, dModel: number]>>;
   /** embed, the forward passes run in a worker where the runtime has threads: per text its chunks' embeddings. */
@@ -1492,7 +1770,21 @@ export class Pretrained {
   embedAsync(
     texts: string | readonly string[],
     options?: EmbedOptions,
-  ): Promise<Tensor<[batch: number, dimensions: number]> | Tensor<[batch: number, tokens: number, dModel: number]> | Embeddings | ChunkedEmbeddings[]>;
+  ): Promise<
+    | Tensor<[batch: number, dimensions: number]>
+    | Tensor<[batch: number, tokens: number, dModel: number]>
+    | Embeddings
+    | ChunkedEmbeddings[]
+    | SparseEmbedding[]
+    | TokenEmbeddings[]
+    | RetrievalOutputs
+  >;
+  /** A sparse vector a text: SPLADE (SparseEncoder.encode), bge-m3's lexical weights. */
+  embed(texts: string | readonly string[], options: EmbedOptions & { output: 'sparse' }): SparseEmbedding[];
+  /** A text's token vectors: a ColBERT model's (PyLate's encode) or bge-m3's. */
+  embed(texts: string | readonly string[], options: EmbedOptions & { output: 'colbert' }): TokenEmbeddings[];
+  /** Several outputs from one pass. */
+  embed(texts: string | readonly string[], options: EmbedOptions & { output: readonly Output[] }): RetrievalOutputs;
   /** The last hidden states [B, T, dModel], rows past a text's end 0. */
   embed(texts: string | readonly string[], options: EmbedOptions & { pooling: 'none' }): Tensor<[batch: number, tokens: number, dModel: number]>;
   /** Per text, its chunks' embeddings [chunks, D] and offsets. */
@@ -1506,11 +1798,29 @@ export class Pretrained {
    * text past it with truncate: false).
    */
   embed(texts: string | readonly string[], options?: EmbedOptions & { pooling?: 'mean' | 'cls' | 'max' }): Tensor<[batch: number, dimensions: number]>;
-  /** Sentence embeddings, hidden states or chunks, as the options say (options of any shape). */
+  /** Sentence embeddings, hidden states, chunks, sparse or token vectors, as the options say (options of any
+   * shape; a SparseEncoder's and a ColBERT model's default output is theirs: give output to type it). */
   embed(
     texts: string | readonly string[],
     options?: EmbedOptions,
-  ): Tensor<[batch: number, dimensions: number]> | Tensor<[batch: number, tokens: number, dModel: number]> | Embeddings | ChunkedEmbeddings[];
+  ):
+    | Tensor<[batch: number, dimensions: number]>
+    | Tensor<[batch: number, tokens: number, dModel: number]>
+    | Embeddings
+    | ChunkedEmbeddings[]
+    | SparseEmbedding[]
+    | TokenEmbeddings[]
+    | RetrievalOutputs;
+  /** A corpus of any size with bounded memory, as sparse vectors. */
+  embedStream(
+    texts: (Iterable<string> & object) | AsyncIterable<string>,
+    options: EmbedStreamOptions & { output: 'sparse' },
+  ): AsyncGenerator<EmbeddedBatch<SparseEmbedding[]>, void, undefined>;
+  /** A corpus of any size with bounded memory, as token vectors. */
+  embedStream(
+    texts: (Iterable<string> & object) | AsyncIterable<string>,
+    options: EmbedStreamOptions & { output: 'colbert' },
+  ): AsyncGenerator<EmbeddedBatch<TokenEmbeddings[]>, void, undefined>;
   /** A corpus of any size with bounded memory: texts (an iterable or async iterable of strings) read
    * batchSize at a time, each batch embedded in its turn on the runtime: the last hidden states. */
   embedStream(
@@ -1534,7 +1844,14 @@ export class Pretrained {
     texts: (Iterable<string> & object) | AsyncIterable<string>,
     options?: EmbedStreamOptions,
   ): AsyncGenerator<
-    EmbeddedBatch<Tensor<[batch: number, dimensions: number]> | Tensor<[batch: number, tokens: number, dModel: number]> | Embeddings>,
+    EmbeddedBatch<
+      | Tensor<[batch: number, dimensions: number]>
+      | Tensor<[batch: number, tokens: number, dModel: number]>
+      | Embeddings
+      | SparseEmbedding[]
+      | TokenEmbeddings[]
+      | RetrievalOutputs
+    >,
     void,
     undefined
   >;
@@ -1565,7 +1882,9 @@ export class Pretrained {
   predict(pairs: readonly (readonly [string, string])[] | readonly [string, string], options?: PredictOptions): Float32Array;
   /** predict, the forward passes in a worker where the runtime has threads. */
   predictAsync(pairs: readonly (readonly [string, string])[] | readonly [string, string], options?: PredictOptions): Promise<Float32Array>;
-  /** Documents ranked for a query by a one-label cross-encoder, best first (CrossEncoder.rank). */
+  /** Documents ranked for a query, best first: by a one-label cross-encoder (CrossEncoder.rank), by a
+   * ColBERT model's MaxSim ({@link maxSim}: the query's vectors against each document's), or by bge-m3's
+   * combined score (its dense, sparse and colbert scores weighted by options.weights). */
   rank(query: string, documents: readonly string[], options?: RankOptions): Ranked[];
   /** rank, the forward passes in a worker where the runtime has threads. */
   rankAsync(query: string, documents: readonly string[], options?: RankOptions): Promise<Ranked[]>;
@@ -1581,6 +1900,34 @@ export class Pretrained {
   fillMask(text: string, options?: FillMaskOptions): FillMaskResult[] | FillMaskResult[][];
   /** fillMask, the forward passes in a worker where the runtime has threads. */
   fillMaskAsync(text: string, options?: FillMaskOptions): Promise<FillMaskResult[] | FillMaskResult[][]>;
+  /**
+   * Extractive question answering, as Hugging Face's question-answering pipeline (a …ForQuestionAnswering
+   * head): the context in windows of maxSeqLen tokens sharing docStride, the spans scored and filtered per
+   * window, answers aligned to words and merged across windows. topK 1 (the default): the best answer,
+   * or null when no span is allowed.
+   * @throws {@link SwapformerError} BAD_ARGUMENT (an empty question or context, an option, a stride the
+   * tokenizer refuses), SEQUENCE_TOO_LONG (a question that leaves no room for the context in a window,
+   * a window past the model's limit), UNSUPPORTED_MODEL (no question-answering head).
+   */
+  answerQuestion(question: string, context: string, options?: QuestionAnsweringOptions & { topK?: 1 }): QuestionAnswer | null;
+  /** The topK best answers, best first. */
+  answerQuestion(question: string, context: string, options: QuestionAnsweringOptions): QuestionAnswer[] | QuestionAnswer | null;
+  /** answerQuestion, the forward passes in a worker where the runtime has threads. */
+  answerQuestionAsync(question: string, context: string, options?: QuestionAnsweringOptions & { topK?: 1 }): Promise<QuestionAnswer | null>;
+  /** answerQuestion of the topK best, the forward passes in a worker where the runtime has threads. */
+  answerQuestionAsync(question: string, context: string, options: QuestionAnsweringOptions): Promise<QuestionAnswer[] | QuestionAnswer | null>;
+  /**
+   * bge-m3's compute_score over [query, passage] pairs: its dense, sparse and colbert scores and their
+   * weighted combinations, from one pass over the texts.
+   * @throws {@link SwapformerError} UNSUPPORTED_MODEL (not bge-m3), BAD_ARGUMENT (pairs, weights).
+   */
+  computeScore(pairs: readonly (readonly [string, string])[], options?: ComputeScoreOptions): M3Scores;
+  /** computeScore, the forward passes in a worker where the runtime has threads. */
+  computeScoreAsync(pairs: readonly (readonly [string, string])[], options?: ComputeScoreOptions): Promise<M3Scores>;
+  /** SparseEncoder.decode: a sparse vector's [token, weight] pairs by weight, largest first (options.topK: the first k). */
+  decodeSparse(vector: SparseInput, options?: TopKOptions): [token: string, weight: number][];
+  /** SparseEncoder.decode of several vectors. */
+  decodeSparse(vectors: readonly SparseInput[], options?: TopKOptions): [token: string, weight: number][][];
   /** Zero-shot classification with an NLI classifier. */
   zeroShot(text: string, candidateLabels: string | readonly string[], options?: ZeroShotOptions): ZeroShotResult;
   /** zeroShot, the forward passes in a worker where the runtime has threads. */

@@ -585,8 +585,8 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, in
             ok = SF_SIZE(&hout, B, h->labels); /* (B, labels) */
         else if (sf_head_per_token(h->task))
             ok = SF_SIZE(&hout, B, T, h->labels); /* (B, T, labels) */
-        else if (flags & SF_OUT_SPARSE)
-            ok = SF_SIZE(&hout, B, h->labels) && SF_SIZE(&htmp, R, h->labels); /* (B, V), and a chunk's logits (CHUNK, V) */
+        else if (flags & SF_OUT_SPARSE)           /* (B, V), a chunk's logits (CHUNK, V), x^T (C, CHUNK) in head_in */
+            ok = SF_SIZE(&hout, B, h->labels) && SF_SIZE(&htmp, SF_CHUNK, h->labels) && (hin = (size_t)SF_CHUNK * C);
         else
             ok = SF_SIZE(&hout, rows ? rows : 1, h->labels), hrows = (size_t)rows; /* (R, V) */
     }

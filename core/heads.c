@@ -174,22 +174,59 @@ static void colbert_rows(float *y, int M, int L, int token_weights) {
     }
 }
 
-/* SPLADE vectors: head_out (B, V), each sequence's tokens a chunk at a time:
- * their logits in head_tmp (CHUNK, V), folded into the sequence's row. */
+/* The tied projection of SPLADE's rows, transposed so that the kernels' GEMM
+ * runs it: head_tmp (V, ldt) = E x^T, E the token table (V, C) as the GEMM's
+ * left matrix, x^T (C, ldt) in head_in (the M rows, then zero columns to a
+ * panel), the vocabulary split between threads. Four to eight times faster
+ * than the dot products of head_rows_forward, which read each row once. */
+typedef struct {
+    sf_encoder *e;
+    int ldt, M, V;
+} tgemm_job;
+
+static void tgemm_task(void *ctx, int t, int n) {
+    const tgemm_job *j = ctx;
+    int C = j->e->cfg.d_model, v0 = (int)((long long)j->V * t / n), v1 = (int)((long long)j->V * (t + 1) / n);
+    if (v0 < v1)
+        gemm_forward(j->e->head_tmp + (size_t)v0 * j->ldt, (size_t)j->ldt, j->e->tokens + (size_t)v0 * C, (size_t)C, j->e->head_in, (size_t)j->ldt,
+                     SF_NR, NULL, 0, v1 - v0, C, j->M);
+}
+
+/* SPLADE vectors: head_out (B, V), each sequence's tokens a chunk at a time,
+ * their logits in head_tmp folded into the sequence's row: (V, ldt) from the
+ * GEMM (tied, f32), (M, V) otherwise (q8 rows, or an untied head.out). */
 static void sparse_forward(sf_encoder *e, int B, int T, int flags) {
-    int C = e->cfg.d_model, V = e->cfg.head.labels, log2 = (flags & SF_SPARSE_LOG2) != 0;
+    const sf_head_config *h = &e->cfg.head;
+    int C = e->cfg.d_model, V = h->labels, log2 = (flags & SF_SPARSE_LOG2) != 0;
     int mode = !(flags & SF_SPARSE_SUM) ? FOLD_MAX : log2 ? FOLD_SUM_LOG2 : FOLD_SUM;
+    int gemm = h->tied && e->dtype != SF_DTYPE_Q8;
     for (int b = 0; b < B; b++) {
         float *out = e->head_out + (size_t)b * V;
         for (int n = 0; n < V; n++) out[n] = mode == FOLD_MAX ? -INFINITY : 0.0f;
         for (int t = 0; t < e->lens[b]; t += SF_CHUNK) {
             int M = e->lens[b] - t < SF_CHUNK ? e->lens[b] - t : SF_CHUNK;
-            head_rows_forward(e, e->head_tmp, e->out + ((size_t)b * T + t) * C, (size_t)C, M);
-            for (int m = 0; m < M; m++)
-                for (int n = 0; n < V; n++) {
-                    float v = e->head_tmp[(size_t)m * V + n];
-                    out[n] = mode != FOLD_MAX ? out[n] + splade_act(v, log2) : v > out[n] || v != v ? v : out[n];
+            const float *rows = e->out + ((size_t)b * T + t) * C;
+            size_t sm = (size_t)V, sn = 1; /* head_tmp's strides: (M, V) */
+            if (gemm) {
+                const float *x = transform(e, rows, (size_t)C, M);
+                int ldt = (M + SF_NR - 1) / SF_NR * SF_NR;
+                for (int k = 0; k < C; k++)
+                    for (int m = 0; m < ldt; m++) e->head_in[(size_t)k * ldt + m] = m < M ? x[(size_t)m * C + k] : 0.0f;
+                tgemm_job j = {e, ldt, M, V};
+                int tasks = sf_pool_threads() * 4;
+                if ((long long)M * C * V < 65536) tasks = 1;
+                sf_parallel(tgemm_task, &j, tasks);
+                sm = 1, sn = (size_t)ldt;
+            } else
+                head_rows_forward(e, e->head_tmp, rows, (size_t)C, M);
+            for (int n = 0; n < V; n++) {
+                float acc = out[n], bias = gemm && e->head_out_b ? e->head_out_b[n] : 0.0f;
+                for (int m = 0; m < M; m++) {
+                    float v = e->head_tmp[m * sm + n * sn] + bias;
+                    acc = mode != FOLD_MAX ? acc + splade_act(v, log2) : v > acc || v != v ? v : acc;
                 }
+                out[n] = acc;
+            }
         }
         if (mode == FOLD_MAX)
             for (int n = 0; n < V; n++) out[n] = splade_act(out[n], log2);
