@@ -21,7 +21,7 @@
 // Like embed-run.js, a run yields forward requests [ids, options]; a text's
 // output never depends on the batch it is in.
 import { fail } from '../utils/errors.js';
-import { prepareText } from './embed-run.js';
+import { prepareText, resolvePrompt } from './embed-run.js';
 import { pool, applyRecipe } from './recipe.js';
 
 /** The outputs a model gives: dense (a sentence embedding), sparse (an mlm head or bge-m3), colbert (a ColBERT model or bge-m3). */
@@ -210,13 +210,13 @@ function readWeights(w) {
   return w;
 }
 
-/** The settings of an internal embed call: the given outputs, defaults for the rest. */
+/** The settings of an internal embed call: the given outputs, embed's defaults for the rest (the default prompt too). */
 const settings = (model, outputs, isQuery, batchSize = 32) => ({
   outputs: new Set(outputs),
   isQuery,
   batchSize,
   truncate: true,
-  prompt: '',
+  prompt: resolvePrompt(model.recipe),
   maxLength: model.maxLength,
   maxActiveDims: undefined,
 });
