@@ -23,6 +23,8 @@ import { loadPretrained, maxSim, maxSimSearch, sparseSimilarity, sparseSearch, c
 import { readCheckpoint } from '../bindings/pretrained/checkpoint.js';
 import { writeModelFile } from '../bindings/pretrained/model-file.js';
 import { SwapformerError } from '../bindings/utils/errors.js';
+import { sparseRowsOn } from '../bindings/runtime/embeddings.js';
+import { defaultRuntime } from '../bindings/runtime/encoder.js';
 
 const ROOT = fileURLToPath(new URL('./retrieval/', import.meta.url));
 const expected = (name) => JSON.parse(readFileSync(path.join(ROOT, 'expected', `${name}.json`), 'utf8'));
@@ -322,6 +324,86 @@ for (const name of ['bge-m3', 'bge-m3-safetensors']) {
 }
 
 // ------------------------------------------------------------------ the converter, the builds
+
+// ------------------------------------------------------------------ the core's sparse rows, sparse search and MaxSim
+
+test("the core's sparse rows, sparse search and MaxSim against float64 loops: long documents, negative scores, ties", async () => {
+  let seed = 7;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+  const vectors = (n, D) => ({ data: Float32Array.from({ length: n * D }, rand), shape: [n, D] });
+  // MaxSim: documents of 1 to 200 vectors (several blocks of 64 rows), one whose every vector scores below 0 against the query's first
+  const D = 12,
+    q = vectors(7, D);
+  const docs = [1, 63, 64, 65, 130, 200].map((n) => vectors(n, D));
+  const neg = Float32Array.from({ length: 3 * D }, (_, i) => -q.data[i % D] * (1 + (i / D) * 0.5));
+  docs.push({ data: neg, shape: [3, D] }, docs[2]); // the last one a copy of docs[2]: equal scores
+  const s = await maxSim(q, docs);
+  s.forEach((x, j) =>
+    assert.ok(Math.abs(x - maxSim64(q, docs[j])) <= 1e-5 * Math.max(1, Math.abs(x)), `MaxSim of document ${j}: ${x} vs ${maxSim64(q, docs[j])}`),
+  );
+  const [hits] = await maxSimSearch([q], docs, { topK: docs.length });
+  const order = Array.from(s, (_, j) => j).sort((a, b) => s[b] - s[a] || a - b);
+  assert.deepEqual(
+    hits.map((h) => h.corpusId),
+    order,
+    'maxSimSearch: by score, equal scores by the lower index',
+  );
+  // sparse rows: all non-zeros index ascending, or the k largest |values| (equal ones: the lower index), kept in index order
+  const rt = await defaultRuntime();
+  const dense = { data: Float32Array.of(0, 2, -2, 1, 2, 0, -2, 0.5, 0, 0, 0, 0, 0, 0), shape: [2, 7] };
+  const rows = (k) => sparseRowsOn(rt, dense, k).map((v) => [Array.from(v.indices), Array.from(v.values)]);
+  assert.deepEqual(rows(0), [
+    [
+      [1, 2, 3, 4, 6],
+      [2, -2, 1, 2, -2],
+    ],
+    [[0], [0.5]],
+  ]);
+  assert.deepEqual(rows(2), [
+    [
+      [1, 2],
+      [2, -2],
+    ],
+    [[0], [0.5]],
+  ]);
+  assert.deepEqual(rows(3), [
+    [
+      [1, 2, 4],
+      [2, -2, 2],
+    ],
+    [[0], [0.5]],
+  ]);
+  assert.deepEqual(rows(5), rows(0));
+  // sparse search: queries sharing indices (the core's scratch cleared between them), against float64 dot products
+  const sparse = (n, V, seedOf) =>
+    Array.from({ length: n }, (_, i) => {
+      const idx = [...new Set(Array.from({ length: 3 + ((i * 5 + seedOf) % 9) }, () => Math.floor(((rand() + 1) / 2) * V)))].sort((a, b) => a - b);
+      return { indices: Int32Array.from(idx), values: Float32Array.from(idx, () => rand()) };
+    });
+  const Q = sparse(5, 40, 1),
+    C = [...sparse(30, 40, 2), { indices: Int32Array.of(39), values: Float32Array.of(0) }];
+  C.push(C[3]); // equal scores
+  const dot = (a, b) => {
+    let t = 0;
+    a.indices.forEach((i, k) => b.indices.forEach((j, l) => (t += i === j ? a.values[k] * b.values[l] : 0)));
+    return t;
+  };
+  const sims = await sparseSimilarity(Q, C);
+  Q.forEach((a, i) => C.forEach((b, j) => assert.ok(Math.abs(sims.data[i * C.length + j] - dot(a, b)) <= 1e-6, `sparse dot ${i}, ${j}`)));
+  const found = await sparseSearch(Q, C, { topK: 4 });
+  found.forEach((h, i) => {
+    const row = Array.from(sims.data.slice(i * C.length, (i + 1) * C.length));
+    const want = row
+      .map((_, j) => j)
+      .sort((a, b) => row[b] - row[a] || a - b)
+      .slice(0, 4);
+    assert.deepEqual(
+      h.map((x) => x.corpusId),
+      want,
+      `sparseSearch query ${i}`,
+    );
+  });
+});
 
 test('the converter keeps every kind: a model file gives the same outputs as the folder', async () => {
   for (const name of ['qa-roberta', 'splade-distilbert-sum', 'colbert-pylate-xlmr', 'colbert-stanford', 'bge-m3']) {

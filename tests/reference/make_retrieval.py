@@ -198,7 +198,7 @@ def emit_qa(case, folder):
 # ----------------------------------------------------------------------------------------------
 
 SPLADE_TEXTS = ["  The quick brown fox jumps over the lazy dog.  ", "what is a transformer?",
-                "Hello world, this is a short test of the model. " * 4]
+                "Hello world, this is a short test of the model. " * 6]  # over 64 tokens: pooled in two chunks
 
 
 def mlm_logits(case, h):
@@ -210,7 +210,7 @@ def mlm_logits(case, h):
     return x @ W.T + case["head"][s["bias"]]
 
 
-def splade_case(name, family, notes, pooling="max", activation="relu", modules=True, untied=False):
+def splade_case(name, family, notes, pooling="max", activation="relu", modules=True, untied=False, max_len=24):
     tok = mh.TOKENIZERS["roberta" if family == "roberta" else "uncased"]()
     arch = {"bert": "BertForMaskedLM", "distilbert": "DistilBertForMaskedLM", "roberta": "RobertaForMaskedLM"}[family]
     cfg = {"bert": mh.bert_config, "distilbert": mh.distilbert_config, "roberta": mh.roberta_config}[family](tok, arch)
@@ -232,7 +232,7 @@ def splade_case(name, family, notes, pooling="max", activation="relu", modules=T
     act = cfg.get("hidden_act", cfg.get("activation", "gelu")) if family != "roberta" else "gelu"
     case["mlm"] = {"dense": names[0], "norm": names[1], "bias": names[2], "decoder": decoder, "act": act,
                    "eps": 1e-12 if family == "distilbert" else cfg["layer_norm_eps"]}
-    case["splade"] = {"pooling": pooling, "activation": activation, "modules": modules}
+    case["splade"] = {"pooling": pooling, "activation": activation, "modules": modules, "maxLen": max_len if modules else None}
     case["kind"] = "splade"
     return case
 
@@ -264,11 +264,11 @@ def emit_splade(case, folder):
         mp.write_json(os.path.join(folder, "1_SpladePooling", "config.json"),
                       {"pooling_strategy": s["pooling"], "activation_function": s["activation"],
                        "word_embedding_dimension": case["config"]["vocab_size"]})
-        mp.write_json(os.path.join(folder, "sentence_bert_config.json"), {"max_seq_length": 24, "do_lower_case": False})
+        mp.write_json(os.path.join(folder, "sentence_bert_config.json"), {"max_seq_length": s["maxLen"], "do_lower_case": False})
         mp.write_json(os.path.join(folder, "config_sentence_transformers.json"),
                       {"model_type": "SparseEncoder", "__version__": {"sentence_transformers": "5.0.0"},
                        "prompts": {"query": "", "document": ""}, "default_prompt_name": None, "similarity_fn_name": "dot"})
-    max_len = 24 if s["modules"] else None
+    max_len = s["maxLen"]
     texts = [t.strip() for t in SPLADE_TEXTS]  # MLMTransformer.tokenize strips (with or without modules.json)
     enc, _, _ = rust_encode(folder, texts)
     if max_len:  # truncation at max_seq_length, the last token kept a special one (Rust's post-processor)
@@ -540,10 +540,12 @@ CASES = [
     lambda: splade_case("splade-bert", "bert", "SparseEncoder (naver/splade-v3 layout): modules.json MLMTransformer + "
                         "1_SpladePooling (max, relu), BertForMaskedLM with the decoder tied (not saved), max_seq_length 24."),
     lambda: splade_case("splade-distilbert-sum", "distilbert", "SparseEncoder over DistilBertForMaskedLM with an untied "
-                        "vocab_projector.weight, SpladePooling sum + log1p_relu (opensearch's v3 pooling).",
-                        pooling="sum", activation="log1p_relu", untied=True),
+                        "vocab_projector.weight, SpladePooling sum + log1p_relu (opensearch's v3 pooling), "
+                        "max_seq_length 100 (a text pooled in two chunks).",
+                        pooling="sum", activation="log1p_relu", untied=True, max_len=100),
     lambda: splade_case("splade-roberta-plain", "roberta", "RobertaForMaskedLM without modules.json: SparseEncoder's "
-                        "default MLMTransformer + SpladePooling(max, relu) (texts stripped all the same), no truncation.",
+                        "default MLMTransformer + SpladePooling(max, relu) (texts stripped all the same), no truncation (a "
+                        "text of over 64 tokens: two chunks).",
                         modules=False),
     lambda: colbert_case("colbert-pylate-bert", "pylate", "answerai-colbert-small-v1 layout (PyLate): modules.json "
                          "Transformer + pylate.models.Dense.Dense (1_Dense, no bias, Identity), prefixes [unused0] / "

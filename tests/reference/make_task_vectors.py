@@ -405,6 +405,15 @@ def question_answering():
                 raise AssertionError(pid)
             except pipeline_rules.PipelineError as e:
                 problems.append({'id': pid, 'kind': 'question-answering', **base, 'windowsError': str(e)})
+        # a pair that fits exactly, with the largest stride Rust takes (more than the context's tokens): one window, no refusal
+        q, c = 'Where do I live?', 'in Berlin.'
+        msl = len(pipeline_rules.qa_windows(tok, q, c, 384, 0)[0]['ids'])
+        st = msl - tok.rust.ask(tok.spec, 'addedTokens', pair=False)
+        windows = pipeline_rules.qa_windows(tok, q, c, msl, st)
+        assert len(windows) == 1 and st > len(tok(c)['ids']) - 2
+        add('question-answering', 'qa/fits-exactly', tokenizer=BERT, tokenizerConfig=BERT_CONFIG, question=q, context=c, maxSeqLen=msl,
+            docStride=st, questionFirst=True, clsTokenId=tok.special_token_id('cls'), windows=windows,
+            logits=[qa_logits(rng('qa/fits-exactly'), w) for w in windows], variants=variants[:2])
         # crafted: every logit equal (ties everywhere), a spike on [CLS] (the null answer wins), huge logits
         windows = pipeline_rules.qa_windows(tok, 'Where do I live?', QA_CONTEXTS[0], 384, 128)
         T = len(windows[0]['ids'])

@@ -359,7 +359,12 @@ export const MUTATIONS = [
   { id: 'qa-cls-not-zeroed', file: T('question-answering'), what: 'position 0 not zeroed after the null score', edits: [['ps[0] = pe[0] = 0;', '']] },
   { id: 'qa-null-max', file: T('question-answering'), what: 'the null score the largest of the windows', edits: [['Math.min(minNull', 'Math.max(minNull']] },
   { id: 'qa-answer-len', file: T('question-answering'), what: 'spans of maxAnswerLen + 1 tokens', edits: [['j < i + maxAnswerLen', 'j <= i + maxAnswerLen']] },
-  { id: 'qa-candidates', file: T('question-answering'), what: 'topK * 2 candidates instead of topK * 2 + 10', edits: [['topK * 2 + 10', 'topK * 2']] },
+  {
+    id: 'qa-candidates',
+    file: T('question-answering'),
+    what: 'topK * 2 candidates instead of topK * 2 + 10',
+    edits: [['alignToWords ? topK * 2 + 10 : topK', 'alignToWords ? topK * 2 : topK']],
+  },
   { id: 'qa-isin-quirk', file: T('question-answering'), what: 'index 0 filtered as the other masked tokens', edits: [[' || (t === 0 && any)', '']] },
   {
     id: 'qa-span-ties',
@@ -404,7 +409,6 @@ export const MUTATIONS = [
     what: 'a context that fits exactly is split',
     edits: [['if (n + other.ids.length + added <= maxLength)', 'if (n + other.ids.length + added < maxLength)']],
   },
-
 ];
 
 const sh = (cmd, args, opts = {}) => spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 28, ...opts });
