@@ -1382,9 +1382,9 @@ export interface TopKOptions {
 /**
  * ColBERT's late interaction (PyLate's colbert_scores): for each document, the sum over the query's
  * vectors of the largest dot product with the document's vectors, over real tokens only, in the core
- * (the products through the GEMM kernels). A document's score never depends on the others: PyLate and
- * FlagEmbedding score against documents padded with zero vectors, so that a query vector whose every dot
- * product is negative scores 0 there, and the scores depend on the batch.
+ * (the products through the GEMM kernels). A document's score never depends on the others: PyLate's
+ * colbert_scores pads documents with zero vectors to the longest of the batch, so that a query vector whose
+ * every dot product is negative scores 0 there, and its scores depend on the batch.
  * @throws {@link SwapformerError} BAD_ARGUMENT (different widths, a document without vectors, a non-finite value).
  * @group Embeddings and search
  */

@@ -46,13 +46,13 @@ export const MUTATIONS = [
     id: 'colbert-unnormalised',
     file: 'core/heads.c',
     what: 'ColBERT rows not L2-normalised',
-    edits: [['        for (int i = k; i < L; i++) r[i] *= inv;\n', '']],
+    edits: [['for (int i = k; i < L; i++) r[i] *= inv;', '(void)inv;']],
   },
   {
     id: 'm3-weight-normalised',
     file: 'core/heads.c',
     what: "bge-m3's token weight column normalised with the ColBERT vector",
-    edits: [['int k = token_weights ? 1 : 0;', 'int k = 0;']],
+    edits: [['int k = token_weights ? 1 : 0;', 'int k = 0 * token_weights;']],
   },
   // core/encoder.c: attention lengths
   {
