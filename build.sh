@@ -122,7 +122,7 @@ HOT='^core/kernels\.c$'
 HOT_OPT=-O2
 # Files that run once per load or call, never per token (parsing, the model file, the ABI, the
 # head after the encoder): -Oz.
-COLD='^core/(config|json|modelfile|api|error|registry|sfmath|heads)\.c$'
+COLD='^core/(config|json|modelfile|api|error|registry|sfmath|heads|retrieval)\.c$'
 # The clang-16 builds then go through binaryen's wasm-opt -O3, as the emcc build does at its link
 # (the npm package `binaryen`, a dev dependency: emcc 3.1.6's binaryen 108 cannot read relaxed
 # SIMD): 11-13 KB smaller, and the same bits (the golden and thread tests run on each build).

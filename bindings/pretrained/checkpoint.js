@@ -12,6 +12,7 @@ import { readRecipe, checkRecipe } from './recipe.js';
 import { detectFamily, mapTensors, translateConfig } from './families.js';
 import { headConfig } from './heads.js';
 import { recipeToJSON } from './model-file.js';
+import { readRetrieval, checkRetrieval } from './retrieval.js';
 
 /** Offline: the message saying that `path` is not in the cache (of the model's folder, else the root), or null. */
 const notCached = (model, files, path) => model.whyMissing?.(path) ?? (model === files ? null : (files.whyMissing?.(path) ?? null));
@@ -35,9 +36,18 @@ export async function readCheckpoint(source, options = {}) {
   if (!hf) fail('NOT_FOUND', `${files.label}: ${notCached(model, files, 'config.json') ?? 'no config.json (a Hugging Face model folder has one)'}`);
   const family = detectFamily(hf);
   const { tensors } = await readWeights(model);
-  const mapped = mapTensors(family, tensors, hf);
+  // colbert-ai's HF_ColBERT keeps its projection (linear.weight) beside the encoder: retrieval.js reads it
+  const stanford = Array.isArray(hf.architectures) && hf.architectures.includes('HF_ColBERT');
+  const mapped = mapTensors(family, stanford ? new Map([...tensors].filter(([n]) => n !== 'linear.weight')) : tensors, hf);
   const config = translateConfig(family, hf, mapped.shape);
   if (mapped.head) config.head = headConfig(mapped.head, hf, { shapes: mapped.shape, tied: mapped.tied });
+  const r = await readRetrieval(files, model, hf, tensors, config.dModel);
+  if (r.head) {
+    if (config.head) fail('UNSUPPORTED_MODEL', `${files.label}: config.json names a ${config.head.task} head, and the folder holds a ${r.head.task} one`);
+    config.head = r.head;
+    mapped.tensors.push(...r.tensors);
+  }
+  const retrieval = checkRetrieval(r.retrieval, config.head, files.label);
   const tokenizerJson = (await model.readText('tokenizer.json', { optional: true })) ?? (await files.readText('tokenizer.json', { optional: true }));
   if (tokenizerJson === null)
     fail(
@@ -62,6 +72,7 @@ export async function readCheckpoint(source, options = {}) {
       ...(tokenizerConfig ? { tokenizer_config: tokenizerConfig } : {}),
       ...(specialTokensMap ? { special_tokens_map: specialTokensMap } : {}),
       recipe: recipeToJSON(checkRecipe(recipe, { dModel: config.dModel, folder: true })), // the Dense sizes chain from the hidden size
+      ...(retrieval ? { retrieval } : {}),
     },
   };
 }

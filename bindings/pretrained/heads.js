@@ -16,6 +16,11 @@
 //   distilbert  pre_classifier + relu, classifier          classifier           vocab_transform + act, vocab_layer_norm, vocab_projector
 //   modernbert  head.{dense, act, norm}, classifier        head, classifier     head + decoder.bias
 //   mpnet       classifier.dense + tanh, .out_proj         classifier           lm_head.{dense, gelu, layer_norm} + lm_head.bias
+//
+// Question answering (…ForQuestionAnswering): qa_outputs [2, H] on every token
+// (start and end logits) in BERT, RoBERTa, XLM-R, DistilBERT, MPNet (QA below, a
+// family adds `qa: QA` when its model has that Linear); ModernBERT's runs its
+// prediction head first: head.{dense, act, norm}, classifier [2, H].
 import { SwapformerError } from '../utils/errors.js';
 
 const unsupported = (message) => new SwapformerError('UNSUPPORTED_MODEL', message);
@@ -43,6 +48,9 @@ function act(hf, key, fallback) {
 }
 const num = (hf, key, fallback) => (Object.hasOwn(hf, key) && typeof hf[key] === 'number' ? hf[key] : fallback);
 
+/** …ForQuestionAnswering's qa_outputs, the same tensor in every family that has it (its task models run no pooler). */
+const QA = { tensors: [['qa_outputs.{p}', 'head.out.{p}']], ignore: [/^pooler\./] };
+
 // BERT's (and JinaBERT's: its task models reuse BERT's heads)
 const BERT = {
   sequence: {
@@ -53,6 +61,7 @@ const BERT = {
     config: () => ({ dense: true, activation: 'tanh' }),
   },
   token: { tensors: [['classifier.{p}', 'head.out.{p}']], ignore: [/^pooler\./] },
+  qa: QA,
   mlm: {
     tensors: [
       ['cls.predictions.transform.dense.{p}', 'head.dense.{p}'],
@@ -76,6 +85,7 @@ const ROBERTA = {
     config: () => ({ dense: true, activation: 'tanh' }),
   },
   token: { tensors: [['classifier.{p}', 'head.out.{p}']], ignore: [/^pooler\./] },
+  qa: QA,
   mlm: {
     tensors: [
       ['lm_head.dense.{p}', 'head.dense.{p}'],
@@ -110,6 +120,7 @@ export const HEADS = {
       config: () => ({ dense: true, activation: 'relu' }),
     },
     token: { tensors: [['classifier.{p}', 'head.out.{p}']] },
+    qa: QA,
     mlm: {
       tensors: [
         ['vocab_transform.{p}', 'head.dense.{p}'],
@@ -131,6 +142,7 @@ export const HEADS = {
       },
     },
     token: { tensors: [...MODERNBERT_HEAD, ['classifier.{p}', 'head.out.{p}']], config: modernbertHead },
+    qa: { tensors: [...MODERNBERT_HEAD, ['classifier.{p}', 'head.out.{p}']], config: modernbertHead },
     mlm: { tensors: [...MODERNBERT_HEAD, ['decoder.bias', 'head.out.bias'], ['decoder.weight', TIED]], config: modernbertHead },
   },
 };
@@ -140,6 +152,7 @@ function taskOf(arch) {
   if (typeof arch !== 'string') return null;
   if (/ForSequenceClassification$/.test(arch)) return 'sequence';
   if (/ForTokenClassification$/.test(arch)) return 'token';
+  if (/ForQuestionAnswering$/.test(arch)) return 'qa';
   if (/For(MaskedLM|PreTraining)$/.test(arch)) return 'mlm';
   return null;
 }
@@ -185,5 +198,7 @@ export function headConfig(head, hf, { shapes, tied }) {
   if (head.task === 'mlm') return { task: 'mlm', ...setup, tied };
   const out = shapes('head.out.weight');
   if (!out || out.length !== 2) throw unsupported(`the ${head.task} head has no classifier weight`);
+  if (head.task === 'qa' && out[0] !== 2)
+    throw unsupported(`the question-answering head has ${out[0]} outputs; swapformer reads two, the start and end logits (…ForQuestionAnswering)`);
   return { task: head.task, labels: out[0], ...setup };
 }
