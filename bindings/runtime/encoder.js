@@ -6,11 +6,10 @@
 // keeps a typed-array view of wasm memory across a call that may grow it: views
 // are made fresh from memory.buffer each time.
 
-const ABI_VERSION = 4;
 
 import { SwapformerError, fail } from '../utils/errors.js';
 import { loadRuntime, wrongWasm } from './wasm.js';
-import { RuntimeBase } from './runtime.js';
+import { RuntimeBase, ABI_VERSION } from './runtime.js';
 import { Pool, threadSupport, defaultThreads, sharedMemory } from './threads.js';
 import { isNode } from '../utils/platform.js';
 import { nativeRuntime, nativeDefaultThreads } from './backend.js';
