@@ -6,7 +6,6 @@
 // keeps a typed-array view of wasm memory across a call that may grow it: views
 // are made fresh from memory.buffer each time.
 
-
 import { SwapformerError, fail } from '../utils/errors.js';
 import { loadRuntime, wrongWasm } from './wasm.js';
 import { RuntimeBase, ABI_VERSION } from './runtime.js';
