@@ -122,7 +122,7 @@ HOT='^core/kernels\.c$'
 HOT_OPT=-O2
 # Files that run once per load or call, never per token (parsing, the model file, the ABI, the
 # head after the encoder): -Oz.
-COLD='^core/(config|json|modelfile|api|error|registry|sfmath|heads)\.c$'
+COLD='^core/(config|json|modelfile|api|error|registry|sfmath|heads|retrieval)\.c$'
 # The clang-16 builds then go through binaryen's wasm-opt -O3, as the emcc build does at its link
 # (the npm package `binaryen`, a dev dependency: emcc 3.1.6's binaryen 108 cannot read relaxed
 # SIMD): 11-13 KB smaller, and the same bits (the golden and thread tests run on each build).
@@ -201,22 +201,29 @@ build_mt() {
 # Compiles the core into a folder of objects, two at a time: the shared sources once, the kernel
 # sources once per variant ("name:flags") with -DSF_VARIANT=name.
 #   compile_core <folder> <variants name> <compiler and flags...> -- <shared sources...>
+# A variant is "name:flags", or "name@other:flags" when its f32 kernels (core/kernels.c) are those of
+# variant other, the same width (AVX-VNNI changes only the int8 product). CORE_COLD_OPT (e.g. -Os)
+# is added for the files that run once per load or call (COLD).
 compile_core() {
-  local dir="$1" vname="$2" cc=() f v name flags job jobs=()
+  local dir="$1" vname="$2" cc=() f v name kname flags job jobs=() opt
   shift 2
   while [ "$1" != -- ]; do cc+=("$1"); shift; done
   shift
   local -n vs="$vname"
   for f in "$@"; do
     [ ${#vs[@]} -gt 0 ] && [[ " ${KERNEL_SOURCES[*]} " == *" $f "* ]] && continue
-    printf -v job '%q ' "${cc[@]}" -c "$f" -o "$dir/$(echo "$f" | tr / _).o"
+    opt=()
+    [ -n "${CORE_COLD_OPT:-}" ] && [[ "$f" =~ $COLD ]] && opt=("$CORE_COLD_OPT")
+    printf -v job '%q ' "${cc[@]}" "${opt[@]}" -c "$f" -o "$dir/$(echo "$f" | tr / _).o"
     jobs+=("$job")
   done
   for v in "${vs[@]}"; do
     name="${v%%:*}" flags="${v#*:}"
+    kname="${name#*@}" name="${name%@*}"
     for f in "${KERNEL_SOURCES[@]}"; do
+      [ "$f" = core/kernels.c ] && [ "$kname" != "$name" ] && continue # that variant's
       # shellcheck disable=SC2086
-      printf -v job '%q ' "${cc[@]}" $flags -DSF_VARIANT="$name" -c "$f" -o "$dir/${name}_$(basename "$f" .c).o"
+      printf -v job '%q ' "${cc[@]}" $flags -DSF_VARIANT="$name" -DSF_KVARIANT="$kname" -c "$f" -o "$dir/${name}_$(basename "$f" .c).o"
       jobs+=("$job")
     done
   done
@@ -229,10 +236,10 @@ compile_core() {
 # node-api-headers, NAPI_VERSION 8, clang-16, no node-gyp. The highest glibc symbol version a binary
 # needs is checked against GLIBC_FLOOR.
 KERNEL_SOURCES=(core/kernels.c core/qgemm.c core/isa_table.c)
-X64_VARIANTS=("sse2:" "avx2:-mavx2 -mfma" "avx2_vnni:-mavx2 -mfma -mavxvnni"
+X64_VARIANTS=("sse2:" "avx2:-mavx2 -mfma" "avx2_vnni@avx2:-mavx2 -mfma -mavxvnni"
               "avx512:-mavx2 -mfma -mavx512f -mavx512bw -mavx512dq -mavx512vl"
-              "avx512_vnni:-mavx2 -mfma -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni")
-ARM64_VARIANTS=("neon:" "dotprod:-march=armv8.2-a+dotprod" "i8mm:-march=armv8.2-a+dotprod+i8mm")
+              "avx512_vnni@avx512:-mavx2 -mfma -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni")
+ARM64_VARIANTS=("neon:" "dotprod@neon:-march=armv8.2-a+dotprod" "i8mm@neon:-march=armv8.2-a+dotprod+i8mm")
 GLIBC_FLOOR=2.28
 NATIVE_FLAGS=(-O2 -std=c11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden -ffunction-sections -fdata-sections
               -DSF_MULTI_ISA -DSF_THREADS -DSF_GLIBC_COMPAT -pthread)
@@ -249,7 +256,7 @@ native_addon() {
   if [ "$arch" = arm64 ]; then target=(--target=aarch64-linux-gnu); variants=("${ARM64_VARIANTS[@]}"); else variants=("${X64_VARIANTS[@]}"); fi
   say "build.sh: clang-16 -> $out (${#variants[@]} kernel variants)"
   rm -rf "$obj" && mkdir -p "$obj" "$(dirname "$out")"
-  compile_core "$obj" variants clang-16 "${target[@]}" "${NATIVE_FLAGS[@]}" "$@" -Inode_modules/node-api-headers/include -- \
+  CORE_COLD_OPT=-Os compile_core "$obj" variants clang-16 "${target[@]}" "${NATIVE_FLAGS[@]}" "$@" -Inode_modules/node-api-headers/include -- \
     core/*.c plugins/position/*.c plugins/norm/*.c core/native/addon.c
   local strip=(-Wl,-s)
   [ $# -gt 0 ] && strip=() # sanitizer builds keep their symbols
@@ -273,6 +280,7 @@ test_native_variants() {
   best="$(node -e "import('./bindings/index.js').then(async (m) => console.log((await m.runtimeInfo()).isa))")"
   for v in "${X64_VARIANTS[@]}"; do
     name="${v%%:*}"
+    name="${name%@*}"
     [ "${name//_/-}" = "$best" ] && continue
     cpu_runs "$name" || { say "build.sh: this CPU does not run the ${name//_/-} kernels: left out"; continue; }
     say "build.sh: the numeric suites on the ${name//_/-} kernels (SWAPFORMER_ISA=${name//_/-})"
@@ -376,6 +384,7 @@ sanitize() {
   local v name flags
   for v in "${X64_VARIANTS[@]}"; do
     name="${v%%:*}" flags="${v#*:}"
+    name="${name%@*}"
     # shellcheck disable=SC2086
     clang "${NATIVE_CFLAGS[@]}" $flags -DSF_VARIANT="$name" core/qgemm.c core/kernels.c tests/native/qgemm.c -lm -o "build/qgemm-asan-$name"
     if cpu_runs "$name"; then

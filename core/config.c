@@ -27,8 +27,8 @@ static const char *const config_keys[] = {
 };
 _Static_assert(sizeof config_keys / sizeof *config_keys <= 33, "parse_root's bitmask of seen keys has 32 bits");
 
-static const char *const head_tasks[] = {"none", "sequence", "token", "mlm", NULL}; /* SF_HEAD_* */
-static const char *const head_poolings[] = {"cls", "mean", "late", NULL};           /* SF_HEAD_POOL_* */
+static const char *const head_tasks[] = {"none", "sequence", "token", "mlm", "qa", "colbert", NULL}; /* SF_HEAD_* */
+static const char *const head_poolings[] = {"cls", "mean", "late", NULL};                            /* SF_HEAD_POOL_* */
 static const char *const head_activation_names[] = {"identity", "tanh", "relu", "gelu", "gelu_tanh", "silu", NULL};
 static const int head_activations[] = {SF_HEAD_ACT_IDENTITY, SF_HEAD_ACT_TANH, SF_ACT_RELU, SF_ACT_GELU, SF_ACT_GELU_TANH, SF_ACT_SILU};
 
@@ -275,9 +275,9 @@ static int member_error(int rc, sf_error *err, const char *path, const char *key
     return rc;
 }
 
-/* head: null, or {task, labels, pooling, dense, activation, norm, normEps, tied}. */
+/* head: null, or {task, labels, pooling, dense, activation, norm, normEps, tied, width, tokenWeights}. */
 static int parse_head(sf_config *c, const sf_json *j, sf_error *err) {
-    static const char *const keys[] = {"task", "labels", "pooling", "dense", "activation", "norm", "normEps", "tied", "width", NULL};
+    static const char *const keys[] = {"task", "labels", "pooling", "dense", "activation", "norm", "normEps", "tied", "width", "tokenWeights", NULL};
     sf_head_config *h = &c->head;
     memset(h, 0, sizeof *h);
     h->activation = SF_HEAD_ACT_IDENTITY;
@@ -286,13 +286,14 @@ static int parse_head(sf_config *c, const sf_json *j, sf_error *err) {
     if (j->nodes[m].type != SF_JOBJECT)
         return sf_fail(err, SF_BAD_CONFIG, "config.head must be an object or null, got %s", sf_json_type_name(j->nodes[m].type));
     if ((rc = sf_opt_only(j, m, "head", keys, err))) return rc;
-    if (sf_json_member(j, m, "task") < 0) return sf_fail(err, SF_BAD_CONFIG, "config.head.task is required (sequence, token, mlm)");
+    if (sf_json_member(j, m, "task") < 0) return sf_fail(err, SF_BAD_CONFIG, "config.head.task is required (sequence, token, mlm, qa, colbert)");
     if ((rc = sf_opt_enum(j, m, "head", "task", head_tasks, 0, &h->task, err)) ||
         (rc = sf_opt_enum(j, m, "head", "pooling", head_poolings, SF_HEAD_POOL_CLS, &h->pooling, err)) ||
         (rc = sf_opt_enum(j, m, "head", "activation", head_activation_names, 0, &act, err)) ||
         (rc = member_error(get_bool(j, m, "dense", 0, &h->dense, err), err, "head", "dense")) ||
         (rc = member_error(get_bool(j, m, "tied", h->task == SF_HEAD_MLM, &h->tied, err), err, "head", "tied")) ||
-        (rc = member_error(get_int(j, m, "width", c->d_model, 1, SF_MAX_DIM, &h->width, err), err, "head", "width")))
+        (rc = member_error(get_int(j, m, "width", c->d_model, 1, SF_MAX_DIM, &h->width, err), err, "head", "width")) ||
+        (rc = member_error(get_bool(j, m, "tokenWeights", 0, &h->token_weights, err), err, "head", "tokenWeights")))
         return rc;
     if (h->task == SF_HEAD_NONE) {
         if (j->nodes[m].count > 1) return sf_fail(err, SF_BAD_CONFIG, "config.head: task 'none' takes no other field (or use head: null)");
@@ -307,6 +308,8 @@ static int parse_head(sf_config *c, const sf_json *j, sf_error *err) {
         if ((rc = member_error(get_int(j, m, "labels", -1, 1, SF_MAX_VOCAB, &h->labels, err), err, "head", "labels"))) return rc;
         if (h->tied) return sf_fail(err, SF_BAD_CONFIG, "config.head.tied applies to an mlm head (its projection on the vocabulary)");
     }
+    if ((h->task == SF_HEAD_QA && h->labels != 2) || (h->token_weights && (h->task != SF_HEAD_COLBERT || h->labels < 2)))
+        return sf_fail(err, SF_BAD_CONFIG, "config.head.labels (%d): a qa head has 2, a colbert head with tokenWeights at least 2", h->labels);
     if (h->task != SF_HEAD_SEQUENCE && sf_json_member(j, m, "pooling") >= 0)
         return sf_fail(err, SF_BAD_CONFIG, "config.head.pooling applies to a sequence head");
     if (!h->dense && act) return sf_fail(err, SF_BAD_CONFIG, "config.head.activation follows head.dense, which is false");
@@ -525,6 +528,10 @@ void sf_config_write(const sf_config *c, sf_buf *b) {
         if (h->task == SF_HEAD_MLM) {
             put_key(b, "tied", 0);
             sf_buf_str(b, h->tied ? "true" : "false");
+        }
+        if (h->task == SF_HEAD_COLBERT) {
+            put_key(b, "tokenWeights", 0);
+            sf_buf_str(b, h->token_weights ? "true" : "false");
         }
         sf_buf_str(b, "}");
     }

@@ -19,10 +19,15 @@ enum { SF_ACT_GELU, SF_ACT_GELU_TANH, SF_ACT_RELU, SF_ACT_SWIGLU, SF_ACT_GEGLU, 
  * into logits, run after the encoder by the same forward call (core/heads.c).
  *   rows -> [head.dense (C, C) -> activation] -> [head.norm] -> head.out
  * rows: sequence, one per sequence (row 0, or the mean of its rows); token,
- * every token; mlm, the tokens asked for, projected on the vocabulary
- * (head.out [V, C], or the token table itself when tied). Biases are
- * optional tensors (absent: zero). */
-enum { SF_HEAD_NONE, SF_HEAD_SEQUENCE, SF_HEAD_TOKEN, SF_HEAD_MLM };
+ * qa and colbert, every token; mlm, the tokens asked for (or every token,
+ * max-pooled into a sparse vector: SF_OUT_SPARSE), projected on the
+ * vocabulary (head.out [V, C], or the token table itself when tied). qa: two
+ * labels, the start and end logits (…ForQuestionAnswering's qa_outputs).
+ * colbert: per-token vectors of `labels` values, L2-normalised; with
+ * token_weights, column 0 is a token weight instead (relu, not normalised:
+ * bge-m3's sparse_linear beside its colbert_linear). Biases are optional
+ * tensors (absent: zero). */
+enum { SF_HEAD_NONE, SF_HEAD_SEQUENCE, SF_HEAD_TOKEN, SF_HEAD_MLM, SF_HEAD_QA, SF_HEAD_COLBERT };
 /* late: every real row through the head, then the mean of their logits (EuroBERT's classifier_pooling 'late') */
 enum { SF_HEAD_POOL_CLS, SF_HEAD_POOL_MEAN, SF_HEAD_POOL_LATE };
 enum { SF_HEAD_ACT_IDENTITY = 100, SF_HEAD_ACT_TANH }; /* besides SF_ACT_GELU, _GELU_TANH, _RELU, _SILU */
@@ -35,8 +40,12 @@ typedef struct sf_head_config {
     int activation;             /* after dense: SF_ACT_GELU, _GELU_TANH, _RELU, _SILU, SF_HEAD_ACT_* */
     const sf_norm_plugin *norm; /* after the activation, or NULL */
     double norm_eps;
-    int tied; /* mlm: the vocabulary projection is embed.tokens */
+    int tied;          /* mlm: the vocabulary projection is embed.tokens */
+    int token_weights; /* colbert: column 0 is a relu'd token weight, the rest the vector */
 } sf_head_config;
+
+/* Heads that give a row per token: token, qa, colbert. */
+static inline int sf_head_per_token(int task) { return task == SF_HEAD_TOKEN || task == SF_HEAD_QA || task == SF_HEAD_COLBERT; }
 
 typedef struct sf_config {
     int vocab_size, d_model, heads, layers, ff_dim, max_len;

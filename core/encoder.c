@@ -588,7 +588,7 @@ COLD static int layout(sf_encoder *e, float *base, int B, int T, int N, int flag
     size_t KV = flags & SF_OUT_ATTENTIONS ? A : (size_t)sf_kv_width(c);
     int threads = e->threads > 1 ? e->threads : 1;
     size_t at = 0, nC, n2A, nE = 0, n2, btc, btv = 0, att = 0, hid = 0;
-    float *ids, *types, *lens, *perm, *keys, *xq;
+    float *ids, *types, *lens, *att_lens, *perm, *keys, *xq;
     size_t widest = C > A ? C : A, xq_floats = 0;
     if (F > widest) widest = F;
     if (E > widest) widest = E;                                                                    /* embed.proj's input */
@@ -601,7 +601,7 @@ COLD static int layout(sf_encoder *e, float *base, int B, int T, int N, int flag
     if (ok && (flags & SF_OUT_ATTENTIONS)) ok = SF_SIZE(&att, L ? L : 1, B, c->heads, T, T); /* (L, B, H, T, T); >= 1 layer for the probes */
     if (ok && (flags & SF_OUT_HIDDEN)) ok = SF_SIZE(&hid, L + 1, B, T, C);                   /* (L+1, B, T, C) */
     if (ok && c->output_head) ok = SF_SIZE(&btv, B, T, c->vocab_size);                       /* (B, T, V) */
-    size_t hrows = 0, hin = 0, hmid = 0, hout = 0;                                           /* config.head's buffers */
+    size_t hrows = 0, hin = 0, hmid = 0, hout = 0, htmp = 0;                                 /* config.head's buffers */
     if (ok && (flags & SF_OUT_HEAD)) {
         const sf_head_config *h = &c->head;
         /* head_in: the rows gathered, or with 'late' pooling a chunk's logits (labels < 2^24) */
@@ -609,8 +609,10 @@ COLD static int layout(sf_encoder *e, float *base, int B, int T, int N, int flag
         hmid = R * W;
         if (h->task == SF_HEAD_SEQUENCE)
             ok = SF_SIZE(&hout, B, h->labels); /* (B, labels) */
-        else if (h->task == SF_HEAD_TOKEN)
+        else if (sf_head_per_token(h->task))
             ok = SF_SIZE(&hout, B, T, h->labels); /* (B, T, labels) */
+        else if (flags & SF_OUT_SPARSE)           /* (B, V), a chunk's logits (CHUNK, V), x^T (W, CHUNK) in head_in */
+            ok = SF_SIZE(&hout, B, h->labels) && SF_SIZE(&htmp, SF_CHUNK, h->labels) && (hin = (size_t)SF_CHUNK * (C > W ? C : W));
         else
             ok = SF_SIZE(&hout, rows ? rows : 1, h->labels), hrows = (size_t)rows; /* (R, V) */
     }
@@ -620,15 +622,16 @@ COLD static int layout(sf_encoder *e, float *base, int B, int T, int N, int flag
          carve(base, &at, sf_gated(c) ? R * F : 0, &e->g) && carve(base, &at, R * C, &e->o) &&
          carve(base, &at, sf_attention_scratch(SF_CHUNK, (int)D) * (size_t)threads, &e->att_scratch) && /* one per thread */
          carve(base, &at, xq_floats, &xq) && carve(base, &at, (size_t)N, &ids) && carve(base, &at, (size_t)N, &types) &&
-         carve(base, &at, (size_t)B, &lens) && carve(base, &at, (size_t)N, &perm) && carve(base, &at, n2, &keys) && carve(base, &at, btc, &e->out) &&
-         carve(base, &at, att, &e->att) && carve(base, &at, hid, &e->hidden) && carve(base, &at, btv, &e->logits) &&
-         carve(base, &at, hrows, (float **)(void *)&e->head_rows) && carve(base, &at, hin, &e->head_in) && carve(base, &at, hmid, &e->head_mid) &&
-         carve(base, &at, hout, &e->head_out);
+         carve(base, &at, (size_t)B, &lens) && carve(base, &at, (size_t)B, &att_lens) && carve(base, &at, (size_t)N, &perm) &&
+         carve(base, &at, n2, &keys) && carve(base, &at, btc, &e->out) && carve(base, &at, att, &e->att) && carve(base, &at, hid, &e->hidden) &&
+         carve(base, &at, btv, &e->logits) && carve(base, &at, hrows, (float **)(void *)&e->head_rows) && carve(base, &at, hin, &e->head_in) &&
+         carve(base, &at, hmid, &e->head_mid) && carve(base, &at, hout, &e->head_out) && carve(base, &at, htmp, &e->head_tmp);
     if (base) {
         e->xq = xq_floats ? (void *)xq : NULL;
         e->ids = (int32_t *)ids;
         e->type_ids = (int32_t *)types;
         e->lens = (int32_t *)lens;
+        e->att_lens = (int32_t *)att_lens;
         e->perm = (int32_t *)perm;
         e->sortkeys = (uint64_t *)(void *)keys;
         if (!att) e->att = NULL;
@@ -636,6 +639,7 @@ COLD static int layout(sf_encoder *e, float *base, int B, int T, int N, int flag
         if (!btv) e->logits = NULL;
         if (!nE) e->emb = NULL;
         if (!hout) e->head_in = e->head_mid = e->head_out = NULL;
+        if (!htmp) e->head_tmp = NULL;
         if (!hrows) e->head_rows = NULL;
     }
     *total = at;
@@ -662,9 +666,11 @@ COLD int sf_encoder_reserve_rows(sf_encoder *e, int B, int T, int N, int flags, 
     const sf_config *c = &e->cfg;
     if (B < 1 || T < 1 || N < 1 || N > (long long)B * T) return sf_fail(err, SF_BAD_ARGUMENT, "reserve: bad sizes B=%d T=%d N=%d", B, T, N);
     if ((flags & SF_OUT_HEAD) && !c->head.task) return sf_fail(err, SF_BAD_ARGUMENT, "forward: this model has no head (config.head)");
-    if (rows < 0 || (rows && !(flags & SF_OUT_HEAD && c->head.task == SF_HEAD_MLM)) ||
-        ((flags & SF_OUT_HEAD) && c->head.task == SF_HEAD_MLM && !rows))
-        return sf_fail(err, SF_BAD_ARGUMENT, "reserve: %d head rows for a %s head", rows, c->head.task == SF_HEAD_MLM ? "mlm" : "sequence or token");
+    int sparse = (flags & (SF_OUT_SPARSE | SF_SPARSE_SUM | SF_SPARSE_LOG2)) != 0;
+    if (sparse && !((flags & SF_OUT_HEAD) && (flags & SF_OUT_SPARSE) && c->head.task == SF_HEAD_MLM))
+        return sf_fail(err, SF_UNSUPPORTED_MODEL, "forward: sparse vectors need a masked-LM head");
+    int mlm_rows = (flags & SF_OUT_HEAD) && c->head.task == SF_HEAD_MLM && !sparse;
+    if (rows < 0 || !rows != !mlm_rows) return sf_fail(err, SF_BAD_ARGUMENT, "reserve: %d head rows for this head", rows);
     size_t need, bytes;
     if (!layout(e, NULL, B, T, N, flags, rows, &need) || !sf_mul_size(need, sizeof(float), &bytes) || bytes > SF_MAX_ALLOC)
         return sf_fail(err, SF_OUT_OF_MEMORY, "a batch of %d sequences of up to %d tokens needs more memory than wasm32 can address", B, T);
@@ -683,6 +689,7 @@ COLD int sf_encoder_reserve_rows(sf_encoder *e, int B, int T, int N, int flags, 
         return rc;
     layout(e, e->act_arena, B, T, N, flags, rows, &need);
     memset(e->type_ids, 0, sizeof(int32_t) * (size_t)N); /* token types default to 0 */
+    memset(e->att_lens, 0, sizeof(int32_t) * (size_t)B); /* every token attends to every key */
     e->res_B = B;
     e->res_T = T;
     e->res_N = N;
@@ -935,7 +942,7 @@ static void attention_block(sf_encoder *e, int l, int B, int N, int T, float *at
             }
     }
     for (int b = 0, off = 0; b < B; off += e->lens[b++]) {
-        int L = e->lens[b];
+        int L = e->lens[b], nk = e->att_lens[b] ? e->att_lens[b] : L; /* queries: every token; keys: the first nk */
         sf_pos_ctx ctx = pos_ctx(e, l, L), kctx = ctx;
         kctx.cfg = &e->kv_view; /* the keys' rows hold kvHeads heads */
         score_biases sb = {ctx, c->bias ? bias_ctx(e, l, L) : (sf_pos_ctx){0}};
@@ -960,9 +967,9 @@ static void attention_block(sf_encoder *e, int l, int B, int N, int T, float *at
             if (pos->rotate) pos->rotate(e->q, A, &ctx, i0, M);
             scale_forward(e->q, (float)c->attn_scale, (size_t)M * A);
             attention_job aj = {e->ao, e->q, kv, e->att_scratch, sf_attention_scratch(SF_CHUNK, sf_head_dim(c)), ab, (size_t)T, perm, &spec,
-                                i0,    M,    L};
+                                i0,    M,    nk};
             int nt = sf_pool_threads() < c->heads ? sf_pool_threads() : c->heads;
-            if ((long long)M * L * A < SF_PARALLEL_MIN_WORK) nt = 1;
+            if ((long long)M * nk * A < SF_PARALLEL_MIN_WORK) nt = 1;
             sf_parallel(attention_task, &aj, nt);                                                        /* heads split between threads */
             linear_forward(e->o, C, e->ao, A, quantize_input(e, e->ao, A, M, A), p->wo, p->bo, M, A, C); /* (M, C) */
             residual_scaled_forward(x, e->o, (float)c->residual_scale, (size_t)M * C);
@@ -1009,6 +1016,11 @@ static int check_inputs(const sf_encoder *e, int B, int flags, int *N_out, int *
             return sf_fail(err, SF_SEQUENCE_TOO_LONG, "ids[%d] has %d tokens; position '%s' encodes at most %d (maxLen)", b, L, who, limit);
         if (L > e->res_T || (N += L) > e->res_N) return sf_fail(err, SF_BAD_ARGUMENT, "forward: sequence lengths exceed the reservation");
         T = L > T ? L : T;
+    }
+    for (int b = 0; b < B; b++) { /* keys left out: not where a query may see none (windows) or rows are reordered */
+        int K = e->att_lens[b];
+        if (K < 0 || K > e->lens[b] || (K && K < e->lens[b] && (order_blind(c) || sf_has_local(c))))
+            return sf_fail(err, SF_BAD_ARGUMENT, "attentionLengths[%d] = %d: not in [1, %d], or this model attends to all", b, K, e->lens[b]);
     }
     int TV = c->type_vocab_size ? c->type_vocab_size : 1; /* without token types, every type id must be 0 */
     for (int b = 0, off = 0; b < B; off += e->lens[b++])
@@ -1155,7 +1167,7 @@ int sf_encoder_forward(sf_encoder *e, int B, int flags, sf_error *err) {
             return sf_fail(err, SF_NON_FINITE, "forward: the output head produced a non-finite logit at ids[%d][%d] (the weights overflow float32)",
                            (int)(k / V / (size_t)T), (int)(k / V % (size_t)T));
     }
-    if (flags & SF_OUT_HEAD) return sf_head_forward(e, B, T, err); /* config.head's logits (core/heads.c) */
+    if (flags & SF_OUT_HEAD) return sf_head_forward(e, B, T, flags, err); /* config.head's logits (core/heads.c) */
     return SF_OK;
 }
 

@@ -107,6 +107,7 @@ typedef struct sf_encoder {
     int32_t *perm;      /* (N) canonical order -> input position, for order-blind configs */
     uint64_t *sortkeys; /* (N) scratch for that order */
     int32_t *lens;      /* (B) input */
+    int32_t *att_lens;  /* (B) input: the keys each sequence's tokens attend to, its first att_lens[b] (0: all); zeroed by reserve */
     float *out;         /* (B, T, C) output, padded rows zero */
     float *att;         /* (L, B, H, T, T) or NULL */
     float *hidden;      /* (L+1, B, T, C) or NULL: the residual stream after embeddings and each layer */
@@ -114,7 +115,8 @@ typedef struct sf_encoder {
     int32_t *head_rows; /* (R) input, mlm head: the rows of out it runs at, b * T + t */
     float *head_in;     /* (CHUNK, C) rows gathered for the head (pooled, or chosen); pooling 'late': (CHUNK, labels) a chunk's logits */
     float *head_mid;    /* (CHUNK, W) after head.dense / head.norm, W = head.width */
-    float *head_out;    /* sequence (B, labels); token (B, T, labels), padded rows zero; mlm (R, V) */
+    float *head_out;    /* sequence (B, labels); token, qa, colbert (B, T, labels), padded rows zero; mlm (R, V), sparse (B, V) */
+    float *head_tmp;    /* (CHUNK, V): an mlm head's logits of a chunk of rows, for the sparse pooling */
 } sf_encoder;
 
 int sf_encoder_create(sf_encoder **out, const sf_config *cfg, sf_error *err); /* dtype f32 */
@@ -148,8 +150,13 @@ void sf_encoder_init_missing(sf_encoder *e, uint64_t seed, double output_scale);
  * first required one that is missing. */
 int sf_encoder_require_all(sf_encoder *e, const char *what, sf_error *err);
 
-/* What forward writes besides e->out: attentions, hidden states, and config.head's logits. */
-enum { SF_OUT_ATTENTIONS = 1, SF_OUT_HIDDEN = 2, SF_OUT_HEAD = 4 };
+/* What forward writes besides e->out: attentions, hidden states, and config.head's logits.
+ * SF_OUT_SPARSE (with SF_OUT_HEAD, an mlm head): every token's logits pooled
+ * into one vector a sequence, head_out (B, V) = max over the tokens of
+ * log(1 + relu(logit)) (sentence-transformers' SpladePooling), or their sum
+ * (SF_SPARSE_SUM), log1p applied twice with SF_SPARSE_LOG2 (log1p_relu);
+ * computed a chunk of rows at a time, never a (T, V) buffer. */
+enum { SF_OUT_ATTENTIONS = 1, SF_OUT_HIDDEN = 2, SF_OUT_HEAD = 4, SF_OUT_SPARSE = 8, SF_SPARSE_SUM = 16, SF_SPARSE_LOG2 = 32 };
 
 /* Makes room for B sequences, the longest T tokens, N tokens in all, the
  * outputs in flags and, for an mlm head, R chosen rows. The only place
@@ -175,7 +182,8 @@ float sf_load_f32(const void *src, size_t i);
 /* For core/heads.c: out (M, ldo) = a (M, lda) @ W^T + bias, W (N, K) packed in
  * the encoder's storage (f32 or q8 panels), the columns split between threads. */
 void sf_encoder_linear(sf_encoder *e, float *out, size_t ldo, const float *a, size_t lda, const float *w, const float *bias, int M, int K, int N);
-/* heads.c: config.head on e->out (B, T, C) into e->head_out; reads e->head_rows for an mlm head. */
-int sf_head_forward(sf_encoder *e, int B, int T, sf_error *err);
+/* heads.c: config.head on e->out (B, T, C) into e->head_out; reads e->head_rows for an mlm head
+ * (flags: SF_OUT_SPARSE and its modes pool an mlm head's logits of every token instead). */
+int sf_head_forward(sf_encoder *e, int B, int T, int flags, sf_error *err);
 
 #endif

@@ -37,7 +37,7 @@ const read = (p) => readFileSync(path.join(REPO, p), 'utf8');
 const pkg = JSON.parse(read('package.json'));
 const README = read('README.md');
 
-test('the packed tarball: the files a user needs, nothing else, <= 700 KB', (t) => {
+test('the packed tarball: the files a user needs, nothing else, <= 750 KB', (t) => {
   const dest = mkdtempSync(path.join(tmpdir(), 'swapformer-pack-'));
   try {
     const info = pack('.', dest);
@@ -71,9 +71,9 @@ test('the packed tarball: the files a user needs, nothing else, <= 700 KB', (t) 
     const allowed =
       /^(LICENSE|README\.md|CHANGELOG\.md|package\.json|bindings\/.+\.(js|d\.ts)|bin\/(swapformer|serve)\.js|bin\/(cli|serve)\/[a-z-]+\.js|dist\/swapformer(-relaxed)?(-mt)?\.wasm|prebuilds\/linux-(x64|arm64)\/swapformer\.node)$/;
     for (const f of files) assert.match(f, allowed, `${f} does not belong in the tarball`);
-    // four wasm builds (about 43 KB each gzipped), two native addons (linux-x64 with five kernel
-    // variants, linux-arm64 with two: about 120 KB and 70 KB gzipped), the JS layers, the CLI and the README
-    assert.ok(info.size <= 700 * 1024, `the tarball is ${info.size} bytes (limit 700 KB)`);
+    // four wasm builds (about 45 KB each gzipped), two native addons (linux-x64 with five kernel
+    // variants, linux-arm64 with three: about 130 KB and 85 KB gzipped), the JS layers, the CLI and the README
+    assert.ok(info.size <= 750 * 1024, `the tarball is ${info.size} bytes (limit 750 KB)`);
     t.diagnostic(
       `swapformer-${pkg.version}.tgz: ${(info.size / 1024).toFixed(1)} KB packed, ${(info.unpackedSize / 1024).toFixed(1)} KB unpacked, ${files.length} files`,
     );

@@ -728,6 +728,10 @@ test('every public call refuses an unknown option key, naming it (and the instan
   const [cls, cross, ner, mlm, nli] = await Promise.all(
     ['distilbert-sst2', 'cross-encoder-msmarco', 'bert-ner', 'bert-mlm', 'nli-bert-entail0'].map((h) => loadPretrained(heads(h))),
   );
+  const retrieval = (name) => fileURLToPath(new URL(`./retrieval/${name}`, import.meta.url));
+  const [qa, m3, splade] = await Promise.all(['qa-bert', 'bge-m3', 'splade-bert'].map((r) => loadPretrained(retrieval(r))));
+  const tokens = { data: Float32Array.of(1, 0), shape: [1, 2] },
+    sparse = { indices: [1], values: [1] };
   const stream = (o) =>
     (async () => {
       for await (const _ of m.embedStream(['a'], o));
@@ -763,6 +767,14 @@ test('every public call refuses an unknown option key, naming it (and the instan
     'Pretrained.fillMaskAsync': () => mlm.fillMaskAsync('a [MASK]', bogus),
     'Pretrained.zeroShot': () => nli.zeroShot('a', ['b'], bogus),
     'Pretrained.zeroShotAsync': () => nli.zeroShotAsync('a', ['b'], bogus),
+    'Encoder.forward sparse': () => enc.forward([[1, 2, 3]], { sparse: bogus }),
+    'Pretrained.answerQuestion': () => qa.answerQuestion('a', 'b', bogus),
+    'Pretrained.answerQuestionAsync': () => qa.answerQuestionAsync('a', 'b', bogus),
+    'Pretrained.computeScore': () => m3.computeScore([['a', 'b']], bogus),
+    'Pretrained.computeScoreAsync': () => m3.computeScoreAsync([['a', 'b']], bogus),
+    'Pretrained.decodeSparse': () => splade.decodeSparse(sparse, bogus),
+    maxSimSearch: () => api.maxSimSearch([tokens], [tokens], bogus),
+    sparseSearch: () => api.sparseSearch([sparse], [sparse], bogus),
     semanticSearch: () => semanticSearch([[1, 0]], [[0, 1]], bogus),
     quantizeEmbeddings: () =>
       quantizeEmbeddings(
@@ -783,6 +795,8 @@ test('every public call refuses an unknown option key, naming it (and the instan
       'dotScore',
       'Pretrained.similarity',
       'Pretrained.dispose',
+      'maxSim',
+      'sparseSimilarity',
       'Encoder.predict',
       'Encoder.positionVectors',
       'Encoder.getWeights',
@@ -807,6 +821,7 @@ test('every public call refuses an unknown option key, naming it (and the instan
       init: 'createEncoder init',
       positionScores: 'Encoder.positionScores',
       forward: 'Encoder.forward',
+      sparse: 'Encoder.forward sparse',
       chunking: 'Pretrained.embed chunking',
       embed: 'Pretrained.embed',
       embedStream: 'Pretrained.embedStream',
@@ -838,7 +853,7 @@ test('every public call refuses an unknown option key, naming it (and the instan
     assert.equal(m.embed(['a'], Object.create({ bogus: 1 })).shape[0], 1);
   } finally {
     enc.dispose();
-    for (const p of [cls, cross, ner, mlm, nli]) p.dispose();
+    for (const p of [cls, cross, ner, mlm, nli, qa, m3, splade]) p.dispose();
   }
 });
 

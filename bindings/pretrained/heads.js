@@ -27,6 +27,11 @@
 //   neobert     dense + tanh, classifier                   -                    decoder (untied unless equal) + its bias
 //   albert      pooler + tanh, classifier                  classifier           predictions.{dense, act, LayerNorm} (to embedding_size)
 //                                                                               + predictions.bias
+//
+// Question answering (…ForQuestionAnswering): qa_outputs [2, H] on every token
+// (start and end logits) in BERT, RoBERTa, XLM-R, DistilBERT, MPNet, ELECTRA, RoFormer, ALBERT (QA below, a
+// family adds `qa: QA` when its model has that Linear); ModernBERT's runs its
+// prediction head first: head.{dense, act, norm}, classifier [2, H].
 import { SwapformerError } from '../utils/errors.js';
 
 const unsupported = (message) => new SwapformerError('UNSUPPORTED_MODEL', message);
@@ -55,6 +60,9 @@ function act(hf, key, fallback) {
 const num = (hf, key, fallback) => (Object.hasOwn(hf, key) && typeof hf[key] === 'number' ? hf[key] : fallback);
 const lookup = (table, key) => (typeof key === 'string' && Object.hasOwn(table, key) ? table[key] : undefined);
 
+/** …ForQuestionAnswering's qa_outputs, the same tensor in every family that has it (its task models run no pooler). */
+const QA = { tensors: [['qa_outputs.{p}', 'head.out.{p}']], ignore: [/^pooler\./] };
+
 // BERT's (and JinaBERT's: its task models reuse BERT's heads)
 const BERT = {
   sequence: {
@@ -65,6 +73,7 @@ const BERT = {
     config: () => ({ dense: true, activation: 'tanh' }),
   },
   token: { tensors: [['classifier.{p}', 'head.out.{p}']], ignore: [/^pooler\./] },
+  qa: QA,
   mlm: {
     tensors: [
       ['cls.predictions.transform.dense.{p}', 'head.dense.{p}'],
@@ -88,6 +97,7 @@ const ROBERTA = {
     config: () => ({ dense: true, activation: 'tanh' }),
   },
   token: { tensors: [['classifier.{p}', 'head.out.{p}']], ignore: [/^pooler\./] },
+  qa: QA,
   mlm: {
     tensors: [
       ['lm_head.dense.{p}', 'head.dense.{p}'],
@@ -131,6 +141,7 @@ export const HEADS = {
       config: () => ({ dense: true, activation: 'relu' }),
     },
     token: { tensors: [['classifier.{p}', 'head.out.{p}']] },
+    qa: QA,
     mlm: {
       tensors: [
         ['vocab_transform.{p}', 'head.dense.{p}'],
@@ -152,12 +163,14 @@ export const HEADS = {
       },
     },
     token: { tensors: [...MODERNBERT_HEAD, ['classifier.{p}', 'head.out.{p}']], config: modernbertHead },
+    qa: { tensors: [...MODERNBERT_HEAD, ['classifier.{p}', 'head.out.{p}']], config: modernbertHead },
     mlm: { tensors: [...MODERNBERT_HEAD, ['decoder.bias', 'head.out.bias'], ['decoder.weight', TIED]], config: modernbertHead },
   },
   electra: {
     // ElectraClassificationHead: "although BERT uses tanh here, it seems Electra authors used gelu"
     sequence: { tensors: CLASSIFIER_DENSE, config: () => ({ dense: true, activation: 'gelu' }) },
     token: TOKEN,
+    qa: QA,
     mlm: {
       tensors: [
         ['generator_predictions.dense.{p}', 'head.dense.{p}'],
@@ -171,6 +184,7 @@ export const HEADS = {
   roformer: {
     sequence: { tensors: CLASSIFIER_DENSE, config: (hf) => ({ dense: true, activation: act(hf, 'hidden_act', 'gelu') }) },
     token: TOKEN,
+    qa: QA,
     mlm: {
       ...BERT.mlm,
       config: (hf) => ({ ...BERT.mlm.config(hf), ...embeddingWidth(hf) }),
@@ -237,6 +251,7 @@ export const HEADS = {
       config: () => ({ dense: true, activation: 'tanh' }), // pooler_activation
     },
     token: TOKEN,
+    qa: QA,
     mlm: {
       tensors: [
         ['predictions.dense.{p}', 'head.dense.{p}'],
@@ -262,6 +277,7 @@ function taskOf(arch) {
   if (typeof arch !== 'string') return null;
   if (/ForSequenceClassification$/.test(arch)) return 'sequence';
   if (/ForTokenClassification$/.test(arch)) return 'token';
+  if (/ForQuestionAnswering$/.test(arch)) return 'qa';
   if (/For(MaskedLM|PreTraining)$|LMHead$/.test(arch)) return 'mlm'; // NeoBERT's MLM model: NeoBERTLMHead
   return null;
 }
@@ -307,5 +323,7 @@ export function headConfig(head, hf, { shapes, tied }) {
   if (head.task === 'mlm') return { task: 'mlm', ...setup, tied };
   const out = shapes('head.out.weight');
   if (!out || out.length !== 2) throw unsupported(`the ${head.task} head has no classifier weight`);
+  if (head.task === 'qa' && out[0] !== 2)
+    throw unsupported(`the question-answering head has ${out[0]} outputs; swapformer reads two, the start and end logits (…ForQuestionAnswering)`);
   return { task: head.task, labels: out[0], ...setup };
 }

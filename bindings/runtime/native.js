@@ -12,9 +12,8 @@
 
 import { fail } from '../utils/errors.js';
 import { nodeBuiltin } from '../utils/platform.js';
-import { RuntimeBase } from './runtime.js';
+import { RuntimeBase, ABI_VERSION } from './runtime.js';
 
-const ABI_VERSION = 3;
 const POINTER_BYTES = 8; // the prebuilds are 64-bit: size_t is 8 bytes
 
 class NativeRuntime extends RuntimeBase {

@@ -78,6 +78,12 @@ void sf_similarity(float *out, const float *a, const float *inv_a, int M, const 
 void sf_search(int32_t *idx, float *out, const float *q, const float *inv_q, int M, const float *c, const float *inv_c, int N, int D, int k, int fn);
 void sf_hamming(int32_t *idx, float *out, const uint8_t *q, int M, const uint8_t *c, int N, int bytes, int k);
 void sf_quantize(void *out, const float *x, int M, int D, int precision, const float *starts, const float *steps);
+void sf_sparse_rows(int32_t *idx, float *val, int32_t *counts, const float *x, int M, int V, int k);
+void sf_sparse_search(int32_t *ids, float *out, const int32_t *qoff, const int32_t *qidx, const float *qval, int M, const int32_t *coff,
+                      const int32_t *cidx, const float *cval, int N, float *dense, int k);
+size_t sf_maxsim_scratch(int nq, int D);
+void sf_maxsim(int32_t *ids, float *out, const float *q, int nq, const float *docs, const int32_t *doff, int N, int D, int k, float *scratch);
+void *sf_attention_lens(void *e);
 void *sf_load_begin(const unsigned char *head, size_t head_len, size_t file_len, int dtype);
 int sf_load_tensors(const void *l);
 const size_t *sf_load_plan(const void *l);
@@ -87,7 +93,7 @@ void sf_load_free(void *l);
 
 /* ---------------------------------------------------------------- arguments and results */
 
-#define MAX_ARGS 11
+#define MAX_ARGS 12
 
 /* argv[0 .. n) or a TypeError: a wrong call is a bug of the bindings, never a crash */
 static int args(napi_env env, napi_callback_info info, size_t n, napi_value *argv) {
@@ -244,6 +250,7 @@ WRAP(sf_head_rows, 1, R_PTR, sf_head_rows(A(0)))
 WRAP(sf_head_output, 1, R_PTR, sf_head_output(A(0)))
 WRAP(sf_ids, 1, R_PTR, sf_ids(A(0)))
 WRAP(sf_lens, 1, R_PTR, sf_lens(A(0)))
+WRAP(sf_attention_lens, 1, R_PTR, sf_attention_lens(A(0)))
 WRAP(sf_type_ids, 1, R_PTR, sf_type_ids(A(0)))
 WRAP(sf_skip_layers, 1, R_PTR, sf_skip_layers(A(0)))
 WRAP(sf_set_threads, 2, R_VOID, sf_set_threads(A(0), I(1)))
@@ -266,6 +273,10 @@ WRAP(sf_similarity, 9, R_VOID, sf_similarity(A(0), A(1), A(2), I(3), A(4), A(5),
 WRAP(sf_search, 11, R_VOID, sf_search(A(0), A(1), A(2), A(3), I(4), A(5), A(6), I(7), I(8), I(9), I(10)))
 WRAP(sf_hamming, 8, R_VOID, sf_hamming(A(0), A(1), A(2), I(3), A(4), I(5), I(6), I(7)))
 WRAP(sf_quantize, 7, R_VOID, sf_quantize(A(0), A(1), I(2), I(3), I(4), A(5), A(6)))
+WRAP(sf_sparse_rows, 7, R_VOID, sf_sparse_rows(A(0), A(1), A(2), A(3), I(4), I(5), I(6)))
+WRAP(sf_sparse_search, 12, R_VOID, sf_sparse_search(A(0), A(1), A(2), A(3), A(4), I(5), A(6), A(7), A(8), I(9), A(10), I(11)))
+WRAP(sf_maxsim_scratch, 2, R_INT, sf_maxsim_scratch(I(0), I(1)))
+WRAP(sf_maxsim, 10, R_VOID, sf_maxsim(A(0), A(1), A(2), I(3), A(4), A(5), I(6), I(7), I(8), A(9)))
 WRAP(sf_load_begin, 4, R_PTR, sf_load_begin(A(0), Z(1), Z(2), I(3)))
 WRAP(sf_load_tensors, 1, R_INT, sf_load_tensors(A(0)))
 WRAP(sf_load_plan, 1, R_PTR, sf_load_plan(A(0)))
@@ -495,6 +506,7 @@ NAPI_MODULE_INIT() {
         EXPORT(sf_head_output),
         EXPORT(sf_ids),
         EXPORT(sf_lens),
+        EXPORT(sf_attention_lens),
         EXPORT(sf_type_ids),
         EXPORT(sf_skip_layers),
         EXPORT(sf_set_threads),
@@ -516,6 +528,10 @@ NAPI_MODULE_INIT() {
         EXPORT(sf_similarity),
         EXPORT(sf_search),
         EXPORT(sf_hamming),
+        EXPORT(sf_sparse_rows),
+        EXPORT(sf_sparse_search),
+        EXPORT(sf_maxsim_scratch),
+        EXPORT(sf_maxsim),
         EXPORT(sf_quantize),
         EXPORT(sf_load_begin),
         EXPORT(sf_load_tensors),
