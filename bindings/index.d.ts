@@ -1250,6 +1250,12 @@ export interface RetrievalOutputs {
 }
 
 /**
+ * The outputs of {@link Pretrained.embed} with `output: [...]`: each one asked for is there.
+ * @group Embeddings and search
+ */
+export type RetrievalOutputsOf<O extends Output> = RetrievalOutputs & { [K in O]-?: NonNullable<RetrievalOutputs[K]> };
+
+/**
  * Options of {@link Pretrained.embedStream}: embed's, without onProgress and chunking.
  * @group Embeddings and search
  */
@@ -1856,7 +1862,7 @@ export class Pretrained {
   /** embed, the forward passes run in a worker where the runtime has threads: token vectors. */
   embedAsync(texts: string | readonly string[], options: EmbedOptions & { output: 'colbert' }): Promise<TokenEmbeddings[]>;
   /** embed, the forward passes run in a worker where the runtime has threads: several outputs. */
-  embedAsync(texts: string | readonly string[], options: EmbedOptions & { output: readonly Output[] }): Promise<RetrievalOutputs>;
+  embedAsync<O extends Output>(texts: string | readonly string[], options: EmbedOptions & { output: readonly O[] }): Promise<RetrievalOutputsOf<O>>;
   /** embed, the forward passes run in a worker where the runtime has threads: the last hidden states. */
   embedAsync(texts: string | readonly string[], options: EmbedOptions & { pooling: 'none' }): Promise<Tensor<[batch: number, tokens: number, dModel: number]>>;
   /** embed, the forward passes run in a worker where the runtime has threads: per text its chunks' embeddings. */
@@ -1889,7 +1895,7 @@ export class Pretrained {
   /** A text's token vectors: a ColBERT model's (PyLate's encode) or bge-m3's. */
   embed(texts: string | readonly string[], options: EmbedOptions & { output: 'colbert' }): TokenEmbeddings[];
   /** Several outputs from one pass. */
-  embed(texts: string | readonly string[], options: EmbedOptions & { output: readonly Output[] }): RetrievalOutputs;
+  embed<O extends Output>(texts: string | readonly string[], options: EmbedOptions & { output: readonly O[] }): RetrievalOutputsOf<O>;
   /** The last hidden states [B, T, dModel], rows past a text's end 0. */
   embed(texts: string | readonly string[], options: EmbedOptions & { pooling: 'none' }): Tensor<[batch: number, tokens: number, dModel: number]>;
   /** Per text, its chunks' embeddings [chunks, D] and offsets. */

@@ -214,7 +214,7 @@ test('a download fills HF_HUB_CACHE exactly as huggingface_hub does; a second pr
     const second = await runChild({ HF_HUB_CACHE: cacheDir, HF_ENDPOINT: hub.url });
     assert.ok(second.ok, second.message);
     assert.equal(second.bits, bits(WANT_BARE));
-    assert.equal(hub.received, before, 'no request from the second process');
+    assert.equal(hub.received, before, `no request from the second process: ${hub.requests.slice(before).map((r) => r.path)}`);
 
     // the layout, against what the stand-in sent: ETag / X-Linked-Etag, X-Repo-Commit
     const meta = {};

@@ -919,7 +919,10 @@ function makeDownloader(kind, label, urlOf, opts, disk = null, listUrlOf = null)
         const { res, meta } = await fetchHubOrUrl(guard, url, path, { method: 'HEAD' });
         res.body?.cancel().catch(() => {});
         learn(meta?.commit, res.ok && !meta?.redirected, path, url);
-        return checkStatus(res, path, url, true, asked);
+        const found = checkStatus(res, path, url, true, asked);
+        // known absent at that commit, as a download's 404: the next load asks nothing
+        if (!found && disk) await disk.storeAbsent(path, meta?.commit ?? res.headers.get('x-repo-commit') ?? asked);
+        return found;
       } finally {
         guard.close();
       }

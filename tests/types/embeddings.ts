@@ -20,6 +20,7 @@ import {
   type SparseEmbedding,
   type TokenEmbeddings,
   type RetrievalOutputs,
+  type RetrievalOutputsOf,
   type QuestionAnswer,
   type M3Scores,
   type Output,
@@ -128,7 +129,12 @@ export async function embeddings(): Promise<void> {
   const cb = await p.embedAsync(['a'], { output: 'colbert', isQuery: false });
   expectType(cb).is<TokenEmbeddings[]>(true);
   const all = p.embed(['a'], { output: ['dense', 'sparse', 'colbert'] });
-  expectType(all).is<RetrievalOutputs>(true);
+  expectType(all).is<RetrievalOutputsOf<'dense' | 'sparse' | 'colbert'>>(true);
+  const cols: TokenEmbeddings[] = all.colbert; // asked for: not optional
+  const two = p.embed(['a'], { output: ['dense'] });
+  // @ts-expect-error sparse was not asked for: it may be absent
+  const notAsked: SparseEmbedding[] = two.sparse;
+  const asked: RetrievalOutputs = two;
   const scores: Float32Array = await maxSim(cb[0], cb);
   const mhits = await maxSimSearch([cb[0]], cb, { topK: 3 });
   expectType(mhits).is<SearchHit[][]>(true);
