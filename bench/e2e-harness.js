@@ -4,6 +4,15 @@
 // callers pass in swapformer's bindings, transformers.js and where the model is.
 import { median } from './harness.js';
 
+/** transformers.js from bench/node_modules, reading the model folder's siblings only (no Hub). */
+export async function importTransformers(folder) {
+  const tjs = await import('@huggingface/transformers');
+  tjs.env.allowRemoteModels = false;
+  tjs.env.allowLocalModels = true;
+  tjs.env.localModelPath = `${folder.replace(/\/[^/]*\/?$/, '')}/`;
+  return tjs;
+}
+
 /** Texts per call, for both: swapformer's embed batchSize, transformers.js's extractor calls. */
 export const BATCH = 32;
 
@@ -28,23 +37,38 @@ export function batches(texts, sorted) {
  * normalize: true}) per call of 32, in input order and length-sorted). Each is
  * {label, runtime, dtype, sorted?, embed(texts) -> Promise<Float32Array [N * D]>, close}.
  */
-export async function openContenders({ sf, tjs, swapSource, swapWasm, tjsId, device, sessionOptions, dtypes = ['f32', 'q8'] }) {
+export async function openContenders({
+  sf,
+  tjs,
+  swapSource,
+  swapWasm,
+  tjsId,
+  device,
+  sessionOptions,
+  dtypes = ['f32', 'q8'],
+  threads = 1,
+  swapBackends = [{ name: '', wasm: swapWasm }],
+}) {
+  // swapBackends: [{name, wasm}]: each a swapformer contender per dtype; wasm undefined = the default
+  // backend (native in Node where the addon loads), name '' keeps the labels of the wasm-only runs
   const out = [];
-  for (const dtype of dtypes) {
-    const p = await sf.loadPretrained(swapSource, {
-      dtype,
-      threads: 1,
-      wasm: swapWasm,
-      ...(typeof swapSource === 'string' && /^https?:/.test(swapSource) ? { cache: false } : {}),
-    });
-    out.push({
-      label: `swapformer ${dtype}`,
-      runtime: 'swapformer',
-      dtype,
-      embed: async (texts) => p.embed(texts, { batchSize: BATCH }).data,
-      close: () => p.dispose(),
-    });
-  }
+  for (const b of swapBackends)
+    for (const dtype of dtypes) {
+      const p = await sf.loadPretrained(swapSource, {
+        dtype,
+        threads,
+        ...(b.wasm !== undefined ? { wasm: b.wasm } : {}),
+        ...(typeof swapSource === 'string' && /^https?:/.test(swapSource) ? { cache: false } : {}),
+      });
+      out.push({
+        label: `swapformer${b.name ? ` ${b.name}` : ''} ${dtype}`,
+        runtime: b.name ? `swapformer ${b.name}` : 'swapformer',
+        dtype,
+        embed: async (texts) => p.embed(texts, { batchSize: BATCH }).data,
+        embedAsync: async (texts) => (await p.embedAsync(texts, { batchSize: BATCH })).data,
+        close: () => p.dispose(),
+      });
+    }
   if (tjs) {
     for (const dtype of dtypes) {
       const extractor = await tjs.pipeline('feature-extraction', tjsId, {
@@ -154,7 +178,8 @@ export async function timeCorpus(contenders, texts, { runs = 5, warmTexts = 64, 
       cpuPerWall: share,
     };
   });
-  const find = (rt, dtype, sorted) => contenders.findIndex((c) => c.runtime === rt && c.dtype === dtype && (sorted === undefined || c.sorted === sorted));
+  const find = (rt, dtype, sorted) =>
+    contenders.findIndex((c) => c.runtime.startsWith(rt) && c.dtype === dtype && (sorted === undefined || c.sorted === sorted));
   const ref = find('swapformer', 'f32');
   const checks = [];
   const check = (k, j, what) => {

@@ -12,22 +12,16 @@
 // With profileWasm (a build with its name section), afterwards a CPU profile
 // (node:inspector) of swapformer embedding the whole corpus, f32 and q8.
 import { readFileSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { basename } from 'node:path';
 import { Session } from 'node:inspector/promises';
-import { openContenders, timeCorpus, BATCH } from './e2e-harness.js';
+import { openContenders, timeCorpus, BATCH, importTransformers } from './e2e-harness.js';
 import { selfTimes } from './harness.js';
 import { cpuMeter } from './quiet.js';
 
 const spec = JSON.parse(process.argv[2]);
 const texts = JSON.parse(readFileSync(spec.corpus, 'utf8')).texts;
 const sf = await import('../bindings/index.js');
-let tjs = null;
-if (spec.tjs) {
-  tjs = await import('@huggingface/transformers');
-  tjs.env.allowRemoteModels = false;
-  tjs.env.allowLocalModels = true;
-  tjs.env.localModelPath = `${dirname(spec.folder)}/`;
-}
+const tjs = spec.tjs ? await importTransformers(spec.folder) : null;
 const SESSION = { intraOpNumThreads: 1, interOpNumThreads: 1 };
 const contenders = await openContenders({
   sf,

@@ -4,7 +4,12 @@
 // model (6 layers, dModel 384, 12 heads, ffDim 1536, random weights, the
 // fixture's tokenizer), one text per request.
 //
-//   node bench/serve.js [--requests 2000] [--connections 64] [--threads N]
+//   node bench/serve.js [--requests 2000] [--connections 64] [--threads N] [--backends native,wasm]
+//          [--json]
+//
+// --backends: the servers' backends (SWAPFORMER_BACKEND in the server's environment), each
+// model and batching with each, side by side (default: the default backend alone); --json: one
+// JSON line of the rows at the end.
 //
 // Prints a Markdown table: requests/s (= texts/s), latency p50 / p99 (ms), the
 // batches the server ran and their mean size (its te_batch_next_size metric).
@@ -24,7 +29,9 @@ const arg = (name, fallback) => {
 };
 const REQUESTS = Number(arg('--requests', 2000)),
   CONNECTIONS = Number(arg('--connections', 64)),
-  THREADS = arg('--threads', undefined);
+  THREADS = arg('--threads', undefined),
+  BACKENDS = arg('--backends', '').split(',').filter(Boolean),
+  JSON_OUT = process.argv.includes('--json');
 
 /** The fixture's folder with its config scaled to MiniLM-L6's shape and random weights of that shape (safetensors written here). */
 function miniLmShaped(dir) {
@@ -67,9 +74,10 @@ function miniLmShaped(dir) {
   return dir;
 }
 
-async function server(model, flags) {
+async function server(model, flags, backend) {
   const args = [...NODE_FLAGS, path.join(REPO, 'bin', 'serve.js'), model, '--port', '0', ...(THREADS ? ['--threads', THREADS] : []), ...flags];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const env = backend ? { ...process.env, SWAPFORMER_BACKEND: backend } : process.env;
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
   let log = '';
   child.stdout.on('data', (d) => {
     log += d;
@@ -90,8 +98,8 @@ async function server(model, flags) {
 const WORDS = 'the quick brown fox jumps over a lazy dog while servers batch many small requests into one pass'.split(' ');
 const texts = Array.from({ length: 64 }, (_, i) => Array.from({ length: 4 + ((i * 5) % 29) }, (_, k) => WORDS[(i + k * 3) % WORDS.length]).join(' '));
 
-async function run(model, name, flags, amount) {
-  const s = await server(model, flags);
+async function run(model, name, flags, amount, backend) {
+  const s = await server(model, flags, backend);
   const requests = texts.map((t) => ({ method: 'POST', body: JSON.stringify({ inputs: t }) }));
   await autocannon({ url: `${s.url}/embed`, method: 'POST', headers: { 'content-type': 'application/json' }, connections: 8, amount: 200, requests }); // warm-up
   const before = await (await fetch(`${s.url}/metrics`)).text();
@@ -110,6 +118,7 @@ async function run(model, name, flags, amount) {
   const n = batches(after) - batches(before);
   return {
     name,
+    backend: backend || 'default',
     amount,
     rps: amount / r.duration,
     p50: r.latency.p50,
@@ -130,17 +139,24 @@ try {
   console.log(
     `${CONNECTIONS} connections, one text each (5-32 words, 10-96 tokens, mean 51); ${cpus().length} cores shared by the server and autocannon; threads ${THREADS ?? 'default'}\n`,
   );
-  console.log('| model | server | requests | requests/s (= texts/s) | p50 ms | p99 ms | errors | batches | inputs per batch |');
-  console.log('|:--|:--|--:|--:|--:|--:|--:|--:|--:|');
+  console.log('| model | backend | server | requests | requests/s (= texts/s) | p50 ms | p99 ms | errors | batches | inputs per batch |');
+  console.log('|:--|:--|:--|--:|--:|--:|--:|--:|--:|--:|');
+  const rows = [];
   for (const [label, model, amount] of models) {
     for (const [name, flags] of [
       ['batched', []],
       ['unbatched (--max-batch-requests 1)', ['--max-batch-requests', '1']],
     ]) {
-      const r = await run(model, name, flags, amount);
-      console.log(`| ${label} | ${r.name} | ${r.amount} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.batches} | ${r.mean.toFixed(1)} |`);
+      for (const backend of BACKENDS.length ? BACKENDS : ['']) {
+        const r = await run(model, name, flags, amount, backend);
+        rows.push({ model: label, ...r });
+        console.log(
+          `| ${label} | ${r.backend} | ${r.name} | ${r.amount} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.batches} | ${r.mean.toFixed(1)} |`,
+        );
+      }
     }
   }
+  if (JSON_OUT) console.log(JSON.stringify(rows));
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -28,7 +28,7 @@ export const USAGE = `usage: swapformer serve <model> [options]
 
   --host H                       address to listen on (default 127.0.0.1)
   --port N                       port (default 8080; 0: any free port)
-  --threads N                    threads per forward pass (default: the cores, at most 8)
+  --threads N                    threads per forward pass (default: the physical cores natively, else at most 8)
   --dtype f32|q8                 weights as loaded (default: the file's)
   --max-length N                 longest input in tokens (default: the model's)
   --revision R, --hub-url URL    for a Hub id

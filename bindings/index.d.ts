@@ -33,9 +33,7 @@
  * A typed array of numbers. BigInt64Array and BigUint64Array are refused (BigInts are not numbers).
  * @group Encoder
  */
-export type NumberTypedArray =
-  | Int8Array | Uint8Array | Uint8ClampedArray | Int16Array | Uint16Array
-  | Int32Array | Uint32Array | Float32Array | Float64Array;
+export type NumberTypedArray = Int8Array | Uint8Array | Uint8ClampedArray | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array;
 
 /**
  * What the bindings read as numbers: an array of numbers or a typed array of numbers
@@ -103,7 +101,7 @@ export interface SinusoidalOptions {
 }
 
 /**
- * positionOptions of the learned plugin (a trained table embed.positions [maxLen, dModel]).
+ * positionOptions of the learned plugin (a trained table embed.positions [maxLen, embedDim], dModel unless embedDim is set).
  * @group Config
  */
 export interface LearnedOptions {
@@ -118,42 +116,49 @@ export interface LearnedOptions {
  */
 export type RopeScaling =
   | {
-    /** No scaling: the plain base at every length. */
-    type: 'none';
-  }
+      /** No scaling: the plain base at every length. */
+      type: 'none';
+    }
   | {
-    /** Position interpolation: angle = (t / factor) theta_i. */
-    type: 'linear';
-    /** How many times longer the context gets, in [1e-6, 1e6]. */
-    factor: number;
-  }
+      /** Position interpolation: angle = (t / factor) theta_i. */
+      type: 'linear';
+      /** How many times longer the context gets, in [1e-6, 1e6]. */
+      factor: number;
+    }
   | {
-    /** NTK-aware: base' = base * factor^(D / (D - 2)), D the head size. */
-    type: 'ntk';
-    /** How many times longer the context gets, in [1, 1e6]. */
-    factor: number;
-  }
+      /** NTK-aware: base' = base * factor^(D / (D - 2)), D the head size. */
+      type: 'ntk';
+      /** How many times longer the context gets, in [1, 1e6]. */
+      factor: number;
+    }
   | {
-    /** YaRN: slow-turning pairs interpolated, fast ones kept, a linear ramp between; cos and sin scaled by 0.1 ln(factor) + 1. */
-    type: 'yarn';
-    /** How many times longer the context gets, in [1, 1e6]. */
-    factor: number;
-    /** The context length the model was trained at, in tokens (an integer >= 1). */
-    originalMaxLen: number;
-    /** Pairs turning more than this many times over originalMaxLen are kept. Default 32. */
-    betaFast?: number;
-    /** Pairs turning fewer than this many times over originalMaxLen are interpolated. Default 1. */
-    betaSlow?: number;
-  }
+      /** Fixed NTK (GTE's rope_scaling {type: 'ntk'}): base' = base * factor, and every frequency
+       * divided by factor^(2 / D) as well, D the head size; at every length. */
+      type: 'fixed-ntk';
+      /** The scaling factor, in [1, 1e6]. */
+      factor: number;
+    }
   | {
-    /** Dynamic NTK (nomic-embed's rotary_scaling_factor): a sequence longer than originalMaxLen
-     * uses a base grown with its own length; shorter ones the plain base. */
-    type: 'dynamic';
-    /** The scaling factor, in [1, 1e6]. */
-    factor: number;
-    /** The context length the model was trained at, in tokens (an integer >= 1). */
-    originalMaxLen: number;
-  };
+      /** YaRN: slow-turning pairs interpolated, fast ones kept, a linear ramp between; cos and sin scaled by 0.1 ln(factor) + 1. */
+      type: 'yarn';
+      /** How many times longer the context gets, in [1, 1e6]. */
+      factor: number;
+      /** The context length the model was trained at, in tokens (an integer >= 1). */
+      originalMaxLen: number;
+      /** Pairs turning more than this many times over originalMaxLen are kept. Default 32. */
+      betaFast?: number;
+      /** Pairs turning fewer than this many times over originalMaxLen are interpolated. Default 1. */
+      betaSlow?: number;
+    }
+  | {
+      /** Dynamic NTK (nomic-embed's rotary_scaling_factor): a sequence longer than originalMaxLen
+       * uses a base grown with its own length; shorter ones the plain base. */
+      type: 'dynamic';
+      /** The scaling factor, in [1, 1e6]. */
+      factor: number;
+      /** The context length the model was trained at, in tokens (an integer >= 1). */
+      originalMaxLen: number;
+    };
 
 /**
  * positionOptions of the rope plugin (q and k rotated per head; nothing added to the embeddings).
@@ -217,47 +222,47 @@ export type NoOptions = Record<string, never>;
  */
 export type PositionConfig =
   | {
-    /** Fixed sinusoids added to the token embeddings (Vaswani et al.). */
-    position: 'sinusoidal';
-    /** Its wavelength base. */
-    positionOptions?: SinusoidalOptions;
-  }
+      /** Fixed sinusoids added to the token embeddings (Vaswani et al.). */
+      position: 'sinusoidal';
+      /** Its wavelength base. */
+      positionOptions?: SinusoidalOptions;
+    }
   | {
-    /** A trained table embed.positions [maxLen, dModel] added to the token embeddings (BERT). */
-    position: 'learned';
-    /** Its first row. */
-    positionOptions?: LearnedOptions;
-  }
+      /** A trained table embed.positions [maxLen, dModel] added to the token embeddings (BERT). */
+      position: 'learned';
+      /** Its first row. */
+      positionOptions?: LearnedOptions;
+    }
   | {
-    /** Rotary embeddings: q and k rotated by their position in every layer. */
-    position: 'rope';
-    /** Its base, pair style and context extension. */
-    positionOptions?: RopeOptions;
-  }
+      /** Rotary embeddings: q and k rotated by their position in every layer. */
+      position: 'rope';
+      /** Its base, pair style and context extension. */
+      positionOptions?: RopeOptions;
+    }
   | {
-    /** T5's relative buckets: a learned bias on the attention scores. */
-    position: 't5';
-    /** Its buckets. */
-    positionOptions?: T5Options;
-  }
+      /** T5's relative buckets: a learned bias on the attention scores. */
+      position: 't5';
+      /** Its buckets. */
+      positionOptions?: T5Options;
+    }
   | {
-    /** DeBERTa's disentangled attention (usually in relativeBias). */
-    position: 'disentangled';
-    /** Its buckets, terms and projections. */
-    positionOptions?: DisentangledOptions;
-  }
+      /** DeBERTa's disentangled attention (usually in relativeBias). */
+      position: 'disentangled';
+      /** Its buckets, terms and projections. */
+      positionOptions?: DisentangledOptions;
+    }
   | {
-    /** ALiBi: -slope_h * |i - j| added to the scores, the paper's slopes for any head count. */
-    position: 'alibi';
-    /** None: `{}` or absent. */
-    positionOptions?: NoOptions;
-  }
+      /** ALiBi: -slope_h * |i - j| added to the scores, the paper's slopes for any head count. */
+      position: 'alibi';
+      /** None: `{}` or absent. */
+      positionOptions?: NoOptions;
+    }
   | {
-    /** No position information: the encoder is permutation-equivariant, bit for bit. */
-    position: 'none';
-    /** None: `{}` or absent. */
-    positionOptions?: NoOptions;
-  };
+      /** No position information: the encoder is permutation-equivariant, bit for bit. */
+      position: 'none';
+      /** None: `{}` or absent. */
+      positionOptions?: NoOptions;
+    };
 
 /**
  * A second position slot for schemes that only bias the attention scores, added to what
@@ -266,29 +271,29 @@ export type PositionConfig =
  */
 export type RelativeBiasConfig =
   | {
-    /** No second scheme (the default). */
-    relativeBias?: 'none';
-    /** None: `{}` or absent. */
-    relativeBiasOptions?: NoOptions;
-  }
+      /** No second scheme (the default). */
+      relativeBias?: 'none';
+      /** None: `{}` or absent. */
+      relativeBiasOptions?: NoOptions;
+    }
   | {
-    /** T5's relative buckets beside the position plugin. */
-    relativeBias: 't5';
-    /** Its buckets. */
-    relativeBiasOptions?: T5Options;
-  }
+      /** T5's relative buckets beside the position plugin. */
+      relativeBias: 't5';
+      /** Its buckets. */
+      relativeBiasOptions?: T5Options;
+    }
   | {
-    /** ALiBi's bias beside the position plugin. */
-    relativeBias: 'alibi';
-    /** None: `{}` or absent. */
-    relativeBiasOptions?: NoOptions;
-  }
+      /** ALiBi's bias beside the position plugin. */
+      relativeBias: 'alibi';
+      /** None: `{}` or absent. */
+      relativeBiasOptions?: NoOptions;
+    }
   | {
-    /** DeBERTa-v2/v3's disentangled attention beside the position plugin (v3: none; v2: learned or none). */
-    relativeBias: 'disentangled';
-    /** Its buckets, terms and projections. */
-    relativeBiasOptions?: DisentangledOptions;
-  };
+      /** DeBERTa-v2/v3's disentangled attention beside the position plugin (v3: none; v2: learned or none). */
+      relativeBias: 'disentangled';
+      /** Its buckets, terms and projections. */
+      relativeBiasOptions?: DisentangledOptions;
+    };
 
 /**
  * A head's activation after head.dense.
@@ -297,8 +302,8 @@ export type RelativeBiasConfig =
 export type HeadActivation = 'identity' | 'tanh' | 'relu' | 'gelu' | 'gelu_tanh' | 'silu';
 
 /**
- * config.head: a task head after the encoder (README "Heads"). Its tensors: head.dense [dModel, dModel]
- * (+ bias), head.norm [dModel] (+ bias), head.out [labels, dModel] (+ bias; an mlm head: the token table
+ * config.head: a task head after the encoder (README "Heads"). Its tensors: head.dense [width, dModel]
+ * (+ bias), head.norm [width] (+ bias), head.out [labels, width] (+ bias; an mlm head: the token table
  * itself when tied, head.out.bias [vocabSize]). Biases absent from a file count as zero.
  * @group Config
  */
@@ -307,10 +312,13 @@ export type HeadConfig = {
   task: 'sequence' | 'token' | 'mlm';
   /** Outputs of head.out: classes (sequence, token); for mlm the vocabulary (vocabSize). */
   labels?: number;
-  /** sequence: the first row, or the mean of the real rows. Default 'cls'. */
-  pooling?: 'cls' | 'mean';
-  /** A [dModel, dModel] Linear first. Default false. */
+  /** sequence: the first row, the mean of the real rows, or 'late': every real row through the head and
+   * the mean of their logits (EuroBERT). Default 'cls'. */
+  pooling?: 'cls' | 'mean' | 'late';
+  /** A [width, dModel] Linear first. Default false. */
   dense?: boolean;
+  /** head.dense's outputs, what head.norm and head.out read; a tied decoder's must be embedDim. Default dModel. */
+  width?: number;
   /** After head.dense. Default 'identity'. */
   activation?: HeadActivation;
   /** After the activation. Default 'none'. */
@@ -356,6 +364,15 @@ export interface ConfigBase {
   headDim?: number;
   /** Scores are q.k x attnScale. Default 1 / sqrt(headDim). */
   attnScale?: number;
+  /** Key and value heads (grouped-query attention): they divide heads, query head h reads kv head
+   * h / (heads / kvHeads); attn.k and attn.v are [kvHeads x headDim, dModel]. Default heads. */
+  kvHeads?: number;
+  /** Width of the embeddings (token, type and position tables, embedNorm); when given, embed.proj
+   * [dModel, embedDim] (+ bias) maps them to the residual stream after embedNorm (ALBERT, ELECTRA). Default dModel. */
+  embedDim?: number;
+  /** Distinct sets of layer weights, 1 to layers: layer l runs set floor(l x layerGroups / layers), named
+   * layers.{set}.* and held once (ALBERT's num_hidden_groups). Default layers. */
+  layerGroups?: number;
   /** Rows of a token-type (segment) embedding table, at most 256; 0 for none. Default 0. */
   typeVocabSize?: number;
   /** A norm over the embeddings (BERT's embeddings.LayerNorm). Default false. */
@@ -404,56 +421,56 @@ export type Config = ConfigBase & PositionConfig & RelativeBiasConfig;
  */
 export type ResolvedPositionConfig =
   | {
-    /** Sinusoidal positions. */
-    position: 'sinusoidal';
-    /** Its base. */
-    positionOptions: Readonly<Required<SinusoidalOptions>>;
-  }
+      /** Sinusoidal positions. */
+      position: 'sinusoidal';
+      /** Its base. */
+      positionOptions: Readonly<Required<SinusoidalOptions>>;
+    }
   | {
-    /** Learned positions. */
-    position: 'learned';
-    /** Its offset. */
-    positionOptions: Readonly<Required<LearnedOptions>>;
-  }
+      /** Learned positions. */
+      position: 'learned';
+      /** Its offset. */
+      positionOptions: Readonly<Required<LearnedOptions>>;
+    }
   | {
-    /** Rotary embeddings. */
-    position: 'rope';
-    /** base and style; localBase and scaling when they were given. */
-    positionOptions: Readonly<{
-      /** theta_i = base^(-2i/headDim). */
-      base: number;
-      /** The pairs rotated. */
-      style: 'interleaved' | 'half';
-      /** The base on local layers, when given. */
-      localBase?: number;
-      /** The context extension, when given. */
-      scaling?: Readonly<RopeScaling>;
-    }>;
-  }
+      /** Rotary embeddings. */
+      position: 'rope';
+      /** base and style; localBase and scaling when they were given. */
+      positionOptions: Readonly<{
+        /** theta_i = base^(-2i/headDim). */
+        base: number;
+        /** The pairs rotated. */
+        style: 'interleaved' | 'half';
+        /** The base on local layers, when given. */
+        localBase?: number;
+        /** The context extension, when given. */
+        scaling?: Readonly<RopeScaling>;
+      }>;
+    }
   | {
-    /** T5's relative buckets. */
-    position: 't5';
-    /** Its buckets and maximum distance. */
-    positionOptions: Readonly<Required<T5Options>>;
-  }
+      /** T5's relative buckets. */
+      position: 't5';
+      /** Its buckets and maximum distance. */
+      positionOptions: Readonly<Required<T5Options>>;
+    }
   | {
-    /** DeBERTa's disentangled attention. */
-    position: 'disentangled';
-    /** Every option. */
-    positionOptions: Readonly<Required<DisentangledOptions>>;
-  }
+      /** DeBERTa's disentangled attention. */
+      position: 'disentangled';
+      /** Every option. */
+      positionOptions: Readonly<Required<DisentangledOptions>>;
+    }
   | {
-    /** ALiBi. */
-    position: 'alibi';
-    /** `{}`. */
-    positionOptions: NoOptions;
-  }
+      /** ALiBi. */
+      position: 'alibi';
+      /** `{}`. */
+      positionOptions: NoOptions;
+    }
   | {
-    /** No positions. */
-    position: 'none';
-    /** `{}`. */
-    positionOptions: NoOptions;
-  };
+      /** No positions. */
+      position: 'none';
+      /** `{}`. */
+      positionOptions: NoOptions;
+    };
 
 /**
  * A resolved head: every default filled in (pooling for a sequence head, normEps with a norm, tied for mlm).
@@ -471,7 +488,9 @@ export type ResolvedHeadConfig = Readonly<{
   /** After the activation. */
   norm: NormName | 'none';
   /** A sequence head's pooling. */
-  pooling?: 'cls' | 'mean';
+  pooling?: 'cls' | 'mean' | 'late';
+  /** head.dense's outputs, when not dModel. */
+  width?: number;
   /** The head norm's eps, with a norm. */
   normEps?: number;
   /** An mlm head: whether the vocabulary projection is the token table. */
@@ -480,39 +499,42 @@ export type ResolvedHeadConfig = Readonly<{
 
 /**
  * The config an encoder runs (deeply frozen), every default filled in; headDim
- * and attnScale only when they were given.
+ * and attnScale only when they were given; embedDim when given; kvHeads and
+ * layerGroups when they differ from heads and layers.
  * @group Config
  */
 export type ResolvedConfig = Readonly<
-  Required<Omit<ConfigBase, 'headDim' | 'attnScale' | 'localLayers' | 'head' | 'conv'>> &
-  Pick<ConfigBase, 'headDim' | 'attnScale'> & {
-    /** The convolution after layer 0, when there is one. */
-    conv?: Readonly<Required<ConvConfig>>;
-    /** The local layers ([] for none). */
-    localLayers: readonly number[];
-    /** The task head, or null. */
-    head: ResolvedHeadConfig | null;
-  }
-> & ResolvedPositionConfig & (
-  | {
-    /** No second scheme, or ALiBi's bias. */
-    relativeBias: 'none' | 'alibi';
-    /** `{}`. */
-    relativeBiasOptions: NoOptions;
-  }
-  | {
-    /** T5's relative buckets beside the position plugin. */
-    relativeBias: 't5';
-    /** Its buckets and maximum distance. */
-    relativeBiasOptions: Readonly<Required<T5Options>>;
-  }
-  | {
-    /** DeBERTa's disentangled attention beside the position plugin. */
-    relativeBias: 'disentangled';
-    /** Every option. */
-    relativeBiasOptions: Readonly<Required<DisentangledOptions>>;
-  }
-);
+  Required<Omit<ConfigBase, 'headDim' | 'attnScale' | 'localLayers' | 'head' | 'conv' | 'kvHeads' | 'embedDim' | 'layerGroups'>> &
+    Pick<ConfigBase, 'headDim' | 'attnScale' | 'kvHeads' | 'embedDim' | 'layerGroups'> & {
+      /** The convolution after layer 0, when there is one. */
+      conv?: Readonly<Required<ConvConfig>>;
+      /** The local layers ([] for none). */
+      localLayers: readonly number[];
+      /** The task head, or null. */
+      head: ResolvedHeadConfig | null;
+    }
+> &
+  ResolvedPositionConfig &
+  (
+    | {
+        /** No second scheme, or ALiBi's bias. */
+        relativeBias: 'none' | 'alibi';
+        /** `{}`. */
+        relativeBiasOptions: NoOptions;
+      }
+    | {
+        /** T5's relative buckets beside the position plugin. */
+        relativeBias: 't5';
+        /** Its buckets and maximum distance. */
+        relativeBiasOptions: Readonly<Required<T5Options>>;
+      }
+    | {
+        /** DeBERTa's disentangled attention beside the position plugin. */
+        relativeBias: 'disentangled';
+        /** Every option. */
+        relativeBiasOptions: Readonly<Required<DisentangledOptions>>;
+      }
+  );
 
 // ------------------------------------------------------------------ options and results
 
@@ -554,7 +576,8 @@ export interface CreateOptions {
   };
   /** This call's wasm, overriding configure() (runtimeInfo reports build 'custom'). */
   wasm?: WasmSource;
-  /** Threads for this encoder's forward passes (1 to 64). Default: the machine's cores, capped at 8,
+  /** Threads for this encoder's forward passes (1 to 64). Default: on the native backend the physical cores;
+   * on the wasm the machine's cores, capped at 8,
    * where shared memory exists (Node; a cross-origin-isolated page); 1 elsewhere, silently. */
   threads?: number;
 }
@@ -588,6 +611,28 @@ export interface ForwardOptions {
   head?: boolean;
   /** An mlm head's positions: a number[] for one sequence, one per sequence for a batch: result.head [R, vocabSize]. */
   headPositions?: Numbers | readonly Numbers[];
+  /** An mlm head over every token, pooled in the core into one SPLADE vector a sequence (result.sparse
+   * [B, vocabSize]): true for max of log1p(relu(logit)), or sentence-transformers' SpladePooling
+   * settings. Computed a chunk of tokens at a time, never a [T, vocabSize] buffer. Not with head or headPositions.
+   * A model without an mlm head: UNSUPPORTED_MODEL. */
+  sparse?: boolean | SparsePooling;
+  /** Per sequence, how many of its first tokens are attended to (keys): every token is still computed
+   * (a query), as Hugging Face's attention_mask with zeros at the end does (ColBERT's unattended query
+   * expansion). A number for one sequence, one per sequence for a batch, each in [1, length]. Refused
+   * (BAD_ARGUMENT) on a model with sliding-window layers or without positions. */
+  attentionLengths?: number | Numbers;
+}
+
+/**
+ * sentence-transformers' SpladePooling (1_SpladePooling/config.json): max or sum over the tokens of
+ * log(1 + relu(logit)), log1p applied once more with 'log1p_relu' (opensearch's sum pooling).
+ * @group Encoder
+ */
+export interface SparsePooling {
+  /** Default 'max'. */
+  pooling?: 'max' | 'sum';
+  /** Default 'relu'; 'log1p_relu' goes with 'sum'. */
+  activation?: 'relu' | 'log1p_relu';
 }
 
 /**
@@ -615,8 +660,11 @@ export interface ForwardResult extends Tensor<[batch: number, tokens: number, dM
   /** layers + 1 entries: the embeddings (with positions), then the stream after each layer, before the final norm. */
   hiddenStates?: Tensor<[batch: number, tokens: number, dModel: number]>[];
   /** With options.head / headPositions: the raw logits of config.head: [B, labels] (sequence),
-   * [B, T, labels] (token; padded rows 0) or [R, vocabSize] (mlm, the positions in order). */
+   * [B, T, labels] (token, qa: start and end; padded rows 0), [B, T, labels] L2-normalised rows (colbert)
+   * or [R, vocabSize] (mlm, the positions in order). */
   head?: Tensor;
+  /** With options.sparse: one SPLADE vector a sequence, dense [B, vocabSize]. */
+  sparse?: Tensor<[batch: number, vocabSize: number]>;
 }
 
 /**
@@ -624,10 +672,13 @@ export interface ForwardResult extends Tensor<[batch: number, tokens: number, dM
  * per sequence for a batch, and either when the type does not say which (Ids, any[]).
  * @group Encoder
  */
-export type Prediction<I> =
-  I extends Sequence ? (0 extends (1 & I[number]) ? Int32Array | Int32Array[] : Int32Array)
-  : I extends Batch ? Int32Array[]
-  : Int32Array | Int32Array[];
+export type Prediction<I> = I extends Sequence
+  ? 0 extends 1 & I[number]
+    ? Int32Array | Int32Array[]
+    : Int32Array
+  : I extends Batch
+    ? Int32Array[]
+    : Int32Array | Int32Array[];
 
 // ------------------------------------------------------------------ errors
 
@@ -646,7 +697,8 @@ export type ErrorCode =
   | 'BAD_TOKEN'
   /** A sequence longer than the position plugin encodes (or than a maxLength asked for). */
   | 'SEQUENCE_TOO_LONG'
-  /** More memory than wasm32 can give (sizes are checked for 32-bit overflow, never wrapped). */
+  /** More memory than wasm32 can give, or natively than 3/4 of the machine's memory in one allocation
+   * (sizes are checked for overflow, never wrapped). */
   | 'OUT_OF_MEMORY'
   /** A bad argument or option: an empty batch, an unknown option key, a value of the wrong type or range. */
   | 'BAD_ARGUMENT'
@@ -671,7 +723,10 @@ export type ErrorCode =
   /** A download failed or stalled, or the signal option aborted it (`cause`: the signal's reason). */
   | 'NETWORK'
   /** A synchronous call while a forwardAsync / embedAsync pass runs on the same wasm instance. */
-  | 'BUSY';
+  | 'BUSY'
+  /** configure({ backend: 'native' }) or SWAPFORMER_BACKEND=native where the native addon cannot load (each
+   * attempt listed), or SWAPFORMER_ISA naming a variant this CPU cannot run. */
+  | 'BACKEND_UNAVAILABLE';
 
 /**
  * Every error swapformer throws. `code` is stable; `message` names the field at fault.
@@ -736,18 +791,36 @@ export class Encoder {
    * @throws {@link SwapformerError} BAD_TOKEN, SEQUENCE_TOO_LONG, BAD_ARGUMENT (options, an empty batch),
    * NON_FINITE, OUT_OF_MEMORY; DISPOSED after dispose(); BUSY while an async pass runs on this runtime.
    */
+  forward(
+    ids: Ids,
+    options: ForwardOptions & { outputAttentions: true; outputHiddenStates: true },
+  ): ForwardResult & Required<Pick<ForwardResult, 'attentions' | 'hiddenStates'>>;
+  /** forward with outputAttentions: result.attentions is there. */
+  forward(ids: Ids, options: ForwardOptions & { outputAttentions: true }): ForwardResult & Required<Pick<ForwardResult, 'attentions'>>;
+  /** forward with outputHiddenStates: result.hiddenStates is there. */
+  forward(ids: Ids, options: ForwardOptions & { outputHiddenStates: true }): ForwardResult & Required<Pick<ForwardResult, 'hiddenStates'>>;
+  /** forward with options of any shape. */
   forward(ids: Ids, options?: ForwardOptions): ForwardResult;
   /** forward without blocking the calling thread where the runtime has threads (the pass runs in a
    * worker). The async calls of a runtime run one at a time in the order they were made; a sync call
    * while a pass runs throws BUSY; dispose() meanwhile settles the promise with DISPOSED. Without
    * threads it computes on this thread, in its turn. */
+  forwardAsync(
+    ids: Ids,
+    options: ForwardOptions & { outputAttentions: true; outputHiddenStates: true },
+  ): Promise<ForwardResult & Required<Pick<ForwardResult, 'attentions' | 'hiddenStates'>>>;
+  /** forwardAsync with outputAttentions: result.attentions is there. */
+  forwardAsync(ids: Ids, options: ForwardOptions & { outputAttentions: true }): Promise<ForwardResult & Required<Pick<ForwardResult, 'attentions'>>>;
+  /** forwardAsync with outputHiddenStates: result.hiddenStates is there. */
+  forwardAsync(ids: Ids, options: ForwardOptions & { outputHiddenStates: true }): Promise<ForwardResult & Required<Pick<ForwardResult, 'hiddenStates'>>>;
+  /** forwardAsync with options of any shape. */
   forwardAsync(ids: Ids, options?: ForwardOptions): Promise<ForwardResult>;
   /** Argmax of the head's logits per position: an Int32Array for one sequence,
    * one per sequence (unpadded) for a batch. Needs config.outputHead (else BAD_ARGUMENT). */
   predict<I extends Ids>(ids: I): Prediction<I>;
   /** What the position plugin adds to the embeddings at positions 0..length-1 (zeros for rope, alibi, t5, disentangled, none).
    * A length past maxSequenceLength is SEQUENCE_TOO_LONG. */
-  positionVectors(length: number): Tensor<[length: number, dModel: number]>;
+  positionVectors(length: number): Tensor<[length: number, embedDim: number]>;
   /** Raw scores q.k x attnScale + the plugin's bias with the same q and k (heads x headDim each, dModel unless headDim is set; default zeros)
    * at every position: RoPE's depend on j - i alone; with q = k = 0, ALiBi's bias matrix; the disentangled
    * scheme's terms of layer 0 read the same q (scaled by attnScale) and k: q.PK[row(i - j)] + k.PQ[row(i - j)]. */
@@ -769,7 +842,10 @@ export class Encoder {
   /** The same weights under changed config fields ({...config, ...changes}): a position plugin swapped, removed
    * or rescaled. A plugin swapped in without options gets its defaults; a swapped-out plugin's tables are dropped,
    * a new plugin's start at zero, every other tensor is kept bit for bit. A new Encoder (dispose both). */
-  withConfig(changes: Partial<ConfigBase> & Partial<PositionConfig> & Partial<RelativeBiasConfig>, options?: { dtype?: Dtype; threads?: number; wasm?: WasmSource }): Promise<Encoder>;
+  withConfig(
+    changes: Partial<ConfigBase> & Partial<PositionConfig> & Partial<RelativeBiasConfig>,
+    options?: { dtype?: Dtype; threads?: number; wasm?: WasmSource },
+  ): Promise<Encoder>;
   /** Frees the encoder's wasm memory; idempotent. Later calls throw DISPOSED.
    * Where the runtime has no FinalizationRegistry (Cloudflare Workers), the only way to free it. */
   dispose(): void;
@@ -809,6 +885,11 @@ export interface WasmPaths {
  * @group Runtime
  */
 export interface ConfigureOptions {
+  /** Which backend runs the core: 'auto' (default: in Node, the native addon where a prebuild loads on this
+   * platform and CPU, else the wasm; everywhere else the wasm), 'native' (BACKEND_UNAVAILABLE where it cannot
+   * load, listing each attempt) or 'wasm'. undefined (or null) restores the default, which the
+   * SWAPFORMER_BACKEND environment variable sets in Node. */
+  backend?: 'auto' | 'native' | 'wasm' | null;
   /** The folder that holds swapformer.wasm and swapformer-relaxed.wasm (a URL,
    * or a string resolved against the page), or each build's source; undefined
    * (or null) restores the default, the files next to the bindings. */
@@ -818,10 +899,12 @@ export interface ConfigureOptions {
 }
 
 /**
- * Where swapformer finds its wasm, once for the page or process (onnxruntime-web's
- * env.wasm.wasmPaths, in one call). Only the options given change; encoders made
- * before keep their runtime. A call's `wasm` option overrides it.
- * @throws {@link SwapformerError} BAD_ARGUMENT for an unknown key, a wasmPaths of the wrong type or naming no build.
+ * Which backend runs the core, and where swapformer finds its wasm, once for the page or
+ * process (onnxruntime-web's env.wasm.wasmPaths, in one call). Only the options given
+ * change; encoders made before keep their runtime. A call's `wasm` option overrides both
+ * (it runs that wasm).
+ * @throws {@link SwapformerError} BAD_ARGUMENT for an unknown key, a backend or build not listed, a wasmPaths of the
+ * wrong type or naming no build.
  * @group Runtime
  */
 export function configure(options: ConfigureOptions): void;
@@ -850,21 +933,40 @@ export interface ModelOptions extends LoadOptions {
  */
 export function loadModel(bytes: Uint8Array | ArrayBuffer, options?: ModelOptions): Promise<Encoder>;
 /**
- * The build a runtime runs ('relaxed-simd' or 'simd128', chosen by feature
- * detection or configure; 'custom' for a call's wasm option) and the bytes of
- * wasm memory its instance holds now.
+ * What runs the core for calls made with these options: the backend (the native addon or
+ * the wasm) and, if the wasm runs in Node under 'auto', why; its kernels and threads; the
+ * memory it holds.
+ * @throws {@link SwapformerError} BACKEND_UNAVAILABLE when configure or SWAPFORMER_BACKEND asks for 'native' and it
+ * cannot load (or SWAPFORMER_ISA names a variant this CPU lacks).
  * @group Runtime
  */
 export function runtimeInfo(options?: LoadOptions): Promise<{
-  /** 'relaxed-simd' or 'simd128' (feature detection or configure); 'custom' for a call's wasm option. */
-  build: 'relaxed-simd' | 'simd128' | 'custom';
-  /** The wasm memory the instance holds now (it grows and never shrinks). */
+  /** 'native': the C core built for this machine as a Node-API addon; 'wasm': the WebAssembly build. */
+  backend: 'native' | 'wasm';
+  /** Why the wasm runs although the native addon was not refused ('auto' in Node): the addon that did not
+   * load and its error, 'not Node', configure({ backend: 'wasm' }) or SWAPFORMER_BACKEND=wasm, a call's
+   * wasm option; null on the native backend. */
+  backendFallback: string | null;
+  /** The native kernels' instruction set ('avx512-vnni', 'avx512', 'avx2-vnni', 'avx2', 'sse2', 'i8mm', 'dotprod',
+   * 'neon'), chosen at load from the CPU's own report (SWAPFORMER_ISA forces a lower one, for tests);
+   * 'wasm-simd128' on the wasm. */
+  isa: string;
+  /** 'relaxed-simd' or 'simd128' (feature detection or configure); 'custom' for a call's wasm option;
+   * 'native' on the native backend. */
+  build: 'relaxed-simd' | 'simd128' | 'custom' | 'native';
+  /** The wasm memory the instance holds now (it grows and never shrinks); natively the process's
+   * resident memory. */
   memoryBytes: number;
+  /** The addon file the native backend loaded. */
+  nativePath?: string;
+  /** The largest int8 activation the q8 kernel quantizes to: 255 (u8: SIMD128, SSE2, NEON, VNNI, i8mm) or 127
+   * (u7: relaxed SIMD, AVX2, AVX-512 BW without VNNI, NEON dotprod), so that its products are exact. */
+  q8Amax: 127 | 255;
   /** Threads an encoder made with these options gets. */
   threads: number;
   /** Why that is 1 although more were asked (no shared memory, no Worker, a wasm option...), else null. */
   threadsFallback: string | null;
-  /** Whether this is a threaded build (shared memory). */
+  /** Whether this is a threaded build (shared memory), or the native backend (its threads). */
   threaded: boolean;
   /** The build and int8 dot product of the q8 kernel: 'simd128 i32x4.dot_i16x8' or 'relaxed i16x8.dot_i8x16_i7x16 + extadd'... */
   q8Kernel: string;
@@ -918,6 +1020,17 @@ export interface EncodeOptions {
 }
 
 /**
+ * One window of {@link Tokenizer.encodeWindows}: an Encoding with each token's sequence and word.
+ * @group Tokenizer
+ */
+export interface WindowEncoding extends Encoding {
+  /** 0 or 1: the sequence of each token; -1 for a special token. */
+  sequenceIds: Int8Array;
+  /** The word (pre-tokenizer piece) of each token within its sequence; -1 for a special token. */
+  wordIds: Int32Array;
+}
+
+/**
  * A Hugging Face tokenizer.json (WordPiece, byte-level BPE, Unigram), in agreement with the Rust `tokenizers`.
  * @group Tokenizer
  */
@@ -929,20 +1042,47 @@ export class Tokenizer {
    * @throws {@link SwapformerError} BAD_ARGUMENT (not JSON, not an object), UNSUPPORTED_MODEL (a
    * normalizer, model or regular expression it cannot reproduce exactly, naming the field).
    */
-  static fromJSON(tokenizerJson: string | object, options?: {
-    /** tokenizer_config.json, parsed. */
-    tokenizerConfig?: object;
-    /** special_tokens_map.json, parsed. */
-    specialTokensMap?: object;
-  }): Tokenizer;
+  static fromJSON(
+    tokenizerJson: string | object,
+    options?: {
+      /** tokenizer_config.json, parsed. */
+      tokenizerConfig?: object;
+      /** special_tokens_map.json, parsed. */
+      specialTokensMap?: object;
+    },
+  ): Tokenizer;
   /** The tokens of `text` (and `options.pair`), with ids, type ids and offsets. maxLength below the
    * special tokens' count is BAD_ARGUMENT. */
   encode(text: string, options?: EncodeOptions): Encoding;
+  /**
+   * A pair as the question-answering pipeline tokenizes it with return_overflowing_tokens: the sequence
+   * truncation names ('only_second': pair) split into windows of maxLength tokens with the other sequence
+   * and the special tokens, consecutive windows sharing `stride` tokens, until one reaches its end (the
+   * rule of tokenizers up to 0.22).
+   * @throws {@link SwapformerError} BAD_ARGUMENT (a stride Rust refuses), SEQUENCE_TOO_LONG (no room for the split sequence).
+   */
+  encodeWindows(
+    text: string,
+    pair: string,
+    options: {
+      /** Tokens a window holds, the special tokens included. */
+      maxLength: number;
+      /** Tokens consecutive windows share. Default 0. */
+      stride?: number;
+      /** Which sequence is split. Default 'only_second'. */
+      truncation?: 'only_first' | 'only_second';
+    },
+  ): WindowEncoding[];
+  /** tokenizer_config.json's padding_side: 'left', else 'right'. */
+  readonly paddingSide: 'left' | 'right';
   /** The text of `ids` (ids not in the vocabulary are skipped). */
-  decode(ids: Numbers, options?: {
-    /** Leave the special tokens out. Default true (as the Rust tokenizers' decode; transformers' Python decode defaults to false). */
-    skipSpecialTokens?: boolean;
-  }): string;
+  decode(
+    ids: Numbers,
+    options?: {
+      /** Leave the special tokens out. Default true (as the Rust tokenizers' decode; transformers' Python decode defaults to false). */
+      skipSpecialTokens?: boolean;
+    },
+  ): string;
   /** The tokenizer.json model. */
   readonly modelType: 'WordPiece' | 'BPE' | 'Unigram' | 'WordLevel';
   /** Including added tokens. */
@@ -983,14 +1123,7 @@ export type FileContent = Uint8Array | ArrayBuffer | string | Blob;
  * or a swapformer model file written by `swapformer convert` (its bytes, path or URL).
  * @group Pretrained
  */
-export type PretrainedSource =
-  | string
-  | URL
-  | { readonly [file: string]: FileContent }
-  | Map<string, FileContent>
-  | ArrayLike<File>
-  | Uint8Array
-  | ArrayBuffer;
+export type PretrainedSource = string | URL | { readonly [file: string]: FileContent } | Map<string, FileContent> | ArrayLike<File> | Uint8Array | ArrayBuffer;
 
 /**
  * A download's progress, as {@link PretrainedOptions.onProgress} receives it.
@@ -1015,7 +1148,8 @@ export interface PretrainedOptions extends ModelOptions {
   onProgress?: (progress: Progress) => void;
   /** Default 'https://huggingface.co' (in Node: HF_ENDPOINT when set). */
   hubUrl?: string;
-  /** A branch, tag or commit (a name git allows). Default 'main'. */
+  /** A branch, tag or commit (a name git allows). Default 'main'. A load reads one commit: a branch or tag is
+   * resolved once (the hub cache's ref, else the Hub's first answer) and every file is read at that commit. */
   revision?: string;
   /** The function every download goes through. Default globalThis.fetch. */
   fetch?: typeof globalThis.fetch;
@@ -1028,8 +1162,9 @@ export interface PretrainedOptions extends ModelOptions {
    * another origin). Default in Node: HF_TOKEN, HUGGING_FACE_HUB_TOKEN, then the file HF_TOKEN_PATH or
    * $HF_HOME/token, unless HF_HUB_DISABLE_IMPLICIT_TOKEN. */
   token?: string;
-  /** No downloads: the caches only (a file not there is NOT_FOUND naming it). Default false; in Node
-   * HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE set to 1 / true / on. */
+  /** No downloads: the caches only (a file not there is NOT_FOUND naming it as not cached). Default false; in Node
+   * HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE set to 1 / true / on. Given, it wins over the environment:
+   * `offline: false` downloads under HF_HUB_OFFLINE=1. */
   offline?: boolean;
   /** Aborting it stops every read and download: NETWORK, the signal's reason as `cause`. */
   signal?: AbortSignal;
@@ -1038,6 +1173,11 @@ export interface PretrainedOptions extends ModelOptions {
   /** The longest input in tokens (special tokens included): replaces the checkpoint's own limits, up to what
    * the position plugin encodes (beyond: SEQUENCE_TOO_LONG). */
   maxLength?: number;
+  /** jina-embeddings-v3: the task adapter (one of config.json's lora_adaptations: 'retrieval.query',
+   * 'retrieval.passage', 'separation', 'classification', 'text-matching') merged into the weights at load.
+   * Default none: the base weights. Another checkpoint, or a model file whose weights hold another
+   * adapter, is BAD_ARGUMENT. */
+  task?: string;
 }
 
 /**
@@ -1074,7 +1214,7 @@ export interface Recipe {
   maxSeqLength: number | null;
   /** Whether texts are lowercased before tokenizing (sentence_bert_config.json's do_lower_case). */
   doLowerCase: boolean;
-  /** The prompts of config_sentence_transformers.json (name to text), or null. */
+  /** The prompts of config_sentence_transformers.json (name to text, without a prototype), or null. */
   prompts: Record<string, string> | null;
   /** The prompt used when a call names none (default_prompt_name), or null. */
   defaultPromptName: string | null;
@@ -1113,7 +1253,71 @@ export interface EmbedOptions {
   /** Split every text into windows at word boundaries ({@link Pretrained.chunk}; by default maxLength less the
    * prompt's tokens), embed each and pool them per text, so that no text is cut. Not with pooling 'none'. */
   chunking?: ChunkingOptions;
+  /** What to give: 'dense' (a vector a text), 'sparse' ({@link SparseEmbedding} a text: SPLADE, bge-m3),
+   * 'colbert' ({@link TokenEmbeddings} a text: ColBERT, bge-m3), or a list of them from one pass
+   * ({@link RetrievalOutputs}). Default {@link Pretrained.defaultOutput}. One the model does not give is
+   * UNSUPPORTED_MODEL; pooling, chunking and precision apply to dense alone. */
+  output?: Output | readonly Output[];
+  /** Sparse vectors: keep the k largest weights (sentence-transformers' max_active_dims; equal ones: the lower index). */
+  maxActiveDims?: number;
+  /** A ColBERT model's texts as queries (the query prefix, expanded with mask tokens to query_length) or
+   * documents (the document prefix, the skiplist's tokens dropped). Default true, as PyLate's encode. */
+  isQuery?: boolean;
 }
+
+/**
+ * What {@link Pretrained.embed} can give: a vector a text, a sparse vector a text, a vector a token.
+ * @group Embeddings and search
+ */
+export type Output = 'dense' | 'sparse' | 'colbert';
+
+/**
+ * A sparse vector: the non-zero weights, by index (a vocabulary id), index ascending.
+ * @group Embeddings and search
+ */
+export interface SparseEmbedding {
+  /** The indices, ascending. */
+  indices: Int32Array;
+  /** The weight of each index. */
+  values: Float32Array;
+}
+
+/**
+ * A sparse vector as the search functions take it: indices and values of one length, in any order
+ * (a repeated index adds up), indices below 2^24.
+ * @group Embeddings and search
+ */
+export interface SparseInput {
+  /** Non-negative integers. */
+  indices: Numbers;
+  /** Finite numbers. */
+  values: Numbers;
+}
+
+/**
+ * A text's token vectors (ColBERT): [tokens, dimensions], each row L2-normalised.
+ * @group Embeddings and search
+ */
+export type TokenEmbeddings = Tensor<[tokens: number, dimensions: number]>;
+
+/**
+ * The outputs of {@link Pretrained.embed} with a list of outputs, from one pass (bge-m3's three).
+ * @group Embeddings and search
+ */
+export interface RetrievalOutputs {
+  /** The sentence embeddings, with output 'dense'. */
+  dense?: Tensor<[batch: number, dimensions: number]>;
+  /** A sparse vector a text, with output 'sparse'. */
+  sparse?: SparseEmbedding[];
+  /** A text's token vectors, with output 'colbert'. */
+  colbert?: TokenEmbeddings[];
+}
+
+/**
+ * The outputs of {@link Pretrained.embed} with `output: [...]`: each one asked for is there.
+ * @group Embeddings and search
+ */
+export type RetrievalOutputsOf<O extends Output> = RetrievalOutputs & { [K in O]-?: NonNullable<RetrievalOutputs[K]> };
 
 /**
  * Options of {@link Pretrained.embedStream}: embed's, without onProgress and chunking.
@@ -1197,8 +1401,7 @@ export type Precision = 'float32' | 'int8' | 'uint8' | 'binary' | 'ubinary';
  * (binary = ubinary - 128); Uint8Array for uint8 and ubinary.
  * @group Embeddings and search
  */
-export type PrecisionArray<P extends Precision> =
-  P extends 'float32' ? Float32Array : P extends 'int8' | 'binary' ? Int8Array : Uint8Array;
+export type PrecisionArray<P extends Precision> = P extends 'float32' ? Float32Array : P extends 'int8' | 'binary' ? Int8Array : Uint8Array;
 
 /**
  * Sentence embeddings in a precision: [rows, dimensions], or [rows, dimensions / 8] for the packed
@@ -1233,11 +1436,11 @@ export interface EmbeddedBatch<E> {
  */
 export type EmbeddingsInput =
   | {
-    /** The rows' values, row-major (Int8Array / Uint8Array: packed bits). */
-    readonly data: NumberTypedArray;
-    /** [rows, dimensions], both at least 1. */
-    readonly shape: readonly [rows: number, dimensions: number];
-  }
+      /** The rows' values, row-major (Int8Array / Uint8Array: packed bits). */
+      readonly data: NumberTypedArray;
+      /** [rows, dimensions], both at least 1. */
+      readonly shape: readonly [rows: number, dimensions: number];
+    }
   | readonly Numbers[]
   | Numbers;
 
@@ -1316,27 +1519,194 @@ export function semanticSearch(queryEmbeddings: EmbeddingsInput, corpusEmbedding
 export function quantizeEmbeddings<P extends Precision>(embeddings: EmbeddingsInput, precision: P, options?: QuantizeOptions): Promise<Embeddings<P>>;
 
 /**
+ * Options of {@link maxSimSearch} and {@link sparseSearch}.
+ * @group Embeddings and search
+ */
+export interface TopKOptions {
+  /** The best k documents per query (all of them when there are fewer); a positive integer. Default 10. */
+  topK?: number;
+}
+
+/**
+ * ColBERT's late interaction (PyLate's colbert_scores): for each document, the sum over the query's
+ * vectors of the largest dot product with the document's vectors, over real tokens only, in the core
+ * (the products through the GEMM kernels). A document's score never depends on the others: PyLate's
+ * colbert_scores pads documents with zero vectors to the longest of the batch, so that a query vector whose
+ * every dot product is negative scores 0 there, and its scores depend on the batch.
+ * @throws {@link SwapformerError} BAD_ARGUMENT (different widths, a document without vectors, a non-finite value).
+ * @group Embeddings and search
+ */
+export function maxSim(query: EmbeddingsInput, documents: EmbeddingsInput | readonly EmbeddingsInput[]): Promise<Float32Array>;
+/**
+ * Per query its topK documents by MaxSim ({@link maxSim}), best first (ties: the lower corpusId).
+ * @group Embeddings and search
+ */
+export function maxSimSearch(
+  queries: readonly EmbeddingsInput[],
+  documents: EmbeddingsInput | readonly EmbeddingsInput[],
+  options?: TopKOptions,
+): Promise<SearchHit[][]>;
+/**
+ * Dot products of sparse vectors, every row of a with every row of b, [M, N] (SparseEncoder.similarity's
+ * default, bge-m3's lexical matching score), in the core.
+ * @throws {@link SwapformerError} BAD_ARGUMENT (an index past 2^24, a non-finite value), OUT_OF_MEMORY (more than 2^28 scores).
+ * @group Embeddings and search
+ */
+export function sparseSimilarity(
+  a: SparseInput | readonly SparseInput[],
+  b: SparseInput | readonly SparseInput[],
+): Promise<Tensor<[rows: number, columns: number]>>;
+/**
+ * Per query its topK corpus vectors by sparse dot product, best first (ties: the lower corpusId), in the core.
+ * @group Embeddings and search
+ */
+export function sparseSearch(
+  queries: SparseInput | readonly SparseInput[],
+  corpus: SparseInput | readonly SparseInput[],
+  options?: TopKOptions,
+): Promise<SearchHit[][]>;
+
+/**
  * The checkpoint families swapformer maps onto its config (README "Pretrained encoders").
  * @group Pretrained
  */
-export type PretrainedFamily = 'bert' | 'roberta' | 'distilbert' | 'jina-bert' | 'nomic-bert' | 'modernbert' | 't5' | 'mpnet' | 'deberta-v2';
+export type PretrainedFamily =
+  | 'bert'
+  | 'electra'
+  | 'roformer'
+  | 'albert'
+  | 'roberta'
+  | 'jina-v3'
+  | 'distilbert'
+  | 'jina-bert'
+  | 'nomic-bert'
+  | 'modernbert'
+  | 'gte'
+  | 'eurobert'
+  | 'neobert'
+  | 't5'
+  | 'mpnet'
+  | 'deberta-v2';
 
 /**
  * What a checkpoint's head does (transformers.js's pipeline names); every model embeds.
  * @group Pretrained
  */
-export type PretrainedTask = 'feature-extraction' | 'text-classification' | 'token-classification' | 'fill-mask';
+export type PretrainedTask = 'feature-extraction' | 'text-classification' | 'token-classification' | 'fill-mask' | 'question-answering';
+
+/**
+ * The retrieval model a checkpoint is ({@link Pretrained.retrieval}): a SparseEncoder (SPLADE), a ColBERT
+ * model (PyLate or colbert-ai's layout, with PyLate's settings) or bge-m3.
+ * @group Pretrained
+ */
+export type RetrievalSettings =
+  | {
+      /** A SparseEncoder. */
+      kind: 'splade';
+      /** 1_SpladePooling's pooling_strategy. */
+      pooling: 'max' | 'sum';
+      /** 1_SpladePooling's activation_function. */
+      activation: 'relu' | 'log1p_relu';
+    }
+  | {
+      /** A ColBERT model. */
+      kind: 'colbert';
+      /** Where its settings come from: PyLate's config_sentence_transformers.json, or colbert-ai's artifact.metadata. */
+      layout: 'pylate' | 'stanford';
+      /** The token inserted after the first one of a query ('' for none). */
+      queryPrefix: string;
+      /** The token inserted after the first one of a document ('' for none). */
+      documentPrefix: string;
+      /** A query's tokens, the prefix included. */
+      queryLength: number;
+      /** A document's most tokens, the prefix included. */
+      documentLength: number;
+      /** Queries padded with the mask token to queryLength. */
+      doQueryExpansion: boolean;
+      /** The padding attended to. */
+      attendToExpansionTokens: boolean;
+      /** The words whose tokens a document's vectors leave out. */
+      skiplistWords: string[];
+    }
+  | {
+      /** bge-m3. */
+      kind: 'bge-m3';
+      /** colbert_linear's outputs. */
+      colbertDim: number;
+    };
+
+/**
+ * Options of {@link Pretrained.answerQuestion}, as the question-answering pipeline's parameters.
+ * @group Tasks
+ */
+export interface QuestionAnsweringOptions {
+  /** The answers returned; 1 gives the best answer itself. Default 1. */
+  topK?: number;
+  /** The longest answer in tokens. Default 15. */
+  maxAnswerLen?: number;
+  /** Tokens a window holds, question and special tokens included. Default min(the model's maxLength, 384). */
+  maxSeqLen?: number;
+  /** Tokens consecutive windows of the context share. Default min(maxSeqLen / 2, 128); at most maxSeqLen. */
+  docStride?: number;
+  /** Also the empty answer {score: the lowest of p_start[0] p_end[0] over the windows, start 0, end 0, answer ''}. Default false. */
+  handleImpossibleAnswer?: boolean;
+  /** Answers snapped to whole words of their window. Default true. */
+  alignToWords?: boolean;
+}
+
+/**
+ * An answer of {@link Pretrained.answerQuestion}: `context.slice(start, end) === answer`.
+ * @group Tasks
+ */
+export interface QuestionAnswer {
+  /** The span's probability (p_start p_end within its window), summed over the windows that give the same text (ignoring case). */
+  score: number;
+  /** Where it starts in the context, in UTF-16 units (String.prototype.slice's; Python's pipeline counts code points). */
+  start: number;
+  /** Where it ends (exclusive), in UTF-16 units. */
+  end: number;
+  /** The text. */
+  answer: string;
+}
+
+/**
+ * Options of {@link Pretrained.computeScore}.
+ * @group Tasks
+ */
+export interface ComputeScoreOptions {
+  /** The weights of the dense, sparse and colbert scores in the combined ones. Default [1, 1, 1]. */
+  weights?: readonly [dense: number, sparse: number, colbert: number];
+}
+
+/**
+ * bge-m3's compute_score: one score a pair for each mode and combination.
+ * @group Tasks
+ */
+export interface M3Scores {
+  /** Dot products of the normalised CLS vectors. */
+  dense: Float32Array;
+  /** Lexical matching: the products of the shared tokens' weights, summed. */
+  sparse: Float32Array;
+  /** MaxSim over the real tokens divided by the query's vectors. */
+  colbert: Float32Array;
+  /** (w_sparse sparse + w_dense dense) / (w_dense + w_sparse). */
+  sparseDense: Float32Array;
+  /** (w_dense dense + w_sparse sparse + w_colbert colbert) / the weights' sum. */
+  colbertSparseDense: Float32Array;
+}
 
 /**
  * A classifier's input: a text, or a text pair.
  * @group Tasks
  */
-export type ClassifyInput = string | {
-  /** The first text. */
-  text: string;
-  /** The second text of a pair. */
-  textPair?: string;
-};
+export type ClassifyInput =
+  | string
+  | {
+      /** The first text. */
+      text: string;
+      /** The second text of a pair. */
+      textPair?: string;
+    };
 
 /**
  * Options of {@link Pretrained.classify}.
@@ -1378,6 +1748,8 @@ export interface RankOptions extends PredictOptions {
   topK?: number | null;
   /** Include each document's text. Default false. */
   returnDocuments?: boolean;
+  /** bge-m3: the weights of its dense, sparse and colbert scores. Default [1, 1, 1]. */
+  weights?: readonly [dense: number, sparse: number, colbert: number];
 }
 
 /**
@@ -1451,6 +1823,18 @@ export interface FillMaskOptions {
 }
 
 /**
+ * A mask token as a text literal writes it: BERT's and ModernBERT's `[MASK]`, RoBERTa's and XLM-R's `<mask>`.
+ * @group Tasks
+ */
+export type MaskToken = '[MASK]' | '<mask>';
+
+/**
+ * A text whose type shows two or more mask tokens: {@link Pretrained.fillMask} gives one array per mask.
+ * @group Tasks
+ */
+export type TwoMasks = `${string}${MaskToken}${string}${MaskToken}${string}`;
+
+/**
  * One candidate of {@link Pretrained.fillMask}, best first.
  * @group Tasks
  */
@@ -1512,7 +1896,7 @@ export class Pretrained {
   readonly recipe: Recipe;
   /** The family the checkpoint was read as. */
   readonly family: PretrainedFamily;
-  /** The checkpoint's config.json. */
+  /** The checkpoint's config.json, every object in it without a prototype (a key such as `__proto__` is data). */
   readonly hfConfig: Record<string, unknown>;
   /** The longest input in tokens: the maxLength option; else the smallest of max_seq_length,
    * model_max_length and the position plugin's limit; after a swap of the position scheme, the plugin's. */
@@ -1521,27 +1905,62 @@ export class Pretrained {
   readonly swapped: boolean;
   /** What the checkpoint's head does. */
   readonly task: PretrainedTask;
-  /** The head's labels (config.json id2label), or null without a classifier head. */
+  /** The head's labels (config.json id2label: one per row of the classifier), or null without a classifier head. */
   readonly labels: string[] | null;
   /** The tokenizer as the task pipelines read it: its special ids, sub-word prefix, decoding with
    * tokenizer_config.json's clean-up, and the special-tokens mask of an encoding. */
   readonly tokenizerView: TokenizerView;
-  /** The prompts of config_sentence_transformers.json (name to text; a copy), or null. */
+  /** The prompts of config_sentence_transformers.json (name to text; a copy without a prototype), or null. */
   readonly prompts: Record<string, string> | null;
-  /** The checkpoint's similarity function (similarity_fn_name), 'cosine' when it names none. */
+  /** The checkpoint's similarity function (similarity_fn_name), 'cosine' when it names none ('dot' for a SparseEncoder). */
   readonly similarityFnName: ScoreFunction;
+  /** The retrieval model it is (SPLADE, ColBERT, bge-m3), or null. */
+  readonly retrieval: RetrievalSettings | null;
+  /** The outputs embed gives: 'dense' (a sentence embedding), 'sparse' (a masked-LM head, SPLADE, bge-m3), 'colbert' (ColBERT, bge-m3). */
+  readonly outputs: Output[];
+  /** The output embed gives by default: 'sparse' for a SparseEncoder, 'colbert' for a ColBERT model, else 'dense'. */
+  readonly defaultOutput: Output;
   /** Whether dispose() has been called (or the encoder disposed). */
   readonly disposed: boolean;
+  /** embed, the forward passes run in a worker where the runtime has threads: sparse vectors. */
+  embedAsync(texts: string | readonly string[], options: EmbedOptions & { output: 'sparse' }): Promise<SparseEmbedding[]>;
+  /** embed, the forward passes run in a worker where the runtime has threads: token vectors. */
+  embedAsync(texts: string | readonly string[], options: EmbedOptions & { output: 'colbert' }): Promise<TokenEmbeddings[]>;
+  /** embed, the forward passes run in a worker where the runtime has threads: several outputs. */
+  embedAsync<O extends Output>(texts: string | readonly string[], options: EmbedOptions & { output: readonly O[] }): Promise<RetrievalOutputsOf<O>>;
   /** embed, the forward passes run in a worker where the runtime has threads: the last hidden states. */
   embedAsync(texts: string | readonly string[], options: EmbedOptions & { pooling: 'none' }): Promise<Tensor<[batch: number, tokens: number, dModel: number]>>;
   /** embed, the forward passes run in a worker where the runtime has threads: per text its chunks' embeddings. */
   embedAsync(texts: string | readonly string[], options: EmbedOptions & { chunking: ChunkingOptions & { pool: 'none' } }): Promise<ChunkedEmbeddings[]>;
   /** embed, the forward passes run in a worker where the runtime has threads: embeddings in a precision. */
-  embedAsync<P extends Precision>(texts: string | readonly string[], options: EmbedOptions & { pooling?: 'mean' | 'cls' | 'max'; precision: P }): Promise<Embeddings<P>>;
+  embedAsync<P extends Precision>(
+    texts: string | readonly string[],
+    options: EmbedOptions & { pooling?: 'mean' | 'cls' | 'max'; precision: P },
+  ): Promise<Embeddings<P>>;
   /** embed, the forward passes run in a worker where the runtime has threads. */
-  embedAsync(texts: string | readonly string[], options?: EmbedOptions & { pooling?: 'mean' | 'cls' | 'max' }): Promise<Tensor<[batch: number, dimensions: number]>>;
+  embedAsync(
+    texts: string | readonly string[],
+    options?: EmbedOptions & { pooling?: 'mean' | 'cls' | 'max' },
+  ): Promise<Tensor<[batch: number, dimensions: number]>>;
   /** embed, the forward passes run in a worker where the runtime has threads (options of any shape). */
-  embedAsync(texts: string | readonly string[], options?: EmbedOptions): Promise<Tensor<[batch: number, dimensions: number]> | Tensor<[batch: number, tokens: number, dModel: number]> | Embeddings | ChunkedEmbeddings[]>;
+  embedAsync(
+    texts: string | readonly string[],
+    options?: EmbedOptions,
+  ): Promise<
+    | Tensor<[batch: number, dimensions: number]>
+    | Tensor<[batch: number, tokens: number, dModel: number]>
+    | Embeddings
+    | ChunkedEmbeddings[]
+    | SparseEmbedding[]
+    | TokenEmbeddings[]
+    | RetrievalOutputs
+  >;
+  /** A sparse vector a text: SPLADE (SparseEncoder.encode), bge-m3's lexical weights. */
+  embed(texts: string | readonly string[], options: EmbedOptions & { output: 'sparse' }): SparseEmbedding[];
+  /** A text's token vectors: a ColBERT model's (PyLate's encode) or bge-m3's. */
+  embed(texts: string | readonly string[], options: EmbedOptions & { output: 'colbert' }): TokenEmbeddings[];
+  /** Several outputs from one pass. */
+  embed<O extends Output>(texts: string | readonly string[], options: EmbedOptions & { output: readonly O[] }): RetrievalOutputsOf<O>;
   /** The last hidden states [B, T, dModel], rows past a text's end 0. */
   embed(texts: string | readonly string[], options: EmbedOptions & { pooling: 'none' }): Tensor<[batch: number, tokens: number, dModel: number]>;
   /** Per text, its chunks' embeddings [chunks, D] and offsets. */
@@ -1555,31 +1974,78 @@ export class Pretrained {
    * text past it with truncate: false).
    */
   embed(texts: string | readonly string[], options?: EmbedOptions & { pooling?: 'mean' | 'cls' | 'max' }): Tensor<[batch: number, dimensions: number]>;
-  /** Sentence embeddings, hidden states or chunks, as the options say (options of any shape). */
-  embed(texts: string | readonly string[], options?: EmbedOptions): Tensor<[batch: number, dimensions: number]> | Tensor<[batch: number, tokens: number, dModel: number]> | Embeddings | ChunkedEmbeddings[];
+  /** Sentence embeddings, hidden states, chunks, sparse or token vectors, as the options say (options of any
+   * shape; a SparseEncoder's and a ColBERT model's default output is theirs: give output to type it). */
+  embed(
+    texts: string | readonly string[],
+    options?: EmbedOptions,
+  ):
+    | Tensor<[batch: number, dimensions: number]>
+    | Tensor<[batch: number, tokens: number, dModel: number]>
+    | Embeddings
+    | ChunkedEmbeddings[]
+    | SparseEmbedding[]
+    | TokenEmbeddings[]
+    | RetrievalOutputs;
+  /** A corpus of any size with bounded memory, as sparse vectors. */
+  embedStream(
+    texts: (Iterable<string> & object) | AsyncIterable<string>,
+    options: EmbedStreamOptions & { output: 'sparse' },
+  ): AsyncGenerator<EmbeddedBatch<SparseEmbedding[]>, void, undefined>;
+  /** A corpus of any size with bounded memory, as token vectors. */
+  embedStream(
+    texts: (Iterable<string> & object) | AsyncIterable<string>,
+    options: EmbedStreamOptions & { output: 'colbert' },
+  ): AsyncGenerator<EmbeddedBatch<TokenEmbeddings[]>, void, undefined>;
   /** A corpus of any size with bounded memory: texts (an iterable or async iterable of strings) read
    * batchSize at a time, each batch embedded in its turn on the runtime: the last hidden states. */
-  embedStream(texts: (Iterable<string> & object) | AsyncIterable<string>, options: EmbedStreamOptions & { pooling: 'none' }): AsyncGenerator<EmbeddedBatch<Tensor<[batch: number, tokens: number, dModel: number]>>, void, undefined>;
+  embedStream(
+    texts: (Iterable<string> & object) | AsyncIterable<string>,
+    options: EmbedStreamOptions & { pooling: 'none' },
+  ): AsyncGenerator<EmbeddedBatch<Tensor<[batch: number, tokens: number, dModel: number]>>, void, undefined>;
   /** A corpus of any size with bounded memory: texts (an iterable or async iterable of strings) read
    * batchSize at a time, each batch embedded in its turn on the runtime: packed bits. */
-  embedStream<P extends 'binary' | 'ubinary'>(texts: (Iterable<string> & object) | AsyncIterable<string>, options: EmbedStreamOptions & { pooling?: 'mean' | 'cls' | 'max'; precision: P }): AsyncGenerator<EmbeddedBatch<Embeddings<P>>, void, undefined>;
+  embedStream<P extends 'binary' | 'ubinary'>(
+    texts: (Iterable<string> & object) | AsyncIterable<string>,
+    options: EmbedStreamOptions & { pooling?: 'mean' | 'cls' | 'max'; precision: P },
+  ): AsyncGenerator<EmbeddedBatch<Embeddings<P>>, void, undefined>;
   /** A corpus of any size with bounded memory: texts (an iterable or async iterable of strings) read
    * batchSize at a time, each batch embedded in its turn on the runtime and yielded with its index. */
-  embedStream(texts: (Iterable<string> & object) | AsyncIterable<string>, options?: EmbedStreamOptions & { pooling?: 'mean' | 'cls' | 'max'; precision?: 'float32' }): AsyncGenerator<EmbeddedBatch<Tensor<[batch: number, dimensions: number]>>, void, undefined>;
+  embedStream(
+    texts: (Iterable<string> & object) | AsyncIterable<string>,
+    options?: EmbedStreamOptions & { pooling?: 'mean' | 'cls' | 'max'; precision?: 'float32' },
+  ): AsyncGenerator<EmbeddedBatch<Tensor<[batch: number, dimensions: number]>>, void, undefined>;
   /** embedStream with options of any shape. */
-  embedStream(texts: (Iterable<string> & object) | AsyncIterable<string>, options?: EmbedStreamOptions): AsyncGenerator<EmbeddedBatch<Tensor<[batch: number, dimensions: number]> | Tensor<[batch: number, tokens: number, dModel: number]> | Embeddings>, void, undefined>;
+  embedStream(
+    texts: (Iterable<string> & object) | AsyncIterable<string>,
+    options?: EmbedStreamOptions,
+  ): AsyncGenerator<
+    EmbeddedBatch<
+      | Tensor<[batch: number, dimensions: number]>
+      | Tensor<[batch: number, tokens: number, dModel: number]>
+      | Embeddings
+      | SparseEmbedding[]
+      | TokenEmbeddings[]
+      | RetrievalOutputs
+    >,
+    void,
+    undefined
+  >;
   /** A text's token windows at word boundaries (a word is split only when it alone is longer than a window). */
   chunk(text: string, options?: ChunkOptions): Chunk[];
   /** SentenceTransformer.similarity: score(a_m, b_n) with the checkpoint's similarityFnName, [M, N]. */
   similarity(a: EmbeddingsInput, b: EmbeddingsInput): Tensor<[rows: number, columns: number]>;
   /** The same weights under changed config fields: a position plugin swapped, removed or rescaled
    * (the swapped-out plugin's tables dropped, every other weight kept bit for bit). A new Pretrained: dispose both. */
-  withConfig(changes: Partial<ConfigBase> & Partial<PositionConfig> & Partial<RelativeBiasConfig>, options?: LoadOptions & {
-    /** The new encoder's dtype. Default: this one's. */
-    dtype?: Dtype;
-    /** As loadPretrained's maxLength. Default: this model's when the position scheme is unchanged. */
-    maxLength?: number;
-  }): Promise<Pretrained>;
+  withConfig(
+    changes: Partial<ConfigBase> & Partial<PositionConfig> & Partial<RelativeBiasConfig>,
+    options?: LoadOptions & {
+      /** The new encoder's dtype. Default: this one's. */
+      dtype?: Dtype;
+      /** As loadPretrained's maxLength. Default: this model's when the position scheme is unchanged. */
+      maxLength?: number;
+    },
+  ): Promise<Pretrained>;
   /** Text classification (a sequence-classification head): for one input its labels, best first. */
   classify(inputs: ClassifyInput, options?: ClassifyOptions): LabelScore[];
   /** Text classification (a sequence-classification head): per input its labels, best first. */
@@ -1592,22 +2058,67 @@ export class Pretrained {
   predict(pairs: readonly (readonly [string, string])[] | readonly [string, string], options?: PredictOptions): Float32Array;
   /** predict, the forward passes in a worker where the runtime has threads. */
   predictAsync(pairs: readonly (readonly [string, string])[] | readonly [string, string], options?: PredictOptions): Promise<Float32Array>;
-  /** Documents ranked for a query by a one-label cross-encoder, best first (CrossEncoder.rank). */
+  /** Documents ranked for a query, best first: by a one-label cross-encoder (CrossEncoder.rank), by a
+   * ColBERT model's MaxSim ({@link maxSim}: the query's vectors against each document's), or by bge-m3's
+   * combined score (its dense, sparse and colbert scores weighted by options.weights). */
   rank(query: string, documents: readonly string[], options?: RankOptions): Ranked[];
   /** rank, the forward passes in a worker where the runtime has threads. */
   rankAsync(query: string, documents: readonly string[], options?: RankOptions): Promise<Ranked[]>;
-  /** A token-classification head's label of every token. */
-  classifyTokens(text: string, options?: TokenClassificationOptions & { aggregationStrategy: 'none' }): TokenEntity[];
-  /** Entities from a token-classification head, with offsets into the text. */
-  classifyTokens(text: string, options?: TokenClassificationOptions): EntityGroup[];
+  /** aggregationStrategy 'none': a token-classification head's label of every token. */
+  classifyTokens(text: string, options: TokenClassificationOptions & { aggregationStrategy: 'none' }): TokenEntity[];
+  /** Entities from a token-classification head (grouped: aggregationStrategy 'simple' by default), with offsets into the text. */
+  classifyTokens(text: string, options?: TokenClassificationOptions & { aggregationStrategy?: 'simple' | 'first' | 'average' | 'max' }): EntityGroup[];
+  /** classifyTokens with a strategy known only at run time: per token for 'none', grouped otherwise. */
+  classifyTokens(text: string, options?: TokenClassificationOptions): TokenEntity[] | EntityGroup[];
   /** classifyTokens per token, the forward passes in a worker where the runtime has threads. */
-  classifyTokensAsync(text: string, options?: TokenClassificationOptions & { aggregationStrategy: 'none' }): Promise<TokenEntity[]>;
-  /** classifyTokens, the forward passes in a worker where the runtime has threads. */
-  classifyTokensAsync(text: string, options?: TokenClassificationOptions): Promise<EntityGroup[]>;
-  /** The best tokens at the mask token(s): one array for one mask, one array per mask otherwise. */
-  fillMask(text: string, options?: FillMaskOptions): FillMaskResult[] | FillMaskResult[][];
-  /** fillMask, the forward passes in a worker where the runtime has threads. */
-  fillMaskAsync(text: string, options?: FillMaskOptions): Promise<FillMaskResult[] | FillMaskResult[][]>;
+  classifyTokensAsync(text: string, options: TokenClassificationOptions & { aggregationStrategy: 'none' }): Promise<TokenEntity[]>;
+  /** classifyTokens, the forward passes in a worker where the runtime has threads: grouped entities. */
+  classifyTokensAsync(
+    text: string,
+    options?: TokenClassificationOptions & { aggregationStrategy?: 'simple' | 'first' | 'average' | 'max' },
+  ): Promise<EntityGroup[]>;
+  /** classifyTokens, the forward passes in a worker where the runtime has threads (a strategy known only at run time). */
+  classifyTokensAsync(text: string, options?: TokenClassificationOptions): Promise<TokenEntity[] | EntityGroup[]>;
+  /** A text literal with two or more masks ([MASK] or <mask> written in it): per mask its best tokens. */
+  fillMask(text: TwoMasks, options?: FillMaskOptions): FillMaskResult[][];
+  /**
+   * The best tokens at the mask token, best first. Typed as one mask: a string built at run time
+   * with several masks gives one array per mask, which its type cannot tell (write such a text as
+   * a literal, or check `Array.isArray(result[0])`).
+   */
+  fillMask(text: string, options?: FillMaskOptions): FillMaskResult[];
+  /** fillMask of a text literal with two or more masks, the forward passes in a worker where the runtime has threads. */
+  fillMaskAsync(text: TwoMasks, options?: FillMaskOptions): Promise<FillMaskResult[][]>;
+  /** fillMask (typed as one mask), the forward passes in a worker where the runtime has threads. */
+  fillMaskAsync(text: string, options?: FillMaskOptions): Promise<FillMaskResult[]>;
+  /**
+   * Extractive question answering, as Hugging Face's question-answering pipeline (a …ForQuestionAnswering
+   * head): the context in windows of maxSeqLen tokens sharing docStride, the spans scored and filtered per
+   * window, answers aligned to words and merged across windows. topK 1 (the default): the best answer,
+   * or null when no span is allowed.
+   * @throws {@link SwapformerError} BAD_ARGUMENT (an empty question or context, an option, a stride the
+   * tokenizer refuses), SEQUENCE_TOO_LONG (a question that leaves no room for the context in a window,
+   * a window past the model's limit), UNSUPPORTED_MODEL (no question-answering head).
+   */
+  answerQuestion(question: string, context: string, options?: QuestionAnsweringOptions & { topK?: 1 }): QuestionAnswer | null;
+  /** The topK best answers, best first. */
+  answerQuestion(question: string, context: string, options: QuestionAnsweringOptions): QuestionAnswer[] | QuestionAnswer | null;
+  /** answerQuestion, the forward passes in a worker where the runtime has threads. */
+  answerQuestionAsync(question: string, context: string, options?: QuestionAnsweringOptions & { topK?: 1 }): Promise<QuestionAnswer | null>;
+  /** answerQuestion of the topK best, the forward passes in a worker where the runtime has threads. */
+  answerQuestionAsync(question: string, context: string, options: QuestionAnsweringOptions): Promise<QuestionAnswer[] | QuestionAnswer | null>;
+  /**
+   * bge-m3's compute_score over [query, passage] pairs: its dense, sparse and colbert scores and their
+   * weighted combinations, from one pass over the texts.
+   * @throws {@link SwapformerError} UNSUPPORTED_MODEL (not bge-m3), BAD_ARGUMENT (pairs, weights).
+   */
+  computeScore(pairs: readonly (readonly [string, string])[], options?: ComputeScoreOptions): M3Scores;
+  /** computeScore, the forward passes in a worker where the runtime has threads. */
+  computeScoreAsync(pairs: readonly (readonly [string, string])[], options?: ComputeScoreOptions): Promise<M3Scores>;
+  /** SparseEncoder.decode: a sparse vector's [token, weight] pairs by weight, largest first (options.topK: the first k). */
+  decodeSparse(vector: SparseInput, options?: TopKOptions): [token: string, weight: number][];
+  /** SparseEncoder.decode of several vectors. */
+  decodeSparse(vectors: readonly SparseInput[], options?: TopKOptions): [token: string, weight: number][][];
   /** Zero-shot classification with an NLI classifier. */
   zeroShot(text: string, candidateLabels: string | readonly string[], options?: ZeroShotOptions): ZeroShotResult;
   /** zeroShot, the forward passes in a worker where the runtime has threads. */
@@ -1642,10 +2153,13 @@ export interface TokenizerView {
   /** Tokens joined by the tokenizer's decoder (what a word of sub-word tokens reads as). */
   tokensToString(tokens: readonly string[]): string;
   /** The text of ids, with tokenizer_config.json's clean-up when cleanUp. */
-  decode(ids: Numbers, options?: {
-    /** Leave the special tokens out. Default false (as transformers' pipelines decode). */
-    skipSpecialTokens?: boolean;
-  }): string;
+  decode(
+    ids: Numbers,
+    options?: {
+      /** Leave the special tokens out. Default false (as transformers' pipelines decode). */
+      skipSpecialTokens?: boolean;
+    },
+  ): string;
   /** 1 for the tokens the post-processor added to a single sequence, 0 for the text's (as Rust's special_tokens_mask). */
   specialTokensMask(encoding: Encoding): number[];
 }

@@ -9,6 +9,6 @@
 export { SwapformerError, ERROR_CODES } from './utils/errors.js';
 export { features, configure } from './runtime/wasm.js';
 export { createEncoder, loadModel, runtimeInfo, listPlugins, Encoder } from './runtime/encoder.js';
-export { cosSim, dotScore, semanticSearch, quantizeEmbeddings } from './runtime/embeddings.js';
+export { cosSim, dotScore, semanticSearch, quantizeEmbeddings, maxSim, maxSimSearch, sparseSimilarity, sparseSearch } from './runtime/embeddings.js';
 export { Tokenizer } from './tokenizers/tokenizer.js';
 export { loadPretrained, Pretrained } from './pretrained/pretrained.js';

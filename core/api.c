@@ -22,7 +22,7 @@ void emscripten_notify_memory_growth(size_t memory_index) { (void)memory_index; 
 #define SF_EXPORT(name) name
 #endif
 
-#define SF_ABI_VERSION 3
+#define SF_ABI_VERSION 4
 
 /* The last error and result: per thread natively, where every Node env
  * (worker_threads) and the threads running forwardAsync call the core. */
@@ -161,7 +161,8 @@ int SF_EXPORT(sf_param_read)(const sf_encoder *e, int i, float *dst) {
 
 /* ---------------------------------------------------------------- forward */
 
-/* flags: 1 attentions, 2 hidden states, 4 config.head's logits; rows: the mlm head's chosen rows (else 0) */
+/* flags: 1 attentions, 2 hidden states, 4 config.head's logits, 8 | 16 | 32 an mlm head's sparse vectors
+ * (encoder.h SF_OUT_SPARSE and its modes); rows: the mlm head's chosen rows (else 0) */
 int SF_EXPORT(sf_reserve)(sf_encoder *e, int B, int T, int N, int flags, int rows) {
     return done(sf_encoder_reserve_rows(e, B, T, N, flags, rows, &last_error));
 }
@@ -170,6 +171,8 @@ int32_t *SF_EXPORT(sf_head_rows)(sf_encoder *e) { return e->head_rows; }
 float *SF_EXPORT(sf_head_output)(sf_encoder *e) { return e->head_out; }
 int32_t *SF_EXPORT(sf_ids)(sf_encoder *e) { return e->ids; }
 int32_t *SF_EXPORT(sf_lens)(sf_encoder *e) { return e->lens; }
+/* (B) the keys each sequence attends to, its first n tokens (0: all), zeroed by sf_reserve. */
+int32_t *SF_EXPORT(sf_attention_lens)(sf_encoder *e) { return e->att_lens; }
 /* (N) token type ids, zeroed by sf_reserve; read when the config has typeVocabSize. */
 int32_t *SF_EXPORT(sf_type_ids)(sf_encoder *e) { return e->type_ids; }
 /* (L) bytes: 1 skips layer l in the next forwards (the stream passes through); all 0 after sf_create. */
@@ -220,6 +223,18 @@ void SF_EXPORT(sf_hamming)(int32_t *idx, float *out, const uint8_t *q, int M, co
 }
 void SF_EXPORT(sf_quantize)(void *out, const float *x, int M, int D, int precision, const float *starts, const float *steps) {
     sf_quantize_forward(out, x, M, D, precision, starts, steps);
+}
+void SF_EXPORT(sf_sparse_rows)(int32_t *idx, float *val, int32_t *counts, const float *x, int M, int V, int k) {
+    sf_sparse_rows_forward(idx, val, counts, x, M, V, k);
+}
+void SF_EXPORT(sf_sparse_search)(int32_t *ids, float *out, const int32_t *qoff, const int32_t *qidx, const float *qval, int M, const int32_t *coff,
+                                 const int32_t *cidx, const float *cval, int N, float *dense, int k) {
+    sf_sparse_search_forward(ids, out, qoff, qidx, qval, M, coff, cidx, cval, N, dense, k);
+}
+size_t SF_EXPORT(sf_maxsim_scratch)(int nq, int D) { return sf_maxsim_scratch_floats(nq, D); }
+void SF_EXPORT(sf_maxsim)(int32_t *ids, float *out, const float *q, int nq, const float *docs, const int32_t *doff, int N, int D, int k,
+                          float *scratch) {
+    sf_maxsim_forward(ids, out, q, nq, docs, doff, N, D, k, scratch);
 }
 
 /* ---------------------------------------------------------------- streaming load

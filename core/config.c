@@ -22,12 +22,13 @@ static const char *const config_keys[] = {
     "qkNorm",       "residualScale",
     "relativeBias", "relativeBiasOptions",
     "head",         "conv",
-    NULL,
+    "kvHeads",      "embedDim",
+    "layerGroups",  NULL,
 };
 _Static_assert(sizeof config_keys / sizeof *config_keys <= 33, "parse_root's bitmask of seen keys has 32 bits");
 
-static const char *const head_tasks[] = {"none", "sequence", "token", "mlm", NULL}; /* SF_HEAD_* */
-static const char *const head_poolings[] = {"cls", "mean", NULL};                   /* SF_HEAD_POOL_* */
+static const char *const head_tasks[] = {"none", "sequence", "token", "mlm", "qa", "colbert", NULL}; /* SF_HEAD_* */
+static const char *const head_poolings[] = {"cls", "mean", "late", NULL};                            /* SF_HEAD_POOL_* */
 static const char *const head_activation_names[] = {"identity", "tanh", "relu", "gelu", "gelu_tanh", "silu", NULL};
 static const int head_activations[] = {SF_HEAD_ACT_IDENTITY, SF_HEAD_ACT_TANH, SF_ACT_RELU, SF_ACT_GELU, SF_ACT_GELU_TANH, SF_ACT_SILU};
 
@@ -36,6 +37,11 @@ void sf_config_bias_view(const sf_config *c, sf_config *view) {
     view->position = c->bias;
     view->position_options = c->bias_options;
     view->bias = NULL;
+}
+
+void sf_config_position_view(const sf_config *c, sf_config *view) {
+    *view = *c;
+    view->d_model = c->embed_dim;
 }
 
 int sf_config_max_len(const sf_config *c, const char **who) {
@@ -131,6 +137,8 @@ static int parse_attention(sf_config *c, const sf_json *j, sf_error *err) {
     if ((rc = get_int(j, 0, "headDim", c->d_model / c->heads, 1, SF_MAX_DIM, &c->head_dim, err))) return rc;
     if ((long long)c->heads * c->head_dim > SF_MAX_DIM)
         return sf_fail(err, SF_BAD_CONFIG, "config.heads x config.headDim (%z) must be at most %d", (long long)c->heads * c->head_dim, SF_MAX_DIM);
+    if ((rc = get_int(j, 0, "kvHeads", c->heads, 1, c->heads, &c->kv_heads, err))) return rc;
+    if (c->heads % c->kv_heads) return sf_fail(err, SF_BAD_CONFIG, "config.kvHeads (%d) must divide config.heads (%d)", c->kv_heads, c->heads);
     c->attn_scale = 1.0 / sqrt((double)c->head_dim);
     if ((rc = get_positive(j, "attnScale", 1e6, &c->attn_scale, &c->attn_scale_given, err))) return rc;
     if ((float)c->attn_scale == 0) return sf_fail(err, SF_BAD_CONFIG, "config.attnScale (%g) is zero in float32", c->attn_scale);
@@ -159,8 +167,11 @@ static int parse_attention(sf_config *c, const sf_json *j, sf_error *err) {
 static int parse_embeddings(sf_config *c, const sf_json *j, sf_error *err) {
     int rc;
     if ((rc = get_int(j, 0, "typeVocabSize", 0, 0, 256, &c->type_vocab_size, err)) || (rc = get_bool(j, 0, "embedNorm", 0, &c->embed_norm, err)) ||
-        (rc = get_bool(j, 0, "firstAttnNorm", 1, &c->first_attn_norm, err)))
+        (rc = get_bool(j, 0, "firstAttnNorm", 1, &c->first_attn_norm, err)) ||
+        (rc = get_int(j, 0, "embedDim", c->d_model, 1, SF_MAX_DIM, &c->embed_dim, err)) ||
+        (rc = get_int(j, 0, "layerGroups", c->layers, c->layers ? 1 : 0, c->layers, &c->layer_groups, err)))
         return rc;
+    c->embed_proj = sf_json_member(j, 0, "embedDim") >= 0;
     if (!c->first_attn_norm && !c->pre_norm)
         return sf_fail(err, SF_BAD_CONFIG, "config.firstAttnNorm: false applies to normPlacement 'pre' (a post-norm layer's norm is on its output)");
     return SF_OK;
@@ -282,9 +293,9 @@ static int parse_conv(sf_config *c, const sf_json *j, sf_error *err) {
     return SF_OK;
 }
 
-/* head: null, or {task, labels, pooling, dense, activation, norm, normEps, tied}. */
+/* head: null, or {task, labels, pooling, dense, activation, norm, normEps, tied, width, tokenWeights}. */
 static int parse_head(sf_config *c, const sf_json *j, sf_error *err) {
-    static const char *const keys[] = {"task", "labels", "pooling", "dense", "activation", "norm", "normEps", "tied", NULL};
+    static const char *const keys[] = {"task", "labels", "pooling", "dense", "activation", "norm", "normEps", "tied", "width", "tokenWeights", NULL};
     sf_head_config *h = &c->head;
     memset(h, 0, sizeof *h);
     h->activation = SF_HEAD_ACT_IDENTITY;
@@ -293,12 +304,14 @@ static int parse_head(sf_config *c, const sf_json *j, sf_error *err) {
     if (j->nodes[m].type != SF_JOBJECT)
         return sf_fail(err, SF_BAD_CONFIG, "config.head must be an object or null, got %s", sf_json_type_name(j->nodes[m].type));
     if ((rc = sf_opt_only(j, m, "head", keys, err))) return rc;
-    if (sf_json_member(j, m, "task") < 0) return sf_fail(err, SF_BAD_CONFIG, "config.head.task is required (sequence, token, mlm)");
+    if (sf_json_member(j, m, "task") < 0) return sf_fail(err, SF_BAD_CONFIG, "config.head.task is required (sequence, token, mlm, qa, colbert)");
     if ((rc = sf_opt_enum(j, m, "head", "task", head_tasks, 0, &h->task, err)) ||
         (rc = sf_opt_enum(j, m, "head", "pooling", head_poolings, SF_HEAD_POOL_CLS, &h->pooling, err)) ||
         (rc = sf_opt_enum(j, m, "head", "activation", head_activation_names, 0, &act, err)) ||
         (rc = member_error(get_bool(j, m, "dense", 0, &h->dense, err), err, "head", "dense")) ||
-        (rc = member_error(get_bool(j, m, "tied", h->task == SF_HEAD_MLM, &h->tied, err), err, "head", "tied")))
+        (rc = member_error(get_bool(j, m, "tied", h->task == SF_HEAD_MLM, &h->tied, err), err, "head", "tied")) ||
+        (rc = member_error(get_int(j, m, "width", c->d_model, 1, SF_MAX_DIM, &h->width, err), err, "head", "width")) ||
+        (rc = member_error(get_bool(j, m, "tokenWeights", 0, &h->token_weights, err), err, "head", "tokenWeights")))
         return rc;
     if (h->task == SF_HEAD_NONE) {
         if (j->nodes[m].count > 1) return sf_fail(err, SF_BAD_CONFIG, "config.head: task 'none' takes no other field (or use head: null)");
@@ -313,9 +326,15 @@ static int parse_head(sf_config *c, const sf_json *j, sf_error *err) {
         if ((rc = member_error(get_int(j, m, "labels", -1, 1, SF_MAX_VOCAB, &h->labels, err), err, "head", "labels"))) return rc;
         if (h->tied) return sf_fail(err, SF_BAD_CONFIG, "config.head.tied applies to an mlm head (its projection on the vocabulary)");
     }
+    if ((h->task == SF_HEAD_QA && h->labels != 2) || (h->token_weights && (h->task != SF_HEAD_COLBERT || h->labels < 2)))
+        return sf_fail(err, SF_BAD_CONFIG, "config.head.labels (%d): a qa head has 2, a colbert head with tokenWeights at least 2", h->labels);
     if (h->task != SF_HEAD_SEQUENCE && sf_json_member(j, m, "pooling") >= 0)
         return sf_fail(err, SF_BAD_CONFIG, "config.head.pooling applies to a sequence head");
     if (!h->dense && act) return sf_fail(err, SF_BAD_CONFIG, "config.head.activation follows head.dense, which is false");
+    /* head.dense makes rows of the width; a tied decoder reads them against the token table */
+    if (h->width != (h->tied ? c->embed_dim : h->dense ? h->width : c->d_model))
+        return sf_fail(err, SF_BAD_CONFIG, "config.head.width (%d) must be %s (%d)", h->width,
+                       h->tied ? "embedDim, the tied table's" : "dModel without head.dense", h->tied ? c->embed_dim : c->d_model);
     int nm = sf_json_member(j, m, "norm");
     if (nm >= 0) {
         char name[64], choices[256];
@@ -405,9 +424,16 @@ static int parse_root(sf_config *c, const sf_json *j, sf_error *err) {
     } else if (opts >= 0 && j->nodes[opts].count) {
         return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions: position '%s' takes no options", c->position->name);
     }
-    if (c->position->check && (rc = c->position->check(c, err))) return rc;
+    int C = c->d_model; /* the plugin checks the config as it sees it: dModel the embeddings' width */
+    c->d_model = c->embed_dim;
+    rc = c->position->check ? c->position->check(c, err) : SF_OK;
+    c->d_model = C;
+    if (rc) return rc;
     if ((rc = parse_bias(c, j, err)) || (rc = parse_head(c, j, err)) || (rc = parse_conv(c, j, err))) return rc;
     const sf_disentangled_opts *dis = sf_disentangled(c);
+    if (dis && c->kv_heads != c->heads) /* its tiles read the keys of every head */
+        return sf_fail(err, SF_BAD_CONFIG, "config.kvHeads must equal config.heads with disentangled attention, got %d and %d", c->kv_heads,
+                       c->heads);
     if (dis && !c->attn_scale_given) c->attn_scale = 1.0 / sqrt((double)c->head_dim * (1 + dis->c2p + dis->p2c)); /* DeBERTa's scale_factor */
     if (c->head.task && c->output_head)
         return sf_fail(err, SF_BAD_CONFIG,
@@ -468,6 +494,9 @@ void sf_config_write(const sf_config *c, sf_buf *b) {
     put_key(b, "outputHead", 0);
     sf_buf_str(b, c->output_head ? "true" : "false");
     if (c->head_dim_given) put_int(b, "headDim", c->head_dim);
+    if (c->kv_heads != c->heads) put_int(b, "kvHeads", c->kv_heads);
+    if (c->embed_proj) put_int(b, "embedDim", c->embed_dim);
+    if (c->layer_groups != c->layers) put_int(b, "layerGroups", c->layer_groups);
     if (c->attn_scale_given) {
         put_key(b, "attnScale", 0);
         sf_buf_json_number(b, c->attn_scale);
@@ -520,6 +549,7 @@ void sf_config_write(const sf_config *c, sf_buf *b) {
         if (h->task == SF_HEAD_SEQUENCE) put_name(b, "pooling", head_poolings[h->pooling]);
         put_key(b, "dense", 0);
         sf_buf_str(b, h->dense ? "true" : "false");
+        if (h->width != c->d_model) put_int(b, "width", h->width);
         for (int a = 0; head_activation_names[a]; a++)
             if (head_activations[a] == h->activation) put_name(b, "activation", head_activation_names[a]);
         put_name(b, "norm", h->norm ? h->norm->name : "none");
@@ -530,6 +560,10 @@ void sf_config_write(const sf_config *c, sf_buf *b) {
         if (h->task == SF_HEAD_MLM) {
             put_key(b, "tied", 0);
             sf_buf_str(b, h->tied ? "true" : "false");
+        }
+        if (h->task == SF_HEAD_COLBERT) {
+            put_key(b, "tokenWeights", 0);
+            sf_buf_str(b, h->token_weights ? "true" : "false");
         }
         sf_buf_str(b, "}");
     }

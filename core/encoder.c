@@ -21,6 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Bookkeeping that runs once per load or reservation, never per token: for
+ * size, as the files of build.sh's COLD list (-Oz); the forward stays -Os. */
+#define COLD __attribute__((minsize))
+
 float sf_load_f32(const void *src, size_t i) {
     float v;
     memcpy(&v, (const char *)src + i * 4, 4);
@@ -50,8 +54,8 @@ static void param_name(char *out, size_t cap, int layer, const char *suffix) {
  * the config's sizes, its role (how it is stored and initialised), when it
  * exists, and the pointer it fills (an offset into sf_layer or sf_encoder).
  * Optional tensors (biases) absent from a model file count as zero. */
-/* dModel, heads x headDim, ffDim, vocabSize, typeVocabSize, headDim, head labels, dModel x conv kernel */
-enum { D_ONE, D_C, D_A, D_F, D_V, D_TV, D_HD, D_L, D_CK };
+/* dModel, heads x headDim, ffDim, vocabSize, typeVocabSize, headDim, head labels, kvHeads x headDim, embedDim, head width, dModel x conv kernel */
+enum { D_ONE, D_C, D_A, D_F, D_V, D_TV, D_HD, D_L, D_K, D_E, D_W, D_CK };
 enum { R_LINEAR, R_BIAS, R_NORM_W, R_NORM_B, R_EMBED }; /* [out, in] packed / optional zeros / ones / optional zeros / N(0, 1) */
 enum {
     W_ALWAYS = 0,
@@ -73,7 +77,8 @@ enum {
     W_POS_K = 1 << 15,
     W_POS_Q = 1 << 16,
     W_CONV = 1 << 17,
-    W_DISENTANGLED = W_REL_NORM | W_POS_K | W_POS_Q
+    W_DISENTANGLED = W_REL_NORM | W_POS_K | W_POS_Q,
+    W_EMBED_PROJ = 1 << 18
 };
 
 typedef struct {
@@ -93,10 +98,10 @@ static const param_row layer_rows[] = {
     /* per layer, in file order */
     {"attn.q.weight", D_A, D_C, R_LINEAR, N, W_ALWAYS, IN_LAYER(wq)},
     {"attn.q.bias", D_A, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(bq)},
-    {"attn.k.weight", D_A, D_C, R_LINEAR, N, W_ALWAYS, IN_LAYER(wk)},
-    {"attn.k.bias", D_A, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(bk)},
-    {"attn.v.weight", D_A, D_C, R_LINEAR, V, W_ALWAYS, IN_LAYER(wv)},
-    {"attn.v.bias", D_A, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(bv)},
+    {"attn.k.weight", D_K, D_C, R_LINEAR, N, W_ALWAYS, IN_LAYER(wk)},
+    {"attn.k.bias", D_K, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(bk)},
+    {"attn.v.weight", D_K, D_C, R_LINEAR, V, W_ALWAYS, IN_LAYER(wv)},
+    {"attn.v.bias", D_K, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(bv)},
     {"attn.o.weight", D_C, D_A, R_LINEAR, O, W_ALWAYS, IN_LAYER(wo)},
     {"attn.o.bias", D_C, D_ONE, R_BIAS, N, W_ALWAYS, IN_LAYER(bo)},
     {"attn.q_norm.weight", D_HD, D_ONE, R_NORM_W, N, W_QK_NORM, IN_LAYER(q_norm_w)},
@@ -120,13 +125,15 @@ static const param_row layer_rows[] = {
 };
 static const param_row embed_rows[] = {
     /* before the position plugin's tensors */
-    {"embed.tokens", D_V, D_C, R_EMBED, N, W_ALWAYS, IN_ENCODER(tokens)},
-    {"embed.types", D_TV, D_C, R_EMBED, N, W_TYPES, IN_ENCODER(types)},
+    {"embed.tokens", D_V, D_E, R_EMBED, N, W_ALWAYS, IN_ENCODER(tokens)},
+    {"embed.types", D_TV, D_E, R_EMBED, N, W_TYPES, IN_ENCODER(types)},
 };
 static const param_row embed_norm_rows[] = {
     /* after them */
-    {"embed.norm.weight", D_C, D_ONE, R_NORM_W, N, W_EMBED_NORM, IN_ENCODER(embed_norm_w)},
-    {"embed.norm.bias", D_C, D_ONE, R_NORM_B, N, W_EMBED_NORM | W_NORM_BIAS, IN_ENCODER(embed_norm_b)},
+    {"embed.norm.weight", D_E, D_ONE, R_NORM_W, N, W_EMBED_NORM, IN_ENCODER(embed_norm_w)},
+    {"embed.norm.bias", D_E, D_ONE, R_NORM_B, N, W_EMBED_NORM | W_NORM_BIAS, IN_ENCODER(embed_norm_b)},
+    {"embed.proj.weight", D_C, D_E, R_LINEAR, N, W_EMBED_PROJ, IN_ENCODER(embed_proj_w)},
+    {"embed.proj.bias", D_C, D_ONE, R_BIAS, N, W_EMBED_PROJ, IN_ENCODER(embed_proj_b)},
     {"embed.rel_norm.weight", D_C, D_ONE, R_NORM_W, N, W_REL_NORM, IN_ENCODER(rel_norm_w)},
     {"embed.rel_norm.bias", D_C, D_ONE, R_NORM_B, N, W_REL_NORM | W_NORM_BIAS, IN_ENCODER(rel_norm_b)},
     {"conv.weight", D_C, D_CK, R_LINEAR, N, W_CONV, IN_ENCODER(conv_w)},
@@ -141,11 +148,11 @@ static const param_row output_rows[] = {
     {"head.weight", D_V, D_C, R_LINEAR, N, W_HEAD, IN_ENCODER(head_w)},
     {"head.bias", D_V, D_ONE, R_BIAS, N, W_HEAD, IN_ENCODER(head_b)},
     /* config.head (core/heads.c) */
-    {"head.dense.weight", D_C, D_C, R_LINEAR, N, W_HEAD_DENSE, IN_ENCODER(head_dense_w)},
-    {"head.dense.bias", D_C, D_ONE, R_BIAS, N, W_HEAD_DENSE, IN_ENCODER(head_dense_b)},
-    {"head.norm.weight", D_C, D_ONE, R_NORM_W, N, W_HEAD_NORM, IN_ENCODER(head_norm_w)},
-    {"head.norm.bias", D_C, D_ONE, R_NORM_B, N, W_HEAD_NORM | W_HEAD_NORM_BIAS, IN_ENCODER(head_norm_b)},
-    {"head.out.weight", D_L, D_C, R_LINEAR, N, W_HEAD_OUT_W, IN_ENCODER(head_out_w)},
+    {"head.dense.weight", D_W, D_C, R_LINEAR, N, W_HEAD_DENSE, IN_ENCODER(head_dense_w)},
+    {"head.dense.bias", D_W, D_ONE, R_BIAS, N, W_HEAD_DENSE, IN_ENCODER(head_dense_b)},
+    {"head.norm.weight", D_W, D_ONE, R_NORM_W, N, W_HEAD_NORM, IN_ENCODER(head_norm_w)},
+    {"head.norm.bias", D_W, D_ONE, R_NORM_B, N, W_HEAD_NORM | W_HEAD_NORM_BIAS, IN_ENCODER(head_norm_b)},
+    {"head.out.weight", D_L, D_W, R_LINEAR, N, W_HEAD_OUT_W, IN_ENCODER(head_out_w)},
     {"head.out.bias", D_L, D_ONE, R_BIAS, N, W_HEAD_OUT, IN_ENCODER(head_out_b)},
 };
 #undef N
@@ -162,6 +169,9 @@ static int size_of(const sf_config *c, int d) {
     case D_TV: return c->type_vocab_size;
     case D_HD: return c->head_dim;
     case D_L: return c->head.labels;
+    case D_K: return sf_kv_width(c);
+    case D_E: return c->embed_dim;
+    case D_W: return c->head.width;
     case D_CK: return c->d_model * c->conv_kernel; /* <= 2^20 x 255 */
     default: return 1;
     }
@@ -178,12 +188,13 @@ static int exists(const sf_config *c, unsigned when, int layer) {
            (!(when & W_TYPES) || c->type_vocab_size > 0) && (!(when & W_EMBED_NORM) || c->embed_norm) && (!(when & W_FINAL_NORM) || c->final_norm) &&
            (!(when & W_HEAD) || c->output_head) && (!(when & W_HEAD_DENSE) || (c->head.task && c->head.dense)) &&
            (!(when & W_HEAD_NORM) || (c->head.task && c->head.norm)) && (!(when & W_HEAD_NORM_BIAS) || (c->head.norm && c->head.norm->has_bias)) &&
-           (!(when & W_HEAD_OUT) || c->head.task) && (!(when & W_HEAD_OUT_W) || (c->head.task && !c->head.tied));
+           (!(when & W_HEAD_OUT) || c->head.task) && (!(when & W_HEAD_OUT_W) || (c->head.task && !c->head.tied)) &&
+           (!(when & W_EMBED_PROJ) || c->embed_proj);
 }
 
 /* Appends a parameter; with e->params NULL it only counts. slot: where its pointer goes. */
-static void add(sf_encoder *e, float ***slots, const char *name, int layer, int rows, int cols, int ndim, int role, int group, float init_std,
-                float **slot) {
+COLD static void add(sf_encoder *e, float ***slots, const char *name, int layer, int rows, int cols, int ndim, int role, int group, float init_std,
+                     float **slot) {
     int i = e->n_params++;
     if (!e->params) return;
     sf_param *p = &e->params[i];
@@ -206,7 +217,7 @@ static void add(sf_encoder *e, float ***slots, const char *name, int layer, int 
     slots[i] = slot;
 }
 
-static void add_rows(sf_encoder *e, float ***slots, const param_row *rows, int n, int layer, void *base) {
+COLD static void add_rows(sf_encoder *e, float ***slots, const param_row *rows, int n, int layer, void *base) {
     const sf_config *c = &e->cfg;
     for (int k = 0; k < n; k++) {
         const param_row *r = &rows[k];
@@ -218,13 +229,13 @@ static void add_rows(sf_encoder *e, float ***slots, const param_row *rows, int n
 }
 
 /* The canonical list of parameters for a config, in file order. */
-static void list_params(sf_encoder *e, float ***slots) {
+COLD static void list_params(sf_encoder *e, float ***slots) {
     const sf_config *c = &e->cfg;
     void *enc = e->params ? e : NULL;
     e->n_params = 0;
     add_rows(e, slots, embed_rows, COUNT(embed_rows), -1, enc);
     sf_param_spec ps[SF_MAX_PLUGIN_PARAMS];
-    int np = c->position->params ? c->position->params(c, ps) : 0;
+    int np = c->position->params ? c->position->params(&e->pos_view, ps) : 0; /* sized by the embeddings' width */
     for (int k = 0; k < np; k++) {
         add(e, slots, ps[k].name, -1, ps[k].rows, ps[k].cols, 2, R_EMBED, SF_GROUP_NONE, ps[k].init_std, enc ? (float **)&e->plugin_params[k] : NULL);
         if (e->params) e->params[e->n_params - 1].plugin = 1;
@@ -235,11 +246,11 @@ static void list_params(sf_encoder *e, float ***slots) {
         if (e->params) e->params[e->n_params - 1].plugin = 1;
     }
     add_rows(e, slots, embed_norm_rows, COUNT(embed_norm_rows), -1, enc);
-    for (int l = 0; l < c->layers; l++) {
-        if (e->layer_start) e->layer_start[l] = e->n_params;
-        add_rows(e, slots, layer_rows, COUNT(layer_rows), l, e->params ? &e->layers[l] : NULL);
+    for (int g = 0; g < c->layer_groups; g++) { /* one set of tensors per group: layers[g] until create shares them out */
+        if (e->layer_start) e->layer_start[g] = e->n_params;
+        add_rows(e, slots, layer_rows, COUNT(layer_rows), g, e->params ? &e->layers[g] : NULL);
     }
-    if (e->layer_start) e->layer_start[c->layers] = e->n_params;
+    if (e->layer_start) e->layer_start[c->layer_groups] = e->n_params;
     add_rows(e, slots, output_rows, COUNT(output_rows), -1, enc);
 }
 
@@ -257,20 +268,23 @@ static size_t param_floats(const sf_param *p) {
 
 int sf_encoder_create(sf_encoder **out, const sf_config *cfg, sf_error *err) { return sf_encoder_create_dtype(out, cfg, SF_DTYPE_F32, err); }
 
-int sf_encoder_create_dtype(sf_encoder **out, const sf_config *cfg, int dtype, sf_error *err) {
+COLD int sf_encoder_create_dtype(sf_encoder **out, const sf_config *cfg, int dtype, sf_error *err) {
     *out = NULL;
     sf_encoder *e = calloc(1, sizeof *e);
     if (!e) return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory creating the encoder");
     e->cfg = *cfg;
     e->dtype = dtype;
     if (cfg->bias) sf_config_bias_view(&e->cfg, &e->bias_view);
+    sf_config_position_view(&e->cfg, &e->pos_view);
+    e->kv_view = e->pos_view;
+    e->kv_view.heads = cfg->kv_heads;
     if (dtype == SF_DTYPE_Q8) (void)q8_kernel_name(); /* its probe runs once, before threads share the kernels */
     list_params(e, NULL);                             /* count */
     int n = e->n_params;
     e->params = calloc((size_t)n, sizeof *e->params);
     float ***slots = calloc((size_t)n, sizeof *slots);
     e->layers = calloc(cfg->layers ? (size_t)cfg->layers : 1, sizeof *e->layers);
-    e->layer_start = calloc((size_t)cfg->layers + 1, sizeof *e->layer_start);
+    e->layer_start = calloc((size_t)cfg->layer_groups + 1, sizeof *e->layer_start);
     e->skip = calloc(cfg->layers ? (size_t)cfg->layers : 1, 1);
     if (!e->params || !slots || !e->layers || !e->layer_start || !e->skip) {
         free(slots);
@@ -314,6 +328,8 @@ int sf_encoder_create_dtype(sf_encoder **out, const sf_config *cfg, int dtype, s
             return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory for the disentangled tables: %z floats a layer", (long long)e->rel_layer);
         }
     }
+    /* every layer points at its group's tensors, held once (layers[g] holds set g so far; group(l) <= l) */
+    for (int l = cfg->layers - 1; l >= 0; l--) e->layers[l] = e->layers[sf_layer_group(cfg, l)];
     *out = e;
     return SF_OK;
 }
@@ -332,11 +348,12 @@ void sf_encoder_free(sf_encoder *e) {
     free(e);
 }
 
-/* Parameters are in canonical order, layer i's in params[layer_start[i] ..
+/* Parameters are in canonical order, layer set i's in params[layer_start[i] ..
  * layer_start[i+1]): a name "layers.<i>.*" is looked up in its block alone,
- * so loading a file of n tensors costs O(n), whatever the number of layers. */
+ * so loading a file of n tensors costs O(n), whatever the number of layers.
+ * With layerGroups, "layers.<g>.*" names set g (a shared layer once). */
 int sf_encoder_find_param(const sf_encoder *e, const char *name) {
-    int from = 0, to = e->n_params, L = e->cfg.layers;
+    int from = 0, to = e->n_params, L = e->cfg.layer_groups;
     if (!strncmp(name, "layers.", 7) && L > 0) {
         long layer = 0;
         const char *c = name + 7;
@@ -371,7 +388,7 @@ static void q8_write_row(float *dst, const void *src, sf_load_fn load, size_t ba
  * storage: plain floats, f32 panels (a chunk aligned on panels is packed by the
  * kernels; any other is scattered, the arena's zeroes padding the last panel),
  * q8 panels (chunks aligned on panels: qgemm.h), q8 rows. */
-static void write_rows(sf_encoder *e, const sf_param *p, size_t r0, size_t n, const void *src, sf_load_fn load) {
+COLD static void write_rows(sf_encoder *e, const sf_param *p, size_t r0, size_t n, const void *src, sf_load_fn load) {
     float *base = e->param_arena + p->offset;
     e->rel_ready = 0; /* the disentangled tables follow the weights */
     size_t K = (size_t)p->cols, count = n * K;
@@ -422,7 +439,7 @@ static size_t first_non_finite(const void *src, sf_load_fn load, size_t count) {
     return count;
 }
 
-int sf_encoder_set_param(sf_encoder *e, int i, const void *src, sf_load_fn load, size_t count, sf_error *err) {
+COLD int sf_encoder_set_param(sf_encoder *e, int i, const void *src, sf_load_fn load, size_t count, sf_error *err) {
     sf_param *p = &e->params[i];
     size_t want = (size_t)p->rows * (size_t)p->cols;
     if (count != want) return sf_fail(err, SF_BAD_WEIGHTS, "weight '%s' has %z values, config needs %z", p->name, (long long)count, (long long)want);
@@ -433,7 +450,7 @@ int sf_encoder_set_param(sf_encoder *e, int i, const void *src, sf_load_fn load,
     return SF_OK;
 }
 
-int sf_encoder_set_rows(sf_encoder *e, int i, size_t r0, size_t n, const void *src, sf_load_fn load, sf_error *err) {
+COLD int sf_encoder_set_rows(sf_encoder *e, int i, size_t r0, size_t n, const void *src, sf_load_fn load, sf_error *err) {
     sf_param *p = &e->params[i];
     size_t count = n * (size_t)p->cols;
     if (r0 > (size_t)p->rows || n > (size_t)p->rows - r0)
@@ -452,7 +469,7 @@ int sf_encoder_set_rows(sf_encoder *e, int i, size_t r0, size_t n, const void *s
  * values in [-127, 127] and n little-endian float scales (>= 0, 127 x scale
  * finite; may be unaligned), row r = q[r] * scales[r]. The q8 storages take them as they are
  * (a q8 file loads bit for bit); float storages get the dequantized values. */
-int sf_encoder_set_rows_i8(sf_encoder *e, int i, size_t r0, size_t n, const int8_t *q, const void *scales, sf_error *err) {
+COLD int sf_encoder_set_rows_i8(sf_encoder *e, int i, size_t r0, size_t n, const int8_t *q, const void *scales, sf_error *err) {
     sf_param *p = &e->params[i];
     size_t K = (size_t)p->cols;
     if (r0 > (size_t)p->rows || n > (size_t)p->rows - r0)
@@ -497,7 +514,7 @@ int sf_encoder_set_rows_i8(sf_encoder *e, int i, size_t r0, size_t n, const int8
 }
 
 /* Parameter i as int8 rows and their scales (a q8 parameter: SF_Q8_PANELS or SF_Q8_ROWS). */
-void sf_encoder_get_param_i8(const sf_encoder *e, int i, int8_t *q, float *scales) {
+COLD void sf_encoder_get_param_i8(const sf_encoder *e, int i, int8_t *q, float *scales) {
     const sf_param *p = &e->params[i];
     const float *src = e->param_arena + p->offset;
     if (p->q8 == SF_Q8_PANELS)
@@ -510,7 +527,7 @@ void sf_encoder_get_param_i8(const sf_encoder *e, int i, int8_t *q, float *scale
         }
 }
 
-void sf_encoder_get_param(const sf_encoder *e, int i, float *dst) {
+COLD void sf_encoder_get_param(const sf_encoder *e, int i, float *dst) {
     const sf_param *p = &e->params[i];
     const float *src = e->param_arena + p->offset;
     if (p->q8 == SF_Q8_PANELS)
@@ -560,7 +577,7 @@ static float init_load(const void *ctx, size_t i) {
     }
 }
 
-void sf_encoder_init_missing(sf_encoder *e, uint64_t seed, double output_scale) {
+COLD void sf_encoder_init_missing(sf_encoder *e, uint64_t seed, double output_scale) {
     const sf_config *c = &e->cfg;
     double beta = c->deepnorm ? 1 / sqrt(sqrt(8.0 * (c->layers ? c->layers : 1))) : 1; /* DeepNet: (8N)^(-1/4) */
     for (int i = 0; i < e->n_params; i++) {
@@ -575,7 +592,7 @@ void sf_encoder_init_missing(sf_encoder *e, uint64_t seed, double output_scale) 
     }
 }
 
-int sf_encoder_require_all(sf_encoder *e, const char *what, sf_error *err) {
+COLD int sf_encoder_require_all(sf_encoder *e, const char *what, sf_error *err) {
     for (int i = 0; i < e->n_params; i++) {
         sf_param *p = &e->params[i];
         if (p->set) continue;
@@ -599,15 +616,19 @@ static int carve(float *base, size_t *at, size_t n, float **out) {
     return sf_add_size(*at, rounded, at);
 }
 
-static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, int rows, size_t *total) {
+COLD static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, int rows, size_t *total) {
     const sf_config *c = &e->cfg;
     size_t C = (size_t)c->d_model, A = (size_t)sf_attn_width(c), F = (size_t)c->ff_dim, R = N < SF_CHUNK ? (size_t)N : SF_CHUNK;
-    size_t D = (size_t)sf_head_dim(c), L = (size_t)c->layers;
+    size_t D = (size_t)sf_head_dim(c), L = (size_t)c->layers, E = (size_t)c->embed_dim, W = (size_t)c->head.width;
+    /* kv rows [k | v] of the kv heads; the position probes put [k | q] of every head there */
+    size_t KV = flags & SF_OUT_ATTENTIONS ? A : (size_t)sf_kv_width(c);
     int threads = e->threads > 1 ? e->threads : 1;
-    size_t at = 0, nC, n2A, n2, btc, btv = 0, att = 0, hid = 0, x0 = 0, scratch;
-    float *ids, *types, *lens, *perm, *keys, *xq;
+    size_t at = 0, nC, n2A, nE = 0, n2, btc, btv = 0, att = 0, hid = 0, x0 = 0, scratch;
+    float *ids, *types, *lens, *att_lens, *perm, *keys, *xq;
     size_t widest = C > A ? C : A, xq_floats = 0;
     if (F > widest) widest = F;
+    if (E > widest) widest = E;                                                                    /* embed.proj's input */
+    if (c->head.task && W > widest) widest = W;                                                    /* head.out's input */
     if (e->dtype == SF_DTYPE_Q8) xq_floats = sf_q8_act_bytes((int)R, (int)widest) / sizeof(float); /* rows of 16-byte multiples */
     /* one thread's attention scratch: the kernel's, then the disentangled tiles' (queries and keys x the rows they reach) */
     const sf_disentangled_opts *dis = sf_disentangled(c);
@@ -615,43 +636,53 @@ static int layout(sf_encoder *e, float *base, int B, int T, int N, int flags, in
     if (dis && (size_t)dis->rows < reach) reach = (size_t)dis->rows;
     e->att_stride = sf_attention_scratch(SF_CHUNK, (int)D) + (dis ? (SF_CHUNK + SF_ATT_BK) * reach : 0);
     /* every product of user sizes through SF_SIZE: size_t is 32 bits in wasm32 */
-    int ok = SF_SIZE(&nC, N, C) && SF_SIZE(&n2A, N, 2, A) && sf_add_size(n2A, SF_NR, &n2A) && SF_SIZE(&n2, N, 2) && SF_SIZE(&btc, B, T, C) &&
-             SF_SIZE(&scratch, e->att_stride, threads);
+    int ok = SF_SIZE(&nC, N, C) && SF_SIZE(&n2A, N, 2, KV) && sf_add_size(n2A, SF_NR, &n2A) && SF_SIZE(&n2, N, 2) &&
+             SF_SIZE(&btc, B, T, C > E ? C : E) && SF_SIZE(&scratch, e->att_stride, threads);
+    if (ok && c->embed_proj) ok = SF_SIZE(&nE, N, E); /* (N, E) before embed.proj */
     if (ok && c->conv_kernel) ok = SF_SIZE(&x0, N, C);
     if (ok && (flags & SF_OUT_ATTENTIONS)) ok = SF_SIZE(&att, L ? L : 1, B, c->heads, T, T); /* (L, B, H, T, T); >= 1 layer for the probes */
     if (ok && (flags & SF_OUT_HIDDEN)) ok = SF_SIZE(&hid, L + 1, B, T, C);                   /* (L+1, B, T, C) */
     if (ok && c->output_head) ok = SF_SIZE(&btv, B, T, c->vocab_size);                       /* (B, T, V) */
-    size_t hrows = 0, hin = 0, hout = 0;                                                     /* config.head's buffers */
+    size_t hrows = 0, hin = 0, hmid = 0, hout = 0, htmp = 0;                                 /* config.head's buffers */
     if (ok && (flags & SF_OUT_HEAD)) {
         const sf_head_config *h = &c->head;
-        hin = R * C;
+        /* head_in: the rows gathered, or with 'late' pooling a chunk's logits (labels < 2^24) */
+        hin = R * (h->pooling == SF_HEAD_POOL_LATE && (size_t)h->labels > C ? (size_t)h->labels : C);
+        hmid = R * W;
         if (h->task == SF_HEAD_SEQUENCE)
             ok = SF_SIZE(&hout, B, h->labels); /* (B, labels) */
-        else if (h->task == SF_HEAD_TOKEN)
+        else if (sf_head_per_token(h->task))
             ok = SF_SIZE(&hout, B, T, h->labels); /* (B, T, labels) */
+        else if (flags & SF_OUT_SPARSE)           /* (B, V), a chunk's logits (CHUNK, V), x^T (W, CHUNK) in head_in */
+            ok = SF_SIZE(&hout, B, h->labels) && SF_SIZE(&htmp, SF_CHUNK, h->labels) && (hin = (size_t)SF_CHUNK * (C > W ? C : W));
         else
             ok = SF_SIZE(&hout, rows ? rows : 1, h->labels), hrows = (size_t)rows; /* (R, V) */
     }
     /* R <= 64 rows of at most 2^20 columns: these products fit */
-    ok = ok && carve(base, &at, nC, &e->x) && carve(base, &at, n2A, &e->kv) && carve(base, &at, R * C, &e->xn) && carve(base, &at, R * A, &e->q) &&
-         carve(base, &at, R * A, &e->ao) && carve(base, &at, R * F, &e->h) && carve(base, &at, sf_gated(c) ? R * F : 0, &e->g) &&
-         carve(base, &at, R * C, &e->o) && carve(base, &at, scratch, &e->att_scratch) && /* one per thread */ carve(base, &at, x0, &e->x0) &&
-         carve(base, &at, xq_floats, &xq) && carve(base, &at, (size_t)N, &ids) && carve(base, &at, (size_t)N, &types) &&
-         carve(base, &at, (size_t)B, &lens) && carve(base, &at, (size_t)N, &perm) && carve(base, &at, n2, &keys) && carve(base, &at, btc, &e->out) &&
-         carve(base, &at, att, &e->att) && carve(base, &at, hid, &e->hidden) && carve(base, &at, btv, &e->logits) &&
-         carve(base, &at, hrows, (float **)(void *)&e->head_rows) && carve(base, &at, hin, &e->head_in) && carve(base, &at, hin, &e->head_mid) &&
-         carve(base, &at, hout, &e->head_out);
+    ok = ok && carve(base, &at, nC, &e->x) && carve(base, &at, n2A, &e->kv) && carve(base, &at, nE, &e->emb) && carve(base, &at, R * C, &e->xn) &&
+         carve(base, &at, R * A, &e->q) && carve(base, &at, R * A, &e->ao) && carve(base, &at, R * F, &e->h) &&
+         carve(base, &at, sf_gated(c) ? R * F : 0, &e->g) && carve(base, &at, R * C, &e->o) &&
+         carve(base, &at, scratch, &e->att_scratch) && /* one per thread */
+         carve(base, &at, x0, &e->x0) && carve(base, &at, xq_floats, &xq) && carve(base, &at, (size_t)N, &ids) &&
+         carve(base, &at, (size_t)N, &types) && carve(base, &at, (size_t)B, &lens) && carve(base, &at, (size_t)B, &att_lens) &&
+         carve(base, &at, (size_t)N, &perm) && carve(base, &at, n2, &keys) && carve(base, &at, btc, &e->out) && carve(base, &at, att, &e->att) &&
+         carve(base, &at, hid, &e->hidden) && carve(base, &at, btv, &e->logits) && carve(base, &at, hrows, (float **)(void *)&e->head_rows) &&
+         carve(base, &at, hin, &e->head_in) && carve(base, &at, hmid, &e->head_mid) && carve(base, &at, hout, &e->head_out) &&
+         carve(base, &at, htmp, &e->head_tmp);
     if (base) {
         e->xq = xq_floats ? (void *)xq : NULL;
         e->ids = (int32_t *)ids;
         e->type_ids = (int32_t *)types;
         e->lens = (int32_t *)lens;
+        e->att_lens = (int32_t *)att_lens;
         e->perm = (int32_t *)perm;
         e->sortkeys = (uint64_t *)(void *)keys;
         if (!att) e->att = NULL;
         if (!hid) e->hidden = NULL;
         if (!btv) e->logits = NULL;
+        if (!nE) e->emb = NULL;
         if (!hout) e->head_in = e->head_mid = e->head_out = NULL;
+        if (!htmp) e->head_tmp = NULL;
         if (!hrows) e->head_rows = NULL;
     }
     *total = at;
@@ -674,13 +705,15 @@ static int grow_table(const sf_config *cfg, float **table, int *table_T, int T, 
     return SF_OK;
 }
 
-int sf_encoder_reserve_rows(sf_encoder *e, int B, int T, int N, int flags, int rows, sf_error *err) {
+COLD int sf_encoder_reserve_rows(sf_encoder *e, int B, int T, int N, int flags, int rows, sf_error *err) {
     const sf_config *c = &e->cfg;
     if (B < 1 || T < 1 || N < 1 || N > (long long)B * T) return sf_fail(err, SF_BAD_ARGUMENT, "reserve: bad sizes B=%d T=%d N=%d", B, T, N);
     if ((flags & SF_OUT_HEAD) && !c->head.task) return sf_fail(err, SF_BAD_ARGUMENT, "forward: this model has no head (config.head)");
-    if (rows < 0 || (rows && !(flags & SF_OUT_HEAD && c->head.task == SF_HEAD_MLM)) ||
-        ((flags & SF_OUT_HEAD) && c->head.task == SF_HEAD_MLM && !rows))
-        return sf_fail(err, SF_BAD_ARGUMENT, "reserve: %d head rows for a %s head", rows, c->head.task == SF_HEAD_MLM ? "mlm" : "sequence or token");
+    int sparse = (flags & (SF_OUT_SPARSE | SF_SPARSE_SUM | SF_SPARSE_LOG2)) != 0;
+    if (sparse && !((flags & SF_OUT_HEAD) && (flags & SF_OUT_SPARSE) && c->head.task == SF_HEAD_MLM))
+        return sf_fail(err, SF_UNSUPPORTED_MODEL, "forward: sparse vectors need a masked-LM head");
+    int mlm_rows = (flags & SF_OUT_HEAD) && c->head.task == SF_HEAD_MLM && !sparse;
+    if (rows < 0 || !rows != !mlm_rows) return sf_fail(err, SF_BAD_ARGUMENT, "reserve: %d head rows for this head", rows);
     size_t need, bytes;
     if (!layout(e, NULL, B, T, N, flags, rows, &need) || !sf_mul_size(need, sizeof(float), &bytes) || bytes > SF_MAX_ALLOC)
         return sf_fail(err, SF_OUT_OF_MEMORY, "a batch of %d sequences of up to %d tokens needs more memory than wasm32 can address", B, T);
@@ -694,11 +727,12 @@ int sf_encoder_reserve_rows(sf_encoder *e, int B, int T, int N, int flags, int r
         e->act_floats = need;
     }
     int rc;
-    if ((rc = grow_table(c, &e->table, &e->table_T, T, err)) ||
+    if ((rc = grow_table(&e->pos_view, &e->table, &e->table_T, T, err)) ||
         (c->bias && (rc = grow_table(&e->bias_view, &e->bias_table, &e->bias_table_T, T, err))))
         return rc;
     layout(e, e->act_arena, B, T, N, flags, rows, &need);
     memset(e->type_ids, 0, sizeof(int32_t) * (size_t)N); /* token types default to 0 */
+    memset(e->att_lens, 0, sizeof(int32_t) * (size_t)B); /* every token attends to every key */
     e->res_B = B;
     e->res_T = T;
     e->res_N = N;
@@ -726,7 +760,7 @@ static int order_blind(const sf_config *c) {
 /* What the position plugin's hooks see in layer l (-1: embed) of a sequence of len tokens. */
 static sf_pos_ctx pos_ctx(const sf_encoder *e, int layer, int len) {
     const sf_config *c = &e->cfg;
-    return (sf_pos_ctx){.cfg = c, e->table, e->table_T, e->plugin_params, layer, layer >= 0 && c->local[layer], len};
+    return (sf_pos_ctx){.cfg = &e->pos_view, e->table, e->table_T, e->plugin_params, layer, layer >= 0 && c->local[layer], len};
 }
 
 /* The same for the relativeBias plugin: its view of the config, its tensors and table. */
@@ -972,27 +1006,34 @@ static void conv_block(sf_encoder *e, int B) {
 }
 
 /* x (N, C) = tokens[ids] (x sqrt(C)) + types[type_ids] + the position plugin's
- * vectors, then the embedding norm. */
+ * vectors, then the embedding norm; with embedDim E != C these are E wide (in
+ * e->emb) and embed.proj maps them to C (ALBERT's embedding_hidden_mapping_in,
+ * ELECTRA's and RoFormer's embeddings_project). */
 static void embed_block(sf_encoder *e, int B, int N) {
     const sf_config *c = &e->cfg;
-    int C = c->d_model;
+    int C = c->d_model, E = c->embed_dim;
+    float *x = e->emb ? e->emb : e->x; /* (N, E) */
     float scale = c->scale_embedding ? sqrtf((float)C) : 1.0f;
     if (e->dtype == SF_DTYPE_Q8) /* rows: a float scale, then the int8 values */
         for (int n = 0; n < N; n++) {
-            const float *row = e->tokens + (size_t)e->ids[n] * sf_q8_row_floats(C);
+            const float *row = e->tokens + (size_t)e->ids[n] * sf_q8_row_floats(E);
             const signed char *q = (const signed char *)(row + 1);
-            float *xr = e->x + (size_t)n * C;
-            for (int k = 0; k < C; k++) xr[k] = row[0] * (float)q[k] * scale;
+            float *xr = x + (size_t)n * E;
+            for (int k = 0; k < E; k++) xr[k] = row[0] * (float)q[k] * scale;
         }
     else
-        embed_forward(e->x, e->ids, e->tokens, scale, N, C);
-    if (e->types) embed_add_forward(e->x, e->type_ids, e->types, N, C);
+        embed_forward(x, e->ids, e->tokens, scale, N, E);
+    if (e->types) embed_add_forward(x, e->type_ids, e->types, N, E);
     if (c->position->embed)
         for (int b = 0, off = 0; b < B; off += e->lens[b++]) {
             sf_pos_ctx ctx = pos_ctx(e, -1, e->lens[b]);
-            c->position->embed(e->x + (size_t)off * C, &ctx, e->lens[b]);
+            c->position->embed(x + (size_t)off * E, &ctx, e->lens[b]);
         }
-    if (c->embed_norm) c->norm->forward(e->x, e->x, e->embed_norm_w, e->embed_norm_b, (float)c->eps, N, C);
+    if (c->embed_norm) c->norm->forward(x, x, e->embed_norm_w, e->embed_norm_b, (float)c->eps, N, E);
+    if (e->emb)
+        for (int r = 0; r < N; r += SF_CHUNK)
+            sf_encoder_linear(e, e->x + (size_t)r * C, (size_t)C, x + (size_t)r * E, (size_t)E, e->embed_proj_w, e->embed_proj_b,
+                              min_int(SF_CHUNK, N - r), E, C);
 }
 
 /* The attention sub-layer's input: N1(x) in xn, or x itself (post-norm, or
@@ -1012,29 +1053,37 @@ static void attention_block(sf_encoder *e, int l, int B, int N, int T, float *at
     const sf_config *c = &e->cfg;
     const sf_layer *p = &e->layers[l];
     const sf_position_plugin *pos = c->position;
-    int C = c->d_model, A = sf_attn_width(c);
-    size_t A2 = 2 * (size_t)A;
-    /* k, v of every token: kv (N, 2A) */
+    int C = c->d_model, A = sf_attn_width(c), K = sf_kv_width(c);
+    size_t K2 = 2 * (size_t)K;
+    /* k, v of every token: kv (N, 2K), K = kvHeads x headDim (grouped-query attention: fewer, shared heads) */
     for (int r = 0; r < N; r += SF_CHUNK) {
         int M = min_int(SF_CHUNK, N - r);
         const float *a = attn_input(e, p, e->x + (size_t)r * C, M); /* (M, C) */
         const void *aq = quantize_input(e, a, C, M, C);
-        linear2_forward(e->kv + (size_t)r * A2, e->kv + (size_t)r * A2 + A, A2, a, C, aq, p->wk, p->bk, p->wv, p->bv, M, C, A); /* k | v */
-        if (c->qk_norm) /* each head's key, (H, D) per row */
+        linear2_forward(e->kv + (size_t)r * K2, e->kv + (size_t)r * K2 + K, K2, a, C, aq, p->wk, p->bk, p->wv, p->bv, M, C, K); /* k | v */
+        if (c->qk_norm) /* each kv head's key, (kvHeads, D) per row */
             for (int t = 0; t < M; t++) {
-                float *k = e->kv + (size_t)(r + t) * A2;
-                c->qk_norm->forward(k, k, p->k_norm_w, p->k_norm_b, (float)c->eps, c->heads, sf_head_dim(c));
+                float *k = e->kv + (size_t)(r + t) * K2;
+                c->qk_norm->forward(k, k, p->k_norm_w, p->k_norm_b, (float)c->eps, c->kv_heads, sf_head_dim(c));
             }
     }
     for (int b = 0, off = 0; b < B; off += e->lens[b++]) {
-        int L = e->lens[b];
-        sf_pos_ctx ctx = pos_ctx(e, l, L);
+        int L = e->lens[b], nk = e->att_lens[b] ? e->att_lens[b] : L; /* queries: every token; keys: the first nk */
+        sf_pos_ctx ctx = pos_ctx(e, l, L), kctx = ctx;
+        kctx.cfg = &e->kv_view; /* the keys' rows hold kvHeads heads */
         score_biases sb = {ctx, c->bias ? bias_ctx(e, l, L) : (sf_pos_ctx){0}};
-        sf_attn spec = {c->heads, sf_head_dim(c), (size_t)A, c->local[l] ? c->local_window : 0, pos->score_bias || c->bias ? plugin_bias : NULL, &sb};
-        float *kv = e->kv + (size_t)off * A2; /* (L, 2A) */
+        sf_attn spec = {.heads = c->heads,
+                        .head_dim = sf_head_dim(c),
+                        .ld = (size_t)A,
+                        .window = c->local[l] ? c->local_window : 0,
+                        .bias = pos->score_bias || c->bias ? plugin_bias : NULL,
+                        .bias_ctx = &sb,
+                        .kv_ld = K2,
+                        .group = c->heads / c->kv_heads};
+        float *kv = e->kv + (size_t)off * K2; /* (L, 2K) */
         content_ctx(e, &sb.pos, kv, l);
         if (c->bias) content_ctx(e, &sb.bias, kv, l);
-        if (pos->rotate) pos->rotate(kv, A2, &ctx, 0, L);
+        if (pos->rotate) pos->rotate(kv, K2, &kctx, 0, L);
         const int32_t *perm = order_blind(c) ? e->perm + off : NULL;
         float *ab = att ? att + (size_t)b * c->heads * T * T : NULL;
         for (int i0 = 0; i0 < L; i0 += SF_CHUNK) {
@@ -1045,9 +1094,9 @@ static void attention_block(sf_encoder *e, int l, int B, int N, int T, float *at
             if (c->qk_norm) c->qk_norm->forward(e->q, e->q, p->q_norm_w, p->q_norm_b, (float)c->eps, M * c->heads, sf_head_dim(c)); /* (M H, D) */
             if (pos->rotate) pos->rotate(e->q, A, &ctx, i0, M);
             scale_forward(e->q, (float)c->attn_scale, (size_t)M * A);
-            attention_job aj = {e->ao, e->q, kv, e->att_scratch, e->att_stride, ab, (size_t)T, perm, &spec, i0, M, L};
+            attention_job aj = {e->ao, e->q, kv, e->att_scratch, e->att_stride, ab, (size_t)T, perm, &spec, i0, M, nk};
             int nt = sf_pool_threads() < c->heads ? sf_pool_threads() : c->heads;
-            if ((long long)M * L * A < SF_PARALLEL_MIN_WORK) nt = 1;
+            if ((long long)M * nk * A < SF_PARALLEL_MIN_WORK) nt = 1;
             sf_parallel(attention_task, &aj, nt);                                                        /* heads split between threads */
             linear_forward(e->o, C, e->ao, A, quantize_input(e, e->ao, A, M, A), p->wo, p->bo, M, A, C); /* (M, C) */
             residual_scaled_forward(x, e->o, (float)c->residual_scale, (size_t)M * C);
@@ -1094,6 +1143,11 @@ static int check_inputs(const sf_encoder *e, int B, int flags, int *N_out, int *
             return sf_fail(err, SF_SEQUENCE_TOO_LONG, "ids[%d] has %d tokens; position '%s' encodes at most %d (maxLen)", b, L, who, limit);
         if (L > e->res_T || (N += L) > e->res_N) return sf_fail(err, SF_BAD_ARGUMENT, "forward: sequence lengths exceed the reservation");
         T = L > T ? L : T;
+    }
+    for (int b = 0; b < B; b++) { /* keys left out: not where a query may see none (windows) or rows are reordered */
+        int K = e->att_lens[b];
+        if (K < 0 || K > e->lens[b] || (K && K < e->lens[b] && (order_blind(c) || sf_has_local(c))))
+            return sf_fail(err, SF_BAD_ARGUMENT, "attentionLengths[%d] = %d: not in [1, %d], or this model attends to all", b, K, e->lens[b]);
     }
     int TV = c->type_vocab_size ? c->type_vocab_size : 1; /* without token types, every type id must be 0 */
     for (int b = 0, off = 0; b < B; off += e->lens[b++])
@@ -1245,11 +1299,12 @@ int sf_encoder_forward(sf_encoder *e, int B, int flags, sf_error *err) {
             return sf_fail(err, SF_NON_FINITE, "forward: the output head produced a non-finite logit at ids[%d][%d] (the weights overflow float32)",
                            (int)(k / V / (size_t)T), (int)(k / V % (size_t)T));
     }
-    if (flags & SF_OUT_HEAD) return sf_head_forward(e, B, T, err); /* config.head's logits (core/heads.c) */
+    if (flags & SF_OUT_HEAD) return sf_head_forward(e, B, T, flags, err); /* config.head's logits (core/heads.c) */
     return SF_OK;
 }
 
-void sf_encoder_linear(sf_encoder *e, float *out, size_t ldo, const float *a, size_t lda, const float *w, const float *bias, int M, int K, int N) {
+__attribute__((noinline)) void sf_encoder_linear(sf_encoder *e, float *out, size_t ldo, const float *a, size_t lda, const float *w, const float *bias,
+                                                 int M, int K, int N) {
     linear_forward(out, ldo, a, lda, quantize_input(e, a, lda, M, K), w, bias, M, K, N);
 }
 
@@ -1264,17 +1319,17 @@ static int check_probe_length(const sf_config *c, int T, sf_error *err) {
     return SF_OK;
 }
 
-int sf_encoder_position_vectors(sf_encoder *e, int T, sf_error *err) {
+COLD int sf_encoder_position_vectors(sf_encoder *e, int T, sf_error *err) {
     const sf_config *c = &e->cfg;
     int rc;
     if ((rc = check_probe_length(c, T, err)) || (rc = sf_encoder_reserve(e, 1, T, T, 0, err))) return rc;
-    memset(e->out, 0, sizeof(float) * (size_t)T * c->d_model);
+    memset(e->out, 0, sizeof(float) * (size_t)T * c->embed_dim); /* (T, E): out holds max(C, E) a row */
     sf_pos_ctx ctx = pos_ctx(e, -1, T);
     if (c->position->embed) c->position->embed(e->out, &ctx, T);
     return SF_OK;
 }
 
-int sf_encoder_position_scores(sf_encoder *e, const float *q, const float *k, int T, sf_error *err) {
+COLD int sf_encoder_position_scores(sf_encoder *e, const float *q, const float *k, int T, sf_error *err) {
     const sf_config *c = &e->cfg;
     int rc;
     if ((rc = check_probe_length(c, T, err)) || (rc = sf_encoder_reserve(e, 1, T, T, SF_OUT_ATTENTIONS, err))) return rc;

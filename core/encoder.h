@@ -42,7 +42,8 @@ typedef struct sf_param {
 } sf_param;
 
 typedef struct sf_layer {
-    float *wq, *bq, *wk, *bk, *wv, *bv;               /* packed (A, C); (A). A = heads x headDim */
+    float *wq, *bq;                                   /* packed (A, C); (A). A = heads x headDim */
+    float *wk, *bk, *wv, *bv;                         /* packed (K, C); (K). K = kvHeads x headDim */
     float *wo, *bo;                                   /* packed (C, A); (C) */
     float *norm1_w, *norm1_b, *norm2_w, *norm2_b;     /* (C); biases NULL for rmsnorm; norm1 NULL without an attention norm */
     float *up_w, *up_b, *gate_w, *gate_b;             /* packed (F, C); (F); gate only when gated */
@@ -59,14 +60,15 @@ typedef struct sf_encoder {
     /* parameters */
     sf_param *params;
     int n_params;
-    int *layer_start; /* (L + 1): layer l's tensors are params[layer_start[l] .. layer_start[l+1]) */
+    int *layer_start; /* (G + 1): layer set g's tensors are params[layer_start[g] .. layer_start[g+1]), G = layerGroups */
     float *param_arena;
     size_t param_floats;
-    float *tokens;                                    /* (V, C) */
-    float *types;                                     /* (TV, C) token-type (segment) embeddings, or NULL */
-    const float *plugin_params[SF_MAX_PLUGIN_PARAMS]; /* e.g. embed.positions (maxLen, C) */
-    float *embed_norm_w, *embed_norm_b;               /* (C) or NULL */
-    sf_layer *layers;                                 /* (L) */
+    float *tokens;                                    /* (V, E), E = embedDim */
+    float *types;                                     /* (TV, E) token-type (segment) embeddings, or NULL */
+    const float *plugin_params[SF_MAX_PLUGIN_PARAMS]; /* e.g. embed.positions (maxLen, E) */
+    float *embed_norm_w, *embed_norm_b;               /* (E) or NULL */
+    float *embed_proj_w, *embed_proj_b;               /* packed (C, E), (C): with embedDim only */
+    sf_layer *layers;                                 /* (L): layer l's tensors, those of its set (layerGroups: shared) */
     unsigned char *skip;                              /* (L) 1: forward passes the stream through layer l (ablation) */
     float *final_w, *final_b;                         /* (C) or NULL */
     float *head_w, *head_b;                           /* packed (V, C), (V); or NULL (outputHead) */
@@ -85,6 +87,9 @@ typedef struct sf_encoder {
     float *conv_w, *conv_b;           /* config.conv: packed (C, C kernel), f32 in q8 encoders too; (C) */
     float *conv_norm_w, *conv_norm_b; /* (C) */
 
+    /* the config as the position plugin sees it (dModel = embedDim), and as it
+     * rotates the keys (heads = kvHeads) */
+    sf_config pos_view, kv_view;
     /* position table (the plugin's constants) for sequences up to table_T */
     float *table;
     int table_T;
@@ -100,7 +105,8 @@ typedef struct sf_encoder {
     int res_B, res_T, res_N, res_flags, res_threads, res_rows;
     int threads;        /* threads a forward may use (sf_pool.h); the scratch holds one attention scratch each */
     float *x;           /* (N, C) residual stream, all sequences packed */
-    float *kv;          /* (N, 2A) rows [k | v] (+ NR floats of padding) */
+    float *kv;          /* (N, 2K) rows [k | v] (+ NR floats of padding), K = kvHeads x headDim */
+    float *emb;         /* (N, E) the embeddings before embed.proj, or NULL (no embedDim) */
     float *xn;          /* (CHUNK, C) normed rows */
     float *q;           /* (CHUNK, A) queries */
     float *ao;          /* (CHUNK, A) attention output, before the o projection */
@@ -114,14 +120,16 @@ typedef struct sf_encoder {
     int32_t *perm;      /* (N) canonical order -> input position, for order-blind configs */
     uint64_t *sortkeys; /* (N) scratch for that order */
     int32_t *lens;      /* (B) input */
+    int32_t *att_lens;  /* (B) input: the keys each sequence's tokens attend to, its first att_lens[b] (0: all); zeroed by reserve */
     float *out;         /* (B, T, C) output, padded rows zero */
     float *att;         /* (L, B, H, T, T) or NULL */
     float *hidden;      /* (L+1, B, T, C) or NULL: the residual stream after embeddings and each layer */
     float *logits;      /* (B, T, V) when the config has an output head, padded rows zero */
     int32_t *head_rows; /* (R) input, mlm head: the rows of out it runs at, b * T + t */
-    float *head_in;     /* (CHUNK, C) rows gathered for the head (pooled, or chosen) */
-    float *head_mid;    /* (CHUNK, C) after head.dense / head.norm */
-    float *head_out;    /* sequence (B, labels); token (B, T, labels), padded rows zero; mlm (R, V) */
+    float *head_in;     /* (CHUNK, C) rows gathered for the head (pooled, or chosen); pooling 'late': (CHUNK, labels) a chunk's logits */
+    float *head_mid;    /* (CHUNK, W) after head.dense / head.norm, W = head.width */
+    float *head_out;    /* sequence (B, labels); token, qa, colbert (B, T, labels), padded rows zero; mlm (R, V), sparse (B, V) */
+    float *head_tmp;    /* (CHUNK, V): an mlm head's logits of a chunk of rows, for the sparse pooling */
 } sf_encoder;
 
 int sf_encoder_create(sf_encoder **out, const sf_config *cfg, sf_error *err); /* dtype f32 */
@@ -155,8 +163,13 @@ void sf_encoder_init_missing(sf_encoder *e, uint64_t seed, double output_scale);
  * first required one that is missing. */
 int sf_encoder_require_all(sf_encoder *e, const char *what, sf_error *err);
 
-/* What forward writes besides e->out: attentions, hidden states, and config.head's logits. */
-enum { SF_OUT_ATTENTIONS = 1, SF_OUT_HIDDEN = 2, SF_OUT_HEAD = 4 };
+/* What forward writes besides e->out: attentions, hidden states, and config.head's logits.
+ * SF_OUT_SPARSE (with SF_OUT_HEAD, an mlm head): every token's logits pooled
+ * into one vector a sequence, head_out (B, V) = max over the tokens of
+ * log(1 + relu(logit)) (sentence-transformers' SpladePooling), or their sum
+ * (SF_SPARSE_SUM), log1p applied twice with SF_SPARSE_LOG2 (log1p_relu);
+ * computed a chunk of rows at a time, never a (T, V) buffer. */
+enum { SF_OUT_ATTENTIONS = 1, SF_OUT_HIDDEN = 2, SF_OUT_HEAD = 4, SF_OUT_SPARSE = 8, SF_SPARSE_SUM = 16, SF_SPARSE_LOG2 = 32 };
 
 /* Makes room for B sequences, the longest T tokens, N tokens in all, the
  * outputs in flags and, for an mlm head, R chosen rows. The only place
@@ -184,7 +197,8 @@ float sf_load_f32(const void *src, size_t i);
 void sf_encoder_linear(sf_encoder *e, float *out, size_t ldo, const float *a, size_t lda, const float *w, const float *bias, int M, int K, int N);
 /* heads.c: x (n) = tanh(x). */
 void sf_tanh_forward(float *x, size_t n);
-/* heads.c: config.head on e->out (B, T, C) into e->head_out; reads e->head_rows for an mlm head. */
-int sf_head_forward(sf_encoder *e, int B, int T, sf_error *err);
+/* heads.c: config.head on e->out (B, T, C) into e->head_out; reads e->head_rows for an mlm head
+ * (flags: SF_OUT_SPARSE and its modes pool an mlm head's logits of every token instead). */
+int sf_head_forward(sf_encoder *e, int B, int T, int flags, sf_error *err);
 
 #endif

@@ -52,6 +52,13 @@ static inline int sf_add_size(size_t a, size_t b, size_t *out) {
 /* The largest single allocation the core makes: wasm memory stops at 2 GB
  * (-sMAXIMUM_MEMORY), and native builds refuse the same (as the fuzzers expect;
  * the emulated 32-bit runs lower it, as qemu-user leaves ASan little room). */
+/* The largest single allocation of the core: 2 GB in wasm; natively (the addon)
+ * a limit set at load, 3/4 of the machine's memory, so that a hostile config
+ * is OUT_OF_MEMORY rather than a process the kernel's OOM killer takes. */
+#if !defined(SF_MAX_ALLOC) && defined(SF_MULTI_ISA)
+extern size_t sf_alloc_limit;
+#define SF_MAX_ALLOC sf_alloc_limit
+#endif
 #ifndef SF_MAX_ALLOC
 #define SF_MAX_ALLOC ((size_t)0x7fffffff)
 #endif

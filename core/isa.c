@@ -20,6 +20,13 @@
 #include <sys/auxv.h>
 #endif
 
+/* A variant: its table, its name (SWAPFORMER_ISA's spelling) and the CPU features it needs. */
+typedef struct {
+    const sf_kernels *k;
+    const char *name;
+    unsigned needs;
+} variant;
+
 #if defined(__x86_64__)
 extern const sf_kernels sf_kernels_sse2, sf_kernels_avx2, sf_kernels_avx2_vnni, sf_kernels_avx512, sf_kernels_avx512_vnni;
 
@@ -47,11 +54,7 @@ static unsigned cpu_features(void) {
     return f;
 }
 
-static const struct {
-    const sf_kernels *k;
-    const char *name;
-    unsigned needs;
-} variants[] = {
+static const variant variants[] = {
     {&sf_kernels_avx512_vnni, "avx512-vnni", F_AVX512 | F_AVX512_VNNI},
     {&sf_kernels_avx512, "avx512", F_AVX512},
     {&sf_kernels_avx2_vnni, "avx2-vnni", F_AVX2 | F_AVX_VNNI},
@@ -61,24 +64,21 @@ static const struct {
 #define BASELINE sf_kernels_sse2
 
 #elif defined(__aarch64__)
-extern const sf_kernels sf_kernels_neon, sf_kernels_dotprod;
+extern const sf_kernels sf_kernels_neon, sf_kernels_dotprod, sf_kernels_i8mm;
 
-enum { F_DOTPROD = 1 };
+enum { F_DOTPROD = 1, F_I8MM = 2 };
 
 static unsigned cpu_features(void) {
 #if defined(__linux__)
-    unsigned long hw = getauxval(AT_HWCAP);
-    return (hw & (1UL << 20)) ? F_DOTPROD : 0; /* HWCAP_ASIMDDP */
+    unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+    return ((hw & (1UL << 20)) ? F_DOTPROD : 0) | ((hw2 & (1UL << 13)) ? F_I8MM : 0); /* HWCAP_ASIMDDP, HWCAP2_I8MM */
 #else
     return 0;
 #endif
 }
 
-static const struct {
-    const sf_kernels *k;
-    const char *name;
-    unsigned needs;
-} variants[] = {
+static const variant variants[] = {
+    {&sf_kernels_i8mm, "i8mm", F_DOTPROD | F_I8MM},
     {&sf_kernels_dotprod, "dotprod", F_DOTPROD},
     {&sf_kernels_neon, "neon", 0},
 };
@@ -89,6 +89,8 @@ static const struct {
 #endif
 
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
+
+size_t sf_alloc_limit = (size_t)0x7fffffff; /* core/error.h's SF_MAX_ALLOC natively: 2 GB until the addon sets it */
 
 static const sf_kernels *K = &BASELINE; /* the baseline until sf_isa_select */
 int sf_nr = 2 * 4;                      /* K->nr */
@@ -108,7 +110,9 @@ int sf_isa_select(const char *name) {
     for (int i = 0; i < NVARIANTS && pick < 0; i++)
         if (name ? !strcmp(name, variants[i].name) : sf_isa_supported(i)) pick = i;
     if (pick < 0 || !sf_isa_supported(pick)) return -1;
+#ifndef SF_ISA_TESTING                            /* the sanitizer and fuzz builds switch between encoders, never under one */
     if (chosen >= 0 && chosen != pick) return -1; /* once per process: packed weights follow the variant */
+#endif
     chosen = pick;
     K = variants[pick].k;
     sf_nr = K->nr;

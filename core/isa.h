@@ -57,7 +57,9 @@ int sf_isa_supported(int i);
 /* Selects the best variant this CPU runs, or with name, that one (a lower one
  * for tests: SWAPFORMER_ISA). 0, or -1 when name is not a variant of this binary
  * or this CPU cannot run it. Call before any encoder exists: the packed weights
- * of one variant are not the layout of another. */
+ * of one variant are not the layout of another; a second call naming another
+ * variant is -1 (except in the test builds, -DSF_ISA_TESTING, which switch
+ * between encoders). */
 int sf_isa_select(const char *name);
 /* The variant in use. */
 const sf_kernels *sf_isa(void);

@@ -99,18 +99,18 @@ static inline void store_acc(float *out, vf c0, vf c1, int ncols) {
     vf c##r##0, c##r##1;                                                                                                                             \
     load_acc(&c##r##0, &c##r##1, out + (size_t)(r)*ldo, init, acc, ncols);                                                                           \
     const float *a##r = a + (size_t)(r)*lda;
-#define K_STEP(r) x = vf_splat(a##r[k]), c##r##0 = vf_madd(x, b0, c##r##0), c##r##1 = vf_madd(x, b1, c##r##1);
+#define K_STEP(r)  x = vf_splat(a##r[k]), c##r##0 = vf_madd(x, b0, c##r##0), c##r##1 = vf_madd(x, b1, c##r##1);
 #define K_STORE(r) store_acc(out + (size_t)(r)*ldo, c##r##0, c##r##1, ncols);
-#define K_ROWS1(X)  X(0)
-#define K_ROWS2(X)  K_ROWS1(X) X(1)
-#define K_ROWS3(X)  K_ROWS2(X) X(2)
-#define K_ROWS4(X)  K_ROWS3(X) X(3)
-#define K_ROWS5(X)  K_ROWS4(X) X(4)
-#define K_ROWS6(X)  K_ROWS5(X) X(5)
-#define K_ROWS7(X)  K_ROWS6(X) X(6)
-#define K_ROWS8(X)  K_ROWS7(X) X(7)
-#define K_ROWS(n)   K_ROWS_(n)
-#define K_ROWS_(n)  K_ROWS##n
+#define K_ROWS1(X) X(0)
+#define K_ROWS2(X) K_ROWS1(X) X(1)
+#define K_ROWS3(X) K_ROWS2(X) X(2)
+#define K_ROWS4(X) K_ROWS3(X) X(3)
+#define K_ROWS5(X) K_ROWS4(X) X(4)
+#define K_ROWS6(X) K_ROWS5(X) X(5)
+#define K_ROWS7(X) K_ROWS6(X) X(6)
+#define K_ROWS8(X) K_ROWS7(X) X(7)
+#define K_ROWS(n)  K_ROWS_(n)
+#define K_ROWS_(n) K_ROWS##n
 #define GEMM_KERNEL(name, ROWS)                                                                                                                      \
     static void name(float *out, size_t ldo, const float *a, size_t lda, const float *b, size_t ldb, int K, const float *init, int acc, int ncols) { \
         ROWS(K_DECL)                                                                                                                                 \
@@ -136,7 +136,7 @@ GEMM_KERNEL(kernel_6, K_ROWS6)
 GEMM_KERNEL(kernel_7, K_ROWS7)
 #endif
 static const gemm_kernel tail_kernels[SF_MR] = {
-    NULL, kernel_1, kernel_2, kernel_3,
+    NULL,     kernel_1, kernel_2, kernel_3,
 #if SF_MR > 4
     kernel_4, kernel_5,
 #endif
@@ -282,7 +282,7 @@ static void pack_queries(float *dst, const float *src, size_t ld, int R, int D) 
  * keys is a vector operation across queries. Keys outside the window: -inf. */
 static void score_tile(float *sT, const float *kv, const float *qpack, const sf_attn *a, float *bscratch, int h, int i0, int R, int j0, int n) {
     int D = a->head_dim;
-    gemm_forward(sT, (size_t)R, kv + (size_t)j0 * 2 * a->ld + (size_t)h * D, 2 * a->ld, qpack, SF_NR, (size_t)SF_NR * D, NULL, 0, n, D, R);
+    gemm_forward(sT, (size_t)R, kv + (size_t)j0 * a->kv_ld + (size_t)(h / a->group) * D, a->kv_ld, qpack, SF_NR, (size_t)SF_NR * D, NULL, 0, n, D, R);
     if (a->bias) a->bias(sT, (size_t)R, a->bias_ctx, bscratch, h, i0, R, j0, n);
     if (a->window)
         for (int j = 0; j < n; j++) {
@@ -329,21 +329,22 @@ static void key_range(const sf_attn *a, int i0, int R, int T, int *lo, int *hi) 
 __attribute__((noinline)) void attention_forward(float *o, const float *q, const float *kv, float *scratch, float *att, size_t ldatt,
                                                  const int32_t *perm, const sf_attn *a, int h0, int h1, int i0, int R, int T) {
     int D = a->head_dim, klo, khi;
-    size_t ld = a->ld, ld2 = 2 * ld, RW = ((size_t)R + SF_VW - 1) & ~(size_t)(SF_VW - 1);
-    float *qpack = scratch;                                                   /* (R rounded up to NR, D) */
+    size_t ld = a->ld, ldkv = a->kv_ld, RW = ((size_t)R + SF_VW - 1) & ~(size_t)(SF_VW - 1);
+    float *qpack = scratch;                                                    /* (R rounded up to NR, D) */
     float *sT = qpack + (((size_t)R + SF_NR - 1) / SF_NR * SF_NR) * (size_t)D; /* (BK, R) scores, then probabilities, key-major */
-    float *p = sT + (size_t)SF_ATT_BK * R;                  /* (R, BK) probabilities, query-major */
-    float *m = p + (size_t)SF_ATT_BK * R; /* (RW) running max */
-    float *l = m + RW;                    /* (RW) running sum */
-    float *alpha = l + RW;                /* (RW) rescale of what came before */
+    float *p = sT + (size_t)SF_ATT_BK * R;                                     /* (R, BK) probabilities, query-major */
+    float *m = p + (size_t)SF_ATT_BK * R;                                      /* (RW) running max */
+    float *l = m + RW;                                                         /* (RW) running sum */
+    float *alpha = l + RW;                                                     /* (RW) rescale of what came before */
 
     float *bscratch = scratch + sf_attention_scratch(R, D); /* the bias's own, past ours */
     /* with a window, the first tile starts at i0 - window: every query sees one
      * of its keys there (R <= BK), so no running max stays -inf */
     key_range(a, i0, R, T, &klo, &khi);
     for (int h = h0; h < h1; h++) {
-        const float *v = kv + ld + (size_t)h * D; /* v_h: rows of stride 2 ld */
-        float *oh = o + (size_t)h * D;            /* (R, D), rows of stride ld */
+        /* v of h's kv head: rows of stride kv_ld */
+        const float *v = kv + ldkv / 2 + (size_t)(h / a->group) * D;
+        float *oh = o + (size_t)h * D; /* (R, D), rows of stride ld */
         pack_queries(qpack, q + (size_t)h * D, ld, R, D);
         for (size_t r = 0; r < RW; r++) m[r] = -INFINITY, l[r] = 0;
         for (int r = 0; r < R; r++) memset(oh + (size_t)r * ld, 0, sizeof(float) * (size_t)D);
@@ -377,7 +378,7 @@ __attribute__((noinline)) void attention_forward(float *o, const float *q, const
             transpose(p, SF_ATT_BK, sT, (size_t)R, n, R);
             for (r = 0; r < R; r++) scale_forward(oh + (size_t)r * ld, alpha[r], (size_t)D);
             /* o_h (R, D) += p (R, n) @ v_h[j0 .. j0+n) */
-            gemm_forward(oh, ld, p, SF_ATT_BK, v + (size_t)j0 * ld2, ld2, SF_NR, NULL, 1, R, n, D);
+            gemm_forward(oh, ld, p, SF_ATT_BK, v + (size_t)j0 * ldkv, ldkv, SF_NR, NULL, 1, R, n, D);
         }
         for (int r = 0; r < R; r++) scale_forward(oh + (size_t)r * ld, 1.0f / l[r], (size_t)D);
         if (!att) continue;

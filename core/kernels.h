@@ -62,8 +62,10 @@ void activation_forward(float *h, const float *g, int activation, size_t n);
  * kernel knows heads, head size, a window and a bias callback, not the
  * config or the plugins.
  *   o (R, ld) = softmax(q kᵀ + bias) v, per head, columns h*D .. h*D+D-1
- *   q (R, ld) queries, rotated and scaled already; kv (T, 2 ld) rows [k | v]
- *   (k rotated), with SF_NR floats readable past its end
+ *   q (R, ld) queries, rotated and scaled already; kv (T, kv_ld) rows [k | v]
+ *   of kv_ld / 2 each (k rotated), with SF_NR floats readable past its end;
+ *   query head h reads kv head h / group (grouped-query attention; group 1:
+ *   one kv head per query head, kv_ld = 2 ld)
  *   scratch: sf_attention_scratch(R, D) floats
  *   att (H, ldatt, ldatt): when not NULL, receives the probabilities of these
  *   rows, at row/column perm[t] for token t when perm is not NULL. */
@@ -79,10 +81,12 @@ static inline size_t sf_attention_scratch(int R, int D) {
 typedef void (*sf_bias_fn)(float *s, size_t ld, const void *ctx, float *scratch, int h, int i0, int ni, int j0, int nj);
 typedef struct sf_attn {
     int heads, head_dim; /* H, D */
-    size_t ld;           /* row stride of q and o; kv rows are 2 ld */
+    size_t ld;           /* row stride of q and o */
     int window;          /* > 0: query i sees keys j with |i - j| <= window only */
     sf_bias_fn bias;     /* NULL: no bias */
     const void *bias_ctx;
+    size_t kv_ld; /* row stride of kv: [k | v], kv_ld / 2 each */
+    int group;    /* query heads per kv head */
 } sf_attn;
 /* The attention scratch is sf_attention_scratch(R, D) floats; a bias that
  * needs its own gets the floats after it (the caller sizes them). */

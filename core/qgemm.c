@@ -447,7 +447,7 @@ typedef short vfs __attribute__((vector_size(SF_VW * 4)));       /* its i16 lane
 /* c + the dot products of one vector: lane n gets the KR products of column n
  *   bytes: x (the row's 4 values of a k group, splat) . w (4 k of column n)
  *   i16:   x (the row's 2 values, splat) . w (2 k of column n, widened) */
-static inline vfi q8_dot(vfi c, vfi x, vfi w) {
+__attribute__((unused)) static inline vfi q8_dot(vfi c, vfi x, vfi w) { /* unused by i8mm */
 #if SF_Q8_BYTES && SF_VW == 16 && defined(__AVX512VNNI__)
     return (vfi)_mm512_dpbusd_epi32((__m512i)c, (__m512i)x, (__m512i)w);
 #elif SF_Q8_BYTES && SF_VW == 8 && defined(__AVXVNNI__)
@@ -470,7 +470,7 @@ static inline vfi q8_dot(vfi c, vfi x, vfi w) {
 
 /* One group's half of a panel as the vector q8_dot takes: bytes as they are;
  * i16: SF_VW * 2 weights widened (the load8x8_s of SIMD128) */
-static inline vfi q8_loadw(const unsigned char *w) {
+__attribute__((unused)) static inline vfi q8_loadw(const unsigned char *w) {
 #if SF_Q8_BYTES
     vfi v;
     memcpy(&v, w, sizeof v);
@@ -479,12 +479,12 @@ static inline vfi q8_loadw(const unsigned char *w) {
     typedef signed char half __attribute__((vector_size(SF_VW * 2)));
     half h;
     memcpy(&h, w, sizeof h);
-    return (vfi)__builtin_convertvector(h, vfs);
+    return (vfi) __builtin_convertvector(h, vfs);
 #endif
 }
 
 /* The row's values of one k group, in every lane: four bytes, or two i16 */
-static inline vfi q8_splat(const unsigned char *a) {
+__attribute__((unused)) static inline vfi q8_splat(const unsigned char *a) {
     int32_t v;
     memcpy(&v, a, 4);
     return (vfi){0} + v;
@@ -522,6 +522,52 @@ static inline void store_row(float *out, int32_t *iout, const unsigned char *row
     memcpy(out, t, sizeof(float) * (size_t)ncols);
 }
 
+#if SF_Q8_KR == 8 /* arm64 i8mm: usmmla, (2 rows x 8 k) u8 times (8 k x 2 columns) s8 into a 2 x 2 block of i32 */
+
+/* Up to four rows (two pairs; a single row is paired with itself) by the panel's 8
+ * columns, four column pairs: per group of 8 k, a pair's two rows in one vector, the
+ * panel's four 16-byte pairs of columns (8 k of column 2j, then of 2j + 1) */
+static void kernel_i8mm(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G,
+                        const unsigned char *tail, const float *bias8, int ncols, int nrows) {
+    const unsigned char *a0 = rows + Q8_ROW_HEAD, *a1 = nrows > 1 ? a0 + rb : a0, *a2 = nrows > 2 ? a0 + 2 * rb : a0,
+                        *a3 = nrows > 3 ? a0 + 3 * rb : a2;
+    int32x4_t p0 = vdupq_n_s32(0), p1 = p0, p2 = p0, p3 = p0, q0 = p0, q1 = p0, q2 = p0, q3 = p0;
+    for (int g = 0; g < G; g++, w += 64) {
+        uint8x16_t x01 = vcombine_u8(vld1_u8(a0 + 8 * (size_t)g), vld1_u8(a1 + 8 * (size_t)g));
+        uint8x16_t x23 = vcombine_u8(vld1_u8(a2 + 8 * (size_t)g), vld1_u8(a3 + 8 * (size_t)g));
+        int8x16_t b0 = vld1q_s8((const int8_t *)w), b1 = vld1q_s8((const int8_t *)w + 16), b2 = vld1q_s8((const int8_t *)w + 32),
+                  b3 = vld1q_s8((const int8_t *)w + 48);
+        p0 = vusmmlaq_s32(p0, x01, b0), p1 = vusmmlaq_s32(p1, x01, b1), p2 = vusmmlaq_s32(p2, x01, b2), p3 = vusmmlaq_s32(p3, x01, b3);
+        if (nrows > 2) q0 = vusmmlaq_s32(q0, x23, b0), q1 = vusmmlaq_s32(q1, x23, b1), q2 = vusmmlaq_s32(q2, x23, b2), q3 = vusmmlaq_s32(q3, x23, b3);
+    }
+    /* block j: [first row . column 2j, . column 2j + 1, second row . 2j, . 2j + 1] */
+    const int32x4_t *blocks[2][4] = {{&p0, &p1, &p2, &p3}, {&q0, &q1, &q2, &q3}};
+    for (int r = 0; r < nrows; r++) {
+        const int32x4_t *const *b = blocks[r / 2];
+        int32x4_t lo, hi;
+        if (r % 2 == 0)
+            lo = vcombine_s32(vget_low_s32(*b[0]), vget_low_s32(*b[1])), hi = vcombine_s32(vget_low_s32(*b[2]), vget_low_s32(*b[3]));
+        else
+            lo = vcombine_s32(vget_high_s32(*b[0]), vget_high_s32(*b[1])), hi = vcombine_s32(vget_high_s32(*b[2]), vget_high_s32(*b[3]));
+        store_row(out ? out + (size_t)r * ldo : NULL, iout ? iout + (size_t)r * ldo : NULL, rows + (size_t)r * rb, (vfi)lo, (vfi)hi, tail, bias8,
+                  ncols);
+    }
+}
+#define Q8_I8MM(n)                                                                                                                                   \
+    static void kernel_##n(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G,               \
+                           const unsigned char *tail, const float *bias8, int ncols) {                                                               \
+        kernel_i8mm(out, iout, ldo, rows, rb, w, G, tail, bias8, ncols, n);                                                                          \
+    }
+typedef void (*q8_kernel)(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G,
+                          const unsigned char *tail, const float *bias8, int ncols);
+Q8_I8MM(1)
+Q8_I8MM(2)
+Q8_I8MM(3)
+Q8_I8MM(4)
+#define Q8_NMR 4
+static const q8_kernel q8_kernels[Q8_NMR + 1] = {NULL, kernel_1, kernel_2, kernel_3, kernel_4};
+
+#else
 /* Rows of the tile, each with two accumulators (named: clang leaves an array in memory) */
 #define Q8_GROUP_BYTES (SF_Q8_NR * SF_Q8_KR)
 #define Q8_DECL(r)                                                                                                                                   \
@@ -577,7 +623,7 @@ Q8_KERNEL(kernel_7, Q8_R7)
 Q8_KERNEL(kernel_8, Q8_R8)
 #endif
 static const q8_kernel q8_kernels[Q8_NMR + 1] = {
-    NULL, kernel_1, kernel_2, kernel_3, kernel_4,
+    NULL,     kernel_1, kernel_2, kernel_3, kernel_4,
 #if Q8_NMR > 4
     kernel_5, kernel_6,
 #endif
@@ -585,15 +631,18 @@ static const q8_kernel q8_kernels[Q8_NMR + 1] = {
     kernel_7, kernel_8,
 #endif
 };
-#define Q8_TILE_ROWS   Q8_NMR
-#define Q8_PROBE(seed) ((void)(seed))
+#endif /* i8mm */
+#define Q8_TILE_ROWS    Q8_NMR
+#define Q8_PROBE(seed)  ((void)(seed))
 static void kernel_mr(float *out, int32_t *iout, size_t ldo, const unsigned char *rows, size_t rb, const unsigned char *w, int G,
                       const unsigned char *tail, const float *bias8, int ncols) {
     q8_kernels[Q8_NMR](out, iout, ldo, rows, rb, w, G, tail, bias8, ncols);
 }
 #define Q8_TAIL_KERNELS q8_kernels /* the last M % tile rows in one call */
 const char *q8_kernel_name(void) {
-#if SF_Q8_BYTES && (defined(__AVX512VNNI__) || defined(__AVXVNNI__))
+#if SF_Q8_KR == 8
+    return "neon i8mm usmmla (u8)";
+#elif SF_Q8_BYTES && (defined(__AVX512VNNI__) || defined(__AVXVNNI__))
     return SF_VW == 16 ? "avx512-vnni vpdpbusd (u8)" : "avx-vnni vpdpbusd (u8)";
 #elif SF_Q8_BYTES && SF_VW == 16
     return "avx512bw vpmaddubsw (u7)";

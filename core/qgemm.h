@@ -50,9 +50,13 @@
  *   bytes, u7 (relaxed SIMD; natively vpmaddubsw, whose pairs of products saturate
  *             i16 past 127 x 128 x 2, and sdot, signed on both sides): x_q in [0, 127]
  *   bytes, u8 (natively vpdpbusd, AVX-VNNI or AVX512-VNNI: u8 x s8 in four-product
- *             groups, no intermediate saturation): x_q in [0, 255]
+ *             groups, no intermediate saturation; usmmla, arm64 i8mm, in eight-product
+ *             groups): x_q in [0, 255]
  *   i16       (SIMD128; natively pmaddwd on SSE2 and NEON): x_q - zp stored as i16 */
-#if defined(__wasm_relaxed_simd__) || defined(SF_Q8_EMULATE_RELAXED) ||                                                                            \
+#if defined(SF_VARIANT) && defined(__ARM_FEATURE_MATMUL_INT8)
+#define SF_Q8_BYTES 1
+#define SF_Q8_AMAX  255 /* activations u8 */
+#elif defined(__wasm_relaxed_simd__) || defined(SF_Q8_EMULATE_RELAXED) ||                                                                            \
     (defined(SF_VARIANT) && !defined(__AVX512VNNI__) && !defined(__AVXVNNI__) && (defined(__AVX2__) || defined(__ARM_FEATURE_DOTPROD)))
 #define SF_Q8_BYTES 1
 #define SF_Q8_AMAX  127 /* activations u7: deterministic relaxed dot, 1 bit less precision */
@@ -63,7 +67,10 @@
 #define SF_Q8_BYTES 0
 #define SF_Q8_AMAX  255 /* activations u8 */
 #endif
-#if SF_Q8_BYTES
+#if SF_Q8_BYTES && defined(SF_VARIANT) && defined(__ARM_FEATURE_MATMUL_INT8)
+#define SF_Q8_KR     8 /* k interleave: usmmla multiplies 8 consecutive k of two rows by two columns */
+#define SF_Q8_AESIZE 1
+#elif SF_Q8_BYTES
 #define SF_Q8_KR     4 /* k interleave: one dot lane sums 4 consecutive k */
 #define SF_Q8_AESIZE 1 /* bytes per quantized activation: x_q */
 #else

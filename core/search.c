@@ -14,7 +14,7 @@
  * (-|a - b|_1): negative distances, as sentence-transformers returns them.
  * Dot products run four accumulators of four lanes; each score is computed
  * the same way wherever it lands, so a query's scores do not depend on the
- * corpus' chunking. */
+ * corpus' chunking. Sparse and multi-vector retrieval: core/retrieval.c. */
 #include "search.h"
 
 #include "simd.h"
@@ -93,7 +93,7 @@ static void sift_down(float *s, int32_t *ix, int n, int at) {
     }
 }
 
-static void heap_offer(float *s, int32_t *ix, int *n, int k, float v, int32_t i) {
+void sf_heap_offer(float *s, int32_t *ix, int *n, int k, float v, int32_t i) {
     if (*n < k) { /* grow: sift the new leaf up */
         int at = (*n)++;
         s[at] = v, ix[at] = i;
@@ -115,7 +115,7 @@ static void heap_offer(float *s, int32_t *ix, int *n, int k, float v, int32_t i)
 }
 
 /* Pops the heap into descending order (best first) in place. */
-static void heap_sort_desc(float *s, int32_t *ix, int n) {
+void sf_heap_sort_desc(float *s, int32_t *ix, int n) {
     for (int end = n - 1; end > 0; end--) {
         float ts = s[0];
         s[0] = s[end];
@@ -134,8 +134,9 @@ void sf_search_forward(int32_t *idx, float *out, const float *q, const float *in
         int32_t *ix = idx + (size_t)m * k;
         int n = 0;
         const float *qm = q + (size_t)m * D;
-        for (int c = 0; c < N; c++) heap_offer(s, ix, &n, k, score(qm, corpus + (size_t)c * D, D, fn, inv_q ? inv_q[m] : 1, inv_c ? inv_c[c] : 1), c);
-        heap_sort_desc(s, ix, n);
+        for (int c = 0; c < N; c++)
+            sf_heap_offer(s, ix, &n, k, score(qm, corpus + (size_t)c * D, D, fn, inv_q ? inv_q[m] : 1, inv_c ? inv_c[c] : 1), c);
+        sf_heap_sort_desc(s, ix, n);
     }
 }
 
@@ -161,9 +162,9 @@ void sf_hamming_search(int32_t *idx, float *out, const uint8_t *q, int M, const 
                 d += popcount8(x ^ y);
             }
             for (; b < bytes; b++) d += popcount8((uint32_t)(qm[b] ^ cr[b]));
-            heap_offer(s, ix, &n, k, (float)-d, c);
+            sf_heap_offer(s, ix, &n, k, (float)-d, c);
         }
-        heap_sort_desc(s, ix, n);
+        sf_heap_sort_desc(s, ix, n);
     }
 }
 

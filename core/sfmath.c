@@ -73,6 +73,14 @@ double sf_log(double x) {
     return 2 * s * sum + e * LN2_LO + e * LN2_HI;
 }
 
+/* Goldberg's correction: log(u) x / (u - 1) with u = 1 + x rounded cancels
+ * the rounding of 1 + x (What Every Computer Scientist..., theorem 4). */
+double sf_log1p(double x) {
+    double u = 1.0 + x;
+    if (u == 1.0 || x != x) return x;
+    return sf_log(u) * (x / (u - 1.0));
+}
+
 double sf_pow(double base, double e) { return sf_exp(e * sf_log(base)); }
 
 /* x - k pi/2 in three parts of 33 bits each (fdlibm's split): exact for |k| < 2^20 */

@@ -56,24 +56,27 @@ static inline v4 v4_min(v4 a, v4 b) {
  * there (exp(-inf) gives 1.2e-38, not 0: harmless in a softmax or a sigmoid).
  * Cody-Waite reduction to r in [-ln2/2, ln2/2] with n = round(x / ln2) found
  * by the 1.5 * 2^23 trick (no float/int conversions, which are slow in wasm),
- * a degree-6 polynomial, and 2^n written straight into the exponent bits. */
+ * a degree-6 polynomial, and 2^n written straight into the exponent bits.
+ * Written once for both widths: SF_EXP_FN(name, vector type, its int vector, prefix). */
 typedef int v4i __attribute__((vector_size(16)));
 
-static inline v4 v4_exp(v4 x) {
-    x = v4_min(v4_max(x, v4_splat(-87.33654f)), v4_splat(88.37626f));
-    v4 t = v4_madd(x, v4_splat(1.44269504088896341f), v4_splat(12582912.0f)); /* low bits of t: n */
-    v4 n = t - v4_splat(12582912.0f);
-    v4 r = v4_madd(n, v4_splat(2.12194440e-4f), v4_madd(n, v4_splat(-0.693359375f), x));
-    v4 p = v4_splat(1.9875691500e-4f);
-    p = v4_madd(p, r, v4_splat(1.3981999507e-3f));
-    p = v4_madd(p, r, v4_splat(8.3334519073e-3f));
-    p = v4_madd(p, r, v4_splat(4.1665795894e-2f));
-    p = v4_madd(p, r, v4_splat(1.6666665459e-1f));
-    p = v4_madd(p, r, v4_splat(5.0000001201e-1f));
-    p = v4_madd(p, r * r, r + v4_splat(1.0f));
-    v4 scale = (v4)(((v4i)t + (127 - 0x4B400000)) << 23); /* 2^n */
-    return p * scale;
-}
+#define SF_EXP_FN(name, V, VI, P)                                                                                                                    \
+    static inline V name(V x) {                                                                                                                      \
+        x = P##_min(P##_max(x, P##_splat(-87.33654f)), P##_splat(88.37626f));                                                                        \
+        V t = P##_madd(x, P##_splat(1.44269504088896341f), P##_splat(12582912.0f)); /* low bits of t: n */                                           \
+        V n = t - P##_splat(12582912.0f);                                                                                                            \
+        V r = P##_madd(n, P##_splat(2.12194440e-4f), P##_madd(n, P##_splat(-0.693359375f), x));                                                      \
+        V p = P##_splat(1.9875691500e-4f);                                                                                                           \
+        p = P##_madd(p, r, P##_splat(1.3981999507e-3f));                                                                                             \
+        p = P##_madd(p, r, P##_splat(8.3334519073e-3f));                                                                                             \
+        p = P##_madd(p, r, P##_splat(4.1665795894e-2f));                                                                                             \
+        p = P##_madd(p, r, P##_splat(1.6666665459e-1f));                                                                                             \
+        p = P##_madd(p, r, P##_splat(5.0000001201e-1f));                                                                                             \
+        p = P##_madd(p, r * r, r + P##_splat(1.0f));                                                                                                 \
+        V scale = (V)(((VI)t + (127 - 0x4B400000)) << 23); /* 2^n */                                                                                 \
+        return p * scale;                                                                                                                            \
+    }
+SF_EXP_FN(v4_exp, v4, v4i, v4)
 
 /* ---------------------------------------------------------------- vf: SF_VW lanes */
 
@@ -121,22 +124,7 @@ static inline vf vf_min(vf a, vf b) {
     vfi m = b < a;
     return (vf)((m & (vfi)b) | (~m & (vfi)a));
 }
-/* v4_exp at SF_VW lanes: the same reduction, polynomial and rounding trick */
-static inline vf vf_exp(vf x) {
-    x = vf_min(vf_max(x, vf_splat(-87.33654f)), vf_splat(88.37626f));
-    vf t = vf_madd(x, vf_splat(1.44269504088896341f), vf_splat(12582912.0f));
-    vf n = t - vf_splat(12582912.0f);
-    vf r = vf_madd(n, vf_splat(2.12194440e-4f), vf_madd(n, vf_splat(-0.693359375f), x));
-    vf p = vf_splat(1.9875691500e-4f);
-    p = vf_madd(p, r, vf_splat(1.3981999507e-3f));
-    p = vf_madd(p, r, vf_splat(8.3334519073e-3f));
-    p = vf_madd(p, r, vf_splat(4.1665795894e-2f));
-    p = vf_madd(p, r, vf_splat(1.6666665459e-1f));
-    p = vf_madd(p, r, vf_splat(5.0000001201e-1f));
-    p = vf_madd(p, r * r, r + vf_splat(1.0f));
-    vf scale = (vf)(((vfi)t + (127 - 0x4B400000)) << 23);
-    return p * scale;
-}
+SF_EXP_FN(vf_exp, vf, vfi, vf) /* v4_exp at SF_VW lanes */
 #endif
 
 #endif

@@ -13,7 +13,8 @@
  *   avx512        16      vpmaddubsw + vpmaddwd on u7 activations (AVX-512 BW)
  *   avx512_vnni   16      vpdpbusd (AVX512-VNNI) on u8 activations
  *   neon          4       the SIMD128 scheme in C (u8)
- *   dotprod       4       sdot on u7 activations (the relaxed scheme) */
+ *   dotprod       4       sdot on u7 activations (the relaxed scheme)
+ *   i8mm          4       usmmla on u8 activations, 8 k of two rows by two columns */
 #ifndef SF_VARIANT_H
 #define SF_VARIANT_H
 
@@ -29,21 +30,27 @@
 #define SF_V__(f, v) f##_##v
 #define SF_V_(f, v)  SF_V__(f, v)
 #define SF_V(f)      SF_V_(f, SF_VARIANT)
+/* the f32 kernels' names: a variant that only adds an int8 instruction (avx2_vnni,
+ * avx512_vnni, dotprod, i8mm) shares those of its width (-DSF_KVARIANT=avx2, ...) */
+#ifndef SF_KVARIANT
+#define SF_KVARIANT SF_VARIANT
+#endif
+#define SF_KV(f) SF_V_(f, SF_KVARIANT)
 
 /* kernels.h */
-#define sf_packed_floats        SF_V(sf_packed_floats)
-#define pack_linear             SF_V(pack_linear)
-#define pack_linear_f32         SF_V(pack_linear_f32)
-#define unpack_linear           SF_V(unpack_linear)
-#define gemm_forward            SF_V(gemm_forward)
-#define matmul_forward          SF_V(matmul_forward)
-#define embed_forward           SF_V(embed_forward)
-#define embed_add_forward       SF_V(embed_add_forward)
-#define residual_forward        SF_V(residual_forward)
-#define residual_scaled_forward SF_V(residual_scaled_forward)
-#define scale_forward           SF_V(scale_forward)
-#define activation_forward      SF_V(activation_forward)
-#define attention_forward       SF_V(attention_forward)
+#define sf_packed_floats        SF_KV(sf_packed_floats)
+#define pack_linear             SF_KV(pack_linear)
+#define pack_linear_f32         SF_KV(pack_linear_f32)
+#define unpack_linear           SF_KV(unpack_linear)
+#define gemm_forward            SF_KV(gemm_forward)
+#define matmul_forward          SF_KV(matmul_forward)
+#define embed_forward           SF_KV(embed_forward)
+#define embed_add_forward       SF_KV(embed_add_forward)
+#define residual_forward        SF_KV(residual_forward)
+#define residual_scaled_forward SF_KV(residual_scaled_forward)
+#define scale_forward           SF_KV(scale_forward)
+#define activation_forward      SF_KV(activation_forward)
+#define attention_forward       SF_KV(attention_forward)
 /* qgemm.h */
 #define sf_q8_panel_bytes     SF_V(sf_q8_panel_bytes)
 #define sf_q8_packed_bytes    SF_V(sf_q8_packed_bytes)

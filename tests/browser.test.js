@@ -702,13 +702,12 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
         });
         const pg = await context.newPage();
         pg.setDefaultTimeout(60_000);
-        // this page's problems: the Hub stand-in's 404s for files the loader only probes are checked apart
+        // this page's problems: the downloads Chromium reports as aborted are checked apart (below)
         const seen = [],
           requested = [];
         pg.on('request', (r) => requested.push(r.url()));
         pg.on('console', (m) => {
-          if (m.type() === 'error')
-            seen.push({ what: `console error: ${m.text()}`, url: m.location()?.url ?? '', status: /status of 404/.test(m.text()) ? 404 : 0 });
+          if (m.type() === 'error') seen.push({ what: `console error: ${m.text()}`, url: m.location()?.url ?? '' });
         });
         pg.on('pageerror', (e) => seen.push({ what: `page error: ${e.message}`, url: '' }));
         pg.on('requestfailed', (r) =>
@@ -846,7 +845,7 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
             `the weights' progress moved: ${JSON.stringify(weights)}`,
           );
           assert.deepEqual(weights.at(-1), { file: 'model.safetensors', loaded: size, total: size });
-          const served = hub.requests.filter((r) => r.status === 200 && r.path.includes('/resolve/')).map((r) => r.path.split('/resolve/main/')[1]);
+          const served = hub.requests.filter((r) => r.status === 200 && r.path.includes('/resolve/')).map((r) => r.path.replace(/^.*?\/resolve\/[^/]+\//, '')); // at main, then at the commit it named
           assert.deepEqual([...new Set(log.map((ev) => ev.file))].sort(), served.concat('model.safetensors').sort(), 'one progress line per downloaded file');
           const bar = await pg.$eval('#pretrained-total-progress', (el) => ({ value: el.value, max: el.max }));
           assert.equal(bar.value, bar.max, 'the overall bar reached its end');
@@ -1001,21 +1000,35 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
           // nothing left the page but the demo's own files and the Hub downloads asked for
           const origins = new Set(requested.filter((u) => /^https?:/.test(u)).map((u) => new URL(u).origin));
           assert.deepEqual([...origins].sort(), [new URL(base).origin, new URL(hub.url).origin].sort());
-          // the only 404s: files the loader probes for and the checkpoint does not have
-          const missing = hub.requests
-            .filter((r) => r.status === 404 && r.path.startsWith('/test-org/nomic-embed/'))
-            .map((r) => r.path.split('/resolve/main/')[1]);
+          // no 404, so no red console line: the Hub's file list says which optional files the
+          // checkpoint lacks (nomic-embed has no modules.json), and they are not asked for
           assert.deepEqual(
-            hub.requests.filter((r) => r.status >= 400 && !r.path.startsWith('/test-org/nomic-embed/')),
+            hub.requests.filter((r) => r.status >= 400),
             [],
-            'no other error from the stand-in',
+            'no error from the stand-in',
           );
-          for (const f of missing) assert.equal(existsSync(`${fixture('nomic-embed')}/${f}`), false, `the stand-in answered 404 for ${f}, which exists`);
+          // read once: at main when the load's first read is optional (then the list names the commit), else at
+          // the commit the first file named; every other file at that commit
+          const at = hub.commitOf('test-org/nomic-embed');
+          const lists = hub.requests.filter((r) => r.path.startsWith('/api/models/test-org/nomic-embed/'));
+          assert.deepEqual(
+            lists.map((r) => r.status),
+            [200],
+            'the file list was read once',
+          );
+          assert.ok(['main', at].includes(lists[0].path.split('/').at(-1)), lists[0].path);
+          const revisions = hub.requests.filter((r) => r.path.startsWith('/test-org/nomic-embed/resolve/')).map((r) => r.path.split('/')[4]);
+          assert.ok(
+            revisions.length > 0 && revisions.every((r, i) => r === at || (i === 0 && r === 'main' && lists[0].path.endsWith(`/${at}`))),
+            `one load reads one commit (${at}): ${revisions}`,
+          );
+          assert.equal(existsSync(`${fixture('nomic-embed')}/modules.json`), false);
+          assert.ok(!hub.requests.some((r) => r.path.endsWith('/modules.json')), 'modules.json, which nomic-embed lacks, is not asked for');
           const hubOrigin = new URL(hub.url).origin;
           // Chromium reports a fetch read to its end through body.getReader() from a no-store answer
           // sent in pieces as ERR_ABORTED (microsoft/playwright#42742): those count when the page
-          // got the whole file (its last progress event has the size on disk), as do 404 bodies cancelled
-          const fileOf = (url) => decodeURIComponent(new URL(url).pathname.replace(/^\/(test-org\/[^/]+\/resolve\/main|cdn-lfs\/test-org\/[^/]+)\//, ''));
+          // got the whole file (its last progress event has the size on disk)
+          const fileOf = (url) => decodeURIComponent(new URL(url).pathname.replace(/^\/(test-org\/[^/]+\/resolve\/[^/]+|cdn-lfs\/test-org\/[^/]+)\//, ''));
           const complete = (url) => {
             const f = fileOf(url),
               last = nomicLog.filter((ev) => ev.file === f).at(-1);
@@ -1027,14 +1040,11 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
             );
           };
           const cancelled = (s) => s.aborted && /\/test-org\/bert-minilm\//.test(s.url); // the Cancel above: bert-minilm comes from the Hub only there
-          const expected = (s) =>
-            s.url.startsWith(`${hubOrigin}/`) &&
-            (cancelled(s) ||
-              (s.url.includes('/nomic-embed/') && (missing.includes(fileOf(s.url)) ? s.status === 404 || s.aborted : s.aborted && complete(s.url))));
+          const expected = (s) => s.url.startsWith(`${hubOrigin}/`) && (cancelled(s) || (s.url.includes('/nomic-embed/') && s.aborted && complete(s.url)));
           const unexpected = seen.filter((s) => !expected(s));
           problems.push(...unexpected.map((s) => `your model: ${s.what}`));
           assert.deepEqual(unexpected, []);
-          t.diagnostic(`"Your model" checks in ${Math.round(performance.now() - t0)} ms (Hub 404s for absent optional files: ${missing.join(', ') || 'none'})`);
+          t.diagnostic(`"Your model" checks in ${Math.round(performance.now() - t0)} ms (no 404 from the Hub: its file list spared them)`);
         } finally {
           for (const p of nodeModels) p.dispose();
           await pg.close();
@@ -1302,7 +1312,8 @@ test('browser demo in Chromium', { timeout: 240_000 }, async (t) => {
         phone.on('pageerror', (e) => problems.push(`phone page error: ${e.message}`));
         phone.on('requestfailed', (r) => problems.push(`phone request failed: ${r.url()} (${r.failure()?.errorText})`));
         phone.on('response', (r) => {
-          if (r.status() === 404 && fromHub(r.url())) probed.push(decodeURIComponent(new URL(r.url()).pathname.split('/resolve/main/')[1] ?? r.url()));
+          if (r.status() === 404 && fromHub(r.url()))
+            probed.push(decodeURIComponent(/\/resolve\/[^/]+\/(.*)$/.exec(new URL(r.url()).pathname)?.[1] ?? r.url()));
           else if (r.status() >= 400) problems.push(`phone HTTP ${r.status()}: ${r.url()}`);
         });
         const failures = []; // every check runs; the failures are listed together at the end

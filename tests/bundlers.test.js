@@ -12,7 +12,7 @@
 // (devDependencies). Missing either is a failure, not a skip.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, createReadStream, existsSync, readdirSync, statSync } from 'node:fs';
+import { copyFileSync, createReadStream, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { installPacked, writeFiles, checkModule, assertMatchesNode } from './packaging.js';
@@ -252,6 +252,14 @@ test(
     copyWasm(dir, out('rollup'));
 
     // ---------------------------------------------------------------- pages without a bundler
+    // the bundles hold nothing of the native backend: no .node file, not its loader (reached by a
+    // computed import in Node only), which the bundlers neither follow nor copy as an asset
+    const files = (d) => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(d, e.name)) : [path.join(d, e.name)]));
+    for (const name of ['esbuild-esm', 'esbuild-iife', 'vite', 'webpack', 'rollup'])
+      for (const f of files(out(name))) {
+        assert.ok(!f.endsWith('.node'), `${name}: ${f}`);
+        if (/\.m?js$/.test(f)) assert.doesNotMatch(readFileSync(f, 'utf8'), /process\.dlopen|prebuilds\//, `${name}: ${f} holds the native loader`);
+      }
     const importMap = (url) => `<script type="importmap">${JSON.stringify({ imports: { swapformer: url } })}</script>`;
     writeFiles(dir, {
       'plain/check.js': checkModule('swapformer'),

@@ -71,7 +71,8 @@ test("usage: no arguments (exit 2), --help, --version, help <command>, every com
     cli(['info', '--help']),
   ]);
   assert.equal(version.status, 0);
-  assert.equal(version.stdout, `${pkg.version}\n`);
+  assert.equal(version.stdout.split('\n')[0], pkg.version);
+  assert.match(version.stdout.split('\n')[1], /^backend: (native \S+ \(\d+ threads?; q8 .+\), \/\S+\.node|wasm (relaxed-simd|simd128) \(.*)$/);
   assert.equal(help.status, 0);
   assert.match(help.stdout, /^usage: swapformer <command>/);
   assert.equal(helpEmbed.status, 0);
@@ -430,6 +431,81 @@ test('embed --resume after SIGKILL or Ctrl-C (exit 130): the final file has the 
   const badHeader = await cli(['embed', MINILM, at('big.txt'), '-o', out, '--resume', ...common]);
   assert.equal(badHeader.status, 1);
   oneLine(badHeader, /not the partial file of this run/);
+});
+
+test('embed --vectors sparse | colbert: JSON lines and Parquet (read by hyparquet) with the values of Pretrained.embed; --query, --max-active-dims; resumable; refusals', async () => {
+  const R = (name) => path.join(REPO, 'tests/retrieval', name);
+  const texts = ['the quick brown fox', 'what is a transformer?', '  hello world  ', 'café naïve'];
+  writeFileSync(at('v.jsonl'), `${texts.map((t, i) => JSON.stringify({ text: t, id: i === 1 ? 'x"y' : 10 ** 18 + i })).join('\n')}\n`);
+  writeFileSync(at('v.txt'), `${texts.join('\n')}\n`);
+  const r = await Promise.all([
+    cli(['embed', R('splade-bert'), at('v.txt'), '-o', at('sp.jsonl'), '-q']),
+    cli(['embed', R('splade-bert'), at('v.jsonl'), '--id-field', 'id', '--max-active-dims', '3', '-o', at('sp.parquet'), '-q']),
+    cli(['embed', R('colbert-pylate-bert'), at('v.txt'), '--query', '-o', at('cq.jsonl'), '-q']),
+    cli(['embed', R('colbert-pylate-bert'), at('v.jsonl'), '--id-field', 'id', '-o', at('cd.parquet'), '-q']),
+    cli(['embed', R('bge-m3'), at('v.txt'), '--vectors', 'sparse', '-o', at('m3.jsonl'), '-q']),
+  ]);
+  r.forEach((x) => assert.equal(x.status, 0, x.stderr));
+  const splade = await loadPretrained(R('splade-bert'));
+  const colbert = await loadPretrained(R('colbert-pylate-bert'));
+  const m3 = await loadPretrained(R('bge-m3'));
+  const f32 = (xs) => bytesOf(Float32Array.from(xs));
+  const sameSparse = (got, want, f) =>
+    got.forEach((row, i) => {
+      assert.deepEqual(row.indices.map(Number), Array.from(want[i].indices), `${f} ${i}: indices`);
+      assert.deepEqual(f32(row.values), bytesOf(want[i].values), `${f} ${i}: values`);
+    });
+  sameSparse(readJsonl(at('sp.jsonl')), splade.embed(texts), 'sp.jsonl');
+  sameSparse(readJsonl(at('m3.jsonl')), m3.embed(texts, { output: 'sparse' }), 'm3.jsonl');
+  const cq = readJsonl(at('cq.jsonl')),
+    wantQ = colbert.embed(texts, { isQuery: true });
+  cq.forEach((row, i) => assert.deepEqual(f32(row.embedding.flat()), bytesOf(wantQ[i].data), `cq.jsonl ${i}`));
+  const { parquetReadObjects, asyncBufferFromFile } = await import('hyparquet');
+  const sp = await parquetReadObjects({ file: await asyncBufferFromFile(at('sp.parquet')) });
+  assert.deepEqual(
+    sp.map((x) => x.id),
+    texts.map((_, i) => (i === 1 ? '"x\\"y"' : String(10 ** 18 + i))),
+    'ids of mixed kinds: their JSON text',
+  );
+  sameSparse(sp, splade.embed(texts, { maxActiveDims: 3 }), 'sp.parquet');
+  const cd = await parquetReadObjects({ file: await asyncBufferFromFile(at('cd.parquet')) });
+  const wantD = colbert.embed(texts, { isQuery: false });
+  cd.forEach((row, i) => assert.deepEqual(f32(row.embedding.flat()), bytesOf(wantD[i].data), `cd.parquet ${i}`));
+  // a killed run resumed: the bytes of an uninterrupted one
+  const words = ['alpha', 'beta', 'gamma', 'delta', 'fox', 'dog', 'transformer', 'search'];
+  writeFileSync(
+    at('vb.txt'),
+    `${Array.from({ length: 1500 }, (_, i) => Array.from({ length: 2 + (i % 9) }, (_, k) => words[(i * 5 + k) % 8]).join(' ')).join('\n')}\n`,
+  );
+  const common = ['--threads', '1', '--batch-size', '8'];
+  const full = await cli(['embed', R('splade-bert'), at('vb.txt'), '-o', at('full-vb.jsonl'), '-q', ...common]);
+  assert.equal(full.status, 0, full.stderr);
+  const killed = await killMidRun(['embed', R('splade-bert'), at('vb.txt'), '-o', at('vb.jsonl'), '--progress-every', '200', ...common], 200);
+  assert.equal(killed.signal, 'SIGKILL', killed.stderr);
+  appendFileSync(at('vb.jsonl.partial'), '{"id":99999,"indices":[1,2');
+  const again = await cli(['embed', R('splade-bert'), at('vb.txt'), '-o', at('vb.jsonl'), '--resume', ...common]);
+  assert.equal(again.status, 0, again.stderr);
+  assert.ok(readFileSync(at('vb.jsonl')).equals(readFileSync(at('full-vb.jsonl'))), 'resumed = uninterrupted, byte for byte');
+  // refusals: usage errors before the model loads, or once it says what it gives
+  const bad = await Promise.all([
+    cli(['embed', R('splade-bert'), at('v.txt'), '--vectors', 'sparse', '-o', at('x.npy')]),
+    cli(['embed', R('splade-bert'), at('v.txt'), '-o', at('x.arrow')]),
+    cli(['embed', R('colbert-pylate-bert'), at('v.txt'), '--precision', 'int8', '-o', at('x.jsonl')]),
+    cli(['embed', R('splade-bert'), at('v.txt'), '--query', '-o', at('x.jsonl')]),
+    cli(['embed', MINILM, at('v.txt'), '--vectors', 'sparse', '-o', at('x.jsonl')]),
+    cli(['embed', R('splade-bert'), at('v.txt'), '--vectors', 'colbert', '--max-active-dims', '3', '-o', at('x.jsonl')]),
+  ]);
+  assert.deepEqual(
+    bad.map((x) => x.status),
+    [2, 2, 2, 2, 1, 2],
+  );
+  assert.match(bad[0].stderr, /--vectors sparse has no fixed width: write \.jsonl or \.parquet, not \.npy/);
+  assert.match(bad[1].stderr, /--vectors sparse has no fixed width/);
+  assert.match(bad[2].stderr, /--precision applies to dense vectors, not to --vectors colbert/);
+  assert.match(bad[3].stderr, /--query applies to ColBERT vectors; this model gives sparse vectors/);
+  oneLine(bad[4], /--vectors sparse: this model gives dense vectors/);
+  assert.match(bad[5].stderr, /--max-active-dims applies to --vectors sparse/);
+  for (const m of [splade, colbert, m3]) m.dispose();
 });
 
 test('progress: plain lines every N texts without a terminal; on a terminal a bar with the rate and ETA', async () => {

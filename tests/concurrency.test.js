@@ -267,6 +267,9 @@ test('stress: random interleavings of forwardAsync, embedAsync, forward, dispose
           pending.push(model.embedAsync(textsOf(k)).then((r) => { if (!r.data.every((x, i) => x === w[i])) mismatches++; }, (err) => unexpected.push(err.code + ' ' + err.message)));
         } else { // dispose one, maybe while its pass runs
           const i = rand(live.length);
+          if (rand(2) === 0) // a pass asked for just before: queued or running, it settles with DISPOSED
+            pending.push(live[i].e.forwardAsync(idsOf(rand(50))).then(() => unexpected.push('a pass of a disposed encoder resolved'),
+              (err) => { if (err.code === 'DISPOSED') disposedRejections++; else unexpected.push(err.code + ' ' + err.message); }));
           live[i].e.dispose();
           live.splice(i, 1);
         }

@@ -7,9 +7,11 @@
 // package.json has "name" and "exports"), so `import ... from 'swapformer'` is Node's package
 // self-reference and resolves to this checkout, and the other bare names (openai,
 // swapformer-models...) resolve through the repository's node_modules. Top-level await works.
-// A ts block is first type-checked against bindings/index.d.ts (the package's "types") by the
-// project's tsc (--strict, module NodeNext, lib ES2022 + DOM, @types/node; all ts blocks in one
-// run), then its emitted JavaScript runs with source maps, so errors point at the Markdown lines.
+// Every block is first type-checked against bindings/index.d.ts (the package's "types") by the
+// project's tsc (--strict, module NodeNext, lib ES2022 + DOM, @types/node; all blocks in one run;
+// js blocks with checkJs, so a call the types refuse fails as it would in a user's editor), the
+// skipped ones too; a program with type errors fails without running. A ts block's emitted
+// JavaScript then runs with source maps, so errors point at the Markdown lines.
 // A program passes when it finishes and its process exits by itself within a few seconds of its
 // last statement (an example that leaves a server, a timer or a worker open would hang a user's
 // script). What a block prints is not checked unless an output block follows it (below).
@@ -25,8 +27,13 @@
 // Markers: an HTML comment on the line just above the opening fence (several: one per line,
 // stacked directly above it, no blank line between):
 //
-//   <!-- example: skip — the reason -->   not run; the reason is required (say where the code is
-//                                         tested instead, if it is). Any separator or none: —, -, :
+//   <!-- example: skip — the reason -->   not run (still type-checked); the reason is required
+//                                         (say where the code is tested instead, if it is). Any
+//                                         separator or none: —, -, :
+//   <!-- example: untyped — the reason --> not type-checked (still run, unless also skipped): for
+//                                         a fragment that cannot compile alone, or a diff of the
+//                                         types themselves; the reason is required. On any block
+//                                         of a chain it applies to the whole program. Use sparingly
 //   <!-- example: continues -->           the block runs after the previous runnable block of the
 //                                         same file, concatenated into one program (so it may use
 //                                         its variables; do not repeat its imports)
@@ -53,6 +60,10 @@
 // (https://github.com/swapformer/swapformer/blob/main/path, from package.json's repository; the
 // README links so to files outside the npm tarball) is checked the same way, as /path. Other
 // absolute http(s) and other scheme links are not fetched.
+//
+// Installs and versions: a package an example imports, other than swapformer and Node's built-ins,
+// must be installed by an `npm install <name>` written in the same file; a version pinned as
+// swapformer@x.y.z (a CDN URL) must be package.json's.
 //
 // Self-tests: tests/docs-samples/ holds Markdown that exercises every marker and every failure
 // the runner must report (a wrong output, a wrong code, a type error, an unmapped Hub id, a hang,
@@ -84,7 +95,7 @@ const REPO_BLOB = new RegExp(`^${REPO_URL.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 const HUB_REPOS = Object.fromEntries(Object.entries(HUB_IDS).map(([id, dir]) => [id, path.join(REPO, dir)]));
 
 const RUNNABLE = { js: 'js', javascript: 'js', mjs: 'js', ts: 'ts', typescript: 'ts' };
-const MARKER_NAMES = ['skip', 'continues', 'throws', 'output'];
+const MARKER_NAMES = ['skip', 'untyped', 'continues', 'throws', 'output'];
 const PARALLEL = 2;
 const TIMEOUT_MS = 30_000;
 const LINGER_MS = 3_000;
@@ -122,7 +133,7 @@ function parseMarker(text, line) {
     .replace(/^[—–:-]+/, '')
     .trim();
   if (!MARKER_NAMES.includes(name)) return `unknown marker '${m[1]}' (known: ${MARKER_NAMES.join(', ')})`;
-  if (name === 'skip' && !/\p{L}/u.test(arg)) return 'skip without a reason (<!-- example: skip — why -->)';
+  if ((name === 'skip' || name === 'untyped') && !/\p{L}/u.test(arg)) return `${name} without a reason (<!-- example: ${name} — why -->)`;
   if ((name === 'continues' || name === 'output') && arg) return `'${name}' takes no argument (got '${arg}')`;
   if (name === 'throws' && !ERROR_CODES.includes(arg)) return `throws needs a SwapformerError code (got '${arg}'; one of ${ERROR_CODES.join(', ')})`;
   return { name, arg, line };
@@ -179,8 +190,9 @@ function loadDoc(root, rel) {
 
 /**
  * The programs of a file: a runnable block, or a chain of blocks joined by `continues`, each
- * {file, lang, blocks, throws, output}; the skipped blocks {file, line, lang, reason}; and the
- * problems of misplaced markers (added to doc.problems).
+ * {file, lang, blocks, throws, output, skip, untyped} (a skipped block is a program of its own,
+ * type-checked and not run; skip and untyped are the markers' reasons, or null); the skipped
+ * blocks {file, line, lang, reason}; and the problems of misplaced markers (added to doc.problems).
  */
 function programsOf(doc) {
   const programs = [],
@@ -208,7 +220,8 @@ function programsOf(doc) {
     previous = null;
     if (mk.output) problem(mk.output.line, `'output' on a runnable block (it goes on the \`\`\`text block after it)`);
     if (mk.skip) {
-      if (f.markers.length > 1) problem(mk.skip.line, 'skip takes no other marker');
+      if (f.markers.some((m) => m.name !== 'skip' && m.name !== 'untyped')) problem(mk.skip.line, 'skip takes no other marker than untyped');
+      programs.push({ file: doc.rel, lang: f.lang, blocks: [f], throws: null, output: null, skip: mk.skip.arg, untyped: mk.untyped?.arg ?? null });
       skipped.push({ file: doc.rel, line: f.line, lang: f.lang, reason: mk.skip.arg });
       last = { skipped: f.line };
       continue;
@@ -232,10 +245,11 @@ function programsOf(doc) {
       }
       last.blocks.push(f);
       if (mk.throws) last.throws = mk.throws.arg;
+      if (mk.untyped) last.untyped ??= mk.untyped.arg;
       previous = last;
       continue;
     }
-    const p = { file: doc.rel, lang: f.lang, blocks: [f], throws: mk.throws?.arg ?? null, output: null };
+    const p = { file: doc.rel, lang: f.lang, blocks: [f], throws: mk.throws?.arg ?? null, output: null, skip: null, untyped: mk.untyped?.arg ?? null };
     programs.push(p);
     last = previous = p;
   }
@@ -394,7 +408,7 @@ function unknownIds(requests) {
   return [...ids];
 }
 
-/** Type-checks and emits every ts program in one tsc run: Map program -> [diagnostics]. */
+/** Type-checks every program in one tsc run (js ones with checkJs) and emits the ts ones: Map program -> [diagnostics]. */
 async function typeCheck(progs, work) {
   const tsconfig = {
     compilerOptions: {
@@ -404,6 +418,8 @@ async function typeCheck(progs, work) {
       moduleResolution: 'NodeNext',
       lib: ['ES2022', 'DOM'],
       types: ['node'],
+      allowJs: true,
+      checkJs: true,
       typeRoots: [path.join(REPO, 'node_modules', '@types')],
       skipLibCheck: true,
       outDir: 'js',
@@ -411,15 +427,15 @@ async function typeCheck(progs, work) {
       sourceMap: true,
       noEmitOnError: false,
     },
-    files: progs.map((p) => path.basename(p.tsFile)),
+    files: progs.map((p) => path.basename(p.source)),
   };
   writeFileSync(path.join(work, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
   const r = await run(TSC, ['-p', 'tsconfig.json', '--pretty', 'false'], { cwd: work, timeoutMs: 120_000 });
-  const byFile = new Map(progs.map((p) => [path.basename(p.tsFile), p]));
+  const byFile = new Map(progs.map((p) => [path.basename(p.source), p]));
   const errors = new Map();
   let list = null; // the diagnostics of the program the last one was about
   for (const line of `${r.stdout}\n${r.stderr}`.split('\n')) {
-    const m = /^(p\d+\.ts)\((\d+),(\d+)\): (.*)$/.exec(line);
+    const m = /^(p\d+\.(?:ts|mjs))\((\d+),(\d+)\): (.*)$/.exec(line);
     if (m && byFile.has(m[1])) {
       const p = byFile.get(m[1]);
       list = errors.get(p) ?? [];
@@ -501,7 +517,7 @@ async function pool(items, limit, fn) {
   return results;
 }
 
-/** Runs programs (ts ones type-checked first, in one tsc run); resolves to their results, in order. */
+/** Type-checks programs (but the untyped ones, in one tsc run), then runs those that passed (but the skipped ones); resolves to their results, in order. */
 async function runPrograms(programs, { timeoutMs = TIMEOUT_MS, lingerMs = LINGER_MS } = {}) {
   mkdirSync(OUT, { recursive: true });
   // inside the package, so that 'swapformer' is its self-reference; tests/out/ is git-ignored
@@ -513,15 +529,18 @@ async function runPrograms(programs, { timeoutMs = TIMEOUT_MS, lingerMs = LINGER
       p.lineMap = lineMap;
       const file = path.join(work, `p${i}.${p.lang === 'ts' ? 'ts' : 'mjs'}`);
       writeFileSync(file, source);
+      p.source = file;
       if (p.lang === 'ts') p.tsFile = file;
       else p.jsFile = file;
     });
-    const ts = programs.filter((p) => p.lang === 'ts');
-    const typeErrors = ts.length ? await typeCheck(ts, work) : new Map();
+    const typed = programs.filter((p) => !p.untyped);
+    const typeErrors = typed.length ? await typeCheck(typed, work) : new Map();
     return await pool(programs, PARALLEL, (p) =>
       typeErrors.has(p)
         ? { program: p, label: labelOf(p), status: 'fail', message: `type errors (bindings/index.d.ts):\n${typeErrors.get(p).join('\n')}`, ms: 0, stdout: '' }
-        : runOne(p, work, { timeoutMs, lingerMs }),
+        : p.skip
+          ? { program: p, label: labelOf(p), status: 'skip', message: null, ms: 0, stdout: '' }
+          : runOne(p, work, { timeoutMs, lingerMs }),
     );
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -675,28 +694,58 @@ test('docs: every Hub id of tests/docs-hub-ids.json maps to a fixture folder wit
   }
 });
 
+test("docs: a version pinned in a URL or command (swapformer@x.y.z) is package.json's", () => {
+  const { version } = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8'));
+  const pins = project.docs.flatMap((d) =>
+    readFileSync(d.abs, 'utf8')
+      .split('\n')
+      .flatMap((line, i) => [...line.matchAll(/\bswapformer(?:-models)?@(\d+\.\d+\.\d+[\w.-]*)/g)].map((m) => ({ file: d.rel, line: i + 1, version: m[1] }))),
+  );
+  assert.ok(pins.length > 0, 'deployment.md pins the version in its CDN URLs');
+  const stale = pins.filter((p) => p.version !== version).map((p) => `${p.file}:${p.line}: swapformer@${p.version}, the package is ${version}`);
+  assert.deepEqual(stale, [], stale.join('\n'));
+});
+
+test("docs: a package an example imports (other than swapformer and Node's) is installed with npm install in the same file", () => {
+  const missing = [];
+  for (const d of project.docs) {
+    const text = readFileSync(d.abs, 'utf8');
+    const installed = new Set([...text.matchAll(/\bnpm (?:install|i)\b([^\n`]*)/g)].flatMap((m) => m[1].trim().split(/\s+/)));
+    for (const f of d.fences.filter((x) => x.lang)) {
+      const specifiers = [...f.body.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|\bimport\s+|import\.meta\.resolve\(\s*)'([^'./][^']*)'/g)].map((m) => m[1]);
+      for (const spec of specifiers) {
+        const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
+        if (name === 'swapformer' || spec.startsWith('node:') || /^https?:/.test(spec)) continue;
+        if (!installed.has(name)) missing.push(`${d.rel}:${f.line}: imports '${spec}': say \`npm install ${name}\` in the file`);
+      }
+    }
+  }
+  assert.deepEqual(missing, [], missing.join('\n'));
+});
+
 test('docs: markers, relative links and anchors of README.md and docs/', () => {
   const problems = [...project.markerProblems, ...checkLinks(project.docs)].map(formatProblem);
   assert.deepEqual(problems, [], problems.join('\n'));
 });
 
-test('docs: every example of README.md and docs/ runs', { timeout: 300_000 }, async (t) => {
+test('docs: every example of README.md and docs/ type-checks and runs', { timeout: 300_000 }, async (t) => {
   const started = Date.now();
   const results = await runPrograms(project.programs);
-  const rows = [
-    ...results.map((r) => ({ file: r.program.file, line: r.program.blocks[0].line, r })),
-    ...project.skipped.map((s) => ({ file: s.file, line: s.line, s })),
-  ].sort((a, b) => (a.file === b.file ? a.line - b.line : a.file < b.file ? -1 : 1));
-  for (const { r, s } of rows) {
-    if (s) await t.test(`${s.file}:${s.line} ${s.lang}`, { skip: s.reason }, () => {});
+  const rows = results
+    .slice()
+    .sort((a, b) => (a.program.file === b.program.file ? a.program.blocks[0].line - b.program.blocks[0].line : a.program.file < b.program.file ? -1 : 1));
+  for (const r of rows) {
+    const typed = r.program.untyped ? 'not type-checked' : 'type-checked';
+    if (r.status === 'skip') await t.test(`${r.label} (${typed}, not run)`, { skip: r.program.skip }, () => {});
     else
-      await t.test(`${r.label} (${(r.ms / 1000).toFixed(1)} s)`, () => {
+      await t.test(`${r.label} (${typed}, ${(r.ms / 1000).toFixed(1)} s)`, () => {
         if (r.status === 'fail') assert.fail(r.message);
       });
   }
   const count = (st) => results.filter((r) => r.status === st).length;
+  const untyped = project.programs.filter((p) => p.untyped).length;
   t.diagnostic(
-    `${project.docs.length} files, ${results.length} programs (${project.programs.reduce((n, p) => n + p.blocks.length, 0)} blocks): ${count('pass')} pass, ${count('fail')} fail; ${project.skipped.length} skipped; ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    `${project.docs.length} files, ${results.length} programs (${project.programs.reduce((n, p) => n + p.blocks.length, 0)} blocks): ${count('pass')} pass, ${count('fail')} fail; ${count('skip')} type-checked only (skipped); ${untyped} not type-checked; ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
 });
 
@@ -771,6 +820,7 @@ test('docs runner: marker mistakes are reported (tests/docs-samples/markers.md)'
     [/'output' on a runnable block/],
     [/'continues' cannot apply: the block it continues \(line \d+\) is skipped/],
     [/malformed marker/],
+    [/untyped without a reason/],
   ];
   assert.equal(got.length, want.length, got.join('\n'));
   want.forEach(([re], i) => assert.match(got[i], re, got.join('\n')));
@@ -821,7 +871,15 @@ test('docs runner: samples pass and fail as they should (tests/docs-samples/exam
     ],
     'ts-ok': ['pass'],
     'ts-type-error': ['fail', /type errors \(bindings\/index\.d\.ts\):\ntests\/docs-samples\/examples\.md:\d+:\d+ error TS2322/],
-    'ts-runtime-error': ['fail', /threw: SwapformerError BAD_TOKEN: [\s\S]*\(tests\/docs-samples\/examples\.md:136\)/],
+    'ts-runtime-error': ['fail', /threw: SwapformerError BAD_TOKEN: [\s\S]*\(tests\/docs-samples\/examples\.md:139\)/],
+    'js-type-error': [
+      'fail',
+      /type errors \(bindings\/index\.d\.ts\):\ntests\/docs-samples\/examples\.md:\d+:\d+ error TS2345: .*Types of property 'norm' are incompatible/s,
+    ],
+    untyped: ['pass'],
+    'skip-ok': ['skip'],
+    'skip-type-error': ['fail', /type errors \(bindings\/index\.d\.ts\):\ntests\/docs-samples\/examples\.md:\d+:\d+ error TS2531: Object is possibly 'null'/],
+    'skip-untyped': ['skip'],
     lingers: ['fail', /did not exit within 1 s of the last statement/],
     unhandled: ['fail', /unhandled rejection: .*nobody awaited this/s],
   };
@@ -834,8 +892,9 @@ test('docs runner: samples pass and fail as they should (tests/docs-samples/exam
   assert.equal(byCase.chain.program.blocks.length, 3, 'continues joins three blocks');
   assert.deepEqual(
     skipped.map((s) => s.reason),
-    ['needs a browser page (runs in tests/browser.test.js)'],
+    ['needs a browser page (runs in tests/browser.test.js)', 'a browser page, never run, still type-checked', 'never run, and not type-checked either'],
   );
+  assert.equal(byCase['skip-ok'].ms, 0, 'a skipped block is not run');
 });
 
 test(

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createEncoder, loadModel, runtimeInfo } from '../bindings/index.js';
+import { createEncoder, loadModel, runtimeInfo, configure } from '../bindings/index.js';
 import { assertBitIdentical, rejects } from './helpers.js';
 
 const builds = {
@@ -118,7 +118,9 @@ test('3. probes check the length before they reserve', async () => {
   assert.deepEqual(e.positionVectors(16).shape, [16, 4]);
 });
 
-test('3b. a config too large for wasm32 is OUT_OF_MEMORY naming its first tensor that cannot fit (read before the encoder is freed)', async () => {
+test('3b. a config too large for wasm32 is OUT_OF_MEMORY naming its first tensor that cannot fit (read before the encoder is freed)', async (t) => {
+  configure({ backend: 'wasm' }); // wasm32's limit (natively: OUT_OF_MEMORY past 3/4 of the machine's memory, tests/native.test.js)
+  t.after(() => configure({ backend: undefined }));
   // 2^24 x 1024 floats: embed.tokens alone wraps a 32-bit size_t. The name came from the freed encoder's
   // parameter list (garbage such as '0@' once emmalloc reused it).
   const huge = {

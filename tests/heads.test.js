@@ -31,6 +31,8 @@ import { fileURLToPath } from 'node:url';
 import { loadPretrained, loadModel, configure, runtimeInfo } from '../bindings/index.js';
 import { zeroShotResult } from '../bindings/tasks/zero-shot.js';
 import { crossEncoderScores } from '../bindings/tasks/cross-encoder.js';
+import { readCheckpoint } from '../bindings/pretrained/checkpoint.js';
+import { writeModelFile, metadataStrings } from '../bindings/pretrained/model-file.js';
 import { assertClose, assertBitIdentical, elementError, rejects } from './helpers.js';
 
 const HEADS = fileURLToPath(new URL('./heads/', import.meta.url));
@@ -48,11 +50,12 @@ const TOLERANCE = 1e-4; // per element (helpers.js elementError); measured f32: 
 // q8 against the float64 reference, per element: int8 weights per row and 8-bit (SIMD128)
 // or 7-bit (relaxed) activations per row cost ~1/255 (1/127) of each product's inputs;
 // through 2-3 post-norm layers and these fixtures' gain-2 heads the measured worst is
-// 0.14 (logits) / 0.18 (hidden) with SIMD128 and 0.30 / 0.38 with relaxed (ModernBERT
-// token head: 3 layers, GeGLU, the largest pre-activations). A head bug on the q8 path
-// (a row's scale dropped, a wrong row or stride) moves a logit by about its own size,
-// i.e. >= 1 on this measure. The q8 scheme itself is checked exactly in q8.test.js.
-const Q8_BOUND = { simd128: 0.25, 'relaxed-simd': 0.5 };
+// 0.14 (logits) / 0.31 (hidden) with SIMD128 and 0.30 / 0.38 with relaxed (ModernBERT:
+// 3 layers, GeGLU, the largest pre-activations; the hidden states of modernbert-seq-long's
+// 161-token input with SIMD128). A head bug on the q8 path (a row's scale dropped, a wrong
+// row or stride) moves a logit by about its own size, i.e. >= 1 on this measure. The q8
+// scheme itself is checked exactly in q8.test.js.
+const Q8_BOUND = { simd128: 0.4, 'relaxed-simd': 0.5 };
 const BUILDS = ['simd128', 'relaxed-simd'];
 const TASK_NAMES = { sequence: 'text-classification', token: 'token-classification', mlm: 'fill-mask', embedding: 'feature-extraction' };
 const PLUGIN_TENSORS = new Set(['embed.positions', 'embed.relative_bias']); // position plugins' tables (either slot)
@@ -132,7 +135,7 @@ const fmt = (w) => `${w.error.toExponential(2)} (${w.case})`;
 // ------------------------------------------------------------------ every case
 
 test('every case: .task and .labels as its config.json says, our tokenizer gives the fixture ids', async () => {
-  assert.equal(CASES.length, 28);
+  assert.equal(CASES.length, 31);
   for (const c of CASES) {
     const m = await caseModel(c);
     const hf = readJson(folder(c), 'config.json');
@@ -404,8 +407,18 @@ test('a method without its head: UNSUPPORTED_MODEL naming what the folder has (s
 test('a config.json whose id2label does not fit the classifier: UNSUPPORTED_MODEL at load, naming the field', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'swapformer-labels-'));
   try {
+    const many = Object.fromEntries(Array.from({ length: 100000 }, (_, i) => [String(i), `L${i}`]));
     for (const [name, id2label, re] of [
-      ['bert-seq-3', { 0: 'a', 1: 'b' }, /id2label has no label for id 2, but the head has 3 outputs/],
+      // transformers' num_labels is len(id2label): a classifier of another size does not load there, fewer or more
+      ['bert-seq-3', { 0: 'a', 1: 'b' }, /^.*: config\.id2label has 2 labels, but the head has 3 outputs \(the classifier's rows/],
+      ['bert-seq-3', { 0: 'a', 1: 'b', 2: 'c', 3: 'd' }, /config\.id2label has 4 labels, but the head has 3 outputs/],
+      ['bert-seq-3', many, /config\.id2label has 100000 labels, but the head has 3 outputs/],
+      ['bert-seq-regression', { 0: 'LABEL_0', 1: 'LABEL_1' }, /config\.id2label has 2 labels, but the head has 1 output \(/],
+      [
+        'bert-ner',
+        { ...Object.fromEntries(Array.from({ length: 8 }, (_, i) => [i, `L${i}`])), 9: 'L9' },
+        /id2label has no label for id 8, but the head has 9 outputs/,
+      ],
       ['bert-ner', { 0: 'O', x: 'B-PER' }, /id2label: the key "x" is not an integer/],
       ['roberta-seq', { 0: 'a', 1: 7 }, /id2label\["1"\] must be a string/],
     ]) {
@@ -414,6 +427,48 @@ test('a config.json whose id2label does not fit the classifier: UNSUPPORTED_MODE
       const hf = readJson(copy, 'config.json');
       writeFileSync(path.join(copy, 'config.json'), JSON.stringify({ ...hf, id2label, label2id: undefined }));
       await rejects(() => loadPretrained(copy, { threads: 1 }), 'UNSUPPORTED_MODEL', re);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('names read from a config are data: labels __proto__, constructor, toString in .labels, the tasks, hfConfig (no prototypes); a converted file the same', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swapformer-names-'));
+  try {
+    const names = ['__proto__', 'constructor', 'toString'];
+    const copy = path.join(dir, 'seq');
+    cpSync(folder(byName('bert-seq-3')), copy, { recursive: true });
+    const hf = readJson(copy, 'config.json');
+    const id2label = Object.fromEntries(names.map((n, i) => [String(i), n])),
+      label2id = Object.fromEntries(names.map((n, i) => [n, i])); // own keys (a literal {__proto__: 0} would not be)
+    writeFileSync(path.join(copy, 'config.json'), JSON.stringify({ ...hf, id2label, label2id }));
+    assert.match(readFileSync(path.join(copy, 'config.json'), 'utf8'), /"__proto__":0/);
+    const original = await caseModel(byName('bert-seq-3'));
+    const renamed = (rows) => rows.map(({ label, score }) => ({ label: names[original.labels.indexOf(label)], score }));
+    const text = 'Hello, world!';
+    const ck = await readCheckpoint(copy);
+    const file = writeModelFile(ck.config, ck.tensors, metadataStrings(ck.metadata));
+    for (const [what, source] of [
+      ['folder', copy],
+      ['converted file', file],
+    ]) {
+      const m = await loadPretrained(source, { threads: 1 });
+      try {
+        assert.deepEqual(m.labels, names, `${what}: labels`);
+        assert.deepEqual(m.classify(text, { topK: null }), renamed(original.classify(text, { topK: null })), `${what}: classify`);
+        for (const map of [m.hfConfig.id2label, m.hfConfig.label2id, m.hfConfig]) assert.equal(Object.getPrototypeOf(map), null, `${what}: no prototype`);
+        assert.deepEqual(Object.keys(m.hfConfig.label2id), names, `${what}: label2id keys`);
+        assert.deepEqual(
+          names.map((n) => m.hfConfig.label2id[n]),
+          [0, 1, 2],
+          `${what}: label2id values`,
+        );
+        assert.equal(m.hfConfig.label2id.valueOf, undefined, `${what}: a name that is not a label is undefined`);
+        assert.equal(JSON.parse(JSON.stringify(m.hfConfig)).label2id.__proto__, 0, `${what}: JSON keeps __proto__`);
+      } finally {
+        m.dispose();
+      }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -19,7 +19,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { startHub } from './hub-server.js';
+import { startHub, hubCommit } from './hub-server.js';
 import { loadPretrained } from '../bindings/index.js';
 import { openSource } from '../bindings/pretrained/files.js';
 import { rejects, assertBitIdentical } from './helpers.js';
@@ -47,6 +47,29 @@ cpSync(FOLDER, BARE, { recursive: true });
 rmSync(path.join(BARE, 'config_sentence_transformers.json'));
 const WANT_BARE = (await loadPretrained(BARE)).embed(TEXTS).data;
 const bits = (data) => Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');
+
+// A second commit of the repository: the same files, other weights (every float x 1.5) and another activation.
+const COMMIT_A = 'a'.repeat(40),
+  COMMIT_B = 'b'.repeat(40);
+const LATER = path.join(TMP, 'later');
+cpSync(FOLDER, LATER, { recursive: true });
+{
+  const file = path.join(LATER, 'model.safetensors');
+  const bytes = readFileSync(file);
+  const start = 8 + Number(bytes.readBigUInt64LE(0));
+  for (let at = start; at + 4 <= bytes.length; at += 4) bytes.writeFloatLE(bytes.readFloatLE(at) * 1.5, at);
+  writeFileSync(file, bytes);
+  const config = JSON.parse(readFileSync(path.join(LATER, 'config.json'), 'utf8'));
+  writeFileSync(path.join(LATER, 'config.json'), JSON.stringify({ ...config, hidden_act: 'relu' }, null, 2));
+}
+const WANT_LATER = (await loadPretrained(LATER)).embed(TEXTS).data;
+// what the two commits' files mixed give: A's config (gelu) over B's weights
+const MIXED = path.join(TMP, 'mixed');
+cpSync(FOLDER, MIXED, { recursive: true });
+cpSync(path.join(LATER, 'model.safetensors'), path.join(MIXED, 'model.safetensors'));
+const WANT_MIXED = (await loadPretrained(MIXED)).embed(TEXTS).data;
+// the files AutoTokenizer.from_pretrained leaves in the cache
+const TOKENIZER_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json'];
 
 // ------------------------------------------------------------------ helpers
 
@@ -97,11 +120,11 @@ function filesOf(dir, base = dir) {
  * A cache folder as huggingface_hub writes it, by hand: blobs/<git sha1 or sha256 (LFS)>,
  * snapshots/<commit>/<path> -> ../../blobs/<etag> (one more ../ a sub-folder), refs/main.
  */
-function handLayout(cacheDir, { commit = 'c'.repeat(40), ref = 'main', noExist = [], skip = [] } = {}) {
+function handLayout(cacheDir, { commit = 'c'.repeat(40), ref = 'main', noExist = [], skip = [], only = null, from = FOLDER } = {}) {
   const repo = path.join(cacheDir, REPO);
-  for (const file of filesOf(FOLDER)) {
-    if (skip.includes(file)) continue;
-    const bytes = readFileSync(path.join(FOLDER, file));
+  for (const file of filesOf(from)) {
+    if (skip.includes(file) || (only && !only.includes(file))) continue;
+    const bytes = readFileSync(path.join(from, file));
     const etag = /\.(safetensors|bin)$/.test(file) ? sha256(bytes) : gitBlob(bytes);
     mkdirSync(path.join(repo, 'blobs'), { recursive: true });
     writeFileSync(path.join(repo, 'blobs', etag), bytes);
@@ -166,14 +189,19 @@ test('a download fills HF_HUB_CACHE exactly as huggingface_hub does; a second pr
     const first = await loadPretrained(ID, { hubUrl: hub.url, cacheDir });
     assertBitIdentical(first.embed(TEXTS).data, WANT_BARE, 'downloaded');
     first.dispose();
+    // the first request at main, every later one at the commit main resolved to (X-Repo-Commit)
+    const asked = resolveRequests(hub).map((r) => r.path.split('/resolve/')[1].split('/')[0]);
+    assert.deepEqual([...new Set(asked)], ['main', hub.commitOf(ID)], `revisions asked: ${asked}`);
+    assert.equal(asked.filter((r) => r === 'main').length, 1, 'one request at main');
+    const fileOf = (r) => r.path.split('/resolve/')[1].split('/').slice(1).join('/');
     const served = resolveRequests(hub)
       .filter((r) => r.status === 200 || r.status === 302)
-      .map((r) => r.path.split('/resolve/main/')[1]);
+      .map(fileOf);
     const absent = [
       ...new Set(
         resolveRequests(hub)
           .filter((r) => r.status === 404)
-          .map((r) => r.path.split('/resolve/main/')[1]),
+          .map(fileOf),
       ),
     ];
     assert.ok(
@@ -186,7 +214,7 @@ test('a download fills HF_HUB_CACHE exactly as huggingface_hub does; a second pr
     const second = await runChild({ HF_HUB_CACHE: cacheDir, HF_ENDPOINT: hub.url });
     assert.ok(second.ok, second.message);
     assert.equal(second.bits, bits(WANT_BARE));
-    assert.equal(hub.received, before, 'no request from the second process');
+    assert.equal(hub.received, before, `no request from the second process: ${hub.requests.slice(before).map((r) => r.path)}`);
 
     // the layout, against what the stand-in sent: ETag / X-Linked-Etag, X-Repo-Commit
     const meta = {};
@@ -271,7 +299,11 @@ test('a download killed mid-body leaves nothing that loads; a later load neither
   // what a kill during the write leaves (huggingface_hub's name: <etag>.<uuid8>.incomplete): half the bytes
   const partial = path.join(repo, 'blobs', `${weightsEtag}.0badc0de.incomplete`);
   writeFileSync(partial, readFileSync(path.join(FOLDER, 'model.safetensors')).subarray(0, Math.floor(size / 2)));
-  await rejects(loadPretrained(ID, { cacheDir, offline: true }), 'NOT_FOUND', /no weights in test\/minilm: looked for model\.safetensors/);
+  await rejects(
+    loadPretrained(ID, { cacheDir, offline: true }),
+    'NOT_FOUND',
+    /^test\/minilm: no weights cached: model\.safetensors is not in the hub cache \(.*models--test--minilm at commit [0-9a-f]{40}\), and downloads are off \(the offline option; pass offline: false to download it\)$/,
+  );
 
   const again = await startHub({ repos: { [ID]: FOLDER } });
   try {
@@ -310,10 +342,6 @@ test('offline (HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE, {offline: true}): the cache
   }
   const r0 = await runChild({ HF_HUB_CACHE: empty, HF_ENDPOINT: `http://127.0.0.1:${await closedPort()}`, HF_HUB_OFFLINE: '0' });
   assert.equal(r0.code, 'NETWORK', `HF_HUB_OFFLINE=0 is online: ${r0.message}`);
-
-  const noTokenizer = fresh('partial');
-  handLayout(noTokenizer, { skip: ['tokenizer.json'] });
-  await rejects(loadPretrained(ID, { cacheDir: noTokenizer, offline: true }), 'NOT_FOUND', /test\/minilm: no tokenizer\.json/);
 
   // .no_exist: a file the server has is taken as absent, without a request; a required one so marked is NOT_FOUND
   const hub = await startHub({ repos: { [ID]: FOLDER } });
@@ -484,5 +512,215 @@ test("a signal aborted between a read's start and its request: NETWORK, and no u
     assert.deepEqual(unhandled, []);
   } finally {
     process.off('unhandledRejection', onUnhandled);
+  }
+});
+
+// ------------------------------------------------------------------ one load, one commit
+
+test('one load reads one commit: a partly cached model reads its missing files at the cached commit while main has moved', async () => {
+  assert.notEqual(bits(WANT_LATER), bits(WANT), 'the later commit embeds otherwise');
+  assert.notEqual(bits(WANT_MIXED), bits(WANT), 'the mix embeds otherwise');
+  const hub = await startHub({ repos: { [ID]: { commits: { [COMMIT_A]: FOLDER, [COMMIT_B]: LATER }, main: COMMIT_B } } });
+  try {
+    // AutoTokenizer ran when main was at A: refs/main = A, the tokenizer's files in snapshots/A; the Hub's main is now B
+    const cacheDir = fresh('partial');
+    handLayout(cacheDir, { commit: COMMIT_A, only: TOKENIZER_FILES });
+    const m = await loadPretrained(ID, { hubUrl: hub.url, cacheDir });
+    assertBitIdentical(m.embed(TEXTS).data, WANT, 'commit A throughout (before: A config over B weights)');
+    m.dispose();
+    const asked = resolveRequests(hub).map((r) => r.path.split('/resolve/')[1].split('/')[0]);
+    assert.ok(asked.length > 0 && asked.every((r) => r === COMMIT_A), `every file at commit A, never at main: ${asked}`);
+    assert.ok(
+      hub.requests.some((r) => r.path === `/cdn-lfs/${ID}/${COMMIT_A}/model.safetensors` && r.status === 200),
+      'the weights of commit A',
+    );
+    // the cache now holds commit A whole: offline gives the same
+    const offline = await loadPretrained(ID, { cacheDir, offline: true });
+    assertBitIdentical(offline.embed(TEXTS).data, WANT, 'offline, commit A');
+    offline.dispose();
+    assert.equal(readFileSync(path.join(cacheDir, REPO, 'refs', 'main'), 'utf8'), COMMIT_A, 'refs/main unchanged');
+
+    // nothing cached, main moves (a push) after the first answer: every later file is read at the commit the first named
+    for (const cache of [true, false]) {
+      hub.moveMain(ID, COMMIT_A);
+      let calls = 0;
+      const pushing = async (url, init) => {
+        const res = await fetch(url, init);
+        if (calls++ === 0) hub.moveMain(ID, COMMIT_B);
+        return res;
+      };
+      const n = hub.requests.length;
+      const moved = await loadPretrained(ID, { hubUrl: hub.url, cacheDir: fresh('push'), cache, fetch: pushing });
+      assertBitIdentical(moved.embed(TEXTS).data, WANT, `cache ${cache}: commit A throughout (before: the files after the push from B)`);
+      moved.dispose();
+      const revisions = hub.requests
+        .slice(n)
+        .filter((r) => r.path.startsWith(`/${ID}/resolve/`))
+        .map((r) => r.path.split('/resolve/')[1].split('/')[0]);
+      assert.deepEqual([...new Set(revisions)], ['main', COMMIT_A], `cache ${cache}: the first at main, the rest at A: ${revisions}`);
+    }
+  } finally {
+    await hub.close();
+  }
+});
+
+test('one load reads one commit: an answer naming another commit (X-Repo-Commit) than the one asked for is refused', async () => {
+  const commit = hubCommit(ID);
+  const lie = { 'X-Repo-Commit': COMMIT_B };
+  const hub = await startHub({
+    repos: { [ID]: FOLDER },
+    headers: { [`/${ID}/resolve/${commit}/tokenizer.json`]: lie, [`/${ID}/resolve/${commit}/model.safetensors`]: lie },
+  });
+  try {
+    for (const cache of [true, false]) {
+      const e = await rejects(
+        loadPretrained(ID, { hubUrl: hub.url, cacheDir: fresh('lie'), cache }),
+        'NETWORK',
+        new RegExp(
+          `^(tokenizer\\.json|model\\.safetensors): .*/resolve/${commit}/\\S+ answered for commit ${COMMIT_B} \\(X-Repo-Commit\\), but this load reads test/minilm at commit ${commit}: one load reads one commit$`,
+        ),
+      );
+      if (cache) assert.match(e.message, /^model\.safetensors/, 'the weights are read before the tokenizer');
+    }
+  } finally {
+    await hub.close();
+  }
+});
+
+// ------------------------------------------------------------------ offline, the environment, atomic blobs
+
+test('offline with a partial cache: the missing weights, tokenizer.json or config.json are named as not cached, with how to turn downloads on', async () => {
+  const cases = [
+    [
+      'model.safetensors',
+      /^test\/minilm: no weights cached: model\.safetensors is not in the hub cache \(.*models--test--minilm at commit c{40}\), and downloads are off /,
+    ],
+    ['tokenizer.json', /^test\/minilm: tokenizer\.json is not in the hub cache \(.*models--test--minilm at commit c{40}\), and downloads are off /],
+    ['config.json', /^test\/minilm: config\.json is not in the hub cache \(.*models--test--minilm at commit c{40}\), and downloads are off /],
+  ];
+  for (const [file, message] of cases) {
+    const cacheDir = fresh('partial');
+    handLayout(cacheDir, { skip: [file] });
+    const e = await rejects(loadPretrained(ID, { cacheDir, offline: true }), 'NOT_FOUND', message);
+    assert.match(e.message, /\(the offline option; pass offline: false to download it\)$/, file);
+    for (const name of ['HF_HUB_OFFLINE', 'TRANSFORMERS_OFFLINE']) {
+      const r = await runChild({ HF_HUB_CACHE: cacheDir, HF_ENDPOINT: 'http://127.0.0.1:1', [name]: '1' });
+      assert.equal(r.code, 'NOT_FOUND', `${name}, ${file}: ${r.message}`);
+      assert.match(r.message, message, `${name}, ${file}`);
+      assert.match(r.message, new RegExp(`\\(${name} is set in the environment; unset it, or pass offline: false, to download it\\)$`), `${name}, ${file}`);
+    }
+  }
+  // a file recorded absent (.no_exist) is still the folder's message: the repository has none
+  const marked = fresh('marked');
+  handLayout(marked, { skip: ['tokenizer.json'], noExist: ['tokenizer.json'] });
+  await rejects(
+    loadPretrained(ID, { cacheDir: marked, offline: true }),
+    'NOT_FOUND',
+    /^test\/minilm: no tokenizer\.json \(swapformer reads the fast-tokenizer file/,
+  );
+});
+
+test('the offline option wins over HF_HUB_OFFLINE both ways: offline: false downloads under HF_HUB_OFFLINE=1', async () => {
+  const hub = await startHub({ repos: { [ID]: FOLDER } });
+  try {
+    for (const name of ['HF_HUB_OFFLINE', 'TRANSFORMERS_OFFLINE']) {
+      const n = hub.received;
+      const r = await runChild({ HF_HUB_CACHE: fresh('env'), HF_ENDPOINT: hub.url, [name]: '1' }, ID, { offline: false });
+      assert.ok(r.ok, `${name}=1 with offline: false: ${r.message}`);
+      assert.equal(r.bits, bits(WANT));
+      assert.ok(hub.received > n, 'downloaded');
+    }
+    const n = hub.received;
+    const r = await runChild({ HF_HUB_CACHE: fresh('env'), HF_ENDPOINT: hub.url, HF_HUB_OFFLINE: '0' }, ID, { offline: true });
+    assert.equal(r.code, 'NOT_FOUND', `HF_HUB_OFFLINE=0 with offline: true: ${r.message}`);
+    assert.equal(hub.received, n, 'no request');
+  } finally {
+    await hub.close();
+  }
+});
+
+// A user's process frozen half-way through writing a large file (as killed there): the preload writes the first
+// half of any write of more than 64 KB through fs/promises' writeFile, says where, and never returns.
+const FREEZE = path.join(TMP, 'freeze.mjs');
+writeFileSync(
+  FREEZE,
+  `import fsp from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+const writeFile = fsp.writeFile;
+fsp.writeFile = (file, data, ...rest) => {
+  if (typeof file !== 'string' || !(data?.length > 65536)) return writeFile(file, data, ...rest);
+  writeFileSync(file, data.subarray(0, data.length >> 1));
+  process.stdout.write('FROZEN ' + file + '\\n');
+  return new Promise(() => {});
+};
+syncBuiltinESMExports();
+`,
+);
+
+test("a blob write cut half-way (a kill, a full disk) leaves nothing under the blob's name: later loads download it again, then load offline", async () => {
+  const hub = await startHub({ repos: { [ID]: FOLDER } });
+  const weightsEtag = sha256(readFileSync(path.join(FOLDER, 'model.safetensors')));
+  const whole = (repo) => {
+    for (const f of filesOf(repo).filter((x) => x.startsWith('blobs/') && !x.endsWith('.incomplete'))) {
+      const bytes = readFileSync(path.join(repo, f));
+      assert.ok([gitBlob(bytes), sha256(bytes)].includes(f.slice(6)), `${f}: whole (its name is its hash)`);
+    }
+  };
+  /** A later online load, then an offline one: both the model's bits; every blob whole. */
+  const recovers = async (cacheDir, what) => {
+    const again = await loadPretrained(ID, { hubUrl: hub.url, cacheDir });
+    assertBitIdentical(again.embed(TEXTS).data, WANT, `${what}: downloaded again`);
+    again.dispose();
+    const offline = await loadPretrained(ID, { cacheDir, offline: true });
+    assertBitIdentical(offline.embed(TEXTS).data, WANT, `${what}: offline afterwards (before: the cut blob, linked)`);
+    offline.dispose();
+    whole(path.join(cacheDir, REPO));
+  };
+  try {
+    // killed while the weights' blob is half written
+    const cacheDir = fresh('frozen');
+    const repo = path.join(cacheDir, REPO);
+    const child = spawn(process.execPath, [...NODE_FLAGS, '--import', pathToFileURL(FREEZE).href, CHILD, ID, '{}'], {
+      env: childEnv({ HF_HUB_CACHE: cacheDir, HF_ENDPOINT: hub.url }),
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    const exited = new Promise((go) => child.once('exit', (code, signal) => go(signal ?? code)));
+    let out = '';
+    const frozen = await new Promise((go) => {
+      child.stdout.on('data', (d) => {
+        out += d;
+        const m = /FROZEN (\S+)\n/.exec(out);
+        if (m) go(m[1]);
+      });
+      setTimeout(() => go(null), 20000);
+    });
+    child.kill('SIGKILL');
+    assert.equal(await exited, 'SIGKILL');
+    assert.ok(frozen, `the child reached the weights' write: ${out}`);
+    assert.ok(path.basename(frozen).startsWith(`${weightsEtag}.`) && frozen.endsWith('.incomplete'), `written aside: ${frozen}`);
+    const left = filesOf(repo);
+    assert.ok(!left.includes(`blobs/${weightsEtag}`), `nothing under the weights' blob name: ${left}`);
+    await recovers(cacheDir, 'killed');
+
+    // a full disk: the user's process may write files of 20 KB at most (RLIMIT_FSIZE; Node ignores SIGXFSZ, the write
+    // fails with EFBIG): the small files are stored, the 113 KB weights' blob cannot be; the load itself succeeds
+    const full = fresh('efbig');
+    const r = await new Promise((resolve, reject) => {
+      execFile(
+        '/bin/sh',
+        ['-c', 'ulimit -f 40 && exec "$0" "$@"', process.execPath, ...childArgs(ID, {})],
+        { env: childEnv({ HF_HUB_CACHE: full, HF_ENDPOINT: hub.url }), timeout: 30000 },
+        (err, stdout, stderr) => (err && !stdout ? reject(new Error(`child failed: ${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout))),
+      );
+    });
+    assert.ok(r.ok, r.message);
+    assert.equal(r.bits, bits(WANT), 'the load used the bytes it downloaded');
+    const stored = filesOf(path.join(full, REPO));
+    assert.ok(stored.includes('refs/main') && stored.some((f) => f.endsWith('/tokenizer.json')), `the small files are cached: ${stored}`);
+    assert.ok(!stored.includes(`blobs/${weightsEtag}`) && !stored.some((f) => f.endsWith('.incomplete')), `no weights' blob, no temporary file: ${stored}`);
+    await recovers(full, 'full disk');
+  } finally {
+    await hub.close();
   }
 });

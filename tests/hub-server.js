@@ -8,9 +8,16 @@
 //
 // API: startHub({repos, port = 0, host = '127.0.0.1', slow = false, failOnce = [], cache = true, lfs,
 // stall = {}, hang = [], headers = {}, tokens = {}, lfsOrigin}) resolves to {url, port, requests,
-// requestHeaders, received, active(), maxActive, failNext(path, status = 500), close()}.
+// requestHeaders, received, active(), maxActive, failNext(path, status = 500), moveMain(id, commit),
+// commitOf(id), close()}.
 //  - repos: {'owner/name': folder}; each folder is served as that repository's
-//    `main` (and as any 40-hex commit).
+//    `main` (and as any 40-hex commit), main's commit being the sha1 of
+//    'swapformer-test-hub:owner/name' (commitOf(id), and the export hubCommit(id)). Or {'owner/name':
+//    {commits: {<40-hex>: folder, ...}, main: <one of them>}}: a repository
+//    with history: each commit serves its own folder, main is the one named
+//    (moveMain(id, commit) moves it while the server runs, as a push does),
+//    any other commit is RevisionNotFound, and the LFS redirect of a commit's
+//    file points to /cdn-lfs/{owner}/{name}/{commit}/{path...}.
 //  - url: 'http://127.0.0.1:PORT', no trailing slash (the loader appends
 //    `/${owner}/${name}/resolve/${revision}/${file}`).
 //  - requests: one {method, path, status} per answer (path: the request's
@@ -58,6 +65,12 @@
 //    to its LFS CDN on another host), X-Linked-Size (the file's size),
 //    X-Linked-Etag "<sha256>" (the LFS object id), ETag, X-Repo-Commit; the
 //    CDN path answers 200 with the bytes, ETag "<sha256>", Accept-Ranges.
+//  - GET /api/models/{owner}/{name}/revision/{revision}: the repository's
+//    info, {id, sha, siblings: [{rfilename}]} (every regular file of the
+//    folder, sub-folders as a/b, dot files left out), as the Hub's API answers
+//    it; sha is the commit the revision names, and a repository with history
+//    lists the folder of that commit; the same 401 / 404 as below for an
+//    unknown repository or revision.
 //  - Missing file or a folder: 404, x-error-code EntryNotFound,
 //    x-error-message, body {"error":"Entry not found"}.
 //  - Unknown repository: 401 (what the Hub answers an anonymous client, so
@@ -73,7 +86,7 @@
 //    ETag, x-error-code and the Hub's other headers), and
 //    Cross-Origin-Resource-Policy: cross-origin so a cross-origin-isolated
 //    (COEP require-corp) page can load it too; OPTIONS preflights get 204.
-// Not mimicked: gated repos, the /api/ endpoints, the Xet headers
+// Not mimicked: gated repos, the other /api/ endpoints, the Xet headers
 // (X-Xet-Hash, Link rel=xet-auth), the /api/resolve-cache/ relative redirect
 // the Hub now sometimes gives for small files (a loader that follows
 // redirects handles both), repo types other than models.
@@ -103,6 +116,7 @@ import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { requestPath, pathSegments, openInside, sendFile, clientErrorAnswer } from '../web/server.js';
 
@@ -150,6 +164,8 @@ const TYPES = {
 };
 
 const COMMIT_RE = /^[0-9a-f]{40}$/;
+/** The commit main is at in a repository served from one folder (what X-Repo-Commit names): a load asks for its later files there. */
+export const hubCommit = (id) => createHash('sha1').update(`swapformer-test-hub:${id}`).digest('hex');
 const REPO_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 /** The git blob id of a file's bytes (the Hub's ETag for a regular file) and its sha256 (the LFS oid). */
@@ -166,6 +182,23 @@ async function hashes(file) {
   sha1.update(`blob ${size}\0`);
   for (const c of chunks) sha1.update(c);
   return { blob: sha1.digest('hex'), sha256: sha256.digest('hex'), size };
+}
+
+/** The files a repository folder serves, as the Hub lists them (a/b, sorted): regular files, and symlinks to a file inside the folder; dot files left out. */
+async function listFiles(folder) {
+  const root = await realpath(folder);
+  const out = [];
+  for (const e of await readdir(folder, { recursive: true, withFileTypes: true })) {
+    const full = path.join(e.parentPath ?? e.path, e.name);
+    const rel = path.relative(folder, full).split(path.sep).join('/');
+    if (rel.split('/').some((part) => part.startsWith('.'))) continue;
+    if (e.isFile()) out.push(rel);
+    else if (e.isSymbolicLink()) {
+      const target = await realpath(full).catch(() => null);
+      if (target && target.startsWith(root + path.sep) && (await stat(target)).isFile()) out.push(rel);
+    }
+  }
+  return out.sort();
 }
 
 /** Parses a single "bytes=a-b" range against a size: {start, end}, 'unsatisfiable', or null (ignore, send all). */
@@ -241,10 +274,19 @@ export async function startHub({
 } = {}) {
   const hubCache = freshHubCache();
   const folders = new Map();
-  for (const [id, folder] of Object.entries(repos)) {
+  for (const [id, spec] of Object.entries(repos)) {
     if (!REPO_RE.test(id)) throw new Error(`startHub: repo id '${id}' is not 'owner/name'`);
-    folders.set(id, { folder: path.resolve(folder), commit: createHash('sha1').update(`swapformer-test-hub:${id}`).digest('hex') });
+    if (typeof spec === 'string') {
+      folders.set(id, { folder: path.resolve(spec), commit: hubCommit(id), commits: null });
+      continue;
+    }
+    const commits = new Map(Object.entries(spec.commits ?? {}).map(([c, f]) => [c, path.resolve(f)]));
+    if (![...commits.keys()].every((c) => COMMIT_RE.test(c)) || !commits.has(spec.main))
+      throw new Error(`startHub: ${id}: commits must be 40-hex names and main one of them`);
+    folders.set(id, { folder: commits.get(spec.main), commit: spec.main, commits });
   }
+  /** The folder a repository serves at a commit (null: no such commit). */
+  const folderAt = (repo, commit) => (repo.commits ? (repo.commits.get(commit) ?? null) : repo.folder);
   const slowOpts = slow ? { chunks: 8, delayMs: 25, ...(typeof slow === 'object' ? slow : {}) } : null;
   const lfsExt = new Set(lfs.map((e) => e.toLowerCase()));
   const failing = new Map([].concat(failOnce).map((p) => [p, 500]));
@@ -362,11 +404,30 @@ export async function startHub({
       s = [owner[0], name[0], 'resolve', revision, ...s.slice(2)];
     }
 
-    // the LFS "CDN": /cdn-lfs/{owner}/{name}/{path...}
+    // the file list: /api/models/{owner}/{name}/revision/{revision}
+    if (!isResolve && s[0] === 'api' && s[1] === 'models' && s[4] === 'revision' && s.length === 6) {
+      const id = `${s[2]}/${s[3]}`;
+      const repo = folders.get(id);
+      if (!repo || (Object.hasOwn(tokens, id) && req.headers.authorization !== `Bearer ${tokens[id]}`))
+        return json(req, res, logPath, 401, 'Repository not found', 'RepoNotFound');
+      const revision = s[5];
+      if (revision !== 'main' && !COMMIT_RE.test(revision)) return json(req, res, logPath, 404, `Invalid rev id: ${revision}`, 'RevisionNotFound');
+      const commit = revision === 'main' ? repo.commit : revision;
+      const folder = folderAt(repo, commit);
+      if (!folder) return json(req, res, logPath, 404, `Invalid rev id: ${revision}`, 'RevisionNotFound');
+      const files = await listFiles(folder);
+      const body = JSON.stringify({ id, sha: commit, siblings: files.map((rfilename) => ({ rfilename })) });
+      head(req, res, 200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) }, logPath);
+      return res.end(req.method === 'HEAD' ? undefined : body);
+    }
+
+    // the LFS "CDN": /cdn-lfs/{owner}/{name}/{path...} (a repository with history: /{commit}/{path...})
     if (!isResolve && s[0] === 'cdn-lfs' && s.length >= 4) {
       const repo = folders.get(`${s[1]}/${s[2]}`);
       if (!repo) return json(req, res, logPath, 404, 'Not Found');
-      const o = await openInside(repo.folder, s.slice(3));
+      const folder = repo.commits ? folderAt(repo, s[3]) : repo.folder;
+      if (!folder || (repo.commits && s.length < 5)) return json(req, res, logPath, 404, 'Not Found');
+      const o = await openInside(folder, s.slice(repo.commits ? 4 : 3));
       if (o.status === 403) return json(req, res, logPath, 403, 'Forbidden');
       if (o.status || o.directory) return json(req, res, logPath, 404, 'Not Found');
       const h = await fileHashes(o.real, o.info);
@@ -383,15 +444,17 @@ export async function startHub({
       const revision = s[3];
       if (revision !== 'main' && !COMMIT_RE.test(revision)) return json(req, res, logPath, 404, `Invalid rev id: ${revision}`, 'RevisionNotFound');
       const commit = revision === 'main' ? repo.commit : revision;
+      const folder = folderAt(repo, commit);
+      if (!folder) return json(req, res, logPath, 404, `Invalid rev id: ${revision}`, 'RevisionNotFound');
       const file = s.slice(4);
       if (!file.length) return json(req, res, logPath, 404, 'Entry not found', 'EntryNotFound', { 'X-Repo-Commit': commit });
-      const o = await openInside(repo.folder, file);
+      const o = await openInside(folder, file);
       if (o.status === 403) return json(req, res, logPath, 403, 'Forbidden');
       if (o.status || o.directory) return json(req, res, logPath, 404, 'Entry not found', 'EntryNotFound', { 'X-Repo-Commit': commit });
       const h = await fileHashes(o.real, o.info);
       if (lfsExt.has(path.extname(file.at(-1)).toLowerCase())) {
         await o.fh.close().catch(() => {});
-        const location = `${lfsOrigin ?? base}/cdn-lfs/${[s[0], s[1], ...file].map(encodeURIComponent).join('/')}`;
+        const location = `${lfsOrigin ?? base}/cdn-lfs/${[s[0], s[1], ...(repo.commits ? [commit] : []), ...file].map(encodeURIComponent).join('/')}`;
         const body = `Found. Redirecting to ${location}`;
         head(
           req,
@@ -454,6 +517,15 @@ export async function startHub({
     },
     failNext(p, status = 500) {
       failing.set(p, status);
+    },
+    /** The commit a repository's main is at. */
+    commitOf: (id) => folders.get(id).commit,
+    /** Moves a repository's main to another of its commits (a push). */
+    moveMain(id, commit) {
+      const repo = folders.get(id);
+      if (!repo?.commits?.has(commit)) throw new Error(`moveMain: ${id} has no commit ${commit}`);
+      repo.commit = commit;
+      repo.folder = repo.commits.get(commit);
     },
     /** The hub cache this stand-in's downloads go to (HF_HUB_CACHE while it is the last one started). */
     cacheDir: hubCache,

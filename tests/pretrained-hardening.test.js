@@ -27,7 +27,7 @@ import { openSource, MAX_JSON_DEPTH } from '../bindings/pretrained/files.js';
 import { readWeights, MAX_SHARDS, SHARD_CONCURRENCY } from '../bindings/pretrained/safetensors.js';
 import { readCheckpoint } from '../bindings/pretrained/checkpoint.js';
 import { writeModelFile } from '../bindings/pretrained/model-file.js';
-import { startHub } from './hub-server.js';
+import { startHub, hubCommit } from './hub-server.js';
 import { rejects, assertBitIdentical } from './helpers.js';
 import { NODE_FLAGS } from '../tools/node-flags.js';
 
@@ -250,20 +250,34 @@ test('config fields: ModernBERT global_attn_every_n_layers 0 and T5 feed_forward
 test(`JSON nested deeper than ${MAX_JSON_DEPTH} is BAD_FILE naming the file (folders, file maps, the converter)`, async () => {
   const config = readJSON('bert-minilm', 'config.json');
   const tokenizer = readFileSync(path.join(ROOT, 'bert-minilm', 'tokenizer.json'), 'utf8');
+  // a normalizer Sequence nested 100,000 deep (it overflowed the stack once)
+  let sequence = '{"type":"Lowercase"}';
+  for (let i = 0; i < 10 ** 5; i++) sequence = `{"type":"Sequence","normalizers":[${sequence}]}`;
   const cases = [
-    ['config.json', JSON.stringify({ ...config, unused: 0 }).replace('"unused":0', `"unused":${deep(10 ** 5)}`)],
-    ['tokenizer_config.json', `{"unused": ${deep(10 ** 4)}}`],
-    ['tokenizer.json', `{"unused": ${deep(10 ** 4, '[]')}, ${tokenizer.trim().slice(1)}`],
-    ['modules.json', `[${deep(100)}]`],
-    ['1_Pooling/config.json', deep(MAX_JSON_DEPTH + 1)],
+    ['config.json', JSON.stringify({ ...config, unused: 0 }).replace('"unused":0', `"unused":${deep(10 ** 5)}`), 'unused.a.a.a'],
+    ['tokenizer_config.json', `{"unused": ${deep(10 ** 4)}}`, 'unused.a.a.a'],
+    ['tokenizer.json', `{"unused": ${deep(10 ** 4, '[]')}, ${tokenizer.trim().slice(1)}`, 'unused.a.a.a'],
+    [
+      'tokenizer.json',
+      `{"normalizer": ${sequence}, ${tokenizer
+        .trim()
+        .slice(1)
+        .replace(/"normalizer":/, '"was_normalizer":')}`,
+      'normalizer.normalizers[0].normalizers[0]',
+    ],
+    ['modules.json', `[${deep(100)}]`, '[0].a.a.a'],
+    ['1_Pooling/config.json', deep(MAX_JSON_DEPTH + 1), 'a.a.a'],
   ];
-  for (const [file, text] of cases) {
+  for (const [file, text, at] of cases) {
     const dir = copyCase('bert-minilm', { [file]: text });
     try {
+      // the file and where in it (its first 120 characters)
       await rejects(
         loadPretrained(dir),
         'BAD_FILE',
-        new RegExp(`${file.replace(/[./]/g, '\\$&')} \\(in [^)]*\\) nests objects or arrays more than ${MAX_JSON_DEPTH} deep`),
+        new RegExp(
+          `^${file.replace(/[./]/g, '\\$&')} \\(in [^)]*\\) nests objects or arrays more than ${MAX_JSON_DEPTH} deep \\(at ${at.replace(/[.[\]]/g, '\\$&')}[^)]*\\)$`,
+        ),
       );
       const src = await openSource(
         new Map([
@@ -584,7 +598,7 @@ test(`shards: ${SHARD_CONCURRENCY} at a time; the first failure cancels the rest
     assert.ok(hub.maxActive <= SHARD_CONCURRENCY + 1, `at most ${SHARD_CONCURRENCY} downloads at once (+ a redirect closing): ${hub.maxActive}`);
 
     // shard 3 fails: the others in flight are dropped, none starts after
-    const failing = `/test/sharded/resolve/main/${shards[2]}`;
+    const failing = `/test/sharded/resolve/${hubCommit('test/sharded')}/${shards[2]}`; // at the commit the load resolved
     hub.failNext(failing, 500);
     const before = hub.requests.length;
     // the requests the loader starts (its fetch calls): on a loaded machine one sent before the rejection
@@ -776,7 +790,7 @@ test('stallTimeout: a body that stops dripping, an answer that never comes, a fe
     const r = await runChild(
       `${CHILD_IMPORTS}
       // modules.json never answered (it is read before the weights), then the weights' body stopping after 100 bytes
-      const hub = await startHub({ repos: { 'test/stall': ${JSON.stringify(dir)} }, cache: false, hang: ['/test/stall/resolve/main/modules.json'] });
+      const hub = await startHub({ repos: { 'test/stall': ${JSON.stringify(dir)} }, cache: false, hang: ['/test/stall/resolve/${hubCommit('test/stall')}/modules.json'] });
       const body = await timed(loadPretrained('test/stall', { hubUrl: hub.url, stallTimeout: 200 }));
       const hub2 = await startHub({ repos: { 'test/stall': ${JSON.stringify(dir)} }, cache: false, stall: { '/cdn-lfs/test/stall/model.safetensors': 100 } });
       const stalled = await timed(loadPretrained('test/stall', { hubUrl: hub2.url, stallTimeout: 200 }));
@@ -794,7 +808,7 @@ test('stallTimeout: a body that stops dripping, an answer that never comes, a fe
     assert.equal(got.body.code, 'NETWORK', got.body.message);
     assert.match(
       got.body.message,
-      /modules\.json: nothing arrived from http:\/\/127\.0\.0\.1:\d+\/test\/stall\/resolve\/main\/modules\.json for 200 ms \(the stallTimeout option\)/,
+      /modules\.json: nothing arrived from http:\/\/127\.0\.0\.1:\d+\/test\/stall\/resolve\/[0-9a-f]{40}\/modules\.json for 200 ms \(the stallTimeout option\)/,
     );
     assert.equal(got.stalled.code, 'NETWORK', got.stalled.message);
     assert.match(got.stalled.message, /model\.safetensors: nothing arrived .* for 200 ms/);
@@ -814,11 +828,11 @@ test('signal: aborting stops pending answers and body reads (NETWORK, the reason
     const r = await runChild(
       `${CHILD_IMPORTS}
       const hub = await startHub({ repos: { 'test/abort': ${JSON.stringify(dir)} }, cache: false,
-        stall: { '/cdn-lfs/test/abort/model.safetensors': 100 }, hang: ['/test/abort/resolve/main/tokenizer.json'] });
+        stall: { '/cdn-lfs/test/abort/model.safetensors': 100 }, hang: ['/test/abort/resolve/${hubCommit('test/abort')}/tokenizer.json'] });
       // abort once the weights' body is dripping (a fixed delay could land on an earlier file under load)
       const c1 = new AbortController();
       const waiting = setInterval(() => {
-        if (hub.active() > 0 && hub.requests.some((q) => q.path.endsWith('/resolve/main/model.safetensors'))) {
+        if (hub.active() > 0 && hub.requests.some((q) => q.path.endsWith('/model.safetensors'))) {
           clearInterval(waiting);
           setTimeout(() => c1.abort(new Error('the user left')), 100);
         }

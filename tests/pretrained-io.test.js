@@ -21,7 +21,7 @@ import { readFileSync, readdirSync, statSync, mkdtempSync, mkdirSync, writeFileS
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startHub } from './hub-server.js';
+import { startHub, hubCommit } from './hub-server.js';
 import { startServer } from '../web/server.js';
 import { rejects } from './helpers.js';
 import { openSource, checkPath, isHubId, subSource } from '../bindings/pretrained/files.js';
@@ -252,7 +252,9 @@ test('Hub: every fixture file through resolve URLs (LFS redirects followed), laz
       hub.requests.some((r) => r.status === 302 && r.path.endsWith('/model.safetensors')),
       'LFS redirect seen',
     );
-    assert.ok(hub.requests.some((r) => r.path === '/test/bert-minilm/resolve/main/1_Pooling/config.json'));
+    // read in parallel: the first request at main, the others at the commit it named
+    const pooling = hub.requests.filter((r) => r.path.startsWith('/test/bert-minilm/resolve/') && r.path.endsWith('/1_Pooling/config.json'));
+    assert.ok(pooling.length === 1 && ['main', hubCommit('test/bert-minilm')].includes(pooling[0].path.split('/')[4]), pooling[0]?.path);
     // a trailing slash on hubUrl is fine
     const src = await openSource('test/bert-minilm', { hubUrl: `${hub.url}/` });
     assert.deepEqual(await src.read('config.json'), onDisk('bert-minilm', 'config.json'));
@@ -314,12 +316,13 @@ test('Hub: revisions (40-hex, refs/pr/1 encoded), optional files, and error code
     const missing = await openSource('test/no-such-repo', { hubUrl: hub.url, cache: false });
     await rejects(missing.read('config.json'), 'NOT_FOUND', /not found or private/);
     await rejects(missing.read('modules.json', { optional: true }), 'NOT_FOUND', /not found or private.*401/);
-    // 500
-    hub.failNext('/test/bert-minilm/resolve/main/config.json', 500);
-    const url = `${hub.url}/test/bert-minilm/resolve/main/config.json`;
+    // 500 (the source asks at the commit its first answer named)
+    const at = hubCommit('test/bert-minilm');
+    hub.failNext(`/test/bert-minilm/resolve/${at}/config.json`, 500);
+    const url = `${hub.url}/test/bert-minilm/resolve/${at}/config.json`;
     const e500 = await rejects(src.read('config.json'), 'NETWORK', /HTTP 500/);
     assert.ok(e500.message.includes(url), e500.message);
-    hub.failNext('/test/bert-minilm/resolve/main/modules.json', 503);
+    hub.failNext(`/test/bert-minilm/resolve/${at}/modules.json`, 503);
     await rejects(src.read('modules.json', { optional: true }), 'NETWORK', /HTTP 503/);
     assert.deepEqual(await src.read('config.json'), onDisk('bert-minilm', 'config.json'), 'the next try works');
     // fetch itself failing
@@ -584,7 +587,8 @@ test('safetensors: shards give the union, each read once; bad indexes refused', 
   try {
     const viaHub = await readWeights(await openSource(`test/${c}`, { hubUrl: hub.url }));
     assert.equal(viaHub.tensors.size, tensors.size);
-    for (const shard of shards) assert.equal(hub.requests.filter((r) => r.method === 'GET' && r.path === `/test/${c}/resolve/main/${shard}`).length, 1, shard);
+    for (const shard of shards)
+      assert.equal(hub.requests.filter((r) => r.method === 'GET' && r.path === `/test/${c}/resolve/${hubCommit(`test/${c}`)}/${shard}`).length, 1, shard);
   } finally {
     await hub.close();
   }
@@ -759,7 +763,7 @@ test('recipes: the files each setting comes from', async () => {
   assert.deepEqual(bge.pooling, ['cls']);
   assert.equal(bge.maxSeqLength, 128);
   assert.equal(bge.doLowerCase, true);
-  assert.deepEqual(bge.prompts, { query: 'Represent this sentence for searching relevant passages: ' });
+  assert.deepEqual(bge.prompts, { __proto__: null, query: 'Represent this sentence for searching relevant passages: ' }); // no prototype
   assert.equal(bge.defaultPromptName, null);
   // Dense: Tanh with bias; Identity without
   const pairs = await readRecipe(await openSource(path.join(ROOT, 'bert-dense-pairs')));
@@ -916,7 +920,7 @@ test('recipes: ST defaults, the pooling_mode string, include_prompt, an older co
   assert.equal((await read({}, { nameOrPath: 'hkunlp/instructor-large' })).includePrompt, false);
   // default prompt
   const prompted = await read({ 'config_sentence_transformers.json': { prompts: { query: 'search_query: ', document: '' }, default_prompt_name: 'query' } });
-  assert.deepEqual(prompted.prompts, { query: 'search_query: ', document: '' });
+  assert.deepEqual(prompted.prompts, { __proto__: null, query: 'search_query: ', document: '' });
   assert.equal(prompted.defaultPromptName, 'query');
   // an older Transformer config name
   const older = await read({ 'sentence_bert_config.json': null, 'sentence_roberta_config.json': { max_seq_length: 77, do_lower_case: true } });
@@ -1104,14 +1108,16 @@ test('browser: files.js and recipe.js in Chromium; downloads with progress, a se
     });
     // a small served file gives the origin (a secure context: 127.0.0.1); the modules are imported from /bindings/
     await page.goto(`http://127.0.0.1:${server.port}/bindings/utils/errors.js`);
-    const run = (hubUrl, cache) =>
+    const run = (hubUrl, cache, noList = false) =>
       page.evaluate(
-        async ({ hubUrl, cache }) => {
+        async ({ hubUrl, cache, noList }) => {
           const { openSource } = await import('/bindings/pretrained/files.js');
           const { readWeights } = await import('/bindings/pretrained/safetensors.js');
           const { readRecipe, pool, applyRecipe } = await import('/bindings/pretrained/recipe.js');
           const events = [];
-          const src = await openSource('test/bert-dense-pairs', { hubUrl, cache, onProgress: (e) => events.push(e) });
+          // noList: a mirror without the Hub's API (its file list answers 404)
+          const fetchFn = (url, init) => (noList && String(url).includes('/api/') ? Promise.resolve(new Response('{}', { status: 404 })) : fetch(url, init));
+          const src = await openSource('test/bert-dense-pairs', { hubUrl, cache, fetch: fetchFn, onProgress: (e) => events.push(e) });
           const recipe = await readRecipe(src);
           const { tensors, files } = await readWeights(src);
           const config = await src.readJSON('config.json');
@@ -1142,8 +1148,10 @@ test('browser: files.js and recipe.js in Chromium; downloads with progress, a se
             cached: await caches.has('swapformer-models-v1'),
           };
         },
-        { hubUrl, cache },
+        { hubUrl, cache, noList },
       );
+    const at = hubCommit('test/bert-dense-pairs');
+    const asked = (file) => hub.requests.filter((r) => ['main', at].some((rev) => r.path === `/test/bert-dense-pairs/resolve/${rev}/${file}`)).length;
 
     const first = await run(hub.url, true);
     assert.deepEqual(
@@ -1158,6 +1166,20 @@ test('browser: files.js and recipe.js in Chromium; downloads with progress, a se
     assert.ok(first.worst < 1e-6, `embeddings in the page: ${first.worst}`);
     assert.equal(first.missing, 'SwapformerError NOT_FOUND');
     assert.equal(first.absent, null);
+    // the Hub's file list says nope.json is absent: only the required read asked for it (a 404 is a console error)
+    assert.ok(
+      hub.requests.some((r) => r.path === '/api/models/test/bert-dense-pairs/revision/main' && r.status === 200),
+      'the file list was read',
+    );
+    // read first (recipe.js's first read is the optional modules.json), the list names the commit: every file is asked for there
+    const resolved = hub.requests.filter((r) => r.path.includes('/resolve/'));
+    assert.deepEqual(
+      resolved.filter((r) => !r.path.startsWith(`/test/bert-dense-pairs/resolve/${at}/`)),
+      [],
+      'one load reads one commit',
+    );
+    assert.equal(hub.requests.filter((r) => r.path.startsWith('/api/')).length, 1, 'the file list is read once');
+    assert.equal(asked('nope.json'), 1, 'the optional read of an absent file asks nothing');
     assert.equal(first.cached, true);
     const shard = 'model-00001-of-00002.safetensors';
     const shardEvents = first.events.filter((e) => e[0] === shard);
@@ -1178,7 +1200,46 @@ test('browser: files.js and recipe.js in Chromium; downloads with progress, a se
     // cache: false downloads again
     await run(hub.url, false);
     assert.ok(gets() > before, 'cache: false downloads');
+    // without a file list (a mirror without the API) optional files are asked for, as before
+    const n = asked('nope.json');
+    const listless = await run(hub.url, false, true);
+    assert.deepEqual(listless.pooling, first.pooling);
+    assert.equal(listless.absent, null);
+    assert.equal(asked('nope.json'), n + 2, 'the required and the optional read both ask');
     t.diagnostic(`page: ${first.events.length} progress events on the first load, ${second.events.length} from the cache`);
+
+    // a push right after the file list (read at main) answered: the load reads the commit the list named, never main's new one
+    const [A, B] = ['a'.repeat(40), 'b'.repeat(40)];
+    const pushHub = await startHub({
+      repos: { 'test/pushed': { commits: { [A]: path.join(ROOT, 'bert-dense-pairs'), [B]: path.join(ROOT, 'bert-minilm') }, main: A } },
+    });
+    try {
+      await page.exposeFunction('pushMain', () => pushHub.moveMain('test/pushed', B));
+      const pushed = await page.evaluate(async (hubUrl) => {
+        const { openSource } = await import('/bindings/pretrained/files.js');
+        const { readRecipe } = await import('/bindings/pretrained/recipe.js');
+        const fetchFn = async (url, init) => {
+          const res = await fetch(url, init);
+          if (String(url).includes('/api/')) await window.pushMain();
+          return res;
+        };
+        const src = await openSource('test/pushed', { hubUrl, cache: false, fetch: fetchFn });
+        const recipe = await readRecipe(src);
+        return {
+          pooling: recipe.pooling,
+          dense: recipe.dense.length,
+          hidden: (await src.readJSON('config.json')).hidden_size,
+          single: await src.read('model.safetensors', { optional: true }), // commit A's weights are sharded
+        };
+      }, pushHub.url);
+      assert.deepEqual(pushed, { pooling: ['cls', 'max', 'mean'], dense: 1, hidden: 32, single: null }, 'commit A throughout');
+      assert.equal(pushHub.commitOf('test/pushed'), B, 'main was pushed during the load');
+      assert.equal(pushHub.requests[0].path, '/api/models/test/pushed/revision/main');
+      const revisions = pushHub.requests.filter((r) => r.path.startsWith('/test/pushed/resolve/')).map((r) => r.path.split('/')[4]);
+      assert.ok(revisions.length > 0 && revisions.every((r) => r === A), `every file at commit A: ${revisions}`);
+    } finally {
+      await pushHub.close();
+    }
   } finally {
     await browser.close();
     await hub.close();

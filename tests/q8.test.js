@@ -499,7 +499,7 @@ test('bad q8 files and options: SwapformerError naming the field, in either load
 
 for (const build of ['relaxed-simd', 'simd128']) {
   test(`q8 with 1, 2 and 3 threads: the same bits, every golden case and the emulated scheme [${build}]`, async () => {
-    configure({ build });
+    configure({ build, backend: 'wasm' }); // the wasm builds (the native kernels: tests/native.test.js)
     try {
       const amaxBuild = build === 'simd128' ? 'simd128' : 'relaxed';
       const cases = [
@@ -525,7 +525,7 @@ for (const build of ['relaxed-simd', 'simd128']) {
       assert.equal(info.threads, 2);
       assert.ok(info.threaded);
     } finally {
-      configure({ build: 'auto' });
+      configure({ build: 'auto', backend: undefined });
     }
   });
 }

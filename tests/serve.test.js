@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
@@ -129,6 +129,86 @@ test("serve /embed: the library's embeddings, single and batch, every option", a
   }
   const none = await post(`${s.url}/embed`, { inputs: [] });
   assert.deepEqual([none.status, none.body], [400, { error: '`inputs` cannot be empty', error_type: 'Empty' }]);
+});
+
+const RETRIEVAL = (name) => fileURLToPath(new URL(`./retrieval/${name}`, import.meta.url));
+
+test("serve /embed_sparse, /embed on SPLADE: TEI's shapes ([[{index, value}]], a list per input), the library's vectors bit for bit", async (t) => {
+  const s = await serve(t, RETRIEVAL('splade-bert'));
+  const lib = s.model;
+  const texts = ['the quick brown fox', '  what is a transformer?  '];
+  const one = await post(`${s.url}/embed_sparse`, { inputs: texts[0] });
+  assert.equal(one.status, 200, one.text);
+  assert.equal(one.body.length, 1, 'one list for a single string, as TEI');
+  const [v] = lib.embed([texts[0]]);
+  assert.deepEqual(
+    one.body[0].map((x) => x.index),
+    Array.from(v.indices),
+  );
+  assert.deepEqual(bits(one.body[0].map((x) => x.value)), bits(Array.from(v.values)));
+  const batch = await post(`${s.url}/embed_sparse`, { inputs: texts });
+  assert.equal(batch.body.length, 2);
+  const dense = await post(`${s.url}/embed`, { inputs: texts, normalize: false });
+  assert.equal(dense.status, 200, dense.text);
+  assert.equal(dense.body[0].length, lib.encoder.config.vocabSize, 'the SPLADE vector in full');
+  batch.body.forEach((list, i) => list.forEach(({ index, value }) => assert.equal(dense.body[i][index], value)));
+  const norm = await post(`${s.url}/embed`, { inputs: texts[0] });
+  assert.deepEqual([norm.status, norm.body], [422, { error: '`normalize` is not available for SPLADE models', error_type: 'Validation' }]);
+  const all = await post(`${s.url}/embed_all`, { inputs: texts[0] });
+  assert.equal(all.status, 424);
+  const info = await fetch(`${s.url}/info`).then((r) => r.json());
+  assert.deepEqual(info.model_type, { embedding: { pooling: 'splade' } });
+});
+
+test("serve /embed_all: TEI's last hidden states per token; a ColBERT model's token vectors (is_query); /embed_sparse and /embed refused where the model has none", async (t) => {
+  const s = await serve(t, EMB);
+  const all = await post(`${s.url}/embed_all`, { inputs: ['hello world', 'a longer text of several words'] });
+  assert.equal(all.status, 200, all.text);
+  const hidden = s.model.embed(['hello world', 'a longer text of several words'], { pooling: 'none' });
+  const [, T, C] = hidden.shape;
+  all.body.forEach((rows, i) => {
+    assert.equal(rows.length, s.model.tokenizer.encode(i ? 'a longer text of several words' : 'hello world').ids.length);
+    assert.deepEqual(bits(rows), bits([Array.from(hidden.data.subarray(i * T * C, (i * T + rows.length) * C))]));
+  });
+  const sparse = await post(`${s.url}/embed_sparse`, { inputs: 'x' });
+  assert.deepEqual([sparse.status, sparse.body.error], [424, 'Model is not an embedding model with SPLADE pooling']);
+  const c = await serve(t, RETRIEVAL('colbert-pylate-bert'));
+  const q = await post(`${c.url}/embed_all`, { inputs: ['what is a transformer?'], is_query: true });
+  const d = await post(`${c.url}/embed_all`, { inputs: ['what is a transformer?'] });
+  assert.deepEqual(bits(q.body[0]), bits(rowsOf(c.model.embed(['what is a transformer?'], { isQuery: true })[0])));
+  assert.deepEqual(bits(d.body[0]), bits(rowsOf(c.model.embed(['what is a transformer?'], { isQuery: false })[0])));
+  const dense = await post(`${c.url}/embed`, { inputs: 'x' });
+  assert.equal(dense.status, 424);
+  assert.match(dense.body.error, /no dense embeddings.*colbert/);
+  assert.deepEqual((await fetch(`${c.url}/info`).then((r) => r.json())).model_type, { embedding: { pooling: 'colbert' } });
+});
+
+test("serve /rerank on ColBERT (MaxSim) and bge-m3 (its combined score): the library's rank, TEI's shape", async (t) => {
+  const docs = ['The quick brown fox jumps over the lazy dog.', 'A transformer encodes sentence embeddings, for search!', 'fox'];
+  for (const name of ['colbert-pylate-bert', 'bge-m3']) {
+    const s = await serve(t, RETRIEVAL(name));
+    const r = await post(`${s.url}/rerank`, { query: 'what is a transformer?', texts: docs, return_text: true });
+    assert.equal(r.status, 200, r.text);
+    const lib = s.model.rank('what is a transformer?', docs);
+    assert.deepEqual(
+      r.body.map((x) => x.index),
+      lib.map((x) => x.corpusId),
+      `${name}: the order`,
+    );
+    r.body.forEach((x) => {
+      assert.equal(x.text, docs[x.index]);
+      assert.equal(Math.fround(x.score), Math.fround(lib.find((y) => y.corpusId === x.index).score), `${name}: the score`);
+    });
+    if (name === 'bge-m3') {
+      const sp = await post(`${s.url}/embed_sparse`, { inputs: ['what is BGE M3?'] });
+      const [v] = s.model.embed(['what is BGE M3?'], { output: 'sparse' });
+      assert.deepEqual(
+        sp.body[0].map((x) => x.index),
+        Array.from(v.indices),
+        'bge-m3: its lexical weights',
+      );
+    }
+  }
 });
 
 test("serve /embed with prompts: prompt_name as the library's promptName; /tokenize applies it too", async (t) => {
@@ -257,6 +337,30 @@ test("serve /predict and /rerank: the library's classify and predict, TEI's acti
   assert.deepEqual(Object.keys((await (await fetch(`${r.url}/info`)).json()).model_type), ['reranker']);
   // POST / follows the model's kind, as TEI's
   assert.deepEqual((await post(`${r.url}/`, { query, texts: docs })).body, ranked.body);
+});
+
+test('serve /info: a label named __proto__ (or constructor) is a key of id2label and label2id like any other', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swapformer-serve-labels-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  cpSync(CLS, dir, { recursive: true });
+  const names = ['__proto__', 'constructor', 'positive'];
+  const hf = JSON.parse(readFileSync(path.join(dir, 'config.json'), 'utf8'));
+  // own keys (Object.fromEntries), as config.json writes them
+  const id2label = Object.fromEntries(names.map((n, i) => [String(i), n])),
+    label2id = Object.fromEntries(names.map((n, i) => [n, i]));
+  writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ ...hf, id2label, label2id }));
+  const s = await serve(t, dir);
+  const text = await (await fetch(`${s.url}/info`)).text();
+  assert.match(text, /"label2id":\{"__proto__":0,"constructor":1,"positive":2\}/, text);
+  const { classifier } = JSON.parse(text).model_type;
+  assert.deepEqual(
+    Object.entries(classifier.label2id),
+    names.map((n, i) => [n, i]),
+  );
+  assert.deepEqual(
+    Object.entries(classifier.id2label),
+    names.map((n, i) => [String(i), n]),
+  );
 });
 
 test("serve /health, /info, /metrics: TEI's fields; Prometheus text with TEI's names", async (t) => {

@@ -544,6 +544,51 @@ describe('tests/hub-server.js', () => {
     }
   });
 
+  test('the file list: /api/models/{id}/revision/{revision} is {id, sha, siblings: [{rfilename}]} of the files served (a symlink out of the folder left out); 401 / 404 as resolve', async () => {
+    const r = await fetch(`${hub.url}/api/models/${ID}/revision/main`);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get('access-control-allow-origin'), '*');
+    const info = await r.json();
+    assert.equal(info.id, ID);
+    assert.equal(info.sha, (await fetch(resolveUrl(hub, 'config.json'))).headers.get('x-repo-commit'));
+    const listed = info.siblings.map((e) => e.rfilename);
+    assert.deepEqual(listed, [...Object.keys(files), 'alias.json'].sort());
+    for (const name of listed) assert.ok([200, 302].includes((await fetch(resolveUrl(hub, name), { redirect: 'manual' })).status), `${name} is served`);
+    assert.equal((await fetch(`${hub.url}/api/models/${ID}/revision/${COMMIT}`).then((x) => x.json())).sha, COMMIT);
+    assert.equal((await fetch(`${hub.url}/api/models/acme/missing/revision/main`)).status, 401);
+    const rev = await fetch(`${hub.url}/api/models/${ID}/revision/dev`);
+    assert.equal(rev.status, 404);
+    assert.equal(rev.headers.get('x-error-code'), 'RevisionNotFound');
+  });
+
+  test('the file list of a repository with history: each commit lists its own folder, main the commit it is at (and follows a push); another commit is RevisionNotFound', async () => {
+    const later = path.join(TMP, 'hub-later');
+    mkdirSync(later, { recursive: true });
+    writeFileSync(path.join(later, 'config.json'), '{"hidden_size": 16}\n');
+    writeFileSync(path.join(later, 'modules.json'), '[]\n');
+    const [A, B] = ['a'.repeat(40), 'b'.repeat(40)];
+    const h = await startHub({ repos: { [ID]: { commits: { [A]: HUB, [B]: later }, main: B } } });
+    try {
+      const list = async (rev) => {
+        const r = await fetch(`${h.url}/api/models/${ID}/revision/${rev}`);
+        assert.equal(r.status, 200, rev);
+        const info = await r.json();
+        return [info.sha, info.siblings.map((e) => e.rfilename)];
+      };
+      const atA = [...Object.keys(files), 'alias.json'].sort();
+      assert.deepEqual(await list(A), [A, atA]);
+      assert.deepEqual(await list(B), [B, ['config.json', 'modules.json']]);
+      assert.deepEqual(await list('main'), [B, ['config.json', 'modules.json']]);
+      h.moveMain(ID, A);
+      assert.deepEqual(await list('main'), [A, atA], 'main after the push');
+      const other = await fetch(`${h.url}/api/models/${ID}/revision/${'c'.repeat(40)}`);
+      assert.equal(other.status, 404);
+      assert.equal(other.headers.get('x-error-code'), 'RevisionNotFound');
+    } finally {
+      await h.close();
+    }
+  });
+
   test('a missing file or a folder: 404, x-error-code EntryNotFound, {"error":"Entry not found"}', async () => {
     for (const name of ['missing.json', '1_Pooling/missing.json', 'missing/deeper/x.safetensors', '1_Pooling', 'empty-folder', '']) {
       const r = await fetch(resolveUrl(hub, name));

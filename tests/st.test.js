@@ -103,7 +103,7 @@ test('embed against the reference: prompts, include_prompt, pooling modes, T5, s
 test("prompts: model.prompts, the default one, promptName refused when unknown, '' for none, not a string refused", async () => {
   const m = await model('minilm-prompts');
   const spec = E.models.find((x) => x.name === 'minilm-prompts');
-  assert.deepEqual(m.prompts, spec.prompts);
+  assert.deepEqual(m.prompts, Object.assign(Object.create(null), spec.prompts));
   m.prompts.query = 'changed';
   assert.equal(m.prompts.query, 'query: ', 'model.prompts is a copy');
   const texts = ['hello world', 'what is a transformer?'];
@@ -124,6 +124,36 @@ test("prompts: model.prompts, the default one, promptName refused when unknown, 
   assert.equal(plain.prompts, null);
   await rejects(() => plain.embed(texts, { promptName: 'query' }), 'BAD_ARGUMENT', /it has none/);
   assert.doesNotThrow(() => m.embed(texts), 'the model is still usable');
+});
+
+test('prompt names such as __proto__, constructor, toString are names like any other: model.prompts has no prototype', async () => {
+  const dir = folderOf('minilm-prompts');
+  const named = path.join(TMP, 'prompt-names');
+  cpSync(dir, named, { recursive: true });
+  // own keys, written as JSON: a literal {__proto__: ...} would set the prototype instead
+  const prompts = Object.fromEntries([
+    ['__proto__', 'query: '],
+    ['constructor', 'passage: '],
+  ]);
+  writeFileSync(path.join(named, 'config_sentence_transformers.json'), JSON.stringify({ prompts, default_prompt_name: '__proto__' }));
+  const m = await loadPretrained(named);
+  try {
+    assert.equal(Object.getPrototypeOf(m.prompts), null, 'no prototype');
+    assert.deepEqual(Object.keys(m.prompts), ['__proto__', 'constructor']);
+    assert.equal(m.prompts.__proto__, 'query: ');
+    assert.equal(m.prompts.toString, undefined, 'a name that is not a prompt is undefined');
+    assert.equal(Object.getPrototypeOf(m.recipe.prompts), null, 'the recipe keeps them so too');
+    const texts = ['hello world', 'what is a transformer?'];
+    assertBitIdentical(m.embed(texts).data, m.embed(texts, { prompt: 'query: ' }).data, 'the default prompt, named __proto__');
+    assertBitIdentical(m.embed(texts, { promptName: 'constructor' }).data, m.embed(texts, { prompt: 'passage: ' }).data, 'promptName constructor');
+    await rejects(
+      () => m.embed(texts, { promptName: 'toString' }),
+      'BAD_ARGUMENT',
+      /promptName 'toString' is not one of this model's prompts \(__proto__, constructor\)/,
+    );
+  } finally {
+    m.dispose();
+  }
 });
 
 test('batches: batchSize 1 / 3 / 32 and onProgress (monotone, done === total at the end), bit-identical to one text at a time', async () => {
@@ -515,6 +545,66 @@ test("similarity: cosSim, dotScore, and model.similarity with the config's simil
   await rejects(() => m.similarity(A, { data: new Uint8Array(3), shape: [1, 3] }), 'BAD_ARGUMENT', /float embeddings/);
 });
 
+test("widths that leave tails after the core's blocks: 13 and 37 float dimensions, 40 and 312 bits (5 and 39 bytes), against numpy", async () => {
+  const W = E.widths;
+  for (const { dimensions, queries, corpus, scores, results } of W.float) {
+    const Q = rows(queries),
+      C = rows(corpus);
+    assertScores(Array.from((await cosSim(Q, C)).data), scores.cosine, `${dimensions} dims: cosSim`);
+    assertScores(Array.from((await dotScore(Q, C)).data), scores.dot, `${dimensions} dims: dotScore`);
+    for (const [name, fn] of [
+      ['minilm-pool-mix', 'euclidean'],
+      ['minilm-cls-mean', 'manhattan'],
+    ])
+      assertScores(Array.from((await model(name)).similarity(Q, C).data), scores[fn], `${dimensions} dims: similarity (${fn})`);
+    for (const [label, want] of Object.entries(results)) {
+      const [fn, k] = label.split(':');
+      const got = await semanticSearch(Q, C, { topK: Number(k), scoreFunction: fn });
+      got.forEach((hits, q) => {
+        assert.deepEqual(
+          hits.map((h) => h.corpusId),
+          want[q].map((h) => h.corpusId),
+          `${dimensions} dims, ${label}, query ${q}: ids`,
+        );
+        assertScores(
+          hits.map((h) => h.score),
+          want[q].map((h) => h.score),
+          `${dimensions} dims, ${label}, query ${q}: scores`,
+        );
+      });
+    }
+  }
+  const plain = (hits) => hits.map(({ corpusId, score }) => ({ corpusId, score: score + 0 })); // -0 as 0
+  for (const { dimensions, bytes, queries, corpus, ubinaryQueries, ubinaryCorpus, results } of W.bits) {
+    assert.equal(bytes % 4 === 0, false, `${dimensions} dims: a tail of ${bytes % 4} bytes`);
+    const uq = await quantizeEmbeddings(rows(queries), 'ubinary'),
+      uc = await quantizeEmbeddings(rows(corpus), 'ubinary');
+    assert.deepEqual(uq.shape, [3, bytes]);
+    assert.deepEqual(Array.from(uq.data), ubinaryQueries, `${dimensions} dims: packbits`);
+    assert.deepEqual(Array.from(uc.data), ubinaryCorpus, `${dimensions} dims: packbits`);
+    const bq = await quantizeEmbeddings(rows(queries), 'binary'),
+      bc = await quantizeEmbeddings(rows(corpus), 'binary');
+    for (const [k, want] of Object.entries(results))
+      for (const [q, c, what] of [
+        [uq, uc, 'ubinary'],
+        [bq, bc, 'binary'],
+        [uq, bc, 'ubinary x binary'],
+        [bq, uc, 'binary x ubinary'],
+      ])
+        assert.deepEqual((await semanticSearch(q, c, { topK: Number(k) })).map(plain), want.map(plain), `${dimensions} dims, ${what}, top ${k}`);
+    // row 20 differs from query 0 (= rows 9 and 33) in its last 3 bits only: in the tail bytes
+    assert.deepEqual(
+      (await semanticSearch(uq, uc, { topK: 3 }))[0].map((h) => [h.corpusId, h.score + 0]),
+      [
+        [9, 0],
+        [33, 0],
+        [20, -3],
+      ],
+      `${dimensions} dims: a distance all in the tail`,
+    );
+  }
+});
+
 test('semanticSearch: top-k by each score function (ties: the lower corpus id first), topK past the corpus; Hamming over packed bits', async () => {
   const { queries, corpus, results, hamming } = E.search;
   const Q = rows(queries),
@@ -638,6 +728,10 @@ test('every public call refuses an unknown option key, naming it (and the instan
   const [cls, cross, ner, mlm, nli] = await Promise.all(
     ['distilbert-sst2', 'cross-encoder-msmarco', 'bert-ner', 'bert-mlm', 'nli-bert-entail0'].map((h) => loadPretrained(heads(h))),
   );
+  const retrieval = (name) => fileURLToPath(new URL(`./retrieval/${name}`, import.meta.url));
+  const [qa, m3, splade] = await Promise.all(['qa-bert', 'bge-m3', 'splade-bert'].map((r) => loadPretrained(retrieval(r))));
+  const tokens = { data: Float32Array.of(1, 0), shape: [1, 2] },
+    sparse = { indices: [1], values: [1] };
   const stream = (o) =>
     (async () => {
       for await (const _ of m.embedStream(['a'], o));
@@ -673,6 +767,14 @@ test('every public call refuses an unknown option key, naming it (and the instan
     'Pretrained.fillMaskAsync': () => mlm.fillMaskAsync('a [MASK]', bogus),
     'Pretrained.zeroShot': () => nli.zeroShot('a', ['b'], bogus),
     'Pretrained.zeroShotAsync': () => nli.zeroShotAsync('a', ['b'], bogus),
+    'Encoder.forward sparse': () => enc.forward([[1, 2, 3]], { sparse: bogus }),
+    'Pretrained.answerQuestion': () => qa.answerQuestion('a', 'b', bogus),
+    'Pretrained.answerQuestionAsync': () => qa.answerQuestionAsync('a', 'b', bogus),
+    'Pretrained.computeScore': () => m3.computeScore([['a', 'b']], bogus),
+    'Pretrained.computeScoreAsync': () => m3.computeScoreAsync([['a', 'b']], bogus),
+    'Pretrained.decodeSparse': () => splade.decodeSparse(sparse, bogus),
+    maxSimSearch: () => api.maxSimSearch([tokens], [tokens], bogus),
+    sparseSearch: () => api.sparseSearch([sparse], [sparse], bogus),
     semanticSearch: () => semanticSearch([[1, 0]], [[0, 1]], bogus),
     quantizeEmbeddings: () =>
       quantizeEmbeddings(
@@ -693,6 +795,8 @@ test('every public call refuses an unknown option key, naming it (and the instan
       'dotScore',
       'Pretrained.similarity',
       'Pretrained.dispose',
+      'maxSim',
+      'sparseSimilarity',
       'Encoder.predict',
       'Encoder.positionVectors',
       'Encoder.getWeights',
@@ -717,6 +821,7 @@ test('every public call refuses an unknown option key, naming it (and the instan
       init: 'createEncoder init',
       positionScores: 'Encoder.positionScores',
       forward: 'Encoder.forward',
+      sparse: 'Encoder.forward sparse',
       chunking: 'Pretrained.embed chunking',
       embed: 'Pretrained.embed',
       embedStream: 'Pretrained.embedStream',
@@ -748,7 +853,7 @@ test('every public call refuses an unknown option key, naming it (and the instan
     assert.equal(m.embed(['a'], Object.create({ bogus: 1 })).shape[0], 1);
   } finally {
     enc.dispose();
-    for (const p of [cls, cross, ner, mlm, nli]) p.dispose();
+    for (const p of [cls, cross, ner, mlm, nli, qa, m3, splade]) p.dispose();
   }
 });
 

@@ -25,6 +25,7 @@ import {
 import { classifyTokenLogits, tokenClassificationOptions } from '../bindings/tasks/token-classification.js';
 import { fillMaskResults, fillMaskOptions, maskPositions, resolveTargets } from '../bindings/tasks/fill-mask.js';
 import { zeroShotResult, zeroShotOptions, candidateLabelList, hypotheses, entailmentId } from '../bindings/tasks/zero-shot.js';
+import { questionAnsweringOptions, questionAnsweringInputs, questionAnsweringAnswers, windowSettings } from '../bindings/tasks/question-answering.js';
 import { tokenizerView, cleanUpTokenization } from '../bindings/tasks/tokenizer-view.js';
 import * as real from './tokenizers/real.js';
 
@@ -237,6 +238,110 @@ test('zero-shot: zeroShotResult as ZeroShotClassificationPipeline (entailment an
   });
 });
 
+/** Our windows of a question-answering vector, checked against Rust's (ids, type ids, sequence and word ids, offsets in UTF-16). */
+function windowsOf(p) {
+  const view = viewOf(p);
+  const [text, pair] = p.questionFirst ? [p.question, p.context] : [p.context, p.question];
+  const windows = view.tokenizer.encodeWindows(text, pair, {
+    maxLength: p.maxSeqLen,
+    stride: p.docStride,
+    truncation: p.questionFirst ? 'only_second' : 'only_first',
+  });
+  if (p.windowsError) return windows; // the caller expects the throw
+  assert.equal(windows.length, p.windows.length, `${p.id}: as many windows as Rust's`);
+  const [uq, uc] = [utf16Of(p.question), utf16Of(p.context)];
+  const ctxSeq = p.questionFirst ? 1 : 0;
+  windows.forEach((w, k) => {
+    const r = p.windows[k];
+    assert.deepEqual(Array.from(w.ids), r.ids, `${p.id} window ${k}: ids`);
+    assert.deepEqual(Array.from(w.typeIds), r.typeIds, `${p.id} window ${k}: type ids`);
+    assert.deepEqual(
+      Array.from(w.wordIds),
+      r.wordIds.map((x) => x ?? -1),
+      `${p.id} window ${k}: word ids`,
+    );
+    assert.deepEqual(
+      Array.from(w.sequenceIds),
+      r.sequenceIds.map((x) => x ?? -1),
+      `${p.id} window ${k}: sequence ids`,
+    );
+    const offsets = r.offsets.map(([a, b], t) => (r.specialTokensMask[t] ? [a, b] : r.sequenceIds[t] === ctxSeq ? [uc(a), uc(b)] : [uq(a), uq(b)]));
+    assert.deepEqual(w.offsets, offsets, `${p.id} window ${k}: offsets (UTF-16)`);
+  });
+  return windows;
+}
+
+/**
+ * Answers compared in order, except that answers whose expected scores are
+ * equal to 1e-12 (relative) may come in either order: the span scores are
+ * products of probabilities, and logits on a 1/64 grid make exact ties that
+ * the last bit of float64 rounding (Python's, ours) orders either way.
+ */
+function assertAnswers(actual, expected, where) {
+  if (!Array.isArray(expected)) return assertClose(actual, expected, where);
+  assert.ok(Array.isArray(actual) && actual.length === expected.length, `${where}: ${actual?.length} answers, expected ${expected.length}`);
+  const near = (a, b) => Math.abs(a - b) <= 1e-12 * Math.max(1e-300, Math.abs(a), Math.abs(b));
+  for (let i = 0; i < expected.length;) {
+    let j = i + 1;
+    while (j < expected.length && near(expected[j].score, expected[i].score)) j++;
+    const key = (a) => `${a.start}:${a.end}:${a.answer}`;
+    const got = actual.slice(i, j).sort((a, b) => key(a).localeCompare(key(b)));
+    const want = expected.slice(i, j).sort((a, b) => key(a).localeCompare(key(b)));
+    assertClose(got, want, `${where}[${i}..${j})`);
+    i = j;
+  }
+}
+
+test('question answering: the windows of long contexts as tokenizers <= 0.22 cut them (Rust Encoding.truncate + postProcess)', () => {
+  const problems = vectors.filter((p) => p.kind === 'question-answering');
+  let windows = 0,
+    refused = 0;
+  for (const p of problems) {
+    if (p.windowsError) {
+      const code = /SequenceTooShort/.test(p.windowsError) ? 'SEQUENCE_TOO_LONG' : 'BAD_ARGUMENT';
+      assert.throws(() => windowsOf(p), { code }, `${p.id}: Rust refuses (${p.windowsError})`);
+      refused++;
+    } else windows += windowsOf(p).length;
+  }
+  assert.ok(windows >= 200 && refused >= 15, `${windows} windows, ${refused} refusals`);
+});
+
+test('question answering: questionAnsweringAnswers as QuestionAnsweringPipeline.postprocess (spans, filters, words, merging, the null answer)', () => {
+  let n = 0;
+  for (const p of vectors.filter((x) => x.kind === 'question-answering' && !x.windowsError)) {
+    const windows = windowsOf(p);
+    const logits = p.logits.map((w) => Float32Array.from(w.flat()));
+    const clsTokenId = p.clsTokenId ?? null;
+    for (const c of casesOf(p)) {
+      n++;
+      const run = () => {
+        const o = questionAnsweringOptions(c.options);
+        const out = questionAnsweringAnswers(p.context, windows, logits, o, { questionFirst: p.questionFirst, clsTokenId });
+        for (const a of out) assert.equal(p.context.slice(a.start, a.end), a.answer, `${c.where}: context.slice(start, end) is the answer`);
+        return o.topK === 1 ? (out[0] ?? null) : out;
+      };
+      if (c.error !== undefined) assert.throws(run, { code: 'BAD_ARGUMENT' }, `${c.where}: upstream fails (${c.error})`);
+      else assertAnswers(run(), c.expected, c.where);
+    }
+  }
+  assert.ok(n >= 400, `${n} cases`);
+});
+
+test('question answering: options and inputs refused as upstream refuses them', () => {
+  assert.throws(() => questionAnsweringOptions({ topK: 0 }), { code: 'BAD_ARGUMENT', message: /topK/ });
+  assert.throws(() => questionAnsweringOptions({ maxAnswerLen: 0 }), { code: 'BAD_ARGUMENT', message: /maxAnswerLen/ });
+  assert.throws(() => questionAnsweringOptions({ docStride: 10, maxSeqLen: 8 }), { code: 'BAD_ARGUMENT', message: /docStride \(10\) is larger/ });
+  assert.throws(() => questionAnsweringOptions({ doc_stride: 1 }), { code: 'BAD_ARGUMENT', message: /did you mean 'docStride'/ });
+  assert.throws(() => questionAnsweringOptions({ maxQuestionLen: 64 }), { code: 'BAD_ARGUMENT', message: /unknown option 'maxQuestionLen'/ });
+  assert.throws(() => questionAnsweringInputs('', 'ctx'), { code: 'BAD_ARGUMENT', message: /question cannot be empty/ });
+  assert.throws(() => questionAnsweringInputs('q', ''), { code: 'BAD_ARGUMENT', message: /context cannot be empty/ });
+  assert.throws(() => questionAnsweringInputs('q', null), { code: 'BAD_ARGUMENT', message: /context must be a string/ });
+  assert.deepEqual(windowSettings({}, 512), { maxSeqLen: 384, docStride: 128 }, 'min(model_max_length, 384), min(384 / 2, 128)');
+  assert.deepEqual(windowSettings({}, 100), { maxSeqLen: 100, docStride: 50 });
+  assert.deepEqual(windowSettings({ maxSeqLen: 64 }, 512), { maxSeqLen: 64, docStride: 32 });
+  assert.throws(() => windowSettings({ docStride: 200 }, 128), { code: 'BAD_ARGUMENT', message: /docStride \(200\) is larger than maxSeqLen \(128\)/ });
+});
+
 // ------------------------------------------------------------------ the shared pieces
 
 test('scores: softmax is shifted (no overflow), topIndices keeps ties in index order', () => {
@@ -256,7 +361,12 @@ test('scores: softmax is shifted (no overflow), topIndices keeps ties in index o
 test('labels: id2label string keys, LABEL_i without it, a missing id is a config error', () => {
   assert.deepEqual(labelNames({ id2label: { 1: 'b', 0: 'a' } }, 2), ['a', 'b']);
   assert.deepEqual(labelNames({}, 3), ['LABEL_0', 'LABEL_1', 'LABEL_2']);
-  assert.throws(() => labelNames({ id2label: { 0: 'a' } }, 2), { code: 'BAD_CONFIG', message: /no label for id 1/ });
+  assert.throws(() => labelNames({ id2label: { 0: 'a' } }, 2), { code: 'BAD_CONFIG', message: /config\.id2label has 1 label, but the head has 2 outputs/ });
+  assert.throws(() => labelNames({ id2label: { 0: 'a', 1: 'b', 2: 'c' } }, 2), {
+    code: 'BAD_CONFIG',
+    message: /config\.id2label has 3 labels, but the head has 2 outputs/,
+  });
+  assert.throws(() => labelNames({ id2label: { 0: 'a', 2: 'c' } }, 2), { code: 'BAD_CONFIG', message: /no label for id 1/ });
   assert.throws(() => labelNames({ id2label: { x: 'a' } }, 1), { code: 'BAD_CONFIG', message: /"x" is not an integer/ });
   assert.throws(() => labelNames({ id2label: JSON.parse('{"__proto__": "a"}') }, 1), { code: 'BAD_CONFIG' });
   assert.throws(() => labelNames({ id2label: { 0: 5 } }, 1), { code: 'BAD_CONFIG', message: /id2label\["0"\] must be a string/ });
@@ -421,7 +531,11 @@ test('logits: size, shape and finiteness are checked', () => {
   bad(() => classifyLogits(Float32Array.of(0, NaN), [1, 2], {}), 'logits[1] is NaN', 'NON_FINITE');
   bad(() => crossEncoderScores(Float32Array.of(Infinity), [1, 1], {}), 'logits[0] is Infinity', 'NON_FINITE');
   bad(() => checkLogits([0, 'a'], [2]), 'logits[1] must be a number');
-  bad(() => classifyLogits(new Float32Array(3), [1, 3], { id2label: { 0: 'a', 1: 'b' } }), 'config.id2label has no label for id 2', 'BAD_CONFIG');
+  bad(
+    () => classifyLogits(new Float32Array(3), [1, 3], { id2label: { 0: 'a', 1: 'b' } }),
+    'config.id2label has 2 labels, but the head has 3 outputs',
+    'BAD_CONFIG',
+  );
   bad(() => classifyLogits(new Float32Array(2), [1, 2], 'config'), 'config must be the parsed config.json object');
   bad(() => rankResults(new Float32Array(6), [2, 3], ['a', 'b'], {}), 'rank needs a cross-encoder with one label', 'UNSUPPORTED_MODEL');
 });

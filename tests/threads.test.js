@@ -11,6 +11,10 @@ import { loadModel, createEncoder, runtimeInfo, configure, loadPretrained } from
 import { golden, readFixture, assertBitIdentical, assertClose, goldenTolerance } from './helpers.js';
 import { NODE_FLAGS } from '../tools/node-flags.js';
 
+// This file is about the wasm's threads: the wasm backend, here and in its child processes
+// (the native backend's threads: tests/native.test.js).
+process.env.SWAPFORMER_BACKEND = 'wasm';
+
 const BINDINGS = fileURLToPath(new URL('../bindings/index.js', import.meta.url));
 
 test('the threaded build runs here: runtimeInfo reports the threads and, for one, why', async () => {

@@ -230,9 +230,17 @@ test('Sequences nested deeper than 64 are refused before any recursion; 64 work'
     return JSON.stringify({ ...base, [stage]: 'X' }).replace('"X"', value);
   };
   for (const stage of Object.keys(nests)) {
-    // Before: RangeError: Maximum call stack size exceeded.
+    // Before: RangeError: Maximum call stack size exceeded. Past 256 objects and arrays, the nesting of the
+    // file itself is refused (before anything walks it); past 64 Sequences, the Sequences are.
     throwsCode(
       () => Tokenizer.fromJSON(nested(stage, 1e5)),
+      'UNSUPPORTED_MODEL',
+      new RegExp(
+        `^tokenizer\\.json: ${stage}\\.${nests[stage][0]}\\[0\\]\\.${nests[stage][0]}\\[0\\].*\\.\\.\\.: objects and arrays nested more than 256 deep are not supported$`,
+      ),
+    );
+    throwsCode(
+      () => Tokenizer.fromJSON(nested(stage, 100)),
       'UNSUPPORTED_MODEL',
       new RegExp(`^tokenizer\\.json: ${stage}\\.${nests[stage][0]}\\[0\\].*: Sequences nested more than 64 deep are not supported$`),
     );
@@ -241,13 +249,52 @@ test('Sequences nested deeper than 64 are refused before any recursion; 64 work'
     assert.equal(t.encode('Hello THE').ids.length, 2);
     assert.equal(typeof t.decode([1, 4]), 'string');
   }
-  // The same nesting given as an object (not as text): read as JSON once, refused as a BAD_ARGUMENT when it cannot be.
+  // The same nesting given as an object (not as text): measured before it is copied (JSON.stringify recursed:
+  // BAD_ARGUMENT "Maximum call stack size exceeded"), refused naming where.
   let deep = { type: 'Lowercase' };
   for (let i = 0; i < 1e5; i++) deep = { type: 'Sequence', normalizers: [deep] };
-  assert.throws(
+  throwsCode(
     () => Tokenizer.fromJSON({ ...base, normalizer: deep }),
-    (e) => e instanceof SwapformerError && ['BAD_ARGUMENT', 'UNSUPPORTED_MODEL'].includes(e.code),
+    'UNSUPPORTED_MODEL',
+    /^tokenizer\.json: normalizer\.normalizers\[0\]\.normalizers\[0\].*: objects and arrays nested more than 256 deep are not supported$/,
   );
+});
+
+test('anything in tokenizer.json or its configs nested more than 256 deep is refused naming the path (not only Sequences), as text or as objects', () => {
+  const base = readJson('hand/whitespace_wordlevel.json');
+  const chain = (n, leaf = 0) => `${'{"a":['.repeat(n)}${leaf}${']}'.repeat(n)}`;
+  const withField = (path, value) => {
+    const json = structuredClone(base);
+    let at = json;
+    for (const k of path.slice(0, -1)) at = at[k];
+    at[path.at(-1)] = 'X';
+    return JSON.stringify(json).replace('"X"', value);
+  };
+  for (const [path, want] of [
+    [['extra'], /^tokenizer\.json: extra\.a\[0\]\.a\[0\].*: objects and arrays nested more than 256 deep are not supported$/],
+    [['model', 'note'], /^tokenizer\.json: model\.note\.a\[0\].*: objects and arrays nested more than 256 deep/],
+    [['added_tokens'], /^tokenizer\.json: added_tokens\.a\[0\]/],
+  ]) {
+    const text = withField(path, chain(1e5));
+    throwsCode(() => Tokenizer.fromJSON(text), 'UNSUPPORTED_MODEL', want);
+    throwsCode(() => Tokenizer.fromJSON(JSON.parse(text)), 'UNSUPPORTED_MODEL', want);
+  }
+  // 256 deep is read (the file's object, 127 x {"a": [...]}, a last {}); one more is not
+  assert.equal(Tokenizer.fromJSON(withField(['extra'], chain(127, '{}'))).encode('hello').ids.length, 1);
+  throwsCode(
+    () => Tokenizer.fromJSON(withField(['extra'], chain(128))),
+    'UNSUPPORTED_MODEL',
+    /^tokenizer\.json: extra(\.a\[0\])+\.\.\.: objects and arrays nested more than 256/,
+  );
+  // the configs given beside it
+  let deep = 0;
+  for (let i = 0; i < 1e5; i++) deep = { x: [deep] };
+  for (const key of ['tokenizerConfig', 'specialTokensMap'])
+    throwsCode(
+      () => Tokenizer.fromJSON(base, { [key]: { model_max_length: 8, odd: deep } }),
+      'UNSUPPORTED_MODEL',
+      new RegExp(`^${key}: odd\\.x\\[0\\]\\.x\\[0\\].*: objects and arrays nested more than 256 deep are not supported$`),
+    );
 });
 
 // ------------------------------------------------------------------ added tokens

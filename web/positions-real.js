@@ -23,7 +23,6 @@ const SHIPPED_LABEL = 'models/wordnet-bert (shipped)';
 // the folder's files, fetched by name: a URL folder would also ask for the sentence-transformers
 // files (modules.json), which this masked LM has not, and log their 404s
 const SHIPPED_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json'];
-const DEFAULT_HUB = 'https://huggingface.co';
 const DEFAULTS = {
   a: 'dog bites man',
   b: 'man bites dog',
@@ -168,6 +167,7 @@ export function mountPositionsReal(root, app) {
   const accCaption = h('p', { class: 'caption', id: 'pr-accuracy-caption' });
   const accTable = h('table', { class: 'numbers', id: 'pr-accuracy-table' });
   const accNote = h('p', { class: 'note', id: 'pr-accuracy-wait' }, 'Loading the measured accuracy (models/results.json)…');
+  const accNumbers = h('details', { id: 'pr-accuracy-numbers' }, h('summary', {}, 'The numbers'), scrollTable(accTable));
 
   const labelled = (text, input) => h('label', { class: 'pr-field' }, text, input);
   fill(
@@ -182,7 +182,11 @@ export function mountPositionsReal(root, app) {
         status,
         summary,
         h('div', { class: 'pt-actions' }, shippedButton, folderButton, folderInput),
-        h('label', { class: 'pt-label', for: 'pr-hub-id' }, 'or a Hugging Face id (fill-mask, classifier or cross-encoder; downloaded when you press Load)'),
+        h(
+          'label',
+          { class: 'pt-label', for: 'pr-hub-id' },
+          "or a Hugging Face id (fill-mask, classifier or cross-encoder; downloaded when you press Load, from section 6's Hub URL)",
+        ),
         hubForm,
         hubHint,
         h('label', { class: 'pr-field' }, 'Swapped scheme (the third variant)', swapSel),
@@ -196,7 +200,7 @@ export function mountPositionsReal(root, app) {
         accNote,
         accPlot.box,
         accCaption,
-        h('details', {}, h('summary', {}, 'The numbers'), scrollTable(accTable)),
+        accNumbers,
       ),
     ),
     h(
@@ -770,6 +774,7 @@ export function mountPositionsReal(root, app) {
     const mlm = results?.mlm;
     const shown = !!(mlm && model?.shipped);
     accPlot.box.hidden = !shown;
+    accNumbers.hidden = !shown; // no table to open for a model that was not measured
     accNote.hidden = shown;
     if (!shown) {
       accNote.textContent = results?.error
@@ -828,7 +833,8 @@ export function mountPositionsReal(root, app) {
     const id = idInput.value.trim();
     hubHint.hidden = !!id;
     if (!id) return idInput.focus();
-    load(id, id, { hubUrl: DEFAULT_HUB });
+    // section 6's Hub options (the Hub URL, a mirror or a local stand-in, and the cache choice) hold here too
+    load(id, id, app.hubSettings?.() ?? {});
   });
   const loadFiles = async (read) => {
     let src;

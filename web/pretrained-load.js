@@ -104,6 +104,7 @@ export function loadCard(ctx) {
         h('label', {}, 'Hub URL', hubInput),
         h('label', {}, 'Revision (branch, tag or commit)', revisionInput),
         h('label', { class: 'check' }, cacheBox, 'Keep downloads in this browser (Cache API): the next load reads them from there'),
+        h('p', { class: 'caption', id: 'pretrained-hub-shared' }, 'The Hub URL and the cache choice hold for the Hub loads of section 7 too.'),
       ),
     ),
   );
@@ -121,7 +122,7 @@ export function loadCard(ctx) {
     'div',
     { class: 'pt-progress', id: 'pretrained-progress', hidden: true },
     h('div', { class: 'progress-row' }, fileName, fileBar, fileBytes),
-    h('div', { class: 'progress-row' }, h('span', { class: 'pname' }, 'All files'), totalBar, totalBytes),
+    h('div', { class: 'progress-row total' }, h('span', { class: 'pname' }, 'All files'), totalBar, totalBytes),
     h('details', { class: 'files' }, fileCount, fileList),
   );
   const status = h('p', { class: 'pt-status', id: 'pretrained-status', role: 'status', 'aria-live': 'polite' });
@@ -137,6 +138,10 @@ export function loadCard(ctx) {
     h('div', { class: 'pt-actions' }, status, cancelButton, clearButton),
     error,
   );
+
+  /** The Hub options the page's other Hub loads take too (section 7): the Hub URL and the cache choice. */
+  const hubSettings = () => ({ hubUrl: hubInput.value.trim() || DEFAULT_HUB, cache: cacheBox.checked });
+  app.hubSettings = hubSettings;
 
   let loading = null; // {seq, controller, promise, cancelled}
   let loadSeq = 0;
@@ -165,7 +170,17 @@ export function loadCard(ctx) {
     totalBar.value = 0;
     totalBytes.textContent = '';
     fileList.replaceChildren();
+    delete progress.dataset.state;
     progress.hidden = false;
+  }
+
+  /** A load that ended without a model (an error, Cancel): no bar is left looking done; one line says what was read before. */
+  function stopProgress(word) {
+    progress.dataset.state = 'stopped';
+    fileName.textContent = word;
+    let loaded = 0;
+    for (const f of files.values()) loaded += f.loaded;
+    fileBytes.textContent = files.size ? `after ${plural(files.size, 'file')}, ${fmtBytes(loaded)} read` : 'before any file was read';
   }
 
   function onProgress(ev) {
@@ -213,7 +228,7 @@ export function loadCard(ctx) {
     loading = null;
     cancelButton.hidden = true;
     loadButton.disabled = false;
-    fileName.textContent = 'Cancelled';
+    stopProgress('Cancelled');
     status.textContent = state.model ? `Cancelled: still showing ${state.model.label}.` : 'Cancelled.';
     setState(state.model ? 'ready' : 'empty');
   }
@@ -236,9 +251,8 @@ export function loadCard(ctx) {
       },
     };
     if (download) {
-      options.hubUrl = hubInput.value.trim() || DEFAULT_HUB;
+      Object.assign(options, hubSettings());
       options.revision = revisionInput.value.trim() || 'main';
-      options.cache = cacheBox.checked;
       // the same fetch, cancellable
       options.fetch = (url, init) => fetch(url, { ...init, signal: controller.signal });
     }
@@ -254,7 +268,7 @@ export function loadCard(ctx) {
         loading = null;
         cancelButton.hidden = true;
         loadButton.disabled = false;
-        fileName.textContent = 'Failed';
+        stopProgress('Failed');
         showError(error, e?.code ? e : panelError('ERROR', e?.message ?? String(e)));
         status.textContent = state.model ? `${label} could not be loaded: still showing ${state.model.label}.` : `${label} could not be loaded.`;
         out.lastError = { code: e?.code ?? 'ERROR', message: e?.message ?? String(e) };

@@ -148,7 +148,7 @@ function safetensors(tensors) {
 }
 
 /** The model folder and its ONNX exports, written when missing or made by another version of this file. */
-async function ensureFolder(sf, wasm) {
+export async function ensureFolder(sf, wasm) {
   const script = join(BENCH, 'export_hf.py');
   const key = JSON.stringify({
     cfg: E2E_CONFIG,
@@ -223,7 +223,7 @@ export function sentencesOf(md) {
 }
 
 /** The corpus (bench/.cache/e2e/corpus.json), made once: {source, texts, tokens}. */
-function ensureCorpus(tokenizer, n) {
+export function ensureCorpus(tokenizer, n) {
   if (existsSync(CORPUS)) {
     const c = JSON.parse(readFileSync(CORPUS, 'utf8'));
     if (c.n === n && c.version === 2) return c;

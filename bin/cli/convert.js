@@ -59,7 +59,7 @@ export const spec = {
 
 /** Throws unless loadPretrained can read the checkpoint's metadata (recipe, configs) and build its tokenizer. */
 function checkEmbedded(ck) {
-  const m = pretrainedMetadata(metadataStrings(ck.metadata), { dModel: ck.config.dModel, folder: ck.label });
+  const m = pretrainedMetadata(metadataStrings(ck.metadata), { dModel: ck.config.dModel, folder: ck.label, head: ck.config.head });
   Tokenizer.fromJSON(m.tokenizer, { tokenizerConfig: m.tokenizerConfig, specialTokensMap: m.specialTokensMap });
 }
 

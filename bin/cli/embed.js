@@ -22,7 +22,7 @@ const PRECISIONS = ['float32', 'int8', 'uint8', 'binary', 'ubinary'];
 
 export const spec = {
   name: 'embed',
-  summary: 'Embeds a corpus with a model, as sentence-transformers encode does, into a file of vectors.',
+  summary: 'Embeds a corpus with a model, as sentence-transformers encode does, into a file of vectors (dense, sparse or ColBERT).',
   args: [
     { name: 'model', help: 'a Hugging Face model folder, Hub id (owner/name) or URL, or a file written by swapformer convert' },
     { name: 'input', help: '.txt (a text a line), .jsonl (a JSON object a line), .csv (RFC 4180, a header row),\nor - for standard input (with --format)' },
@@ -33,8 +33,18 @@ export const spec = {
       short: 'o',
       value: 'FILE',
       required: true,
-      help: '.jsonl ({"id", "embedding"} a line), .npy (numpy [N, D]),\n.arrow (Arrow IPC file) or .parquet (columns id, embedding)',
+      help:
+        '.jsonl ({"id", "embedding"} a line), .npy (numpy [N, D]),\n.arrow (Arrow IPC file) or .parquet (columns id, embedding);\n' +
+        'sparse and colbert vectors: .jsonl or .parquet',
     },
+    {
+      name: 'vectors',
+      value: 'dense|sparse|colbert',
+      choices: ['dense', 'sparse', 'colbert'],
+      help: "dense (one vector a text), sparse (SPLADE, bge-m3: {indices, values}) or colbert\n(a vector a token: ColBERT, bge-m3); default: the model's own",
+    },
+    { name: 'query', help: "colbert: encode the texts as queries (PyLate's is_query; default: documents)" },
+    { name: 'max-active-dims', value: 'N', int: { min: 1 }, help: 'sparse: keep the N largest weights of each vector' },
     { name: 'format', value: 'txt|jsonl|csv', choices: INPUT_FORMATS, help: "the input's format (default: from its extension; stdin: txt)" },
     { name: 'field', value: 'NAME', help: 'jsonl: the field holding the text (default: text)' },
     { name: 'column', value: 'NAME|INDEX', help: 'csv: the column holding the text, by header name or 0-based index\n(default: text, or the only column)' },
@@ -42,7 +52,12 @@ export const spec = {
     { name: 'prompt-name', value: 'NAME', help: "one of the model's prompts (config_sentence_transformers.json), e.g. query" },
     { name: 'prompt', value: 'TEXT', help: 'a prompt put before every text (wins over --prompt-name)' },
     { name: 'dtype', value: 'f32|q8', choices: ['f32', 'q8'], help: 'the weights: f32, or q8 (int8 kernels); default: as the model file is' },
-    { name: 'threads', value: 'N', int: { min: 1 }, help: "threads of the model's forward pass (default: the machine's cores, at most 8)" },
+    {
+      name: 'threads',
+      value: 'N',
+      int: { min: 1 },
+      help: "threads of the model's forward pass (default: the physical cores with the native backend, else the cores, at most 8)",
+    },
     { name: 'batch-size', value: 'N', int: { min: 1 }, default: 32, help: 'texts per forward pass (the vectors do not depend on it)' },
     { name: 'normalize', negatable: true, help: "L2-normalize the vectors, or not (default: the model's recipe)" },
     { name: 'dimensions', value: 'N', int: { min: 1 }, help: 'keep the first N dimensions (Matryoshka), before normalizing' },
@@ -69,12 +84,17 @@ export const spec = {
     'the bytes the records were made from; the SHA-256 of the weights as loaded), naming what changed.',
     '.arrow and .parquet are written at the end with packages swapformer does not install: .arrow needs',
     'apache-arrow (npm install apache-arrow), .parquet needs hyparquet-writer (npm install hyparquet-writer).',
+    '--vectors sparse writes {"id", "indices", "values"} lines (.parquet: columns id, indices, values);',
+    '--vectors colbert writes {"id", "embedding": [[...], ...]} lines, a vector a kept token (.parquet:',
+    'an embedding column of lists of vectors).',
   ].join('\n'),
   examples: [
     'swapformer embed BAAI/bge-small-en-v1.5 corpus.txt -o corpus.npy',
     'swapformer embed minilm.safetensors docs.jsonl --field body --id-field doc_id -o docs.jsonl',
     'swapformer embed nomic-ai/nomic-embed-text-v1.5 papers.csv --column abstract --prompt-name search_document \\\n      --dimensions 256 -o papers.parquet',
     'cat queries.txt | swapformer embed minilm.safetensors - --precision binary -o queries.npy',
+    'swapformer embed naver/splade-v3-distilbert docs.jsonl --vectors sparse --max-active-dims 256 -o docs-sparse.jsonl',
+    'swapformer embed answerdotai/answerai-colbert-small-v1 docs.txt --vectors colbert -o docs-colbert.parquet',
   ],
 };
 
@@ -93,7 +113,24 @@ function checkOptions(input, out, o) {
     throw new UsageError('--id-field: a .npy holds the vectors alone (row n is record n): write .jsonl, .arrow or .parquet for ids', spec);
   if (o.dimensions !== undefined && (o.precision === 'binary' || o.precision === 'ubinary') && o.dimensions % 8)
     throw new UsageError(`--precision ${o.precision} packs 8 dimensions a byte: --dimensions ${o.dimensions} is not a multiple of 8`, spec);
+  if (o.query && o.vectors !== undefined && o.vectors !== 'colbert')
+    throw new UsageError("--query applies to --vectors colbert (a ColBERT model's queries)", spec);
+  if (o.maxActiveDims !== undefined && o.vectors !== undefined && o.vectors !== 'sparse')
+    throw new UsageError('--max-active-dims applies to --vectors sparse', spec);
+  if (o.vectors === 'sparse' || o.vectors === 'colbert') checkVectorOptions(o.vectors, output, o);
   return { format, output };
+}
+
+/** Sparse and ColBERT vectors have no fixed width: JSON lines or Parquet, float32, no dense options. */
+function checkVectorOptions(vectors, output, o) {
+  if (output !== 'jsonl' && output !== 'parquet')
+    throw new UsageError(`--vectors ${vectors} has no fixed width: write .jsonl or .parquet, not .${output}`, spec);
+  for (const [flag, set] of [
+    ['--dimensions', o.dimensions !== undefined],
+    ['--normalize', o.normalize !== undefined],
+    ['--precision', o.precision !== 'float32'],
+  ])
+    if (set) throw new UsageError(`${flag} applies to dense vectors, not to --vectors ${vectors}`, spec);
 }
 
 /**
@@ -241,6 +278,9 @@ function checkInputStamp(saved, now, input, partial) {
 
 // the flags of the options the library names (options.dimensions -> --dimensions)
 const FLAGS = {
+  maxActiveDims: '--max-active-dims',
+  isQuery: '--query',
+  output: '--vectors',
   dimensions: '--dimensions',
   promptName: '--prompt-name',
   prompt: '--prompt',
@@ -312,18 +352,39 @@ export async function run({ args, options: o }, { signal }) {
   }
   downloads.done();
   try {
+    const vectors = o.vectors ?? model.defaultOutput;
+    if (!o.vectors && vectors !== 'dense') checkVectorOptions(vectors, output, o);
+    if (o.query && vectors !== 'colbert') throw new UsageError(`--query applies to ColBERT vectors; this model gives ${vectors} vectors`, spec);
+    if (o.maxActiveDims !== undefined && vectors !== 'sparse')
+      throw new UsageError(`--max-active-dims applies to sparse vectors; this model gives ${vectors} vectors`, spec);
+    if (!model.outputs.includes(vectors))
+      throw new CliError(`--vectors ${vectors}: this model gives ${model.outputs.join(', ')} vectors (${model.retrieval?.kind ?? model.task})`);
     const packed = o.precision === 'binary' || o.precision === 'ubinary';
-    const embedOptions = { batchSize: o.batchSize, normalize: o.normalize, dimensions: o.dimensions, prompt: o.prompt, promptName: o.promptName };
-    let D;
+    const embedOptions =
+      vectors === 'dense'
+        ? { batchSize: o.batchSize, normalize: o.normalize, dimensions: o.dimensions, prompt: o.prompt, promptName: o.promptName }
+        : {
+            batchSize: o.batchSize,
+            prompt: o.prompt,
+            promptName: o.promptName,
+            output: vectors,
+            ...(vectors === 'sparse' && o.maxActiveDims !== undefined ? { maxActiveDims: o.maxActiveDims } : {}),
+            ...(vectors === 'colbert' && model.retrieval?.kind === 'colbert' ? { isQuery: Boolean(o.query) } : {}),
+          };
+    if (o.query && model.retrieval?.kind !== 'colbert')
+      throw new CliError('--query: this model encodes queries and documents alike (bge-m3), or is no ColBERT model');
+    let D = null;
     try {
-      const width = model.embed([], { ...embedOptions, dimensions: undefined }).shape[1]; // every option checked by the model before any text
-      if (o.dimensions > width) throw new UsageError(`--dimensions ${o.dimensions} is more than the model's ${count(width, 'dimension')}`, spec);
-      D = model.embed([], embedOptions).shape[1];
+      if (vectors === 'dense') {
+        const width = model.embed([], { ...embedOptions, dimensions: undefined }).shape[1]; // every option checked by the model before any text
+        if (o.dimensions > width) throw new UsageError(`--dimensions ${o.dimensions} is more than the model's ${count(width, 'dimension')}`, spec);
+        D = model.embed([], embedOptions).shape[1];
+      } else model.embed([], embedOptions); // the options checked before any text
     } catch (e) {
       throw asFlags(e);
     }
     if (packed && D % 8) throw new CliError(`--precision ${o.precision} packs 8 dimensions a byte: these vectors have ${D}`);
-    const cols = packed ? D / 8 : D;
+    const cols = vectors === 'dense' ? (packed ? D / 8 : D) : null;
     const weights = modelDigest(model);
     if (saved && saved.weights !== weights && saved.model === (await modelKey(modelArg)))
       throw new CliError(
@@ -348,8 +409,9 @@ export async function run({ args, options: o }, { signal }) {
       precision: o.precision,
       output,
       dimensionsOut: cols,
+      ...(vectors !== 'dense' ? { vectors, query: Boolean(o.query), maxActiveDims: o.maxActiveDims ?? null } : {}),
     };
-    const sink = new Sink(out, { format: output, precision: o.precision, cols, withIds, settings });
+    const sink = new Sink(out, { format: output, precision: o.precision, cols, withIds, settings, record: vectors });
     const resumed = await sink.open({ resume: Boolean(o.resume) });
     const skip = resumed.records;
     try {
@@ -359,8 +421,9 @@ export async function run({ args, options: o }, { signal }) {
       const queue = [];
       const verified = () => !o.quiet && process.stderr.write(`resuming: ${count(skip, 'record')} already in ${partial}\n`);
       const texts = textsOf(readRecords(input, readOpts, digest.feed), { resumed, digest, queue, label, partial, verified, signal });
-      for await (const { index, embeddings } of model.embedStream(texts, { ...embedOptions, precision: packed ? o.precision : 'float32' })) {
-        const n = embeddings.shape[0];
+      const streamOptions = vectors === 'dense' ? { ...embedOptions, precision: packed ? o.precision : 'float32' } : embedOptions;
+      for await (const { index, embeddings } of model.embedStream(texts, streamOptions)) {
+        const n = vectors === 'dense' ? embeddings.shape[0] : embeddings.length;
         const batch = queue.splice(0, n);
         const ids = withIds ? batch.map((b) => b.id) : batch.map((_, k) => String(skip + index + k));
         await sink.add(ids, embeddings, { bytes: batch[n - 1].end, sha256: batch[n - 1].state.digest('hex') });
@@ -380,7 +443,12 @@ export async function run({ args, options: o }, { signal }) {
       throw e;
     }
     await sink.finish();
-    if (!o.quiet) process.stderr.write(`${out}: ${count(sink.count, 'record')} x ${count(cols, packed ? 'byte' : 'dimension')}, ${o.precision}\n`);
+    if (!o.quiet)
+      process.stderr.write(
+        vectors === 'dense'
+          ? `${out}: ${count(sink.count, 'record')} x ${count(cols, packed ? 'byte' : 'dimension')}, ${o.precision}\n`
+          : `${out}: ${count(sink.count, 'record')}, ${vectors} vectors\n`,
+      );
     return 0;
   } finally {
     model.dispose();

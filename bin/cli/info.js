@@ -3,9 +3,10 @@
 // What a model is, as loadPretrained reads it: family and task (labels), the
 // config as swapformer's plugins (position, relative bias, norm and its
 // placement, activation, head), the tokenizer, the embedding recipe, the
-// length limit and what sets it, and the weights' size in f32 and q8.
-import { loadPretrained } from '../../bindings/index.js';
-import { count, downloadProgress, formatBytes, HUB_OPTIONS } from './io.js';
+// length limit and what sets it, the weights' size in f32 and q8, and what runs the core
+// here (backend, kernels, threads).
+import { loadPretrained, runtimeInfo } from '../../bindings/index.js';
+import { backendLine, count, downloadProgress, formatBytes, HUB_OPTIONS } from './io.js';
 
 export const spec = {
   name: 'info',
@@ -174,6 +175,8 @@ function text(info) {
   row('f32', `${formatBytes(info.weights.f32)} (${count(info.weights.f32, 'byte')})`);
   row('q8', `${formatBytes(info.weights.q8)} (${count(info.weights.q8, 'byte')}, ${(info.weights.q8 / info.weights.f32).toFixed(2)}x)`);
   row('loaded as', info.weights.loaded);
+  section('runtime');
+  row('backend', backendLine(info.runtime));
   const width = Math.max(...rows.filter((x) => x.length === 2).map(([k]) => k.length));
   let indent = ''; // rows before the first section are not indented
   return rows
@@ -206,6 +209,7 @@ export async function run({ args, options: o }, { signal }) {
       recipe: recipeInfo(model),
       limits: limitsInfo(model, o.maxLength),
       weights: await sizes(model),
+      runtime: await runtimeInfo(), // what the commands run on by default (embed --threads and serve may ask for others)
     };
     process.stdout.write(`${o.json ? JSON.stringify(info, null, 2) : text(info)}\n`);
     return 0;

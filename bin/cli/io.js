@@ -11,6 +11,13 @@ export const tempBeside = (file) => path.join(path.dirname(file), `.${path.basen
 /** swapformer's version (package.json). */
 export const version = () => JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 
+/** What runs the core here, in a line: the backend, its kernels, the threads, and why the wasm if it runs under 'auto'. */
+export function backendLine(r) {
+  const threads = count(r.threads, 'thread');
+  if (r.backend === 'native') return `native ${r.isa} (${threads}; q8 ${r.q8Kernel}), ${r.nativePath}`;
+  return `wasm ${r.build} (${threads}; q8 ${r.q8Kernel})${r.backendFallback ? `: ${r.backendFallback}` : ''}`;
+}
+
 /** --revision and --hub-url, for a model given as a Hub id (convert, embed, info). */
 export const HUB_OPTIONS = [
   { name: 'revision', value: 'R', help: 'for a Hub id: the branch, tag or commit to read (default: main)' },

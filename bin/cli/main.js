@@ -5,7 +5,8 @@
 import { existsSync } from 'node:fs';
 import { UsageError, parse, help, wantsHelp, didYouMean } from './args.js';
 import { EXIT, Interrupted, report } from './errors.js';
-import { version } from './io.js';
+import { version, backendLine } from './io.js';
+import { runtimeInfo } from '../../bindings/index.js';
 
 const COMMANDS = {
   convert: { summary: 'write a Hugging Face checkpoint (or a converted file) as one swapformer model file', load: () => import('./convert.js') },
@@ -54,7 +55,8 @@ export async function run(argv, { signal } = {}) {
       return EXIT.USAGE;
     }
     if (name === '--version' || name === '-V' || name === 'version') {
-      process.stdout.write(`${version()}\n`);
+      // the version, then what runs the core (scripts read the first line)
+      process.stdout.write(`${version()}\nbackend: ${backendLine(await runtimeInfo())}\n`);
       return EXIT.OK;
     }
     if (name === '--help' || name === '-h') {

@@ -87,6 +87,26 @@ function jsonLine(id, row, float) {
   return `{"id":${id},"embedding":[${values.join(',')}]}\n`;
 }
 
+const floats = (row) => Array.from(row, float32Text).join(',');
+
+/** A sparse vector's line: {"id", "indices": [...], "values": [...]}; a ColBERT text's: {"id", "embedding": [[...], ...]}. */
+function vectorLine(id, v, record) {
+  if (record === 'sparse') return `{"id":${id},"indices":[${Array.from(v.indices).join(',')}],"values":[${floats(v.values)}]}\n`;
+  const [n, d] = v.shape,
+    rows = new Array(n);
+  for (let i = 0; i < n; i++) rows[i] = `[${floats(v.data.subarray(i * d, (i + 1) * d))}]`;
+  return `{"id":${id},"embedding":[${rows.join(',')}]}\n`;
+}
+
+/** The JSON text of a line's id (written first by vectorLine: a number, or a string with its escapes). */
+function idText(line) {
+  const from = 6; // {"id":
+  if (line[from] !== '"') return line.slice(from, line.indexOf(',', from));
+  let i = from + 1;
+  while (line[i] !== '"') i += line[i] === '\\' ? 2 : 1;
+  return line.slice(from, i + 1);
+}
+
 // ------------------------------------------------------------------ the partial files
 
 /** Complete lines at the start of a file: {count, bytes, last} (a last line without \n not counted), reading in chunks. */
@@ -427,6 +447,59 @@ async function parquetWriter(out, { precision, ids }) {
   };
 }
 
+/** Parquet of sparse vectors (id, indices: list<int32>, values: list<float>) or ColBERT's (id, embedding: list<list<float>>). */
+async function parquetVectorsWriter(out, { record, ids }) {
+  const P = await optionalPackage('hyparquet-writer', 'parquet');
+  const list = (name, element) => [
+    { name, repetition_type: 'REQUIRED', num_children: 1, converted_type: 'LIST' },
+    { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+    element,
+  ];
+  const id =
+    ids === 'int64'
+      ? { name: 'id', type: 'INT64', repetition_type: 'REQUIRED' }
+      : { name: 'id', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' };
+  const schema =
+    record === 'sparse'
+      ? [
+          { name: 'root', num_children: 3 },
+          id,
+          ...list('indices', { name: 'element', type: 'INT32', repetition_type: 'REQUIRED' }),
+          ...list('values', { name: 'element', type: 'FLOAT', repetition_type: 'REQUIRED' }),
+        ]
+      : [
+          { name: 'root', num_children: 2 },
+          id,
+          ...list('embedding', { name: 'element', repetition_type: 'REQUIRED', num_children: 1, converted_type: 'LIST' }),
+          { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+          { name: 'element', type: 'FLOAT', repetition_type: 'REQUIRED' },
+        ];
+  await writeFile(out, '', { flag: 'wx' });
+  const writer = new P.ParquetWriter({ writer: P.fileWriter(out), schema, createdBy: 'swapformer embed' });
+  return {
+    // rows: [{id (JSON text), v (the parsed line)}]
+    write(rows) {
+      const idData = rows.map((r) => idValue(r.id, ids));
+      const columnData =
+        record === 'sparse'
+          ? [
+              { name: 'id', data: idData },
+              { name: 'indices', data: rows.map((r) => r.v.indices) },
+              { name: 'values', data: rows.map((r) => r.v.values) },
+            ]
+          : [
+              { name: 'id', data: idData },
+              { name: 'embedding', data: rows.map((r) => r.v.embedding) },
+            ];
+      writer.write({ columnData, rowGroupSize: rows.length });
+    },
+    async finish() {
+      writer.finish();
+    },
+    async abort() {},
+  };
+}
+
 async function linesWriter(out, { float }) {
   const fh = await open(out, 'wx');
   return {
@@ -502,13 +575,15 @@ export async function savedSettings(out) {
  * they all reach, which says what of the input they were made from.
  */
 export class Sink {
-  constructor(out, { format, precision, cols, withIds, settings }) {
+  constructor(out, { format, precision, cols, withIds, settings, record = 'dense' }) {
     const packed = precision === 'binary' || precision === 'ubinary';
-    Object.assign(this, { out, format, precision, cols, withIds, settings, files: partialFiles(out) });
-    this.direct = format === 'jsonl' && !['int8', 'uint8'].includes(precision); // lines written as they are, renamed at the end
+    Object.assign(this, { out, format, precision, cols, withIds, settings, record, files: partialFiles(out) });
+    // JSON lines: the records of sparse and ColBERT vectors (any width), and dense jsonl; renamed at the end when jsonl
+    this.lines = record !== 'dense' || (format === 'jsonl' && !['int8', 'uint8'].includes(precision));
+    this.direct = this.lines && format === 'jsonl';
     this.rowsPrecision = packed ? (precision === 'binary' ? 'int8' : 'uint8') : 'float32';
-    this.idsApart = withIds && !this.direct && format !== 'npy'; // ids kept beside the rows
-    this.file = this.direct ? new LinesFile(this.files.partial) : new RowsFile(this.files.partial, DESCR[this.rowsPrecision], cols);
+    this.idsApart = withIds && !this.lines && format !== 'npy'; // ids kept beside the rows
+    this.file = this.lines ? new LinesFile(this.files.partial) : new RowsFile(this.files.partial, DESCR[this.rowsPrecision], cols);
     this.ids = this.idsApart ? new LinesFile(this.files.ids) : null;
     this.checkpoints = new LinesFile(this.files.checkpoints);
     this.count = 0;
@@ -575,9 +650,17 @@ export class Sink {
    * record numbers), {data, shape: [n, cols]}, and consumed: {bytes, sha256},
    * the input bytes read up to the batch's last record.
    */
-  async add(ids, { data, shape }, consumed) {
-    const [n] = shape;
+  async add(ids, embeddings, consumed) {
+    const n = this.record === 'dense' ? embeddings.shape[0] : embeddings.length;
     await this.checkpoints.append(`${JSON.stringify({ records: this.count + n, bytes: consumed.bytes, sha256: consumed.sha256 })}\n`);
+    if (this.record !== 'dense') {
+      let text = '';
+      for (let r = 0; r < n; r++) text += vectorLine(ids[r], embeddings[r], this.record);
+      await this.file.append(text);
+      this.count += n;
+      return;
+    }
+    const { data } = embeddings;
     if (this.direct) {
       let text = '';
       const float = this.precision === 'float32';
@@ -602,6 +685,9 @@ export class Sink {
     await this.close();
     if (this.direct) {
       await rename(this.files.partial, this.out);
+    } else if (this.record !== 'dense') {
+      await this.#convertLines();
+      await rm(this.files.partial, { force: true });
     } else if (this.format === 'npy' && !['int8', 'uint8'].includes(this.precision)) {
       // the rows are the output's
       await this.file.seal();
@@ -642,6 +728,42 @@ export class Sink {
       } finally {
         await idIt?.return();
       }
+      await writer.finish();
+      writer = null;
+      await rename(tmp, this.out);
+    } catch (e) {
+      await writer?.abort().catch(() => {});
+      await rm(tmp, { force: true });
+      throw e;
+    }
+  }
+
+  // the partial JSON lines of sparse or ColBERT vectors -> Parquet, in row groups of 4096 records
+  async #convertLines() {
+    let ints = true,
+      strings = true,
+      numbers = true;
+    for await (const { text } of linesOf(this.files.partial)) {
+      const t = idText(text),
+        string = t.startsWith('"');
+      strings &&= string;
+      numbers &&= !string;
+      ints &&= !string && isInt64(t);
+    }
+    const ids = ints ? 'int64' : strings || numbers ? 'text' : 'json';
+    const tmp = tempBeside(this.out);
+    let writer = null;
+    try {
+      writer = await parquetVectorsWriter(tmp, { record: this.record, ids });
+      let rows = [];
+      for await (const { text } of linesOf(this.files.partial)) {
+        rows.push({ id: idText(text), v: JSON.parse(text) });
+        if (rows.length === 4096) {
+          writer.write(rows);
+          rows = [];
+        }
+      }
+      if (rows.length) writer.write(rows);
       await writer.finish();
       writer = null;
       await rename(tmp, this.out);

@@ -4,13 +4,17 @@
 // never fails the others), and the three batched calls the batcher makes:
 //
 //   embed    Pretrained.embedAsync(texts, {normalize, dimensions, promptName, truncate, batchSize: n})
+//   sparse   Pretrained.embedAsync(texts, {output: 'sparse', ...})            (/embed_sparse; /embed on SPLADE)
+//   all      embedAsync with pooling 'none', or output 'colbert'                (/embed_all)
 //   classify Pretrained.classifyAsync(inputs, {topK: null, functionToApply})   (/predict)
 //   rerank   Pretrained.predictAsync(pairs, {activation})                      (/rerank)
+//   late     Pretrained.rankAsync(query, documents)                            (/rerank on ColBERT, bge-m3)
 //
 // Every input of a batch is embedded or scored exactly as alone: swapformer's
 // passes do not depend on what else is in the batch (tests/serve.test.js
 // compares the bytes), so merging requests changes the speed, not the numbers.
 import { validation } from './errors.js';
+import { prepareText } from '../../bindings/pretrained/embed-run.js';
 
 /** at[i]: the UTF-8 byte offset of UTF-16 offset i (inside a surrogate pair: after the pair). */
 function utf8Offsets(text) {
@@ -45,14 +49,22 @@ export class Engine {
     /** TEI's model type: a one-label classifier is a reranker (router/src/lib.rs). */
     this.kind = labels ? (labels.length === 1 ? 'reranker' : 'classifier') : 'embedding';
     this.labels = labels;
+    /** The vectors the model gives: 'dense', 'sparse', 'colbert' (Pretrained.outputs). */
+    this.outputs = model.outputs;
+    /** A SparseEncoder (SPLADE): /embed gives its sparse vectors in full, as TEI's splade pooling. */
+    this.splade = model.retrieval?.kind === 'splade';
+    /** Scores documents itself (ColBERT's MaxSim, bge-m3's scores): /rerank ranks with it. */
+    this.lateInteraction = model.retrieval?.kind === 'colbert' || model.retrieval?.kind === 'bge-m3';
     /** The width of the embeddings (set by warmUp). */
     this.dimensions = null;
   }
 
   /** One pass before the first request: the embedding width, and the wasm compiled and warm. */
   async warmUp() {
-    if (this.kind === 'embedding') this.dimensions = (await this.#model.embedAsync(['warm up'])).shape[1];
-    else await this.#model.classifyAsync('warm up');
+    if (this.kind !== 'embedding') await this.#model.classifyAsync('warm up');
+    else if (this.outputs.includes('dense')) this.dimensions = (await this.#model.embedAsync(['warm up'], { output: 'dense' })).shape[1];
+    else if (this.splade) this.dimensions = this.#model.encoder.config.vocabSize;
+    else await this.#model.embedAsync(['warm up']);
   }
 
   get model() {
@@ -66,11 +78,14 @@ export class Engine {
   /** /info's model_type: {embedding: {pooling}} or {classifier | reranker: {id2label, label2id}}. */
   modelType() {
     if (this.kind === 'embedding') {
-      const pooling = this.#model.recipe.pooling.map((p) => (p === 'lasttoken' ? 'last_token' : p)).join('+');
+      const kind = this.#model.retrieval?.kind;
+      const pooling =
+        kind === 'splade' ? 'splade' : kind === 'colbert' ? 'colbert' : this.#model.recipe.pooling.map((p) => (p === 'lasttoken' ? 'last_token' : p)).join('+');
       return { embedding: { pooling } };
     }
-    const id2label = {},
-      label2id = {};
+    // no prototype: a label named __proto__ is a key like any other (JSON.stringify keeps it)
+    const id2label = Object.create(null),
+      label2id = Object.create(null);
     this.labels.forEach((label, i) => {
       id2label[String(i)] = label;
       label2id[label] = i;
@@ -156,9 +171,49 @@ export class Engine {
     throw validation(`\`inputs\` must have less than ${this.maxInputLength} tokens. Given: ${tokens}`, 'inputs', 'too_long');
   }
 
+  /** The tokens a document takes in a late-interaction ranking: as many as the model keeps (it truncates them itself). */
+  lateTokens(text) {
+    return Math.min(this.#model.tokenizer.encode(text).ids.length, this.maxInputLength);
+  }
+
   /** Runs one batch: items of one key (batcher.js); returns one result per item. */
   async run(key, items) {
     const [task, ...args] = JSON.parse(key);
+    if (task === 'sparse' || task === 'all') {
+      const [promptName, truncate, isQuery] = args;
+      const texts = items.map((x) => x.text);
+      const colbert = task === 'all' && this.outputs.includes('colbert');
+      const options = { promptName: promptName ?? undefined, truncate, batchSize: texts.length };
+      if (task === 'sparse') return this.#model.embedAsync(texts, { ...options, output: 'sparse' });
+      if (!colbert) {
+        // TEI's /embed_all: the last hidden states, every token, no pooling
+        const out = await this.#model.embedAsync(texts, { ...options, pooling: 'none' });
+        const [, T, C] = out.shape;
+        const p = this.prompt(promptName ?? undefined),
+          cut = Number.isFinite(this.#model.maxLength) ? { maxLength: this.#model.maxLength } : undefined;
+        return texts.map((t, i) => {
+          const n = this.#model.tokenizer.encode(prepareText(this.#model, t, p), cut).ids.length; // the tokens embed gave it
+          return { data: out.data.subarray(i * T * C, (i * T + n) * C), shape: [n, C] };
+        });
+      }
+      const kind = this.#model.retrieval.kind;
+      return this.#model.embedAsync(texts, {
+        promptName: options.promptName,
+        batchSize: texts.length,
+        output: 'colbert',
+        ...(kind === 'colbert' ? { isQuery } : {}),
+      });
+    }
+    if (task === 'late') {
+      const [query] = args;
+      const ranked = await this.#model.rankAsync(
+        query,
+        items.map((x) => x.text),
+      );
+      const scores = new Array(items.length);
+      for (const r of ranked) scores[r.corpusId] = r.score;
+      return scores;
+    }
     if (task === 'embed') {
       const [normalize, dimensions, promptName, truncate] = args;
       const texts = items.map((x) => x.text);

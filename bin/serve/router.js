@@ -40,6 +40,8 @@ function routes(kind) {
   const health = [tei.health, 'tei', true];
   return new Map([
     ['POST /embed', [tei.embed, 'tei']],
+    ['POST /embed_sparse', [tei.embedSparse, 'tei']],
+    ['POST /embed_all', [tei.embedAll, 'tei']],
     ['POST /predict', [tei.predict, 'tei']],
     ['POST /rerank', [tei.rerank, 'tei']],
     ['POST /tokenize', [tei.tokenize, 'tei']],

@@ -1,6 +1,10 @@
 // Text Embeddings Inference's routes, with its request and response shapes
 // (router/src/http/{server,types}.rs at huggingface/text-embeddings-inference
-// 0d124dc): /embed, /predict, /rerank, /tokenize, /decode, /info, /health.
+// 0d124dc): /embed, /embed_sparse, /embed_all, /predict, /rerank, /tokenize,
+// /decode, /info, /health. Beyond TEI: /embed_sparse on bge-m3 (its lexical
+// weights), /embed_all on a ColBERT model or bge-m3 (their ColBERT vectors,
+// is_query for a ColBERT model's queries), /rerank on them (MaxSim, bge-m3's
+// combined score).
 // Each handler reads the body (body.js), checks it as TEI's serde types and
 // handlers do, and hands its inputs to infer.js; it has no model logic: the
 // numbers are the library's (engine.js).
@@ -42,13 +46,25 @@ export function dimensionsOf(svc, body) {
   return d;
 }
 
+function needEmbedding(svc, output, message) {
+  if (svc.engine.kind !== 'embedding' || (output && !svc.engine.outputs.includes(output))) {
+    svc.metrics.count('te_request_failure', { err: 'model_type' });
+    throw modelType(message);
+  }
+}
+
 /** The inputs of an embedding request through the batcher: one vector (a Float32Array view) per text. */
 export async function embedTexts(svc, call, texts, { normalize, dimensions, promptName, truncate }) {
   const { engine } = svc;
-  if (engine.kind !== 'embedding') {
-    svc.metrics.count('te_request_failure', { err: 'model_type' });
-    throw modelType('Model is not an embedding model');
+  needEmbedding(svc, null, 'Model is not an embedding model');
+  if (engine.splade) {
+    if (normalize) {
+      svc.metrics.count('te_request_failure', { err: 'validation' });
+      throw validation('`normalize` is not available for SPLADE models', 'normalize');
+    }
+    return spladeDense(svc, call, texts, { promptName, truncate });
   }
+  needEmbedding(svc, 'dense', `Model gives no dense embeddings (it gives ${engine.outputs.join(', ')} vectors: /embed_all, /rerank)`);
   const prompt = engine.prompt(promptName);
   return infer(svc, call, {
     key: JSON.stringify(['embed', normalize, dimensions ?? null, promptName ?? null, truncate]),
@@ -57,6 +73,33 @@ export async function embedTexts(svc, call, texts, { normalize, dimensions, prom
     truncate,
     task: 'embed',
   });
+}
+
+/** Texts through the batcher as a kind of vectors ('sparse' or 'all'): one result per text. */
+function vectorsOf(svc, call, texts, task, { promptName, truncate, isQuery = false }) {
+  const { engine } = svc;
+  const prompt = engine.prompt(promptName);
+  return infer(svc, call, {
+    key: JSON.stringify([task, promptName ?? null, truncate, isQuery]),
+    inputs: texts.map((text) => ({ text })),
+    measure: (x) => engine.embedTokens(x.text, prompt),
+    truncate,
+    task: 'embed',
+  });
+}
+
+/** /embed on a SPLADE model, as TEI's splade pooling: the sparse vector in full (vocabulary-sized). */
+async function spladeDense(svc, call, texts, options) {
+  const { results, meta } = await vectorsOf(svc, call, texts, 'sparse', options);
+  const V = svc.engine.dimensions;
+  return {
+    results: results.map((v) => {
+      const d = new Float32Array(V);
+      v.indices.forEach((i, k) => (d[i] = v.values[k]));
+      return d;
+    }),
+    meta,
+  };
 }
 
 const method = (single) => ({ method: single ? 'single' : 'batch' });
@@ -79,6 +122,47 @@ export async function embed(svc, body, call) {
   const { results, meta } = await embedTexts(svc, call, texts, options);
   svc.metrics.count('te_request_success', method(single));
   return { json: results.map(floats), headers: record(svc, meta) };
+}
+
+/** POST /embed_sparse: [[{index, value}]] of the non-zeros, index ascending, one list per input (a single string too). */
+export async function embedSparse(svc, body, call) {
+  const { texts, single } = embedInputs(svc, body, 'inputs');
+  svc.metrics.count('te_request_count', method(single));
+  if (!single) checkBatchSize(svc, texts.length, 'inputs');
+  truncationDirection(body);
+  const options = { truncate: optionalBool(body, 'truncate', svc.options.autoTruncate), promptName: optionalString(body, 'prompt_name') };
+  needEmbedding(svc, 'sparse', 'Model is not an embedding model with SPLADE pooling');
+  const { results, meta } = await vectorsOf(svc, call, texts, 'sparse', options);
+  svc.metrics.count('te_request_success', method(single));
+  return { json: results.map((v) => Array.from(v.indices, (index, k) => ({ index, value: v.values[k] }))), headers: record(svc, meta) };
+}
+
+/**
+ * POST /embed_all: [[[f32]]], every token's vector of each input: the last
+ * hidden states (TEI's), or on a ColBERT model or bge-m3 their ColBERT vectors
+ * (is_query: a ColBERT model's query encoding; default false, documents).
+ */
+export async function embedAll(svc, body, call) {
+  const { texts, single } = embedInputs(svc, body, 'inputs');
+  svc.metrics.count('te_request_count', method(single));
+  if (!single) checkBatchSize(svc, texts.length, 'inputs');
+  truncationDirection(body);
+  const options = {
+    truncate: optionalBool(body, 'truncate', svc.options.autoTruncate),
+    promptName: optionalString(body, 'prompt_name'),
+    isQuery: bool(body, 'is_query', false),
+  };
+  needEmbedding(svc, null, 'Model is not an embedding model');
+  if (svc.engine.splade) {
+    svc.metrics.count('te_request_failure', { err: 'model_type' });
+    throw modelType('`embed_all` is not available for SPLADE models');
+  }
+  const { results, meta } = await vectorsOf(svc, call, texts, 'all', options);
+  svc.metrics.count('te_request_success', method(single));
+  return {
+    json: results.map((t) => Array.from({ length: t.shape[0] }, (_, i) => Array.from(t.data.subarray(i * t.shape[1], (i + 1) * t.shape[1])))),
+    headers: record(svc, meta),
+  };
 }
 
 /** TEI's PredictInput: a string, a pair [a, b], or a batch [[a], [a, b], ...]. */
@@ -145,6 +229,7 @@ export async function rerank(svc, body, call) {
     returnText = bool(body, 'return_text', false);
   const truncate = optionalBool(body, 'truncate', svc.options.autoTruncate);
   if (texts.length === 0) throw empty('`texts` cannot be empty', 'texts');
+  if (svc.engine.lateInteraction) return lateRerank(svc, call, query, texts, { returnText });
   needClassifier(svc, ['reranker'], 'model is not a re-ranker model');
   svc.metrics.count('te_request_count', method(false));
   checkBatchSize(svc, texts.length, 'texts');
@@ -154,6 +239,22 @@ export async function rerank(svc, body, call) {
     task: 'predict',
     inputs: texts.map((text) => ({ text: query, pair: text })),
     measure: (x) => svc.engine.pairTokens(x.text, x.pair),
+  });
+  const ranks = descending(results.map((score, index) => (returnText ? { index, text: texts[index], score } : { index, score })));
+  svc.metrics.count('te_request_success', method(false));
+  return { json: ranks, headers: record(svc, meta) };
+}
+
+/** /rerank on a ColBERT model (MaxSim) or bge-m3 (its combined score): raw scores, the documents through the batcher. */
+async function lateRerank(svc, call, query, texts, { returnText }) {
+  svc.metrics.count('te_request_count', method(false));
+  checkBatchSize(svc, texts.length, 'texts');
+  const { results, meta } = await infer(svc, call, {
+    key: JSON.stringify(['late', query]),
+    truncate: true, // the model cuts documents at its own length
+    task: 'predict',
+    inputs: texts.map((text) => ({ text })),
+    measure: (x) => svc.engine.lateTokens(x.text),
   });
   const ranks = descending(results.map((score, index) => (returnText ? { index, text: texts[index], score } : { index, score })));
   svc.metrics.count('te_request_success', method(false));

@@ -63,9 +63,52 @@ export function resolvePrompt(recipe, prompt, promptName) {
   return recipe.defaultPromptName ? prompts[recipe.defaultPromptName] : '';
 }
 
+const OUTPUTS = ['dense', 'sparse', 'colbert'];
+
+/**
+ * options.output: the default (`fallback`), one output or a list of them, each
+ * one the model gives (`outputs`); returns {outputs: Set, single}.
+ */
+function readOutput(output, outputs, fallback) {
+  const list = output === undefined ? [fallback] : typeof output === 'string' ? [output] : output;
+  if (!Array.isArray(list) || !list.length || list.some((x, i) => !OUTPUTS.includes(x) || list.indexOf(x) !== i))
+    fail('BAD_ARGUMENT', `options.output must be one of ${OUTPUTS.join(', ')}, or a list of them, got ${JSON.stringify(output)}`);
+  for (const x of list) {
+    if (outputs.includes(x)) continue;
+    const why = {
+      dense: 'it gives no sentence embedding (a SparseEncoder gives sparse vectors, a ColBERT model token vectors)',
+      sparse: "sparse vectors need a masked-LM head (…ForMaskedLM, as SPLADE models have) or bge-m3's sparse_linear",
+      colbert: "token vectors need a ColBERT model (PyLate's Dense or colbert-ai's linear projection) or bge-m3's colbert_linear",
+    }[x];
+    fail('UNSUPPORTED_MODEL', `options.output '${x}': ${why}; this model gives ${outputs.join(', ')}`);
+  }
+  return { outputs: new Set(list), single: typeof output === 'string' || output === undefined };
+}
+
 /** The call's settings, every option checked before any pass (an unknown key named). */
-export function embedSettings(model, options, call = 'embed') {
+export function embedSettings(model, options, call = 'embed', { outputs = ['dense'], fallback = 'dense' } = {}) {
   const o = readOptions(options, call);
+  const out = readOutput(own(o, 'output'), outputs, fallback);
+  const dense = out.outputs.size === 1 && out.outputs.has('dense');
+  if (!dense) {
+    for (const k of ['pooling', 'chunking'])
+      if (own(o, k) !== undefined)
+        fail('BAD_ARGUMENT', `options.${k} applies to dense embeddings, not to output ${JSON.stringify([...out.outputs].join(', '))}`);
+    if ((own(o, 'precision') ?? 'float32') !== 'float32') fail('BAD_ARGUMENT', 'options.precision applies to dense embeddings alone');
+  }
+  if (!out.outputs.has('dense'))
+    for (const k of ['normalize', 'dimensions']) if (own(o, k) !== undefined) fail('BAD_ARGUMENT', `options.${k} applies to dense embeddings`);
+  const maxActiveDims = own(o, 'maxActiveDims');
+  if (maxActiveDims !== undefined) {
+    if (!out.outputs.has('sparse')) fail('BAD_ARGUMENT', "options.maxActiveDims applies to output 'sparse'");
+    positiveInt(maxActiveDims, 'options.maxActiveDims');
+  }
+  const isQuery = own(o, 'isQuery');
+  if (isQuery !== undefined) {
+    if (typeof isQuery !== 'boolean') fail('BAD_ARGUMENT', 'options.isQuery must be true or false');
+    if (!(out.outputs.has('colbert') && model.retrieval?.kind === 'colbert'))
+      fail('BAD_ARGUMENT', "options.isQuery applies to a ColBERT model's output 'colbert' (bge-m3 encodes queries and documents alike)");
+  }
   const pooling = own(o, 'pooling');
   if (pooling !== undefined && !POOLINGS.includes(pooling))
     fail('BAD_ARGUMENT', `options.pooling must be one of ${POOLINGS.join(', ')}, got ${JSON.stringify(pooling)}`);
@@ -108,6 +151,10 @@ export function embedSettings(model, options, call = 'embed') {
     chunks,
     prompt: resolvePrompt(model.recipe, own(o, 'prompt'), own(o, 'promptName')),
     maxLength: own(o, 'maxLength'),
+    outputs: out.outputs,
+    singleOutput: out.single,
+    maxActiveDims,
+    isQuery: isQuery ?? true, // PyLate's encode: is_query=True
   };
 }
 

@@ -4,12 +4,16 @@
 // tensors and a config translator, in the manner of llama.cpp's tensor-name map.
 //
 // Sources (re-read them when a detail matters): huggingface/transformers
-// models/{bert,roberta,xlm_roberta,distilbert,modernbert,t5,deberta_v2}/modeling_*.py,
-// nomic-ai/contrastors modeling_hf_nomic_bert.py, jina-bert-implementation
-// (through text-embeddings-inference jina.rs); the traps are collected in
-// shared/reference/hf-encoders.md.
+// models/{bert,roberta,xlm_roberta,distilbert,modernbert,t5,electra,roformer,
+// albert,eurobert,deberta_v2}/modeling_*.py, nomic-ai/contrastors
+// modeling_hf_nomic_bert.py, jina-bert-implementation (through
+// text-embeddings-inference jina.rs), Alibaba-NLP/new-impl modeling.py (GTE
+// "new"), chandar-lab/NeoBERT model.py, jinaai/xlm-roberta-flash-implementation
+// (jina-embeddings-v3); the traps are collected in shared/reference/hf-encoders.md
+// and families-and-deberta.md.
 import { SwapformerError } from '../utils/errors.js';
 import { detectHead, TIED } from './heads.js';
+import { mergeAdapters, loraTasks } from './lora.js';
 
 const unsupported = (message) => new SwapformerError('UNSUPPORTED_MODEL', message);
 
@@ -181,6 +185,27 @@ function debertaConfig(hf) {
   };
 }
 
+/** RoPE's base: rope_parameters.rope_theta (transformers v5), else rope_theta; only the default rope_type. */
+function ropeTheta(hf, fallback) {
+  const p = hf.rope_parameters;
+  if (p !== undefined && p !== null) {
+    if (typeof p !== 'object' || Array.isArray(p)) throw unsupported('config.json: rope_parameters must be an object');
+    const type = p.rope_type ?? p.type ?? 'default';
+    if (type !== 'default') throw unsupported(`config.json: rope_parameters.rope_type = ${JSON.stringify(type)} is not supported (default)`);
+    if (p.rope_theta !== undefined) return p.rope_theta;
+  }
+  const scaling = hf.rope_scaling;
+  if (scaling !== undefined && scaling !== null && (scaling.rope_type ?? scaling.type ?? 'default') !== 'default')
+    throw unsupported(`config.json: rope_scaling = ${JSON.stringify(scaling)} is not supported (none)`);
+  return field(hf, 'rope_theta', fallback);
+}
+
+/** embedding_size when it is not hidden_size: the embeddings' width, projected to the residual stream (embed.proj). */
+function embedDim(hf) {
+  const e = requireInt(hf, 'embedding_size', requireInt(hf, 'hidden_size'));
+  return e === hf.hidden_size ? {} : { embedDim: e };
+}
+
 const isJina = (hf) =>
   hf.model_type === 'bert' &&
   (hf.position_embedding_type === 'alibi' ||
@@ -191,8 +216,8 @@ export const FAMILIES = [
   {
     name: 'bert',
     description: 'BERT (MiniLM, BGE, E5, GTE)',
-    matches: (hf) => ['bert', 'electra'].includes(hf.model_type) && !isJina(hf),
-    prefixes: ['bert.', 'electra.'],
+    matches: (hf) => hf.model_type === 'bert' && !isJina(hf),
+    prefixes: ['bert.'],
     ignore: BERT_IGNORE,
     tensors: BERT_TENSORS,
     config: bertConfig,
@@ -201,7 +226,7 @@ export const FAMILIES = [
     // positions count from padding_idx + 1: real tokens at rows 2, 3, ...
     name: 'roberta',
     description: 'RoBERTa, XLM-RoBERTa (multilingual-e5)',
-    matches: (hf) => ['roberta', 'xlm-roberta', 'camembert'].includes(hf.model_type),
+    matches: (hf) => ['roberta', 'xlm-roberta', 'camembert'].includes(hf.model_type) && hf.position_embedding_type !== 'rotary', // rotary: jina-v3
     prefixes: ['roberta.', 'xlm_roberta.'],
     ignore: BERT_IGNORE,
     tensors: BERT_TENSORS,
@@ -531,6 +556,250 @@ export const FAMILIES = [
       };
     },
   },
+  {
+    // BERT's layer; embeddings of embedding_size projected to hidden_size by
+    // embeddings_project after their LayerNorm (ElectraModel). The
+    // discriminator's replaced-token head (ElectraForPreTraining) is not an encoder's.
+    name: 'electra',
+    description: 'ELECTRA',
+    matches: (hf) => hf.model_type === 'electra',
+    prefixes: ['electra.'],
+    ignore: [...BERT_IGNORE, /^discriminator_predictions\./, /^generator_predictions\./, /^generator_lm_head\./],
+    tensors: [...BERT_TENSORS, ['embeddings_project.{p}', 'embed.proj.{p}']],
+    config: (hf) => ({ ...bertConfig(hf), ...embedDim(hf) }),
+  },
+  {
+    // BERT's layout without a position table: RoPE on q and k in RoFormer's
+    // interleaved pairs, base 10000 (RoFormerSinusoidalPositionalEmbedding); the
+    // saved encoder.embed_positions is that fixed sinusoid table, not a weight.
+    name: 'roformer',
+    description: 'RoFormer',
+    matches: (hf) => hf.model_type === 'roformer',
+    prefixes: ['roformer.'],
+    ignore: [...BERT_IGNORE, /^encoder\.embed_positions\.weight$/],
+    tensors: [...BERT_EMBEDDINGS, ...BERT_TENSORS.slice(4), ['embeddings_project.{p}', 'embed.proj.{p}']],
+    config: (hf) => {
+      if (field(hf, 'rotary_value', false)) throw unsupported('config.json: rotary_value = true is not supported (RoPE on q and k only)');
+      const { maxLen: _maxLen, ...rest } = bertConfig({ ...hf, position_embedding_type: 'absolute' });
+      return { ...rest, position: 'rope', positionOptions: { base: 10000, style: 'interleaved' }, ...embedDim(hf) };
+    },
+  },
+  {
+    // jina-embeddings-v3: XLM-RoBERTa with rotary positions, a fused Wqkv, the
+    // flash-attention Block names and task LoRA adapters (lora.js), merged at load
+    name: 'jina-v3',
+    description: 'jina-embeddings-v3 (XLM-RoBERTa with RoPE and task adapters)',
+    matches: (hf) => hf.model_type === 'xlm-roberta' && hf.position_embedding_type === 'rotary',
+    prefixes: ['roberta.'],
+    ignore: [/^pooler\./, /^lm_head\./, /^embeddings\.position_ids$/],
+    prepare: mergeAdapters,
+    tensors: [
+      ['embeddings.word_embeddings.weight', 'embed.tokens'],
+      ['embeddings.token_type_embeddings.weight', 'embed.types'],
+      ['emb_ln.{p}', 'embed.norm.{p}'],
+      ['encoder.layers.{i}.mixer.Wqkv.{p}', ['layers.{i}.attn.q.{p}', 'layers.{i}.attn.k.{p}', 'layers.{i}.attn.v.{p}']],
+      ['encoder.layers.{i}.mixer.out_proj.{p}', 'layers.{i}.attn.o.{p}'],
+      ['encoder.layers.{i}.norm1.{p}', 'layers.{i}.norm1.{p}'],
+      ['encoder.layers.{i}.mlp.fc1.{p}', 'layers.{i}.ffn.up.{p}'],
+      ['encoder.layers.{i}.mlp.fc2.{p}', 'layers.{i}.ffn.down.{p}'],
+      ['encoder.layers.{i}.norm2.{p}', 'layers.{i}.norm2.{p}'],
+    ],
+    config: (hf, shape) => {
+      const H = requireInt(hf, 'hidden_size'),
+        heads = requireInt(hf, 'num_attention_heads');
+      const rot = field(hf, 'rotary_emb_dim', H / heads);
+      if (rot !== H / heads) throw unsupported(`config.json: rotary_emb_dim = ${rot} is not supported (the head size, ${H / heads})`);
+      if (field(hf, 'rotary_emb_scale_base', null) !== null) throw unsupported('config.json: rotary_emb_scale_base (xPos) is not supported');
+      const tokens = shape('embed.tokens');
+      const { maxLen: _maxLen, ...rest } = bertConfig({ ...hf, position_embedding_type: 'absolute' });
+      return {
+        ...rest,
+        vocabSize: tokens ? tokens[0] : rest.vocabSize, // pad_vocab_size_multiple may have grown the table
+        typeVocabSize: requireInt(hf, 'type_vocab_size', 1),
+        position: 'rope',
+        positionOptions: { base: field(hf, 'rotary_emb_base', 10000), style: field(hf, 'rotary_emb_interleaved', false) ? 'interleaved' : 'half' },
+        eps: field(hf, 'layer_norm_eps', 1e-5),
+      };
+    },
+  },
+  {
+    // Alibaba's "new" architecture (gte-*-v1.5, gte-multilingual): BERT's
+    // post-norm layer with a fused qkv_proj, RoPE (rope_scaling ntk: fixed NTK,
+    // at every length), and a GLU whose first half is the up projection and
+    // the second the activated gate (the opposite of JinaBERT's)
+    name: 'gte',
+    description: 'GTE "new" (gte-*-v1.5, gte-multilingual, snowflake-arctic-embed-m-v2.0)',
+    matches: (hf) => hf.model_type === 'new' || hf.model_type === 'gte',
+    prefixes: ['new.'],
+    ignore: [/^pooler\./, /^lm_head\./, /^classifier\./, /^embeddings\.position_ids$/],
+    tensors: [
+      ...BERT_EMBEDDINGS,
+      ['encoder.layer.{i}.attention.qkv_proj.{p}', ['layers.{i}.attn.q.{p}', 'layers.{i}.attn.k.{p}', 'layers.{i}.attn.v.{p}']],
+      ['encoder.layer.{i}.attention.o_proj.{p}', 'layers.{i}.attn.o.{p}'],
+      ['encoder.layer.{i}.attn_ln.{p}', 'layers.{i}.norm1.{p}'],
+      ['encoder.layer.{i}.mlp.up_gate_proj.{p}', ['layers.{i}.ffn.up.{p}', 'layers.{i}.ffn.gate.{p}']],
+      ['encoder.layer.{i}.mlp.down_proj.{p}', 'layers.{i}.ffn.down.{p}'],
+      ['encoder.layer.{i}.mlp_ln.{p}', 'layers.{i}.norm2.{p}'],
+    ],
+    config: (hf) => {
+      const pet = field(hf, 'position_embedding_type', 'rope');
+      if (pet !== 'rope') throw unsupported(`config.json: position_embedding_type = ${JSON.stringify(pet)} is not supported (rope)`);
+      if (field(hf, 'logn_attention_scale', false)) throw unsupported('config.json: logn_attention_scale = true is not supported');
+      // rms_norm would norm the layers only: the embeddings' LayerNorm stays (one norm plugin runs both here)
+      const lnType = field(hf, 'layer_norm_type', 'layer_norm');
+      if (lnType !== 'layer_norm') throw unsupported(`config.json: layer_norm_type = ${JSON.stringify(lnType)} is not supported (layer_norm)`);
+      const scaling = field(hf, 'rope_scaling', null);
+      let ntk = {};
+      if (scaling !== null) {
+        if (typeof scaling !== 'object' || scaling.type !== 'ntk' || (scaling.mixed_b ?? null) !== null)
+          throw unsupported(`config.json: rope_scaling = ${JSON.stringify(scaling)} is not supported ({type: 'ntk', factor}, without mixed_b)`);
+        ntk = { scaling: { type: 'fixed-ntk', factor: field(scaling, 'factor') } };
+      }
+      return {
+        vocabSize: requireInt(hf, 'vocab_size'),
+        dModel: requireInt(hf, 'hidden_size'),
+        heads: requireInt(hf, 'num_attention_heads'),
+        layers: requireInt(hf, 'num_hidden_layers'),
+        ffDim: requireInt(hf, 'intermediate_size'),
+        typeVocabSize: requireInt(hf, 'type_vocab_size', 1),
+        position: 'rope',
+        positionOptions: { base: field(hf, 'rope_theta', 10000), style: 'half', ...ntk },
+        norm: 'layernorm',
+        normPlacement: 'post',
+        finalNorm: false,
+        embedNorm: true,
+        eps: field(hf, 'layer_norm_eps', 1e-12),
+        activation: activation(hf, 'hidden_act', 'gelu', true),
+      };
+    },
+  },
+  {
+    // Llama's layer, bidirectional (transformers models/eurobert): pre-RMSNorm,
+    // RoPE (rotate_half), SwiGLU, grouped-query attention, a final norm; no
+    // biases unless attention_bias / mlp_bias (the tensors say which)
+    name: 'eurobert',
+    description: 'EuroBERT',
+    matches: (hf) => hf.model_type === 'eurobert',
+    prefixes: ['model.'],
+    ignore: [/^lm_head\./, /^dense\./, /^classifier\./],
+    tensors: [
+      ['embed_tokens.weight', 'embed.tokens'],
+      ['layers.{i}.input_layernorm.weight', 'layers.{i}.norm1.weight'],
+      ['layers.{i}.self_attn.q_proj.{p}', 'layers.{i}.attn.q.{p}'],
+      ['layers.{i}.self_attn.k_proj.{p}', 'layers.{i}.attn.k.{p}'],
+      ['layers.{i}.self_attn.v_proj.{p}', 'layers.{i}.attn.v.{p}'],
+      ['layers.{i}.self_attn.o_proj.{p}', 'layers.{i}.attn.o.{p}'],
+      ['layers.{i}.post_attention_layernorm.weight', 'layers.{i}.norm2.weight'],
+      ['layers.{i}.mlp.gate_proj.{p}', 'layers.{i}.ffn.gate.{p}'],
+      ['layers.{i}.mlp.up_proj.{p}', 'layers.{i}.ffn.up.{p}'],
+      ['layers.{i}.mlp.down_proj.{p}', 'layers.{i}.ffn.down.{p}'],
+      ['norm.weight', 'final_norm.weight'],
+    ],
+    config: (hf) => {
+      const heads = requireInt(hf, 'num_attention_heads');
+      return {
+        vocabSize: requireInt(hf, 'vocab_size'),
+        dModel: requireInt(hf, 'hidden_size'),
+        heads,
+        kvHeads: requireInt(hf, 'num_key_value_heads', heads),
+        ...(hf.head_dim !== undefined && hf.head_dim !== null ? { headDim: requireInt(hf, 'head_dim') } : {}),
+        layers: requireInt(hf, 'num_hidden_layers'),
+        ffDim: requireInt(hf, 'intermediate_size'),
+        position: 'rope',
+        positionOptions: { base: ropeTheta(hf, 10000), style: 'half' },
+        norm: 'rmsnorm',
+        normPlacement: 'pre',
+        finalNorm: true,
+        eps: field(hf, 'rms_norm_eps', 1e-5),
+        activation: activation(hf, 'hidden_act', 'silu', true),
+      };
+    },
+  },
+  {
+    // chandar-lab/NeoBERT model.py: pre-RMSNorm, RoPE on complex (interleaved)
+    // pairs with base 10000, SwiGLU (xformers' fused w12 = [w1 | w2], silu on
+    // w1) of width 2/3 intermediate_size rounded up to a multiple of 8, no
+    // biases, a final norm; qkv is viewed (heads, 3 x head) and chunked, so its
+    // rows interleave q, k and v per head
+    name: 'neobert',
+    description: 'NeoBERT',
+    matches: (hf) => hf.model_type === 'neobert',
+    prefixes: ['model.'],
+    ignore: [/^decoder\./, /^dense\./, /^classifier\./],
+    tensors: [
+      ['encoder.weight', 'embed.tokens'],
+      [
+        'transformer_encoder.{i}.qkv.weight',
+        ['layers.{i}.attn.q.weight', 'layers.{i}.attn.k.weight', 'layers.{i}.attn.v.weight'],
+        { perHead: 'num_attention_heads' },
+      ],
+      ['transformer_encoder.{i}.wo.weight', 'layers.{i}.attn.o.weight'],
+      ['transformer_encoder.{i}.attention_norm.weight', 'layers.{i}.norm1.weight'],
+      ['transformer_encoder.{i}.ffn_norm.weight', 'layers.{i}.norm2.weight'],
+      ['transformer_encoder.{i}.ffn.w12.weight', ['layers.{i}.ffn.gate.weight', 'layers.{i}.ffn.up.weight']],
+      ['transformer_encoder.{i}.ffn.w1.weight', 'layers.{i}.ffn.gate.weight'], // the unfused SwiGLU
+      ['transformer_encoder.{i}.ffn.w2.weight', 'layers.{i}.ffn.up.weight'],
+      ['transformer_encoder.{i}.ffn.w3.weight', 'layers.{i}.ffn.down.weight'],
+      ['layer_norm.weight', 'final_norm.weight'],
+    ],
+    config: (hf, shape) => {
+      if (!field(hf, 'rope', true)) throw unsupported('config.json: rope = false is not supported (RoPE)');
+      if (!field(hf, 'rms_norm', true)) throw unsupported('config.json: rms_norm = false is not supported (RMSNorm)');
+      if (String(field(hf, 'hidden_act', 'swiglu')).toLowerCase() !== 'swiglu')
+        throw unsupported(`config.json: hidden_act = ${JSON.stringify(hf.hidden_act)} is not supported (SwiGLU)`);
+      const up = shape('layers.0.ffn.up.weight');
+      const I = requireInt(hf, 'intermediate_size', 3072);
+      return {
+        vocabSize: requireInt(hf, 'vocab_size'),
+        dModel: requireInt(hf, 'hidden_size'),
+        heads: requireInt(hf, 'num_attention_heads'),
+        layers: requireInt(hf, 'num_hidden_layers'),
+        ffDim: up ? up[0] : 8 * Math.ceil(Math.floor((2 * I) / 3) / 8),
+        position: 'rope',
+        positionOptions: { base: 10000, style: 'interleaved' },
+        norm: 'rmsnorm',
+        normPlacement: 'pre',
+        finalNorm: true,
+        eps: field(hf, 'norm_eps', 1e-6),
+        activation: 'swiglu',
+      };
+    },
+  },
+  {
+    // factorized embeddings (embedding_size, projected by the encoder's
+    // embedding_hidden_mapping_in) and one layer group shared by all layers
+    // (AlbertTransformer): the group's tensors are held once, layers.{group}.*
+    name: 'albert',
+    description: 'ALBERT',
+    matches: (hf) => hf.model_type === 'albert',
+    prefixes: ['albert.'],
+    ignore: [/^pooler\./, /^predictions\./, /^sop_classifier\./, /^embeddings\.position_ids$/],
+    tensors: [
+      ...BERT_EMBEDDINGS,
+      ['embeddings.position_embeddings.weight', 'embed.positions'],
+      ['encoder.embedding_hidden_mapping_in.{p}', 'embed.proj.{p}'],
+      ['encoder.albert_layer_groups.{i}.albert_layers.0.attention.query.{p}', 'layers.{i}.attn.q.{p}'],
+      ['encoder.albert_layer_groups.{i}.albert_layers.0.attention.key.{p}', 'layers.{i}.attn.k.{p}'],
+      ['encoder.albert_layer_groups.{i}.albert_layers.0.attention.value.{p}', 'layers.{i}.attn.v.{p}'],
+      ['encoder.albert_layer_groups.{i}.albert_layers.0.attention.dense.{p}', 'layers.{i}.attn.o.{p}'],
+      ['encoder.albert_layer_groups.{i}.albert_layers.0.attention.LayerNorm.{p}', 'layers.{i}.norm1.{p}'],
+      ['encoder.albert_layer_groups.{i}.albert_layers.0.ffn.{p}', 'layers.{i}.ffn.up.{p}'],
+      ['encoder.albert_layer_groups.{i}.albert_layers.0.ffn_output.{p}', 'layers.{i}.ffn.down.{p}'],
+      ['encoder.albert_layer_groups.{i}.albert_layers.0.full_layer_layer_norm.{p}', 'layers.{i}.norm2.{p}'],
+    ],
+    config: (hf) => {
+      const L = requireInt(hf, 'num_hidden_layers'),
+        G = requireInt(hf, 'num_hidden_groups', 1);
+      if (requireInt(hf, 'inner_group_num', 1) !== 1) throw unsupported(`config.json: inner_group_num = ${hf.inner_group_num} is not supported (1)`);
+      if (G < 1 || G > L || L % G) throw unsupported(`config.json: num_hidden_groups = ${G} is not supported (a divisor of num_hidden_layers = ${L})`);
+      return {
+        ...bertConfig(hf),
+        embedDim: requireInt(hf, 'embedding_size', 128), // the projection runs even when it equals hidden_size
+        layerGroups: G,
+        activation: activation(hf, 'hidden_act', 'gelu_new'),
+      };
+    },
+  },
 ];
 
 /** The family of a config.json, or UNSUPPORTED_MODEL naming model_type. */
@@ -553,10 +822,10 @@ export function detectFamily(hf) {
 
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** A name table entry as a regex: {i} a layer index, {p} weight or bias. */
-function compile([pattern, target]) {
+/** A name table entry as a regex: {i} a layer index, {p} weight or bias; split: how a fused tensor's rows divide. */
+function compile([pattern, target, split]) {
   const re = new RegExp(`^${escape(pattern).replace('\\{i\\}', '(?<i>0|[1-9]\\d*)').replace('\\{p\\}', '(?<p>weight|bias)')}$`);
-  return { re, targets: Array.isArray(target) ? target : [target] };
+  return { re, targets: Array.isArray(target) ? target : [target], split };
 }
 const compiled = new WeakMap();
 const table = (family) => {
@@ -575,11 +844,12 @@ const FLOAT = new Set(['F32', 'F16', 'BF16', 'F64']);
  * tensors split along their first dimension. Any other tensor is refused: an
  * unknown weight means an architecture we would run wrongly. A saved copy of a
  * tied decoder equal to the token table is dropped; one that differs becomes
- * an untied head.out.weight.
+ * an untied head.out.weight. options.task: jina-embeddings-v3's adapter to
+ * merge (lora.js).
  * @returns {{tensors: {name: string, dtype: string, shape: number[], bytes: Uint8Array, source: string}[],
  *   shape: (name: string) => number[] | undefined, head: {task, table} | null, tied: boolean}}
  */
-export function mapTensors(family, tensors, hf = {}) {
+export function mapTensors(family, tensors, hf = {}, options = {}) {
   const renamed = new Map();
   for (const [name, t] of tensors) {
     let n = name.replace(/\.gamma$/, '.weight').replace(/\.beta$/, '.bias'); // TF-era LayerNorm names
@@ -587,6 +857,13 @@ export function mapTensors(family, tensors, hf = {}) {
     if (prefix) n = n.slice(prefix.length);
     renamed.set(n, { ...t, source: name });
   }
+  const task = options.task;
+  if (task !== undefined && !family.prepare)
+    throw new SwapformerError(
+      'BAD_ARGUMENT',
+      `options.task chooses a task adapter of jina-embeddings-v3; a ${family.description} checkpoint has none (config.json lora_adaptations: ${JSON.stringify(loraTasks(hf))})`,
+    );
+  if (family.prepare) family.prepare(renamed, hf, task);
   const head = detectHead(family, hf, [...renamed.keys()]);
   const headEntries = head ? compiledHead(head.table) : [];
   const ignore = [...(head?.table.ignore ?? []), ...(typeof family.ignore === 'function' ? family.ignore(hf) : family.ignore)];
@@ -619,7 +896,7 @@ export function mapTensors(family, tensors, hf = {}) {
     if (!FLOAT.has(t.dtype)) throw unsupported(`weight '${t.source}' has dtype ${t.dtype}; weights must be F32, F16, BF16 or F64`);
     const { i, p } = hit.m.groups ?? {};
     const names = hit.e.targets.map((x) => x.replace('{i}', i).replace('{p}', p));
-    const parts = splitRows(t, names.length, t.source);
+    const parts = hit.e.split ? splitHeads(t, names.length, requireInt(hf, hit.e.split.perHead), t.source) : splitRows(t, names.length, t.source);
     names.forEach((canonical, k) => {
       if (seen.has(canonical)) {
         // tied copies (T5's shared.weight and encoder.embed_tokens.weight) must agree
@@ -628,9 +905,15 @@ export function mapTensors(family, tensors, hf = {}) {
         }
         return;
       }
+      const entry = Object.defineProperties({ name: canonical, dtype: t.dtype, source: t.source }, Object.getOwnPropertyDescriptors(parts[k])); // bytes may be a getter
       // a tensor of more dimensions (a convolution's [out, in, k]) is the core's [out, in x k]: the same bytes
-      const dims = parts[k].shape.length > 2 ? [parts[k].shape[0], parts[k].shape.slice(1).reduce((a, b) => a * b, 1)] : parts[k].shape;
-      const entry = { name: canonical, dtype: t.dtype, shape: dims, bytes: parts[k].bytes, source: t.source };
+      if (entry.shape.length > 2)
+        Object.defineProperty(entry, 'shape', {
+          value: [entry.shape[0], entry.shape.slice(1).reduce((a, b) => a * b, 1)],
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
       seen.set(canonical, entry);
       out.push(entry);
     });
@@ -657,13 +940,36 @@ const compiledHead = (t) => {
   return compiledHeads.get(t);
 };
 
-/** k equal slices of a tensor along its first dimension (row-major: contiguous views). */
+/** k equal slices of a tensor along its first dimension (row-major: contiguous views; of a tensor computed when read, when read). */
 function splitRows(t, k, name) {
-  if (k === 1) return [{ shape: t.shape, bytes: t.bytes }];
   const rows = t.shape[0];
   if (!(rows % k === 0)) throw unsupported(`weight '${name}' of shape [${t.shape}] cannot be split into ${k} equal parts`);
-  const step = t.bytes.length / k;
-  return Array.from({ length: k }, (_, j) => ({ shape: [rows / k, ...t.shape.slice(1)], bytes: t.bytes.subarray(j * step, (j + 1) * step) }));
+  const step = (t.byteLength ?? t.bytes.length) / k;
+  const shape = k === 1 ? t.shape : [rows / k, ...t.shape.slice(1)];
+  return Array.from({ length: k }, (_, j) =>
+    t.byteLength === undefined
+      ? { shape, bytes: t.bytes.subarray(j * step, (j + 1) * step) }
+      : {
+          shape,
+          byteLength: step,
+          get bytes() {
+            return t.bytes.subarray(j * step, (j + 1) * step);
+          },
+        },
+  );
+}
+
+/** k parts of a tensor whose rows run head by head, each head's block holding its k parts in turn ([q_h; k_h; v_h] for h = 0..). */
+function splitHeads(t, k, heads, name) {
+  const rows = t.shape[0];
+  if (!(heads > 0 && rows % (k * heads) === 0))
+    throw unsupported(`weight '${name}' of shape [${t.shape}] cannot be split into ${k} parts per head of ${heads}`);
+  const block = t.bytes.length / (k * heads); // one part of one head
+  return Array.from({ length: k }, (_, j) => {
+    const bytes = new Uint8Array(block * heads);
+    for (let h = 0; h < heads; h++) bytes.set(t.bytes.subarray((h * k + j) * block, (h * k + j + 1) * block), h * block);
+    return { shape: [rows / k, ...t.shape.slice(1)], bytes };
+  });
 }
 
 function sameBytes(a, b) {

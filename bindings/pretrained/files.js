@@ -13,11 +13,18 @@
 // untrusted files (the shard names of model.safetensors.index.json, the module
 // paths of modules.json).
 //
-// Downloads stream their body and report progress; in browsers each downloaded
+// Downloads stream their body and report progress. In browsers and Workers, a
+// Hub repository's file list (the Hub's API) is read once, at the commit the
+// load reads, when an optional file is not in a cache, so that a file the
+// repository lacks is not asked for: a browser logs every 404 as a console error. In browsers each downloaded
 // file is kept in the Cache API (cache 'swapformer-models-v1', keyed by the
 // resolved URL) and later reads are served from it. In Node a Hub download goes to
 // the Hugging Face hub cache on disk (hub-cache.js: huggingface_hub's layout, shared
 // with Python), and later loads of the same id and revision read it from there.
+// A Hub id is read at one commit: the revision is resolved once (a commit given,
+// the cache's ref, or the first answer's X-Repo-Commit) and every other file is
+// asked for at that commit, so that a branch moving mid-load, or a cache holding
+// part of an older commit, never mixes two commits' files.
 //
 // Everything read is untrusted, so every kind of source caps what it reads
 // (limitOf: 64 MB for tokenizer.json, 16 MB for other JSON, 2 GB for the rest,
@@ -34,12 +41,14 @@
 // module loads unchanged in browsers and bundlers have nothing to resolve.
 import { SwapformerError } from '../utils/errors.js';
 import { isNode, nodeBuiltin } from '../utils/platform.js';
+import { nestedTooDeep } from '../utils/json.js';
 import { hubEnvironment, openRepoCache, blobName, networkError } from './hub-cache.js';
 
 /** The Cache API cache that holds downloaded model files (browsers only). */
 export const CACHE_NAME = 'swapformer-models-v1';
 
 const HUB_ID_RE = /^[\w.-]+\/[\w.-]+$/;
+const COMMIT_RE = /^[0-9a-f]{40}$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const MB = 2 ** 20;
 
@@ -77,7 +86,7 @@ export function checkJSONDepth(text, name) {
   }
 }
 
-/** JSON.parse with the depth limit; BAD_FILE naming `name` for text that is not JSON. */
+/** JSON.parse with the depth limit (the message names where the data goes too deep); BAD_FILE naming `name` for text that is not JSON. */
 export function parseJSON(text, name) {
   let value;
   try {
@@ -85,7 +94,12 @@ export function parseJSON(text, name) {
   } catch (e) {
     throw new SwapformerError('BAD_FILE', `${name} is not valid JSON: ${e.message}`);
   }
-  checkJSONDepth(text, name);
+  try {
+    checkJSONDepth(text, name);
+  } catch (e) {
+    const at = nestedTooDeep(value, MAX_JSON_DEPTH);
+    throw at ? new SwapformerError('BAD_FILE', `${e.message} (at ${at})`) : e;
+  }
   return value;
 }
 
@@ -130,8 +144,10 @@ export function checkPath(path, from) {
  * A source object from a kind, a label and a raw reader (path, optional,
  * {limit, signal}) -> bytes | null. read's `signal` (an AbortSignal) stops
  * that one read, as the source's signal option stops them all.
+ * whyMissing(path): for a file an optional read found absent only because it
+ * is not in a cache while downloads are off, the message saying so; else null.
  */
-function makeSource(kind, label, readRaw, hasRaw, opts) {
+function makeSource(kind, label, readRaw, hasRaw, opts, whyMissing = () => null) {
   const read = async (path, { optional = false, from, signal = null } = {}) => {
     checkPath(path, from);
     checkSignal(opts.signal, path);
@@ -157,7 +173,7 @@ function makeSource(kind, label, readRaw, hasRaw, opts) {
     checkSignal(opts.signal, path);
     return hasRaw(path, { signal });
   };
-  return { kind, label, read, readText, readJSON, has };
+  return { kind, label, read, readText, readJSON, has, whyMissing };
 }
 
 /**
@@ -179,6 +195,7 @@ export function subSource(source, folder) {
     readText: async (path, opts) => source.readText(inside(path, opts), opts),
     readJSON: async (path, opts) => source.readJSON(inside(path, opts), opts),
     has: async (path, opts) => source.has(inside(path, opts), opts),
+    whyMissing: (path) => source.whyMissing(inside(path)),
   };
 }
 
@@ -195,6 +212,7 @@ function checkOptions({
   stallTimeout = 60000,
   token,
   offline = false,
+  offlineFrom = 'option',
   cacheDir = null,
 } = {}) {
   const bad = (name, why) => {
@@ -219,7 +237,19 @@ function checkOptions({
   if (cacheDir !== null && (typeof cacheDir !== 'string' || cacheDir === '')) bad('cacheDir', 'must be a folder path');
   // a plain call (no `this`): window.fetch called as a method of another object throws "Illegal invocation"
   const fetchFn = fetch === globalThis.fetch && fetch ? (url, init) => globalThis.fetch(url, init) : fetch;
-  return { hubUrl: hub.href.replace(/\/+$/, ''), revision, fetchFn, cache, onProgress: onProgress || null, signal, stallTimeout, token, offline, cacheDir };
+  return {
+    hubUrl: hub.href.replace(/\/+$/, ''),
+    revision,
+    fetchFn,
+    cache,
+    onProgress: onProgress || null,
+    signal,
+    stallTimeout,
+    token,
+    offline,
+    offlineFrom,
+    cacheDir,
+  };
 }
 
 /**
@@ -551,11 +581,33 @@ function hubPage(href, hubUrl) {
 }
 
 async function openHub(id, opts) {
-  const root = `${opts.hubUrl}/${id}/resolve/${encodeURIComponent(opts.revision)}/`;
+  const base = `${opts.hubUrl}/${id}/resolve/`;
   const label = opts.revision === 'main' ? id : `${id}@${opts.revision}`;
   // Node: the hub cache on disk, shared with huggingface_hub (hub-cache.js)
   const disk = isNode && opts.cache && opts.cacheDir ? await openRepoCache(opts.cacheDir, id, opts.revision) : null;
-  return makeDownloader('hub', label, (path) => root + encodePath(path), opts, disk);
+  // a file at the commit the load resolved (once known), else at the revision asked for
+  const urlOf = (path, commit) => `${base}${encodeURIComponent(commit ?? opts.revision)}/${encodePath(path)}`;
+  // elsewhere (a browser): the Hub's list of the files at that commit (or revision), so that an
+  // optional file the repository lacks is not asked for (a browser logs every 404 as a console error)
+  const listUrlOf = isNode ? null : (at) => `${opts.hubUrl}/api/models/${id}/revision/${encodeURIComponent(at)}`;
+  return makeDownloader('hub', label, urlOf, opts, disk, listUrlOf);
+}
+
+/** The most bytes of a Hub file list read (a repository of many thousand files). */
+const LIST_LIMIT = 16 * MB;
+
+/**
+ * Whether a fetch failure in this context may be the browser hiding an answer without CORS
+ * headers: a page or worker (not Node, Deno, Bun) fetching another origin, and fetch's TypeError.
+ */
+function mayBeCors(url, e) {
+  if (isNode || !(e instanceof TypeError)) return false;
+  const here = globalThis.location?.origin;
+  try {
+    return typeof here === 'string' && new URL(url).origin !== here;
+  } catch {
+    return false;
+  }
 }
 
 /** The browser's model cache, or null (Node, cache: false, or a context without the Cache API). */
@@ -569,13 +621,122 @@ function cacheOpener(opts) {
   };
 }
 
-function makeDownloader(kind, label, urlOf, opts, disk = null) {
+function makeDownloader(kind, label, urlOf, opts, disk = null, listUrlOf = null) {
   const openCache = cacheOpener(opts);
   const hub = kind === 'hub';
   const auth = hub && opts.token ? { authorization: `Bearer ${opts.token}` } : {};
 
+  // One load reads one commit of a Hub repository. The revision is resolved
+  // once: a commit given as the revision, else the hub cache's refs/<revision>,
+  // else the X-Repo-Commit of the first answer (the requests wait for it);
+  // every later file is asked for at that commit (/resolve/<commit>/...), and
+  // an answer naming another commit is refused. A server that never names its
+  // commit (a plain mirror) gets every file at the revision.
+  let commit = hub && COMMIT_RE.test(opts.revision) ? opts.revision : null;
+  let unnamed = !hub; // a 200 came without X-Repo-Commit: nothing to resolve to
+  let firstOut = null; // the first request at the revision, until its answer's headers
+  let refRead = null;
+
+  /** Resolves the revision from the hub cache's ref (once), then waits for the first answer or takes its place; the turn's end, or null. */
+  const resolveTurn = async () => {
+    if (!commit && disk) {
+      refRead ??= disk.commitOf();
+      const ref = await refRead;
+      if (ref && !commit) commit = ref;
+    }
+    for (;;) {
+      if (commit || unnamed) return null;
+      if (!firstOut) {
+        let done;
+        const mine = (firstOut = new Promise((go) => (done = go)));
+        return () => {
+          if (firstOut === mine) firstOut = null;
+          done();
+        };
+      }
+      await firstOut;
+    }
+  };
+
+  /** What an answer says of its commit: learnt when none is known yet, refused when it is another. */
+  const learn = (named, ok, path, url) => {
+    if (!hub) return;
+    if (!COMMIT_RE.test(named ?? '')) {
+      if (ok && !commit) unnamed = true;
+      return;
+    }
+    if (commit === null) commit = named;
+    else if (named !== commit)
+      throw new SwapformerError(
+        'NETWORK',
+        `${path}: ${url} answered for commit ${named} (X-Repo-Commit), but this load reads ${label} at commit ${commit}: one load reads one commit`,
+      );
+  };
+
+  /**
+   * The repository's paths from the Hub's file list (GET {hubUrl}/api/models/{id}/revision/{at}:
+   * its siblings' rfilename, and its sha), asked for once, when an optional file is not in a
+   * cache: at the commit this load reads once that is known; before, at the revision, and then
+   * the commit the list names (its sha) is the one the load reads, as an answer's X-Repo-Commit
+   * would be. Kept in the Cache API with the files (a load served from the cache makes no
+   * request). Null when the list cannot be had (a mirror without the API, an error, a body that
+   * is not the list) or is of another commit: then optional files are asked for and a 404 says
+   * they are absent, as before.
+   */
+  const lists = new Map(); // by the revision or commit asked at: a promise of {names, sha} or null
+  const namesOf = (bytes) => {
+    const info = parseJSON(utf8.decode(bytes), 'the file list');
+    if (!Array.isArray(info?.siblings)) return null;
+    const names = info.siblings.map((e) => (e && typeof e === 'object' && Object.hasOwn(e, 'rfilename') ? e.rfilename : null));
+    if (!names.every((n) => typeof n === 'string')) return null;
+    return { names: new Set(names), sha: typeof info.sha === 'string' && COMMIT_RE.test(info.sha) ? info.sha : null };
+  };
+  const readList = async (listUrl) => {
+    const cache = await openCache();
+    const cached = cache ? await cache.match(listUrl).catch(() => undefined) : undefined;
+    if (cached) {
+      const bytes = new Uint8Array(await cached.arrayBuffer());
+      return bytes.length <= LIST_LIMIT ? namesOf(bytes) : null;
+    }
+    const guard = downloadGuard('the file list', listUrl, [opts.signal], opts.stallTimeout);
+    try {
+      const res = await guard.step((async () => opts.fetchFn(listUrl, { headers: auth, signal: guard.signal }))());
+      if (!isResponse(res) || !res.ok) {
+        res?.body?.cancel?.()?.catch(() => {});
+        return null;
+      }
+      const bytes = await readBody(res, 'the file list', listUrl, { limit: LIST_LIMIT, guard, label });
+      const list = namesOf(bytes);
+      if (list && cache) await cache.put(listUrl, new Response(bytes, { headers: { 'Content-Type': 'application/json' } })).catch(() => {});
+      return list;
+    } catch {
+      return null; // an abort reaches the file's own request next, which reports it
+    } finally {
+      guard.close();
+    }
+  };
+  const listed = async () => {
+    if (!listUrlOf) return null;
+    const at = commit ?? opts.revision;
+    const reading = lists.get(at) ?? readList(listUrlOf(at)).catch(() => null);
+    lists.set(at, reading);
+    const list = await reading;
+    if (!list) return null;
+    if (list.sha && list.sha !== at) {
+      // read at the revision: the commit it names is the one this load reads (unless the server names none)
+      if (commit === null && !unnamed) commit = list.sha;
+      if (!lists.has(list.sha)) lists.set(list.sha, reading);
+    }
+    return commit && list.sha && list.sha !== commit ? null : list.names;
+  };
+  /** True when the Hub's file list says the repository has no such file. */
+  const listedAbsent = async (path) => {
+    const names = await listed();
+    return names !== null && !names.has(path);
+  };
+
   /** Throws for an unusable answer; returns false for an absent optional file. */
-  const checkStatus = (res, path, url, optional) => {
+  const checkStatus = (res, path, url, optional, asked) => {
     if (res.ok) return true;
     const code = res.headers.get('x-error-code');
     const hubMessage = res.headers.get('x-error-message');
@@ -584,8 +745,10 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
         'NOT_FOUND',
         `${path}: ${hub ? `repository ${label.split('@')[0]}` : label} not found or private (HTTP ${res.status} from ${url})`,
       );
-    if (code === 'RevisionNotFound')
-      throw new SwapformerError('NOT_FOUND', `${path}: revision '${opts.revision}' not found in ${label.split('@')[0]} (HTTP ${res.status} from ${url})`);
+    if (code === 'RevisionNotFound') {
+      const what = asked && asked !== opts.revision ? `commit ${asked} (what '${opts.revision}' resolved to)` : `revision '${opts.revision}'`;
+      throw new SwapformerError('NOT_FOUND', `${path}: ${what} not found in ${label.split('@')[0]} (HTTP ${res.status} from ${url})`);
+    }
     if (res.status === 404) {
       if (optional) return false;
       throw new SwapformerError('NOT_FOUND', `no file ${path} in ${label} (HTTP 404 from ${url})`);
@@ -601,7 +764,15 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
       res = await guard.step((async () => opts.fetchFn(url, { ...init, signal: guard.signal }))());
     } catch (e) {
       if (e === guard.failure) throw e;
-      throw networkError(path, url, e);
+      const err = networkError(path, url, e);
+      if (!mayBeCors(url, e)) throw err;
+      // a browser gives no reason: an answer without CORS headers (a 404 too) reads as no answer at all
+      const cors = new SwapformerError(
+        'NETWORK',
+        `${err.message}. A browser does not say why a request to another origin failed: if ${new URL(url).origin} is up, check that it sends CORS headers (Access-Control-Allow-Origin) on every answer, 404s and errors included (the loader asks for optional files a folder may lack)`,
+      );
+      cors.cause = err.cause;
+      throw cors;
     }
     if (!isResponse(res)) throw new SwapformerError('NETWORK', `${path}: the fetch option resolved to ${describe(res)} for ${url}, not a Response`);
     return res;
@@ -611,10 +782,15 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
    * A hub request with the token. With the disk cache, redirects are followed
    * here (manual), so that the Hub's own headers are read from its first answer
    * (X-Repo-Commit, X-Linked-Etag or ETag: what huggingface_hub keys the cache
-   * by) and the token never goes to another origin (the LFS CDN).
+   * by) and the token never goes to another origin (the LFS CDN). Without it,
+   * fetch follows them, and an answer that came through a redirect names no
+   * commit (the CDN's headers are not the Hub's).
    */
   const fetchHub = async (guard, url, path, init = {}) => {
-    if (!disk) return { res: await request(guard, url, path, { ...init, headers: auth }), meta: null };
+    if (!disk) {
+      const res = await request(guard, url, path, { ...init, headers: auth });
+      return { res, meta: { commit: res.redirected ? null : res.headers.get('x-repo-commit'), etag: null, redirected: res.redirected } };
+    }
     let current = url,
       headers = auth,
       first = null;
@@ -624,7 +800,7 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
       const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
       if (location === null) {
         const etag = first.headers.get('x-linked-etag') ?? first.headers.get('etag');
-        return { res, meta: { commit: first.headers.get('x-repo-commit'), etag: blobName(etag) } };
+        return { res, meta: { commit: first.headers.get('x-repo-commit'), etag: blobName(etag), redirected: false } };
       }
       res.body?.cancel().catch(() => {});
       const next = new URL(location, current);
@@ -634,94 +810,128 @@ function makeDownloader(kind, label, urlOf, opts, disk = null) {
     throw new SwapformerError('NETWORK', `${path}: more than 5 redirects from ${url}`);
   };
 
-  /**
-   * Offline: a file not in a cache is absent (optional) or NOT_FOUND saying
-   * why; with no snapshot of the revision at all, any file is NOT_FOUND (else
-   * an empty cache reads as a repository without config.json).
-   */
+  // Offline: a file not in a cache is absent (optional) or NOT_FOUND saying
+  // why; with no snapshot of the revision at all, any file is NOT_FOUND (else
+  // an empty cache reads as a repository without config.json). The optional
+  // files taken as absent only because they are not cached are remembered:
+  // whyMissing(path) says so, for the loader's messages.
+  const uncached = new Set();
+  const turnOn =
+    opts.offlineFrom === 'option'
+      ? 'the offline option; pass offline: false to download it'
+      : `${opts.offlineFrom} is set in the environment; unset it, or pass offline: false, to download it`;
+  const notCached = (snapshot) =>
+    `is not in the ${disk ? `hub cache (${disk.repo}${!snapshot ? `: no snapshot of '${opts.revision}'` : commit ? ` at commit ${commit}` : ''})` : 'cache'}, and downloads are off (${turnOn})`;
   const offlineMiss = async (path, optional) => {
-    const snapshot = !disk || (await disk.hasSnapshot());
-    if (optional && snapshot) return null;
-    throw new SwapformerError(
-      'NOT_FOUND',
-      `${path} of ${label} is not in the ${disk ? `hub cache (${disk.repo}${snapshot ? '' : `: no snapshot of '${opts.revision}'`})` : 'cache'}, and downloads are off (the offline option, or HF_HUB_OFFLINE)`,
-    );
+    const snapshot = !disk || (await disk.hasSnapshot(commit));
+    if (optional && snapshot) {
+      uncached.add(path);
+      return null;
+    }
+    throw new SwapformerError('NOT_FOUND', `${path} of ${label} ${notCached(snapshot)}`);
   };
+  const whyMissing = (path) => (uncached.has(path) ? `${path} ${notCached(true)}` : null);
 
   const readRaw = async (path, optional, { limit, signal }) => {
-    const url = urlOf(path);
-    if (disk) {
-      // a snapshot on disk: read as a folder is (regular files, symlinks inside the repository's folder, caps)
-      const dir = await disk.snapshotWith(path);
-      if (dir) return (await openDirectory(dir, opts)).read(path, { optional, signal });
-      if (await disk.knownAbsent(path)) {
-        if (optional) return null;
-        throw new SwapformerError('NOT_FOUND', `no file ${path} in ${label} (the hub cache ${disk.repo} records it absent at this commit)`);
-      }
-    }
-    const cache = await openCache();
-    const cached = cache ? await cache.match(url).catch(() => undefined) : undefined;
-    if (cached) {
-      const bytes = new Uint8Array(await cached.arrayBuffer());
-      if (bytes.length > limit) throw tooBig(path, label, bytes.length, limit);
-      opts.onProgress?.({ file: path, loaded: bytes.length, total: bytes.length });
-      return bytes;
-    }
-    if (opts.offline) return offlineMiss(path, optional);
-    const guard = downloadGuard(path, url, [opts.signal, signal], opts.stallTimeout);
-    let res, bytes, meta;
+    const end = await resolveTurn();
+    let bytes, res, url, asked;
     try {
-      ({ res, meta } = await fetchHubOrUrl(guard, url, path));
-      if (!checkStatus(res, path, url, optional)) {
-        res.body?.cancel().catch(() => {});
-        if (disk && res.status === 404) await disk.storeAbsent(path, meta?.commit ?? res.headers.get('x-repo-commit'));
-        return null;
+      if (optional && !commit) await listed(); // a file list read at the revision names the commit
+      if (disk && commit) {
+        // a snapshot on disk: read as a folder is (regular files, symlinks inside the repository's folder, caps)
+        const dir = await disk.snapshotWith(path, commit);
+        if (dir) return (await openDirectory(dir, opts)).read(path, { optional, signal });
+        if (await disk.knownAbsent(path, commit)) {
+          if (optional) return null;
+          throw new SwapformerError('NOT_FOUND', `no file ${path} in ${label} (the hub cache ${disk.repo} records it absent at commit ${commit})`);
+        }
       }
-      bytes = await readBody(res, path, url, { onProgress: opts.onProgress, limit, guard, label });
-      // into the hub cache: written aside and renamed, so a killed download leaves nothing that loads;
-      // a cache folder we cannot write only means the next load downloads again
-      if (disk) await disk.store(path, meta?.commit, meta?.etag, bytes).catch(() => {});
-    } catch (e) {
-      guard.stop(e); // an answer or a body still open is dropped
-      throw e;
+      asked = commit ?? undefined;
+      url = urlOf(path, asked);
+      const cache = await openCache();
+      const cached = cache ? await cache.match(url).catch(() => undefined) : undefined;
+      if (cached) {
+        learn(cached.headers.get('x-repo-commit'), false, path, url);
+        bytes = new Uint8Array(await cached.arrayBuffer());
+        if (bytes.length > limit) throw tooBig(path, label, bytes.length, limit);
+        opts.onProgress?.({ file: path, loaded: bytes.length, total: bytes.length });
+        return bytes;
+      }
+      if (opts.offline) return await offlineMiss(path, optional);
+      if (optional && (await listedAbsent(path))) return null;
+      const guard = downloadGuard(path, url, [opts.signal, signal], opts.stallTimeout);
+      let meta;
+      try {
+        ({ res, meta } = await fetchHubOrUrl(guard, url, path));
+        learn(meta?.commit, res.ok && !meta?.redirected, path, url);
+        end?.(); // the commit is known (or the server names none): the other reads go on
+        if (!checkStatus(res, path, url, optional, asked)) {
+          res.body?.cancel().catch(() => {});
+          if (disk && res.status === 404) await disk.storeAbsent(path, meta?.commit ?? res.headers.get('x-repo-commit') ?? asked);
+          return null;
+        }
+        bytes = await readBody(res, path, url, { onProgress: opts.onProgress, limit, guard, label });
+        // into the hub cache: written aside and renamed, so a killed download leaves nothing that loads;
+        // a cache folder we cannot write only means the next load downloads again
+        if (disk) await disk.store(path, meta?.commit ?? asked, meta?.etag, bytes).catch(() => {});
+      } catch (e) {
+        guard.stop(e); // an answer or a body still open is dropped
+        throw e;
+      } finally {
+        guard.close();
+      }
+      if (cache) {
+        // a fresh Response: the original is consumed (and may be a redirect); it keeps the commit,
+        // so that a later load that finds it resolves to that commit; quota errors only mean the
+        // next load downloads again
+        const headers = { 'Content-Type': res.headers.get('content-type') ?? 'application/octet-stream', 'Content-Length': String(bytes.length) };
+        if (commit) headers['X-Repo-Commit'] = commit;
+        await cache.put(url, new Response(bytes, { headers })).catch(() => {});
+      }
+      return bytes;
     } finally {
-      guard.close();
+      end?.();
     }
-    if (cache) {
-      // a fresh Response: the original is consumed (and may be a redirect);
-      // quota errors only mean the next load downloads again
-      const headers = { 'Content-Type': res.headers.get('content-type') ?? 'application/octet-stream', 'Content-Length': String(bytes.length) };
-      await cache.put(url, new Response(bytes, { headers })).catch(() => {});
-    }
-    return bytes;
   };
 
   const fetchHubOrUrl = (guard, url, path, init) =>
     hub ? fetchHub(guard, url, path, init) : request(guard, url, path, init).then((res) => ({ res, meta: null }));
 
   const hasRaw = async (path, { signal }) => {
-    const url = urlOf(path);
-    if (disk) {
-      if (await disk.snapshotWith(path)) return true;
-      if (await disk.knownAbsent(path)) return false;
-    }
-    const cache = await openCache();
-    if (cache && (await cache.match(url).catch(() => undefined))) return true;
-    if (opts.offline) {
-      await offlineMiss(path, true); // throws when nothing of the revision is cached
-      return false;
-    }
-    const guard = downloadGuard(path, url, [opts.signal, signal], opts.stallTimeout);
+    const end = await resolveTurn();
     try {
-      const { res } = await fetchHubOrUrl(guard, url, path, { method: 'HEAD' });
-      res.body?.cancel().catch(() => {});
-      return checkStatus(res, path, url, true);
+      if (!commit) await listed(); // a file list read at the revision names the commit
+      if (disk && commit) {
+        if (await disk.snapshotWith(path, commit)) return true;
+        if (await disk.knownAbsent(path, commit)) return false;
+      }
+      const asked = commit ?? undefined;
+      const url = urlOf(path, asked);
+      const cache = await openCache();
+      if (cache && (await cache.match(url).catch(() => undefined))) return true;
+      if (opts.offline) {
+        await offlineMiss(path, true); // throws when nothing of the revision is cached
+        return false;
+      }
+      if (await listedAbsent(path)) return false;
+      const guard = downloadGuard(path, url, [opts.signal, signal], opts.stallTimeout);
+      try {
+        const { res, meta } = await fetchHubOrUrl(guard, url, path, { method: 'HEAD' });
+        res.body?.cancel().catch(() => {});
+        learn(meta?.commit, res.ok && !meta?.redirected, path, url);
+        const found = checkStatus(res, path, url, true, asked);
+        // known absent at that commit, as a download's 404: the next load asks nothing
+        if (!found && disk) await disk.storeAbsent(path, meta?.commit ?? res.headers.get('x-repo-commit') ?? asked);
+        return found;
+      } finally {
+        guard.close();
+      }
     } finally {
-      guard.close();
+      end?.();
     }
   };
 
-  return makeSource(kind, label, readRaw, hasRaw, opts);
+  return makeSource(kind, label, readRaw, hasRaw, opts, whyMissing);
 }
 
 /** Whether a fetch option's answer can be read as a Response (status, headers, a body or arrayBuffer). */

@@ -7,8 +7,10 @@
 // (all-mpnet-base-v2 says MPNetForMaskedLM and ships the bare encoder).
 //
 // Sources (re-read them when a detail matters): huggingface/transformers
-// models/{bert,roberta,xlm_roberta,distilbert,modernbert,mpnet,deberta_v2}/modeling_*.py;
-// summarised in shared/reference/tasks-and-serving.md section 1.
+// models/{bert,roberta,xlm_roberta,distilbert,modernbert,mpnet,electra,roformer,
+// albert,eurobert,deberta_v2}/modeling_*.py, Alibaba-NLP/new-impl modeling.py,
+// chandar-lab/NeoBERT model.py; summarised in shared/reference/tasks-and-serving.md
+// section 1.
 //
 //   family      sequence                                   token                mlm (decoder tied to the token table)
 //   bert        pooler.dense + tanh, classifier            classifier           cls.predictions.transform.{dense, LayerNorm} + .bias
@@ -16,8 +18,22 @@
 //   distilbert  pre_classifier + relu, classifier          classifier           vocab_transform + act, vocab_layer_norm, vocab_projector
 //   modernbert  head.{dense, act, norm}, classifier        head, classifier     head + decoder.bias
 //   mpnet       classifier.dense + tanh, .out_proj         classifier           lm_head.{dense, gelu, layer_norm} + lm_head.bias
+//   electra     classifier.dense + gelu, .out_proj         classifier           generator_predictions.{dense, gelu, LayerNorm} (to
+//                                                                               embedding_size) + generator_lm_head
+//   roformer    classifier.dense + hidden_act, .out_proj   classifier           cls.predictions.transform (to embedding_size) + .bias
+//   gte         pooler.dense + tanh, classifier            classifier           lm_head.{dense, act, norm} + lm_head.decoder.bias
+//   eurobert    dense + gelu, classifier (pooling bos,     classifier           lm_head (untied unless equal), its bias with mlp_bias
+//               mean, or late: the mean of every token's logits)
+//   neobert     dense + tanh, classifier                   -                    decoder (untied unless equal) + its bias
+//   albert      pooler + tanh, classifier                  classifier           predictions.{dense, act, LayerNorm} (to embedding_size)
+//                                                                               + predictions.bias
 //   deberta-v2  pooler.dense + gelu, classifier            classifier           cls.predictions.transform.{dense, LayerNorm} + .bias (legacy),
 //                                                                               lm_predictions.lm_head.{dense, LayerNorm} + .bias (legacy: false)
+//
+// Question answering (…ForQuestionAnswering): qa_outputs [2, H] on every token
+// (start and end logits) in BERT, RoBERTa, XLM-R, DistilBERT, MPNet, ELECTRA, RoFormer, ALBERT, DeBERTa (QA below, a
+// family adds `qa: QA` when its model has that Linear); ModernBERT's runs its
+// prediction head first: head.{dense, act, norm}, classifier [2, H].
 import { SwapformerError } from '../utils/errors.js';
 
 const unsupported = (message) => new SwapformerError('UNSUPPORTED_MODEL', message);
@@ -44,6 +60,10 @@ function act(hf, key, fallback) {
   return ACT[name];
 }
 const num = (hf, key, fallback) => (Object.hasOwn(hf, key) && typeof hf[key] === 'number' ? hf[key] : fallback);
+const lookup = (table, key) => (typeof key === 'string' && Object.hasOwn(table, key) ? table[key] : undefined);
+
+/** …ForQuestionAnswering's qa_outputs, the same tensor in every family that has it (its task models run no pooler). */
+const QA = { tensors: [['qa_outputs.{p}', 'head.out.{p}']], ignore: [/^pooler\./] };
 
 // BERT's (and JinaBERT's: its task models reuse BERT's heads)
 const BERT = {
@@ -55,6 +75,7 @@ const BERT = {
     config: () => ({ dense: true, activation: 'tanh' }),
   },
   token: { tensors: [['classifier.{p}', 'head.out.{p}']], ignore: [/^pooler\./] },
+  qa: QA,
   mlm: {
     tensors: [
       ['cls.predictions.transform.dense.{p}', 'head.dense.{p}'],
@@ -78,6 +99,7 @@ const ROBERTA = {
     config: () => ({ dense: true, activation: 'tanh' }),
   },
   token: { tensors: [['classifier.{p}', 'head.out.{p}']], ignore: [/^pooler\./] },
+  qa: QA,
   mlm: {
     tensors: [
       ['lm_head.dense.{p}', 'head.dense.{p}'],
@@ -98,6 +120,14 @@ const MODERNBERT_HEAD = [
 ];
 const modernbertHead = (hf) => ({ dense: true, activation: act(hf, 'classifier_activation', 'gelu'), norm: 'layernorm', normEps: num(hf, 'norm_eps', 1e-5) });
 
+// RoFormer's and ELECTRA's generator's prediction heads end at the embeddings' width (embedding_size), the tied table's
+const embeddingWidth = (hf) => ((hf.embedding_size ?? hf.hidden_size) !== hf.hidden_size ? { width: hf.embedding_size } : {});
+
+const CLASSIFIER_DENSE = [
+  ['classifier.dense.{p}', 'head.dense.{p}'],
+  ['classifier.out_proj.{p}', 'head.out.{p}'],
+];
+const TOKEN = { tensors: [['classifier.{p}', 'head.out.{p}']], ignore: [/^pooler\./] };
 // DeBERTa-v2's: ContextPooler (CLS row, dense, pooler_hidden_act: gelu by default) + classifier; the token
 // classifier; the masked-LM head in the layout config.json's legacy (default true) names, as
 // DebertaV2ForMaskedLM builds it (the other layout's tensors would not be loaded there). A checkpoint with
@@ -117,6 +147,7 @@ const DEBERTA = {
     },
   },
   token: { tensors: [['classifier.{p}', 'head.out.{p}']] },
+  qa: QA,
   mlm: (hf) =>
     hf.legacy === false
       ? {
@@ -145,6 +176,7 @@ export const HEADS = {
       config: () => ({ dense: true, activation: 'relu' }),
     },
     token: { tensors: [['classifier.{p}', 'head.out.{p}']] },
+    qa: QA,
     mlm: {
       tensors: [
         ['vocab_transform.{p}', 'head.dense.{p}'],
@@ -167,7 +199,112 @@ export const HEADS = {
       },
     },
     token: { tensors: [...MODERNBERT_HEAD, ['classifier.{p}', 'head.out.{p}']], config: modernbertHead },
+    qa: { tensors: [...MODERNBERT_HEAD, ['classifier.{p}', 'head.out.{p}']], config: modernbertHead },
     mlm: { tensors: [...MODERNBERT_HEAD, ['decoder.bias', 'head.out.bias'], ['decoder.weight', TIED]], config: modernbertHead },
+  },
+  electra: {
+    // ElectraClassificationHead: "although BERT uses tanh here, it seems Electra authors used gelu"
+    sequence: { tensors: CLASSIFIER_DENSE, config: () => ({ dense: true, activation: 'gelu' }) },
+    token: TOKEN,
+    qa: QA,
+    mlm: {
+      tensors: [
+        ['generator_predictions.dense.{p}', 'head.dense.{p}'],
+        ['generator_predictions.LayerNorm.{p}', 'head.norm.{p}'],
+        ['generator_lm_head.bias', 'head.out.bias'],
+        ['generator_lm_head.weight', TIED],
+      ],
+      config: (hf) => ({ dense: true, activation: 'gelu', norm: 'layernorm', normEps: num(hf, 'layer_norm_eps', 1e-12), ...embeddingWidth(hf) }),
+    },
+  },
+  roformer: {
+    sequence: { tensors: CLASSIFIER_DENSE, config: (hf) => ({ dense: true, activation: act(hf, 'hidden_act', 'gelu') }) },
+    token: TOKEN,
+    qa: QA,
+    mlm: {
+      ...BERT.mlm,
+      config: (hf) => ({ ...BERT.mlm.config(hf), ...embeddingWidth(hf) }),
+    },
+  },
+  gte: {
+    sequence: BERT.sequence,
+    token: TOKEN,
+    mlm: {
+      tensors: [
+        ['lm_head.dense.{p}', 'head.dense.{p}'],
+        ['lm_head.norm.{p}', 'head.norm.{p}'],
+        ['lm_head.decoder.bias', 'head.out.bias'],
+        ['lm_head.decoder.weight', TIED],
+      ],
+      ignore: [/^pooler\./],
+      config: (hf) => ({ dense: true, activation: act(hf, 'hidden_act', 'gelu'), norm: 'layernorm', normEps: num(hf, 'layer_norm_eps', 1e-12) }),
+    },
+  },
+  eurobert: {
+    sequence: {
+      tensors: [
+        ['dense.{p}', 'head.dense.{p}'],
+        ['classifier.{p}', 'head.out.{p}'],
+      ],
+      config: (hf) => {
+        // classifier_pooling, or the remote code's clf_pooling; 'late' by default
+        const key = Object.hasOwn(hf, 'classifier_pooling') ? 'classifier_pooling' : 'clf_pooling';
+        const p = Object.hasOwn(hf, key) ? hf[key] : 'late';
+        const pooling = lookup({ bos: 'cls', mean: 'mean', late: 'late' }, p);
+        if (!pooling) throw unsupported(`config.json: ${key} = ${JSON.stringify(p)} is not 'bos', 'mean' or 'late'`);
+        return { dense: true, activation: 'gelu', pooling }; // nn.GELU(): the erf form
+      },
+    },
+    token: { tensors: [['classifier.{p}', 'head.out.{p}']] },
+    mlm: {
+      tensors: [
+        ['lm_head.bias', 'head.out.bias'],
+        ['lm_head.weight', TIED],
+      ],
+    },
+  },
+  neobert: {
+    sequence: {
+      tensors: [
+        ['dense.{p}', 'head.dense.{p}'],
+        ['classifier.{p}', 'head.out.{p}'],
+      ],
+      config: () => ({ dense: true, activation: 'tanh' }),
+    },
+    mlm: {
+      tensors: [
+        ['decoder.bias', 'head.out.bias'],
+        ['decoder.weight', TIED],
+      ],
+    },
+  },
+  albert: {
+    sequence: {
+      tensors: [
+        ['pooler.{p}', 'head.dense.{p}'],
+        ['classifier.{p}', 'head.out.{p}'],
+      ],
+      config: () => ({ dense: true, activation: 'tanh' }), // pooler_activation
+    },
+    token: TOKEN,
+    qa: QA,
+    mlm: {
+      tensors: [
+        ['predictions.dense.{p}', 'head.dense.{p}'],
+        ['predictions.LayerNorm.{p}', 'head.norm.{p}'],
+        ['predictions.bias', 'head.out.bias'],
+        ['predictions.decoder.bias', 'head.out.bias'], // the same Parameter, saved twice by some versions
+        ['predictions.decoder.weight', TIED],
+      ],
+      ignore: [/^pooler\./, /^sop_classifier\./],
+      config: (hf) => ({
+        dense: true,
+        activation: act(hf, 'hidden_act', 'gelu_new'),
+        norm: 'layernorm',
+        normEps: num(hf, 'layer_norm_eps', 1e-12),
+        width: hf.embedding_size ?? 128,
+      }),
+    },
   },
 };
 
@@ -176,7 +313,8 @@ function taskOf(arch) {
   if (typeof arch !== 'string') return null;
   if (/ForSequenceClassification$/.test(arch)) return 'sequence';
   if (/ForTokenClassification$/.test(arch)) return 'token';
-  if (/For(MaskedLM|PreTraining)$/.test(arch)) return 'mlm';
+  if (/ForQuestionAnswering$/.test(arch)) return 'qa';
+  if (/For(MaskedLM|PreTraining)$|LMHead$/.test(arch)) return 'mlm'; // NeoBERT's MLM model: NeoBERTLMHead
   return null;
 }
 
@@ -223,5 +361,7 @@ export function headConfig(head, hf, { shapes, tied }) {
   if (head.task === 'mlm') return { task: 'mlm', ...setup, tied };
   const out = shapes('head.out.weight');
   if (!out || out.length !== 2) throw unsupported(`the ${head.task} head has no classifier weight`);
+  if (head.task === 'qa' && out[0] !== 2)
+    throw unsupported(`the question-answering head has ${out[0]} outputs; swapformer reads two, the start and end logits (…ForQuestionAnswering)`);
   return { task: head.task, labels: out[0], ...setup };
 }

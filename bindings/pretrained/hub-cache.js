@@ -12,7 +12,9 @@
 // _create_symlink, repo_folder_name.) A file is looked up first: a revision
 // that is a commit, or a branch whose ref is cached, finds its snapshot with no
 // request at all; otherwise it is downloaded into blobs/{etag}.{random}.incomplete,
-// renamed (a killed download leaves nothing that loads), and linked.
+// renamed (a killed download leaves nothing that loads), and linked. The caller
+// (files.js) resolves the revision to one commit per load and passes it to every
+// lookup, so that a load never reads two commits.
 //
 // The environment (HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE, HF_HOME...) is read
 // in Node only; in a browser the options alone apply (and the Cache API caches).
@@ -41,9 +43,14 @@ async function hfHome() {
  * Options given win.
  */
 export async function hubEnvironment({ hubUrl, token, offline, cacheDir, cache }) {
-  const out = { hubUrl: hubUrl ?? env('HF_ENDPOINT') ?? 'https://huggingface.co', token, offline: offline ?? false, cacheDir: null };
+  const out = { hubUrl: hubUrl ?? env('HF_ENDPOINT') ?? 'https://huggingface.co', token, offline: offline ?? false, offlineFrom: 'option', cacheDir: null };
   if (!isNode) return out;
-  out.offline = offline ?? (truthy(env('HF_HUB_OFFLINE')) || truthy(env('TRANSFORMERS_OFFLINE')));
+  // the option wins over the environment both ways (offline: false downloads under HF_HUB_OFFLINE=1)
+  if (offline === undefined) {
+    const by = ['HF_HUB_OFFLINE', 'TRANSFORMERS_OFFLINE'].find((name) => truthy(env(name)));
+    out.offline = by !== undefined;
+    if (by) out.offlineFrom = by;
+  }
   // an implicit token (the environment's, the saved one) unless HF_HUB_DISABLE_IMPLICIT_TOKEN; cleaned as _clean_token
   if (token === undefined && !truthy(env('HF_HUB_DISABLE_IMPLICIT_TOKEN'))) {
     const clean = (t) => (typeof t === 'string' ? t.replace(/[\r\n]/g, '').trim() || undefined : undefined);
@@ -105,23 +112,20 @@ export async function openRepoCache(cacheDir, id, revision) {
   return {
     repo,
     commitOf,
-    /** The snapshot folder of the cached commit (null without one), whose `path` exists. */
-    async snapshotWith(p) {
-      const c = await commitOf();
-      if (!c) return null;
+    /** The snapshot folder of `commit` (null without one), whose `path` exists. */
+    async snapshotWith(p, c) {
+      if (!COMMIT_RE.test(c ?? '')) return null;
       const dir = path.join(repo, 'snapshots', c);
       const st = await fs.stat(path.join(dir, ...p.split('/'))).catch(() => null);
       return st?.isFile() ? dir : null;
     },
-    /** Whether the cached commit has a snapshot folder. */
-    async hasSnapshot() {
-      const c = await commitOf();
-      return !!c && !!(await fs.stat(path.join(repo, 'snapshots', c)).catch(() => null))?.isDirectory();
+    /** Whether `commit` has a snapshot folder. */
+    async hasSnapshot(c) {
+      return COMMIT_RE.test(c ?? '') && !!(await fs.stat(path.join(repo, 'snapshots', c)).catch(() => null))?.isDirectory();
     },
-    /** Whether `path` is known absent at the cached commit. */
-    async knownAbsent(p) {
-      const c = await commitOf();
-      return !!c && (await fs.stat(path.join(repo, '.no_exist', c, ...p.split('/'))).catch(() => null)) !== null;
+    /** Whether `path` is known absent at `commit`. */
+    async knownAbsent(p, c) {
+      return COMMIT_RE.test(c ?? '') && (await fs.stat(path.join(repo, '.no_exist', c, ...p.split('/'))).catch(() => null)) !== null;
     },
     /** Stores a downloaded file: blobs/{etag}, snapshots/{commit}/{path} linked to it, refs/{revision}. */
     async store(p, fileCommit, etag, bytes) {

@@ -11,6 +11,7 @@ import { parseSafetensors, toFloat32 } from './safetensors.js';
 import { parseJSON } from './files.js';
 import { checkRecipe } from './recipe.js';
 import { FAMILIES } from './families.js';
+import { checkRetrieval } from './retrieval.js';
 
 const own = (o, k) => (o !== null && typeof o === 'object' && Object.hasOwn(o, k) ? o[k] : undefined);
 const utf8 = new TextEncoder();
@@ -79,7 +80,7 @@ const FLOAT_SIZE = { F64: 8, F32: 4, F16: 2, BF16: 2 };
 /** The dtype a tensor is written as, and its length in bytes then (without encoding it). */
 function encodedLayout(t, dtype) {
   const want = dtype === 'source' ? (t.dtype === 'F64' ? 'F32' : t.dtype) : dtype.toUpperCase();
-  if (want === t.dtype) return { dtype: want, length: t.bytes.length };
+  if (want === t.dtype) return { dtype: want, length: t.byteLength ?? t.bytes.length }; // byteLength: bytes computed when read (lora.js)
   if (!FLOAT_SIZE[t.dtype]) toFloat32(t, t.source ?? t.name); // UNSUPPORTED_MODEL naming the tensor
   return { dtype: want, length: (t.bytes.length / FLOAT_SIZE[t.dtype]) * FLOAT_SIZE[want] };
 }
@@ -219,6 +220,7 @@ export function recipeFromJSON(r, { dModel, where = 'model file __metadata__.rec
 
 /** The file each metadata field comes from in a checkpoint folder. */
 const FOLDER_FILES = {
+  retrieval: 'the retrieval settings',
   hf_config: 'config.json',
   tokenizer: 'tokenizer.json',
   tokenizer_config: 'tokenizer_config.json',
@@ -233,7 +235,7 @@ const FOLDER_FILES = {
  * BAD_FILE naming the field, or, for a checkpoint's metadata (`folder`: its
  * label), the file it was read from.
  */
-export function pretrainedMetadata(meta, { dModel, folder }) {
+export function pretrainedMetadata(meta, { dModel, folder, head }) {
   const where = (k) => (folder === undefined ? `model file __metadata__.${k}` : `${FOLDER_FILES[k] ?? k} (in ${folder})`);
   const object = (k, optional = false) => {
     if (!Object.hasOwn(meta, k)) return optional ? undefined : bad(where(k), 'is missing');
@@ -250,5 +252,6 @@ export function pretrainedMetadata(meta, { dModel, folder }) {
     tokenizerConfig: object('tokenizer_config', true),
     specialTokensMap: object('special_tokens_map', true),
     recipe: recipeFromJSON(object('recipe'), { dModel, where: where('recipe') }),
+    retrieval: checkRetrieval(object('retrieval', true) ?? null, head, where('retrieval')),
   };
 }

@@ -9,7 +9,7 @@
 import { SwapformerError, fail } from '../utils/errors.js';
 import { readOptions } from '../utils/options.js';
 import { loadModel, Encoder, EXCLUSIVE, RUNTIME } from '../runtime/encoder.js';
-import { similarityOn, quantizeOn } from '../runtime/embeddings.js';
+import { similarityOn, quantizeOn, sparseRowsOn, sparseScoresOn, maxSimOn } from '../runtime/embeddings.js';
 import { Tokenizer } from '../tokenizers/tokenizer.js';
 import { readFile, checkSignal } from './files.js';
 import { readCheckpoint } from './checkpoint.js';
@@ -17,7 +17,9 @@ import { checkpointSource, swapformerMetadata, metadataStrings, pretrainedMetada
 import { tokenizerView } from '../tasks/tokenizer-view.js';
 import { labelNames } from '../tasks/scores.js';
 import { embedSettings, embedRun, embedChunkedRun, chunkText, readTexts } from './embed-run.js';
-import { TASKS, classifyRun, predictRun, rankRun, zeroShotRun, classifyTokensRun, fillMaskRun, runSync, runAsync } from './task-runs.js';
+import { outputsOf, defaultOutput, retrievalRun, lateRankRun, computeScoreRun, decodeSparse } from './retrieval-run.js';
+import { readOptions as readTaskOptions, topKOption, booleanOption } from '../tasks/scores.js';
+import { TASKS, classifyRun, predictRun, rankRun, zeroShotRun, classifyTokensRun, fillMaskRun, answerQuestionRun, runSync, runAsync } from './task-runs.js';
 
 const own = (o, k) => (o !== null && typeof o === 'object' && Object.hasOwn(o, k) ? o[k] : undefined);
 
@@ -36,17 +38,19 @@ export class Pretrained {
   #tokenizerFiles; // tokenizer.json and tokenizer_config.json: what the tasks' tokenizer view reads
   #view = null;
 
-  constructor({ encoder, tokenizer, tokenizerFiles, recipe, family, hfConfig, label, maxLength, checkpointLimits, swapped = false }) {
+  constructor({ encoder, tokenizer, tokenizerFiles, recipe, family, hfConfig, label, maxLength, checkpointLimits, swapped = false, retrieval = null }) {
     /** The Encoder: every method works, and its position plugin can be swapped on the same weights. */
     this.encoder = encoder;
     /** The checkpoint's tokenizer (tokenizer.json). */
     this.tokenizer = tokenizer;
     /** The embedding recipe: pooling modes, Dense layers, normalisation, max sequence length. */
     this.recipe = recipe;
-    /** The family it was read as ('bert', 'roberta', 'mpnet', 'distilbert', 'nomic-bert', 'jina-bert', 'modernbert', 't5', 'deberta-v2'). */
+    /** The family it was read as ('bert', 'electra', 'roformer', 'albert', 'roberta', 'jina-v3', 'mpnet', 'distilbert', 'jina-bert', 'nomic-bert', 'modernbert', 'gte', 'eurobert', 'neobert', 't5', 'deberta-v2'). */
     this.family = family;
-    /** The checkpoint's config.json. */
-    this.hfConfig = hfConfig;
+    /** The checkpoint's config.json as parsed, every object in it without a prototype (its id2label and label2id maps names). */
+    this.hfConfig = hfConfig ? withoutPrototypes(hfConfig) : hfConfig;
+    /** The retrieval model it is: {kind: 'splade' | 'colbert' | 'bge-m3', ...its settings}, or null. */
+    this.retrieval = retrieval;
     this.source = label;
     this.#tokenizerFiles = tokenizerFiles;
     this.#checkpointLimits = checkpointLimits;
@@ -73,7 +77,7 @@ export class Pretrained {
   }
 
   /** What the checkpoint's head does: 'text-classification', 'token-classification', 'fill-mask',
-   * or 'feature-extraction' for an encoder alone (every model embeds). */
+   * 'question-answering', or 'feature-extraction' for an encoder alone or a ColBERT model (every model embeds). */
   get task() {
     return TASKS[this.encoder.config.head?.task] ?? 'feature-extraction';
   }
@@ -81,7 +85,7 @@ export class Pretrained {
   /** The head's labels (config.json id2label, LABEL_i where absent), or null without a classifier. */
   get labels() {
     const head = this.encoder.config.head;
-    return head && head.task !== 'mlm' ? labelNames(this.hfConfig ?? {}, head.labels) : null;
+    return head && (head.task === 'sequence' || head.task === 'token') ? labelNames(this.hfConfig ?? {}, head.labels) : null;
   }
 
   /** The tokenizer as the tasks read it (ids to tokens, decoding, sub-word prefix, special-tokens masks). */
@@ -119,12 +123,60 @@ export class Pretrained {
     return this.#async(predictRun(this, pairs, options));
   }
 
-  /** CrossEncoder.rank: [{corpusId, score, text?}] sorted by score. */
+  /**
+   * CrossEncoder.rank: [{corpusId, score, text?}] sorted by score. On a ColBERT
+   * model, PyLate's MaxSim of the query's token vectors against each
+   * document's; on bge-m3, the weighted mean of its dense, sparse and colbert
+   * scores (options.weights, default [1, 1, 1]).
+   */
   rank(query, documents, options) {
-    return this.#sync(rankRun(this, query, documents, options));
+    return this.#sync(this.#late() ? this.#lateRank(query, documents, options) : rankRun(this, query, documents, options));
   }
   rankAsync(query, documents, options) {
-    return this.#async(rankRun(this, query, documents, options));
+    return this.#async(this.#late() ? this.#lateRank(query, documents, options) : rankRun(this, query, documents, options));
+  }
+
+  #late() {
+    return this.retrieval?.kind === 'colbert' || this.retrieval?.kind === 'bge-m3';
+  }
+
+  // the core's scoring functions on this model's runtime
+  #scoring() {
+    const rt = Encoder[RUNTIME](this.encoder);
+    return {
+      sparseRows: (dense, k) => sparseRowsOn(rt, dense, k),
+      maxSim: (q, docs) => maxSimOn(rt, [q], docs, 0)[0],
+      sparseScores: (a, b) => sparseScoresOn(rt, [a], b, 0),
+    };
+  }
+
+  #lateRank(query, documents, options) {
+    return lateRankRun(this, query, documents, options, this.#scoring(), (o) => {
+      const r = readTaskOptions(o, ['topK', 'returnDocuments', 'weights'], 'rank');
+      return {
+        topK: r.topK === undefined ? null : topKOption(r.topK, 'options.topK', { nullable: true }),
+        returnDocuments: r.returnDocuments === undefined ? false : booleanOption(r.returnDocuments, 'options.returnDocuments'),
+        weights: r.weights,
+      };
+    });
+  }
+
+  /**
+   * bge-m3's compute_score over [query, passage] pairs: {dense, sparse,
+   * colbert, sparseDense, colbertSparseDense}, one Float32Array each; options.weights
+   * [dense, sparse, colbert] (default [1, 1, 1]) weigh the combined scores.
+   */
+  computeScore(pairs, options) {
+    return this.#sync(computeScoreRun(this, pairs, options, this.#scoring(), (o) => readTaskOptions(o, ['weights'], 'computeScore')));
+  }
+  computeScoreAsync(pairs, options) {
+    return this.#async(computeScoreRun(this, pairs, options, this.#scoring(), (o) => readTaskOptions(o, ['weights'], 'computeScore')));
+  }
+
+  /** SparseEncoder.decode: per sparse vector [[token, weight]] by weight, largest first (options.topK: the first k). */
+  decodeSparse(vectors, options) {
+    if (this.disposed) fail('DISPOSED', 'this model has been disposed');
+    return decodeSparse(this, vectors, own(readOptions(options, ['topK'], 'decodeSparse: options'), 'topK'));
   }
 
   /** Named entities as Hugging Face's token-classification pipeline (aggregationStrategy 'simple' by default). */
@@ -141,6 +193,18 @@ export class Pretrained {
   }
   fillMaskAsync(text, options) {
     return this.#async(fillMaskRun(this, text, options));
+  }
+
+  /**
+   * Extractive question answering as Hugging Face's question-answering
+   * pipeline: the best span of context, {score, start, end, answer} (topK 1,
+   * or null when no span is allowed), or the topK best as a list.
+   */
+  answerQuestion(question, context, options) {
+    return this.#sync(answerQuestionRun(this, question, context, options));
+  }
+  answerQuestionAsync(question, context, options) {
+    return this.#async(answerQuestionRun(this, question, context, options));
   }
 
   /** Hugging Face's zero-shot classification with an NLI classifier: {sequence, labels, scores}. */
@@ -173,13 +237,40 @@ export class Pretrained {
    */
   embed(texts, options) {
     const { list, s } = this.#embedCall(texts, options, 'embed');
+    if (this.#retrievalOutput(s)) return this.#shapeOutputs(this.#sync(this.#retrievalRun(list, s)), s);
     return this.#precision(this.#sync(s.chunks ? embedChunkedRun(this, list, s) : embedRun(this, list, s)), s);
   }
 
   /** embed with its passes in the runtime's driver worker where there are threads (one exclusive job). */
   async embedAsync(texts, options) {
     const { list, s } = this.#embedCall(texts, options, 'embed');
+    if (this.#retrievalOutput(s)) return this.#shapeOutputs(await this.#async(this.#retrievalRun(list, s)), s);
     return this.#precision(await this.#async(s.chunks ? embedChunkedRun(this, list, s) : embedRun(this, list, s)), s);
+  }
+
+  /** The outputs embed can give: 'dense', 'sparse' (an mlm head, SPLADE, bge-m3), 'colbert' (ColBERT, bge-m3). */
+  get outputs() {
+    return outputsOf(this);
+  }
+
+  /** The output embed gives by default: 'sparse' for a SparseEncoder, 'colbert' for a ColBERT model, else 'dense'. */
+  get defaultOutput() {
+    return defaultOutput(this);
+  }
+
+  // anything but dense vectors alone goes through retrieval-run.js
+  #retrievalOutput(s) {
+    return !(s.outputs.size === 1 && s.outputs.has('dense'));
+  }
+
+  #retrievalRun(list, s) {
+    const rt = Encoder[RUNTIME](this.encoder);
+    return retrievalRun(this, list, s, (dense, k) => sparseRowsOn(rt, dense, k));
+  }
+
+  // one output as it is; several as {dense, sparse, colbert}
+  #shapeOutputs(out, s) {
+    return s.singleOutput ? out[[...s.outputs][0]] : out;
   }
 
   /**
@@ -196,7 +287,9 @@ export class Pretrained {
     let batch = [],
       index = 0;
     const flush = async () => {
-      const embeddings = this.#precision(await this.#async(embedRun(this, batch, s, index)), s);
+      const embeddings = this.#retrievalOutput(s)
+        ? this.#shapeOutputs(await this.#async(this.#retrievalRun(batch, s)), s)
+        : this.#precision(await this.#async(embedRun(this, batch, s, index)), s);
       const out = { index, embeddings };
       index += batch.length;
       batch = [];
@@ -217,7 +310,7 @@ export class Pretrained {
 
   /** The prompts of config_sentence_transformers.json (name -> text), or null. */
   get prompts() {
-    return this.recipe.prompts ? { ...this.recipe.prompts } : null;
+    return this.recipe.prompts ? withoutPrototypes(this.recipe.prompts) : null;
   }
 
   /** The checkpoint's similarity function (config_sentence_transformers.json similarity_fn_name; default 'cosine'). */
@@ -238,7 +331,7 @@ export class Pretrained {
   }
 
   #settings(options, call) {
-    const s = embedSettings(this, options, call);
+    const s = embedSettings(this, options, call, { outputs: this.outputs, fallback: this.defaultOutput });
     s.maxLength = this.#maxLength(s.maxLength);
     return s;
   }
@@ -280,6 +373,7 @@ export class Pretrained {
         recipe: this.recipe,
         family: this.family,
         hfConfig: this.hfConfig,
+        retrieval: this.retrieval,
         label: this.source,
         maxLength: maxLength ?? (moved ? undefined : this.#maxLengthOption),
         checkpointLimits: this.#checkpointLimits,
@@ -309,14 +403,31 @@ function smallest(...limits) {
   return ok.length ? Math.min(...ok) : Infinity;
 }
 
-/** config.json's id2label against the classifier's outputs, at load: never a model whose .labels and tasks fail later. */
+/**
+ * config.json's id2label against the classifier's outputs, at load: never a
+ * model whose .labels and tasks fail later, nor one that keeps some of its
+ * labels (transformers refuses both: its num_labels is len(id2label)).
+ */
 function checkLabels(hfConfig, head, label) {
-  if (!head || head.task === 'mlm') return;
+  if (!head || (head.task !== 'sequence' && head.task !== 'token')) return;
   try {
     labelNames(hfConfig ?? {}, head.labels);
   } catch (e) {
-    throw new SwapformerError('UNSUPPORTED_MODEL', `${label}: ${e.message} (the classifier's rows)`);
+    throw new SwapformerError('UNSUPPORTED_MODEL', `${label}: ${e.message} (the classifier's rows; transformers would not load these weights either)`);
   }
+}
+
+/**
+ * JSON data with every object rebuilt without a prototype: a key read from a
+ * file (a label or prompt named __proto__, constructor, toString) is data like
+ * any other, and a name that is not there is undefined, never Object's member.
+ */
+function withoutPrototypes(v) {
+  if (Array.isArray(v)) return v.map(withoutPrototypes);
+  if (v === null || typeof v !== 'object') return v;
+  const out = Object.create(null);
+  for (const k of Object.keys(v)) out[k] = withoutPrototypes(v[k]);
+  return out;
 }
 
 /**
@@ -332,7 +443,10 @@ export async function loadPretrained(source, options) {
   const wasm = own(opts, 'wasm'),
     maxLength = own(opts, 'maxLength'),
     threads = own(opts, 'threads'),
-    dtype = own(opts, 'dtype');
+    dtype = own(opts, 'dtype'),
+    task = own(opts, 'task');
+  if (task !== undefined && typeof task !== 'string')
+    fail('BAD_ARGUMENT', `options.task must be a string (an adapter of config.json's lora_adaptations), got ${typeof task}`);
   if (maxLength !== undefined && (!Number.isSafeInteger(maxLength) || maxLength < 2))
     fail('BAD_ARGUMENT', `options.maxLength must be an integer >= 2, got ${String(maxLength)}`);
 
@@ -353,8 +467,13 @@ export async function loadPretrained(source, options) {
         'loadPretrained: this swapformer model file has no tokenizer and recipe (write it with `swapformer convert`); use loadModel for a bare encoder',
       );
     label = 'model file';
+    if (task !== undefined && task !== meta.task)
+      fail(
+        'BAD_ARGUMENT',
+        `options.task = ${JSON.stringify(task)}: this model file's weights ${meta.task ? `hold the '${meta.task}' adapter, merged when it was converted` : 'hold no task adapter'}`,
+      );
   } else {
-    const ck = await readCheckpoint(source, fileOptions);
+    const ck = await readCheckpoint(source, { ...fileOptions, task });
     model = checkpointSource(ck.config, ck.tensors); // streamed into wasm: no file built in memory
     meta = metadataStrings(ck.metadata);
     label = ck.label;
@@ -370,7 +489,7 @@ export async function loadPretrained(source, options) {
     throw e;
   }
   try {
-    const m = pretrainedMetadata(meta, { dModel: encoder.config.dModel, folder: bytes ? undefined : label });
+    const m = pretrainedMetadata(meta, { dModel: encoder.config.dModel, folder: bytes ? undefined : label, head: encoder.config.head });
     const tokenizer = Tokenizer.fromJSON(m.tokenizer, { tokenizerConfig: m.tokenizerConfig, specialTokensMap: m.specialTokensMap });
     checkLabels(m.hfConfig, encoder.config.head, label);
     return new Pretrained({
@@ -380,6 +499,7 @@ export async function loadPretrained(source, options) {
       recipe: m.recipe,
       family: m.family,
       hfConfig: m.hfConfig,
+      retrieval: m.retrieval,
       label,
       maxLength,
       checkpointLimits: [m.recipe.maxSeqLength, tokenizer.modelMaxLength],

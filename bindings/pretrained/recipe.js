@@ -106,16 +106,26 @@ export function defaultRecipe({ modelType, nameOrPath } = {}) {
   };
 }
 
-/** The module class of a modules.json type, or null when it is not one of ST's own. */
-function moduleClass(type) {
+/**
+ * The module class of a modules.json type, or null when it is not one we
+ * know: ST's own (sentence_transformers.models.X), a SparseEncoder's
+ * MLMTransformer and SpladePooling (sentence_transformers.sparse_encoder.models.X,
+ * .modules.x.X in newer saves), PyLate's Dense (pylate.models.Dense.Dense: 'PylateDense'),
+ * jina-embeddings-v3's custom_st.Transformer (with customTransformer).
+ */
+function moduleClass(type, customTransformer) {
+  if (customTransformer && type === 'custom_st.Transformer') return 'Transformer';
   // 'sentence_transformers.models.Pooling' (ST's own saves) or '...models.Pooling.Pooling'
   const m = /^sentence_transformers\.models\.(\w+)(?:\.(\w+))?$/.exec(type);
-  if (!m || (m[2] && m[2] !== m[1])) return null;
-  return m[1];
+  if (m && (!m[2] || m[2] === m[1])) return m[1];
+  const sparse = /^sentence_transformers\.sparse_encoder\.(?:models|modules)(?:\.\w+)?\.(MLMTransformer|SpladePooling)$/.exec(type);
+  if (sparse) return sparse[1];
+  if (/^pylate\.models(?:\.Dense)?\.Dense$/.test(type)) return 'PylateDense';
+  return null;
 }
 
 /** Reads and checks modules.json: [{cls, path, type}] in file order. */
-function readModules(modules) {
+function readModules(modules, customTransformer) {
   const FILE = 'modules.json';
   if (!Array.isArray(modules) || !modules.length) badFile(FILE, 'must be a non-empty list of modules');
   return modules.map((m, i) => {
@@ -123,14 +133,39 @@ function readModules(modules) {
     const path = m.path ?? '';
     if (typeof path !== 'string') badFile(FILE, `entry ${i} ("${m.type}"): "path" must be a string`);
     if (path) checkPath(path, FILE);
-    const cls = moduleClass(m.type);
-    if (!['Transformer', 'Pooling', 'Dense', 'Normalize', 'Dropout'].includes(cls))
+    const cls = moduleClass(m.type, customTransformer);
+    if (!['Transformer', 'Pooling', 'Dense', 'Normalize', 'Dropout', 'MLMTransformer', 'SpladePooling', 'PylateDense'].includes(cls))
       unsupported(
         `modules.json: module ${i} has the type '${m.type}'${path ? ` (folder ${path})` : ''}, which swapformer does not run ` +
-          '(supported: sentence_transformers.models Transformer, Pooling, Dense, Normalize, Dropout); skipping it would change the embeddings',
+          "(supported: sentence_transformers.models Transformer, Pooling, Dense, Normalize, Dropout; a SparseEncoder's MLMTransformer and " +
+          "SpladePooling; PyLate's Dense); skipping it would change the embeddings",
       );
     return { cls, path, type: m.type };
   });
+}
+
+/**
+ * modules.json's modules [{cls, path, type}] with the kind of model they make:
+ * 'splade' (a SparseEncoder: MLMTransformer or Transformer, then SpladePooling),
+ * 'colbert' (PyLate: Transformer, then its Dense layers), 'dense' (a
+ * SentenceTransformer), or null without modules.json. customTransformer: the
+ * folder is jina-embeddings-v3's, whose custom_st.Transformer is the Transformer.
+ */
+export async function readModuleList(source, customTransformer = false) {
+  const modulesJson = await source.readJSON('modules.json', { optional: true });
+  if (modulesJson === null) return { kind: null, modules: [] };
+  const modules = readModules(modulesJson, customTransformer);
+  const seq = modules.map((m) => m.cls).join(' ');
+  if (modules.some((m) => m.cls === 'SpladePooling' || m.cls === 'MLMTransformer')) {
+    if (!/^(MLM)?Transformer SpladePooling$/.test(seq))
+      unsupported(`modules.json: the SparseEncoder modules ${seq} are not supported (MLMTransformer, then SpladePooling)`);
+    return { kind: 'splade', modules };
+  }
+  if (modules.some((m) => m.cls === 'PylateDense')) {
+    if (!/^Transformer( PylateDense)+$/.test(seq)) unsupported(`modules.json: the PyLate modules ${seq} are not supported (Transformer, then Dense layers)`);
+    return { kind: 'colbert', modules };
+  }
+  return { kind: 'dense', modules };
 }
 
 /** Checks the module order: Transformer, Pooling, then Dense / Dropout, then an optional final Normalize. */
@@ -242,8 +277,11 @@ async function readTransformerConfig(source, dir) {
 /** ST's similarity functions (SimilarityFunction): the names config_sentence_transformers.json may give. */
 export const SIMILARITY_FNS = ['cosine', 'dot', 'euclidean', 'manhattan'];
 
+/** A copy of the prompts (name -> text) without a prototype: a prompt named __proto__ or constructor is a name like any other. */
+const promptMap = (prompts) => Object.assign(Object.create(null), prompts);
+
 /** config_sentence_transformers.json: {prompts, defaultPromptName, similarityFnName}. */
-async function readPrompts(source) {
+async function readPrompts(source, { maxSim = false } = {}) {
   const FILE = 'config_sentence_transformers.json';
   const config = await source.readJSON(FILE, { optional: true });
   if (config === null) return { prompts: null, defaultPromptName: null, similarityFnName: null };
@@ -261,8 +299,9 @@ async function readPrompts(source) {
   const fn = Object.hasOwn(config, 'similarity_fn_name') ? config.similarity_fn_name : null;
   // ST also accepts 'dot_product' and 'cos_sim'-style aliases of SimilarityFunction's values
   const fnName = fn === null ? null : ({ dot_product: 'dot', dot_score: 'dot', cos_sim: 'cosine' }[fn] ?? fn);
+  if (maxSim && fnName === 'MaxSim') return { prompts: prompts ? { ...prompts } : null, defaultPromptName: name || null, similarityFnName: null }; // PyLate's
   if (fnName !== null && !SIMILARITY_FNS.includes(fnName)) badFile(FILE, `similarity_fn_name ${JSON.stringify(fn)} is not one of ${SIMILARITY_FNS.join(', ')}`);
-  return { prompts: prompts ? { ...prompts } : null, defaultPromptName: name || null, similarityFnName: fnName };
+  return { prompts: prompts ? promptMap(prompts) : null, defaultPromptName: name || null, similarityFnName: fnName };
 }
 
 /**
@@ -271,10 +310,27 @@ async function readPrompts(source) {
  * Resolves to {pooling, includePrompt, dense, normalize, maxSeqLength,
  * doLowerCase, prompts, defaultPromptName, transformerPath, source}.
  */
-export async function readRecipe(source, { modelType, nameOrPath } = {}) {
-  const modulesJson = await source.readJSON('modules.json', { optional: true });
-  if (modulesJson === null) return defaultRecipe({ modelType, nameOrPath });
-  const mods = readModules(modulesJson);
+export async function readRecipe(source, { modelType, nameOrPath, customTransformer = false } = {}) {
+  const { kind, modules: mods } = await readModuleList(source, customTransformer);
+  if (kind === null) return defaultRecipe({ modelType, nameOrPath });
+  if (kind !== 'dense') {
+    // a SparseEncoder or a PyLate model: no sentence embedding of its own (retrieval.js reads the rest);
+    // the Transformer's text rules and the prompts as ST reads them, CLS pooling only as a placeholder
+    const { maxSeqLength, doLowerCase } = await readTransformerConfig(source, mods[0].path);
+    const { prompts, defaultPromptName, similarityFnName } = await readPrompts(source, { maxSim: kind === 'colbert' });
+    return {
+      ...defaultRecipe({ modelType, nameOrPath }),
+      normalize: false,
+      maxSeqLength,
+      doLowerCase,
+      prompts,
+      defaultPromptName,
+      similarityFnName: kind === 'splade' ? (similarityFnName ?? 'dot') : null,
+      transformerPath: mods[0].path,
+      source: 'modules.json',
+      note: kind === 'splade' ? 'a SparseEncoder (SPLADE): sparse vectors only' : 'a PyLate ColBERT model: token vectors only',
+    };
+  }
   checkOrder(mods);
 
   const transformer = mods.find((m) => m.cls === 'Transformer');
@@ -404,7 +460,7 @@ export function checkRecipe(recipe, { dModel, where = 'recipe', folder = false }
     normalize: flag('normalize'),
     maxSeqLength,
     doLowerCase: flag('doLowerCase'),
-    prompts: prompts && { ...prompts },
+    prompts: prompts && promptMap(prompts),
     defaultPromptName,
     similarityFnName,
     transformerPath: get('transformerPath') ?? '',

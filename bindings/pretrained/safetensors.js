@@ -332,6 +332,9 @@ export async function readWeights(source) {
 
   for (const file of ['pytorch_model.bin', 'pytorch_model.bin.index.json'])
     if (await source.has(file)) throw new SwapformerError('UNSUPPORTED_MODEL', binHint('the model', source.label));
+  // offline, a partial cache: say that the weights are not cached, not that the model has none
+  const offline = source.whyMissing?.('model.safetensors');
+  if (offline) throw new SwapformerError('NOT_FOUND', `${source.label}: no weights cached: ${offline}`);
   throw new SwapformerError(
     'NOT_FOUND',
     `no weights in ${source.label}: looked for model.safetensors, ${INDEX}, pytorch_model.bin and pytorch_model.bin.index.json`,

@@ -13,17 +13,25 @@
 //   zeroShot:        (text, "This example is {label}.") pairs -> NLI sequence head -> tasks/zero-shot.js
 //   classifyTokens:  text -> token head -> tasks/token-classification.js
 //   fillMask:        text with mask tokens -> mlm head at the masks -> tasks/fill-mask.js
+//   answerQuestion:  (question, context) windows -> qa head -> tasks/question-answering.js
 import { SwapformerError, fail } from '../utils/errors.js';
 import { classificationInputs, classifyOptions, classifyLogits } from '../tasks/text-classification.js';
 import { crossEncoderPairs, predictOptions, crossEncoderScores, rankInputs, rankOptions, rankResults } from '../tasks/cross-encoder.js';
 import { zeroShotOptions, candidateLabelList, hypotheses, zeroShotResult } from '../tasks/zero-shot.js';
 import { tokenClassificationOptions, classifyTokenLogits } from '../tasks/token-classification.js';
 import { fillMaskOptions, resolveTargets, maskPositions, fillMaskResults } from '../tasks/fill-mask.js';
+import { questionAnsweringOptions, questionAnsweringInputs, windowSettings, questionAnsweringAnswers } from '../tasks/question-answering.js';
 
 const BATCH = 32; // inputs per forward pass: bounds the activations
 
 /** The task names of the heads (transformers.js's pipeline names). */
-export const TASKS = { sequence: 'text-classification', token: 'token-classification', mlm: 'fill-mask' };
+export const TASKS = {
+  sequence: 'text-classification',
+  token: 'token-classification',
+  mlm: 'fill-mask',
+  qa: 'question-answering',
+  colbert: 'feature-extraction',
+};
 
 /** Refuses a call on a model without the head it needs, naming what the folder has. */
 function needHead(model, task, method) {
@@ -35,6 +43,7 @@ function needHead(model, task, method) {
     sequence: 'a sequence-classification head (…ForSequenceClassification)',
     token: 'a token-classification head (…ForTokenClassification)',
     mlm: 'a masked-LM head (…ForMaskedLM)',
+    qa: 'a question-answering head (…ForQuestionAnswering)',
   }[task];
   // DeBERTa-v3 was pre-trained as ELECTRA is (its mask_predictions.* head tells replaced tokens from original ones)
   const why =
@@ -60,7 +69,7 @@ function* headLogits(model, encodings, positions) {
     if (typeVocabSize > 1) options.typeIds = batch.map((e) => e.typeIds);
     const { head: logits } = yield [batch.map((e) => e.ids), options];
     if (head.task === 'sequence') batch.forEach((_, b) => out.push(logits.data.slice(b * L, (b + 1) * L)));
-    else if (head.task === 'token') {
+    else if (head.task !== 'mlm') {
       const T = logits.shape[1];
       batch.forEach((e, b) => out.push(logits.data.slice(b * T * L, (b * T + e.ids.length) * L)));
     } else {
@@ -171,6 +180,43 @@ export function* fillMaskRun(model, text, options) {
   const positions = maskPositions(encoding.ids, view);
   const [rows] = yield* headLogits(model, [encoding], [positions]);
   return fillMaskResults(Array.from(encoding.ids), positions, rows, [positions.length, head.labels], view, options);
+}
+
+/**
+ * answerQuestion(question, context, {topK, maxAnswerLen, maxSeqLen, docStride,
+ * handleImpossibleAnswer, alignToWords}): the question-answering pipeline;
+ * topK 1 gives the best answer {score, start, end, answer} (or null), more a
+ * list, best first; start and end are UTF-16 offsets into context.
+ */
+export function* answerQuestionRun(model, question, context, options) {
+  needHead(model, 'qa', 'answerQuestion');
+  const o = questionAnsweringOptions(options);
+  questionAnsweringInputs(question, context);
+  const { maxSeqLen, docStride } = windowSettings(o, model.maxLength);
+  const questionFirst = model.tokenizer.paddingSide !== 'left'; // the pipeline's padding_side == "right"
+  const [text, pair] = questionFirst ? [question, context] : [context, question];
+  let windows;
+  try {
+    windows = model.tokenizer.encodeWindows(text, pair, { maxLength: maxSeqLen, stride: docStride, truncation: questionFirst ? 'only_second' : 'only_first' });
+  } catch (e) {
+    if (!(e instanceof SwapformerError)) throw e;
+    const q = model.tokenizer.encode(question, { addSpecialTokens: false }).ids.length;
+    if (e.code === 'SEQUENCE_TOO_LONG')
+      fail(
+        'SEQUENCE_TOO_LONG',
+        `the question has ${q} tokens: with the special tokens it leaves no room for the context in a window of maxSeqLen ${maxSeqLen}`,
+      );
+    throw new SwapformerError(e.code, `options.docStride = ${docStride}: ${e.message}`);
+  }
+  const longest = Math.max(...windows.map((w) => w.ids.length));
+  if (longest > model.encoder.maxSequenceLength)
+    fail(
+      'SEQUENCE_TOO_LONG',
+      `options.maxSeqLen = ${maxSeqLen}: a window has ${longest} tokens; this model encodes at most ${model.encoder.maxSequenceLength}`,
+    );
+  const logits = yield* headLogits(model, windows);
+  const answers = questionAnsweringAnswers(context, windows, logits, o, { questionFirst, clsTokenId: model.tokenizer.clsTokenId ?? null });
+  return o.topK === 1 ? (answers[0] ?? null) : answers;
 }
 
 /** Runs a task generator with sync forward passes. */

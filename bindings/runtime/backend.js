@@ -4,7 +4,8 @@
 // the wasm, with the reason kept for runtimeInfo(). 'native' never falls back:
 // BACKEND_UNAVAILABLE lists each attempt. Deno, Bun and workerd present
 // themselves as Node but run the wasm under 'auto' (their Node-API is partial).
-// SWAPFORMER_ISA (tests) forces a lower variant of the native kernels.
+// SWAPFORMER_ISA (tests) forces a lower variant of the native kernels;
+// SWAPFORMER_NATIVE_PATH loads the addon from another path (a build of one's own).
 
 import { fail } from '../utils/errors.js';
 import { isNode } from '../utils/platform.js';
@@ -46,15 +47,15 @@ async function importNative() {
  * SWAPFORMER_ISA names a variant this CPU lacks.
  */
 export async function nativeRuntime() {
-  const { value, from } = chosen();
-  if (value === 'wasm') return { rt: null, reason: `${from} chose the wasm` };
-  const why = notNode();
+  const why = notNode(); // first: Deno asks for a permission to read the environment
   if (why) {
-    if (value === 'native') fail('BACKEND_UNAVAILABLE', `${from}: the native backend needs Node: ${why}`);
+    if (backendSetting() === 'native') fail('BACKEND_UNAVAILABLE', `configure({ backend: 'native' }): the native backend needs Node: ${why}`);
     return { rt: null, reason: why };
   }
+  const { value, from } = chosen();
+  if (value === 'wasm') return { rt: null, reason: `${from} chose the wasm` };
   loading ??= importNative().then(
-    (m) => m.loadNative(process.env.SWAPFORMER_ISA || null),
+    (m) => m.loadNative(process.env.SWAPFORMER_ISA || null, process.env.SWAPFORMER_NATIVE_PATH || null),
     (e) => ({ attempts: [{ path: 'bindings/runtime/native.js', error: `the loader is not there (${e.message}): a bundle of the bindings?` }] }),
   );
   const r = await loading;

@@ -229,3 +229,186 @@ export async function semanticSearch(queryEmbeddings, corpusEmbeddings, options)
 export async function quantizeEmbeddings(embeddings, precision, options) {
   return quantizeOn(await runtime(), embeddings, precision, options);
 }
+
+// ------------------------------------------------------------------ sparse and multi-vector retrieval
+// (core/retrieval.c): SPLADE / bge-m3 sparse vectors as {indices, values}, ColBERT's
+// token vectors as {data, shape: [tokens, dim]}.
+
+/** Indices past this are refused: the search scatters a query into a dense scratch of max index + 1 floats. */
+export const SPARSE_MAX_INDEX = 2 ** 24 - 1;
+
+const isList = (v) =>
+  Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView) && !(v instanceof BigInt64Array) && !(v instanceof BigUint64Array));
+
+/** One sparse vector {indices, values} (any order; a repeated index adds up): Int32Array / Float32Array copies. */
+function readSparseVector(v, what) {
+  if (v === null || typeof v !== 'object' || !Object.hasOwn(v, 'indices') || !Object.hasOwn(v, 'values'))
+    fail('BAD_ARGUMENT', `${what} must be a sparse vector {indices, values}`);
+  const { indices, values } = v;
+  if (!isList(indices) || !isList(values)) fail('BAD_ARGUMENT', `${what}.indices and .values must be arrays of numbers`);
+  if (indices.length !== values.length) fail('BAD_ARGUMENT', `${what} has ${indices.length} indices and ${values.length} values`);
+  const n = indices.length,
+    idx = new Int32Array(n),
+    val = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    const k = indices[i],
+      x = values[i];
+    if (!Number.isInteger(k) || k < 0 || k > SPARSE_MAX_INDEX) fail('BAD_ARGUMENT', `${what}.indices[${i}] = ${String(k)} is not an integer in [0, 2^24)`);
+    if (typeof x !== 'number' || !Number.isFinite(x)) fail('BAD_ARGUMENT', `${what}.values[${i}] = ${String(x)} is not a finite number`);
+    idx[i] = k;
+    val[i] = x;
+  }
+  return { idx, val };
+}
+
+/** Sparse vectors (one, or an array) as CSR: {off (n + 1), idx, val, rows}. */
+export function readSparse(x, what) {
+  const list = Array.isArray(x) ? x : [x];
+  if (Array.isArray(x) && x.length === 0) fail('BAD_ARGUMENT', `${what} is empty`);
+  const rows = list.map((v, i) => readSparseVector(v, Array.isArray(x) ? `${what}[${i}]` : what));
+  const off = new Int32Array(rows.length + 1);
+  rows.forEach((r, i) => (off[i + 1] = off[i] + r.idx.length));
+  if (off[rows.length] > 2 ** 28) fail('OUT_OF_MEMORY', `${what} holds ${off[rows.length]} entries: too many for one call`);
+  const idx = new Int32Array(off[rows.length]),
+    val = new Float32Array(off[rows.length]);
+  rows.forEach((r, i) => {
+    idx.set(r.idx, off[i]);
+    val.set(r.val, off[i]);
+  });
+  return { off, idx, val, rows: rows.length };
+}
+
+/** Token vectors of one text: {data, shape: [tokens, dim]} or an array of rows, as {data, rows, width}. */
+function readTokens(x, what) {
+  const t = readRows(x, what);
+  if (t.packed) fail('BAD_ARGUMENT', `${what} must hold float vectors`);
+  return { ...t, what };
+}
+
+/** Documents' token vectors (one text, or an array of texts) as {data, off (N + 1), rows: N, width}. */
+function readDocuments(x, what) {
+  const single = x !== null && typeof x === 'object' && !Array.isArray(x);
+  const list = single ? [x] : x;
+  if (!Array.isArray(list) || !list.length) fail('BAD_ARGUMENT', `${what} must be token vectors {data, shape: [tokens, dim]} or an array of them`);
+  const docs = list.map((d, i) => readTokens(d, single ? what : `${what}[${i}]`));
+  const width = docs[0].width;
+  const off = new Int32Array(docs.length + 1);
+  docs.forEach((d, i) => {
+    if (d.width !== width) fail('BAD_ARGUMENT', `${what}[${i}] has vectors of ${d.width} dimensions, ${what}[0] of ${width}`);
+    off[i + 1] = off[i] + d.rows;
+  });
+  if (off[docs.length] * width > 2 ** 28) fail('OUT_OF_MEMORY', `${what} holds ${off[docs.length]} vectors of ${width}: too many for one call`);
+  const data = new Float32Array(off[docs.length] * width);
+  docs.forEach((d, i) => data.set(d.data.subarray(0, d.rows * width), off[i] * width));
+  return { data, off, rows: docs.length, width, what };
+}
+
+function topKOption(o, call) {
+  const k = own(readOptions(o, call), 'topK') ?? 10;
+  if (!Number.isSafeInteger(k) || k < 1) fail('BAD_ARGUMENT', `options.topK must be a positive integer, got ${String(k)}`);
+  return k;
+}
+
+/**
+ * Rows of dense vectors {data, shape: [M, V]} (SPLADE's pooled logits) as
+ * sparse vectors on rt: [{indices: Int32Array (ascending), values:
+ * Float32Array}] of the non-zeros, or of the k largest by |value| (k > 0; ties:
+ * the lower index), as sentence-transformers' max_active_dims.
+ */
+export function sparseRowsOn(rt, dense, k = 0) {
+  const [M, V] = dense.shape;
+  const cap = k > 0 && k < V ? k : V;
+  return withBuffers(rt, (x, alloc) => {
+    const px = alloc(M * V * 4);
+    rt.write(px, dense.data);
+    const idx = alloc(M * cap * 4),
+      val = alloc(M * cap * 4),
+      counts = alloc(M * 4);
+    x.sf_sparse_rows(idx, val, counts, px, M, V, k > 0 ? k : 0);
+    const n = rt.readI32(counts, M),
+      I = rt.readI32(idx, M * cap),
+      S = rt.readF32(val, M * cap);
+    return Array.from({ length: M }, (_, m) => ({ indices: I.slice(m * cap, m * cap + n[m]), values: S.slice(m * cap, m * cap + n[m]) }));
+  });
+}
+
+/**
+ * Dot products of sparse vectors on rt: k > 0, per query the k best corpus
+ * rows [{corpusId, score}] best first; k = 0, {data, shape: [M, N]}.
+ */
+export function sparseScoresOn(rt, queries, corpus, k) {
+  const Q = readSparse(queries, 'queries'),
+    C = readSparse(corpus, 'corpus');
+  let V = 1;
+  for (const i of Q.idx) if (i >= V) V = i + 1;
+  for (const i of C.idx) if (i >= V) V = i + 1;
+  const kk = Math.min(k, C.rows);
+  if (!k && Q.rows * C.rows > 2 ** 28) fail('OUT_OF_MEMORY', `a score matrix of ${Q.rows} x ${C.rows} is too large: search with sparseSearch`);
+  return withBuffers(rt, (x, alloc) => {
+    const put = (a) => {
+      const p = alloc(a.byteLength);
+      rt.write(p, a);
+      return p;
+    };
+    const dense = alloc(V * 4);
+    rt.write(dense, new Float32Array(V)); // zero on entry (the core leaves it zero)
+    const n = k ? Q.rows * kk : Q.rows * C.rows;
+    const ids = alloc(k ? n * 4 : 4),
+      out = alloc(n * 4);
+    x.sf_sparse_search(ids, out, put(Q.off), put(Q.idx), put(Q.val), Q.rows, put(C.off), put(C.idx), put(C.val), C.rows, dense, k ? kk : 0);
+    const S = rt.readF32(out, n);
+    if (!k) return { data: S, shape: [Q.rows, C.rows] };
+    const I = rt.readI32(ids, n);
+    return Array.from({ length: Q.rows }, (_, m) => Array.from({ length: kk }, (_, j) => ({ corpusId: I[m * kk + j], score: S[m * kk + j] })));
+  });
+}
+
+/**
+ * ColBERT's MaxSim on rt over real tokens only: for each document, the sum
+ * over a query's vectors of the largest dot product with the document's
+ * vectors (the documents copied in once for every query). Per query: k > 0,
+ * the k best [{corpusId, score}]; k = 0, a Float32Array of every document's score.
+ */
+export function maxSimOn(rt, queries, documents, k) {
+  const Q = queries.map((q, i) => readTokens(q, queries.length > 1 ? `queries[${i}]` : 'query'));
+  const D = readDocuments(documents, 'documents');
+  for (const q of Q) if (q.width !== D.width) fail('BAD_ARGUMENT', `${q.what} has vectors of ${q.width} dimensions and the documents ${D.width}`);
+  for (let i = 0; i < D.rows; i++) if (D.off[i + 1] === D.off[i]) fail('BAD_ARGUMENT', `documents[${i}] has no vectors`);
+  const kk = Math.min(k, D.rows),
+    n = k ? kk : D.rows;
+  return withBuffers(rt, (x, alloc) => {
+    const pd = copyIn(rt, alloc, { data: D.data, width: D.width, what: 'documents', packed: false });
+    const off = alloc(D.off.byteLength);
+    rt.write(off, D.off);
+    const ids = alloc(n * 4),
+      out = alloc(n * 4);
+    return Q.map((q) => {
+      const pq = copyIn(rt, alloc, q);
+      const scratch = alloc(Number(x.sf_maxsim_scratch(q.rows, q.width)) * 4);
+      x.sf_maxsim(ids, out, pq, q.rows, pd, off, D.rows, q.width, k ? kk : 0, scratch);
+      const S = rt.readF32(out, n);
+      if (!k) return S;
+      const I = rt.readI32(ids, n);
+      return Array.from({ length: kk }, (_, j) => ({ corpusId: I[j], score: S[j] }));
+    });
+  });
+}
+
+/** MaxSim scores of one query's token vectors against each document's (PyLate's colbert_scores, over real tokens only): a Float32Array. */
+export async function maxSim(query, documents) {
+  return maxSimOn(await runtime(), [query], documents, 0)[0];
+}
+/** Per query, the topK documents by MaxSim [{corpusId, score}], best first. */
+export async function maxSimSearch(queries, documents, options) {
+  const k = topKOption(options, 'maxSimSearch');
+  if (!Array.isArray(queries) || !queries.length) fail('BAD_ARGUMENT', 'queries must be an array of token vectors {data, shape: [tokens, dim]}');
+  return maxSimOn(await runtime(), queries, documents, k);
+}
+/** Dot products of every pair of sparse vectors: {data, shape: [M, N]} (SparseEncoder.similarity, lexical matching scores). */
+export async function sparseSimilarity(a, b) {
+  return sparseScoresOn(await runtime(), a, b, 0);
+}
+/** Per query, the topK corpus rows by sparse dot product [{corpusId, score}], best first. */
+export async function sparseSearch(queries, corpus, options) {
+  return sparseScoresOn(await runtime(), queries, corpus, topKOption(options, 'sparseSearch'));
+}

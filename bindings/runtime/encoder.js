@@ -6,11 +6,9 @@
 // keeps a typed-array view of wasm memory across a call that may grow it: views
 // are made fresh from memory.buffer each time.
 
-const ABI_VERSION = 3;
-
 import { SwapformerError, fail } from '../utils/errors.js';
 import { loadRuntime, wrongWasm } from './wasm.js';
-import { RuntimeBase } from './runtime.js';
+import { RuntimeBase, ABI_VERSION } from './runtime.js';
 import { Pool, threadSupport, defaultThreads, sharedMemory } from './threads.js';
 import { isNode } from '../utils/platform.js';
 import { nativeRuntime, nativeDefaultThreads } from './backend.js';
@@ -59,7 +57,6 @@ function deepFreeze(v) {
   }
   return v;
 }
-const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder();
 
 // ------------------------------------------------------------------ loading
@@ -243,6 +240,7 @@ export async function runtimeInfo(options) {
     threadsFallback: fallback,
     threaded: rt.backend === 'native' || !!rt.pool,
     q8Kernel: rt.cstr(rt.x.sf_q8_kernel()),
+    q8Amax: rt.backend === 'native' ? rt.q8Amax : /relaxed/.test(rt.cstr(rt.x.sf_q8_kernel())) ? 127 : 255,
     poolTasks,
     ...(rt.backend === 'native' ? { nativePath: rt.path } : {}),
   };
@@ -298,8 +296,7 @@ function readInit(init, layers) {
 /** A new encoder from a config; weights not given are initialised from seed. */
 export async function createEncoder(config, options) {
   options = readOptions(options, 'createEncoder');
-  const seed = own(options, 'seed') ?? 0,
-    wasm = own(options, 'wasm');
+  const seed = own(options, 'seed') ?? 0;
   if (config === null || typeof config !== 'object' || Array.isArray(config)) fail('BAD_CONFIG', 'config must be an object');
   if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0)
     fail('BAD_ARGUMENT', `options.seed must be a non-negative safe integer, got ${describe(seed)}`);
@@ -414,7 +411,6 @@ export class ModelSource {
 /** An encoder from a model file (safetensors with the config in its metadata). */
 export async function loadModel(bytes, options) {
   options = readOptions(options, 'loadModel');
-  const wasm = own(options, 'wasm');
   let file;
   if (bytes instanceof ModelSource)
     file = bytes; // loadPretrained: a checkpoint's tensors, streamed as a model file
@@ -548,6 +544,42 @@ function readTypeIds(typeIds, batch, typeVocabSize) {
     if (s.length !== batch.seqs[b].length) fail('BAD_ARGUMENT', `${t.where(b)} has ${s.length} type ids for ${batch.seqs[b].length} tokens`);
   });
   return t.seqs;
+}
+
+/**
+ * options.sparse of forward: true or {pooling: 'max' | 'sum', activation:
+ * 'relu' | 'log1p_relu'} (sentence-transformers' SpladePooling), on an mlm
+ * head: the sf_forward flags (encoder.h SF_OUT_SPARSE and its modes), or 0.
+ */
+function readSparse(sparse, config) {
+  if (sparse === undefined || sparse === false) return 0;
+  const o = sparse === true ? {} : readOptions(sparse, 'sparse', 'options.sparse');
+  const pooling = own(o, 'pooling') ?? 'max',
+    activation = own(o, 'activation') ?? 'relu';
+  if (pooling !== 'max' && pooling !== 'sum') fail('BAD_ARGUMENT', `options.sparse.pooling must be 'max' or 'sum', got ${describe(pooling)}`);
+  if (activation !== 'relu' && activation !== 'log1p_relu')
+    fail('BAD_ARGUMENT', `options.sparse.activation must be 'relu' or 'log1p_relu', got ${describe(activation)}`);
+  if (pooling === 'max' && activation === 'log1p_relu') fail('BAD_ARGUMENT', "options.sparse.activation 'log1p_relu' goes with pooling 'sum'");
+  if (config?.task !== 'mlm')
+    fail(
+      'UNSUPPORTED_MODEL',
+      `options.sparse: sparse vectors need a masked-LM head (…ForMaskedLM); this model has ${config ? `a ${config.task} head` : 'no head'}`,
+    );
+  return 8 | (pooling === 'sum' ? 16 : 0) | (activation === 'log1p_relu' ? 32 : 0);
+}
+
+/** options.attentionLengths: per sequence, how many of its first tokens the others attend to (a number for one sequence). */
+function readAttentionLengths(lengths, { seqs, single, where }) {
+  if (lengths === undefined) return null;
+  const list = single && typeof lengths === 'number' ? [lengths] : lengths;
+  if (!(Array.isArray(list) || (ArrayBuffer.isView(list) && !(list instanceof DataView))) || list.length !== seqs.length)
+    fail('BAD_ARGUMENT', `options.attentionLengths must be ${single ? 'a number' : `one number per sequence (${seqs.length})`}`);
+  return Int32Array.from({ length: seqs.length }, (_, b) => {
+    const k = list[b];
+    if (!Number.isInteger(k) || k < 1 || k > seqs[b].length)
+      fail('BAD_ARGUMENT', `options.attentionLengths${single ? '' : `[${b}]`} = ${describe(k)} is not in [1, ${seqs[b].length}] (the tokens of ${where(b)})`);
+    return k;
+  });
 }
 
 /**
@@ -714,8 +746,12 @@ export class Encoder {
     const { seqs, single, where } = readIds(ids, this.#config.vocabSize);
     const types = readTypeIds(own(options, 'typeIds'), { seqs, single }, this.#config.typeVocabSize);
     const skip = readSkipLayers(own(options, 'skipLayers'), this.#config.layers);
-    const headRows = readHead(own(options, 'head'), own(options, 'headPositions'), this.#config.head, { seqs, single, where });
-    const flags = (outputAttentions ? 1 : 0) | (outputHidden ? 2 : 0) | (headRows ? 4 : 0);
+    const sparse = readSparse(own(options, 'sparse'), this.#config.head);
+    if (sparse && (own(options, 'head') || own(options, 'headPositions') !== undefined))
+      fail('BAD_ARGUMENT', 'options.sparse pools the mlm head over every token: it takes no head or headPositions');
+    const headRows = sparse ? [] : readHead(own(options, 'head'), own(options, 'headPositions'), this.#config.head, { seqs, single, where });
+    const attentionLengths = readAttentionLengths(own(options, 'attentionLengths'), { seqs, single, where });
+    const flags = (outputAttentions ? 1 : 0) | (outputHidden ? 2 : 0) | (headRows ? 4 : 0) | sparse;
     this.#handle(); // reading the ids ran no wasm, but it may have run user code (a getter) that disposed us
     const B = seqs.length;
     let T = 0,
@@ -744,6 +780,7 @@ export class Encoder {
     });
     rt.write(x.sf_ids(h), idsBuf);
     rt.write(x.sf_lens(h), lens);
+    if (attentionLengths) rt.write(x.sf_attention_lens(h), attentionLengths); // sf_reserve zeroed them: all
     if (types) {
       const typeBuf = new Int32Array(N); // sf_reserve zeroed the core's
       for (let b = 0, o = 0; b < B; o += seqs[b++].length) typeBuf.set(types[b], o);
@@ -764,6 +801,7 @@ export class Encoder {
       single,
       outputAttentions,
       outputHidden,
+      sparse,
       headRows: rows?.length ?? (headRows ? 0 : -1),
       release: () => {
         if (skip) skipped(false);
@@ -772,15 +810,16 @@ export class Encoder {
   }
 
   // The outputs of a finished pass, copied out of wasm memory.
-  #collect({ h, B, T, seqs, single, outputAttentions, outputHidden, headRows }) {
+  #collect({ h, B, T, seqs, single, outputAttentions, outputHidden, headRows, sparse }) {
     const rt = this.#rt,
       x = rt.x;
     const C = this.#config.dModel,
       V = this.#config.vocabSize;
     const result = { data: rt.readF32(x.sf_output(h), B * T * C), shape: [B, T, C] };
-    if (headRows >= 0) {
+    if (sparse) result.sparse = { data: rt.readF32(x.sf_head_output(h), B * V), shape: [B, V] };
+    else if (headRows >= 0) {
       const { task, labels } = this.#config.head;
-      const shape = task === 'sequence' ? [B, labels] : task === 'token' ? [B, T, labels] : [headRows, labels];
+      const shape = task === 'sequence' ? [B, labels] : task === 'mlm' ? [headRows, labels] : [B, T, labels];
       result.head = {
         data: rt.readF32(
           x.sf_head_output(h),
@@ -836,7 +875,7 @@ export class Encoder {
   }
 
   /** What the position plugin adds to the embeddings at positions 0..length-1:
-   * {data, shape: [length, dModel]} (zeros for rope, alibi, none). */
+   * {data, shape: [length, embedDim]} (dModel unless embedDim is set; zeros for rope, alibi, none). */
   positionVectors(length) {
     const h = this.#handle(),
       rt = this.#rt;
@@ -844,7 +883,8 @@ export class Encoder {
     const limit = this.maxSequenceLength;
     if (length > limit) fail('SEQUENCE_TOO_LONG', `length ${length}: position '${this.#config.position}' encodes at most ${limit} (maxLen)`);
     rt.check(rt.x.sf_position_vectors(h, length));
-    return { data: rt.readF32(rt.x.sf_output(h), length * this.#config.dModel), shape: [length, this.#config.dModel] };
+    const E = this.#config.embedDim ?? this.#config.dModel;
+    return { data: rt.readF32(rt.x.sf_output(h), length * E), shape: [length, E] };
   }
 
   /** Raw attention scores q.k/sqrt(headDim) + the plugin's bias when every

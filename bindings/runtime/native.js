@@ -12,9 +12,8 @@
 
 import { fail } from '../utils/errors.js';
 import { nodeBuiltin } from '../utils/platform.js';
-import { RuntimeBase } from './runtime.js';
+import { RuntimeBase, ABI_VERSION } from './runtime.js';
 
-const ABI_VERSION = 3;
 const POINTER_BYTES = 8; // the prebuilds are 64-bit: size_t is 8 bytes
 
 class NativeRuntime extends RuntimeBase {
@@ -23,10 +22,11 @@ class NativeRuntime extends RuntimeBase {
     this.backend = 'native';
     this.isa = info.isa;
     this.lanes = info.lanes;
+    this.q8Amax = info.q8Amax;
     this.variants = info.variants;
     this.path = path;
-    this.maxAlloc = 2 ** 48;
-    this.memoryName = 'this process';
+    this.maxAlloc = 2 ** 31; // until loadNative sets 3/4 of the machine's memory
+    this.memoryName = "3/4 of this machine's memory (the native backend's limit on one allocation)";
     this.canOffload = true; // a pass on a libuv thread (napi_async_work)
     this.pool = null;
     this.threads = 1; // the pool's threads with the caller (it only grows)
@@ -86,20 +86,28 @@ async function prebuildFolder() {
  * Loads the addon: {rt} on success, {attempts: [{path, error}]} when none loads.
  * isa: the kernels' variant to force (SWAPFORMER_ISA), or null for the best.
  */
-export async function loadNative(isa) {
-  const { folder, reason } = await prebuildFolder();
-  if (!folder) return { attempts: [{ path: null, error: reason }] };
-  const { createRequire } = await nodeBuiltin('node:module');
-  const require = createRequire(import.meta.url);
+export async function loadNative(isa, override) {
   const { fileURLToPath } = await nodeBuiltin('node:url');
+  let paths;
+  if (override)
+    paths = [override]; // SWAPFORMER_NATIVE_PATH: a build of one's own (or, in tests, none)
+  else {
+    const { folder, reason } = await prebuildFolder();
+    if (!folder) return { attempts: [{ path: null, error: reason }] };
+    paths = [fileURLToPath(new URL(`../../prebuilds/${folder}/swapformer.node`, import.meta.url))];
+  }
   const attempts = [];
-  for (const url of [new URL(`../../prebuilds/${folder}/swapformer.node`, import.meta.url)]) {
-    const path = fileURLToPath(url);
+  for (const path of paths) {
     let addon;
     try {
-      addon = require(path);
+      const module = { exports: {} };
+      process.dlopen(module, path); // what require does for a .node file, without a require here
+      addon = module.exports;
     } catch (e) {
-      attempts.push({ path, error: e.code === 'MODULE_NOT_FOUND' ? 'not found (build it with ./build.sh native)' : e.message });
+      attempts.push({
+        path,
+        error: /cannot open shared object file: No such file/.test(e.message) ? 'not found (a clone builds it with ./build.sh native)' : e.message,
+      });
       continue;
     }
     if (typeof addon?.sf_abi_version !== 'function' || addon.sf_abi_version() !== ABI_VERSION) {
@@ -113,7 +121,14 @@ export async function loadNative(isa) {
       const list = addon.variants().map((v) => `${v.name}${v.supported ? '' : ' (not on this CPU)'}`);
       fail('BACKEND_UNAVAILABLE', `SWAPFORMER_ISA=${isa} is not a variant this CPU runs; this build has ${list.join(', ')}`);
     }
-    return { rt: new NativeRuntime(addon, info, path) };
+    // one allocation of the core at most 3/4 of the machine's memory: a hostile config or
+    // file is OUT_OF_MEMORY, as in wasm, before the kernel's OOM killer would take the process
+    const os = await nodeBuiltin('node:os');
+    const limit = Math.floor((os.totalmem() * 3) / 4);
+    addon.sf_set_alloc_limit(limit);
+    const rt = new NativeRuntime(addon, info, path);
+    rt.maxAlloc = limit; // the buffers the bindings allocate too
+    return { rt };
   }
   return { attempts };
 }

@@ -16,6 +16,9 @@
 
 import { SwapformerError, fail, CODES } from '../utils/errors.js';
 
+/** The C ABI these bindings speak (core/api.c's SF_ABI_VERSION): the wasm's and the addon's must match. */
+export const ABI_VERSION = 4;
+
 const noop = () => {};
 const utf8 = new TextEncoder();
 

@@ -124,8 +124,10 @@ function idKey(key) {
 /**
  * The label names of `n` outputs: config.id2label (string keys -> int, as
  * PretrainedConfig.__init__ in transformers configuration_utils.py), or
- * LABEL_i when it is absent (_create_id_label_maps). Every id below n must
- * have a label, else the head and the config disagree.
+ * LABEL_i when it is absent (_create_id_label_maps). transformers' num_labels
+ * is len(id2label), and a classifier whose rows are not that many does not
+ * load there (a size mismatch): so id2label must have exactly n labels, one
+ * for each id below n, else the head and the config disagree.
  */
 export function labelNames(config, n) {
   const id2label = own(config, 'id2label');
@@ -136,6 +138,8 @@ export function labelNames(config, n) {
     if (typeof label !== 'string') fail('BAD_CONFIG', `config.id2label[${JSON.stringify(key)}] must be a string, got ${show(label)}`);
     byId.set(idKey(key), label);
   }
+  if (byId.size !== n)
+    fail('BAD_CONFIG', `config.id2label has ${byId.size} label${byId.size === 1 ? '' : 's'}, but the head has ${n} output${n === 1 ? '' : 's'}`);
   return Array.from({ length: n }, (_, i) => {
     if (!byId.has(i)) fail('BAD_CONFIG', `config.id2label has no label for id ${i}, but the head has ${n} outputs`);
     return byId.get(i);

@@ -2,16 +2,30 @@
 // SwapformerError('UNSUPPORTED_MODEL') naming the field, never a silent default.
 // The file is untrusted: only its own properties are read (a type or key named
 // "constructor" or "__proto__" is a string like any other, and a property added
-// to Object.prototype is never seen), ids must fit an Int32Array, and nested
-// Sequences are bounded.
+// to Object.prototype is never seen), ids must fit an Int32Array, nested
+// Sequences are bounded, and so is the nesting of anything in the file.
 
 import { SwapformerError } from '../utils/errors.js';
+import { nestedTooDeep } from '../utils/json.js';
 
 /** Ids go to Int32Arrays: every id read from the file must be below 2^31. */
 export const ID_LIMIT = 2 ** 31;
 
 /** The deepest nesting of Sequences (normalizers, pre-tokenizers, processors, decoders) we build. */
 export const MAX_DEPTH = 64;
+
+/**
+ * The deepest nesting of objects and arrays read at all, anywhere in the file
+ * (64 Sequences are about 130 deep): checked without recursion before anything
+ * copies or walks the data, so that no recursive reader can overflow the stack.
+ */
+export const MAX_NESTING = 256;
+
+/** Refuses data (a parsed tokenizer.json, or a config object) nested more than MAX_NESTING deep, naming where; `what` names the file. */
+export function checkNesting(value, what) {
+  const at = nestedTooDeep(value, MAX_NESTING);
+  if (at !== null) throw new SwapformerError('UNSUPPORTED_MODEL', `${what}: ${at}: objects and arrays nested more than ${MAX_NESTING} deep are not supported`);
+}
 
 /** obj[key] when it is an own property of the object obj, else undefined (never an inherited value). */
 export const own = (obj, key) => (obj !== null && typeof obj === 'object' && Object.hasOwn(obj, key) ? obj[key] : undefined);

@@ -1,9 +1,11 @@
 // Post-processors of tokenizer.json: add the special tokens and set the type ids
 // (Rust: tokenizers/src/processors/*.rs). An encoding here is
 // { ids: Int32Array, tokens: string[], offsets: Int32Array (start, end of each
-// token), typeIds, seqs }: offsets in UTF-16 units of the sequence seqs[i] (0 or
-// 1; -1 for an added special token); typeIds and seqs are an Int32Array /
-// Int8Array, or one number for every token (a sequence's encoding before concat).
+// token), typeIds, seqs, words }: offsets in UTF-16 units of the sequence seqs[i]
+// (0 or 1; -1 for an added special token); words the word (pre-tokenizer piece)
+// of each token within its sequence, -1 for a special token; typeIds, seqs and
+// words are an Int32Array / Int8Array, or one number for every token (a
+// sequence's encoding before concat, or a special token's).
 
 import { SwapformerError } from '../utils/errors.js';
 import { isWhitespace } from './unicode.js';
@@ -66,6 +68,7 @@ const specials = (ids, tokens, typeId) => ({
   typeIds: typeId,
   offsets: new Int32Array(2 * ids.length),
   seqs: -1,
+  words: -1,
 });
 
 /** Sets a[k, k + n) from `values`, an array or one number. */
@@ -78,7 +81,14 @@ function put(a, k, n, values) {
 export function concat(encodings) {
   let n = 0;
   for (const e of encodings) n += e.ids.length;
-  const out = { ids: new Int32Array(n), typeIds: new Int32Array(n), tokens: new Array(n), offsets: new Int32Array(2 * n), seqs: new Int8Array(n) };
+  const out = {
+    ids: new Int32Array(n),
+    typeIds: new Int32Array(n),
+    tokens: new Array(n),
+    offsets: new Int32Array(2 * n),
+    seqs: new Int8Array(n),
+    words: new Int32Array(n),
+  };
   let k = 0;
   for (const e of encodings) {
     const m = e.ids.length;
@@ -86,6 +96,7 @@ export function concat(encodings) {
     out.offsets.set(e.offsets, 2 * k);
     put(out.typeIds, k, m, e.typeIds);
     put(out.seqs, k, m, e.seqs);
+    put(out.words, k, m, e.words ?? -1);
     for (let i = 0; i < m; i++) out.tokens[k + i] = e.tokens[i];
     k += m;
   }
@@ -249,6 +260,8 @@ function result(encodings) {
     tokens: e.tokens,
     offsets: exact(e.offsets),
     typeIds: typeof e.typeIds === 'number' ? new Int32Array(n).fill(e.typeIds) : exact(e.typeIds),
+    seqs: typeof e.seqs === 'number' ? new Int8Array(n).fill(e.seqs) : e.seqs,
+    words: e.words === undefined || typeof e.words === 'number' ? new Int32Array(n).fill(e.words ?? -1) : e.words,
   };
 }
 

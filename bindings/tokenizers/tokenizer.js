@@ -24,15 +24,24 @@ import { buildModel } from './models.js';
 import { buildPostProcessor, postProcess } from './post-processors.js';
 import { buildDecoder } from './decoders.js';
 import { AddedVocabulary } from './added-vocabulary.js';
-import { own, unsupported } from './json.js';
+import { own, unsupported, checkNesting } from './json.js';
 import { readOptions } from '../utils/options.js';
 
 const badArgument = (message) => new SwapformerError('BAD_ARGUMENT', message);
 
 /** Keeps the first `n` tokens of an encoding. */
 function truncated(enc, n) {
-  return { ...enc, ids: enc.ids.subarray(0, n), tokens: enc.tokens.slice(0, n), offsets: enc.offsets.subarray(0, 2 * n) };
+  return { ...enc, ids: enc.ids.subarray(0, n), tokens: enc.tokens.slice(0, n), offsets: enc.offsets.subarray(0, 2 * n), words: enc.words.subarray(0, n) };
 }
+
+/** Tokens [start, stop) of a sequence's encoding, offsets and words copied (a post-processor may trim offsets in place). */
+const window = (enc, start, stop) => ({
+  ...enc,
+  ids: enc.ids.subarray(start, stop),
+  tokens: enc.tokens.slice(start, stop),
+  offsets: enc.offsets.slice(2 * start, 2 * stop),
+  words: enc.words.slice(start, stop),
+});
 
 /**
  * Sets result.offsets, the [start, end] pair of each token, made from the flat
@@ -76,6 +85,8 @@ class SequenceEncoding {
     this.n = 0;
     this.ids = new Int32Array(64);
     this.offsets = new Int32Array(128);
+    this.words = new Int32Array(64);
+    this.word = -1; // Rust's word ids: the index of the piece (an added token, a pre-tokenized word) a token comes from
     this.tokens = [];
     this.done = false;
   }
@@ -88,7 +99,11 @@ class SequenceEncoding {
       const offsets = new Int32Array(4 * this.n);
       offsets.set(this.offsets);
       this.offsets = offsets;
+      const words = new Int32Array(2 * this.n);
+      words.set(this.words);
+      this.words = words;
     }
+    this.words[this.n] = this.word;
     this.ids[this.n] = id;
     this.offsets[2 * this.n] = codePointStart(this.text, start);
     this.offsets[2 * this.n + 1] = codePointStart(this.text, end);
@@ -98,12 +113,14 @@ class SequenceEncoding {
 
   /** An added token: the whole piece. */
   added(piece, id) {
+    this.word++;
     const [start, end] = piece.normalizedToOriginal(0, piece.length);
     this.push(id, piece.get(), start, end);
   }
 
   /** The model's tokens of a piece ({ id, value, start, end } in units of the piece). */
   model(piece, tokens) {
+    this.word++;
     for (const t of tokens) {
       const [start, end] = piece.normalizedToOriginal(t.start, t.end) ?? [t.start, t.end];
       this.push(t.id, t.value, start, end);
@@ -113,7 +130,15 @@ class SequenceEncoding {
 
   /** The encoding of sequence `seq` (its type id too, before post-processing). */
   finish(seq) {
-    return { ids: this.ids.subarray(0, this.n), tokens: this.tokens, offsets: this.offsets.subarray(0, 2 * this.n), typeIds: seq, seqs: seq };
+    const n = this.n;
+    return {
+      ids: this.ids.subarray(0, n),
+      tokens: this.tokens,
+      offsets: this.offsets.subarray(0, 2 * n),
+      words: this.words.subarray(0, n),
+      typeIds: seq,
+      seqs: seq,
+    };
   }
 }
 
@@ -190,7 +215,9 @@ export class Tokenizer {
       } catch (e) {
         throw badArgument(`tokenizerJson is not valid JSON: ${e.message}`);
       }
+      checkNesting(json, 'tokenizer.json');
     } else if (json !== null && typeof json === 'object' && !Array.isArray(json)) {
+      checkNesting(json, 'tokenizer.json'); // before the copy: JSON.stringify recurses
       json = plainCopy(json, 'tokenizerJson');
     }
     if (json === null || typeof json !== 'object' || Array.isArray(json)) throw badArgument('tokenizerJson must be an object or a JSON string');
@@ -199,6 +226,7 @@ export class Tokenizer {
       ['specialTokensMap', specialTokensMap],
     ].map(([name, v]) => {
       if (v != null && (typeof v !== 'object' || Array.isArray(v))) throw badArgument(`${name} must be an object`);
+      if (v != null) checkNesting(v, name);
       return v == null ? {} : plainCopy(v, name);
     });
     return new Tokenizer(json, ...configs);
@@ -252,6 +280,64 @@ export class Tokenizer {
       [a, b] = truncation === 'longest_first' || !isPair ? truncateLongestFirst(a, b, maxLength - added) : truncateOnly(a, b, maxLength - added, truncation);
     const enc = postProcess(this._postProcessor, b === null ? [a] : [a, b], addSpecialTokens, [text, isPair ? pair : null]);
     return withOffsetPairs({ ids: enc.ids, typeIds: enc.typeIds, tokens: enc.tokens }, enc.offsets);
+  }
+
+  /**
+   * A question and a context as the question-answering pipeline tokenizes
+   * them with return_overflowing_tokens: `text` and `pair` (the question
+   * first when the tokenizer pads on the right, else the context first), the
+   * context (pair with only_second, text with only_first) split into windows
+   * that fit maxLength with the other sequence and the special tokens, each
+   * starting `stride` tokens before the last one ended (Rust's
+   * Encoding::truncate), until one reaches the context's end: the rule of
+   * tokenizers up to 0.22 (0.23 stops tokenizing a long context at about
+   * maxLength tokens and drops the rest). Refuses what Rust refuses: a stride
+   * above maxLength less a single sequence's special tokens
+   * (TruncationParamError), no room left for the context (SequenceTooShort),
+   * and a stride not below the context's room when it must be split.
+   * @returns {{ids, typeIds, tokens, offsets: [number, number][], sequenceIds: Int8Array, wordIds: Int32Array}[]}
+   *   sequenceIds 0 / 1, -1 for a special token; wordIds the word of each token within its sequence, -1 for a special token.
+   */
+  encodeWindows(text, pair, options) {
+    const { maxLength, stride = 0, truncation = 'only_second' } = readOptions(options, ['maxLength', 'stride', 'truncation'], 'encodeWindows: options');
+    if (typeof text !== 'string' || typeof pair !== 'string') throw badArgument('encodeWindows takes two strings');
+    if (!Number.isSafeInteger(maxLength) || maxLength < 1) throw badArgument(`maxLength must be a positive integer (got ${maxLength})`);
+    if (!Number.isSafeInteger(stride) || stride < 0) throw badArgument(`stride must be a non-negative integer (got ${stride})`);
+    if (truncation !== 'only_first' && truncation !== 'only_second') throw badArgument("truncation must be 'only_first' or 'only_second'");
+    const pp = this._postProcessor,
+      single = pp ? pp.addedTokens(false) : 0,
+      added = pp ? pp.addedTokens(true) : 0;
+    if (maxLength - single < stride)
+      throw badArgument(`stride ${stride} is more than maxLength ${maxLength} less the ${single} special tokens of one sequence (Rust's TruncationParamError)`);
+    const a = this._encodeSequence(text, 0),
+      b = this._encodeSequence(pair, 1);
+    const [cut, other] = truncation === 'only_second' ? [b, a] : [a, b];
+    const n = cut.ids.length,
+      room = maxLength - added - other.ids.length;
+    const spans = [];
+    if (n + other.ids.length + added <= maxLength) spans.push([0, n]);
+    else {
+      if (room < 1)
+        throw new SwapformerError(
+          'SEQUENCE_TOO_LONG',
+          `the ${truncation === 'only_second' ? 'first' : 'second'} sequence has ${other.ids.length} tokens: with the ${added} special tokens it leaves no room in ${maxLength} for the other (Rust's SequenceTooShort)`,
+        );
+      if (stride >= room)
+        throw badArgument(
+          `stride ${stride} must be less than the ${room} tokens a window has for the sequence it splits (maxLength ${maxLength} less the ${added} special tokens and the other sequence's ${other.ids.length})`,
+        );
+      for (let start = 0; ; start += room - stride) {
+        const stop = Math.min(start + room, n);
+        spans.push([start, stop]);
+        if (stop === n) break;
+      }
+    }
+    return spans.map(([start, stop]) => {
+      const w = window(cut, start, stop),
+        o = window(other, 0, other.ids.length);
+      const enc = postProcess(pp, truncation === 'only_second' ? [o, w] : [w, o], true, [text, pair]);
+      return withOffsetPairs({ ids: enc.ids, typeIds: enc.typeIds, tokens: enc.tokens, sequenceIds: enc.seqs, wordIds: enc.words }, enc.offsets);
+    });
   }
 
   /**
@@ -322,6 +408,11 @@ export class Tokenizer {
   get modelMaxLength() {
     const n = own(this._config, 'model_max_length');
     return Number.isInteger(n) && n > 0 && n <= 2 ** 31 ? n : null;
+  }
+
+  /** tokenizer_config.json's padding_side: 'left', else 'right' (the default of PreTrainedTokenizerBase). */
+  get paddingSide() {
+    return own(this._config, 'padding_side') === 'left' ? 'left' : 'right';
   }
 
   /** The id of the named special token ("pad", "cls", "sep", "unk", "mask", "bos", "eos"), from the configs, else the post-processor. */

@@ -9,7 +9,8 @@
  *     stale pointer can never be read through a view after a free;
  *   - sf_forward_async: sf_forward on a libuv thread (napi_async_work) with its
  *     error carried back to the JS thread, a Promise of the return code;
- *   - init(isa): the kernels' variant (core/isa.c), once per process.
+ *   - init(isa): the kernels' variant (core/isa.c), once per process;
+ *   - the encoders an env made and did not dispose are freed when it ends.
  *
  * Built by build.sh with clang against npm's node-api-headers, NAPI_VERSION 8,
  * no node-gyp; the napi_* symbols resolve against the node executable at load. */
@@ -77,6 +78,12 @@ void sf_similarity(float *out, const float *a, const float *inv_a, int M, const 
 void sf_search(int32_t *idx, float *out, const float *q, const float *inv_q, int M, const float *c, const float *inv_c, int N, int D, int k, int fn);
 void sf_hamming(int32_t *idx, float *out, const uint8_t *q, int M, const uint8_t *c, int N, int bytes, int k);
 void sf_quantize(void *out, const float *x, int M, int D, int precision, const float *starts, const float *steps);
+void sf_sparse_rows(int32_t *idx, float *val, int32_t *counts, const float *x, int M, int V, int k);
+void sf_sparse_search(int32_t *ids, float *out, const int32_t *qoff, const int32_t *qidx, const float *qval, int M, const int32_t *coff,
+                      const int32_t *cidx, const float *cval, int N, float *dense, int k);
+size_t sf_maxsim_scratch(int nq, int D);
+void sf_maxsim(int32_t *ids, float *out, const float *q, int nq, const float *docs, const int32_t *doff, int N, int D, int k, float *scratch);
+void *sf_attention_lens(void *e);
 void *sf_load_begin(const unsigned char *head, size_t head_len, size_t file_len, int dtype);
 int sf_load_tensors(const void *l);
 const size_t *sf_load_plan(const void *l);
@@ -86,7 +93,7 @@ void sf_load_free(void *l);
 
 /* ---------------------------------------------------------------- arguments and results */
 
-#define MAX_ARGS 11
+#define MAX_ARGS 12
 
 /* argv[0 .. n) or a TypeError: a wrong call is a bug of the bindings, never a crash */
 static int args(napi_env env, napi_callback_info info, size_t n, napi_value *argv) {
@@ -139,7 +146,7 @@ static int read_args(napi_env env, napi_callback_info info, size_t n, napi_value
 #define Z(k) ((size_t)a_.i[k])
 #define D(k) (a_.d[k])
 #define WRAP(name, n, RET, call)                                                                                                                     \
-    static napi_value w_##name(napi_env env, napi_callback_info info) {                                                                             \
+    static napi_value w_##name(napi_env env, napi_callback_info info) {                                                                              \
         napi_value argv[MAX_ARGS];                                                                                                                   \
         call_args a_;                                                                                                                                \
         if (!read_args(env, info, n, argv, &a_)) return NULL;                                                                                        \
@@ -149,6 +156,72 @@ static int read_args(napi_env env, napi_callback_info info, size_t n, napi_value
 #define R_INT(call)  return ret_int(env, (int64_t)(call))
 #define R_PTR(call)  return ret_ptr(env, (const void *)(call))
 #define R_VOID(call) return (call), ret_void(env)
+
+/* ---------------------------------------------------------------- encoders of an env
+ * Each env (the main thread, each worker_threads Worker) keeps the encoders it made;
+ * when it ends, those it did not dispose are freed (in wasm they went with the
+ * Worker's memory), but for one whose pass still runs on a libuv thread. */
+
+typedef struct {
+    void **h;
+    size_t n, cap;
+    void *busy; /* the encoder whose forward_async runs now (one at a time per env: the bindings queue them) */
+} env_state;
+
+static env_state *state_of(napi_env env) {
+    env_state *st = NULL;
+    napi_get_instance_data(env, (void **)&st);
+    return st;
+}
+static void track(napi_env env, void *e) {
+    env_state *st = state_of(env);
+    if (!st || !e) return;
+    if (st->n == st->cap) {
+        size_t cap = st->cap ? 2 * st->cap : 16;
+        void **h = realloc(st->h, cap * sizeof *h);
+        if (!h) return; /* untracked: freed by dispose or the finalizer only */
+        st->h = h, st->cap = cap;
+    }
+    st->h[st->n++] = e;
+}
+static void untrack(napi_env env, void *e) {
+    env_state *st = state_of(env);
+    for (size_t i = 0; st && i < st->n; i++)
+        if (st->h[i] == e) {
+            st->h[i] = st->h[--st->n];
+            return;
+        }
+}
+static void env_end(napi_env env, void *data, void *hint) {
+    (void)env, (void)hint;
+    env_state *st = data;
+    for (size_t i = 0; i < st->n; i++)
+        if (st->h[i] != st->busy) sf_destroy(st->h[i]);
+    free(st->h);
+    free(st);
+}
+
+/* the calls that make or free an encoder, tracked */
+#define WRAP_MAKES(name, n, call)                                                                                                                    \
+    static napi_value w_##name(napi_env env, napi_callback_info info) {                                                                              \
+        napi_value argv[MAX_ARGS];                                                                                                                   \
+        call_args a_;                                                                                                                                \
+        if (!read_args(env, info, n, argv, &a_)) return NULL;                                                                                        \
+        void *e = call;                                                                                                                              \
+        track(env, e);                                                                                                                               \
+        return ret_ptr(env, e);                                                                                                                      \
+    }
+WRAP_MAKES(sf_create, 3, sf_create(A(0), Z(1), I(2)))
+WRAP_MAKES(sf_load, 2, sf_load(A(0), Z(1)))
+WRAP_MAKES(sf_load_end, 1, sf_load_end(A(0)))
+static napi_value w_sf_destroy(napi_env env, napi_callback_info info) {
+    napi_value argv[MAX_ARGS];
+    call_args a_;
+    if (!read_args(env, info, 1, argv, &a_)) return NULL;
+    untrack(env, A(0));
+    sf_destroy(A(0));
+    return ret_void(env);
+}
 
 WRAP(sf_abi_version, 0, R_INT, sf_abi_version())
 WRAP(sf_plugin_api_version, 0, R_INT, sf_plugin_api_version())
@@ -161,11 +234,8 @@ WRAP(sf_result_len, 0, R_INT, sf_result_len())
 WRAP(sf_result_free, 0, R_VOID, sf_result_free())
 WRAP(sf_plugin_count, 1, R_INT, sf_plugin_count(I(0)))
 WRAP(sf_plugin_name, 2, R_PTR, sf_plugin_name(I(0), I(1)))
-WRAP(sf_create, 3, R_PTR, sf_create(A(0), Z(1), I(2)))
 WRAP(sf_set_weight, 5, R_INT, sf_set_weight(A(0), A(1), Z(2), A(3), Z(4)))
 WRAP(sf_init, 3, R_INT, sf_init(A(0), D(1), D(2)))
-WRAP(sf_load, 2, R_PTR, sf_load(A(0), Z(1)))
-WRAP(sf_destroy, 1, R_VOID, sf_destroy(A(0)))
 WRAP(sf_config_json, 1, R_INT, sf_config_json(A(0)))
 WRAP(sf_save, 1, R_INT, sf_save(A(0)))
 WRAP(sf_max_len, 1, R_INT, sf_max_len(A(0)))
@@ -180,6 +250,7 @@ WRAP(sf_head_rows, 1, R_PTR, sf_head_rows(A(0)))
 WRAP(sf_head_output, 1, R_PTR, sf_head_output(A(0)))
 WRAP(sf_ids, 1, R_PTR, sf_ids(A(0)))
 WRAP(sf_lens, 1, R_PTR, sf_lens(A(0)))
+WRAP(sf_attention_lens, 1, R_PTR, sf_attention_lens(A(0)))
 WRAP(sf_type_ids, 1, R_PTR, sf_type_ids(A(0)))
 WRAP(sf_skip_layers, 1, R_PTR, sf_skip_layers(A(0)))
 WRAP(sf_set_threads, 2, R_VOID, sf_set_threads(A(0), I(1)))
@@ -202,12 +273,24 @@ WRAP(sf_similarity, 9, R_VOID, sf_similarity(A(0), A(1), A(2), I(3), A(4), A(5),
 WRAP(sf_search, 11, R_VOID, sf_search(A(0), A(1), A(2), A(3), I(4), A(5), A(6), I(7), I(8), I(9), I(10)))
 WRAP(sf_hamming, 8, R_VOID, sf_hamming(A(0), A(1), A(2), I(3), A(4), I(5), I(6), I(7)))
 WRAP(sf_quantize, 7, R_VOID, sf_quantize(A(0), A(1), I(2), I(3), I(4), A(5), A(6)))
+WRAP(sf_sparse_rows, 7, R_VOID, sf_sparse_rows(A(0), A(1), A(2), A(3), I(4), I(5), I(6)))
+WRAP(sf_sparse_search, 12, R_VOID, sf_sparse_search(A(0), A(1), A(2), A(3), A(4), I(5), A(6), A(7), A(8), I(9), A(10), I(11)))
+WRAP(sf_maxsim_scratch, 2, R_INT, sf_maxsim_scratch(I(0), I(1)))
+WRAP(sf_maxsim, 10, R_VOID, sf_maxsim(A(0), A(1), A(2), I(3), A(4), A(5), I(6), I(7), I(8), A(9)))
 WRAP(sf_load_begin, 4, R_PTR, sf_load_begin(A(0), Z(1), Z(2), I(3)))
 WRAP(sf_load_tensors, 1, R_INT, sf_load_tensors(A(0)))
 WRAP(sf_load_plan, 1, R_PTR, sf_load_plan(A(0)))
 WRAP(sf_load_chunk, 3, R_INT, sf_load_chunk(A(0), A(1), Z(2)))
-WRAP(sf_load_end, 1, R_PTR, sf_load_end(A(0)))
 WRAP(sf_load_free, 1, R_VOID, sf_load_free(A(0)))
+
+/* sf_set_alloc_limit(bytes): the largest single allocation of the core (core/error.h) */
+static napi_value m_set_alloc_limit(napi_env env, napi_callback_info info) {
+    napi_value argv[MAX_ARGS];
+    call_args a_;
+    if (!read_args(env, info, 1, argv, &a_)) return NULL;
+    if (a_.i[0] > 0) sf_alloc_limit = (size_t)a_.i[0];
+    return ret_void(env);
+}
 
 /* ---------------------------------------------------------------- memory */
 
@@ -276,6 +359,7 @@ static napi_value m_cstr(napi_env env, napi_callback_info info) {
 typedef struct {
     napi_async_work work;
     napi_deferred done;
+    env_state *st;
     void *e;
     int B, flags, rc, code;
     char msg[SF_ERROR_MSG_CAP];
@@ -294,6 +378,7 @@ static void forward_execute(napi_env env, void *p) { /* a libuv thread: no napi_
 static void forward_complete(napi_env env, napi_status status, void *p) { /* the JS thread */
     forward_job *j = p;
     napi_value v;
+    if (j->st && j->st->busy == j->e) j->st->busy = NULL;
     if (status == napi_ok) {
         if (j->rc) sf_error_restore(j->code, j->msg);
         napi_create_int32(env, j->rc, &v);
@@ -319,7 +404,8 @@ static napi_value m_forward_async(napi_env env, napi_callback_info info) {
         napi_throw_error(env, "OUT_OF_MEMORY", "swapformer addon: out of memory");
         return NULL;
     }
-    j->e = e, j->B = B, j->flags = flags;
+    j->e = e, j->B = B, j->flags = flags, j->st = state_of(env);
+    if (j->st) j->st->busy = e;
     if (napi_create_promise(env, &j->done, &promise) != napi_ok ||
         napi_create_string_utf8(env, "swapformer.forward", NAPI_AUTO_LENGTH, &name) != napi_ok ||
         napi_create_async_work(env, NULL, name, forward_execute, forward_complete, j, &j->work) != napi_ok ||
@@ -357,6 +443,8 @@ static napi_value m_init(napi_env env, napi_callback_info info) {
     napi_set_named_property(env, out, "isa", v);
     napi_create_int32(env, sf_isa()->lanes, &v);
     napi_set_named_property(env, out, "lanes", v);
+    napi_create_int32(env, sf_isa()->q8_amax, &v);
+    napi_set_named_property(env, out, "q8Amax", v);
     list = m_variants(env, info);
     napi_set_named_property(env, out, "variants", list);
     return out;
@@ -381,9 +469,12 @@ static napi_value m_variants(napi_env env, napi_callback_info info) {
 
 /* ---------------------------------------------------------------- registration */
 
-#define EXPORT(name) {#name, NULL, w_##name, NULL, NULL, NULL, napi_default_jsproperty, NULL}
+#define EXPORT(name)                                                                                                                                 \
+    { #name, NULL, w_##name, NULL, NULL, NULL, napi_default_jsproperty, NULL }
 
 NAPI_MODULE_INIT() {
+    env_state *st = calloc(1, sizeof *st);
+    if (!st || napi_set_instance_data(env, st, env_end, NULL) != napi_ok) free(st);
     napi_property_descriptor d[] = {
         EXPORT(sf_abi_version),
         EXPORT(sf_plugin_api_version),
@@ -415,6 +506,7 @@ NAPI_MODULE_INIT() {
         EXPORT(sf_head_output),
         EXPORT(sf_ids),
         EXPORT(sf_lens),
+        EXPORT(sf_attention_lens),
         EXPORT(sf_type_ids),
         EXPORT(sf_skip_layers),
         EXPORT(sf_set_threads),
@@ -436,6 +528,10 @@ NAPI_MODULE_INIT() {
         EXPORT(sf_similarity),
         EXPORT(sf_search),
         EXPORT(sf_hamming),
+        EXPORT(sf_sparse_rows),
+        EXPORT(sf_sparse_search),
+        EXPORT(sf_maxsim_scratch),
+        EXPORT(sf_maxsim),
         EXPORT(sf_quantize),
         EXPORT(sf_load_begin),
         EXPORT(sf_load_tensors),
@@ -449,6 +545,7 @@ NAPI_MODULE_INIT() {
         {"sf_forward_async", NULL, m_forward_async, NULL, NULL, NULL, napi_default_jsproperty, NULL},
         {"init", NULL, m_init, NULL, NULL, NULL, napi_default_jsproperty, NULL},
         {"variants", NULL, m_variants, NULL, NULL, NULL, napi_default_jsproperty, NULL},
+        {"sf_set_alloc_limit", NULL, m_set_alloc_limit, NULL, NULL, NULL, napi_default_jsproperty, NULL},
     };
     if (napi_define_properties(env, exports, sizeof d / sizeof d[0], d) != napi_ok) return NULL;
     return exports;

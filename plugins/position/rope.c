@@ -9,6 +9,10 @@
  * Context extension, positionOptions.scaling:
  *   {type: 'linear', factor}  position interpolation: angle = (t / factor) theta_i
  *   {type: 'ntk', factor}     NTK-aware: base' = base * factor^(D / (D - 2))
+ *   {type: 'fixed-ntk', factor}
+ *       fixed NTK (kexue.fm/archives/9706; GTE's NTKScalingRotaryEmbedding,
+ *       rope_scaling {type: 'ntk'}): base' = base * factor, and every
+ *       frequency divided by factor^(2 / D) as well, at every length
  *   {type: 'yarn', factor, originalMaxLen, betaFast = 32, betaSlow = 1}
  *       YaRN (Peng et al. 2023): dimensions that turn fewer than betaSlow times
  *       over originalMaxLen positions are interpolated (theta / factor), those
@@ -29,7 +33,7 @@
 #include "../../core/config.h"
 #include "../../core/sfmath.h"
 
-enum { SCALE_NONE, SCALE_LINEAR, SCALE_NTK, SCALE_YARN, SCALE_DYNAMIC };
+enum { SCALE_NONE, SCALE_LINEAR, SCALE_NTK, SCALE_YARN, SCALE_DYNAMIC, SCALE_FIXED_NTK };
 
 typedef struct {
     double base, local_base, factor, beta_fast, beta_slow;
@@ -42,7 +46,7 @@ static const rope_opts *opts(const sf_config *c) { return (const rope_opts *)c->
 static int rope_parse(sf_options *o, const sf_json *j, int node, sf_error *err) {
     static const char *const keys[] = {"base", "localBase", "style", "scaling", NULL};
     static const char *const styles[] = {"interleaved", "half", NULL};
-    static const char *const types[] = {"none", "linear", "ntk", "yarn", "dynamic", NULL};
+    static const char *const types[] = {"none", "linear", "ntk", "yarn", "dynamic", "fixed-ntk", NULL};
     static const char *const scaling_keys[] = {"type", "factor", "originalMaxLen", "betaFast", "betaSlow", NULL};
     rope_opts *r = (rope_opts *)o->bytes;
     int rc;
@@ -60,7 +64,7 @@ static int rope_parse(sf_options *o, const sf_json *j, int node, sf_error *err) 
     const char *path = "positionOptions.scaling";
     if ((rc = sf_opt_only(j, sc, path, scaling_keys, err))) return rc;
     if (sf_json_member(j, sc, "type") < 0)
-        return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling.type is required (linear, ntk, yarn, dynamic)");
+        return sf_fail(err, SF_BAD_CONFIG, "config.positionOptions.scaling.type is required (linear, ntk, yarn, dynamic, fixed-ntk)");
     if ((rc = sf_opt_enum(j, sc, path, "type", types, 0, &r->scaling, err))) return rc;
     if (r->scaling == SCALE_NONE) { /* no parameter may be given and then ignored */
         for (int k = 1; scaling_keys[k]; k++)
@@ -100,7 +104,7 @@ static int rope_parse(sf_options *o, const sf_json *j, int node, sf_error *err) 
 }
 
 static void rope_write(const sf_options *o, sf_buf *b) {
-    static const char *const types[] = {"none", "linear", "ntk", "yarn", "dynamic"};
+    static const char *const types[] = {"none", "linear", "ntk", "yarn", "dynamic", "fixed-ntk"};
     const rope_opts *r = (const rope_opts *)o->bytes;
     sf_buf_str(b, "{\"base\":");
     sf_buf_json_number(b, r->base);
@@ -150,8 +154,10 @@ static size_t rope_table_size(const sf_config *c, int T) {
 static double rope_inv_freq(const rope_opts *r, double base, int i, int D) {
     double b = base;
     if (r->scaling == SCALE_NTK) b *= sf_pow(r->factor, (double)D / (D - 2));
+    if (r->scaling == SCALE_FIXED_NTK) b *= r->factor;
     double theta = sf_pow(b, -2.0 * i / D);
     if (r->scaling == SCALE_LINEAR) return theta / r->factor;
+    if (r->scaling == SCALE_FIXED_NTK) return theta / sf_pow(r->factor, 2.0 / D);
     if (r->scaling != SCALE_YARN) return theta;
     /* the pair index that turns n times over originalMaxLen positions */
     double two_pi = 6.283185307179586, lnb = sf_log(base);

@@ -3,6 +3,9 @@
  * lengths, the output flags. Built with a 32-bit size_t too (./build.sh fuzz
  * runs it -m32), where B x T x C and friends wrap unless every size is checked.
  *
+ * Natively (./build.sh fuzz's 64-bit run links the addon's core: every kernel
+ * variant, threads) the first byte also picks the variant and 1 to 3 threads.
+ *
  * Input: [config][flags][runs of (count, length) as LEB128 varints]...
  *   e.g. 65536 sequences of 1 token then one of 65537 tokens is two runs.
  * Reserve must either fail with OUT_OF_MEMORY / BAD_ARGUMENT, or succeed and
@@ -12,6 +15,10 @@
 #include <string.h>
 
 #include "../../core/encoder.h"
+#if defined(SF_MULTI_ISA) && defined(SF_ISA_TESTING) && defined(SF_THREADS)
+#include "../../core/isa.h"
+#include "../../core/pool.h"
+#endif
 
 static const char *const configs[] = {
     "{\"vocabSize\":8,\"dModel\":4,\"heads\":1,\"layers\":1,\"ffDim\":4,\"position\":\"none\",\"norm\":\"rmsnorm\",\"normPlacement\":\"pre\","
@@ -70,7 +77,18 @@ static int run(sf_encoder *e, const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 2) return 0;
+#if defined(SF_MULTI_ISA) && defined(SF_ISA_TESTING) && defined(SF_THREADS)
+    /* the native build (the addon's core): a kernel variant this CPU runs and 1 to 3 threads, from the input's first byte */
+    static int grown;
+    if (!grown) grown = 1, sf_pool_grow(3);
+    int v = (data[0] / NCONFIGS) % sf_isa_count();
+    while (!sf_isa_supported(v)) v = (v + 1) % sf_isa_count();
+    sf_isa_select(sf_isa_name(v));
+#endif
     sf_encoder *e = model(data[0] % NCONFIGS);
+#if defined(SF_MULTI_ISA) && defined(SF_ISA_TESTING) && defined(SF_THREADS)
+    e->threads = 1 + (data[0] / NCONFIGS / 8) % 3;
+#endif
     run(e, data, size);
     sf_encoder_free(e);
     return 0;

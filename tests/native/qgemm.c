@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/variant.h" /* built per native variant too (-DSF_VARIANT): the names of that variant */
+
 #include "../../core/qgemm.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
@@ -166,7 +168,7 @@ static void check(const char *what, const float *x, size_t ldx, const float *w, 
             if (!bad++) FAIL("%s M=%d K=%d N=%d: pack_i8(unpack_i8) differs\n", what, M, K, N);
         }
         memset(wq2, 0xAB, wb); /* streamed in chunks of whole panels, as a model file loads */
-        for (int n0 = 0, step = SF_Q8_NR; n0 < N; n0 += step, step = step * 2 % 40 + SF_Q8_NR) {
+        for (int n0 = 0, step = SF_Q8_NR; n0 < N; n0 += step, step = SF_Q8_NR * (1 + step / SF_Q8_NR * 2 % 5)) { /* 1, 3, 2, 5, 1, ... panels */
             int n = N - n0 < step ? N - n0 : step;
             q8_pack_linear_f32(wq2 + (size_t)(n0 / SF_Q8_NR) * sf_q8_panel_bytes(K), w + (size_t)n0 * K, n, K);
         }
@@ -358,7 +360,8 @@ static void edges(void) {
     cases++;
     if (sf_q8_packed_bytes(1, SF_Q8_MAX_K + 1) || sf_q8_packed_bytes(0, 5) || sf_q8_packed_bytes(5, 0) || sf_q8_act_bytes(1, SF_Q8_MAX_K + 1) ||
         sf_q8_act_bytes(-1, 4) ||
-        sf_q8_packed_bytes(0x7fffffff, SF_Q8_MAX_K) != (sizeof(size_t) > 4 ? (size_t)268435456 * sf_q8_panel_bytes(SF_Q8_MAX_K) : 0) ||
+        sf_q8_packed_bytes(0x7fffffff, SF_Q8_MAX_K) !=
+            (sizeof(size_t) > 4 ? ((size_t)0x7fffffff + SF_Q8_NR - 1) / SF_Q8_NR * sf_q8_panel_bytes(SF_Q8_MAX_K) : 0) ||
         sf_q8_act_bytes(0x7fffffff, 65536) != (sizeof(size_t) > 4 ? (size_t)0x7fffffff * sf_q8_act_row_bytes(65536) : 0) ||
         sf_q8_act_bytes(0, 3) != 0)
         FAIL("size functions\n");
@@ -369,7 +372,7 @@ static void edges(void) {
 int main(void) {
     shapes();
     edges();
-    printf("q8 gemm (%s: u%d activations, k %s): %d cases, %d failures\n", SF_Q8_BYTES ? "relaxed layout" : "SIMD128 layout",
-           SF_Q8_AMAX == 127 ? 7 : 8, SF_Q8_KR == 4 ? "quads" : "pairs", cases, failures);
+    printf("q8 gemm (%s, %s: u%d activations, k %s, %d columns a panel): %d cases, %d failures\n", q8_kernel_name(), SF_Q8_BYTES ? "bytes" : "i16",
+           SF_Q8_AMAX == 127 ? 7 : 8, SF_Q8_KR == 4 ? "quads" : "pairs", SF_Q8_NR, cases, failures);
     return failures ? 1 : 0;
 }

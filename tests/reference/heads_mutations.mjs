@@ -36,7 +36,7 @@ export const MUTATIONS = [
     id: 'tied-bias-dropped',
     file: 'core/heads.c',
     what: "the tied decoder's bias dropped (f32)",
-    edits: [['e->tokens, (size_t)C, e->head_out_b, j->M, C, v0, v1);', 'e->tokens, (size_t)C, NULL, j->M, C, v0, v1);']],
+    edits: [['e->tokens, (size_t)W, e->head_out_b, j->M, W, v0, v1);', 'e->tokens, (size_t)W, NULL, j->M, W, v0, v1);']],
   },
   {
     id: 'q8-tied-scale',
@@ -48,7 +48,7 @@ export const MUTATIONS = [
     id: 'q8-tied-bias',
     file: 'core/heads.c',
     what: "the q8 tied decoder's bias dropped",
-    edits: [['e->tokens, sf_q8_row_floats(C), e->head_out_b, j->M, C, v0, v1);', 'e->tokens, sf_q8_row_floats(C), NULL, j->M, C, v0, v1);']],
+    edits: [['e->tokens, sf_q8_row_floats(W), e->head_out_b, j->M, W, v0, v1);', 'e->tokens, sf_q8_row_floats(W), NULL, j->M, W, v0, v1);']],
   },
   {
     id: 'token-head-rows',
@@ -61,6 +61,30 @@ export const MUTATIONS = [
     file: 'core/heads.c',
     what: "the mlm head runs every chosen row at the chunk's first position",
     edits: [['e->out + (size_t)e->head_rows[r0 + m] * C', 'e->out + (size_t)e->head_rows[r0] * C']],
+  },
+  {
+    id: 'token-out-chunk',
+    file: 'core/heads.c',
+    what: "the token head writes each 64-token chunk's logits at the sequence's first rows (NER wrong from token 65 on)",
+    edits: [['head_rows_forward(e, e->head_out + ((size_t)b * T + t) * L,', 'head_rows_forward(e, e->head_out + ((size_t)b * T) * L,']],
+  },
+  {
+    id: 'mlm-out-chunk',
+    file: 'core/heads.c',
+    what: 'the mlm head writes each chunk of 64 mask rows at the first rows',
+    edits: [['head_rows_forward(e, e->head_out + (size_t)r0 * L, e->head_in', 'head_rows_forward(e, e->head_out, e->head_in']],
+  },
+  {
+    id: 'seq-out-chunk',
+    file: 'core/heads.c',
+    what: 'the sequence head writes each chunk of 64 sequences at the first rows',
+    edits: [['head_rows_forward(e, e->head_out + (size_t)b0 * L, e->head_in', 'head_rows_forward(e, e->head_out, e->head_in']],
+  },
+  {
+    id: 'mean-pool-64',
+    file: 'core/heads.c',
+    what: "mean pooling over a sequence's first 64 rows only",
+    edits: [['for (int t = 0; t < n; t++) s += x[(size_t)t * C + k];', 'for (int t = 0; t < (n < 64 ? n : 64); t++) s += x[(size_t)t * C + k];']],
   },
   {
     id: 'vocab-split',

@@ -56,6 +56,7 @@ FOLDER = 'tests/heads'  # HEADS from the repository's root (make_deberta.py poin
 OUT = os.path.join(HEADS, 'expected-pipelines.json')
 MARGIN = 1e-4
 RUN = 4  # longest run of tokens whose mean is checked for 'average'
+MANY_MASKS = 8  # past this many masks in one input, fill-mask is called with topK 1 only
 
 CLASSIFY_VARIANTS = [{}, {'topK': None}, {'topK': 2}, {'functionToApply': 'softmax', 'topK': None},
                      {'functionToApply': 'sigmoid', 'topK': None}, {'functionToApply': 'none', 'topK': None}]
@@ -194,6 +195,8 @@ def fill_mask_calls(b, case, exp, rust):
     for i, inp in enumerate(exp['inputs']):
         logits = np.asarray(exp['logits'][i], dtype=np.float64)  # [masks, vocab]
         for v, options in enumerate(variants):
+            if len(logits) > MANY_MASKS and options != {'topK': 1}:
+                continue  # an input with many masks: the best token of each (the others would add megabytes)
             cid = f'{case}/fillMask/{i}/{v}'
             k = options.get('topK', 5)
             ids = pipeline_rules.get_target_ids(tok, options['targets']) if 'targets' in options else None

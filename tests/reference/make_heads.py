@@ -623,11 +623,11 @@ def modernbert_head(case, name_dense="head.dense", name_norm="head.norm"):
     head_norm(case, name_norm, bias=c["norm_bias"])
 
 
-def modernbert_seq(name, pooling, labels, notes, **kw):
+def modernbert_seq(name, pooling, labels, notes, texts=BPE_TEXTS, **kw):
     tok = TOKENIZERS["modernbert"]()
     c = modernbert_config(tok, "ModernBertForSequenceClassification", labels, classifier_pooling=pooling, **kw)
     case = base_case(name, "modernbert", "ModernBertForSequenceClassification", "sequence", tok, c, "model.", notes,
-                     BPE_TEXTS)
+                     texts)
     encoder_params(case)
     modernbert_head(case)
     head_linear(case, "classifier", n_labels(case))
@@ -934,12 +934,58 @@ def case_mpnet_embed():
     return case
 
 
+# --- past the head's 64-row chunk --------------------------------------------------------------------
+# The core runs a head 64 rows at a time (SF_CHUNK): the sequence head over 64 sequences of a batch, the
+# token head over 64 tokens of a sequence, the MLM head over 64 mask rows of a batch.  These cases put rows
+# past the first chunk: a token head on 150 tokens, 74 mask rows (70 in one 143-token input, past position
+# 64), and a sequence head (mean pooling over 150 tokens) on a batch of 66 inputs.
+
+LONG_NER = " ".join(t for t, _ in NER_TEXTS * 3)
+LONG_MASKS = " ".join(["the [MASK]"] * 70) + "."
+SEQ_MANY = [f"{i} fox" for i in range(62)]
+
+
+def case_bert_ner_long():
+    tok = TOKENIZERS["cased"]()
+    c = bert_config(tok, "BertForTokenClassification", NER_LABELS, max_position_embeddings=256)
+    case = base_case("bert-ner-long", "bert", "BertForTokenClassification", "token", tok, c, "bert.",
+                     "bert-ner's head (classifier(h) on every token) on inputs past the head's 64-row chunk: "
+                     "the NER texts three times over (about 150 tokens), and one short text; "
+                     "max_position_embeddings 256.", [LONG_NER, NER_TEXTS[0][0]])
+    encoder_params(case, pooler=True)
+    head_linear(case, "classifier", n_labels(case), gain=2.0)
+    case["spec"] = spec()
+    return case
+
+
+def case_bert_mlm_long():
+    tok = TOKENIZERS["uncased"]()
+    c = bert_config(tok, "BertForMaskedLM", max_position_embeddings=256)
+    case = base_case("bert-mlm-long", "bert", "BertForMaskedLM", "mlm", tok, c, "bert.",
+                     "bert-mlm's head on 74 mask rows in one batch (past the head's 64-row chunk): the three "
+                     "short texts (4 masks) and one of 143 tokens with 70 masks, at positions 2 to 140; "
+                     "max_position_embeddings 256.", mlm_texts("[MASK]") + [LONG_MASKS])
+    encoder_params(case)
+    mlm_head(case, "cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm", "cls.predictions.bias",
+             c["hidden_act"], c["layer_norm_eps"], "bert.embeddings.word_embeddings.weight")
+    return case
+
+
+def case_modernbert_seq_long():
+    return modernbert_seq("modernbert-seq-long", "mean", ["negative", "positive"],
+                          "modernbert-seq-mean's head (mean pooling, silu) on a batch of 66 inputs, past the head's "
+                          "64-row chunk: the three texts, one of about 160 tokens (the mean over all its rows), and "
+                          "62 short ones.", classifier_bias=True, norm_bias=True, classifier_activation="silu",
+                          texts=BPE_TEXTS + [" ".join(BPE_TEXTS * 4)] + SEQ_MANY)
+
+
 CASES = [case_bert_seq3, case_bert_multilabel, case_bert_regression, case_ce_identity, case_ce_default,
          case_ce_legacy, case_roberta_seq, case_xlmr_seq, case_distilbert_sst2, case_modernbert_seq_cls,
          case_modernbert_seq_mean, case_mpnet_seq, case_nli_roberta, case_nli_bert,
          case_bert_ner, case_roberta_token, case_distilbert_token, case_modernbert_token, case_mpnet_token,
          case_bert_mlm, case_bert_mlm_decoder, case_bert_mlm_old, case_roberta_mlm, case_xlmr_mlm,
-         case_distilbert_mlm, case_modernbert_mlm, case_mpnet_mlm, case_mpnet_embed]
+         case_distilbert_mlm, case_modernbert_mlm, case_mpnet_mlm, case_mpnet_embed,
+         case_bert_ner_long, case_bert_mlm_long, case_modernbert_seq_long]
 
 
 # ----------------------------------------------------------------------------------------------

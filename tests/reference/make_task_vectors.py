@@ -334,6 +334,99 @@ def zero_shot():
     add('zero-shot', 'zs/no-labels', config=configs['mnli'], text='t', candidateLabels=' , ,', logits=[], options={})
 
 
+# ---------------------------------------------------------------- question answering
+
+QA_CONTEXTS = [
+    'My name is Wolfgang and I live in Berlin.',
+    'The Eiffel Tower, completed in 1889, stands 330 metres tall on the Champ de Mars in Paris; '
+    'it was the tallest man-made structure in the world until the Chrysler Building in New York was finished in 1930. '
+    'Gustave Eiffel\'s company designed and built the tower for the 1889 World\'s Fair.',
+    'Unaffable jumbling antidisestablishmentarianism: 𝐀𝐁𝐂 ﬁne (𝓍) café naïve, 12,345.67 items — done.',
+]
+QA_QUESTIONS = ['Where do I live?', 'How tall is the tower and who built it?', 'What is 𝐀𝐁𝐂?']
+
+
+def qa_logits(r, window, spike=None):
+    """Noise, and a peak on one span of the context (start, end), some rows tied. Not on the 1/64 grid:
+    span scores are products, and sums of grid logits tie by accident, which float rounding then
+    orders either way (ties on purpose are equal logits: equal in every implementation)."""
+    T = len(window['ids'])
+    logits = np.round(r.uniform(-2, 2, size=(T, 2)) * 4096) / 4096
+    ctx = [t for t, s in enumerate(window['sequenceIds']) if s == 1] or list(range(T))
+    if spike is None:
+        i = ctx[r.randint(0, len(ctx))]
+        j = min(ctx[-1], i + r.randint(0, 4))
+    else:
+        i, j = spike
+    logits[i, 0] += 6
+    logits[j, 1] += 6
+    if r.rand() < 0.5:  # a tie: another start as likely
+        k = ctx[r.randint(0, len(ctx))]
+        logits[k, 0] = logits[i, 0]
+    return logits.tolist()
+
+
+def question_answering():
+    tokenizers = pipeline_rules.RustTokenizers()
+    try:
+        specs = [('bert', BERT, BERT_CONFIG), ('roberta', ROBERTA, ROBERTA_CONFIG), ('minilm', MINILM, None),
+                 ('xlmr', XLMR_SMALL, None), ('nfkc', NFKC, NFKC_CONFIG), ('modernbert', MODERNBERT, None)]
+        variants = [{}, {'topK': 3}, {'topK': 5, 'maxAnswerLen': 3}, {'maxAnswerLen': 1}, {'handleImpossibleAnswer': True},
+                    {'topK': 4, 'handleImpossibleAnswer': True, 'alignToWords': False}, {'alignToWords': False},
+                    {'topK': 25, 'maxAnswerLen': 2}, {'topK': 0}, {'maxAnswerLen': 0}]
+        for name, spec, tconfig in specs:
+            tok = pipeline_rules.FastTokenizer(tokenizers, spec, tconfig)
+            cls_id = tok.special_token_id('cls')
+            for ci, context in enumerate(QA_CONTEXTS):
+                question = QA_QUESTIONS[ci]
+                for max_seq_len, stride in [(384, 128), (24, 4), (32, 10), (20, 0)]:
+                    for qfirst in ([True, False] if (ci, max_seq_len) == (1, 32) else [True]):
+                        pid = f'qa/{name}/{ci}/{max_seq_len}-{stride}/{"q" if qfirst else "c"}'
+                        base = {'tokenizer': spec, **({'tokenizerConfig': tconfig} if tconfig else {}), 'question': question,
+                                'context': context, 'maxSeqLen': max_seq_len, 'docStride': stride, 'questionFirst': qfirst,
+                                'clsTokenId': cls_id}
+                        try:
+                            windows = pipeline_rules.qa_windows(tok, question, context, max_seq_len, stride, qfirst)
+                        except pipeline_rules.PipelineError as e:
+                            problems.append({'id': pid, 'kind': 'question-answering', **base, 'windowsError': str(e)})
+                            continue
+                        r = rng(pid)
+                        add('question-answering', pid, **base, windows=windows, logits=[qa_logits(r, w) for w in windows],
+                            variants=variants)
+        # a stride above what a window of one sequence leaves (TruncationParamError), for any context
+        tok = pipeline_rules.FastTokenizer(tokenizers, BERT, BERT_CONFIG)
+        for pid, q, c, msl, st in [('qa/stride-too-large', 'Where?', 'Berlin.', 16, 15),
+                                   ('qa/question-too-long', 'where ' * 40, 'in Berlin ' * 20, 32, 4),
+                                   ('qa/stride-not-below-room', 'a b c d e f g h i j', 'in Berlin ' * 20, 24, 12)]:
+            base = {'tokenizer': BERT, 'tokenizerConfig': BERT_CONFIG, 'question': q, 'context': c, 'maxSeqLen': msl, 'docStride': st,
+                    'questionFirst': True, 'clsTokenId': tok.special_token_id('cls')}
+            try:
+                pipeline_rules.qa_windows(tok, q, c, msl, st)
+                raise AssertionError(pid)
+            except pipeline_rules.PipelineError as e:
+                problems.append({'id': pid, 'kind': 'question-answering', **base, 'windowsError': str(e)})
+        # a pair that fits exactly, with the largest stride Rust takes (more than the context's tokens): one window, no refusal
+        q, c = 'Where do I live?', 'in Berlin.'
+        msl = len(pipeline_rules.qa_windows(tok, q, c, 384, 0)[0]['ids'])
+        st = msl - tok.rust.ask(tok.spec, 'addedTokens', pair=False)
+        windows = pipeline_rules.qa_windows(tok, q, c, msl, st)
+        assert len(windows) == 1 and st > len(tok(c)['ids']) - 2
+        add('question-answering', 'qa/fits-exactly', tokenizer=BERT, tokenizerConfig=BERT_CONFIG, question=q, context=c, maxSeqLen=msl,
+            docStride=st, questionFirst=True, clsTokenId=tok.special_token_id('cls'), windows=windows,
+            logits=[qa_logits(rng('qa/fits-exactly'), w) for w in windows], variants=variants[:2])
+        # crafted: every logit equal (ties everywhere), a spike on [CLS] (the null answer wins), huge logits
+        windows = pipeline_rules.qa_windows(tok, 'Where do I live?', QA_CONTEXTS[0], 384, 128)
+        T = len(windows[0]['ids'])
+        base = {'tokenizer': BERT, 'tokenizerConfig': BERT_CONFIG, 'question': 'Where do I live?', 'context': QA_CONTEXTS[0],
+                'maxSeqLen': 384, 'docStride': 128, 'questionFirst': True, 'clsTokenId': tok.special_token_id('cls'), 'windows': windows}
+        add('question-answering', 'qa/flat', **base, logits=[[[0.0, 0.0]] * T], variants=variants[:8])
+        add('question-answering', 'qa/null-wins', **base, logits=[[[9.0, 9.0]] + [[0.0, 0.0]] * (T - 1)], variants=variants[:8])
+        add('question-answering', 'qa/huge', **base, logits=[[[float(1e4 * ((t * 7) % 5)), float(-1e4 * ((t * 3) % 4))] for t in range(T)]],
+            variants=variants[:8])
+    finally:
+        tokenizers.close()
+
+
 TOKENIZERS = None
 
 
@@ -357,10 +450,13 @@ def main():
         token_classification(encodings)
         fill_mask(encodings, vocab_size)
         zero_shot()
+        question_answering()
     finally:
         TOKENIZERS.close()
     dense = [dict(p, logits=_expand(p['logits'])) if isinstance(p.get('logits'), dict) else p for p in problems]
-    results = pipeline_rules.solve(dense)
+    solvable = [p for p in dense if 'windowsError' not in p]
+    solved = iter(pipeline_rules.solve(solvable))
+    results = [next(solved) if 'windowsError' not in p else {'id': p['id'], 'error': p['windowsError']} for p in dense]
     enc = pipeline_rules.encodings(dense)
     out = []
     for p, res, e in zip(problems, results, enc):

@@ -102,7 +102,12 @@ export const MUTATIONS = [
     file: 'core/kernels.c',
     where: 'score_tile',
     what: 'keys of the previous tile scored from the second tile on (j0 >= 64)',
-    edits: [['kv + (size_t)j0 * 2 * a->ld + (size_t)h * D', 'kv + (size_t)(j0 >= SF_ATT_BK ? j0 - SF_ATT_BK : j0) * 2 * a->ld + (size_t)h * D']],
+    edits: [
+      [
+        'kv + (size_t)j0 * a->kv_ld + (size_t)(h / a->group) * D',
+        'kv + (size_t)(j0 >= SF_ATT_BK ? j0 - SF_ATT_BK : j0) * a->kv_ld + (size_t)(h / a->group) * D',
+      ],
+    ],
   },
   {
     id: 'last-partial-chunk-skipped',
@@ -164,7 +169,7 @@ export const MUTATIONS = [
     file: 'core/encoder.c',
     where: 'attention_block',
     what: 'keys rotated for the first 64 positions only',
-    edits: [['pos->rotate(kv, A2, &ctx, 0, L);', 'pos->rotate(kv, A2, &ctx, 0, L < SF_CHUNK ? L : SF_CHUNK);']],
+    edits: [['pos->rotate(kv, K2, &kctx, 0, L);', 'pos->rotate(kv, K2, &kctx, 0, L < SF_CHUNK ? L : SF_CHUNK);']],
   },
   {
     id: 'value-tile-offset',
@@ -227,7 +232,7 @@ export const MUTATIONS = [
     file: 'core/encoder.c',
     where: 'embed_block',
     what: 'token-type embeddings not added',
-    edits: [['if (e->types) embed_add_forward(e->x, e->type_ids, e->types, N, C);', '']],
+    edits: [['if (e->types) embed_add_forward(x, e->type_ids, e->types, N, E);', '']],
   },
   {
     id: 'embed-norm-skipped',
@@ -235,7 +240,7 @@ export const MUTATIONS = [
     file: 'core/encoder.c',
     where: 'embed_block',
     what: 'the embedding norm skipped',
-    edits: [['if (c->embed_norm) c->norm->forward(e->x, e->x, e->embed_norm_w, e->embed_norm_b, (float)c->eps, N, C);', '']],
+    edits: [['if (c->embed_norm) c->norm->forward(x, x, e->embed_norm_w, e->embed_norm_b, (float)c->eps, N, E);', '']],
   },
   {
     id: 'embed-norm-before-positions',
@@ -244,10 +249,10 @@ export const MUTATIONS = [
     where: 'embed_block',
     what: 'the embedding norm before the position vectors are added (after tokens + types)',
     edits: [
-      ['if (c->embed_norm) c->norm->forward(e->x, e->x, e->embed_norm_w, e->embed_norm_b, (float)c->eps, N, C);', ''],
+      ['if (c->embed_norm) c->norm->forward(x, x, e->embed_norm_w, e->embed_norm_b, (float)c->eps, N, E);', ''],
       [
-        'if (e->types) embed_add_forward(e->x, e->type_ids, e->types, N, C);',
-        'if (e->types) embed_add_forward(e->x, e->type_ids, e->types, N, C);\n    if (c->embed_norm) c->norm->forward(e->x, e->x, e->embed_norm_w, e->embed_norm_b, (float)c->eps, N, C);',
+        'if (e->types) embed_add_forward(x, e->type_ids, e->types, N, E);',
+        'if (e->types) embed_add_forward(x, e->type_ids, e->types, N, E);\n    if (c->embed_norm) c->norm->forward(x, x, e->embed_norm_w, e->embed_norm_b, (float)c->eps, N, E);',
       ],
     ],
   },
@@ -294,7 +299,7 @@ export const MUTATIONS = [
     file: 'core/encoder.c',
     where: 'attention_block',
     what: "dynamic NTK from the batch's longest length T instead of the sequence's own length",
-    edits: [['sf_pos_ctx ctx = pos_ctx(e, l, L);', 'sf_pos_ctx ctx = pos_ctx(e, l, T);']],
+    edits: [['sf_pos_ctx ctx = pos_ctx(e, l, L), kctx = ctx;', 'sf_pos_ctx ctx = pos_ctx(e, l, T), kctx = ctx;']],
   },
   {
     id: 'learned-offset-ignored',
@@ -312,7 +317,7 @@ export const MUTATIONS = [
     where: 'attention_block',
     what: 'qkNorm ignored: neither q nor k normed',
     edits: [
-      ["if (c->qk_norm) /* each head's key, (H, D) per row */", "if (0) /* each head's key, (H, D) per row */"],
+      ["if (c->qk_norm) /* each kv head's key, (kvHeads, D) per row */", "if (0) /* each kv head's key, (kvHeads, D) per row */"],
       ['if (c->qk_norm) c->qk_norm->forward(e->q, e->q,', 'if (0) c->qk_norm->forward(e->q, e->q,'],
     ],
   },
@@ -322,7 +327,7 @@ export const MUTATIONS = [
     file: 'core/encoder.c',
     where: 'attention_block',
     what: 'qkNorm on the queries only (the keys not normed)',
-    edits: [["if (c->qk_norm) /* each head's key, (H, D) per row */", "if (0) /* each head's key, (H, D) per row */"]],
+    edits: [["if (c->qk_norm) /* each kv head's key, (kvHeads, D) per row */", "if (0) /* each kv head's key, (kvHeads, D) per row */"]],
   },
   {
     id: 'qk-norm-after-rope',
@@ -331,11 +336,11 @@ export const MUTATIONS = [
     where: 'attention_block',
     what: 'qkNorm after the rotation instead of before (q and k)',
     edits: [
-      ["if (c->qk_norm) /* each head's key, (H, D) per row */", "if (0) /* each head's key, (H, D) per row */"],
+      ["if (c->qk_norm) /* each kv head's key, (kvHeads, D) per row */", "if (0) /* each kv head's key, (kvHeads, D) per row */"],
       [
-        'if (pos->rotate) pos->rotate(kv, A2, &ctx, 0, L);',
-        'if (pos->rotate) pos->rotate(kv, A2, &ctx, 0, L);\n' +
-          '        if (c->qk_norm) for (int t = 0; t < L; t++) c->qk_norm->forward(kv + (size_t)t * A2, kv + (size_t)t * A2, p->k_norm_w, p->k_norm_b, (float)c->eps, c->heads, sf_head_dim(c));',
+        'if (pos->rotate) pos->rotate(kv, K2, &kctx, 0, L);',
+        'if (pos->rotate) pos->rotate(kv, K2, &kctx, 0, L);\n' +
+          '        if (c->qk_norm) for (int t = 0; t < L; t++) c->qk_norm->forward(kv + (size_t)t * K2, kv + (size_t)t * K2, p->k_norm_w, p->k_norm_b, (float)c->eps, c->kv_heads, sf_head_dim(c));',
       ],
       [
         'if (c->qk_norm) c->qk_norm->forward(e->q, e->q, p->q_norm_w, p->q_norm_b, (float)c->eps, M * c->heads, sf_head_dim(c)); /* (M H, D) */\n            if (pos->rotate) pos->rotate(e->q, A, &ctx, i0, M);',
@@ -358,7 +363,7 @@ export const MUTATIONS = [
     where: 'attention_block',
     what: "qkNorm with eps 1e-5 instead of the config's",
     edits: [
-      ['p->k_norm_w, p->k_norm_b, (float)c->eps, c->heads', 'p->k_norm_w, p->k_norm_b, 1e-5f, c->heads'],
+      ['p->k_norm_w, p->k_norm_b, (float)c->eps, c->kv_heads', 'p->k_norm_w, p->k_norm_b, 1e-5f, c->kv_heads'],
       ['p->q_norm_w, p->q_norm_b, (float)c->eps, M * c->heads', 'p->q_norm_w, p->q_norm_b, 1e-5f, M * c->heads'],
     ],
   },

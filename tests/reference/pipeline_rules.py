@@ -9,6 +9,10 @@ the rules as written in
                              aggregate, aggregate_word(s), group_sub_entities, get_tag, group_entities
     fill_mask.py             FillMaskPipeline.postprocess, get_target_ids
     zero_shot_classification.py  ZeroShotClassificationArgumentHandler, entailment_id, postprocess
+    question_answering.py    QuestionAnsweringArgumentHandler.normalize, _sanitize_parameters, preprocess,
+                             postprocess, select_starts_ends, decode_spans, get_indices, get_answer
+                             (huggingface/transformers at the last 4.x / 5.2 code, read in the cyyever/transformers
+                             fork @b7cba825; the pipeline is removed from 5.3)
   huggingface/transformers src/transformers/configuration_utils.py (id2label, label2id, num_labels)
   huggingface/transformers src/transformers/tokenization_utils_tokenizers.py (TokenizersBackend
     convert_tokens_to_string, _decode and its clean-up), tokenization_utils_base.py clean_up_tokenization
@@ -26,7 +30,12 @@ is the one bindings/tasks makes and is marked CHOICE below:
   - zero-shot's softmax is shifted by the max (upstream's unshifted exp overflows to NaN past
     about 88 in float32; equal otherwise);
   - zero-shot without label2id builds it from id2label (upstream's config has label2id None
-    then and fails).
+    then and fails);
+  - question answering: equal span scores keep the lower flat index (start * T + end) first
+    (upstream's argpartition leaves their order open); the windows are those of tokenizers
+    <= 0.22 (Encoding::truncate on the whole context: 0.23 stops tokenizing it early and drops
+    the rest); offsets in UTF-16 units on output (Python's are code points); topK 1 gives the
+    best answer or None, topK > 1 a list (upstream: a dict whenever exactly one answer remains).
 
 CLI: pipeline_rules.py in.json out.json
   in.json:  {"problems": [{"id", "kind", "options" | "variants": [options, ...], ...}]}   (kinds: see RULES)
@@ -480,6 +489,136 @@ def zero_shot(problem, tokenizers):
             'hypotheses': hypotheses}
 
 
+# ---------------------------------------------------------------- question answering
+
+def _utf16(text):
+    """Code point offset -> UTF-16 offset in text."""
+    out, u = [0], 0
+    for ch in text:
+        u += 2 if ord(ch) > 0xFFFF else 1
+        out.append(u)
+    return out
+
+
+def qa_windows(tok, question, context, max_seq_len, doc_stride, question_first=True):
+    """The encodings preprocess gets from tokenizer(question, context, truncation="only_second",
+    max_length, stride, return_overflowing_tokens=True) (context first and only_first when the
+    tokenizer pads on the left), windows as tokenizers <= 0.22 cut them, with the refusals of the
+    Rust tokenizer: TruncationParamError (stride above max_length less a single sequence's special
+    tokens), SequenceTooShort (no room for the context), Encoding::truncate's stride < room."""
+    text, pair = (question, context) if question_first else (context, question)
+    truncation = 'only_second' if question_first else 'only_first'
+    single = tok.rust.ask(tok.spec, 'addedTokens', pair=False)
+    added = tok.rust.ask(tok.spec, 'addedTokens', pair=True)
+    if max_seq_len - single < doc_stride:
+        raise PipelineError(f'TruncationParamError: tokenizer stride set to {doc_stride}, which is greater than or equal to its '
+                            f'effective max length of {max_seq_len - single}')
+    n_text = len(tok(text, add_special_tokens=False)['ids'])
+    n_pair = len(tok(pair, add_special_tokens=False)['ids'])
+    room = None
+    if n_text + n_pair + added > max_seq_len:
+        other = n_text if question_first else n_pair
+        room = max_seq_len - added - other
+        if room < 1:
+            raise PipelineError('SequenceTooShort: Truncation error: Sequence to truncate too short to respect the provided max_length')
+        if doc_stride >= room:
+            raise PipelineError(f'PanicException: `stride` must be strictly less than `max_len={room}`')
+    windows = tok.rust.ask(tok.spec, 'windows', text=text, pair=pair, truncation=truncation, room=room, stride=doc_stride)
+    for w in windows:  # Rust's postProcess leaves sequence ids None on the first sequence: it is 0 there, as encode gives it
+        w['sequenceIds'] = [s if s is not None else (None if m else 0) for s, m in zip(w['sequenceIds'], w['specialTokensMask'])]
+    return windows
+
+
+def _word_to_chars(w, word, seq):
+    """Encoding.word_to_chars within a window: (offsets of the word's first token)[0], (of its last)[1], or None."""
+    first = last = None
+    for t, (s, wd) in enumerate(zip(w['sequenceIds'], w['wordIds'])):
+        if s != seq:
+            continue
+        if wd is not None and wd > word:
+            break
+        if wd == word:
+            first = t if first is None else first
+            last = t
+    return None if first is None else (w['offsets'][first][0], w['offsets'][last][1])
+
+
+def _decode_spans(start, end, topk, max_answer_len, undesired):
+    """decode_spans over one window (1-D start / end probabilities)."""
+    T = len(start)
+    candidates = np.tril(np.triu(np.outer(start, end)), max_answer_len - 1)
+    flat = candidates.flatten()
+    order = sorted(range(len(flat)), key=lambda f: -flat[f])  # CHOICE: a stable sort (ties by flat index)
+    idx = order[:topk]
+    starts, ends = [f // T for f in idx], [f % T for f in idx]
+    # np.isin(x, undesired.nonzero()) with undesired of shape [1, T]: the row indices (all 0) count too
+    ok = set(np.nonzero(undesired)[0].tolist())
+    if ok:
+        ok.add(0)
+    return [(s, e, float(candidates[s, e])) for s, e in zip(starts, ends) if s in ok and e in ok]
+
+
+def question_answering(problem, tokenizers):
+    """The pipeline from the windows' logits: problem['windows'] (as qa_windows gives them),
+    problem['logits'] ([T, 2] per window), context, options."""
+    options = problem.get('options') or {}
+    top_k = options.get('topK', 1)
+    if top_k < 1:
+        raise PipelineError(f'ValueError: top_k parameter should be >= 1 (got {top_k})')
+    max_answer_len = options.get('maxAnswerLen', 15)
+    if max_answer_len < 1:
+        raise PipelineError(f'ValueError: max_answer_len parameter should be >= 1 (got {max_answer_len}')
+    handle_impossible = options.get('handleImpossibleAnswer', False)
+    align = options.get('alignToWords', True)
+    question_first = problem.get('questionFirst', True)
+    cls_id = problem.get('clsTokenId')
+    context = problem['context']
+    pre_topk = top_k * 2 + 10 if align else top_k
+    min_null = 1000000
+    answers = []
+    for w, lg in zip(problem['windows'], problem['logits']):
+        lg = np.asarray(lg, dtype=np.float32).astype(np.float64)
+        p_mask = np.array([(s != 1) if question_first else 0 for s in w['sequenceIds']], dtype=np.int64)
+        if cls_id is not None:
+            p_mask[np.array(w['ids']) == cls_id] = 0
+        undesired = np.abs(p_mask - 1) & 1
+        start = np.where(undesired == 0, -10000.0, lg[:, 0])
+        end = np.where(undesired == 0, -10000.0, lg[:, 1])
+        start = np.exp(start - start.max())
+        start = start / start.sum()
+        end = np.exp(end - end.max())
+        end = end / end.sum()
+        if handle_impossible:
+            min_null = min(min_null, float(start[0] * end[0]))
+        start[0] = end[0] = 0.0
+        seq = 1 if question_first else 0
+        for s, e, score in _decode_spans(start, end, pre_topk, max_answer_len, undesired):
+            span = None
+            if align:
+                sw, ew = w['wordIds'][s], w['wordIds'][e]
+                if sw is not None and ew is not None:  # token_to_word None: word_to_chars raises, offsets then
+                    a, b = _word_to_chars(w, sw, seq), _word_to_chars(w, ew, seq)
+                    if a is not None and b is not None:
+                        span = (a[0], b[1])
+            if span is None:
+                span = (w['offsets'][s][0], w['offsets'][e][1])
+            target = context[span[0]:span[1]]
+            same = next((a for a in answers if a['answer'].lower() == target.lower()), None)
+            if same:
+                same['score'] += score
+            else:
+                answers.append({'score': score, 'start': span[0], 'end': span[1], 'answer': target})
+    if handle_impossible:
+        answers.append({'score': min_null, 'start': 0, 'end': 0, 'answer': ''})
+    answers = sorted(answers, key=lambda a: a['score'], reverse=True)[:top_k]
+    u16 = _utf16(context)
+    for a in answers:
+        a['start'], a['end'] = u16[a['start']], u16[a['end']]
+    if top_k == 1:  # CHOICE: the best answer or None for topK 1, a list otherwise
+        return answers[0] if answers else None
+    return answers
+
+
 RULES = {
     'text-classification': text_classification,
     'cross-encoder-predict': cross_encoder_predict,
@@ -487,6 +626,7 @@ RULES = {
     'token-classification': token_classification,
     'fill-mask': fill_mask,
     'zero-shot': zero_shot,
+    'question-answering': question_answering,
 }
 
 
@@ -517,7 +657,7 @@ def encodings(problems):
     """The Rust encodings of the problems' texts (what the JS side must see too)."""
     tokenizers = RustTokenizers()
     try:
-        return [_tokenizer(p, tokenizers)(p['text']) if 'tokenizer' in p else None for p in problems]
+        return [_tokenizer(p, tokenizers)(p['text']) if 'tokenizer' in p and 'text' in p else None for p in problems]
     finally:
         tokenizers.close()
 

@@ -8,8 +8,10 @@
 //
 // One request per stdin line, one answer per stdout line:
 //   {"tokenizer": {"file": "tests/pretrained/x/tokenizer.json"} | {"real": "bert-base-uncased" | "roberta"},
-//    "op": "info" | "encode" | "decode" | "tokensToString" | "tokenToId" | "idToToken" | "vocabSize", ...}
-//   (encode: text, pair?, addSpecialTokens?, truncation?: {maxLength, strategy: "LongestFirst" | "OnlyFirst"})
+//    "op": "info" | "encode" | "windows" | "addedTokens" | "decode" | "tokensToString" | "tokenToId" | "idToToken" | "vocabSize", ...}
+//   (encode: text, pair?, addSpecialTokens?, truncation?: {maxLength, strategy: "LongestFirst" | "OnlyFirst"};
+//    windows: text, pair, truncation "only_first" | "only_second", room (tokens of a window for the
+//    sequence cut, or null: one window), stride; addedTokens: pair?)
 //   -> {"ok": <result>} or {"error": "<message>"}
 // "real" tokenizers are tests/tokenizers/real.js's tokenizer.json objects.
 'use strict';
@@ -58,6 +60,40 @@ async function answer(req) {
       const e = await t.encode(req.text, req.pair ?? null, { addSpecialTokens: req.addSpecialTokens !== false });
       return { ids: e.getIds(), typeIds: e.getTypeIds(), tokens: e.getTokens(), offsets: e.getOffsets(), specialTokensMask: e.getSpecialTokensMask() };
     }
+    case 'windows': {
+      // the question-answering pipeline's windows as tokenizers <= 0.22 made them: each sequence
+      // tokenized whole (no post-processor: offsets untrimmed), the one cut split with
+      // Encoding.truncate(room, stride, 'right'), each window post-processed with the other
+      // (Tokenizer.postProcess pairs them, adds the specials, trims RoBERTa's offsets once)
+      const raw = rawTokenizer(req.tokenizer, json, true);
+      const pp = rawTokenizer(req.tokenizer, json, false);
+      const a = await raw.encode(req.text, null, { addSpecialTokens: false });
+      const b = await raw.encode(req.pair, null, { addSpecialTokens: false });
+      const cutFirst = req.truncation === 'only_first';
+      const cut = cutFirst ? a : b;
+      const windows = [];
+      if (req.room !== null) {
+        cut.truncate(req.room, req.stride, 'right');
+        windows.push(cut, ...cut.getOverflowing());
+      } else windows.push(cut);
+      const out = [];
+      for (let k = 0; k < windows.length; k++) {
+        const other = await raw.encode(cutFirst ? req.pair : req.text, null, { addSpecialTokens: false });
+        const e = cutFirst ? pp.postProcess(windows[k], other, true) : pp.postProcess(other, windows[k], true);
+        out.push({
+          ids: e.getIds(),
+          typeIds: e.getTypeIds(),
+          offsets: e.getOffsets(),
+          wordIds: e.getWordIds().map((w) => (w === undefined ? null : w)),
+          sequenceIds: e.getSequenceIds().map((w) => (w === undefined ? null : w)),
+          specialTokensMask: e.getSpecialTokensMask(),
+        });
+      }
+      return out;
+    }
+    case 'addedTokens':
+      // the special tokens the post-processor adds to one sequence, or a pair
+      return (await tok.encode('', req.pair ? '' : null)).getLength();
     case 'decode':
       return tok.decode(req.ids, req.skipSpecialTokens === true);
     case 'tokensToString': {
@@ -73,6 +109,17 @@ async function answer(req) {
     default:
       throw new Error(`unknown op ${req.op}`);
   }
+}
+
+/** The tokenizer without the truncation and padding tokenizer.json may set, and (bare) without its
+ * post-processor: sequences as they come, before special tokens and offset trimming. */
+const raws = new Map();
+function rawTokenizer(spec, json, bare) {
+  const key = JSON.stringify([spec, bare]);
+  const parsed = { ...JSON.parse(json), truncation: null, padding: null };
+  if (bare) parsed.post_processor = null;
+  if (!raws.has(key)) raws.set(key, Tokenizer.fromString(JSON.stringify(parsed)));
+  return raws.get(key);
 }
 
 const rl = readline.createInterface({ input: process.stdin });

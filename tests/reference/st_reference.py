@@ -358,6 +358,48 @@ def search_cases():
     return out
 
 
+def width_cases():
+    """Rows whose widths leave tails after the core's blocks: float dimensions 13 and 37 (dot products run
+    16 and 4 at a time, the distances 8 at a time) and packed bits of 40 and 312 dimensions (5 and 39 bytes:
+    Hamming distances run 4 bytes at a time). Scores of every pair (cosine, dot, euclidean, manhattan) and
+    top-k searches; packbits and Hamming top-k over the packed rows."""
+    rng = np.random.default_rng(4)
+    out = {"float": [], "bits": []}
+    for d in (13, 37):
+        corpus = rng.standard_normal((30, d)).astype(np.float32)
+        queries = rng.standard_normal((3, d)).astype(np.float32)
+        queries[1] = corpus[4]
+        corpus[17] = corpus[4]  # an exact tie: the lower id first
+        sims = similarities(queries, corpus)
+        out["float"].append({"dimensions": d, "queries": {"shape": list(queries.shape), "data": f32_list(queries)},
+                             "corpus": {"shape": list(corpus.shape), "data": f32_list(corpus)},
+                             "scores": {fn: v.reshape(-1).tolist() for fn, v in sims.items()},
+                             "results": {f"{fn}:{k}": top_k(v, k, f"width {d}: {fn} top {k}") for fn, v in sims.items() for k in (3, 30)}})
+    for d in (40, 312):
+        corpus = rng.standard_normal((50, d)).astype(np.float32)
+        queries = rng.standard_normal((3, d)).astype(np.float32)
+        queries[0] = corpus[9]
+        corpus[33] = corpus[9]
+        # rows that differ only in the last bits: a Hamming distance that is all tail
+        corpus[20] = corpus[9]
+        corpus[20, -3:] = -np.abs(corpus[9, -3:]) * np.sign(corpus[9, -3:] + 1e-30) + 0.0
+        cb, qb = np.packbits(corpus > 0, axis=1), np.packbits(queries > 0, axis=1)
+        dist = np.array([[int(np.unpackbits(qb[i] ^ cb[j]).sum()) for j in range(len(cb))] for i in range(len(qb))])
+        check(int(dist[0, 20]) >= 1 and int(dist[0, 20]) <= 3, f"width {d}: row 20 differs from query 0 in its last bits only",
+              str(dist[0, 20]))
+        res = {}
+        for k in (5, 50):
+            rows = []
+            for row in dist:
+                order = sorted(range(len(row)), key=lambda j: (row[j], j))[:min(k, len(row))]
+                rows.append([{"corpusId": j, "score": -float(row[j])} for j in order])
+            res[str(k)] = rows
+        out["bits"].append({"dimensions": d, "bytes": int(cb.shape[1]), "queries": {"shape": list(queries.shape), "data": f32_list(queries)},
+                            "corpus": {"shape": list(corpus.shape), "data": f32_list(corpus)},
+                            "ubinaryQueries": qb.reshape(-1).tolist(), "ubinaryCorpus": cb.reshape(-1).tolist(), "results": res})
+    return out
+
+
 def similarity_cases():
     rng = np.random.default_rng(7)
     a = rng.standard_normal((3, 24)).astype(np.float32)
@@ -546,6 +588,7 @@ def main():
         "generator": {"script": "tests/reference/st_reference.py", "torch": torch.__version__, "numpy": np.__version__,
                       "tokenizers": mp.run_rust([{"tokenizer": models["roberta"]["tok_path"], "texts": []}])["tokenizersVersion"]},
         "models": out_models, "cases": cases, "similarity": similarity_cases(), "search": search_cases(), "quantize": quantize_cases(),
+        "widths": width_cases(),
     }
     for m in models.values():
         if m["tokenizer_json"] is not None:

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Mutation check of tests/tasks.test.js: puts one plausible bug at a time into
-// bindings/tasks/*.js (one per upstream rule), runs the test, records which
+// bindings/tasks/*.js (one per upstream rule; question answering's windows in
+// bindings/tokenizers/tokenizer.js), runs the test, records which
 // tests fail, and restores the file. Every mutation must be caught.
 //
 // It edits bindings/tasks/ in place, so it runs only in a linked git worktree:
@@ -340,6 +341,73 @@ export const MUTATIONS = [
     file: T('zero-shot'),
     what: 'equal scores in label order',
     edits: [['const order = topIndices(scores, n);', 'const order = topIndices(scores, n).reverse().sort((a, b) => scores[b] - scores[a]);']],
+  },
+  // question-answering.js (and the windows of tokenizers/tokenizer.js)
+  {
+    id: 'qa-cls-masked',
+    file: T('question-answering'),
+    what: 'p_mask keeps [CLS] masked (the null answer never scores)',
+    edits: [[' || (clsTokenId !== null && w.ids[t] === clsTokenId)', '']],
+  },
+  {
+    id: 'qa-question-masked',
+    file: T('question-answering'),
+    what: 'the question masked when the context comes first too',
+    edits: [['!questionFirst || w.sequenceIds[t] === 1', 'w.sequenceIds[t] === (questionFirst ? 1 : 0)']],
+  },
+  { id: 'qa-mask-value', file: T('question-answering'), what: 'masked logits -10 instead of -10000', edits: [[': -10000))', ': -10))']] },
+  { id: 'qa-cls-not-zeroed', file: T('question-answering'), what: 'position 0 not zeroed after the null score', edits: [['ps[0] = pe[0] = 0;', '']] },
+  { id: 'qa-null-max', file: T('question-answering'), what: 'the null score the largest of the windows', edits: [['Math.min(minNull', 'Math.max(minNull']] },
+  { id: 'qa-answer-len', file: T('question-answering'), what: 'spans of maxAnswerLen + 1 tokens', edits: [['j < i + maxAnswerLen', 'j <= i + maxAnswerLen']] },
+  {
+    id: 'qa-candidates',
+    file: T('question-answering'),
+    what: 'topK * 2 candidates instead of topK * 2 + 10',
+    edits: [['alignToWords ? topK * 2 + 10 : topK', 'alignToWords ? topK * 2 : topK']],
+  },
+  { id: 'qa-isin-quirk', file: T('question-answering'), what: 'index 0 filtered as the other masked tokens', edits: [[' || (t === 0 && any)', '']] },
+  {
+    id: 'qa-span-ties',
+    file: T('question-answering'),
+    what: 'equal span scores by the higher flat index',
+    edits: [['a[0] * T + a[1] - (b[0] * T + b[1])', 'b[0] * T + b[1] - (a[0] * T + a[1])']],
+  },
+  { id: 'qa-word-end', file: T('question-answering'), what: "the span ends at the start word's end", edits: [['span = [a[0], b[1]]', 'span = [a[0], a[1]]']] },
+  {
+    id: 'qa-word-seq',
+    file: T('question-answering'),
+    what: "word_to_chars in the other sequence's words",
+    edits: [['const seq = questionFirst ? 1 : 0;', 'const seq = questionFirst ? 0 : 1;']],
+  },
+  {
+    id: 'qa-merge-case',
+    file: T('question-answering'),
+    what: 'answers merged only when the case matches too',
+    edits: [['a.answer.toLowerCase() === text.toLowerCase()', 'a.answer === text']],
+  },
+  {
+    id: 'qa-merge-max',
+    file: T('question-answering'),
+    what: 'a merged answer keeps the larger score instead of the sum',
+    edits: [['same.score += score', 'same.score = Math.max(same.score, score)']],
+  },
+  {
+    id: 'qa-window-step',
+    file: 'bindings/tokenizers/tokenizer.js',
+    what: 'windows step one token too far (the stride one short)',
+    edits: [['start += room - stride)', 'start += room - stride + 1)']],
+  },
+  {
+    id: 'qa-window-end',
+    file: 'bindings/tokenizers/tokenizer.js',
+    what: "the last window stops once the stride covers the context's end",
+    edits: [['if (stop === n) break;', 'if (stop + stride >= n) break;']],
+  },
+  {
+    id: 'qa-window-fits',
+    file: 'bindings/tokenizers/tokenizer.js',
+    what: 'a context that fits exactly is split',
+    edits: [['if (n + other.ids.length + added <= maxLength)', 'if (n + other.ids.length + added < maxLength)']],
   },
 ];
 

@@ -3,20 +3,54 @@
 // project (lib ES2022 + @types/node). Each `@ts-expect-error` marks a mistake
 // the types must refuse (tsc fails if the line compiles).
 import {
-  createEncoder, loadModel, listPlugins, runtimeInfo, configure, features, ERROR_CODES, SwapformerError, Encoder,
-  loadPretrained, Tokenizer, Pretrained, type Encoding, type PretrainedFamily,
-  cosSim, dotScore, semanticSearch, quantizeEmbeddings, type Embeddings, type SearchHit, type Chunk,
-  type Config, type Dtype, type ErrorCode, type Ids, type Sequence, type Batch, type ForwardResult, type ResolvedConfig, type WasmSource,
+  createEncoder,
+  loadModel,
+  listPlugins,
+  runtimeInfo,
+  configure,
+  features,
+  ERROR_CODES,
+  SwapformerError,
+  Encoder,
+  loadPretrained,
+  Tokenizer,
+  Pretrained,
+  type Encoding,
+  type PretrainedFamily,
+  type EntityGroup,
+  type TokenEntity,
+  type TokenClassificationOptions,
+  type FillMaskResult,
+  cosSim,
+  dotScore,
+  semanticSearch,
+  quantizeEmbeddings,
+  type Embeddings,
+  type SearchHit,
+  type Chunk,
+  type Config,
+  type Dtype,
+  type ErrorCode,
+  type Tensor,
+  type Ids,
+  type Sequence,
+  type Batch,
+  type ForwardResult,
+  type ResolvedConfig,
+  type WasmSource,
 } from 'swapformer';
 
-type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 const expectType = <T>(_value: T) => ({ is: <U>(_check: Equal<T, U>) => {} });
 
 const base = { vocabSize: 100, dModel: 32, heads: 4, layers: 2, ffDim: 64, norm: 'rmsnorm', normPlacement: 'pre', activation: 'swiglu' } as const;
 
 export async function api(): Promise<void> {
   // ---------------------------------------------------------------- configs: positionOptions by plugin
-  const rope = await createEncoder({ ...base, position: 'rope', positionOptions: { base: 500, style: 'half', scaling: { type: 'yarn', factor: 4, originalMaxLen: 64 } } }, { seed: 1 });
+  const rope = await createEncoder(
+    { ...base, position: 'rope', positionOptions: { base: 500, style: 'half', scaling: { type: 'yarn', factor: 4, originalMaxLen: 64 } } },
+    { seed: 1 },
+  );
   await createEncoder({ ...base, position: 'sinusoidal', positionOptions: { base: 100 } });
   await createEncoder({ ...base, position: 'learned', maxLen: 64, positionOptions: { offset: 2 } });
   await createEncoder({ ...base, position: 't5', positionOptions: { buckets: 32, maxDistance: 128 } });
@@ -62,6 +96,21 @@ export async function api(): Promise<void> {
   expectType(out.shape).is<[batch: number, tokens: number, dModel: number]>(true);
   rope.forward(new Int32Array([1, 2]));
   rope.forward([[1, 2, 3], new Uint16Array([4, 5])], { outputAttentions: true, outputHiddenStates: true });
+  // the outputs asked for are there, not optional
+  const layer0: Float32Array = rope.forward([1, 2], { outputHiddenStates: true }).hiddenStates[0].data;
+  const heads0: number = rope.forward([1, 2], { outputAttentions: true, typeIds: [0, 0] }).attentions[0].shape[1];
+  const both = await rope.forwardAsync([1, 2], { outputAttentions: true, outputHiddenStates: true });
+  const counts: number = both.attentions.length + both.hiddenStates.length;
+  const asked = await rope.forwardAsync([1, 2], { outputHiddenStates: true });
+  expectType(asked.hiddenStates).is<Tensor<[batch: number, tokens: number, dModel: number]>[]>(true);
+  void layer0;
+  void heads0;
+  void counts;
+  // @ts-expect-error not asked for: possibly undefined
+  rope.forward([1, 2], { outputHiddenStates: true }).attentions[0];
+  const flag = Math.random() > 0.5;
+  // @ts-expect-error a flag known only at run time: possibly undefined
+  rope.forward([1, 2], { outputHiddenStates: flag }).hiddenStates[0];
   // @ts-expect-error a string is not ids
   rope.forward('hello');
   // @ts-expect-error BigInt ids are refused (BAD_TOKEN)
@@ -82,7 +131,8 @@ export async function api(): Promise<void> {
   expectType(head.predict(batchFromJson)).is<Int32Array | Int32Array[]>(true);
   // @ts-expect-error an any[] may be a batch: the result is not known to be one Int32Array
   const one: Int32Array = head.predict(batchFromJson);
-  const seq: Sequence = [1, 2], batch: Batch = [seq, new Int32Array(1)];
+  const seq: Sequence = [1, 2],
+    batch: Batch = [seq, new Int32Array(1)];
   expectType(head.predict(seq)).is<Int32Array>(true);
   expectType(head.predict(batch)).is<Int32Array[]>(true);
   void one;
@@ -108,7 +158,15 @@ export async function api(): Promise<void> {
 
   // ---------------------------------------------------------------- functions, configure, errors
   const info = await runtimeInfo({ threads: 2 });
-  expectType(info.build).is<'relaxed-simd' | 'simd128' | 'custom'>(true);
+  expectType(info.build).is<'relaxed-simd' | 'simd128' | 'custom' | 'native'>(true);
+  expectType(info.backend).is<'native' | 'wasm'>(true);
+  expectType(info.backendFallback).is<string | null>(true);
+  expectType(info.isa).is<string>(true);
+  expectType(info.q8Amax).is<127 | 255>(true);
+  configure({ backend: 'native' });
+  configure({ backend: undefined });
+  // @ts-expect-error a backend this package does not have
+  configure({ backend: 'gpu' });
   expectType(info.threadsFallback).is<string | null>(true);
   const threadsInUse: number = info.threads + info.memoryBytes;
   void threadsInUse;
@@ -167,17 +225,24 @@ export async function api(): Promise<void> {
       const handled: ErrorCode[] = ['INTERNAL', 'WASM_LOAD', 'NON_FINITE', 'UNSUPPORTED_MODEL', 'NETWORK', 'NOT_FOUND', 'DISPOSED'];
       // @ts-expect-error not a code
       const wrong: ErrorCode = 'BAD_WASM';
-      void handled; void wrong;
+      void handled;
+      void wrong;
       switch (e.code) {
-        case 'WASM_LOAD': console.error(e.message, e.cause); break;
-        default: break;
+        case 'WASM_LOAD':
+          console.error(e.message, e.cause);
+          break;
+        default:
+          break;
       }
     }
   }
   expectType(ERROR_CODES).is<readonly ErrorCode[]>(true);
 
   // ---------------------------------------------------------------- pretrained encoders and tokenizers
-  const p = await loadPretrained('sentence-transformers/all-MiniLM-L6-v2', { onProgress: ({ file, loaded, total }) => console.log(file, loaded, total), revision: 'main' });
+  const p = await loadPretrained('sentence-transformers/all-MiniLM-L6-v2', {
+    onProgress: ({ file, loaded, total }) => console.log(file, loaded, total),
+    revision: 'main',
+  });
   expectType(p).is<Pretrained>(true);
   const e1 = p.embed(['a', 'b']);
   const data: Float32Array = e1.data;
@@ -186,7 +251,8 @@ export async function api(): Promise<void> {
   const d2: number = e2.shape[1];
   const h3 = p.embed(['x'], { pooling: 'none' });
   const t3: number = h3.shape[2];
-  void d2; void t3;
+  void d2;
+  void t3;
   // @ts-expect-error not a pooling mode
   p.embed('x', { pooling: 'avg' });
   // @ts-expect-error texts are strings
@@ -205,7 +271,10 @@ export async function api(): Promise<void> {
   await loadPretrained(new Map([['config.json', new Uint8Array(0)]]));
   // @ts-expect-error a number is no source
   await loadPretrained(42);
-  void fam; void first; void text; void id;
+  void fam;
+  void first;
+  void text;
+  void id;
   // sentence-transformers' encode options, similarity and search
   const q = p.embed('query', { prompt: 'query: ', batchSize: 8, onProgress: ({ done, total }) => console.log(done / total), truncate: false });
   const packed: Embeddings = p.embed(['a', 'b'], { precision: 'ubinary' });
@@ -218,7 +287,12 @@ export async function api(): Promise<void> {
   const i8 = await quantizeEmbeddings(q, 'int8', { calibrationEmbeddings: q });
   for await (const { index, embeddings } of p.embedStream(['a', 'b', 'c'], { batchSize: 2, precision: 'binary' })) console.log(index, embeddings.shape);
   const fn: 'cosine' | 'dot' | 'euclidean' | 'manhattan' = p.similarityFnName;
-  void firstChunk; void windows; void best; void m; void i8; void fn;
+  void firstChunk;
+  void windows;
+  void best;
+  void m;
+  void i8;
+  void fn;
   // @ts-expect-error not a precision
   p.embed('x', { precision: 'float16' });
   // @ts-expect-error topK is a number
@@ -226,6 +300,39 @@ export async function api(): Promise<void> {
   // @ts-expect-error ranges are rows of numbers
   await quantizeEmbeddings(q, 'uint8', { ranges: 'auto' });
   await loadPretrained('owner/private-model', { token: 'hf_xxx', offline: false, cacheDir: '/tmp/hub' });
+
+  // ---------------------------------------------------------------- task results typed by their call
+  // classifyTokens groups by default ('simple'); one entry per token only with aggregationStrategy 'none'
+  expectType(p.classifyTokens('Ada lives in London')).is<EntityGroup[]>(true);
+  expectType(p.classifyTokens('Ada lives in London', { ignoreLabels: [] })).is<EntityGroup[]>(true);
+  expectType(p.classifyTokens('Ada lives in London', { aggregationStrategy: 'first' })).is<EntityGroup[]>(true);
+  expectType(p.classifyTokens('Ada lives in London', { aggregationStrategy: 'none' })).is<TokenEntity[]>(true);
+  expectType(await p.classifyTokensAsync('Ada lives in London')).is<EntityGroup[]>(true);
+  expectType(await p.classifyTokensAsync('Ada lives in London', { aggregationStrategy: 'none' })).is<TokenEntity[]>(true);
+  const strategy = (Math.random() > 0.5 ? 'none' : 'max') as TokenClassificationOptions['aggregationStrategy'];
+  expectType(p.classifyTokens('Ada', { aggregationStrategy: strategy })).is<TokenEntity[] | EntityGroup[]>(true);
+  const groups = p.classifyTokens('Ada lives in London').map(({ entityGroup, start, end }) => `${entityGroup} ${start}-${end}`);
+  // @ts-expect-error the default call groups: no per-token entity field
+  p.classifyTokens('Ada lives in London')[0].entity;
+  // @ts-expect-error not a strategy
+  p.classifyTokens('Ada', { aggregationStrategy: 'mean' });
+  // fillMask: one mask gives its candidates, a literal with two masks one array per mask
+  const runtimeText: string = ['The capital of France is [MASK].'][0];
+  expectType(p.fillMask(runtimeText)).is<FillMaskResult[]>(true);
+  const words: string[] = p.fillMask(runtimeText, { topK: 3 }).map((c) => `${c.tokenStr} ${c.score.toFixed(2)}`);
+  expectType(p.fillMask('The capital of France is [MASK].')).is<FillMaskResult[]>(true);
+  expectType(p.fillMask('The [MASK] bit the [MASK].')).is<FillMaskResult[][]>(true);
+  expectType(p.fillMask('<mask> and <mask>', { targets: ['a'] })).is<FillMaskResult[][]>(true);
+  expectType(await p.fillMaskAsync(runtimeText)).is<FillMaskResult[]>(true);
+  expectType(await p.fillMaskAsync('[MASK] [MASK]')).is<FillMaskResult[][]>(true);
+  // @ts-expect-error two masks: one array per mask, not one list of candidates
+  const flat: FillMaskResult[] = p.fillMask('The [MASK] bit the [MASK].');
+  // @ts-expect-error the mask token's id may be null (a tokenizer without one)
+  p.tokenizer.idToToken(p.tokenizer.maskTokenId);
+  void groups;
+  void words;
+  void flat;
+  void strategy;
   swappedModel.dispose();
   p.dispose();
   rope.dispose();

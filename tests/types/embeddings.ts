@@ -2,11 +2,32 @@
 // results by precision and chunking, embedStream, chunk, similarity) and of the search functions,
 // compiled by tests/types.test.js. Each `@ts-expect-error` marks a mistake the types must refuse.
 import {
-  loadPretrained, cosSim, dotScore, semanticSearch, quantizeEmbeddings,
-  type Embeddings, type ChunkedEmbeddings, type SearchHit, type Tensor, type ScoreFunction, type EmbedProgress,
+  loadPretrained,
+  cosSim,
+  dotScore,
+  semanticSearch,
+  quantizeEmbeddings,
+  maxSim,
+  maxSimSearch,
+  sparseSimilarity,
+  sparseSearch,
+  type Embeddings,
+  type ChunkedEmbeddings,
+  type SearchHit,
+  type Tensor,
+  type ScoreFunction,
+  type EmbedProgress,
+  type SparseEmbedding,
+  type TokenEmbeddings,
+  type RetrievalOutputs,
+  type RetrievalOutputsOf,
+  type QuestionAnswer,
+  type M3Scores,
+  type Output,
+  type RetrievalSettings,
 } from 'swapformer';
 
-type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 const expectType = <T>(_value: T) => ({ is: <U>(_check: Equal<T, U>) => {} });
 
 export async function embeddings(): Promise<void> {
@@ -30,7 +51,9 @@ export async function embeddings(): Promise<void> {
   const f32 = await p.embedAsync(['a'], { precision: 'float32' });
   expectType(f32.data).is<Float32Array>(true);
   const any = p.embed(['a'], {} as Parameters<typeof p.embed>[1]);
-  void any; void start; void T;
+  void any;
+  void start;
+  void T;
   // @ts-expect-error not a precision
   p.embed('a', { precision: 'fp16' });
   // @ts-expect-error batchSize is a number
@@ -39,7 +62,10 @@ export async function embeddings(): Promise<void> {
   p.embed('a', { chunking: { pool: 'cls' } });
 
   // ---------------------------------------------------------------- embedStream, chunk, similarity, prompts
-  async function* corpus(): AsyncGenerator<string> { yield 'a'; yield 'b'; }
+  async function* corpus(): AsyncGenerator<string> {
+    yield 'a';
+    yield 'b';
+  }
   for await (const { index, embeddings } of p.embedStream(corpus(), { batchSize: 16 })) {
     const i: number = index;
     expectType(embeddings).is<Tensor<[batch: number, dimensions: number]>>(true);
@@ -57,11 +83,20 @@ export async function embeddings(): Promise<void> {
   const fn: ScoreFunction = p.similarityFnName;
   const prompts: Record<string, string> | null = p.prompts;
   const recipeFn: ScoreFunction | null = p.recipe.similarityFnName;
-  void tokens; void fn; void prompts; void recipeFn;
+  void tokens;
+  void fn;
+  void prompts;
+  void recipeFn;
 
   // ---------------------------------------------------------------- the search functions
   const cos = await cosSim(f, f);
-  const dot = await dotScore([[1, 0], [0, 1]], new Float32Array([1, 1]));
+  const dot = await dotScore(
+    [
+      [1, 0],
+      [0, 1],
+    ],
+    new Float32Array([1, 1]),
+  );
   expectType(cos.shape).is<[rows: number, columns: number]>(true);
   const hits = await semanticSearch(f, { data: new Float32Array(6), shape: [2, 3] }, { topK: 5, scoreFunction: 'dot' });
   expectType(hits).is<SearchHit[][]>(true);
@@ -71,7 +106,12 @@ export async function embeddings(): Promise<void> {
   await semanticSearch(u, u, { scoreFunction: 'hamming', queryChunkSize: 100, corpusChunkSize: 50000 });
   const i8 = await quantizeEmbeddings(f, 'int8', { calibrationEmbeddings: f });
   expectType(i8.data).is<Int8Array>(true);
-  await quantizeEmbeddings(f, 'uint8', { ranges: [[0, 0, 0], [1, 1, 1]] });
+  await quantizeEmbeddings(f, 'uint8', {
+    ranges: [
+      [0, 0, 0],
+      [1, 1, 1],
+    ],
+  });
   void dot;
   // @ts-expect-error not a score function
   await semanticSearch(f, f, { scoreFunction: 'jaccard' });
@@ -79,5 +119,47 @@ export async function embeddings(): Promise<void> {
   await quantizeEmbeddings(f, 'int4');
   // @ts-expect-error strings are no embeddings
   await cosSim(['a'], ['b']);
+
+  // ---------------------------------------------------------------- sparse, ColBERT, bge-m3, question answering
+  const outputs: Output[] = p.outputs;
+  const kind: RetrievalSettings['kind'] | undefined = p.retrieval?.kind;
+  const sparse = p.embed(['a'], { output: 'sparse', maxActiveDims: 64 });
+  expectType(sparse).is<SparseEmbedding[]>(true);
+  const idx: Int32Array = sparse[0].indices;
+  const cb = await p.embedAsync(['a'], { output: 'colbert', isQuery: false });
+  expectType(cb).is<TokenEmbeddings[]>(true);
+  const all = p.embed(['a'], { output: ['dense', 'sparse', 'colbert'] });
+  expectType(all).is<RetrievalOutputsOf<'dense' | 'sparse' | 'colbert'>>(true);
+  const cols: TokenEmbeddings[] = all.colbert; // asked for: not optional
+  const two = p.embed(['a'], { output: ['dense'] });
+  // @ts-expect-error sparse was not asked for: it may be absent
+  const notAsked: SparseEmbedding[] = two.sparse;
+  const asked: RetrievalOutputs = two;
+  const scores: Float32Array = await maxSim(cb[0], cb);
+  const mhits = await maxSimSearch([cb[0]], cb, { topK: 3 });
+  expectType(mhits).is<SearchHit[][]>(true);
+  const sims = await sparseSimilarity(sparse, [{ indices: [1, 2], values: [0.5, 1] }]);
+  expectType(sims.shape).is<[rows: number, columns: number]>(true);
+  await sparseSearch(sparse, sparse, { topK: 2 });
+  const decoded: [token: string, weight: number][] = p.decodeSparse(sparse[0], { topK: 5 });
+  const best = p.answerQuestion('who?', 'Ada wrote it.');
+  expectType(best).is<QuestionAnswer | null>(true);
+  const some = await p.answerQuestionAsync('who?', 'Ada wrote it.', { topK: 3, docStride: 64, maxSeqLen: 256, handleImpossibleAnswer: true });
+  const m3: M3Scores = p.computeScore([['q', 'p']], { weights: [0.4, 0.2, 0.4] });
+  const dense: Float32Array = m3.colbertSparseDense;
+  p.rank('q', ['a', 'b'], { weights: [1, 1, 1], topK: 1 });
+  void outputs;
+  void kind;
+  void idx;
+  void scores;
+  void decoded;
+  void some;
+  void dense;
+  // @ts-expect-error not an output
+  p.embed(['a'], { output: 'multi-vector' });
+  // @ts-expect-error three weights
+  p.computeScore([['q', 'p']], { weights: [1, 1] });
+  // @ts-expect-error docStride is a number
+  p.answerQuestion('q', 'c', { docStride: '64' });
   p.dispose();
 }

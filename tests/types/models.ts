@@ -12,5 +12,8 @@ export async function models(): Promise<void> {
   const { token, sequence } = accuracy(model, task, sampleInputs(8, 10, 16));
   // @ts-expect-error not a task
   score('rotate', ids, []);
-  void text; void s; void token; void sequence;
+  void text;
+  void s;
+  void token;
+  void sequence;
 }
