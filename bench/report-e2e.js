@@ -205,7 +205,7 @@ export function e2eHeadline(R) {
     `(${C.texts} real sentences of ${C.min}-${C.max} tokens, median ${C.median}, from Node.js's API documentation; all-MiniLM-L6-v2's shape, random weights; ` +
     `tokenization and mean pooling included, calls of 32; medians of ${E.runs} alternating runs):\n\n` +
     byEnv.map(([env, x, q]) => `- ${env} (${where(env, x)}): ${q.map(cell).join('; ')}.`).join('\n') +
-    `\n\nIn Node, transformers.js runs ONNX Runtime's native CPU kernels where swapformer runs WebAssembly; in Chromium both run WebAssembly. ` +
+    `\n\nIn these wasm runs, transformers.js in Node runs ONNX Runtime's native CPU kernels where swapformer runs WebAssembly; in Chromium both run WebAssembly. ` +
     (byEnv.some(([, x]) => x.build === 'SIMD')
       ? "Node 20 picks swapformer's SIMD128 build (relaxed SIMD needs a flag there), whose int8 product widens to 16 bits; " +
         'Node 22+ and Chromium pick the relaxed build and its int8 dot product. '

@@ -44,7 +44,13 @@ const folder = (c) => path.join(ROOT, c.case);
 
 const TOLERANCE = 1e-4; // per element (helpers.js elementError); measured: a few 1e-6
 const Q8_BOUND = 0.5; // int8 weights and activations through 1-3 post-norm layers and gain-2 heads: measured below 0.3
-const TASK_NAMES = { sequence: 'text-classification', token: 'token-classification', mlm: 'fill-mask', embedding: 'feature-extraction' };
+const TASK_NAMES = {
+  sequence: 'text-classification',
+  token: 'token-classification',
+  qa: 'question-answering',
+  mlm: 'fill-mask',
+  embedding: 'feature-extraction',
+};
 // the scheme's tensors: what a swap of it drops
 const SCHEME_TENSOR = /^(embed\.rel_table|embed\.rel_norm\.|layers\.\d+\.attn\.pos_[kq]\.)/;
 
@@ -144,7 +150,7 @@ function checkCase(c, m, tol, what) {
 // ------------------------------------------------------------------ every case
 
 test('the cases: every head, v2 and v3 layouts; .task and .labels as config.json says; our tokenizer gives the Rust ids', async () => {
-  assert.deepEqual(CASES.map((c) => c.task).sort(), ['embedding', 'embedding', 'mlm', 'mlm', 'sequence', 'sequence', 'sequence', 'token']);
+  assert.deepEqual(CASES.map((c) => c.task).sort(), ['embedding', 'embedding', 'mlm', 'mlm', 'qa', 'sequence', 'sequence', 'sequence', 'token']);
   for (const c of CASES) {
     const m = await model(folder(c));
     const hf = readJson(folder(c), 'config.json');
@@ -467,6 +473,42 @@ test('the permutation lesson: a DeBERTa tagger without positions gives the rows 
 });
 
 // ------------------------------------------------------------------ refusals
+
+test('question answering (DebertaV2ForQuestionAnswering): answerQuestion gives the span the pipeline picks from the float64 logits', async () => {
+  const c = CASES.find((x) => x.task === 'qa');
+  const m = await model(folder(c));
+  for (const [b, inp] of c.inputs.entries()) {
+    // the pipeline's choice (QuestionAnsweringPipeline.postprocess): a softmax over [CLS] and the context's tokens,
+    // [CLS] then zeroed; the best start x end with start <= end < start + 15
+    const enc = m.tokenizer.encode(inp.text, { pair: inp.textPair });
+    const sep = enc.tokens.indexOf('[SEP]'),
+      last = enc.tokens.length - 1;
+    const rows = [0, ...Array.from({ length: last - sep - 1 }, (_, k) => sep + 1 + k)];
+    const prob = (col) => {
+      const z = rows.map((t) => c.logits[b][t][col]),
+        mx = Math.max(...z),
+        e = z.map((v) => Math.exp(v - mx)),
+        sum = e.reduce((x, y) => x + y, 0);
+      return new Map(rows.map((t, i) => [t, t === 0 ? 0 : e[i] / sum]));
+    };
+    const ps = prob(0),
+      pe = prob(1);
+    let best = { score: -1, s: 0, e: 0 };
+    for (const s of rows.slice(1))
+      for (const e of rows.slice(1)) if (e >= s && e < s + 15 && ps.get(s) * pe.get(e) > best.score) best = { score: ps.get(s) * pe.get(e), s, e };
+    const want = inp.textPair.slice(enc.offsets[best.s][0], enc.offsets[best.e][1]);
+    const got = m.answerQuestion(inp.text, inp.textPair, { alignToWords: false }); // the tokens' own offsets
+    assert.ok(got, `${inp.text}: an answer`);
+    assert.equal(got.answer, want, `${inp.text}: the span`);
+    assert.equal(inp.textPair.slice(got.start, got.end), got.answer);
+    assert.ok(Math.abs(got.score - best.score) <= 1e-4 * best.score, `${inp.text}: score ${got.score} against ${best.score}`);
+    const words = m.answerQuestion(inp.text, inp.textPair); // the default: widened to whole words
+    assert.ok(
+      words && words.start <= got.start && words.end >= got.end && words.score >= got.score,
+      `${inp.text}: aligned to words (spans of the same words add their scores)`,
+    );
+  }
+});
 
 test('a replaced-token detector (DeBERTa-v3) loads as an encoder and refuses fill-mask saying why', async () => {
   const m = await model(folder(byName('deberta-v3-rtd')));

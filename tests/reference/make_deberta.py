@@ -467,6 +467,21 @@ def case_v3_ner():
     return case
 
 
+QA = [["Where do I live?", "My name is Wolfgang and I live in Berlin."],
+      ["What does a tokenizer do?", "A tokenizer splits text into pieces that a model can look up, and the unigram model keeps the best ones."]]
+
+
+def case_v3_qa():
+    c = v3_config(0, _name_or_path="deepset/deberta-v3-base-squad2")
+    case = base("deberta-v3-qa", "DebertaV2ForQuestionAnswering", "token", c,
+                "deepset/deberta-v3-base-squad2 layout: DebertaV2ForQuestionAnswering, qa_outputs [2, H] on every "
+                "token (start and end logits); question-context pairs [CLS] q [SEP] c [SEP].", pairs=QA)
+    head_linear(case, "qa_outputs", 2)
+    case["spec"] = spec(out_weight="qa_outputs.weight", out_bias="qa_outputs.bias")
+    case["emitTask"] = "qa"  # computed as a token head: the same rows, two logits each
+    return case
+
+
 def case_v2_mlm():
     tok = tok_deberta(lower=True, split_by_punct=True)
     c = v3_config(0, conv_kernel_size=3, conv_act="gelu", position_buckets=8, max_relative_positions=16,
@@ -551,7 +566,7 @@ def case_v2_conv_tanh():
     return random_batches(case, [[40, 2, 7, 3], [1 + 2]])
 
 
-CASES = [case_v3_nli, case_v3_rerank, case_v3_ner, case_v2_mlm, case_v2_lm_head, case_v2_seq_p2c, case_v3_rtd,
+CASES = [case_v3_nli, case_v3_rerank, case_v3_ner, case_v3_qa, case_v2_mlm, case_v2_lm_head, case_v2_seq_p2c, case_v3_rtd,
          case_v2_conv_tanh]
 
 
@@ -669,10 +684,10 @@ def emit(case):
     self_checks(case, inputs, hidden, logits)
     trap_checks(case, inputs, hidden)
     lengths = [len(i["ids"]) for i in inputs]
-    obj = {"case": name, "family": "deberta-v2", "architecture": case["arch"], "task": case["task"],
+    obj = {"case": name, "family": "deberta-v2", "architecture": case["arch"], "task": case.get("emitTask", case["task"]),
            "modelType": "deberta-v2", "notes": case["notes"]}
     if case["spec"]:
-        obj.update({"head": mh.canonical_head(case)})
+        obj.update({"head": dict(mh.canonical_head(case), task=obj["task"])})
     obj["tensors"] = tensors
     if "zeroShot" in case:
         obj["zeroShot"] = case["zeroShot"]
