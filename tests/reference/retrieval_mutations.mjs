@@ -15,8 +15,7 @@
 //
 // Exit code 1 when a mutation is not caught, the unmutated tests fail, or a
 // mutation no longer applies (its text is not in the file exactly once).
-import { sh, requireLinkedWorktree, prepare } from './mutation_harness.mjs';
-import { NODE_FLAGS } from '../../tools/node-flags.js';
+import { runMutations } from './mutation_harness.mjs';
 
 const RUN = 'bindings/pretrained/retrieval-run.js';
 
@@ -143,54 +142,9 @@ export const MUTATIONS = [
   },
 ];
 
-requireLinkedWorktree('retrieval_mutations.mjs', 'core/ and bindings/');
-const onlyArg = process.argv.indexOf('--only');
-const only = onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : null;
-const isC = (file) => /\.c$/.test(file);
-
-function build() {
-  const r = sh('./build.sh', []);
-  return r.status === 0 ? null : `${r.stdout}${r.stderr}`.trim().split('\n').slice(-10).join('\n');
-}
-
-function runTest() {
-  const r = sh(process.execPath, [...NODE_FLAGS, '--test', '--test-reporter=tap', 'tests/retrieval.test.js', 'tests/torch-pt.test.js'], {
-    timeout: 900_000,
-    env: { ...process.env, SWAPFORMER_BACKEND: 'wasm' },
-  });
-  const failed = [...r.stdout.matchAll(/^\s*not ok \d+ - (.*)$/gm)].map((m) => m[1]);
-  return { status: r.status, failed };
-}
-
-const selected = MUTATIONS.filter((m) => !only || only.includes(m.id));
-const { apply, restore } = prepare(selected, build);
-
-let err = build();
-if (err) {
-  console.error(`the unmutated build fails:\n${err}`);
-  process.exit(1);
-}
-const base = runTest();
-if (base.status !== 0) {
-  console.error(`the unmutated tests fail: ${base.failed.join('; ')}`);
-  process.exit(1);
-}
-let missed = 0;
-try {
-  for (const [i, m] of selected.entries()) {
-    apply(m);
-    err = isC(m.file) ? build() : null;
-    const r = err ? { status: 0, failed: [] } : runTest();
-    restore();
-    if (isC(m.file) && !isC(selected[i + 1]?.file ?? '')) build(); // the next C mutant rebuilds anyway
-    const caught = !err && r.status !== 0;
-    if (!caught) missed++;
-    console.log(
-      `${err ? 'BUILD FAILED' : caught ? 'caught' : 'MISSED'}  ${m.id.padEnd(26)} ${m.what}${caught ? `  <- ${r.failed.join(' | ').slice(0, 300)}` : ''}${err ? `\n${err}` : ''}`,
-    );
-  }
-} finally {
-  restore();
-}
-console.log(`${selected.length - missed}/${selected.length} mutations caught`);
-process.exit(missed ? 1 : 0);
+runMutations(MUTATIONS, {
+  script: 'retrieval_mutations.mjs',
+  tests: ['tests/retrieval.test.js', 'tests/torch-pt.test.js'],
+  timeout: 900_000,
+  env: { ...process.env, SWAPFORMER_BACKEND: 'wasm' },
+});
