@@ -107,12 +107,18 @@ const method = (single) => ({ method: single ? 'single' : 'batch' });
 /** A float vector as JSON numbers (each float32 exactly: JSON numbers are doubles). */
 const floats = (v) => Array.from(v);
 
-/** POST /embed: [[f32]]. */
-export async function embed(svc, body, call) {
+/** The inputs of an /embed-like request, counted, their batch size and truncation direction checked. */
+function requestInputs(svc, body) {
   const { texts, single } = embedInputs(svc, body, 'inputs');
   svc.metrics.count('te_request_count', method(single));
   if (!single) checkBatchSize(svc, texts.length, 'inputs');
   truncationDirection(body);
+  return { texts, single };
+}
+
+/** POST /embed: [[f32]]. */
+export async function embed(svc, body, call) {
+  const { texts, single } = requestInputs(svc, body);
   const options = {
     truncate: optionalBool(body, 'truncate', svc.options.autoTruncate),
     promptName: optionalString(body, 'prompt_name'),
@@ -126,10 +132,7 @@ export async function embed(svc, body, call) {
 
 /** POST /embed_sparse: [[{index, value}]] of the non-zeros, index ascending, one list per input (a single string too). */
 export async function embedSparse(svc, body, call) {
-  const { texts, single } = embedInputs(svc, body, 'inputs');
-  svc.metrics.count('te_request_count', method(single));
-  if (!single) checkBatchSize(svc, texts.length, 'inputs');
-  truncationDirection(body);
+  const { texts, single } = requestInputs(svc, body);
   const options = { truncate: optionalBool(body, 'truncate', svc.options.autoTruncate), promptName: optionalString(body, 'prompt_name') };
   needEmbedding(svc, 'sparse', 'Model is not an embedding model with SPLADE pooling');
   const { results, meta } = await vectorsOf(svc, call, texts, 'sparse', options);
@@ -143,10 +146,7 @@ export async function embedSparse(svc, body, call) {
  * (is_query: a ColBERT model's query encoding; default false, documents).
  */
 export async function embedAll(svc, body, call) {
-  const { texts, single } = embedInputs(svc, body, 'inputs');
-  svc.metrics.count('te_request_count', method(single));
-  if (!single) checkBatchSize(svc, texts.length, 'inputs');
-  truncationDirection(body);
+  const { texts, single } = requestInputs(svc, body);
   const options = {
     truncate: optionalBool(body, 'truncate', svc.options.autoTruncate),
     promptName: optionalString(body, 'prompt_name'),
