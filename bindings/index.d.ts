@@ -823,7 +823,7 @@ export class Encoder {
   positionVectors(length: number): Tensor<[length: number, embedDim: number]>;
   /** Raw scores q.k x attnScale + the plugin's bias with the same q and k (heads x headDim each, dModel unless headDim is set; default zeros)
    * at every position: RoPE's depend on j - i alone; with q = k = 0, ALiBi's bias matrix; the disentangled
-   * scheme's terms of layer 0 read the same q (scaled by attnScale) and k: q.PK[row(i - j)] + k.PQ[row(i - j)]. */
+   * scheme's terms of layer 0 read the same q (scaled by attnScale) and k: `q·PK[row(i - j)] + k·PQ[row(i - j)]`. */
   positionScores(probe: {
     /** The query at every position, heads x headDim numbers (dModel unless headDim is set; before rotation). Default zeros. */
     q?: Numbers;
