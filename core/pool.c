@@ -48,6 +48,7 @@ static int caller_can_wait; /* the caller may sleep at a region's end (Node's ma
 #else /* SF_THREADS */
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #if defined(__linux__)
 #include <linux/futex.h>
@@ -246,6 +247,10 @@ int sf_pool_grow(int n) {
         }
         started = id;
     }
+    /* a worker reads its wake word before it counts itself arrived: until every
+     * new one has, a region's wake-up could come before that read, and the worker
+     * would sleep through it while the caller waits for it */
+    while (atomic_load(&arrived) < started) sched_yield();
     atomic_store(&workers, started);
     pthread_mutex_unlock(&region);
     pthread_mutex_unlock(&start_lock);

@@ -417,6 +417,35 @@ test('memory: a MiniLM-sized model adds 1.05 x its f32 weights to the process at
   assert.ok(got.q8 <= 0.3, `q8: ${got.q8}`);
 });
 
+test("fresh processes' first pass on new threads never hangs (a worker that started late slept through its first wake-up)", opts, async () => {
+  // before the fix about 1 in 20 of these hung on a loaded 2-core machine: the region's wake-up came
+  // before the new worker read its wake word; 48 processes, 8 at a time, so that thread starts are slow
+  const script = `
+    import { createEncoder } from ${JSON.stringify(BINDINGS)};
+    const e = await createEncoder({ vocabSize: 100, dModel: 64, heads: 4, layers: 2, ffDim: 256, position: 'rope', norm: 'layernorm',
+      normPlacement: 'pre', activation: 'gelu' }, { seed: 1, threads: 2 });
+    e.forward(Array.from({ length: 200 }, (_, i) => i % 100));
+    console.log('ok');`;
+  const once = () =>
+    new Promise((resolve) => {
+      const c = spawn(process.execPath, [...NODE_FLAGS, '--input-type=module', '-e', script], {
+        env: { ...process.env, SWAPFORMER_BACKEND: 'native' },
+        stdio: 'ignore',
+      });
+      const timer = setTimeout(() => c.kill('SIGKILL'), 20000);
+      c.on('exit', (code, signal) => {
+        clearTimeout(timer);
+        resolve(signal ? 'hung' : code === 0 ? 'ok' : `exit ${code}`);
+      });
+    });
+  const results = [];
+  for (let round = 0; round < 6; round++) results.push(...(await Promise.all(Array.from({ length: 8 }, once))));
+  assert.deepEqual(
+    results.filter((r) => r !== 'ok'),
+    [],
+  );
+});
+
 test('a process with an undisposed native encoder and its threads exits', opts, () => {
   const r = child(
     `import { createEncoder } from ${JSON.stringify(BINDINGS)};
