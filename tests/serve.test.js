@@ -1336,7 +1336,7 @@ test(
       child.stderr.on('data', (d) => {
         err += d;
       });
-      const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+      const exited = new Promise((resolve) => child.once('close', (code) => resolve(code))); // after its output has all been read: 'exit' may come first
       t.after(() => child.exitCode === null && child.kill('SIGKILL'));
       await until(() => /listening on http:\/\/\S+\n/.test(out) || child.exitCode !== null, 'the server to listen');
       child.kill('SIGTERM');
