@@ -77,10 +77,9 @@ setup_nodes() {
   done
 }
 # The Node suites on one Node: that Node first on PATH, so that npm's script and every
-# child process the tests start run on it. The browser test drives Chromium, whose
-# behaviour does not depend on the Node that starts it: on the machine's Node only.
-# What does not depend on the Node that runs it, left to the machine's Node: Chromium, the
-# TypeScript and TypeDoc checks of the docs and types, the bundlers.
+# child process the tests start run on it. What does not depend on the Node that runs it
+# is left to the machine's Node: Chromium, the TypeScript and TypeDoc checks of the docs
+# and types, the bundlers.
 NODE_AGNOSTIC='^tests/(browser|docs|docs-api|types|bundlers)[.-]'
 test_on_node() { # <node binary>
   local bin="$1" dir
