@@ -59,8 +59,8 @@ if (process.argv.includes('--export') || FILES.some((f) => !existsSync(join(DIR,
   if (py.status !== 0) throw new Error(`bench/export_deberta.py failed (exit ${py.status})`);
 }
 
-// onnxruntime-web as bench/context.js's importOrtWeb loads it, from bench/node_modules
-const ORT_DIR = join(BENCH, '..', 'node_modules', 'onnxruntime-web'); // the root's devDependency, as bench/bench.js uses
+// onnxruntime-web, the root's devDependency (bench/bench.js's too)
+const ORT_DIR = join(BENCH, '..', 'node_modules', 'onnxruntime-web');
 const ortPkg = JSON.parse(readFileSync(join(ORT_DIR, 'package.json'), 'utf8'));
 const ort = await import(pathToFileURL(join(ORT_DIR, ortPkg.exports['.'].node.import)).href);
 ort.env.wasm.numThreads = 1;
