@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadPretrained, loadModel } from '../bindings/index.js';
 import { progress } from '../bin/cli/progress.js';
+import { downloadProgress } from '../bin/cli/io.js';
 import { npyHeader, float32Text } from '../bin/cli/outputs.js';
 import { REPO, TIMEOUT, cli as runCli, killMidRun as killRun, oneLine } from './cli-run.js';
 
@@ -639,4 +640,15 @@ test("the .npy header is numpy's (checked above against np.save); float32 text r
     assert.ok(Object.is(Math.fround(JSON.parse(text)), v), `${v} -> ${text}`);
   }
   assert.equal(float32Text(Math.fround(0.1)), '0.1');
+});
+
+test('download progress off a terminal: one line per large file when it completes, even when a chunk before the end rounds to the same figures', () => {
+  const lines = [];
+  const p = downloadProgress({ isTTY: false, write: (x) => lines.push(x) });
+  const total = Math.round(3.1 * 2 ** 20);
+  p.update({ file: 'small.json', loaded: 10, total: 10 }); // under 1 MB: no line
+  for (const loaded of [2 ** 20, Math.round(3.07 * 2 ** 20), total]) p.update({ file: 'model.safetensors', loaded, total }); // 3.07 of 3.1 prints as 3.1 / 3.1
+  p.update({ file: 'model.safetensors', loaded: total, total }); // the closing event again: no second line
+  p.done();
+  assert.deepEqual(lines, ['  model.safetensors 3.1 / 3.1 MB\n']);
 });

@@ -83,6 +83,7 @@ export function downloadProgress(stream = process.stderr) {
       const line = `  ${file} ${(loaded / 2 ** 20).toFixed(1)}${total ? ` / ${(total / 2 ** 20).toFixed(1)}` : ''} MB`;
       if (stream.isTTY) stream.write(`\r${line}`);
       else if (loaded === total && line !== last) stream.write(`${line}\n`);
+      else return; // not written: a line rounded like the last one (3.05 of 3.1 MB) must not hide it
       last = line;
       shown = true;
     },
