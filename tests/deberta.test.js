@@ -28,7 +28,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { loadPretrained, loadModel, createEncoder, configure, runtimeInfo } from '../bindings/index.js';
-import { assertClose, assertBitIdentical, elementError, rejects } from './helpers.js';
+import { assertClose, assertBitIdentical, elementError, rejects, headOptions, expectedLogits } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('./deberta/', import.meta.url));
 const BIN = fileURLToPath(new URL('../bin/swapformer.js', import.meta.url));
@@ -98,24 +98,6 @@ async function derive(m, change, runtime = RUNTIMES[1]) {
   } finally {
     configure({ backend: undefined, build: 'auto' });
   }
-}
-
-/** The forward options of a case's inputs: token types where the model has a table, the head. */
-function headOptions(c, m) {
-  const o = m.encoder.config.typeVocabSize > 1 ? { typeIds: c.inputs.map((i) => i.typeIds) } : {};
-  if (c.task === 'mlm') o.headPositions = c.inputs.map((i) => i.maskPositions);
-  else if (c.task !== 'embedding') o.head = true;
-  return o;
-}
-
-/** The reference logits laid out as forward's result.head. */
-function expectedLogits(c, T) {
-  if (c.task === 'sequence') return c.logits.flat();
-  if (c.task === 'mlm') return c.logits.flat(2);
-  const L = c.logits[0][0].length,
-    out = new Float64Array(c.inputs.length * T * L);
-  c.logits.forEach((seq, b) => seq.forEach((r, t) => out.set(r, (b * T + t) * L)));
-  return out;
 }
 
 /** The real rows of [B, T, C] and the reference's rows, both flat. */

@@ -33,7 +33,7 @@ import { zeroShotResult } from '../bindings/tasks/zero-shot.js';
 import { crossEncoderScores } from '../bindings/tasks/cross-encoder.js';
 import { readCheckpoint } from '../bindings/pretrained/checkpoint.js';
 import { writeModelFile, metadataStrings } from '../bindings/pretrained/model-file.js';
-import { assertClose, assertBitIdentical, elementError, rejects } from './helpers.js';
+import { assertClose, assertBitIdentical, elementError, rejects, headOptions, expectedLogits } from './helpers.js';
 
 const HEADS = fileURLToPath(new URL('./heads/', import.meta.url));
 const PRETRAINED = fileURLToPath(new URL('./pretrained/', import.meta.url));
@@ -83,24 +83,6 @@ test.after(() => {
 });
 
 // ------------------------------------------------------------------ the reference, flattened
-
-/** The forward options of a case's batch: token types where the model has them, the head. */
-function headOptions(c, m) {
-  const o = m.encoder.config.typeVocabSize > 1 ? { typeIds: c.inputs.map((i) => i.typeIds) } : {};
-  if (c.task === 'mlm') o.headPositions = c.inputs.map((i) => i.maskPositions);
-  else if (c.task !== 'embedding') o.head = true;
-  return o;
-}
-
-/** The reference logits laid out as forward's result.head: [B, L], [B, T, L] (padded rows 0), [R, V]. */
-function expectedLogits(c, T) {
-  if (c.task === 'sequence') return c.logits.flat();
-  if (c.task === 'mlm') return c.logits.flat(2);
-  const L = c.logits[0][0].length,
-    out = new Float64Array(c.inputs.length * T * L);
-  c.logits.forEach((seq, b) => seq.forEach((r, t) => out.set(r, (b * T + t) * L)));
-  return out;
-}
 
 /** The real rows of hidden states [B, T, C] (padding dropped), and the reference's, flat. */
 function realRows(data, shape, reference) {

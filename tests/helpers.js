@@ -123,3 +123,21 @@ export async function launchChromium() {
   ];
   return chromium.launch({ executablePath, headless: true, args, timeout: 60_000 });
 }
+
+/** The forward options of a head fixture case's inputs: token types where the model has them, the head. */
+export function headOptions(c, m) {
+  const o = m.encoder.config.typeVocabSize > 1 ? { typeIds: c.inputs.map((i) => i.typeIds) } : {};
+  if (c.task === 'mlm') o.headPositions = c.inputs.map((i) => i.maskPositions);
+  else if (c.task !== 'embedding') o.head = true;
+  return o;
+}
+
+/** A head fixture's reference logits laid out as forward's result.head: [B, L], [B, T, L] (padded rows 0), [R, V]. */
+export function expectedLogits(c, T) {
+  if (c.task === 'sequence') return c.logits.flat();
+  if (c.task === 'mlm') return c.logits.flat(2);
+  const L = c.logits[0][0].length,
+    out = new Float64Array(c.inputs.length * T * L);
+  c.logits.forEach((seq, b) => seq.forEach((r, t) => out.set(r, (b * T + t) * L)));
+  return out;
+}
