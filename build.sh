@@ -277,7 +277,8 @@ native_addon() {
 # The native suites beyond Node 20's default run (which runs every suite on the best variant this CPU
 # has): the numeric suites again on every other variant it runs (SWAPFORMER_ISA), and on Node 22, 24
 # and 26 (whose suites run the wasm) the golden and q8 check of tests/native/variant-check.mjs.
-NATIVE_SUITES=(tests/heads-fixtures.test.js tests/heads.test.js tests/tasks.test.js tests/st.test.js tests/pretrained.test.js tests/q8.test.js)
+NATIVE_SUITES=(tests/heads-fixtures.test.js tests/heads.test.js tests/tasks.test.js tests/st.test.js tests/pretrained.test.js tests/q8.test.js
+               tests/deberta.test.js tests/families.test.js tests/retrieval.test.js)
 test_native_variants() {
   local best v name
   best="$(node -e "import('./bindings/index.js').then(async (m) => console.log((await m.runtimeInfo()).isa))")"
