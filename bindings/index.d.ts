@@ -370,6 +370,9 @@ export interface ConfigBase {
   /** Width of the embeddings (token, type and position tables, embedNorm); when given, embed.proj
    * [dModel, embedDim] (+ bias) maps them to the residual stream after embedNorm (ALBERT, ELECTRA). Default dModel. */
   embedDim?: number;
+  /** true: embed.proj runs first and embedNorm (then dModel wide) after it, as DeBERTa-v2's embed_proj.
+   * Needs embedDim and embedNorm. Default false. */
+  embedNormAfterProj?: boolean;
   /** Distinct sets of layer weights, 1 to layers: layer l runs set floor(l x layerGroups / layers), named
    * layers.{set}.* and held once (ALBERT's num_hidden_groups). Default layers. */
   layerGroups?: number;
@@ -499,13 +502,13 @@ export type ResolvedHeadConfig = Readonly<{
 
 /**
  * The config an encoder runs (deeply frozen), every default filled in; headDim
- * and attnScale only when they were given; embedDim when given; kvHeads and
- * layerGroups when they differ from heads and layers.
+ * and attnScale only when they were given; embedDim when given; embedNormAfterProj
+ * when true; kvHeads and layerGroups when they differ from heads and layers.
  * @group Config
  */
 export type ResolvedConfig = Readonly<
-  Required<Omit<ConfigBase, 'headDim' | 'attnScale' | 'localLayers' | 'head' | 'conv' | 'kvHeads' | 'embedDim' | 'layerGroups'>> &
-    Pick<ConfigBase, 'headDim' | 'attnScale' | 'kvHeads' | 'embedDim' | 'layerGroups'> & {
+  Required<Omit<ConfigBase, 'headDim' | 'attnScale' | 'localLayers' | 'head' | 'conv' | 'kvHeads' | 'embedDim' | 'embedNormAfterProj' | 'layerGroups'>> &
+    Pick<ConfigBase, 'headDim' | 'attnScale' | 'kvHeads' | 'embedDim' | 'embedNormAfterProj' | 'layerGroups'> & {
       /** The convolution after layer 0, when there is one. */
       conv?: Readonly<Required<ConvConfig>>;
       /** The local layers ([] for none). */

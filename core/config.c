@@ -23,7 +23,8 @@ static const char *const config_keys[] = {
     "relativeBias", "relativeBiasOptions",
     "head",         "conv",
     "kvHeads",      "embedDim",
-    "layerGroups",  NULL,
+    "layerGroups",  "embedNormAfterProj",
+    NULL,
 };
 _Static_assert(sizeof config_keys / sizeof *config_keys <= 33, "parse_root's bitmask of seen keys has 32 bits");
 
@@ -172,6 +173,10 @@ static int parse_embeddings(sf_config *c, const sf_json *j, sf_error *err) {
         (rc = get_int(j, 0, "layerGroups", c->layers, c->layers ? 1 : 0, c->layers, &c->layer_groups, err)))
         return rc;
     c->embed_proj = sf_json_member(j, 0, "embedDim") >= 0;
+    if ((rc = get_bool(j, 0, "embedNormAfterProj", 0, &c->embed_norm_after_proj, err))) return rc;
+    if (c->embed_norm_after_proj && !(c->embed_proj && c->embed_norm))
+        return sf_fail(err, SF_BAD_CONFIG,
+                       "config.embedNormAfterProj: true needs config.embedDim and config.embedNorm: true (the norm it moves after embed.proj)");
     if (!c->first_attn_norm && !c->pre_norm)
         return sf_fail(err, SF_BAD_CONFIG, "config.firstAttnNorm: false applies to normPlacement 'pre' (a post-norm layer's norm is on its output)");
     return SF_OK;
@@ -496,6 +501,10 @@ void sf_config_write(const sf_config *c, sf_buf *b) {
     if (c->head_dim_given) put_int(b, "headDim", c->head_dim);
     if (c->kv_heads != c->heads) put_int(b, "kvHeads", c->kv_heads);
     if (c->embed_proj) put_int(b, "embedDim", c->embed_dim);
+    if (c->embed_norm_after_proj) {
+        put_key(b, "embedNormAfterProj", 0);
+        sf_buf_str(b, "true");
+    }
     if (c->layer_groups != c->layers) put_int(b, "layerGroups", c->layer_groups);
     if (c->attn_scale_given) {
         put_key(b, "attnScale", 0);

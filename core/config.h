@@ -55,6 +55,7 @@ typedef struct sf_config {
     int kv_heads;                         /* kvHeads: key and value heads (default heads); query head h reads kv head h / (heads / kvHeads) */
     int embed_dim;                        /* embedDim: width of the embeddings (default dModel) */
     int embed_proj;                       /* embedDim given: embed.proj maps the embeddings to dModel after embedNorm */
+    int embed_norm_after_proj;            /* embedNormAfterProj: embed.proj first, then embedNorm at dModel (DeBERTa's embed_proj) */
     int layer_groups;                     /* layerGroups: distinct layer parameter sets (default layers); layer l runs set l x groups / layers */
     int type_vocab_size;                  /* typeVocabSize: rows of the token-type (segment) table, 0 for none */
     int embed_norm;                       /* embedNorm: a norm over the embeddings (BERT's embeddings.LayerNorm) */

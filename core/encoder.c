@@ -54,8 +54,9 @@ static void param_name(char *out, size_t cap, int layer, const char *suffix) {
  * the config's sizes, its role (how it is stored and initialised), when it
  * exists, and the pointer it fills (an offset into sf_layer or sf_encoder).
  * Optional tensors (biases) absent from a model file count as zero. */
-/* dModel, heads x headDim, ffDim, vocabSize, typeVocabSize, headDim, head labels, kvHeads x headDim, embedDim, head width, dModel x conv kernel */
-enum { D_ONE, D_C, D_A, D_F, D_V, D_TV, D_HD, D_L, D_K, D_E, D_W, D_CK };
+/* dModel, heads x headDim, ffDim, vocabSize, typeVocabSize, headDim, head labels, kvHeads x headDim, embedDim, head width, dModel x conv
+ * kernel, the embedding norm's width (embedDim; dModel with embedNormAfterProj) */
+enum { D_ONE, D_C, D_A, D_F, D_V, D_TV, D_HD, D_L, D_K, D_E, D_W, D_CK, D_EN };
 enum { R_LINEAR, R_BIAS, R_NORM_W, R_NORM_B, R_EMBED }; /* [out, in] packed / optional zeros / ones / optional zeros / N(0, 1) */
 enum {
     W_ALWAYS = 0,
@@ -130,8 +131,8 @@ static const param_row embed_rows[] = {
 };
 static const param_row embed_norm_rows[] = {
     /* after them */
-    {"embed.norm.weight", D_E, D_ONE, R_NORM_W, N, W_EMBED_NORM, IN_ENCODER(embed_norm_w)},
-    {"embed.norm.bias", D_E, D_ONE, R_NORM_B, N, W_EMBED_NORM | W_NORM_BIAS, IN_ENCODER(embed_norm_b)},
+    {"embed.norm.weight", D_EN, D_ONE, R_NORM_W, N, W_EMBED_NORM, IN_ENCODER(embed_norm_w)},
+    {"embed.norm.bias", D_EN, D_ONE, R_NORM_B, N, W_EMBED_NORM | W_NORM_BIAS, IN_ENCODER(embed_norm_b)},
     {"embed.proj.weight", D_C, D_E, R_LINEAR, N, W_EMBED_PROJ, IN_ENCODER(embed_proj_w)},
     {"embed.proj.bias", D_C, D_ONE, R_BIAS, N, W_EMBED_PROJ, IN_ENCODER(embed_proj_b)},
     {"embed.rel_norm.weight", D_C, D_ONE, R_NORM_W, N, W_REL_NORM, IN_ENCODER(rel_norm_w)},
@@ -173,6 +174,7 @@ static int size_of(const sf_config *c, int d) {
     case D_E: return c->embed_dim;
     case D_W: return c->head.width;
     case D_CK: return c->d_model * c->conv_kernel; /* <= 2^20 x 255 */
+    case D_EN: return c->embed_norm_after_proj ? c->d_model : c->embed_dim;
     default: return 1;
     }
 }
@@ -1008,7 +1010,8 @@ static void conv_block(sf_encoder *e, int B) {
 /* x (N, C) = tokens[ids] (x sqrt(C)) + types[type_ids] + the position plugin's
  * vectors, then the embedding norm; with embedDim E != C these are E wide (in
  * e->emb) and embed.proj maps them to C (ALBERT's embedding_hidden_mapping_in,
- * ELECTRA's and RoFormer's embeddings_project). */
+ * ELECTRA's and RoFormer's embeddings_project), after the norm, or before it
+ * with embedNormAfterProj (DeBERTa-v2's embed_proj, the norm then C wide). */
 static void embed_block(sf_encoder *e, int B, int N) {
     const sf_config *c = &e->cfg;
     int C = c->d_model, E = c->embed_dim;
@@ -1029,11 +1032,12 @@ static void embed_block(sf_encoder *e, int B, int N) {
             sf_pos_ctx ctx = pos_ctx(e, -1, e->lens[b]);
             c->position->embed(x + (size_t)off * E, &ctx, e->lens[b]);
         }
-    if (c->embed_norm) c->norm->forward(x, x, e->embed_norm_w, e->embed_norm_b, (float)c->eps, N, E);
+    if (c->embed_norm && !c->embed_norm_after_proj) c->norm->forward(x, x, e->embed_norm_w, e->embed_norm_b, (float)c->eps, N, E);
     if (e->emb)
         for (int r = 0; r < N; r += SF_CHUNK)
             sf_encoder_linear(e, e->x + (size_t)r * C, (size_t)C, x + (size_t)r * E, (size_t)E, e->embed_proj_w, e->embed_proj_b,
                               min_int(SF_CHUNK, N - r), E, C);
+    if (c->embed_norm_after_proj) c->norm->forward(e->x, e->x, e->embed_norm_w, e->embed_norm_b, (float)c->eps, N, C);
 }
 
 /* The attention sub-layer's input: N1(x) in xn, or x itself (post-norm, or

@@ -66,7 +66,7 @@ typedef struct sf_encoder {
     float *tokens;                                    /* (V, E), E = embedDim */
     float *types;                                     /* (TV, E) token-type (segment) embeddings, or NULL */
     const float *plugin_params[SF_MAX_PLUGIN_PARAMS]; /* e.g. embed.positions (maxLen, E) */
-    float *embed_norm_w, *embed_norm_b;               /* (E) or NULL */
+    float *embed_norm_w, *embed_norm_b;               /* (E), (C) with embedNormAfterProj, or NULL */
     float *embed_proj_w, *embed_proj_b;               /* packed (C, E), (C): with embedDim only */
     sf_layer *layers;                                 /* (L): layer l's tensors, those of its set (layerGroups: shared) */
     unsigned char *skip;                              /* (L) 1: forward passes the stream through layer l (ablation) */

@@ -132,7 +132,7 @@ function checkCase(c, m, tol, what) {
 // ------------------------------------------------------------------ every case
 
 test('the cases: every head, v2 and v3 layouts; .task and .labels as config.json says; our tokenizer gives the Rust ids', async () => {
-  assert.deepEqual(CASES.map((c) => c.task).sort(), ['embedding', 'embedding', 'mlm', 'mlm', 'qa', 'sequence', 'sequence', 'sequence', 'token']);
+  assert.deepEqual(CASES.map((c) => c.task).sort(), ['embedding', 'embedding', 'mlm', 'mlm', 'mlm', 'qa', 'sequence', 'sequence', 'sequence', 'token']);
   for (const c of CASES) {
     const m = await model(folder(c));
     const hf = readJson(folder(c), 'config.json');
@@ -158,6 +158,17 @@ test('the cases: every head, v2 and v3 layouts; .task and .labels as config.json
   assert.equal(v2.position, 'learned');
   assert.deepEqual(v2.relativeBiasOptions, { buckets: 0, maxDistance: 10, terms: ['c2p'], shareKey: false, normTable: false });
   assert.deepEqual(v2.conv, { kernel: 3, activation: 'tanh' });
+  // embedding_size != hidden_size: tables 24 wide, embed_proj before the norm, which is hidden_size wide
+  const p = (await model(folder(byName('deberta-v2-embed-proj')))).encoder;
+  assert.equal(p.config.embedDim, 24);
+  assert.equal(p.config.embedNormAfterProj, true);
+  assert.equal(p.config.head.width, 24);
+  const shapes = p.weightShapes();
+  assert.deepEqual([shapes['embed.tokens'], shapes['embed.proj.weight'], shapes['embed.norm.weight']], [[p.config.vocabSize, 24], [32, 24], [32]]);
+  assert.ok(
+    p.getWeights()['embed.proj.bias'].every((v) => v === 0),
+    'embed_proj has no bias: zeros',
+  );
 });
 
 for (const runtime of RUNTIMES) {
@@ -513,7 +524,7 @@ test('configs swapformer does not run are refused by name; DeBERTa v1 too', asyn
       [{ conv_kernel_size: 3, conv_groups: 2 }, /conv_groups = 2 is not supported \(1\)/],
       [{ conv_groups: 2 }, null], // no convolution: the field is not read
       [{ conv_kernel_size: 4 }, /conv_kernel_size = 4.*an odd kernel/],
-      [{ embedding_size: 16 }, /embedding_size = 16 is not supported \(32\)/],
+      [{ embedding_size: 16 }, /tensor 'embed\.tokens' has the wrong shape; config needs \[\d+, 16\]/], // read: the tables' width
       [{ pooler_hidden_size: 16 }, /pooler_hidden_size = 16 is not supported \(hidden_size, 32\)/],
       [{ pos_att_type: 'c2p|p2p' }, /pos_att_type has "p2p"/],
       [{ pos_att_type: [] }, /relative_attention = true with no pos_att_type/],
@@ -526,6 +537,27 @@ test('configs swapformer does not run are refused by name; DeBERTa v1 too', asyn
       if (re) await rejects(() => loadPretrained(copy, { threads: 1 }), 'UNSUPPORTED_MODEL', re);
       else (await loadPretrained(copy, { threads: 1 })).dispose();
     }
+    // with embed_proj, the lm_predictions head (legacy false) is hidden_size wide against a narrower token table
+    const copy = path.join(dir, 'm');
+    rmSync(copy, { recursive: true, force: true });
+    cpSync(folder(byName('deberta-v2-embed-proj')), copy, { recursive: true });
+    writeFileSync(path.join(copy, 'config.json'), JSON.stringify({ ...readJson(copy, 'config.json'), legacy: false }));
+    // its head renamed into the lm_predictions layout (the header rewritten, the data as it was)
+    const file = path.join(copy, 'model.safetensors'),
+      bytes = readFileSync(file),
+      n = Number(bytes.readBigUInt64LE(0));
+    const header = JSON.parse(bytes.subarray(8, 8 + n).toString('utf8'));
+    const renamed = Object.fromEntries(
+      Object.entries(header).map(([k, v]) => [
+        k.replace('cls.predictions.transform.', 'lm_predictions.lm_head.').replace('cls.predictions.bias', 'lm_predictions.lm_head.bias'),
+        v,
+      ]),
+    );
+    const json = Buffer.from(JSON.stringify(renamed)),
+      len = Buffer.alloc(8);
+    len.writeBigUInt64LE(BigInt(json.length));
+    writeFileSync(file, Buffer.concat([len, json, bytes.subarray(8 + n)]));
+    await rejects(() => loadPretrained(copy, { threads: 1 }), 'UNSUPPORTED_MODEL', /legacy = false with embedding_size = 24 != hidden_size = 32/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -543,6 +575,13 @@ test("the scheme's options are checked by the core: BAD_CONFIG naming the field"
   ])
     await rejects(() => createEncoder({ ...base, relativeBias: 'disentangled', relativeBiasOptions: opts }), 'BAD_CONFIG', re);
   await rejects(() => createEncoder({ ...base, conv: { kernel: 2 } }), 'BAD_CONFIG', /config\.conv\.kernel must be odd/);
+  for (const extra of [{}, { embedDim: 4 }, { embedNorm: true }])
+    await rejects(
+      () => createEncoder({ ...base, ...extra, embedNormAfterProj: true }),
+      'BAD_CONFIG',
+      /config\.embedNormAfterProj: true needs config\.embedDim and config\.embedNorm/,
+    );
+  await rejects(() => createEncoder({ ...base, embedDim: 4, embedNorm: true, embedNormAfterProj: 1 }), 'BAD_CONFIG', /embedNormAfterProj/);
   await rejects(() => createEncoder({ ...base, conv: { kernel: 3, activation: 'swish' } }), 'BAD_CONFIG', /config\.conv\.activation/);
   // DeBERTa's scale, 1 / sqrt(d (1 + terms)), is the scheme's default: the same bits as given
   const ids = [1, 2, 3, 4, 5, 6, 7];

@@ -8,7 +8,8 @@
 //  - SPLADE: the indices above a threshold exactly, values 1e-4, max_active_dims,
 //    decode, dot products; the untied decoder and the sum / log1p_relu pooling;
 //  - ColBERT (PyLate, jina-like markers with attended expansion, colbert-ai's
-//    HF_ColBERT): the kept tokens, their vectors 1e-4, MaxSim 1e-4 end to end
+//    HF_ColBERT, jina-colbert-v2's HF_ColBERT over the XLM-R flash backbone
+//    with RoPE): the kept tokens, their vectors 1e-4, MaxSim 1e-4 end to end
 //    and 1e-5 against a float64 loop over the same vectors, rank;
 //  - bge-m3 with .pt and .safetensors heads: dense, lexical weights, ColBERT
 //    vectors, compute_score with two weightings, rank;
@@ -236,6 +237,15 @@ for (const name of CASES.filter((c) => c.startsWith('colbert-'))) {
       e = expected(name);
     assert.equal(m.retrieval.kind, 'colbert');
     assert.equal(m.defaultOutput, 'colbert');
+    if (name === 'colbert-jina-v2') {
+      // jina-colbert-v2: the XLM-R flash backbone (RoPE) under HF_ColBERT, its markers and attended expansion
+      assert.equal(m.family, 'jina-v3');
+      assert.deepEqual([m.encoder.config.position, m.encoder.config.positionOptions.base], ['rope', 10000]);
+      assert.deepEqual(
+        [m.retrieval.layout, m.retrieval.queryPrefix, m.retrieval.documentPrefix, m.retrieval.attendToExpansionTokens],
+        ['stanford', '[QueryMarker]', '[DocumentMarker]', true],
+      );
+    }
     const q = m.embed(e.queries, { isQuery: true }),
       d = m.embed(e.documents, { output: 'colbert', isQuery: false });
     [

@@ -108,6 +108,7 @@ const CONFIG_MAP = {
     ['norm_rel_ebd', 'relativeBiasOptions.normTable'],
     [null, 'attnScale', '1 / sqrt(d x (1 + terms))'],
     ['conv_kernel_size', 'conv', 'v2 xlarge: a convolution after layer 0'],
+    ['embedding_size', 'embedDim', 'embed_proj maps them to hidden_size before their LayerNorm (embedNormAfterProj)'],
     ['max_position_embeddings', 'maxLen'],
     ...BERT_SIZE,
     ...POST_NORM,

@@ -141,11 +141,12 @@ function debertaConfig(hf) {
   const r = debertaRelative(hf);
   if (r.relative && !terms.length) throw unsupported('config.json: relative_attention = true with no pos_att_type: a relative table that no score reads');
   const kernel = requireInt(hf, 'conv_kernel_size', 0);
-  // embed_proj (no checkpoint is known to use it); grouped convolutions
-  for (const [key, want] of [['embedding_size', dModel], ...(kernel ? [['conv_groups', 1]] : [])]) {
-    const v = requireInt(hf, key, want);
-    if (v !== want) throw unsupported(`config.json: ${key} = ${v} is not supported (${want})`);
+  if (kernel) {
+    const groups = requireInt(hf, 'conv_groups', 1); // grouped convolutions: no checkpoint is known to use them
+    if (groups !== 1) throw unsupported(`config.json: conv_groups = ${groups} is not supported (1)`);
   }
+  // embedding_size != hidden_size: embed_proj (Linear E -> H, no bias) BEFORE the embeddings' LayerNorm (H wide)
+  const E = requireInt(hf, 'embedding_size', dModel);
   const convAct = field(hf, 'conv_act', 'tanh');
   if (kernel && (kernel % 2 === 0 || !lookup(CONV_ACTIVATIONS, convAct)))
     throw unsupported(
@@ -179,6 +180,7 @@ function debertaConfig(hf) {
     normPlacement: 'post',
     finalNorm: false,
     embedNorm: true,
+    ...(E !== dModel ? { embedDim: E, embedNormAfterProj: true } : {}),
     eps: field(hf, 'layer_norm_eps', 1e-7),
     activation: activation(hf, 'hidden_act', 'gelu'),
     ...(kernel ? { conv: { kernel, activation: lookup(CONV_ACTIVATIONS, convAct) } } : {}),
@@ -485,6 +487,7 @@ export const FAMILIES = [
       ['embeddings.token_type_embeddings.weight', 'embed.types'],
       ['embeddings.position_embeddings.weight', 'embed.positions'],
       ['embeddings.LayerNorm.{p}', 'embed.norm.{p}'],
+      ['embeddings.embed_proj.weight', 'embed.proj.weight'],
       ['encoder.rel_embeddings.weight', 'embed.rel_table'],
       ['encoder.LayerNorm.{p}', 'embed.rel_norm.{p}'],
       ['encoder.conv.conv.{p}', 'conv.{p}'], // [C, C, k]: the core's [C, C k], the same bytes

@@ -132,7 +132,16 @@ const TOKEN = { tensors: [['classifier.{p}', 'head.out.{p}']], ignore: [/^pooler
 // classifier; the masked-LM head in the layout config.json's legacy (default true) names, as
 // DebertaV2ForMaskedLM builds it (the other layout's tensors would not be loaded there). A checkpoint with
 // mask_predictions.* is a replaced-token detector (DeBERTa-v3): it has no masked-LM head (rtd).
-const debertaMlm = (hf) => ({ dense: true, activation: act(hf, 'hidden_act', 'gelu'), norm: 'layernorm', normEps: num(hf, 'layer_norm_eps', 1e-7) });
+// With embed_proj (embedding_size != hidden_size) the legacy head's dense and LayerNorm end at embedding_size, the
+// token table's width; the lm_predictions head's are hidden_size wide, against that table (transformers fails too).
+const debertaMlm = (hf) => {
+  const legacy = hf.legacy !== false;
+  if (!legacy && (hf.embedding_size ?? hf.hidden_size) !== hf.hidden_size)
+    throw unsupported(
+      `config.json: legacy = false with embedding_size = ${hf.embedding_size} != hidden_size = ${hf.hidden_size}: lm_predictions.lm_head is hidden_size wide and cannot read the ${hf.embedding_size}-wide token table`,
+    );
+  return { dense: true, activation: act(hf, 'hidden_act', 'gelu'), norm: 'layernorm', normEps: num(hf, 'layer_norm_eps', 1e-7), ...embeddingWidth(hf) };
+};
 const DEBERTA = {
   sequence: {
     tensors: [

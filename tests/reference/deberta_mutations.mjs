@@ -156,6 +156,28 @@ export const MUTATIONS = [
     what: "a replaced-token detector's lm_predictions taken as a masked-LM head",
     edits: [['  if (table?.rtd && names.some((n) => table.rtd.test(n))) return null; // a replaced-token detector: no masked-LM head\n', '']],
   },
+  // embed_proj (embedding_size != hidden_size)
+  {
+    id: 'embed-norm-before-proj',
+    file: 'core/encoder.c',
+    what: "the embeddings' norm before embed.proj, as ALBERT's and ELECTRA's (embedDim wide)",
+    edits: [
+      ['if (c->embed_norm && !c->embed_norm_after_proj) c->norm->forward(', 'if (c->embed_norm) c->norm->forward('],
+      ['    if (c->embed_norm_after_proj) c->norm->forward(e->x, e->x, e->embed_norm_w, e->embed_norm_b, (float)c->eps, N, C);\n', ''],
+    ],
+  },
+  {
+    id: 'embed-proj-no-norm',
+    file: 'core/encoder.c',
+    what: "the embeddings' norm left out after embed.proj",
+    edits: [['    if (c->embed_norm_after_proj) c->norm->forward(e->x, e->x, e->embed_norm_w, e->embed_norm_b, (float)c->eps, N, C);\n', '']],
+  },
+  {
+    id: 'head-embed-width',
+    file: 'bindings/pretrained/heads.js',
+    what: "the legacy masked-LM head's transform hidden_size wide with embed_proj",
+    edits: [["normEps: num(hf, 'layer_norm_eps', 1e-7), ...embeddingWidth(hf) };", "normEps: num(hf, 'layer_norm_eps', 1e-7) };"]],
+  },
 ];
 
 runMutations(MUTATIONS, { script: 'deberta_mutations.mjs', tests: ['tests/deberta.test.js'], idWidth: 22 });

@@ -115,7 +115,8 @@ def heads_of(x, nh):  # [B, T, A] -> [B, h, T, d]
 
 def deberta_forward(P, cfg, ids, lengths, type_ids=None, impl="matrix", variant=None):
     """Last hidden state [B, T, H] (padded rows not zeroed here).  variant: deliberate changes for the
-    trap checks (no_c2p, no_p2c, p2c_same_sign, scale1, no_rel_norm, conv_pad_global, bucket_floor)."""
+    trap checks (no_c2p, no_p2c, p2c_same_sign, scale1, no_rel_norm, conv_pad_global, bucket_floor,
+    no_embed_norm)."""
     v = variant or {}
     B, T = ids.shape
     H, nh = cfg["hidden_size"], cfg["num_attention_heads"]
@@ -131,7 +132,11 @@ def deberta_forward(P, cfg, ids, lengths, type_ids=None, impl="matrix", variant=
     if cfg.get("type_vocab_size", 0) > 0:
         t = type_ids if type_ids is not None else torch.zeros_like(ids)
         x = x + P["embeddings.token_type_embeddings.weight"][t]
-    x = mp.ln(x, P, "embeddings.LayerNorm", eps) * mask[..., None].to(D)
+    if cfg.get("embedding_size", H) != H:  # embed_proj (Linear E -> H, no bias) before the LayerNorm
+        x = x @ P["embeddings.embed_proj.weight"].T
+    if not v.get("no_embed_norm"):
+        x = mp.ln(x, P, "embeddings.LayerNorm", eps)
+    x = x * mask[..., None].to(D)
     x0 = x
     terms = int(o["c2p"]) + int(o["p2c"])
     scale = math.sqrt(d * (1 + terms)) if not v.get("scale1") else math.sqrt(d)
@@ -272,11 +277,14 @@ def deberta_params(g, c):
     nh = c["num_attention_heads"]
     A = nh * c.get("attention_head_size", H // nh)
     o = rel_options(c)
-    g.emb("embeddings.word_embeddings", c["vocab_size"], H)
+    E = c.get("embedding_size", H)  # the tables' width (DebertaV2Embeddings.embedding_size)
+    g.emb("embeddings.word_embeddings", c["vocab_size"], E)
     if c.get("position_biased_input", True):
-        g.emb("embeddings.position_embeddings", c["max_position_embeddings"], H)
+        g.emb("embeddings.position_embeddings", c["max_position_embeddings"], E)
     if c.get("type_vocab_size", 0) > 0:
-        g.emb("embeddings.token_type_embeddings", c["type_vocab_size"], H)
+        g.emb("embeddings.token_type_embeddings", c["type_vocab_size"], E)
+    if E != H:
+        g.P["embeddings.embed_proj.weight"] = g.normal((H, E), 1.5 / math.sqrt(E))
     g.norm("embeddings.LayerNorm", H)
     if o["relative"]:
         span = o["buckets"] if o["buckets"] > 0 else o["max_rel"]
@@ -404,8 +412,8 @@ def head_linear(case, name, n_out, n_in=None, gain=2.0):
     case["head"][name + ".bias"] = g.normal((n_out,), 0.3)
 
 
-def head_norm(case, name):
-    g, C = case["g"], case["config"]["hidden_size"]
+def head_norm(case, name, C=None):
+    g, C = case["g"], C or case["config"]["hidden_size"]
     case["head"][name + ".weight"] = g.normal((C,), 0.1, 1.0)
     case["head"][name + ".bias"] = g.normal((C,), 0.05)
 
@@ -534,6 +542,23 @@ def case_v2_seq_p2c():
     return case
 
 
+def case_v2_embed_proj():
+    c = v3_config(0, embedding_size=24, position_biased_input=True, max_position_embeddings=64, type_vocab_size=2,
+                  position_buckets=8, max_relative_positions=16, conv_kernel_size=3)
+    case = base("deberta-v2-embed-proj", "DebertaV2ForMaskedLM", "mlm", c,
+                "DebertaV2ForMaskedLM with embedding_size 24 != hidden_size 32: word, position and type tables 24 wide, "
+                "embeddings.embed_proj (Linear 24 -> 32, no bias) BEFORE embeddings.LayerNorm (32 wide; ALBERT and "
+                "ELECTRA project after their norm); the legacy head's transform dense 32 -> 24 and LayerNorm 24, the "
+                "decoder tied to the 24-wide token table; the convolution reads the projected, normed embeddings.",
+                texts=MLM_TEXTS)
+    head_linear(case, "cls.predictions.transform.dense", 24)
+    head_norm(case, "cls.predictions.transform.LayerNorm", 24)
+    case["head"]["cls.predictions.bias"] = case["g"].normal((case["config"]["vocab_size"],), 0.3)
+    case["spec"] = spec(dense="cls.predictions.transform.dense", act="gelu", norm="cls.predictions.transform.LayerNorm",
+                        out_weight="deberta.embeddings.word_embeddings.weight", out_bias="cls.predictions.bias")
+    return random_batches(case, [[9, 3, 14]])
+
+
 def case_v3_rtd():
     c = v3_config(0, position_buckets=256, num_hidden_layers=1, hidden_size=16, intermediate_size=32,
                   num_attention_heads=2, pooler_hidden_size=16, architectures=["DebertaV2ForMaskedLM"], legacy=False)
@@ -567,7 +592,7 @@ def case_v2_conv_tanh():
 
 
 CASES = [case_v3_nli, case_v3_rerank, case_v3_ner, case_v3_qa, case_v2_mlm, case_v2_lm_head, case_v2_seq_p2c, case_v3_rtd,
-         case_v2_conv_tanh]
+         case_v2_conv_tanh, case_v2_embed_proj]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -658,6 +683,8 @@ def trap_checks(case, inputs, hidden):
         moved("the table not normed", {"no_rel_norm": True})
     if o["relative"] and o["buckets"] and max(map(len, ids)) > o["buckets"] // 2 + 2:
         moved("floor instead of ceil in the log buckets", {"bucket_floor": True})
+    if case["config"].get("embedding_size", case["config"]["hidden_size"]) != case["config"]["hidden_size"]:
+        moved("the embeddings' LayerNorm dropped after embed_proj", {"no_embed_norm": True})
     if case["config"].get("conv_kernel_size", 0) > 0 and len(set(len(s) for s in ids)) > 1:
         moved("the convolution reading past a sequence's end", {"conv_pad_global": True})
 

@@ -40,6 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import make_pretrained as mp  # noqa: E402
 import make_heads as mh  # noqa: E402
+import make_families as mf  # noqa: E402  (jina_v3_forward: the XLM-R flash backbone of jina-colbert-v2)
 import pipeline_rules as pr  # noqa: E402
 
 D = mp.D
@@ -68,6 +69,8 @@ def forward(case, ids_list, attend=None, types=None):
         return mp.modernbert_forward(P, cfg, ids, att)
     if fam == "mpnet":
         return mh.mpnet_forward(P, cfg, ids, att)
+    if fam == "jina-v3":  # no adapters: the original weights (jina_v3_weights with no task)
+        return mf.jina_v3_forward(P, dict(cfg, lora_alpha=1, lora_rank=1), ids, att, torch.zeros_like(ids))
     tt = None
     if types is not None and fam == "bert":
         tt = torch.tensor([s + [0] * (T - len(s)) for s in types])
@@ -322,8 +325,47 @@ def tok_xlmr_markers():
     return dict(t, json=tj, vocab=vocab)
 
 
+def jina_colbert_config(tok):
+    """jinaai/jina-colbert-v2's config.json as its XLM-R flash backbone reads it (XLMRobertaFlashConfig,
+    model_type xlm-roberta, position_embedding_type rotary), HF_ColBERT, no task adapters; small sizes."""
+    return {"_name_or_path": "jinaai/jina-colbert-v2", "architectures": ["HF_ColBERT"], "attention_probs_dropout_prob": 0.0,
+            "auto_map": {"AutoConfig": "jinaai/xlm-roberta-flash-implementation--configuration_xlm_roberta.XLMRobertaFlashConfig",
+                         "AutoModel": "jinaai/xlm-roberta-flash-implementation--modeling_xlm_roberta.XLMRobertaModel"},
+            "bos_token_id": 0, "classifier_dropout": None, "eos_token_id": 2, "hidden_act": "gelu", "hidden_dropout_prob": 0.0,
+            "hidden_size": 32, "initializer_range": 0.02, "intermediate_size": 64, "layer_norm_eps": 1e-05,
+            "max_position_embeddings": 8194, "model_type": "xlm-roberta", "num_attention_heads": 4, "num_hidden_layers": 2,
+            "pad_token_id": 1, "position_embedding_type": "rotary", "rotary_emb_base": 10000.0, "torch_dtype": "float32",
+            "transformers_version": "4.41.2", "type_vocab_size": 1, "use_flash_attn": True, "vocab_size": len(tok["vocab"])}
+
+
+def jina_colbert_params(g, c):
+    """The backbone's tensors (names under roberta.): word and type embeddings, emb_ln, per layer mixer.Wqkv
+    (q, k, v stacked), mixer.out_proj, norm1, mlp.fc1, mlp.fc2, norm2; every Linear with a bias."""
+    H, I = c["hidden_size"], c["intermediate_size"]
+    g.emb("embeddings.word_embeddings", c["vocab_size"], H)
+    g.emb("embeddings.token_type_embeddings", c["type_vocab_size"], H, std=0.3)
+    g.norm("emb_ln", H)
+    for l in range(c["num_hidden_layers"]):
+        p = f"encoder.layers.{l}."
+        g.linear(p + "mixer.Wqkv", 3 * H, H, gain=1.3)
+        g.linear(p + "mixer.out_proj", H, H)
+        g.norm(p + "norm1", H)
+        g.linear(p + "mlp.fc1", I, H, gain=mp.FF_GAIN)
+        g.linear(p + "mlp.fc2", H, I)
+        g.norm(p + "norm2", H)
+
+
 def colbert_case(name, layout, notes):
-    if layout == "xlmr":
+    if layout == "jina":
+        tok = tok_xlmr_markers()
+        cfg = jina_colbert_config(tok)
+        case = new_case(name, "jina-v3", tok, cfg, "roberta.", notes)
+        jina_colbert_params(case["g"], cfg)
+        case["dense"] = [{"in": 32, "out": 12, "bias": False, "residual": False}]
+        case["colbert"] = {"query_prefix": "[QueryMarker]", "document_prefix": "[DocumentMarker]", "query_length": 12,
+                           "document_length": 20, "attend_to_expansion_tokens": True, "do_query_expansion": True,
+                           "skiplist_words": None, "lower": False}
+    elif layout == "xlmr":
         tok = tok_xlmr_markers()
         cfg = mh.roberta_config(tok, "XLMRobertaModel", model_type="xlm-roberta")
         case = new_case(name, "xlm-roberta", tok, cfg, "", notes)
@@ -404,7 +446,7 @@ def maxsim(q, d):
 
 def emit_colbert(case, folder):
     c = case["colbert"]
-    if case["layout"] == "stanford":
+    if case["layout"] in ("stanford", "jina"):
         mp.write_json(os.path.join(folder, "artifact.metadata"),
                       {"query_token_id": c["query_prefix"], "doc_token_id": c["document_prefix"], "query_maxlen": c["query_length"],
                        "doc_maxlen": c["document_length"], "dim": case["dense"][0]["out"], "similarity": "cosine",
@@ -559,6 +601,12 @@ CASES = [
     lambda: colbert_case("colbert-stanford", "stanford", "colbert-ai HF_ColBERT: bert.* + linear.weight [8, H] beside the "
                          "encoder, artifact.metadata (query_maxlen 10, doc_maxlen 14, [unused0] / [unused1]); read "
                          "with PyLate's defaults (string.punctuation skiplist, expansion)."),
+    lambda: colbert_case("colbert-jina-v2", "jina", "jinaai/jina-colbert-v2 layout: HF_ColBERT over the XLM-R flash "
+                         "backbone (model_type xlm-roberta, position_embedding_type rotary, base 10000, no task adapters; "
+                         "roberta.* with emb_ln, fused mixer.Wqkv, post-norm Blocks) + linear.weight [12, H] (no bias) "
+                         "beside it; artifact.metadata with the markers [QueryMarker] / [DocumentMarker] (added tokens), "
+                         "attend_to_mask_tokens true (the <mask> expansion attended), query_maxlen 12, doc_maxlen 20; "
+                         "read with PyLate's defaults (string.punctuation skiplist)."),
     lambda: m3_case("bge-m3", "bge-m3 layout: XLMRobertaModel + sentence-transformers (CLS, Normalize) + "
                     "colbert_linear.pt [H, H] + bias and sparse_linear.pt [1, H] + bias, written by torch.save as "
                     "FlagEmbedding's modeling.py save does (read here without unpickling)."),
@@ -575,7 +623,7 @@ def emit(case):
     os.makedirs(folder)
     finalize(case)
     extra = []
-    if case["kind"] == "colbert" and case["layout"] == "stanford":
+    if case["kind"] == "colbert" and case["layout"] in ("stanford", "jina"):
         extra = [("linear.weight", case["dense"][0]["W"], "F32")]
     if case["kind"] == "colbert" and case["layout"] == "xlmr":
         case["config"]["vocab_size"] = len(case["tok"]["vocab"])
