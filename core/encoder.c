@@ -311,7 +311,7 @@ COLD int sf_encoder_create_dtype(sf_encoder **out, const sf_config *cfg, int dty
         }
     }
     size_t bytes;
-    if (!sf_mul_size(total ? total : 1, sizeof(float), &bytes) || bytes > SF_MAX_ALLOC || !(e->param_arena = calloc(1, bytes))) {
+    if (!sf_mul_size(total ? total : 1, sizeof(float), &bytes) || bytes > SF_MAX_ALLOC || !(e->param_arena = sf_calloc_big(bytes))) {
         free(slots);
         sf_encoder_free(e);
         return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory: the parameters need %z floats", (long long)total);
@@ -325,7 +325,7 @@ COLD int sf_encoder_create_dtype(sf_encoder **out, const sf_config *cfg, int dty
         size_t floats;
         if (!SF_SIZE(&e->rel_layer, dis->c2p + dis->p2c, sf_attn_width(cfg), dis->rows) ||
             !SF_SIZE(&floats, e->rel_layer, cfg->layers ? cfg->layers : 1) || !sf_add_size(floats, 64, &floats) ||
-            !sf_mul_size(floats, sizeof(float), &bytes) || bytes > SF_MAX_ALLOC || !(e->rel = calloc(1, bytes))) {
+            !sf_mul_size(floats, sizeof(float), &bytes) || bytes > SF_MAX_ALLOC || !(e->rel = sf_calloc_big(bytes))) {
             sf_encoder_free(e);
             return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory for the disentangled tables: %z floats a layer", (long long)e->rel_layer);
         }
@@ -720,7 +720,7 @@ COLD int sf_encoder_reserve_rows(sf_encoder *e, int B, int T, int N, int flags, 
     if (!layout(e, NULL, B, T, N, flags, rows, &need) || !sf_mul_size(need, sizeof(float), &bytes) || bytes > SF_MAX_ALLOC)
         return sf_fail(err, SF_OUT_OF_MEMORY, "a batch of %d sequences of up to %d tokens needs more memory than wasm32 can address", B, T);
     if (need > e->act_floats) {
-        float *a = malloc(bytes);
+        float *a = sf_calloc_big(bytes);
         if (!a)
             return sf_fail(err, SF_OUT_OF_MEMORY, "out of memory: %d sequences of up to %d tokens need %z MB of activations", B, T,
                            (long long)(bytes >> 20));

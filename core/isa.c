@@ -8,9 +8,15 @@
  * AVX-512), as MLAS's platform.cpp and simdjson's isadetection.h check. No
  * IFUNC, no target_clones: they fail on musl and MinGW. */
 #if defined(SF_MULTI_ISA)
+#define _DEFAULT_SOURCE /* MADV_HUGEPAGE under -std=c11 */
 #include "isa.h"
 
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "qgemm.h"
 
@@ -91,6 +97,16 @@ static const variant variants[] = {
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
 
 size_t sf_alloc_limit = (size_t)0x7fffffff; /* core/error.h's SF_MAX_ALLOC natively: 2 GB until the addon sets it */
+
+void *sf_calloc_big(size_t bytes) {
+    void *p = calloc(1, bytes);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1), hi = ((uintptr_t)p + bytes) & ~(huge - 1);
+    if (p && hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* a hint: refused (no THP) changes nothing */
+#endif
+    return p;
+}
 
 static const sf_kernels *K = &BASELINE; /* the baseline until sf_isa_select */
 int sf_nr = 2 * 4;                      /* K->nr */

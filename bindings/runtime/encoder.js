@@ -431,7 +431,8 @@ export async function loadModel(bytes, options) {
 // encoder (sf_load_begin), then the data passes through the same buffer in
 // chunks of whole rows, a multiple of 32 (whole panels of packed weights),
 // each written into the encoder's arena (sf_load_chunk). Wasm memory then
-// holds the weights and this buffer, not the file as well.
+// holds the weights and this buffer, not the file as well. The native addon
+// reads each chunk from the JavaScript bytes themselves (rt.loadChunk).
 const LOAD_CHUNK = 2 << 20;
 // A chunk holds whole panels of rows: 32 is a multiple of every panel width (8 in wasm; 8, 16 or 32 natively).
 const PANEL_ROWS = 32;
@@ -478,8 +479,7 @@ function streamModel(rt, file, dtype) {
       rows -= rows % PANEL_ROWS; // whole panels of packed weights, whatever the kernels' width
       for (let at = begin; at < end;) {
         const len = Math.min(rows * row, end - at);
-        rt.write(buf, file.read(at, at + len));
-        rt.check(x.sf_load_chunk(loader, buf, len));
+        rt.loadChunk(loader, buf, file.read(at, at + len));
         at += len;
       }
     }

@@ -35,6 +35,9 @@ class NativeRuntime extends RuntimeBase {
   write(ptr, view) {
     this.x.write(ptr, view);
   }
+  loadChunk(loader, _buf, bytes) {
+    this.check(this.x.load_chunk(loader, bytes)); // from the bytes themselves: no copy into the core's memory first
+  }
   readBytes(ptr, n) {
     return new Uint8Array(this.x.read(ptr, n));
   }

@@ -109,6 +109,12 @@ export class RuntimeBase {
     return p;
   }
 
+  /** One chunk of a model file (bytes, a Uint8Array) to the loader; buf: a buffer of the core's memory that holds it. */
+  loadChunk(loader, buf, bytes) {
+    this.write(buf, bytes);
+    this.check(this.x.sf_load_chunk(loader, buf, bytes.length));
+  }
+
   // Runs fn(ptr, length) with bytes copied into the core's memory (NUL-terminated).
   withBytes(bytes, fn) {
     const p = this.alloc(bytes.length + 1);

@@ -7,6 +7,8 @@
  *   - memory: read(ptr, bytes) copies out into a new ArrayBuffer, write(ptr,
  *     view) copies in: JavaScript never holds a view of native memory, so a
  *     stale pointer can never be read through a view after a free;
+ *     load_chunk(loader, view) hands a model's chunk to sf_load_chunk from the
+ *     view's own bytes (loading makes no copy of the weights in between);
  *   - sf_forward_async: sf_forward on a libuv thread (napi_async_work) with its
  *     error carried back to the JS thread, a Promise of the return code;
  *   - init(isa): the kernels' variant (core/isa.c), once per process;
@@ -344,6 +346,25 @@ static napi_value m_write(napi_env env, napi_callback_info info) {
     return ret_void(env);
 }
 
+/* load_chunk(loader, view): sf_load_chunk over a Uint8Array's own bytes, with no
+ * copy into the core's memory first (the wasm build has to make one) */
+static napi_value m_load_chunk(napi_env env, napi_callback_info info) {
+    napi_value argv[MAX_ARGS], ab, out;
+    call_args a_;
+    if (!read_args(env, info, 1, argv, &a_) || !args(env, info, 2, argv)) return NULL;
+    bool is_ta = false;
+    napi_typedarray_type t;
+    void *data = NULL;
+    size_t len = 0, off;
+    napi_is_typedarray(env, argv[1], &is_ta);
+    if (!is_ta || napi_get_typedarray_info(env, argv[1], &t, &len, &data, &ab, &off) != napi_ok || t != napi_uint8_array) {
+        napi_throw_type_error(env, "BAD_ARGUMENT", "swapformer addon: load_chunk takes a Uint8Array");
+        return NULL;
+    }
+    if (napi_create_int32(env, sf_load_chunk(A(0), data, len), &out) != napi_ok) return NULL;
+    return out;
+}
+
 /* cstr(ptr): the NUL-terminated UTF-8 string at ptr ('' for NULL) */
 static napi_value m_cstr(napi_env env, napi_callback_info info) {
     napi_value argv[MAX_ARGS], v;
@@ -541,6 +562,7 @@ NAPI_MODULE_INIT() {
         EXPORT(sf_load_free),
         {"read", NULL, m_read, NULL, NULL, NULL, napi_default_jsproperty, NULL},
         {"write", NULL, m_write, NULL, NULL, NULL, napi_default_jsproperty, NULL},
+        {"load_chunk", NULL, m_load_chunk, NULL, NULL, NULL, napi_default_jsproperty, NULL},
         {"cstr", NULL, m_cstr, NULL, NULL, NULL, napi_default_jsproperty, NULL},
         {"sf_forward_async", NULL, m_forward_async, NULL, NULL, NULL, napi_default_jsproperty, NULL},
         {"init", NULL, m_init, NULL, NULL, NULL, napi_default_jsproperty, NULL},
