@@ -7,7 +7,12 @@
 // Node, env.wasm.numThreads 1, graphOptimizationLevel 'all'). One sequence of T tokens, the
 // forward pass alone (no tokenizer, no head); a vocabulary of 8,192 rows (as bench/deberta.mjs).
 //
-//   node tools/node.mjs bench/deberta-ort.mjs [--runs 7] [--lengths 128,512] [--warmup 1] [--dir bench/.cache/deberta]
+//   node tools/node.mjs bench/deberta-ort.mjs [--dtype f32|q8] [--runs 7] [--lengths 128,512] [--warmup 1] [--dir bench/.cache/deberta]
+//
+// --dtype q8: swapformer loads the same files with dtype 'q8' (int8 weights, a scale per row);
+// ORT runs the plain graphs as its quantize_dynamic writes them (*-q8.onnx: per-channel int8
+// weights, activations quantized per tensor at run time, DynamicQuantizeMatMul). The check is then
+// against the f32 graph's outputs with a q8 bound: every token row's cosine at least 0.995.
 //
 // The model files and ONNX graphs come from bench/export_deberta.py (Debian's PyTorch and
 // python3-onnx, /usr/bin/python3), run first when a file is missing (--export: always). ORT's
@@ -39,21 +44,29 @@ const RUNS = Number(arg('runs', 7));
 const WARMUP = Number(arg('warmup', 1));
 const LENGTHS = arg('lengths', '128,512').split(',').map(Number);
 const DIR = arg('dir', join(BENCH, '.cache', 'deberta'));
-const REL_MAX = 1e-4,
-  COS_MIN = 0.99999;
+const DTYPE = arg('dtype', 'f32');
+if (DTYPE !== 'f32' && DTYPE !== 'q8') throw new Error(`--dtype ${DTYPE}: f32 or q8`);
+const Q8 = DTYPE === 'q8';
+const REL_MAX = Q8 ? Infinity : 1e-4,
+  COS_MIN = Q8 ? 0.995 : 0.99999;
 
-const MODELS = [
-  { name: 'deberta-v3-xsmall', file: 'deberta-v3-xsmall', graphs: [['ORT', 'deberta-v3-xsmall.onnx']] },
-  {
-    name: 'bert (same shape)',
-    file: 'bert-xsmall',
-    graphs: [
-      ['ORT', 'bert-xsmall.onnx'],
-      ['ORT fused', 'bert-xsmall-fused.onnx'],
-    ],
-  },
-];
-const FILES = MODELS.flatMap((m) => [`${m.file}.safetensors`, ...m.graphs.map((g) => g[1])]);
+const MODELS = Q8
+  ? [
+      { name: 'deberta-v3-xsmall', file: 'deberta-v3-xsmall', check: 'deberta-v3-xsmall.onnx', graphs: [['ORT', 'deberta-v3-xsmall-q8.onnx']] },
+      { name: 'bert (same shape)', file: 'bert-xsmall', check: 'bert-xsmall.onnx', graphs: [['ORT', 'bert-xsmall-q8.onnx']] },
+    ]
+  : [
+      { name: 'deberta-v3-xsmall', file: 'deberta-v3-xsmall', graphs: [['ORT', 'deberta-v3-xsmall.onnx']] },
+      {
+        name: 'bert (same shape)',
+        file: 'bert-xsmall',
+        graphs: [
+          ['ORT', 'bert-xsmall.onnx'],
+          ['ORT fused', 'bert-xsmall-fused.onnx'],
+        ],
+      },
+    ];
+const FILES = MODELS.flatMap((m) => [`${m.file}.safetensors`, ...(m.check ? [m.check] : []), ...m.graphs.map((g) => g[1])]);
 if (process.argv.includes('--export') || FILES.some((f) => !existsSync(join(DIR, f)))) {
   const py = spawnSync('/usr/bin/python3', [join(BENCH, 'export_deberta.py'), '--out', DIR], { stdio: 'inherit' });
   if (py.status !== 0) throw new Error(`bench/export_deberta.py failed (exit ${py.status})`);
@@ -69,7 +82,7 @@ ort.env.wasm.numThreads = 1;
 async function swapformer(backend, bytes) {
   configure({ backend });
   try {
-    const enc = await loadModel(bytes, { threads: 1 });
+    const enc = await loadModel(bytes, { threads: 1, dtype: DTYPE });
     const info = await runtimeInfo({ threads: 1 });
     return { enc, info };
   } catch (e) {
@@ -85,7 +98,7 @@ const ratio = (a, b) => (a === undefined || b === undefined ? '-' : (a / b).toFi
 const rows = [];
 let failed = false;
 console.log(
-  `${os.cpus()[0]?.model}, Node ${process.version}, onnxruntime-web ${ortPkg.version}; ${RUNS} runs after ${WARMUP} warm-up, median ms of one forward; load ${os.loadavg()[0].toFixed(2)}`,
+  `${os.cpus()[0]?.model}, Node ${process.version}, onnxruntime-web ${ortPkg.version}; ${DTYPE}; ${RUNS} runs after ${WARMUP} warm-up, median ms of one forward; load ${os.loadavg()[0].toFixed(2)}`,
 );
 
 for (const m of MODELS) {
@@ -93,6 +106,8 @@ for (const m of MODELS) {
   const sf = { native: await swapformer('native', bytes), wasm: await swapformer('wasm', bytes) };
   const sessions = [];
   for (const [label, file] of m.graphs) sessions.push({ label, session: await ort.InferenceSession.create(readFileSync(join(DIR, file)), H.ORT_SESSION) });
+  // q8: the outputs checked against the f32 graph's
+  const checkSession = m.check ? await ort.InferenceSession.create(readFileSync(join(DIR, m.check)), H.ORT_SESSION) : null;
   console.log(
     `\n${m.name}: swapformer ${['native', 'wasm']
       .map((b) => (sf[b] ? `${b} ${sf[b].info.isa}${b === 'wasm' ? ` (${sf[b].info.build})` : ''}` : `${b} unavailable`))
@@ -109,9 +124,9 @@ for (const m of MODELS) {
       // the check: every contender against ORT's plain graph, on these ids, before any timing
       const outs = {};
       for (const r of runners) outs[r.key] = (await r.run()).slice();
-      const ref = outs.ORT;
+      const ref = checkSession ? (await checkSession.run(feeds)).last_hidden_state.data.slice() : outs.ORT;
       let ok = true;
-      for (const r of runners.filter((x) => x.key !== 'ORT')) {
+      for (const r of runners.filter((x) => checkSession || x.key !== 'ORT')) {
         const a = outs[r.key];
         let maxAbs = 0;
         for (let i = 0; i < a.length; i++) maxAbs = Math.max(maxAbs, Math.abs(a[i] - ref[i]));
@@ -119,7 +134,7 @@ for (const m of MODELS) {
         const good = a.length === ref.length && g.rel <= REL_MAX && g.minCos >= COS_MIN;
         ok &&= good;
         console.log(
-          `  T=${T} check ${r.label} vs ORT: max |diff| ${maxAbs.toExponential(2)}, relative ${g.rel.toExponential(2)}, ` +
+          `  T=${T} check ${r.label} vs ORT${checkSession ? ' f32' : ''}: max |diff| ${maxAbs.toExponential(2)}, relative ${g.rel.toExponential(2)}, ` +
             `cosine: min row ${g.minCos.toFixed(9)}, pooled ${g.pooledCos.toFixed(9)} (1 - min row ${(1 - g.minCos).toExponential(1)})${good ? '' : '  CHECK FAILED'}`,
         );
       }
@@ -135,6 +150,7 @@ for (const m of MODELS) {
   } finally {
     for (const b of ['native', 'wasm']) sf[b]?.enc.dispose();
     for (const s of sessions) await s.session.release();
+    await checkSession?.release();
   }
 }
 

@@ -21,6 +21,9 @@ plugins/position/disentangled.c's embed.rel_table). Files written into --out:
   deberta-v3-xsmall.onnx                                   torch.onnx.export of the module below
   bert-xsmall.onnx, bert-xsmall-fused.onnx                 BERT's plain and fused graphs (the layers of
                                                            bench/export_onnx.py: PlainLayer, FusedLayer)
+  deberta-v3-xsmall-q8.onnx, bert-xsmall-q8.onnx           the plain graphs as onnxruntime's quantize_dynamic
+                                                           writes them (export_onnx.py quantize_dynamic_onnx,
+                                                           per-channel int8 weights)
 
 Every graph: input_ids int64 [1, T] (T a dynamic axis) -> last_hidden_state float32 [1, T, 384]; no
 attention mask (one sequence, every token real). The DeBERTa graph is DebertaV2Model's forward as
@@ -236,6 +239,12 @@ def main():
     save_model(os.path.join(a.out, "bert-xsmall.safetensors"), W, BERT_SF)
     for graph, name in (("plain", "bert-xsmall.onnx"), ("fused", "bert-xsmall-fused.onnx")):
         export(Bert(W, graph).eval(), os.path.join(a.out, name), ids, ref, "bert-xsmall (%s graph)" % graph)
+
+    # q8: the plain graphs as onnxruntime's quantize_dynamic writes them (per-channel int8 weights)
+    for name in ("deberta-v3-xsmall", "bert-xsmall"):
+        src, dst = os.path.join(a.out, name + ".onnx"), os.path.join(a.out, name + "-q8.onnx")
+        n = eo.quantize_dynamic_onnx(src, dst, per_channel=True)
+        print("export_deberta: wrote %s (%d MatMuls quantized, %d bytes)" % (os.path.relpath(dst), n, os.path.getsize(dst)))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@
 //    from the Hub stand-in and a second load is served by the Cache API.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, statSync, mkdtempSync, mkdirSync, writeFileSync, rmSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, mkdtempSync, mkdirSync, writeFileSync, rmSync, existsSync, cpSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -1263,4 +1263,50 @@ test('fixtures are where the README says', () => {
   assert.ok(existsSync(path.join(REPO, 'tests', 'pretrained', 'README.md')));
   assert.equal(CASES.length, 16);
   assert.equal(EXPECTED.length, 15);
+});
+
+test('a folder on disk: the weights are read as they load (open files, headers only), every file closed after, a file that shrinks is BAD_FILE', async () => {
+  const { loadPretrained, loadModel } = await import('../bindings/index.js');
+  const { readCheckpoint } = await import('../bindings/pretrained/checkpoint.js');
+  const { checkpointSource } = await import('../bindings/pretrained/model-file.js');
+  const fds = () => readdirSync('/proc/self/fd').length;
+  const dir = mkdtempSync(path.join(tmpdir(), 'swapformer-lazy-'));
+  try {
+    for (const c of ['bert-minilm', 'bert-dense-pairs']) {
+      // the folder's tensors: their bytes read from the files when asked, the same as parsed from the whole file
+      const src = await openSource(path.join(ROOT, c));
+      const { tensors, files, close } = await readWeights(src);
+      for (const f of files)
+        for (const [name, t] of parseSafetensors(onDisk(c, f), f).tensors) {
+          assert.equal(tensors.get(name).byteLength, t.bytes.length, `${c}: ${name} byteLength`);
+          assert.deepEqual(tensors.get(name).bytes, t.bytes, `${c}: ${name} bytes`);
+          assert.deepEqual(tensors.get(name).readRange(4, 12), t.bytes.subarray(4, 12), `${c}: ${name} readRange`);
+        }
+      close();
+      await rejects(async () => tensors.values().next().value.bytes, 'BAD_ARGUMENT', /the file is closed/);
+    }
+    // loadPretrained leaves no file open, loaded or refused
+    const before = fds();
+    (await loadPretrained(path.join(ROOT, 'bert-minilm'), { threads: 1 })).dispose();
+    const copy = (name) => {
+      const to = path.join(dir, name);
+      cpSync(path.join(ROOT, 'bert-minilm'), to, { recursive: true });
+      return to;
+    };
+    const refused = copy('refused');
+    const config = JSON.parse(readFileSync(path.join(refused, 'config.json'), 'utf8'));
+    writeFileSync(path.join(refused, 'config.json'), JSON.stringify({ ...config, intermediate_size: config.intermediate_size + 1 }));
+    await rejects(() => loadPretrained(refused, { threads: 1 }), 'UNSUPPORTED_MODEL', /wrong shape/);
+    assert.equal(fds(), before, 'every file closed');
+    // a weights file cut short after its header was read: BAD_FILE, and the runtime still loads models
+    const cut = copy('cut');
+    const ck = await readCheckpoint(cut);
+    const weights = onDisk('bert-minilm', 'model.safetensors');
+    writeFileSync(path.join(cut, 'model.safetensors'), weights.subarray(0, weights.length >> 1));
+    await rejects(() => loadModel(checkpointSource(ck.config, ck.tensors), { threads: 1 }), 'BAD_FILE', /changed while it was read/);
+    ck.close();
+    (await loadPretrained(path.join(ROOT, 'bert-minilm'), { threads: 1 })).dispose();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

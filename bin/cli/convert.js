@@ -192,9 +192,13 @@ export async function run({ args, options }, { signal }) {
     if (info?.isDirectory()) await refuseOnnxOnly(source);
     const progress = downloadProgress();
     ck = await readCheckpoint(source, { revision: options.revision, hubUrl: options.hubUrl, onProgress: progress.update, signal });
-    progress.done();
-    checkEmbedded(ck);
-    bytes = dtype === 'q8' ? await writeQ8ModelFile(ck) : writeModelFile(ck.config, ck.tensors, ck.metadata, dtype);
+    try {
+      progress.done();
+      checkEmbedded(ck);
+      bytes = dtype === 'q8' ? await writeQ8ModelFile(ck) : writeModelFile(ck.config, ck.tensors, ck.metadata, dtype);
+    } finally {
+      ck.close(); // the folder's weight files, read as they were written
+    }
   }
   await checkLoads(bytes, ck);
   await writeAtomically(out, bytes);

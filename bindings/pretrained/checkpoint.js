@@ -43,7 +43,17 @@ export async function readCheckpoint(source, options = {}) {
   }
   if (!hf) fail('NOT_FOUND', `${files.label}: ${notCached(model, files, 'config.json') ?? 'no config.json (a Hugging Face model folder has one)'}`);
   const family = detectFamily(hf);
-  const { tensors } = await readWeights(model);
+  const { tensors, close } = await readWeights(model);
+  try {
+    return { ...(await readRest(files, model, hf, family, tensors, task, customTransformer, recipe)), close };
+  } catch (e) {
+    close();
+    throw e;
+  }
+}
+
+/** readCheckpoint once the weights' headers are read. */
+async function readRest(files, model, hf, family, tensors, task, customTransformer, recipe) {
   // colbert-ai's HF_ColBERT keeps its projection (linear.weight) beside the encoder: retrieval.js reads it
   const stanford = Array.isArray(hf.architectures) && hf.architectures.includes('HF_ColBERT');
   const mapped = mapTensors(family, stanford ? new Map([...tensors].filter(([n]) => n !== 'linear.weight')) : tensors, hf, { task });

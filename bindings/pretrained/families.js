@@ -858,7 +858,8 @@ export function mapTensors(family, tensors, hf = {}, options = {}) {
     let n = name.replace(/\.gamma$/, '.weight').replace(/\.beta$/, '.bias'); // TF-era LayerNorm names
     const prefix = family.prefixes.find((p) => n.startsWith(p));
     if (prefix) n = n.slice(prefix.length);
-    renamed.set(n, { ...t, source: name });
+    // its own properties as they are: bytes may be a getter (a file read when used), not read here
+    renamed.set(n, Object.defineProperties({}, { ...Object.getOwnPropertyDescriptors(t), source: { value: name, enumerable: true, writable: true } }));
   }
   const task = options.task;
   if (task !== undefined && !family.prepare)
@@ -943,7 +944,11 @@ const compiledHead = (t) => {
   return compiledHeads.get(t);
 };
 
-/** k equal slices of a tensor along its first dimension (row-major: contiguous views; of a tensor computed when read, when read). */
+/**
+ * k equal slices of a tensor along its first dimension (row-major: contiguous
+ * views; of a tensor read or computed when used, when used, and read by
+ * ranges where it can be: safetensors.js parseSafetensorsFile).
+ */
 function splitRows(t, k, name) {
   const rows = t.shape[0];
   if (!(rows % k === 0)) throw unsupported(`weight '${name}' of shape [${t.shape}] cannot be split into ${k} equal parts`);
@@ -956,8 +961,9 @@ function splitRows(t, k, name) {
           shape,
           byteLength: step,
           get bytes() {
-            return t.bytes.subarray(j * step, (j + 1) * step);
+            return k === 1 ? t.bytes : t.bytes.subarray(j * step, (j + 1) * step);
           },
+          ...(t.readRange ? { readRange: (begin, end) => t.readRange(j * step + begin, j * step + end) } : {}),
         },
   );
 }

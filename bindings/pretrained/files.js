@@ -147,7 +147,7 @@ export function checkPath(path, from) {
  * whyMissing(path): for a file an optional read found absent only because it
  * is not in a cache while downloads are off, the message saying so; else null.
  */
-function makeSource(kind, label, readRaw, hasRaw, opts, whyMissing = () => null) {
+function makeSource(kind, label, readRaw, hasRaw, opts, whyMissing = () => null, openRaw = null) {
   const read = async (path, { optional = false, from, signal = null } = {}) => {
     checkPath(path, from);
     checkSignal(opts.signal, path);
@@ -173,7 +173,14 @@ function makeSource(kind, label, readRaw, hasRaw, opts, whyMissing = () => null)
     checkSignal(opts.signal, path);
     return hasRaw(path, { signal });
   };
-  return { kind, label, read, readText, readJSON, has, whyMissing };
+  /** A folder on disk: the file opened for reads at offsets (openedFile), null when optional and absent. */
+  const open = async (path, { optional = false, from, signal = null } = {}) => {
+    checkPath(path, from);
+    checkSignal(opts.signal, path);
+    checkSignal(signal, path);
+    return openRaw(path, optional, { limit: limitOf(path), signal });
+  };
+  return { kind, label, read, readText, readJSON, has, whyMissing, ...(openRaw ? { open } : {}) };
 }
 
 /**
@@ -196,6 +203,7 @@ export function subSource(source, folder) {
     readJSON: async (path, opts) => source.readJSON(inside(path, opts), opts),
     has: async (path, opts) => source.has(inside(path, opts), opts),
     whyMissing: (path) => source.whyMissing(inside(path)),
+    ...(source.open ? { open: async (path, opts) => source.open(inside(path, opts), opts) } : {}),
   };
 }
 
@@ -467,7 +475,70 @@ async function openDirectory(dir, opts, info) {
     return bytes;
   };
   const hasRaw = async (p) => (await resolve(p).catch(() => null)) !== null;
-  return makeSource('directory', dir, readRaw, hasRaw, opts);
+  /** A file opened for reads at offsets (the weights: read as they are loaded, never whole). */
+  const openRaw = async (p, optional, { limit, signal }) => {
+    const real = await resolve(p);
+    if (real === null) {
+      if (optional) return null;
+      throw notFound(p, { code: 'ENOENT' });
+    }
+    const fsSync = await nodeBuiltin('node:fs');
+    let fd, st;
+    try {
+      fd = fsSync.openSync(real, READ_FLAGS);
+    } catch (e) {
+      throw notFound(p, e);
+    }
+    try {
+      st = fsSync.fstatSync(fd); // the file opened, which a rename may have swapped since the check
+      if (!st.isFile()) throw refuse(p, `is ${specialKind(st)}`);
+      if (st.size > limit) throw tooBig(p, dir, st.size, limit);
+    } catch (e) {
+      fsSync.closeSync(fd);
+      throw e;
+    }
+    opts.onProgress?.({ file: p, loaded: st.size, total: st.size });
+    return openedFile(fsSync, fd, st.size, `${p} in the directory ${dir}`, () => {
+      checkSignal(opts.signal, p);
+      checkSignal(signal, p);
+    });
+  };
+  return makeSource('directory', dir, readRaw, hasRaw, opts, undefined, openRaw);
+}
+
+/**
+ * An open file of `size` bytes read at offsets, synchronously: read(at, n) a
+ * new array, readShared(at, n) a view of a buffer the next readShared reuses;
+ * close() once done. A file that ends early (it changed after it was opened)
+ * is BAD_FILE; `check` runs before every read (the abort signals).
+ */
+function openedFile(fs, fd, size, label, check) {
+  let shared = null,
+    closed = false;
+  const readInto = (at, n, into) => {
+    if (closed) throw new SwapformerError('BAD_ARGUMENT', `${label}: read after the model was loaded (the file is closed)`);
+    check();
+    for (let done = 0; done < n;) {
+      const got = fs.readSync(fd, into, done, n - done, at + done);
+      if (got === 0) throw new SwapformerError('BAD_FILE', `${label} changed while it was read: it ends before byte ${at + n} of its ${size}`);
+      done += got;
+    }
+    return into.subarray(0, n);
+  };
+  return {
+    size,
+    read: (at, n) => readInto(at, n, new Uint8Array(n)),
+    readShared: (at, n) => {
+      if (!shared || shared.length < n) shared = new Uint8Array(Math.max(n, 2 << 20));
+      return readInto(at, n, shared);
+    },
+    close: () => {
+      if (closed) return;
+      closed = true;
+      shared = null;
+      fs.closeSync(fd);
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------

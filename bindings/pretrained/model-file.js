@@ -153,8 +153,11 @@ export function checkpointSource(config, tensors) {
   return new ModelSource(head, head.length + dataLength, (begin, end) => {
     if (i >= parts.length || parts[i].begin > begin) i = 0;
     while (parts[i].end <= begin) i++;
+    const t = parts[i].tensor;
+    // a tensor of a file on disk, kept as it is: read by ranges as the loader asks for them
+    if (t.readRange && encodedLayout(t, 'source').dtype === t.dtype) return t.readRange(begin - parts[i].begin, end - parts[i].begin);
     if (encoded !== i) {
-      bytes = encodeTensor(parts[i].tensor, 'source').bytes;
+      bytes = encodeTensor(t, 'source').bytes;
       encoded = i;
     }
     return bytes.subarray(begin - parts[i].begin, end - parts[i].begin);

@@ -457,7 +457,8 @@ export async function loadPretrained(source, options) {
   }
   let meta,
     label,
-    model = bytes;
+    model = bytes,
+    close = () => {};
   if (bytes) {
     meta = swapformerMetadata(bytes);
     if (!meta) fail('BAD_FILE', 'loadPretrained: these bytes are not a swapformer model file (pass a Hugging Face folder, URL or id for a checkpoint)');
@@ -474,19 +475,27 @@ export async function loadPretrained(source, options) {
       );
   } else {
     const ck = await readCheckpoint(source, { ...fileOptions, task });
-    model = checkpointSource(ck.config, ck.tensors); // streamed into wasm: no file built in memory
-    meta = metadataStrings(ck.metadata);
+    close = ck.close; // a folder's weight files, read while they load
     label = ck.label;
+    try {
+      model = checkpointSource(ck.config, ck.tensors); // streamed into the engine: no file built in memory
+      meta = metadataStrings(ck.metadata);
+    } catch (e) {
+      close();
+      throw e;
+    }
   }
-  checkSignal(fileOptions.signal, label);
   let encoder;
   try {
+    checkSignal(fileOptions.signal, label);
     encoder = await loadModel(model, { wasm, threads, dtype });
   } catch (e) {
     if (e instanceof SwapformerError && (e.code === 'BAD_WEIGHTS' || e.code === 'BAD_CONFIG')) {
       throw new SwapformerError('UNSUPPORTED_MODEL', `${label}: the checkpoint does not fit the ${meta.family} layout swapformer knows: ${e.message}`);
     }
     throw e;
+  } finally {
+    close();
   }
   try {
     const m = pretrainedMetadata(meta, { dModel: encoder.config.dModel, folder: bytes ? undefined : label, head: encoder.config.head });

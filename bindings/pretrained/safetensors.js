@@ -108,10 +108,50 @@ function readEntry(key, entry, dataLength, name) {
  */
 export function parseSafetensors(bytes, name = 'model.safetensors') {
   if (!(bytes instanceof Uint8Array)) throw new SwapformerError('BAD_ARGUMENT', `parseSafetensors(${name}): bytes must be a Uint8Array`);
-  if (bytes.length < 8) bad(name, `${bytes.length} bytes is too short for a safetensors file`);
+  const { metadata, entries, dataStart } = parseHeader(bytes, bytes.length, name);
+  const tensors = new Map();
+  for (const [key, t] of entries) tensors.set(key, { dtype: t.dtype, shape: t.shape, bytes: bytes.subarray(dataStart + t.begin, dataStart + t.end) });
+  return { metadata, tensors };
+}
+
+/**
+ * The same for a file read at offsets (files.js's open: a folder's weights):
+ * only the header is read here. Each tensor has `byteLength`, `bytes` (a
+ * getter: its bytes read when asked, a new array each time) and
+ * `readRange(begin, end)`: bytes [begin, end) of it in a buffer that the next
+ * read reuses (the loader streams the weights through it, never the whole
+ * file in memory).
+ */
+export function parseSafetensorsFile(file, name = 'model.safetensors') {
+  if (file.size < 8) bad(name, `${file.size} bytes is too short for a safetensors file`);
+  const n = new DataView(file.read(0, 8).buffer);
+  const headerLength = n.getUint32(0, true) + n.getUint32(4, true) * 2 ** 32;
+  if (headerLength > file.size - 8) bad(name, `the header length ${headerLength} exceeds the file (${file.size} bytes)`);
+  const head = file.read(0, 8 + headerLength);
+  const { metadata, entries, dataStart } = parseHeader(head, file.size, name);
+  const tensors = new Map();
+  for (const [key, t] of entries) {
+    const at = dataStart + t.begin,
+      length = t.end - t.begin;
+    tensors.set(key, {
+      dtype: t.dtype,
+      shape: t.shape,
+      byteLength: length,
+      get bytes() {
+        return file.read(at, length);
+      },
+      readRange: (begin, end) => file.readShared(at + begin, end - begin),
+    });
+  }
+  return { metadata, tensors };
+}
+
+/** The header of a safetensors file of `length` bytes, from its first bytes (at least the header's): checked. */
+function parseHeader(bytes, length, name) {
+  if (length < 8) bad(name, `${length} bytes is too short for a safetensors file`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLength = view.getUint32(0, true) + view.getUint32(4, true) * 2 ** 32;
-  if (headerLength > bytes.length - 8) bad(name, `the header length ${headerLength} exceeds the file (${bytes.length} bytes)`);
+  if (headerLength > length - 8) bad(name, `the header length ${headerLength} exceeds the file (${length} bytes)`);
   let text, header;
   try {
     text = utf8.decode(bytes.subarray(8, 8 + headerLength));
@@ -127,7 +167,7 @@ export function parseSafetensors(bytes, name = 'model.safetensors') {
   checkDuplicateKeys(text, name);
 
   const dataStart = 8 + headerLength;
-  const dataLength = bytes.length - dataStart;
+  const dataLength = length - dataStart;
   let metadata = null;
   const entries = [];
   for (const [key, value] of Object.entries(header)) {
@@ -148,10 +188,7 @@ export function parseSafetensors(bytes, name = 'model.safetensors') {
     at = t.end;
   }
   if (at !== dataLength) bad(name, `${dataLength - at} bytes of data after the last tensor`);
-
-  const tensors = new Map();
-  for (const [key, t] of entries) tensors.set(key, { dtype: t.dtype, shape: t.shape, bytes: bytes.subarray(dataStart + t.begin, dataStart + t.end) });
-  return { metadata, tensors };
+  return { metadata, entries, dataStart };
 }
 
 // ---------------------------------------------------------------------------
@@ -299,21 +336,53 @@ export async function eachLimited(items, concurrency, read) {
  * Reads a model's weights from a source (files.js openSource):
  * model.safetensors, else model.safetensors.index.json and each shard it names
  * (each read once, SHARD_CONCURRENCY at a time, the rest cancelled when one
- * fails). Resolves to {tensors: Map<name, tensor>, files: [file names read]}.
+ * fails). Resolves to {tensors: Map<name, tensor>, files: [file names read],
+ * close()}. A folder on disk (a source with open) keeps its files open and
+ * reads each tensor when it is used (parseSafetensorsFile): close() when done.
  * Only pytorch_model.bin: UNSUPPORTED_MODEL with the conversion hint; nothing: NOT_FOUND.
  */
 export async function readWeights(source) {
-  const single = await source.read('model.safetensors', { optional: true });
-  if (single) return { tensors: parseSafetensors(single, 'model.safetensors').tensors, files: ['model.safetensors'] };
+  // a folder on disk: the files opened, their headers read, the data read as it is loaded
+  const opened = [];
+  const close = () => {
+    for (const f of opened.splice(0)) f.close();
+  };
+  const parseOpened = (file, name) => {
+    opened.push(file);
+    return parseSafetensorsFile(file, name).tensors;
+  };
+  try {
+    const single = source.open
+      ? await source.open('model.safetensors', { optional: true }).then((f) => f && parseOpened(f, 'model.safetensors'))
+      : await source.read('model.safetensors', { optional: true }).then((b) => b && parseSafetensors(b, 'model.safetensors').tensors);
+    if (single) return { tensors: single, files: ['model.safetensors'], close };
+    const sharded = await readShards(source, parseOpened);
+    if (sharded) return { ...sharded, close };
+  } catch (e) {
+    close();
+    throw e;
+  }
+  for (const file of ['pytorch_model.bin', 'pytorch_model.bin.index.json'])
+    if (await source.has(file)) throw new SwapformerError('UNSUPPORTED_MODEL', binHint('the model', source.label));
+  // offline, a partial cache: say that the weights are not cached, not that the model has none
+  const offline = source.whyMissing?.('model.safetensors');
+  if (offline) throw new SwapformerError('NOT_FOUND', `${source.label}: no weights cached: ${offline}`);
+  throw new SwapformerError(
+    'NOT_FOUND',
+    `no weights in ${source.label}: looked for model.safetensors, model.safetensors.index.json, pytorch_model.bin and pytorch_model.bin.index.json`,
+  );
+}
 
+/** The shards of model.safetensors.index.json, or null when there is no index. */
+async function readShards(source, parseOpened) {
   const INDEX = 'model.safetensors.index.json';
   const index = await source.readJSON(INDEX, { optional: true });
   if (index) {
     const { shards, where } = readIndex(index, INDEX);
-    const parsed = await eachLimited(
-      shards,
-      SHARD_CONCURRENCY,
-      async (file, signal) => parseSafetensors(await source.read(file, { from: INDEX, signal }), file).tensors,
+    const parsed = await eachLimited(shards, SHARD_CONCURRENCY, async (file, signal) =>
+      source.open
+        ? parseOpened(await source.open(file, { from: INDEX, signal }), file)
+        : parseSafetensors(await source.read(file, { from: INDEX, signal }), file).tensors,
     );
     const tensors = new Map();
     const owner = new Map();
@@ -329,14 +398,5 @@ export async function readWeights(source) {
         bad(INDEX, `tensor '${name}' should be in ${file}, ${owner.has(name) ? `but is in ${owner.get(name)}` : 'but it is not there'}`);
     return { tensors, files: shards };
   }
-
-  for (const file of ['pytorch_model.bin', 'pytorch_model.bin.index.json'])
-    if (await source.has(file)) throw new SwapformerError('UNSUPPORTED_MODEL', binHint('the model', source.label));
-  // offline, a partial cache: say that the weights are not cached, not that the model has none
-  const offline = source.whyMissing?.('model.safetensors');
-  if (offline) throw new SwapformerError('NOT_FOUND', `${source.label}: no weights cached: ${offline}`);
-  throw new SwapformerError(
-    'NOT_FOUND',
-    `no weights in ${source.label}: looked for model.safetensors, ${INDEX}, pytorch_model.bin and pytorch_model.bin.index.json`,
-  );
+  return null;
 }
