@@ -20,8 +20,10 @@ const notCached = (model, files, path) => model.whyMissing?.(path) ?? (model ===
 
 /**
  * Everything a checkpoint folder says: the swapformer config, the tensors
- * (canonical names, views of the checkpoint's bytes) and the metadata a
- * model file keeps (tokenizer, recipe, ...). Used by loadPretrained and by the converter.
+ * (canonical names, views of the checkpoint's bytes, or on disk read when
+ * used) and the metadata a model file keeps (tokenizer, recipe, ...), and
+ * close(), which closes the weights' files once they are read (a folder on
+ * disk keeps them open until then). Used by loadPretrained and by the converter.
  * options.task: the task adapter of jina-embeddings-v3 merged into the weights.
  */
 export async function readCheckpoint(source, options = {}) {
