@@ -4,7 +4,8 @@
 //    dropped folder / Blobs, URL folder on a local server, Hub id on
 //    tests/hub-server.js) gives the bytes on disk; progress events; revisions;
 //    optional files; error codes (404, 401, 500, fetch throwing); paths that
-//    escape the source refused; lazy reads; the `fetch` option.
+//    escape the source refused; lazy reads; the `fetch` option; a folder on
+//    disk read as it loads (bytes read about once, files closed, F64 once).
 //  - safetensors.js: every fixture's weights parse; F16 / BF16 widening equals
 //    an independent decode written here (all 65536 bit patterns too); shards;
 //    each kind of malformed header refused; pytorch_model.bin refused with the
@@ -1285,8 +1286,33 @@ test('a folder on disk: the weights are read as they load (open files, headers o
       close();
       await rejects(async () => tensors.values().next().value.bytes, 'BAD_ARGUMENT', /the file is closed/);
     }
-    // loadPretrained leaves no file open, loaded or refused
+    // each weight byte is read from disk about once (fused tensors split per head included), never the file whole at once
+    const fs = (await import('node:module')).createRequire(import.meta.url)('node:fs');
+    const readSync = fs.readSync;
+    let bytesRead = 0;
+    fs.readSync = (...args) => {
+      const n = readSync(...args);
+      bytesRead += n;
+      return n;
+    };
+    try {
+      for (const dir of [path.join(ROOT, 'bert-minilm'), path.join(REPO, 'tests', 'families', 'neobert-seq')]) {
+        bytesRead = 0;
+        (await loadPretrained(dir, { threads: 1 })).dispose();
+        const size = statSync(path.join(dir, 'model.safetensors')).size;
+        assert.ok(bytesRead > 0.5 * size && bytesRead < 1.05 * size + 4096, `${dir}: ${bytesRead} bytes read of a ${size}-byte file`);
+      }
+    } finally {
+      fs.readSync = readSync;
+    }
+    // a callback that throws as the file opens leaves it closed
+    const onProgress = (e) => {
+      if (e.file.endsWith('.safetensors')) throw new Error('progress refused');
+    };
     const before = fds();
+    await assert.rejects(() => loadPretrained(path.join(ROOT, 'bert-minilm'), { threads: 1, onProgress }), /progress refused/);
+    assert.equal(fds(), before, 'closed after a throwing onProgress');
+    // loadPretrained leaves no file open, loaded or refused
     (await loadPretrained(path.join(ROOT, 'bert-minilm'), { threads: 1 })).dispose();
     const copy = (name) => {
       const to = path.join(dir, name);
@@ -1308,5 +1334,38 @@ test('a folder on disk: the weights are read as they load (open files, headers o
     (await loadPretrained(path.join(ROOT, 'bert-minilm'), { threads: 1 })).dispose();
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a folder on disk: an F64 tensor is read once as it loads (written as F32), not once a chunk', async () => {
+  const { loadModel } = await import('../bindings/index.js');
+  const { readCheckpoint } = await import('../bindings/pretrained/checkpoint.js');
+  const { checkpointSource } = await import('../bindings/pretrained/model-file.js');
+  const ck = await readCheckpoint(path.join(ROOT, 'bert-minilm'));
+  try {
+    const reference = await loadModel(checkpointSource(ck.config, ck.tensors), { threads: 1 });
+    const k = ck.tensors.findIndex((t) => t.name === 'embed.tokens');
+    const t = ck.tensors[k];
+    const f64 = Float64Array.from(new Float32Array(t.bytes.slice().buffer));
+    let reads = 0;
+    ck.tensors[k] = {
+      name: t.name,
+      dtype: 'F64',
+      shape: t.shape,
+      source: t.source,
+      byteLength: f64.byteLength,
+      get bytes() {
+        reads++;
+        return new Uint8Array(f64.buffer);
+      },
+      readRange: () => assert.fail('an F64 tensor is converted, not read by ranges'),
+    };
+    const enc = await loadModel(checkpointSource(ck.config, ck.tensors), { threads: 1 });
+    assert.equal(reads, 1, 'the F64 table read once');
+    assert.deepEqual(enc.forward([1, 5, 9]).data, reference.forward([1, 5, 9]).data);
+    enc.dispose();
+    reference.dispose();
+  } finally {
+    ck.close();
   }
 });

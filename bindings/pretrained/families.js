@@ -904,7 +904,7 @@ export function mapTensors(family, tensors, hf = {}, options = {}) {
     names.forEach((canonical, k) => {
       if (seen.has(canonical)) {
         // tied copies (T5's shared.weight and encoder.embed_tokens.weight) must agree
-        if (!sameBytes(seen.get(canonical).bytes, parts[k].bytes)) {
+        if (!sameTensorBytes(seen.get(canonical), parts[k])) {
           throw unsupported(`weights '${seen.get(canonical).source}' and '${t.source}' both give ${canonical} but differ`);
         }
         return;
@@ -926,11 +926,11 @@ export function mapTensors(family, tensors, hf = {}, options = {}) {
   for (const d of decoders) {
     // the decoder's saved copy: the token table again, or an untied projection
     const tokens = seen.get(TIED);
-    if (tokens && tokens.dtype === d.dtype && sameBytes(tokens.bytes, d.bytes)) continue;
+    if (tokens && tokens.dtype === d.dtype && sameTensorBytes(tokens, d)) continue;
     if (!FLOAT.has(d.dtype)) throw unsupported(`weight '${d.source}' has dtype ${d.dtype}; weights must be F32, F16, BF16 or F64`);
     if (seen.has('head.out.weight')) throw unsupported(`weight '${d.source}' gives the decoder twice`);
     tied = false;
-    const entry = { name: 'head.out.weight', dtype: d.dtype, shape: d.shape, bytes: d.bytes, source: d.source };
+    const entry = Object.defineProperties({}, { ...Object.getOwnPropertyDescriptors(d), name: { value: 'head.out.weight', enumerable: true, writable: true } });
     seen.set(entry.name, entry);
     out.push(entry);
   }
@@ -973,10 +973,11 @@ function splitHeads(t, k, heads, name) {
   const rows = t.shape[0];
   if (!(heads > 0 && rows % (k * heads) === 0))
     throw unsupported(`weight '${name}' of shape [${t.shape}] cannot be split into ${k} parts per head of ${heads}`);
-  const block = t.bytes.length / (k * heads); // one part of one head
+  const src = t.bytes; // once: it may be read from the file
+  const block = src.length / (k * heads); // one part of one head
   return Array.from({ length: k }, (_, j) => {
     const bytes = new Uint8Array(block * heads);
-    for (let h = 0; h < heads; h++) bytes.set(t.bytes.subarray((h * k + j) * block, (h * k + j + 1) * block), h * block);
+    for (let h = 0; h < heads; h++) bytes.set(src.subarray((h * k + j) * block, (h * k + j + 1) * block), h * block);
     return { shape: [rows / k, ...t.shape.slice(1)], bytes };
   });
 }
@@ -984,6 +985,19 @@ function splitHeads(t, k, heads, name) {
 function sameBytes(a, b) {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Whether two tensors hold the same bytes; tensors of files on disk compared a range at a time, never read whole. */
+function sameTensorBytes(a, b) {
+  const n = a.byteLength ?? a.bytes.length;
+  if (n !== (b.byteLength ?? b.bytes.length)) return false;
+  if (!a.readRange || !b.readRange) return sameBytes(a.bytes, b.bytes);
+  const RANGE = 1 << 20;
+  for (let at = 0; at < n; at += RANGE) {
+    const end = Math.min(n, at + RANGE);
+    if (!sameBytes(a.readRange(at, end).slice(), b.readRange(at, end))) return false; // slice: both ranges share one buffer
+  }
   return true;
 }
 

@@ -493,11 +493,11 @@ async function openDirectory(dir, opts, info) {
       st = fsSync.fstatSync(fd); // the file opened, which a rename may have swapped since the check
       if (!st.isFile()) throw refuse(p, `is ${specialKind(st)}`);
       if (st.size > limit) throw tooBig(p, dir, st.size, limit);
+      opts.onProgress?.({ file: p, loaded: st.size, total: st.size }); // a callback that throws: closed all the same
     } catch (e) {
       fsSync.closeSync(fd);
       throw e;
     }
-    opts.onProgress?.({ file: p, loaded: st.size, total: st.size });
     return openedFile(fsSync, fd, st.size, `${p} in the directory ${dir}`, () => {
       checkSignal(opts.signal, p);
       checkSignal(signal, p);
@@ -506,15 +506,18 @@ async function openDirectory(dir, opts, info) {
   return makeSource('directory', dir, readRaw, hasRaw, opts, undefined, openRaw);
 }
 
+// The buffer every open file's readShared reads into (the loader takes each chunk before it asks for the next).
+let shared = null;
+
 /**
  * An open file of `size` bytes read at offsets, synchronously: read(at, n) a
- * new array, readShared(at, n) a view of a buffer the next readShared reuses;
- * close() once done. A file that ends early (it changed after it was opened)
- * is BAD_FILE; `check` runs before every read (the abort signals).
+ * new array, readShared(at, n) a view of a buffer the next readShared of any
+ * file reuses (its bytes are to be taken at once); close() once done. A file
+ * that ends early (it changed after it was opened) is BAD_FILE; `check` runs
+ * before every read (the abort signals).
  */
 function openedFile(fs, fd, size, label, check) {
-  let shared = null,
-    closed = false;
+  let closed = false;
   const readInto = (at, n, into) => {
     if (closed) throw new SwapformerError('BAD_ARGUMENT', `${label}: read after the model was loaded (the file is closed)`);
     check();
@@ -535,7 +538,6 @@ function openedFile(fs, fd, size, label, check) {
     close: () => {
       if (closed) return;
       closed = true;
-      shared = null;
       fs.closeSync(fd);
     },
   };

@@ -82,7 +82,7 @@ function encodedLayout(t, dtype) {
   const want = dtype === 'source' ? (t.dtype === 'F64' ? 'F32' : t.dtype) : dtype.toUpperCase();
   if (want === t.dtype) return { dtype: want, length: t.byteLength ?? t.bytes.length }; // byteLength: bytes computed when read (lora.js)
   if (!FLOAT_SIZE[t.dtype]) toFloat32(t, t.source ?? t.name); // UNSUPPORTED_MODEL naming the tensor
-  return { dtype: want, length: (t.bytes.length / FLOAT_SIZE[t.dtype]) * FLOAT_SIZE[want] };
+  return { dtype: want, length: ((t.byteLength ?? t.bytes.length) / FLOAT_SIZE[t.dtype]) * FLOAT_SIZE[want] };
 }
 
 /**
@@ -155,7 +155,7 @@ export function checkpointSource(config, tensors) {
     while (parts[i].end <= begin) i++;
     const t = parts[i].tensor;
     // a tensor of a file on disk, kept as it is: read by ranges as the loader asks for them
-    if (t.readRange && encodedLayout(t, 'source').dtype === t.dtype) return t.readRange(begin - parts[i].begin, end - parts[i].begin);
+    if (t.readRange && t.dtype !== 'F64') return t.readRange(begin - parts[i].begin, end - parts[i].begin); // F64 is written as F32
     if (encoded !== i) {
       bytes = encodeTensor(t, 'source').bytes;
       encoded = i;
