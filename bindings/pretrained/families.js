@@ -961,7 +961,7 @@ function splitRows(t, k, name) {
           shape,
           byteLength: step,
           get bytes() {
-            return k === 1 ? t.bytes : t.bytes.subarray(j * step, (j + 1) * step);
+            return t.bytes.subarray(j * step, (j + 1) * step);
           },
           ...(t.readRange ? { readRange: (begin, end) => t.readRange(j * step + begin, j * step + end) } : {}),
         },

@@ -63,9 +63,12 @@ export function f16bits(x) {
   return f16FromBits(u32scratch[0]);
 }
 
-/** A tensor's bytes in the file's dtype: 'source' keeps F32/F16/BF16 (F64 narrows to F32). */
+/** The dtype a tensor is written as: 'source' keeps F32/F16/BF16 (F64 narrows to F32). */
+const writtenDtype = (t, dtype) => (dtype !== 'source' ? dtype.toUpperCase() : t.dtype === 'F64' ? 'F32' : t.dtype);
+
+/** A tensor's bytes in the file's dtype (writtenDtype). */
 function encodeTensor(t, dtype) {
-  const want = dtype === 'source' ? (t.dtype === 'F64' ? 'F32' : t.dtype) : dtype.toUpperCase();
+  const want = writtenDtype(t, dtype);
   if (want === t.dtype) return { dtype: want, bytes: t.bytes };
   const values = toFloat32(t, t.source ?? t.name);
   if (want === 'F32') return { dtype: want, bytes: new Uint8Array(values.buffer, values.byteOffset, values.byteLength) };
@@ -79,7 +82,7 @@ const FLOAT_SIZE = { F64: 8, F32: 4, F16: 2, BF16: 2 };
 
 /** The dtype a tensor is written as, and its length in bytes then (without encoding it). */
 function encodedLayout(t, dtype) {
-  const want = dtype === 'source' ? (t.dtype === 'F64' ? 'F32' : t.dtype) : dtype.toUpperCase();
+  const want = writtenDtype(t, dtype);
   if (want === t.dtype) return { dtype: want, length: t.byteLength ?? t.bytes.length }; // byteLength: bytes computed when read (lora.js)
   if (!FLOAT_SIZE[t.dtype]) toFloat32(t, t.source ?? t.name); // UNSUPPORTED_MODEL naming the tensor
   return { dtype: want, length: ((t.byteLength ?? t.bytes.length) / FLOAT_SIZE[t.dtype]) * FLOAT_SIZE[want] };
@@ -155,7 +158,7 @@ export function checkpointSource(config, tensors) {
     while (parts[i].end <= begin) i++;
     const t = parts[i].tensor;
     // a tensor of a file on disk, kept as it is: read by ranges as the loader asks for them
-    if (t.readRange && t.dtype !== 'F64') return t.readRange(begin - parts[i].begin, end - parts[i].begin); // F64 is written as F32
+    if (t.readRange && writtenDtype(t, 'source') === t.dtype) return t.readRange(begin - parts[i].begin, end - parts[i].begin);
     if (encoded !== i) {
       bytes = encodeTensor(t, 'source').bytes;
       encoded = i;

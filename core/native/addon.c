@@ -309,21 +309,15 @@ static napi_value m_read(napi_env env, napi_callback_info info) {
     return ab;
 }
 
-/* write(ptr, view): copies the bytes of a typed array (or DataView) to ptr */
-static napi_value m_write(napi_env env, napi_callback_info info) {
-    napi_value argv[MAX_ARGS];
-    call_args a_;
-    if (!read_args(env, info, 1, argv, &a_) || !args(env, info, 2, argv)) return NULL;
-    void *p = A(0);
+/* The bytes of a typed array or DataView v: 1, or 0 with the TypeError `refusal` thrown. */
+static int view_bytes(napi_env env, napi_value v, const char *refusal, void **data, size_t *bytes) {
     bool is_ta = false, is_dv = false;
-    void *data = NULL;
-    size_t len = 0, elem = 1;
+    size_t len = 0, elem = 1, off;
     napi_typedarray_type t;
     napi_value ab;
-    size_t off;
-    napi_is_typedarray(env, argv[1], &is_ta);
+    napi_is_typedarray(env, v, &is_ta);
     if (is_ta) {
-        if (napi_get_typedarray_info(env, argv[1], &t, &len, &data, &ab, &off) != napi_ok) return NULL;
+        if (napi_get_typedarray_info(env, v, &t, &len, data, &ab, &off) != napi_ok) return 0;
         switch (t) {
         case napi_int8_array:
         case napi_uint8_array:
@@ -336,32 +330,40 @@ static napi_value m_write(napi_env env, napi_callback_info info) {
         default: elem = 8;
         }
     } else {
-        napi_is_dataview(env, argv[1], &is_dv);
-        if (!is_dv || napi_get_dataview_info(env, argv[1], &len, &data, &ab, &off) != napi_ok) {
-            napi_throw_type_error(env, "BAD_ARGUMENT", "swapformer addon: write takes a typed array");
-            return NULL;
+        napi_is_dataview(env, v, &is_dv);
+        if (!is_dv || napi_get_dataview_info(env, v, &len, data, &ab, &off) != napi_ok) {
+            napi_throw_type_error(env, "BAD_ARGUMENT", refusal);
+            return 0;
         }
     }
-    if (len) memcpy(p, data, len * elem);
+    *bytes = len * elem;
+    return 1;
+}
+
+/* write(ptr, view): copies the bytes of a typed array (or DataView) to ptr */
+static napi_value m_write(napi_env env, napi_callback_info info) {
+    napi_value argv[MAX_ARGS];
+    call_args a_;
+    void *data = NULL;
+    size_t n = 0;
+    if (!read_args(env, info, 1, argv, &a_) || !args(env, info, 2, argv) ||
+        !view_bytes(env, argv[1], "swapformer addon: write takes a typed array", &data, &n))
+        return NULL;
+    if (n) memcpy(A(0), data, n);
     return ret_void(env);
 }
 
 /* load_chunk(loader, view): sf_load_chunk over a Uint8Array's own bytes, with no
  * copy into the core's memory first (the wasm build has to make one) */
 static napi_value m_load_chunk(napi_env env, napi_callback_info info) {
-    napi_value argv[MAX_ARGS], ab, out;
+    napi_value argv[MAX_ARGS], out;
     call_args a_;
-    if (!read_args(env, info, 1, argv, &a_) || !args(env, info, 2, argv)) return NULL;
-    bool is_ta = false;
-    napi_typedarray_type t;
     void *data = NULL;
-    size_t len = 0, off;
-    napi_is_typedarray(env, argv[1], &is_ta);
-    if (!is_ta || napi_get_typedarray_info(env, argv[1], &t, &len, &data, &ab, &off) != napi_ok || t != napi_uint8_array) {
-        napi_throw_type_error(env, "BAD_ARGUMENT", "swapformer addon: load_chunk takes a Uint8Array");
+    size_t n = 0;
+    if (!read_args(env, info, 1, argv, &a_) || !args(env, info, 2, argv) ||
+        !view_bytes(env, argv[1], "swapformer addon: load_chunk takes a typed array", &data, &n))
         return NULL;
-    }
-    if (napi_create_int32(env, sf_load_chunk(A(0), data, len), &out) != napi_ok) return NULL;
+    if (napi_create_int32(env, sf_load_chunk(A(0), data, n), &out) != napi_ok) return NULL;
     return out;
 }
 

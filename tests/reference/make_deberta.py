@@ -556,7 +556,7 @@ def case_v2_embed_proj():
     case["head"]["cls.predictions.bias"] = case["g"].normal((case["config"]["vocab_size"],), 0.3)
     case["spec"] = spec(dense="cls.predictions.transform.dense", act="gelu", norm="cls.predictions.transform.LayerNorm",
                         out_weight="deberta.embeddings.word_embeddings.weight", out_bias="cls.predictions.bias")
-    return random_batches(case, [[9, 3, 14]])
+    return random_batches(case, [[9, 3, 60, 60]])  # 132 rows: embed_proj over three 64-row chunks
 
 
 def case_v3_rtd():
